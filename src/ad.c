@@ -1,0 +1,487 @@
+/* ad.c: reverse sweeps over the session tape.
+ *
+ * d(y, x) runs a plain sweep in doubles from y's entry down to the lowest
+ * entry asked for, with adjoints in a buffer of the sweep's own, so sweeps
+ * can run again and again and inside one another. Its results are recorded
+ * as OP_DERIV entries that remember the call. Only if a later sweep reaches
+ * a DERIV entry (a derivative of a derivative) is that call expanded: the
+ * sweep is run once more in recorded values, appending the operations of
+ * the reverse pass to the tape, and the outer sweep continues through them.
+ * So first derivatives cost one plain sweep, and any order is available.
+ *
+ * An expansion appended at [lo_k, ...) depends only on entries below the
+ * DERIV entry k, so a sweep reaching k sweeps that range with a buffer of
+ * its own and hands what falls below lo_k to its parent's buffer. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ad.h"
+#include "arith.h"
+#include "eval.h"
+#include "error.h"
+#include "rules.h"
+
+int ad_nesting;
+
+/* ------------------------------------------------------- plain sweeps */
+
+typedef struct {
+    uint32_t lo, top;
+    double  *adj;          /* float64: adjoints */
+    NumAcc  *acc;          /* other backends: exact (quire) or rounded sums */
+    uint8_t *touched;
+    struct PlainSweep *parent;
+} PlainBuf;
+typedef PlainBuf PlainSweep;
+
+static void plain_run(PlainBuf *b, uint32_t top, double seed);
+static uint32_t deriv_expand(uint32_t k);
+
+static void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
+{
+    while (b && id < b->lo) b = (PlainBuf *)b->parent;
+    if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    uint32_t k = id - b->lo;
+    if (b->adj) b->adj[k] += a * partial;
+    else {
+        acc_fma(&b->acc[k], a, partial);
+        b->touched[k] = 1;
+    }
+}
+
+static double take_plain(PlainBuf *b, uint32_t i)
+{
+    uint32_t k = i - b->lo;
+    if (b->adj) return b->adj[k];
+    return b->touched[k] ? acc_result(&b->acc[k]) : 0;
+}
+
+static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent)
+{
+    size_t n = (size_t)top - lo + 1;
+    memset(b, 0, sizeof *b);
+    b->lo = lo;
+    b->top = top;
+    b->parent = (struct PlainSweep *)parent;
+    if (num_backend == BK_F64) b->adj = wg_calloc(n, sizeof(double));
+    else {
+        b->acc = wg_malloc(n * sizeof(NumAcc));
+        for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
+        b->touched = wg_calloc(n, 1);
+    }
+}
+
+static void plain_free(PlainBuf *b)
+{
+    free(b->adj);
+    free(b->acc);
+    free(b->touched);
+}
+
+/* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
+static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
+{
+    uint32_t e = deriv_expand(k);
+    if (!e) return;
+    uint32_t lo = tape.derivs[tape.arg[k].a].exp_lo;
+    PlainBuf sub;
+    plain_alloc(&sub, lo, e, b);
+    plain_run(&sub, e, a);
+    plain_free(&sub);
+}
+
+static void plain_step(PlainBuf *b, uint32_t i, double a)
+{
+    int op = tape_opcode(i);
+    TapeArgs g = tape.arg[i];
+    switch (op) {
+    case OP_CONST: case OP_LEAF: case OP_RAND: case OP_RANDN:
+        return;
+    case OP_SUM:
+        for (uint32_t j = 0; j < g.b; j++) give_plain(b, tape.pool[g.a + j], a, 1);
+        return;
+    case OP_DOT:
+        for (uint32_t j = 0; j < g.b; j++) {
+            uint32_t x = tape.pool[g.a + 2 * j], y = tape.pool[g.a + 2 * j + 1];
+            give_plain(b, x, a, tape.val[y]);
+            give_plain(b, y, a, tape.val[x]);
+        }
+        return;
+    case OP_DERIV:
+        plain_through_deriv(b, i, a);
+        return;
+    default: {
+        double A = tape.val[g.a], B = tape.val[g.b], V = tape.val[i];
+        give_plain(b, g.a, a, rule_partial_num(op, 0, A, B, V));
+        if (op_arity[op] == 2) give_plain(b, g.b, a, rule_partial_num(op, 1, A, B, V));
+    }
+    }
+}
+
+static void plain_run(PlainBuf *b, uint32_t top, double seed)
+{
+    if (b->adj) b->adj[top - b->lo] = seed;
+    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
+    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+        double a = take_plain(b, i);
+        if (a != 0) plain_step(b, i, a);
+        if ((i & 0xfffff) == 0) eval_check_interrupt();
+    }
+}
+
+double *ad_sweep_plain(uint32_t top, uint32_t lo)
+{
+    PlainBuf b;
+    int saved = num_backend;
+    num_backend = BK_F64;
+    plain_alloc(&b, lo, top, NULL);
+    plain_run(&b, top, 1);
+    num_backend = saved;
+    return b.adj;
+}
+
+/* ---------------------------------------------------- recorded sweeps */
+
+typedef struct ValBuf {
+    uint32_t lo;
+    Value *adj;            /* V_UNDEF: no contribution yet */
+    struct ValBuf *parent;
+} ValBuf;
+
+static void val_run(ValBuf *b, uint32_t top, Value seed);
+
+static Value entry_value(uint32_t id)
+{
+    if (id == 0 || tape_opcode(id) == OP_CONST) return num_val(tape.val[id]);
+    return num_rec(tape.val[id], id);
+}
+
+static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
+{
+    while (b && id < b->lo) b = b->parent;
+    if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    Value c = v_num_op(OP_MUL, a, partial);
+    Value *slot = &b->adj[id - b->lo];
+    if (slot->t == V_UNDEF) {
+        *slot = c;
+        return;
+    }
+    Value s = v_num_op(OP_ADD, *slot, c);
+    v_release(*slot);
+    v_release(c);
+    *slot = s;
+}
+
+static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
+{
+    uint32_t e = deriv_expand(k);
+    if (!e) return;
+    ValBuf sub;
+    sub.lo = tape.derivs[tape.arg[k].a].exp_lo;
+    sub.adj = wg_calloc((size_t)(e - sub.lo + 1), sizeof(Value));
+    sub.parent = b;
+    val_run(&sub, e, a);
+    for (uint32_t i = 0; i <= e - sub.lo; i++) v_release(sub.adj[i]);
+    free(sub.adj);
+}
+
+static void val_step(ValBuf *b, uint32_t i, Value a)
+{
+    int op = tape_opcode(i);
+    TapeArgs g = tape.arg[i];
+    switch (op) {
+    case OP_CONST: case OP_LEAF: case OP_RAND: case OP_RANDN:
+        return;
+    case OP_SUM:
+        for (uint32_t j = 0; j < g.b; j++) give_val(b, tape.pool[g.a + j], a, num_val(1));
+        return;
+    case OP_DOT:
+        for (uint32_t j = 0; j < g.b; j++) {
+            uint32_t x = tape.pool[g.a + 2 * j], y = tape.pool[g.a + 2 * j + 1];
+            give_val(b, x, a, entry_value(y));
+            give_val(b, y, a, entry_value(x));
+        }
+        return;
+    case OP_DERIV:
+        val_through_deriv(b, i, a);
+        return;
+    default: {
+        RuleTemps ts = {0};
+        Value A = entry_value(g.a), B = entry_value(g.b), V = entry_value(i);
+        give_val(b, g.a, a, rule_partial_val(op, 0, A, B, V, &ts));
+        if (op_arity[op] == 2) give_val(b, g.b, a, rule_partial_val(op, 1, A, B, V, &ts));
+        rule_temps_release(&ts);
+    }
+    }
+}
+
+static int is_zero_const(Value v) { return v.t == V_UNDEF || (v.t == V_NUM && v.id == 0 && v.u.n == 0); }
+
+static void val_run(ValBuf *b, uint32_t top, Value seed)
+{
+    v_retain(seed);
+    b->adj[top - b->lo] = seed;
+    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+        Value a = b->adj[i - b->lo];
+        if (!is_zero_const(a)) val_step(b, i, a);
+        if ((i & 0xffff) == 0) eval_check_interrupt();
+    }
+}
+
+/* Expand DERIV entry k (once): returns the entry holding the same
+ * derivative as recorded operations, or 0 if it is a constant. */
+static uint32_t deriv_expand(uint32_t k)
+{
+    uint32_t r = tape.arg[k].a, j = tape.arg[k].b;
+    if (!tape.derivs[r].exp_lo) {
+        int saved = tape.recording;
+        tape.recording = 1;
+        uint32_t y = tape.derivs[r].y, nwrt = tape.derivs[r].nwrt, lo = y;
+        for (uint32_t w = 0; w < nwrt; w++) {
+            uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+            if (id && id < lo) lo = id;
+        }
+        uint32_t first = tape.n;
+        ValBuf b = { lo, wg_calloc((size_t)(y - lo + 1), sizeof(Value)), NULL };
+        val_run(&b, y, num_val(1));
+        uint32_t off = tape_pool_push(NULL, nwrt);
+        for (uint32_t w = 0; w < nwrt; w++) {
+            uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+            Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
+            tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
+        }
+        for (uint32_t i = 0; i <= y - lo; i++) v_release(b.adj[i]);
+        free(b.adj);
+        tape.derivs[r].exp_off = off;
+        tape.derivs[r].exp_lo = first;
+        tape.expansions++;
+        tape.recording = saved;
+    }
+    return tape.pool[tape.derivs[r].exp_off + j];
+}
+
+/* ------------------------------------------------------------------- d */
+
+void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
+{
+    uint32_t top = y.id, lo = top;
+    int any = 0;
+    for (int j = 0; j < n; j++) {
+        out[j] = num_val(0);
+        if (wrt[j] && wrt[j] <= top) {
+            any = 1;
+            if (wrt[j] < lo) lo = wrt[j];
+        }
+    }
+    if (!top || !any) return;
+    PlainBuf b;
+    plain_alloc(&b, lo, top, NULL);
+    plain_run(&b, top, num_round(1));
+    tape.sweeps++;
+    uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n) : 0;
+    for (int j = 0; j < n; j++) {
+        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) continue;
+        double g = take_plain(&b, wrt[j]);
+        if (tape.recording) out[j] = num_rec(g, tape_push(OP_DERIV, rec, (uint32_t)j, g));
+        else out[j] = num_val(g);
+    }
+    plain_free(&b);
+}
+
+static const char *place_help =
+    "d: the second argument must be a place: a variable x, a version x@k, an array a or an element a[i]";
+
+/* The tape entries a place names: one for a number, one per element. */
+static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
+{
+    Place pl;
+    if (p->kind == N_INDEX) {
+        Value holder = eval_expr(p->a, env);
+        Value iv = eval_expr(p->b, env);
+        if (!is_seq(holder)) wg_error_at(p, "%s", place_help);
+        if (iv.t != V_NUM || iv.u.n != floor(iv.u.n) || iv.u.n < 0 || iv.u.n >= seq_len(holder))
+            wg_error_at(p->b, "index out of range for array of length %d", seq_len(holder));
+        *n = 1;
+        *ids = wg_malloc(sizeof(uint32_t));
+        (*ids)[0] = seq_at(holder, (int)iv.u.n)->id;
+        v_release(holder);
+        return num_val(0);
+    }
+    if (!eval_place(p, env, &pl)) wg_error_at(p, "%s", place_help);
+    if (p->kind == N_VERSION) {
+        Value v = eval_expr(p, env);
+        *n = 1;
+        *ids = wg_malloc(sizeof(uint32_t));
+        (*ids)[0] = v.id;
+        return num_val(0);
+    }
+    Value v = *pl.slot;
+    if (v.t == V_UNDEF) wg_error_at(p, "undefined variable '%s'", pl.name);
+    if (v.t == V_NUM || v.t == V_DUAL) {
+        *n = 1;
+        *ids = wg_malloc(sizeof(uint32_t));
+        (*ids)[0] = v.t == V_NUM ? v.id : 0;
+        return num_val(0);
+    }
+    if (is_seq(v)) {
+        *n = seq_len(v);
+        *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+        for (int i = 0; i < *n; i++) (*ids)[i] = seq_at(v, i)->id;
+        return arr_new(*n);
+    }
+    wg_error_at(p, "d: cannot differentiate with respect to %s", type_name(v));
+}
+
+static Value sp_d(Node *call, Env *env)
+{
+    if (call->n != 2) wg_error("d expects 2 arguments, d(y, place), got %d", call->n);
+    Value y = eval_expr(call->list[0], env);
+    wg_where.node = call;
+    if (y.t != V_NUM && y.t != V_DUAL) {
+        v_release(y);
+        wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", type_name(y));
+    }
+    uint32_t *ids;
+    int n;
+    Value shape = wrt_entries(call->list[1], env, &ids, &n);
+    wg_where.node = call;
+    Value yy = y.t == V_NUM ? y : num_val(v_primal(y));
+    Value *out = wg_malloc(sizeof(Value) * (size_t)(n ? n : 1));
+    ad_derivatives(yy, ids, n, out);
+    free(ids);
+    v_release(y);
+    if (shape.t == V_ARR) {
+        for (int i = 0; i < n; i++) AS_ARR(shape)->v[i] = out[i];
+        free(out);
+        return shape;
+    }
+    Value r = out[0];
+    free(out);
+    return r;
+}
+
+/* ---------------------------------------------------------------- grad */
+
+/* A fresh entry for the point grad differentiates at: a copy of the
+ * argument (so outer derivatives flow through it) or a leaf. */
+static Value fresh_point(Value x)
+{
+    if (x.t == V_DUAL) wg_error("grad: differentiating a dual number; use hvp(f, x, v) for forward over reverse");
+    if (x.t == V_NUM)
+        return num_rec(x.u.n, x.id ? tape_push(OP_COPY, x.id, 0, x.u.n) : tape_push(OP_LEAF, 0, 0, x.u.n));
+    if (is_seq(x)) {
+        Value r = arr_copy(x);
+        for (int i = 0; i < AS_ARR(r)->n; i++) {
+            Value *e = &AS_ARR(r)->v[i];
+            if (e->t == V_DUAL) wg_error("grad: differentiating dual numbers; use hvp(f, x, v)");
+            *e = num_rec(e->u.n, e->id ? tape_push(OP_COPY, e->id, 0, e->u.n) : tape_push(OP_LEAF, 0, 0, e->u.n));
+        }
+        return r;
+    }
+    wg_error("grad: the first argument must be a number or an array, got %s", type_name(x));
+}
+
+static Value grad_at(Value f, int argc, Value *argv)
+{
+    if (argc < 1) wg_error("a gradient function needs at least one argument");
+    int saved = tape.recording;
+    tape.recording = 1;
+    ad_nesting++;
+    Value x = fresh_point(argv[0]);
+    Value args[64];
+    args[0] = x;
+    for (int i = 1; i < argc && i < 64; i++) args[i] = argv[i];
+    Value r = call_value(f, argc, args);
+    if (r.t != V_NUM) {
+        v_release(r);
+        v_release(x);
+        wg_error("grad: the function must return a number, got %s", type_name(r));
+    }
+    tape.recording = saved;
+    ad_nesting--;
+    Value g;
+    if (x.t == V_NUM) {
+        uint32_t id = x.id;
+        ad_derivatives(r, &id, 1, &g);
+    } else {
+        int n = AS_ARR(x)->n;
+        uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        for (int i = 0; i < n; i++) ids[i] = AS_ARR(x)->v[i].id;
+        g = arr_new(n);
+        ad_derivatives(r, ids, n, AS_ARR(g)->v);
+        free(ids);
+    }
+    v_release(r);
+    v_release(x);
+    return g;
+}
+
+Value derived_call(Closure *c, int argc, Value *argv)
+{
+    switch (c->kind) {
+    case FK_GRAD: return grad_at(c->target, argc, argv);
+    default: wg_error("cannot call this function");
+    }
+}
+
+static Value bi_grad(int argc, Value *argv)
+{
+    (void)argc;
+    if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
+        wg_error("grad: expects a function, got %s", type_name(argv[0]));
+    Closure *c = obj_new(V_FN, sizeof(Closure));
+    c->kind = FK_GRAD;
+    c->target = argv[0];
+    v_retain(argv[0]);
+    c->label = "grad";
+    return obj_val(V_FN, c);
+}
+
+/* hvp(f, x, v): d(dot(grad f(x), v), x), the reverse sweep differentiated
+ * once more (its expansion on the tape); see fwd.c for forward mode. */
+static Value bi_hvp(int argc, Value *argv)
+{
+    (void)argc;
+    Value f = argv[0], x = argv[1], v = argv[2];
+    int saved = tape.recording;
+    tape.recording = 1;
+    ad_nesting++;
+    Value xp = fresh_point(x);
+    Value gfn = bi_grad(1, &f);
+    Value g = call_value(gfn, 1, &xp);
+    Value s = (g.t == V_NUM) ? v_arith(OP_MUL, g, v) : num_val(0);
+    if (g.t != V_NUM) {
+        if (!is_seq(v) || seq_len(v) != seq_len(g)) wg_error("hvp: v must have the shape of x");
+        s = bi_dot_value(g, v);
+    }
+    tape.recording = saved;
+    ad_nesting--;
+    Value r;
+    if (xp.t == V_NUM) {
+        uint32_t id = xp.id;
+        ad_derivatives(s, &id, 1, &r);
+    } else {
+        int n = AS_ARR(xp)->n;
+        uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        for (int i = 0; i < n; i++) ids[i] = AS_ARR(xp)->v[i].id;
+        r = arr_new(n);
+        ad_derivatives(s, ids, n, AS_ARR(r)->v);
+        free(ids);
+    }
+    v_release(s);
+    v_release(g);
+    v_release(gfn);
+    v_release(xp);
+    return r;
+}
+
+static const Builtin ad_builtins[] = {
+    {"grad", 1, 1, bi_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
+    {"hvp", 3, 3, bi_hvp, "hvp(f, x, v): Hessian of f at x times v"},
+};
+
+void ad_register(void)
+{
+    define_special("d", sp_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
+    for (size_t i = 0; i < sizeof ad_builtins / sizeof ad_builtins[0]; i++) define_builtin(&ad_builtins[i]);
+}

@@ -1,0 +1,30 @@
+/* arith.h: arithmetic on values. Numbers are computed in the active backend
+ * and recorded on the tape when an operand is recorded (and recording is
+ * on); arrays and views work elementwise; dual numbers (forward mode) carry
+ * tangents. Every caller, the evaluator, the builtins, and the recorded
+ * reverse sweep, goes through v_arith, so all of them record alike. */
+#ifndef WG_ARITH_H
+#define WG_ARITH_H
+#include "value.h"
+#include "tape.h"
+
+/* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
+ * is owned by the caller. */
+Value v_arith(int op, Value a, Value b);
+Value v_num_op(int op, Value a, Value b);      /* scalars (numbers or duals) */
+uint32_t arith_record(int op, Value a, Value b, double r);
+uint32_t tape_id_of_const(double c);
+
+/* Fast path for two plain numbers. */
+static inline Value num_op(int op, Value a, Value b)
+{
+    double r = num_apply(op, a.u.n, b.u.n);
+    if (__builtin_expect((a.id | b.id) != 0, 0) && tape.recording)
+        return num_rec(r, arith_record(op, a, b, r));
+    return num_val(r);
+}
+
+double v_primal(Value v);        /* the plain number inside a number or dual */
+int    v_truthy_num(Value v);
+
+#endif

@@ -1,0 +1,81 @@
+/* ast.h: the syntax tree the parser builds and the evaluator walks.
+ * Nodes live in a per-chunk arena (one chunk per script, REPL input or
+ * :load); closures keep their chunk alive by reference count. */
+#ifndef WG_AST_H
+#define WG_AST_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    /* expressions */
+    N_NUM, N_STR, N_TRUE, N_FALSE, N_NIL, N_ARRAY, N_NAME, N_VERSION,
+    N_BINOP, N_NEG, N_NOT, N_AND, N_OR, N_CALL, N_INDEX, N_SLICE, N_FN,
+    /* statements */
+    N_EXPR, N_ASSIGN, N_COMPOUND, N_IF, N_WHILE, N_FOR, N_BREAK, N_CONTINUE,
+    N_RETURN, N_BLOCK, N_NOGRAD, N_COMMAND
+} NodeKind;
+
+/* Binary operators; the comparison ones never reach the tape. */
+typedef enum {
+    OP2_ADD, OP2_SUB, OP2_MUL, OP2_DIV, OP2_MOD, OP2_POW,
+    OP2_LT, OP2_LE, OP2_GT, OP2_GE, OP2_EQ, OP2_NE
+} BinOp;
+
+/* Where a resolved name lives. */
+typedef enum { REF_UNRESOLVED, REF_LOCAL, REF_UPVAL, REF_GLOBAL } RefKind;
+
+typedef struct Chunk Chunk;
+typedef struct Node Node;
+typedef struct FnInfo FnInfo;
+
+struct Node {
+    uint8_t  kind;      /* NodeKind */
+    uint8_t  op;        /* BinOp for N_BINOP / N_COMPOUND */
+    uint8_t  ref;       /* RefKind for N_NAME, N_VERSION, N_ASSIGN targets, N_FOR var */
+    uint8_t  depth;     /* REF_UPVAL: how many frames out */
+    int      line, col;
+    int      slot;      /* local slot or global index */
+    const char *name;   /* identifier (interned in the chunk arena) */
+    Node    *a, *b, *c; /* children; meaning depends on kind */
+    Node   **list;      /* N_ARRAY items, N_CALL args, N_BLOCK statements, N_IF arms */
+    int      n;         /* length of list */
+    double   num;       /* N_NUM value in float64; N_VERSION k */
+    const char *text;   /* N_NUM source text (for other backends), N_STR bytes, N_COMMAND line */
+    int      textlen;
+    FnInfo  *fn;        /* N_FN: the function's static facts */
+    /* N_NUM: the literal rounded to the backend it was last evaluated in */
+    int      cached_backend;
+    double   cached_num;
+};
+
+struct FnInfo {
+    const char *name;   /* NULL for anonymous functions */
+    int   nparams;
+    int   nslots;       /* params first, then other locals */
+    const char **slotnames;
+    Node *body;         /* a block, or an expression for `=>` bodies */
+    int   is_expr;      /* body is an expression */
+    int   records;      /* body holds d(...) or x@k: locals get tape versions */
+    int   captures;     /* body makes closures: its frame must live on the heap */
+    Chunk *chunk;
+};
+
+struct Chunk {
+    int    refs;
+    const char *filename;
+    char  *source;      /* whole source text, for error carets */
+    size_t srclen;
+    Node  *root;        /* N_BLOCK of top-level statements */
+    struct ArenaBlock *arena;
+};
+
+Node  *ast_node(Chunk *c, NodeKind k, int line, int col);
+void  *ast_alloc(Chunk *c, size_t n);
+char  *ast_strdup(Chunk *c, const char *s, size_t n);
+Node **ast_list_push(Chunk *c, Node **list, int n, Node *item);
+Chunk *chunk_new(const char *filename, const char *src, size_t len);
+void   chunk_retain(Chunk *c);
+void   chunk_release(Chunk *c);
+const char *chunk_line(const Chunk *c, int line, int *len);
+
+#endif

@@ -1,0 +1,459 @@
+/* builtins.c: the builtin functions of SPEC "Builtins", except the
+ * derivative operators (ad.c, fwd.c). Each has a one-line help text that
+ * :help shows. Math builtins go through v_arith, so they work elementwise,
+ * record on the tape and carry forward-mode tangents like any operator. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "eval.h"
+#include "arith.h"
+#include "tape.h"
+#include "error.h"
+#include "rng.h"
+#include "ad.h"
+#include "fwd.h"
+#include "parse.h"
+
+#define MAX_BUILTINS 96
+static const Builtin *table[MAX_BUILTINS];
+static SpecialFn specials[MAX_BUILTINS];
+static Builtin special_defs[MAX_BUILTINS];
+static int nbuiltins;
+rng_t wg_rng;
+
+void define_builtin(const Builtin *b)
+{
+    int i = 0;
+    while (i < nbuiltins && table[i] != b) i++;
+    if (i == nbuiltins) table[nbuiltins++] = b;
+    int gi = global_index(b->name);   /* may move the globals array */
+    Global *g = &globals[gi];
+    v_release(g->v);
+    g->v.t = V_BUILTIN;
+    g->v.id = 0;
+    g->v.u.bi = b;
+}
+
+void define_special(const char *name, SpecialFn fn, const char *help)
+{
+    for (int i = 0; i < nbuiltins; i++)
+        if (strcmp(table[i]->name, name) == 0) {
+            define_builtin(table[i]);
+            return;
+        }
+    Builtin *b = &special_defs[nbuiltins];
+    b->name = name;
+    b->minargs = 0;
+    b->maxargs = -1;
+    b->fn = NULL;
+    b->help = help;
+    specials[nbuiltins] = fn;
+    define_builtin(b);
+}
+
+SpecialFn special_for(const Builtin *b)
+{
+    if (b->fn) return NULL;
+    for (int i = 0; i < nbuiltins; i++)
+        if (table[i] == b) return specials[i];
+    return NULL;
+}
+
+const Builtin *builtin_list(int i) { return i < nbuiltins ? table[i] : NULL; }
+
+/* -------------------------------------------------------------- helpers */
+
+double arg_number(Value *argv, int i, const char *fname)
+{
+    if (argv[i].t != V_NUM && argv[i].t != V_DUAL)
+        wg_error("%s: argument %d must be a number, got %s", fname, i + 1, type_name(argv[i]));
+    return v_primal(argv[i]);
+}
+
+int arg_count(Value *argv, int i, const char *fname)
+{
+    double d = arg_number(argv, i, fname);
+    if (d != floor(d) || d < 0 || d > 1e9)
+        wg_error("%s: argument %d must be a whole number from 0 to 1e9, got %g", fname, i + 1, d);
+    return (int)d;
+}
+
+static void arg_seq(Value *argv, int i, const char *fname)
+{
+    if (!is_seq(argv[i]))
+        wg_error("%s: argument %d must be an array, got %s", fname, i + 1, type_name(argv[i]));
+}
+
+/* ---------------------------------------------------------------- basics */
+
+static Value bi_print(int argc, Value *argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (i) fputc(' ', stdout);
+        value_print(argv[i], stdout);
+    }
+    fputc('\n', stdout);
+    return nil_val();
+}
+
+static Value bi_len(int argc, Value *argv)
+{
+    (void)argc;
+    if (argv[0].t == V_STR) return num_val(AS_STR(argv[0])->len);
+    arg_seq(argv, 0, "len");
+    return num_val(seq_len(argv[0]));
+}
+
+static Value filled(int n, double x)
+{
+    Value r = arr_new(n);
+    for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(x);
+    return r;
+}
+
+static Value bi_zeros(int argc, Value *argv) { (void)argc; return filled(arg_count(argv, 0, "zeros"), 0); }
+static Value bi_ones(int argc, Value *argv) { (void)argc; return filled(arg_count(argv, 0, "ones"), num_round(1)); }
+
+static Value bi_assert(int argc, Value *argv)
+{
+    if (argv[0].t != V_BOOL)
+        wg_error("assert: the condition must be true or false, got %s", type_name(argv[0]));
+    if (!argv[0].u.b) {
+        if (argc > 1 && argv[1].t == V_STR) wg_error("assertion failed: %s", AS_STR(argv[1])->s);
+        wg_error("assertion failed");
+    }
+    return nil_val();
+}
+
+static Value bi_error(int argc, Value *argv)
+{
+    (void)argc;
+    if (argv[0].t == V_STR) wg_error("%s", AS_STR(argv[0])->s);
+    char buf[64];
+    if (argv[0].t == V_NUM) num_format(argv[0].u.n, buf, sizeof buf);
+    else snprintf(buf, sizeof buf, "%s", type_name(argv[0]));
+    wg_error("%s", buf);
+}
+
+/* ---------------------------------------------------------- reductions */
+
+/* sum and dot record one n-ary entry, not n - 1 additions; in posit
+ * backends they accumulate in the quire and round once. */
+static int any_dual(Value a)
+{
+    for (int i = 0, n = seq_len(a); i < n; i++)
+        if (seq_at(a, i)->t == V_DUAL) return 1;
+    return 0;
+}
+
+static Value fold(int op, Value a, const char *fname)
+{
+    int n = seq_len(a);
+    if (n == 0) wg_error("%s of an empty array", fname);
+    Value acc = *seq_at(a, 0);
+    v_retain(acc);
+    for (int i = 1; i < n; i++) {
+        Value r = v_num_op(op, acc, *seq_at(a, i));
+        v_release(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+static Value bi_sum(int argc, Value *argv)
+{
+    (void)argc;
+    arg_seq(argv, 0, "sum");
+    Value a = argv[0];
+    int n = seq_len(a);
+    if (n == 0) return num_val(0);
+    if (any_dual(a)) return fold(OP_ADD, a, "sum");
+    NumAcc q;
+    acc_clear(&q);
+    int recorded = 0;
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        Value *e = seq_at(a, i);
+        recorded |= e->id != 0;
+        if (num_backend == BK_F64) s += e->u.n;
+        else acc_add(&q, e->u.n);
+    }
+    if (num_backend != BK_F64) s = acc_result(&q);
+    if (!recorded || !tape.recording) return num_val(s);
+    uint32_t off = tape_pool_push(NULL, (uint32_t)n);
+    for (int i = 0; i < n; i++) tape.pool[off + i] = seq_at(a, i)->id;
+    return num_rec(s, tape_push(OP_SUM, off, (uint32_t)n, s));
+}
+
+static Value bi_dot(int argc, Value *argv)
+{
+    (void)argc;
+    arg_seq(argv, 0, "dot");
+    arg_seq(argv, 1, "dot");
+    Value a = argv[0], b = argv[1];
+    int n = seq_len(a);
+    if (seq_len(b) != n) wg_error("dot: length mismatch: %d and %d elements", n, seq_len(b));
+    if (any_dual(a) || any_dual(b)) {
+        Value p = v_arith(OP_MUL, a, b);
+        Value r = n ? fold(OP_ADD, p, "dot") : num_val(0);
+        v_release(p);
+        return r;
+    }
+    NumAcc q;
+    acc_clear(&q);
+    int recorded = 0;
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        Value *x = seq_at(a, i), *y = seq_at(b, i);
+        recorded |= (x->id | y->id) != 0;
+        if (num_backend == BK_F64) s += x->u.n * y->u.n;
+        else acc_fma(&q, x->u.n, y->u.n);
+    }
+    if (num_backend != BK_F64) s = acc_result(&q);
+    if (!recorded || !tape.recording) return num_val(s);
+    uint32_t off = tape_pool_push(NULL, 2 * (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        Value *x = seq_at(a, i), *y = seq_at(b, i);
+        uint32_t ix = x->id ? x->id : tape_id_of_const(x->u.n);
+        uint32_t iy = y->id ? y->id : tape_id_of_const(y->u.n);
+        tape.pool[off + 2 * i] = ix;
+        tape.pool[off + 2 * i + 1] = iy;
+    }
+    return num_rec(s, tape_push(OP_DOT, off, (uint32_t)n, s));
+}
+
+Value bi_dot_value(Value a, Value b)
+{
+    Value argv[2] = { a, b };
+    return bi_dot(2, argv);
+}
+
+static Value bi_prod(int argc, Value *argv)
+{
+    (void)argc;
+    arg_seq(argv, 0, "prod");
+    if (seq_len(argv[0]) == 0) return num_val(1);
+    return fold(OP_MUL, argv[0], "prod");
+}
+
+static Value min_max(int op, int argc, Value *argv, const char *fname)
+{
+    if (argc == 1) {
+        arg_seq(argv, 0, fname);
+        return fold(op, argv[0], fname);
+    }
+    return v_arith(op, argv[0], argv[1]);
+}
+
+static Value bi_min(int argc, Value *argv) { return min_max(OP_MIN, argc, argv, "min"); }
+static Value bi_max(int argc, Value *argv) { return min_max(OP_MAX, argc, argv, "max"); }
+
+/* ----------------------------------------------------------------- math */
+
+#define MATH1(fname, OPC) \
+    static Value bi_##fname(int argc, Value *argv) { (void)argc; return v_arith(OPC, argv[0], argv[0]); }
+MATH1(sin, OP_SIN)
+MATH1(cos, OP_COS)
+MATH1(tan, OP_TAN)
+MATH1(asin, OP_ASIN)
+MATH1(acos, OP_ACOS)
+MATH1(atan, OP_ATAN)
+MATH1(sinh, OP_SINH)
+MATH1(cosh, OP_COSH)
+MATH1(tanh, OP_TANH)
+MATH1(exp, OP_EXP)
+MATH1(log, OP_LOG)
+MATH1(sqrt, OP_SQRT)
+MATH1(abs, OP_ABS)
+MATH1(sign, OP_SIGN)
+MATH1(floor, OP_FLOOR)
+
+static Value bi_atan2(int argc, Value *argv) { (void)argc; return v_arith(OP_ATAN2, argv[0], argv[1]); }
+
+/* ------------------------------------------------------------ randomness */
+
+/* A draw taken while recording becomes a tape entry of its own, so the
+ * tape keeps the very numbers a replay must see. */
+static Value draw(int normal)
+{
+    double x = num_round(normal ? rng_normal(&wg_rng) : rng_uniform(&wg_rng));
+    if (tape.recording) return num_rec(x, tape_push(normal ? OP_RANDN : OP_RAND, 0, 0, x));
+    return num_val(x);
+}
+
+static Value draws(int argc, Value *argv, int normal, const char *fname)
+{
+    if (argc == 0) return draw(normal);
+    int n = arg_count(argv, 0, fname);
+    Value r = arr_new(n);
+    for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = draw(normal);
+    return r;
+}
+
+static Value bi_rand(int argc, Value *argv) { return draws(argc, argv, 0, "rand"); }
+static Value bi_randn(int argc, Value *argv) { return draws(argc, argv, 1, "randn"); }
+
+static Value bi_seed(int argc, Value *argv)
+{
+    (void)argc;
+    double d = arg_number(argv, 0, "seed");
+    if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
+        wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %g", d);
+    rng_seed(&wg_rng, (uint64_t)d);
+    return nil_val();
+}
+
+/* ------------------------------------------------------------------ bits */
+
+static Value bi_bits(int argc, Value *argv)
+{
+    (void)argc;
+    double x = num_round(arg_number(argv, 0, "bits"));
+    char buf[32];
+    int n = num_bits(x, buf, sizeof buf);
+    return str_new(buf, n);
+}
+
+static Value bi_frombits(int argc, Value *argv)
+{
+    (void)argc;
+    if (argv[0].t != V_STR) wg_error("frombits: expects a string like \"0x3c00\", got %s", type_name(argv[0]));
+    double x;
+    if (!num_frombits(AS_STR(argv[0])->s, &x))
+        wg_error("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
+                 AS_STR(argv[0])->s, backend_names[num_backend],
+                 num_backend == BK_F64 ? 16 : num_backend == BK_F32 || num_backend == BK_P32 ? 8 :
+                 num_backend == BK_P8 ? 2 : 4);
+    return num_val(x);
+}
+
+/* ----------------------------------------------------------------- views */
+
+static int whole(Value v, const char *what)
+{
+    if (v.t != V_NUM) wg_error("view: %s must be a number, got %s", what, type_name(v));
+    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) wg_error("view: %s must be a whole number, got %g", what, v.u.n);
+    return (int)v.u.n;
+}
+
+/* view(a, ...) takes `a` as a place: if a's storage is shared by value with
+ * another array, it is split off first, so the view aliases a alone. */
+static Value sp_view(Node *call, Env *env)
+{
+    if (call->n < 1 || call->n > 4) wg_error("view expects 1 to 4 arguments, got %d", call->n);
+    Value base;
+    Place pl;
+    if (call->list[0]->kind == N_NAME && eval_place(call->list[0], env, &pl)) {
+        if (pl.slot->t == V_UNDEF) wg_error_at(call->list[0], "undefined variable '%s'", pl.name);
+        if (pl.slot->t == V_ARR && AS_ARR(*pl.slot)->h.rc > 1 && !AS_ARR(*pl.slot)->aliased) {
+            Value c = arr_copy(*pl.slot);
+            v_release(*pl.slot);
+            *pl.slot = c;
+        }
+        base = *pl.slot;
+        v_retain(base);
+    } else {
+        base = eval_expr(call->list[0], env);
+    }
+    if (!is_seq(base)) {
+        v_release(base);
+        wg_error("view: argument 1 must be an array or a view, got %s", type_name(base));
+    }
+    int n = seq_len(base), start = 0, len = n, stride = 1;
+    Value args[3];
+    int nargs = call->n - 1;
+    for (int i = 0; i < nargs; i++) args[i] = eval_expr(call->list[i + 1], env);
+    wg_where.node = call;
+    if (nargs >= 1) start = whole(args[0], "start");
+    len = nargs >= 2 ? whole(args[1], "len") : n - start;
+    if (nargs >= 3) stride = whole(args[2], "stride");
+    if (stride == 0) wg_error("view: stride must be a non-zero whole number");
+    if (len < 0) wg_error("view: len must not be negative, got %d", len);
+    long last = start + (long)(len - 1) * stride;
+    if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
+        wg_error("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
+    Storage *s;
+    if (base.t == V_VIEW) {
+        View *w = AS_VIEW(base);
+        s = w->s;
+        start = w->start + start * w->stride;
+        stride *= w->stride;
+    } else {
+        s = AS_ARR(base);
+    }
+    Value r = view_new(s, start, len, stride);
+    v_release(base);
+    return r;
+}
+
+static Value bi_detach(int argc, Value *argv)
+{
+    (void)argc;
+    Value v = argv[0];
+    if (v.t == V_NUM || v.t == V_DUAL) return num_val(v_primal(v));
+    if (is_seq(v)) {
+        int n = seq_len(v);
+        Value r = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(v_primal(*seq_at(v, i)));
+        return r;
+    }
+    v_retain(v);
+    return v;
+}
+
+static Value bi_type(int argc, Value *argv)
+{
+    (void)argc;
+    const char *t = type_name(argv[0]);
+    return str_new(t, (int)strlen(t));
+}
+
+static const Builtin builtins[] = {
+    {"type", 1, 1, bi_type, "type(x): \"number\", \"array\", \"view\", \"string\", \"boolean\", \"function\" or \"nil\""},
+    {"print", 0, -1, bi_print, "print(a, b, ...): write the values separated by spaces, then a newline"},
+    {"len", 1, 1, bi_len, "len(a): number of elements of an array or view (or characters of a string)"},
+    {"zeros", 1, 1, bi_zeros, "zeros(n): an array of n zeros"},
+    {"ones", 1, 1, bi_ones, "ones(n): an array of n ones"},
+    {"sum", 1, 1, bi_sum, "sum(a): sum of the elements (one tape entry; the quire in posit backends)"},
+    {"prod", 1, 1, bi_prod, "prod(a): product of the elements"},
+    {"dot", 2, 2, bi_dot, "dot(a, b): sum of a[i]*b[i] (one tape entry; the quire in posit backends)"},
+    {"sin", 1, 1, bi_sin, "sin(x): sine (elementwise on arrays)"},
+    {"cos", 1, 1, bi_cos, "cos(x): cosine"},
+    {"tan", 1, 1, bi_tan, "tan(x): tangent"},
+    {"asin", 1, 1, bi_asin, "asin(x): arc sine"},
+    {"acos", 1, 1, bi_acos, "acos(x): arc cosine"},
+    {"atan", 1, 1, bi_atan, "atan(x): arc tangent"},
+    {"atan2", 2, 2, bi_atan2, "atan2(y, x): angle of the point (x, y)"},
+    {"sinh", 1, 1, bi_sinh, "sinh(x): hyperbolic sine"},
+    {"cosh", 1, 1, bi_cosh, "cosh(x): hyperbolic cosine"},
+    {"tanh", 1, 1, bi_tanh, "tanh(x): hyperbolic tangent"},
+    {"exp", 1, 1, bi_exp, "exp(x): e to the x"},
+    {"log", 1, 1, bi_log, "log(x): natural logarithm"},
+    {"sqrt", 1, 1, bi_sqrt, "sqrt(x): square root (correctly rounded in every backend)"},
+    {"abs", 1, 1, bi_abs, "abs(x): absolute value (derivative 0 at 0)"},
+    {"sign", 1, 1, bi_sign, "sign(x): -1, 0 or 1 (derivative 0)"},
+    {"floor", 1, 1, bi_floor, "floor(x): largest whole number <= x (derivative 0)"},
+    {"min", 1, 2, bi_min, "min(a) of an array, or min(x, y) elementwise (a tie goes to x)"},
+    {"max", 1, 2, bi_max, "max(a) of an array, or max(x, y) elementwise (a tie goes to x)"},
+    {"assert", 1, 2, bi_assert, "assert(cond, msg): stop with an error when cond is false"},
+    {"error", 1, 1, bi_error, "error(msg): stop with an error"},
+    {"seed", 1, 1, bi_seed, "seed(n): restart the Philox4x32-10 generator at seed n"},
+    {"rand", 0, 1, bi_rand, "rand() or rand(n): uniform draws in [0, 1), recorded on the tape"},
+    {"randn", 0, 1, bi_randn, "randn() or randn(n): standard normal draws, recorded on the tape"},
+    {"bits", 1, 1, bi_bits, "bits(x): the bit pattern of x in the active backend, as \"0x...\""},
+    {"frombits", 1, 1, bi_frombits, "frombits(s): the number with bit pattern s in the active backend"},
+    {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},
+};
+
+void builtins_register(void)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) define_builtin(&builtins[i]);
+    define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
+    ad_register();
+    fwd_register();
+    int pi_index = global_index("pi");
+    Global *g = &globals[pi_index];
+    v_release(g->v);
+    g->v = num_val(M_PI);
+    rng_seed(&wg_rng, 0);
+}

@@ -1,0 +1,13 @@
+/* cmd.h: the `:` commands, in the REPL and in scripts alike (SPEC "REPL
+ * commands"), from one table of {name, handler, help}. */
+#ifndef WG_CMD_H
+#define WG_CMD_H
+
+extern int wg_quit;                  /* :quit was given */
+extern void (*wg_reset_hook)(void);  /* reloads the standard library */
+
+void cmd_run(const char *text);      /* "tape stats", "backend posit16", ... */
+const char *cmd_name(int i);         /* for completion; NULL after the last */
+void cmd_add_help(const char *name, const char *help);   /* stdlib docs */
+
+#endif

@@ -1,0 +1,94 @@
+/* error.c: error reporting and the protected-call boundary. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+
+WgWhere wg_where;
+static WgJmp *handler;
+static char message[1024];
+static const Chunk *err_chunk;
+static int err_line, err_col;
+
+void wg_report(const Chunk *c, int line, int col, const char *msg)
+{
+    fflush(stdout);
+    if (!c) {
+        fprintf(stderr, "error: %s\n", msg);
+        return;
+    }
+    fprintf(stderr, "%s:%d:%d: error: %s\n", c->filename, line, col, msg);
+    int len;
+    const char *text = chunk_line(c, line, &len);
+    if (len > 0 || line > 0) {
+        fprintf(stderr, "    %.*s\n    ", len, text);
+        for (int i = 1; i < col && i <= len; i++) fputc(text[i - 1] == '\t' ? '\t' : ' ', stderr);
+        fputs("^\n", stderr);
+    }
+}
+
+static _Noreturn void raise(const Node *n, const char *fmt, va_list ap)
+{
+    vsnprintf(message, sizeof message, fmt, ap);
+    err_chunk = wg_where.chunk;
+    err_line = n ? n->line : 0;
+    err_col = n ? n->col : 0;
+    if (!handler) {
+        wg_report(err_chunk, err_line, err_col, message);
+        exit(1);
+    }
+    longjmp(handler->buf, 1);
+}
+
+void wg_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    raise(wg_where.node, fmt, ap);
+}
+
+void wg_error_at(const Node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    raise(n, fmt, ap);
+}
+
+int wg_pcall(void (*fn)(void *), void *ud)
+{
+    WgJmp j;
+    WgWhere saved = wg_where;
+    j.prev = handler;
+    handler = &j;
+    if (setjmp(j.buf) == 0) {
+        fn(ud);
+        handler = j.prev;
+        return 0;
+    }
+    handler = j.prev;
+    wg_where = saved;
+    wg_report(err_chunk, err_line, err_col, message);
+    return 1;
+}
+
+void *wg_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) wg_error("out of memory (asked for %zu bytes)", n);
+    return p;
+}
+
+void *wg_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) wg_error("out of memory (asked for %zu bytes)", n);
+    return q;
+}
+
+void *wg_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
+    return p;
+}

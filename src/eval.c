@@ -1,0 +1,767 @@
+/* eval.c: walks the resolved syntax tree.
+ * Control flow returns a code (normal, break, continue, return) rather than
+ * unwinding; only errors unwind (error.c). The session stays consistent on
+ * error because every store into a variable or an element is a single
+ * assignment of a finished value: an error leaves old values in place.
+ * Temporaries an error skips past are reclaimed by gc_collect. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "eval.h"
+#include "arith.h"
+#include "tape.h"
+#include "parse.h"
+#include "error.h"
+#include "gc.h"
+#include "cmd.h"
+#include "ad.h"
+
+enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
+#define MAX_CALL_DEPTH 2000
+
+Global *globals;
+int nglobals;
+static int capglobals;
+volatile sig_atomic_t wg_interrupted;
+int wg_echo;
+int prelude_globals;         /* globals defined by the standard library */
+static Value ret_value;          /* set by `return`, taken by the call */
+static int call_depth;
+
+static int exec(Node *n, Env *env);
+
+/* ------------------------------------------------------------- globals */
+
+int global_index(const char *name)
+{
+    for (int i = 0; i < nglobals; i++)
+        if (strcmp(globals[i].name, name) == 0) return i;
+    if (nglobals == capglobals) {
+        capglobals = capglobals ? 2 * capglobals : 256;
+        globals = wg_realloc(globals, sizeof(Global) * (size_t)capglobals);
+    }
+    Global *g = &globals[nglobals];
+    memset(g, 0, sizeof *g);
+    size_t len = strlen(name);
+    char *copy = wg_malloc(len + 1);
+    memcpy(copy, name, len + 1);
+    g->name = copy;
+    return nglobals++;
+}
+
+Global *global_lookup(const char *name)
+{
+    for (int i = 0; i < nglobals; i++)
+        if (strcmp(globals[i].name, name) == 0) return &globals[i];
+    return NULL;
+}
+
+void eval_visit_roots(void (*visit)(Value))
+{
+    for (int i = 0; i < nglobals; i++) visit(globals[i].v);
+}
+
+void eval_check_interrupt(void)
+{
+    if (wg_interrupted) {
+        wg_interrupted = 0;
+        wg_error("interrupted");
+    }
+}
+
+/* ------------------------------------------------------------ versions */
+
+/* Appends entry id as version log->count (the caller counted it). */
+void verlog_push(VerLog *log, uint32_t id)
+{
+    if (log->n == log->cap) {
+        log->cap = log->cap ? 2 * log->cap : 8;
+        log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)log->cap);
+        log->ks = wg_realloc(log->ks, sizeof(int) * (size_t)log->cap);
+    }
+    log->ids[log->n] = id;
+    log->ks[log->n] = log->count;
+    log->n++;
+}
+
+uint32_t verlog_find(const VerLog *log, int k)
+{
+    int lo = 0, hi = log->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (log->ks[mid] == k) return log->ids[mid];
+        if (log->ks[mid] < k) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
+
+int verlog_version_of(const VerLog *log, uint32_t id)
+{
+    int lo = 0, hi = log->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (log->ids[mid] == id) return log->ks[mid];
+        if (log->ids[mid] < id) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
+
+/* A value bound to a name becomes a tape entry of its own, the variable's
+ * next version. A constant gets a leaf; an entry just computed and not yet
+ * bound to any name is labelled in place (no copy); an entry that already
+ * is some variable's version is copied, so each version is its own place. */
+uint32_t label_number(Value *v)
+{
+    if (v->id == 0) v->id = tape_push(OP_LEAF, 0, 0, v->u.n);
+    else if (tape.op[v->id] & TAPE_LABELED) v->id = tape_push(OP_COPY, v->id, 0, v->u.n);
+    tape.op[v->id] |= TAPE_LABELED;
+    return v->id;
+}
+
+/* Record a freshly bound value as the next version of its variable. */
+static void record_version(Value *v, VerLog *log)
+{
+    log->count++;
+    if (v->t == V_NUM) {
+        verlog_push(log, label_number(v));
+        return;
+    }
+    if (v->t == V_ARR) {   /* each element becomes a place of its own */
+        Storage *s = AS_ARR(*v);
+        if (s->h.rc > 1 && !s->aliased) {   /* labels must not reach other holders */
+            Value c = arr_copy(*v);
+            v_release(*v);
+            *v = c;
+            s = AS_ARR(c);
+        }
+        for (int i = 0; i < s->n; i++)
+            if (s->v[i].t == V_NUM) label_number(&s->v[i]);
+    }
+}
+
+static int recording_scope(Env *env)
+{
+    return tape.recording && (!env || env->fn->records);
+}
+
+/* ------------------------------------------------------------ variables */
+
+static Value *var_slot(Node *n, Env *env, VerLog **ver)
+{
+    switch (n->ref) {
+    case REF_LOCAL:
+        if (ver) *ver = env->vers ? &env->vers[n->slot] : NULL;
+        return &env->slots[n->slot];
+    case REF_UPVAL: {
+        Env *e = env;
+        for (int d = 0; d < n->depth; d++) e = e->parent;
+        if (ver) *ver = e->vers ? &e->vers[n->slot] : NULL;
+        return &e->slots[n->slot];
+    }
+    default:
+        if (ver) *ver = &globals[n->slot].ver;
+        return &globals[n->slot].v;
+    }
+}
+
+static Value read_var(Node *n, Env *env)
+{
+    Value *slot = var_slot(n, env, NULL);
+    if (slot->t == V_UNDEF) wg_error_at(n, "undefined variable '%s'", n->name);
+    v_retain(*slot);
+    return *slot;
+}
+
+int eval_place(Node *n, Env *env, Place *out)
+{
+    if (n->kind != N_NAME && n->kind != N_VERSION) return 0;
+    out->slot = var_slot(n, env, &out->ver);
+    out->name = n->name;
+    return 1;
+}
+
+static Value read_version(Node *n, Env *env)
+{
+    VerLog *log;
+    Value *slot = var_slot(n, env, &log);
+    int k = (int)n->num;
+    if (!log || slot->t == V_UNDEF)
+        wg_error_at(n, "'%s' has no recorded versions here", n->name);
+    if (k > log->count)
+        wg_error_at(n, "'%s' has %d version%s; there is no %s@%d", n->name, log->count,
+                    log->count == 1 ? "" : "s", n->name, k);
+    uint32_t id = verlog_find(log, k);
+    if (!id || id >= tape.n)
+        wg_error_at(n, "%s@%d is not a number kept on the tape (array versions are not kept, "
+                    "and ':tape clear' forgets versions)", n->name, k);
+    return num_rec(tape.val[id], id);
+}
+
+static void store_var(Node *target, Env *env, Value v)
+{
+    VerLog *log;
+    Value *slot = var_slot(target, env, &log);
+    v = bind_copy(v);
+    if (log && recording_scope(env)) record_version(&v, log);
+    else if (log) log->count++;
+    Value old = *slot;
+    *slot = v;
+    v_release(old);
+}
+
+/* ------------------------------------------------------------- indexing */
+
+static int index_of(Value idx, int len, Node *at)
+{
+    if (idx.t != V_NUM && idx.t != V_DUAL)
+        wg_error_at(at, "index must be a number, got %s", type_name(idx));
+    double d = v_primal(idx);
+    if (d != floor(d) || isnan(d)) wg_error_at(at, "index %g is not a whole number", d);
+    if (d < 0 || d >= len) {
+        char buf[64];
+        num_format(d, buf, sizeof buf);
+        wg_error_at(at, "index %s out of range for %s of length %d", buf,
+                    "array", len);
+    }
+    return (int)d;
+}
+
+/* The storage a write through `holder` lands in: arrays shared by value
+ * (copy-on-write) are split first; views and aliased arrays write in place. */
+static Value *writable_seq(Value *holder, Node *at)
+{
+    if (holder->t == V_ARR) {
+        Storage *s = AS_ARR(*holder);
+        if (s->h.rc > 1 && !s->aliased) {
+            Value c = arr_copy(*holder);
+            v_release(*holder);
+            *holder = c;
+        }
+        return holder;
+    }
+    if (holder->t == V_VIEW) return holder;
+    wg_error_at(at, "cannot index into %s", type_name(*holder));
+}
+
+static void check_number(Value v, Node *at)
+{
+    if (v.t != V_NUM && v.t != V_DUAL)
+        wg_error_at(at, "array elements must be numbers, got %s", type_name(v));
+}
+
+static void store_element(Node *target, Env *env, Value v, int compound_op)
+{
+    Node *cont = target->a;
+    Value tmp = {0}, *holder;
+    VerLog *log = NULL;
+    if (cont->kind == N_NAME) {
+        holder = var_slot(cont, env, &log);
+        if (holder->t == V_UNDEF) wg_error_at(cont, "undefined variable '%s'", cont->name);
+    } else {
+        tmp = eval_expr(cont, env);
+        holder = &tmp;
+    }
+    Value iv = eval_expr(target->b, env);
+    holder = writable_seq(holder, cont);
+    int i = index_of(iv, seq_len(*holder), target->b);
+    v_release(iv);
+    Value *elem = seq_at(*holder, i);
+    if (compound_op >= 0) {
+        Value r = v_arith(compound_op, *elem, v);
+        v_release(v);
+        v = r;
+    }
+    check_number(v, target);
+    if (log) log->count++;
+    Value old = *elem;
+    *elem = v;
+    v_release(old);
+    v_release(tmp);
+}
+
+static Value eval_index(Node *n, Env *env)
+{
+    Value a = eval_expr(n->a, env);
+    if (!is_seq(a)) {
+        v_release(a);
+        wg_error_at(n, "cannot index into %s", type_name(a));
+    }
+    Value iv = eval_expr(n->b, env);
+    int i = index_of(iv, seq_len(a), n->b);
+    Value r = *seq_at(a, i);
+    v_retain(r);
+    v_release(iv);
+    v_release(a);
+    return r;
+}
+
+static int slice_bound(Node *e, Env *env, int dflt, int len)
+{
+    if (!e) return dflt;
+    Value v = eval_expr(e, env);
+    if (v.t != V_NUM) wg_error_at(e, "slice bound must be a number, got %s", type_name(v));
+    double d = v.u.n;
+    if (d != floor(d)) wg_error_at(e, "slice bound %g is not a whole number", d);
+    if (d < 0 || d > len) wg_error_at(e, "slice bound %g out of range for length %d", d, len);
+    return (int)d;
+}
+
+static Value eval_slice(Node *n, Env *env)
+{
+    Value a = eval_expr(n->a, env);
+    if (!is_seq(a)) wg_error_at(n, "cannot slice %s", type_name(a));
+    int len = seq_len(a);
+    int lo = slice_bound(n->b, env, 0, len), hi = slice_bound(n->c, env, len, len);
+    if (hi < lo) hi = lo;
+    Value r = arr_new(hi - lo);
+    for (int i = lo; i < hi; i++) {
+        AS_ARR(r)->v[i - lo] = *seq_at(a, i);
+        v_retain(AS_ARR(r)->v[i - lo]);
+    }
+    v_release(a);
+    return r;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+static Value make_closure(Node *n, Env *env)
+{
+    Closure *c = obj_new(V_FN, sizeof(Closure));
+    c->fn = n->fn;
+    c->env = env;
+    if (env) env->h.rc++;
+    chunk_retain(n->fn->chunk);
+    return obj_val(V_FN, c);
+}
+
+static Value run_body(Closure *c, Env *frame)
+{
+    FnInfo *f = c->fn;
+    if (f->is_expr) return eval_expr(f->body, frame);
+    int code = exec(f->body, frame);
+    if (code == EXEC_RETURN) {
+        Value r = ret_value;
+        ret_value = nil_val();
+        return r;
+    }
+    if (code == EXEC_BREAK || code == EXEC_CONTINUE)
+        wg_error("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+    return nil_val();
+}
+
+/* A function's recording switch: a body that takes d(...) or x@k records
+ * its own computation even inside nograd or a forward-only jvp. */
+static Value call_closure(Closure *c, int argc, Value *argv)
+{
+    FnInfo *f = c->fn;
+    if (argc != f->nparams)
+        wg_error("%s expects %d argument%s, got %d", f->name ? f->name : "function",
+                 f->nparams, f->nparams == 1 ? "" : "s", argc);
+    if (call_depth >= MAX_CALL_DEPTH)
+        wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
+    eval_check_interrupt();
+    Env *frame = env_new(f, c->env, f->nslots);
+    if (f->records) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
+    int saved_recording = tape.recording;
+    if (f->records) tape.recording = 1;
+    for (int i = 0; i < argc; i++) {
+        Value v = argv[i];
+        v_retain(v);
+        v = bind_copy(v);
+        if (f->records) record_version(&v, &frame->vers[i]);
+        frame->slots[i] = v;
+    }
+    WgWhere saved = wg_where;
+    wg_where.chunk = f->chunk;
+    call_depth++;
+    Value r = run_body(c, frame);
+    call_depth--;
+    wg_where = saved;
+    tape.recording = saved_recording;
+    Value fv = obj_val(V_ENV, frame);
+    v_release(fv);
+    return r;
+}
+
+Value call_value(Value f, int argc, Value *argv)
+{
+    if (f.t == V_BUILTIN) {
+        const Builtin *b = f.u.bi;
+        if (argc < b->minargs || (b->maxargs >= 0 && argc > b->maxargs)) {
+            if (b->minargs == b->maxargs)
+                wg_error("%s expects %d argument%s, got %d", b->name, b->minargs,
+                         b->minargs == 1 ? "" : "s", argc);
+            wg_error("%s expects %d to %d arguments, got %d", b->name, b->minargs, b->maxargs, argc);
+        }
+        if (!b->fn) wg_error("%s cannot be called indirectly; call it by name", b->name);
+        return b->fn(argc, argv);
+    }
+    if (f.t == V_FN) {
+        Closure *c = AS_FN(f);
+        if (c->fn) return call_closure(c, argc, argv);
+        return derived_call(c, argc, argv);
+    }
+    wg_error("cannot call %s", type_name(f));
+}
+
+#define MAX_ARGS 64
+
+static Value eval_call(Node *n, Env *env)
+{
+    Node *callee = n->a;
+    if (callee->kind == N_NAME && callee->ref == REF_GLOBAL) {
+        Value g = globals[callee->slot].v;
+        if (g.t == V_BUILTIN) {
+            SpecialFn sf = special_for(g.u.bi);
+            if (sf) {
+                wg_where.node = n;
+                return sf(n, env);
+            }
+        }
+    }
+    Value f = eval_expr(callee, env);
+    if (n->n > MAX_ARGS) wg_error_at(n, "too many arguments (at most %d)", MAX_ARGS);
+    Value args[MAX_ARGS];
+    for (int i = 0; i < n->n; i++) args[i] = eval_expr(n->list[i], env);
+    wg_where.node = n;
+    Value r = call_value(f, n->n, args);
+    for (int i = 0; i < n->n; i++) v_release(args[i]);
+    v_release(f);
+    return r;
+}
+
+/* ---------------------------------------------------------- expressions */
+
+static Value literal(Node *n)
+{
+    if (num_backend == BK_F64) return num_val(n->num);
+    if (n->cached_backend != num_backend) {
+        n->cached_num = num_literal(n->text);
+        n->cached_backend = num_backend;
+    }
+    return num_val(n->cached_num);
+}
+
+static int as_bool(Value v, Node *at, const char *what)
+{
+    if (v.t != V_BOOL) {
+        v_release(v);
+        wg_error_at(at, "%s must be true or false, got %s", what, type_name(v));
+    }
+    return v.u.b;
+}
+
+static int values_equal(Value a, Value b)
+{
+    if ((a.t == V_NUM || a.t == V_DUAL) && (b.t == V_NUM || b.t == V_DUAL))
+        return num_equal(v_primal(a), v_primal(b));
+    if (a.t != b.t) return 0;
+    switch (a.t) {
+    case V_NIL: return 1;
+    case V_BOOL: return a.u.b == b.u.b;
+    case V_STR: return AS_STR(a)->len == AS_STR(b)->len && memcmp(AS_STR(a)->s, AS_STR(b)->s, (size_t)AS_STR(a)->len) == 0;
+    case V_BUILTIN: return a.u.bi == b.u.bi;
+    default: return a.u.o == b.u.o;
+    }
+}
+
+static Value compare(Node *n, Value a, Value b)
+{
+    int op = n->op;
+    if (op == OP2_EQ || op == OP2_NE) {
+        if (is_seq(a) || is_seq(b)) wg_error_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
+        int eq = values_equal(a, b);
+        return bool_val(op == OP2_EQ ? eq : !eq);
+    }
+    if ((a.t != V_NUM && a.t != V_DUAL) || (b.t != V_NUM && b.t != V_DUAL))
+        wg_error_at(n, "cannot order %s and %s", type_name(a), type_name(b));
+    double x = v_primal(a), y = v_primal(b);
+    switch (op) {
+    case OP2_LT: return bool_val(num_less(x, y));
+    case OP2_LE: return bool_val(num_less(x, y) || num_equal(x, y));
+    case OP2_GT: return bool_val(num_less(y, x));
+    default:     return bool_val(num_less(y, x) || num_equal(x, y));
+    }
+}
+
+static const int binop_code[] = {
+    [OP2_ADD] = OP_ADD, [OP2_SUB] = OP_SUB, [OP2_MUL] = OP_MUL,
+    [OP2_DIV] = OP_DIV, [OP2_MOD] = OP_MOD, [OP2_POW] = OP_POW,
+};
+
+static Value eval_binop(Node *n, Env *env)
+{
+    Value a = eval_expr(n->a, env);
+    Value b = eval_expr(n->b, env);
+    if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
+        /* the common case: no allocation, no call */
+        return num_op(binop_code[n->op], a, b);
+    }
+    wg_where.node = n;
+    Value r;
+    if (n->op >= OP2_LT) r = compare(n, a, b);
+    else r = v_arith(binop_code[n->op], a, b);
+    v_release(a);
+    v_release(b);
+    return r;
+}
+
+static Value eval_array(Node *n, Env *env)
+{
+    Value r = arr_new(n->n);
+    for (int i = 0; i < n->n; i++) {
+        Value v = eval_expr(n->list[i], env);
+        if (v.t != V_NUM && v.t != V_DUAL) {
+            v_release(v);
+            v_release(r);
+            wg_error_at(n->list[i], "array elements must be numbers, got %s", type_name(v));
+        }
+        AS_ARR(r)->v[i] = v;
+    }
+    return r;
+}
+
+Value eval_expr(Node *n, Env *env)
+{
+    switch (n->kind) {
+    case N_NUM: return literal(n);
+    case N_STR: return str_new(n->text, n->textlen);
+    case N_TRUE: return bool_val(1);
+    case N_FALSE: return bool_val(0);
+    case N_NIL: return nil_val();
+    case N_NAME: return read_var(n, env);
+    case N_VERSION: return read_version(n, env);
+    case N_BINOP: return eval_binop(n, env);
+    case N_NEG: {
+        Value a = eval_expr(n->a, env);
+        if (a.t == V_NUM) return num_op(OP_NEG, a, a);
+        wg_where.node = n;
+        Value r = v_arith(OP_NEG, a, a);
+        v_release(a);
+        return r;
+    }
+    case N_NOT: return bool_val(!as_bool(eval_expr(n->a, env), n->a, "the operand of 'not'"));
+    case N_AND:
+        if (!as_bool(eval_expr(n->a, env), n->a, "the left operand of 'and'")) return bool_val(0);
+        return bool_val(as_bool(eval_expr(n->b, env), n->b, "the right operand of 'and'"));
+    case N_OR:
+        if (as_bool(eval_expr(n->a, env), n->a, "the left operand of 'or'")) return bool_val(1);
+        return bool_val(as_bool(eval_expr(n->b, env), n->b, "the right operand of 'or'"));
+    case N_CALL: return eval_call(n, env);
+    case N_INDEX: return eval_index(n, env);
+    case N_SLICE: return eval_slice(n, env);
+    case N_ARRAY: return eval_array(n, env);
+    case N_FN: return make_closure(n, env);
+    default:
+        wg_error_at(n, "not an expression");
+    }
+}
+
+/* ----------------------------------------------------------- statements */
+
+static int exec_block(Node *n, Env *env)
+{
+    for (int i = 0; i < n->n; i++) {
+        int code = exec(n->list[i], env);
+        if (code != EXEC_NORMAL) return code;
+    }
+    return EXEC_NORMAL;
+}
+
+static int exec_while(Node *n, Env *env)
+{
+    for (;;) {
+        eval_check_interrupt();
+        if (!as_bool(eval_expr(n->a, env), n->a, "a while condition")) return EXEC_NORMAL;
+        int code = exec(n->b, env);
+        if (code == EXEC_BREAK) return EXEC_NORMAL;
+        if (code == EXEC_RETURN) return code;
+    }
+}
+
+static double range_bound(Node *e, Env *env)
+{
+    Value v = eval_expr(e, env);
+    if (v.t != V_NUM && v.t != V_DUAL) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
+    double d = v_primal(v);
+    v_release(v);
+    if (d != floor(d)) wg_error_at(e, "a range bound must be a whole number, got %g", d);
+    return d;
+}
+
+/* The loop variable is a plain counter: it is not a tape version. */
+static int exec_for(Node *n, Env *env)
+{
+    double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
+    Node *body = n->list[0];
+    Value *slot = var_slot(n->c, env, NULL);
+    for (double i = lo; i < hi; i++) {
+        eval_check_interrupt();
+        v_release(*slot);
+        *slot = num_val(i);
+        int code = exec(body, env);
+        if (code == EXEC_BREAK) break;
+        if (code == EXEC_RETURN) return code;
+        slot = var_slot(n->c, env, NULL);
+    }
+    return EXEC_NORMAL;
+}
+
+static void exec_assign(Node *n, Env *env)
+{
+    Value v = eval_expr(n->b, env);
+    wg_where.node = n;
+    if (n->a->kind == N_NAME) store_var(n->a, env, v);
+    else store_element(n->a, env, v, -1);
+}
+
+/* x op= e: on arrays and views it writes in place (through every alias);
+ * on numbers it is x = x op e. */
+static void exec_compound(Node *n, Env *env)
+{
+    int op = binop_code[n->op];
+    Value rhs = eval_expr(n->b, env);
+    wg_where.node = n;
+    if (n->a->kind == N_INDEX) {
+        store_element(n->a, env, rhs, op);
+        return;
+    }
+    VerLog *log;
+    Value *slot = var_slot(n->a, env, &log);
+    if (slot->t == V_UNDEF) wg_error_at(n->a, "undefined variable '%s'", n->a->name);
+    if (is_seq(*slot)) {
+        Value *holder = writable_seq(slot, n->a);
+        int len = seq_len(*holder);
+        if (is_seq(rhs) && seq_len(rhs) != len)
+            wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
+        for (int i = 0; i < len; i++) {
+            Value *e = seq_at(*holder, i);
+            Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
+            check_number(r, n);
+            v_release(*e);
+            *e = r;
+        }
+        if (log) log->count++;
+        v_release(rhs);
+        return;
+    }
+    Value r = v_arith(op, *slot, rhs);
+    v_release(rhs);
+    store_var(n->a, env, r);
+}
+
+static void echo_value(Value v)
+{
+    if (v.t == V_NIL || v.t == V_UNDEF) return;
+    value_print(v, stdout);
+    fputc('\n', stdout);
+}
+
+static int exec(Node *n, Env *env)
+{
+    wg_where.node = n;
+    switch (n->kind) {
+    case N_EXPR: {
+        Value v = eval_expr(n->a, env);
+        if (!env && wg_echo) echo_value(v);
+        v_release(v);
+        return EXEC_NORMAL;
+    }
+    case N_ASSIGN: exec_assign(n, env); return EXEC_NORMAL;
+    case N_COMPOUND: exec_compound(n, env); return EXEC_NORMAL;
+    case N_IF:
+        if (as_bool(eval_expr(n->a, env), n->a, "an if condition")) return exec(n->b, env);
+        return n->c ? exec(n->c, env) : EXEC_NORMAL;
+    case N_WHILE: return exec_while(n, env);
+    case N_FOR: return exec_for(n, env);
+    case N_BREAK: return EXEC_BREAK;
+    case N_CONTINUE: return EXEC_CONTINUE;
+    case N_RETURN:
+        if (!env) wg_error_at(n, "'return' outside a function");
+        ret_value = n->a ? eval_expr(n->a, env) : nil_val();
+        return EXEC_RETURN;
+    case N_BLOCK: return exec_block(n, env);
+    case N_NOGRAD: {
+        int saved = tape.recording;
+        tape.recording = 0;
+        int code = exec(n->a, env);
+        tape.recording = saved;
+        return code;
+    }
+    case N_COMMAND:
+        if (env) wg_error_at(n, "commands work only at the top level");
+        cmd_run(n->text);
+        return EXEC_NORMAL;
+    default:
+        return EXEC_NORMAL;
+    }
+}
+
+/* ------------------------------------------------------------ top level */
+
+static Chunk *running;
+
+static void run_top(void *ud)
+{
+    Chunk *c = ud;
+    Node *root = c->root;
+    for (int i = 0; i < root->n; i++) {
+        wg_where.chunk = c;
+        int code = exec(root->list[i], NULL);
+        if (code == EXEC_BREAK || code == EXEC_CONTINUE)
+            wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+        gc_maybe_collect();
+        if (wg_quit) return;
+    }
+}
+
+void eval_run_chunk(Chunk *c)
+{
+    Chunk *saved = running;
+    WgWhere where = wg_where;
+    running = c;
+    run_top(c);
+    running = saved;
+    wg_where = where;
+}
+
+int eval_chunk(Chunk *c)
+{
+    int saved_recording = tape.recording;
+    int depth = call_depth;
+    int err = wg_pcall(run_top, c);
+    if (err) {
+        ad_nesting = 0;
+        tape.recording = saved_recording;
+        call_depth = depth;
+        ret_value = nil_val();
+        gc_collect();
+    }
+    return err;
+}
+
+void eval_init(void)
+{
+    tape_init();
+    builtins_register();
+}
+
+void eval_reset(void)
+{
+    for (int i = 0; i < nglobals; i++) {
+        Value old = globals[i].v;
+        globals[i].v.t = V_UNDEF;
+        v_release(old);
+        free(globals[i].ver.ids);
+        free(globals[i].ver.ks);
+        memset(&globals[i].ver, 0, sizeof(VerLog));
+    }
+    gc_collect();
+    tape.limit = 0;
+    tape_init();
+    num_backend = BK_F64;
+    builtins_register();
+}

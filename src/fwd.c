@@ -1,0 +1,149 @@
+/* fwd.c: forward mode. jvp(f, x, v) runs f on dual numbers x + v·ε_tag,
+ * where every jvp call gets a tag of its own: an operation on duals of
+ * different tags treats the lower tag as a constant of the higher one, so
+ * nested jvp calls never confuse their perturbations (Siskind and
+ * Pearlmutter's fix, as ForwardDiff.jl's tags do). The tangent of each
+ * operation comes from the same rule table as the reverse sweep (rules.h).
+ * Tangents travel with the values, so memory stays constant however long a
+ * loop runs; unless an enclosing grad/hvp needs the tape, jvp records
+ * nothing at all. */
+#include <stdlib.h>
+#include "fwd.h"
+#include "arith.h"
+#include "eval.h"
+#include "error.h"
+#include "ad.h"
+#include "rules.h"
+#include "rng.h"
+
+static uint32_t next_tag;
+extern rng_t wg_rng;
+
+static uint32_t tag_of(Value v) { return v.t == V_DUAL ? AS_DUAL(v)->tag : 0; }
+
+static void split(Value v, uint32_t tag, Value *p, Value *t)
+{
+    if (v.t == V_DUAL && AS_DUAL(v)->tag == tag) {
+        *p = AS_DUAL(v)->p;
+        *t = AS_DUAL(v)->t;
+    } else {
+        *p = v;
+        *t = num_val(0);
+    }
+}
+
+static int is_zero(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 0; }
+
+Value fwd_op(int op, Value a, Value b)
+{
+    int binary = op_arity[op] == 2;
+    uint32_t ta = tag_of(a), tb = binary ? tag_of(b) : 0;
+    uint32_t tag = ta > tb ? ta : tb;
+    Value ap, at, bp = num_val(0), bt = num_val(0);
+    split(a, tag, &ap, &at);
+    if (binary) split(b, tag, &bp, &bt);
+    Value p = v_num_op(op, ap, bp);
+    RuleTemps ts = {0};
+    Value t = num_val(0);
+    if (!is_zero(at)) t = v_num_op(OP_MUL, rule_partial_val(op, 0, ap, bp, p, &ts), at);
+    if (binary && !is_zero(bt)) {
+        Value tb2 = v_num_op(OP_MUL, rule_partial_val(op, 1, ap, bp, p, &ts), bt);
+        Value sum = v_num_op(OP_ADD, t, tb2);
+        v_release(t);
+        v_release(tb2);
+        t = sum;
+    }
+    rule_temps_release(&ts);
+    return dual_new(tag, p, t);
+}
+
+static Value seed_dual(uint32_t tag, Value x, Value v)
+{
+    if ((x.t == V_NUM || x.t == V_DUAL) && (v.t == V_NUM || v.t == V_DUAL)) {
+        v_retain(x);
+        v_retain(v);
+        return dual_new(tag, x, v);
+    }
+    if (is_seq(x) && is_seq(v)) {
+        int n = seq_len(x);
+        if (seq_len(v) != n) wg_error("jvp: x has %d elements but v has %d", n, seq_len(v));
+        Value r = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = seed_dual(tag, *seq_at(x, i), *seq_at(v, i));
+        return r;
+    }
+    wg_error("jvp: x and v must both be numbers or both arrays, got %s and %s", type_name(x), type_name(v));
+}
+
+static Value tangent_of(Value r, uint32_t tag)
+{
+    if (r.t == V_DUAL) {
+        if (AS_DUAL(r)->tag == tag) {
+            v_retain(AS_DUAL(r)->t);
+            return AS_DUAL(r)->t;
+        }
+        return num_val(0);
+    }
+    if (r.t == V_NUM) return num_val(0);
+    if (is_seq(r)) {
+        int n = seq_len(r);
+        Value out = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = tangent_of(*seq_at(r, i), tag);
+        return out;
+    }
+    wg_error("jvp: the function must return a number or an array, got %s", type_name(r));
+}
+
+/* jvp records only when an enclosing grad or hvp needs the tape. */
+static Value jvp_call(Value f, Value x, Value v)
+{
+    if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
+    uint32_t tag = ++next_tag;
+    Value xd = seed_dual(tag, x, v);
+    int saved = tape.recording;
+    if (ad_nesting == 0) tape.recording = 0;
+    Value r = call_value(f, 1, &xd);
+    tape.recording = saved;
+    Value t = tangent_of(r, tag);
+    v_release(r);
+    v_release(xd);
+    return t;
+}
+
+static Value bi_jvp(int argc, Value *argv)
+{
+    (void)argc;
+    return jvp_call(argv[0], argv[1], argv[2]);
+}
+
+/* Baydin et al. (2022): (grad f(x) . v) v for v ~ N(0, I), one forward pass. */
+static Value bi_fwdgrad(int argc, Value *argv)
+{
+    (void)argc;
+    Value x = argv[1], v;
+    if (x.t == V_NUM || x.t == V_DUAL) v = num_val(num_round(rng_normal(&wg_rng)));
+    else if (is_seq(x)) {
+        int n = seq_len(x);
+        v = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&wg_rng)));
+    } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
+    Value s = jvp_call(argv[0], x, v);
+    if (s.t != V_NUM && s.t != V_DUAL) {
+        v_release(s);
+        v_release(v);
+        wg_error("fwdgrad: the function must return a number");
+    }
+    Value r = v_arith(OP_MUL, s, v);
+    v_release(s);
+    v_release(v);
+    return r;
+}
+
+static const Builtin fwd_builtins[] = {
+    {"jvp", 3, 3, bi_jvp, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
+    {"fwdgrad", 2, 2, bi_fwdgrad, "fwdgrad(f, x): forward gradient (grad f(x)·v) v, v ~ N(0, I) from the session generator"},
+};
+
+void fwd_register(void)
+{
+    for (size_t i = 0; i < sizeof fwd_builtins / sizeof fwd_builtins[0]; i++) define_builtin(&fwd_builtins[i]);
+}

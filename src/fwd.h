@@ -1,0 +1,9 @@
+/* fwd.h: forward mode with dual numbers: jvp and forward gradients. */
+#ifndef WG_FWD_H
+#define WG_FWD_H
+#include "value.h"
+
+Value fwd_op(int op, Value a, Value b);   /* an op with a dual operand */
+void  fwd_register(void);
+
+#endif

@@ -1,0 +1,143 @@
+/* gc.c: the cycle collector (see gc.h). Every heap object sits in one
+ * doubly linked list. A collection marks from the roots, then recounts
+ * every object's references from marked objects and roots, then frees what
+ * was not marked. Recounting repairs counts left too high by temporaries an
+ * error unwound past. */
+#include <stdlib.h>
+#include "gc.h"
+#include "eval.h"
+
+static Obj *all;
+static size_t live, at_last_collect = 1024;
+
+void gc_link(Obj *o)
+{
+    o->prev = NULL;
+    o->next = all;
+    if (all) all->prev = o;
+    all = o;
+    live++;
+}
+
+void gc_unlink(Obj *o)
+{
+    if (o->prev) o->prev->next = o->next;
+    else all = o->next;
+    if (o->next) o->next->prev = o->prev;
+    live--;
+}
+
+size_t gc_live_objects(void) { return live; }
+
+static void visit_value(Value v);
+
+static void visit_obj(Obj *o)
+{
+    if (!o) return;
+    o->rc++;
+    if (o->mark) return;
+    o->mark = 1;
+    switch (o->type) {
+    case V_ARR: {
+        Storage *s = (Storage *)o;
+        for (int i = 0; i < s->n; i++) visit_value(s->v[i]);
+        break;
+    }
+    case V_VIEW: visit_obj(&((View *)o)->s->h); break;
+    case V_FN: {
+        Closure *c = (Closure *)o;
+        visit_obj(c->env ? &c->env->h : NULL);
+        visit_value(c->target);
+        break;
+    }
+    case V_DUAL:
+        visit_value(((Dual *)o)->p);
+        visit_value(((Dual *)o)->t);
+        break;
+    case V_ENV: {
+        Env *e = (Env *)o;
+        for (int i = 0; i < e->n; i++) visit_value(e->slots[i]);
+        visit_obj(e->parent ? &e->parent->h : NULL);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void visit_value(Value v)
+{
+    if (IS_HEAP(v)) visit_obj(v.u.o);
+}
+
+/* Frees unmarked objects without following their references: everything
+ * they point to is either marked (and recounted) or being freed too. */
+static void free_shallow(Obj *o)
+{
+    switch (o->type) {
+    case V_ARR: free(((Storage *)o)->v); break;
+    case V_FN:
+        if (((Closure *)o)->fn) chunk_release(((Closure *)o)->fn->chunk);
+        break;
+    case V_ENV: {
+        Env *e = (Env *)o;
+        if (e->vers) {
+            for (int i = 0; i < e->n; i++) { free(e->vers[i].ids); free(e->vers[i].ks); }
+            free(e->vers);
+        }
+        break;
+    }
+    default: break;
+    }
+    free(o);
+}
+
+void gc_collect(void)
+{
+    for (Obj *o = all; o; o = o->next) {
+        o->rc = 0;
+        o->mark = 0;
+    }
+    eval_visit_roots(visit_value);
+    Obj *o = all;
+    all = NULL;
+    live = 0;
+    while (o) {
+        Obj *next = o->next;
+        if (o->mark) {
+            o->mark = 0;
+            gc_link(o);
+        } else {
+            free_shallow(o);
+        }
+        o = next;
+    }
+    at_last_collect = live > 1024 ? live : 1024;
+}
+
+void gc_maybe_collect(void)
+{
+    if (live > 2 * at_last_collect) gc_collect();
+}
+
+static void strip(Value *v)
+{
+    if (v->t == V_NUM) v->id = 0;
+}
+
+/* After :tape clear no live number may name an entry of the old tape. */
+void gc_strip_ids(void)
+{
+    for (int g = 0; g < nglobals; g++) strip(&globals[g].v);
+    for (Obj *o = all; o; o = o->next) {
+        if (o->type == V_ARR) {
+            Storage *s = (Storage *)o;
+            for (int i = 0; i < s->n; i++) strip(&s->v[i]);
+        } else if (o->type == V_ENV) {
+            Env *e = (Env *)o;
+            for (int i = 0; i < e->n; i++) strip(&e->slots[i]);
+        } else if (o->type == V_DUAL) {
+            strip(&((Dual *)o)->p);
+            strip(&((Dual *)o)->t);
+        }
+    }
+}

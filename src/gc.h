@@ -1,0 +1,17 @@
+/* gc.h: reference counting frees almost everything at once; this collector
+ * frees what counting cannot: cycles (a closure stored in the frame it
+ * captures) and the temporaries an error unwound past. It runs only at
+ * quiescent points, between top-level statements, when every live object is
+ * reachable from the globals, so it can recount every reference exactly. */
+#ifndef WG_GC_H
+#define WG_GC_H
+#include "value.h"
+
+void   gc_link(Obj *o);
+void   gc_unlink(Obj *o);
+void   gc_collect(void);          /* trace from the roots, recount, free the rest */
+void   gc_maybe_collect(void);    /* collect when enough was allocated since last time */
+size_t gc_live_objects(void);
+void   gc_strip_ids(void);        /* every live number becomes a constant */
+
+#endif

@@ -1,0 +1,60 @@
+/* num.h: the numeric layer. Every arithmetic operation, math builtin,
+ * reverse-sweep step and forward tangent goes through here, so the active
+ * backend decides how each result is rounded. Numbers are doubles holding
+ * exactly a value of the active format (see value.h); float64 is the fast
+ * path, tested with one predictable branch per operation. */
+#ifndef WG_NUM_H
+#define WG_NUM_H
+#include <stdint.h>
+
+typedef enum {
+#define OP(e, name, arity, da, db) OP_##e,
+#include "ops.def"
+#undef OP
+    OP_COUNT
+} OpCode;
+
+typedef enum { BK_F64, BK_F32, BK_F16, BK_BF16, BK_P8, BK_P16, BK_P32, BK_COUNT } Backend;
+
+extern int num_backend;
+extern const char *const backend_names[BK_COUNT];
+extern const char *const op_names[OP_COUNT];
+extern const int op_arity[OP_COUNT];
+
+int    backend_lookup(const char *name);      /* -1 if unknown */
+int    backend_is_posit(int b);
+double num_round(double x);                    /* into the active format */
+double num_literal(const char *text);          /* decimal text, rounded once */
+double num_apply_slow(int op, double a, double b);
+void   num_format(double x, char *buf, int size);   /* shortest round trip */
+int    num_bits(double x, char *buf, int size);      /* "0x3c00" */
+int    num_frombits(const char *s, double *out);     /* 0 if malformed */
+int    num_less(double a, double b);           /* backend order (posit NaR lowest) */
+int    num_equal(double a, double b);
+int    num_is_nar(double x);
+
+/* Apply a scalar op in the active backend. */
+static inline double num_apply(int op, double a, double b)
+{
+    if (__builtin_expect(num_backend == BK_F64, 1)) {
+        switch (op) {
+        case OP_ADD: return a + b;
+        case OP_SUB: return a - b;
+        case OP_MUL: return a * b;
+        case OP_DIV: return a / b;
+        case OP_NEG: return -a;
+        default: break;
+        }
+    }
+    return num_apply_slow(op, a, b);
+}
+
+/* Exact sums for the quire: the reverse sweep and sum/dot use these. */
+typedef struct { uint64_t w[8]; int backend; double fsum; } NumAcc;
+void   acc_clear(NumAcc *q);
+void   acc_fma(NumAcc *q, double a, double b);    /* q += a*b */
+void   acc_add(NumAcc *q, double a);
+double acc_result(const NumAcc *q);
+int    num_uses_quire(void);
+
+#endif

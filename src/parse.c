@@ -1,0 +1,216 @@
+/* parse.c: feeds the re2c lexer's tokens to the Lemon parser.
+ * This is where newlines get their meaning (SPEC "Syntax"): a newline ends a
+ * statement unless it sits inside ( ) or [ ] (but not inside a { } block
+ * nested in them), or follows a binary operator or a comma; and a newline
+ * between `}` and `else`/`elif` is dropped. A `:` at the start of a
+ * top-level statement makes the rest of the line a command. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "parse.h"
+#include "parser.h"
+#include "lexer_codes.h"
+#include "error.h"
+
+#define MAX_NEST 256
+
+typedef struct {
+    Lexer lx;
+    ParseState *ps;
+    void *parser;
+    char stack[MAX_NEST];   /* open brackets: ( [ { */
+    int depth;
+    int prev;               /* last token code fed to the parser, 0 at start */
+} Feeder;
+
+Node *syn_node(ParseState *ps, NodeKind k, Token at)
+{
+    return ast_node(ps->chunk, k, at.line, at.col);
+}
+
+Node *syn_num(ParseState *ps, Token t)
+{
+    Node *n = syn_node(ps, N_NUM, t);
+    n->text = ast_strdup(ps->chunk, t.p, (size_t)t.len);
+    n->textlen = t.len;
+    n->num = strtod(n->text, NULL);
+    return n;
+}
+
+Node *syn_name(ParseState *ps, Token t)
+{
+    Node *n = syn_node(ps, N_NAME, t);
+    n->name = ast_strdup(ps->chunk, t.p, (size_t)t.len);
+    return n;
+}
+
+static int unescape(char c)
+{
+    switch (c) {
+    case 'n': return '\n';
+    case 't': return '\t';
+    case 'r': return '\r';
+    case '0': return '\0';
+    case '\\': return '\\';
+    case '"': return '"';
+    default: return -1;
+    }
+}
+
+Node *syn_str(ParseState *ps, Token t)
+{
+    Node *n = syn_node(ps, N_STR, t);
+    char *out = ast_alloc(ps->chunk, (size_t)t.len);
+    int len = 0;
+    for (int i = 1; i < t.len - 1; i++) {
+        char c = t.p[i];
+        if (c == '\\') {
+            int e = unescape(t.p[++i]);
+            if (e < 0) {
+                Token at = t;
+                at.col += i - 1;
+                syn_error(ps, at, "unknown escape in string (use \\n \\t \\r \\0 \\\\ \\\")");
+                e = '?';
+            }
+            c = (char)e;
+        }
+        out[len++] = c;
+    }
+    n->text = out;
+    n->textlen = len;
+    return n;
+}
+
+void syn_error(ParseState *ps, Token t, const char *msg)
+{
+    if (ps->error) return;   /* the first error is the one worth reading */
+    ps->error = 1;
+    ps->err_line = t.line;
+    ps->err_col = t.col;
+    snprintf(ps->err_msg, sizeof ps->err_msg, "%s", msg);
+}
+
+/* After these tokens a newline cannot end the statement. */
+static int continues_line(int tok)
+{
+    switch (tok) {
+    case T_PLUS: case T_MINUS: case T_STAR: case T_SLASH: case T_PERCENT:
+    case T_CARET: case T_LT: case T_LE: case T_GT: case T_GE: case T_EQ:
+    case T_NE: case T_AND: case T_OR: case T_NOT: case T_COMMA:
+    case T_ASSIGN: case T_PLUSEQ: case T_MINUSEQ: case T_STAREQ:
+    case T_SLASHEQ: case T_DOTDOT: case T_ARROW: case T_IN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void feed(Feeder *f, int code, Token t)
+{
+    Parse(f->parser, code, t, f->ps);
+    f->prev = code;
+}
+
+static void track_brackets(Feeder *f, int code)
+{
+    char open = 0;
+    if (code == T_LPAREN) open = '(';
+    else if (code == T_LBRACKET) open = '[';
+    else if (code == T_LBRACE) open = '{';
+    if (open && f->depth < MAX_NEST) f->stack[f->depth++] = open;
+    if ((code == T_RPAREN || code == T_RBRACKET || code == T_RBRACE) && f->depth > 0)
+        f->depth--;
+}
+
+static int inside_parens(const Feeder *f)
+{
+    return f->depth > 0 && f->stack[f->depth - 1] != '{';
+}
+
+static int at_statement_start(const Feeder *f)
+{
+    return f->depth == 0 && (f->prev == 0 || f->prev == T_SEP);
+}
+
+/* `:cmd rest of line` becomes one COMMAND token holding "cmd rest of line". */
+static Token take_command(Feeder *f, Token colon)
+{
+    const char *p = colon.p + 1;
+    while (p < f->lx.lim && *p != '\n') p++;
+    Token t = colon;
+    t.p = colon.p + 1;
+    t.len = (int)(p - t.p);
+    while (t.len > 0 && (t.p[t.len - 1] == ' ' || t.p[t.len - 1] == '\t' || t.p[t.len - 1] == '\r'))
+        t.len--;
+    f->lx.cur = p;
+    return t;
+}
+
+static void feed_all(Feeder *f)
+{
+    Token t, pending = {0};
+    int have_newline = 0;
+    for (;;) {
+        int code = lex_next(&f->lx, &t);
+        if (code == LEX_NEWLINE) {
+            if (!inside_parens(f) && !continues_line(f->prev) && !have_newline) {
+                have_newline = 1;
+                pending = t;
+            }
+            continue;
+        }
+        if (code == LEX_BAD) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "unexpected character '%c'", *t.p ? *t.p : '?');
+            syn_error(f->ps, t, msg);
+            return;
+        }
+        if (code == LEX_UNTERMINATED) {
+            syn_error(f->ps, t, "unterminated string (strings end on the same line)");
+            return;
+        }
+        if (have_newline) {
+            have_newline = 0;
+            int joins_if = (code == T_ELSE || code == T_ELIF) && f->prev == T_RBRACE;
+            if (!joins_if) feed(f, T_SEP, pending);
+            if (f->ps->error) return;
+        }
+        if (code == 0) {
+            feed(f, 0, t);
+            return;
+        }
+        if (code == T_COLON && at_statement_start(f)) {
+            t = take_command(f, t);
+            code = T_COMMAND;
+        }
+        track_brackets(f, code);
+        feed(f, code, t);
+        if (f->ps->error) return;
+    }
+}
+
+Chunk *parse_chunk(const char *filename, const char *src, size_t len,
+                   int quiet, int *incomplete)
+{
+    Chunk *c = chunk_new(filename, src, len);
+    ParseState ps;
+    memset(&ps, 0, sizeof ps);
+    ps.chunk = c;
+    ps.quiet = quiet;
+    Feeder f;
+    memset(&f, 0, sizeof f);
+    f.ps = &ps;
+    lex_init(&f.lx, c->source, c->srclen);
+    f.parser = ParseAlloc(malloc);
+    feed_all(&f);
+    ParseFree(f.parser, free);
+    if (incomplete) *incomplete = ps.error && ps.incomplete;
+    if (ps.error || !ps.root) {
+        if (!quiet) wg_report(c, ps.err_line, ps.err_col, ps.err_msg[0] ? ps.err_msg : "syntax error");
+        chunk_release(c);
+        return NULL;
+    }
+    c->root = ps.root;
+    resolve_chunk(c);
+    return c;
+}

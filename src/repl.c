@@ -1,0 +1,175 @@
+/* repl.c: the interactive loop, on libedit's readline interface.
+ * An input that fails to parse only because it ended too early (open
+ * brackets or blocks, a trailing operator) is continued with "..> ", as
+ * lua.c does with incomplete chunks. Ctrl-C sets a flag that the evaluator
+ * polls (loops, calls, sweeps) and turns into an "interrupted" error; at
+ * the prompt it drops the current input. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <editline/readline.h>
+#include "repl.h"
+#include "eval.h"
+#include "parse.h"
+#include "cmd.h"
+#include "error.h"
+
+static char history_path[4096];
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    wg_interrupted = 1;
+}
+
+/* ----------------------------------------------------------- completion */
+
+static char *complete_name(const char *text, int state)
+{
+    static int phase, index;
+    static size_t len;
+    if (state == 0) {
+        phase = 0;
+        index = 0;
+        len = strlen(text);
+    }
+    if (text[0] == ':') {
+        const char *name;
+        while ((name = cmd_name(index++)))
+            if (!strncmp(name, text + 1, len - 1)) {
+                char *r = malloc(strlen(name) + 2);
+                r[0] = ':';
+                strcpy(r + 1, name);
+                return r;
+            }
+        return NULL;
+    }
+    (void)phase;
+    while (index < nglobals) {
+        Global *g = &globals[index++];
+        if (g->v.t != V_UNDEF && !strncmp(g->name, text, len)) return strdup(g->name);
+    }
+    return NULL;
+}
+
+static char **completer(const char *text, int start, int end)
+{
+    (void)start;
+    (void)end;
+    rl_attempted_completion_over = 1;
+    return rl_completion_matches(text, complete_name);
+}
+
+/* --------------------------------------------------------------- input */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} Input;
+
+static void input_add(Input *in, const char *line)
+{
+    size_t n = strlen(line);
+    if (in->len + n + 2 > in->cap) {
+        in->cap = (in->len + n + 2) * 2;
+        in->buf = realloc(in->buf, in->cap);
+    }
+    memcpy(in->buf + in->len, line, n);
+    in->len += n;
+    in->buf[in->len++] = '\n';
+    in->buf[in->len] = 0;
+}
+
+static int blank(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+    return *s == 0;
+}
+
+typedef struct {
+    Input *in;
+    Chunk *chunk;
+    int incomplete;
+} Attempt;
+
+static void try_parse(void *ud)
+{
+    Attempt *a = ud;
+    a->chunk = parse_chunk("<repl>", a->in->buf, a->in->len, 1, &a->incomplete);
+}
+
+static void report_parse(void *ud)
+{
+    Attempt *a = ud;
+    a->chunk = parse_chunk("<repl>", a->in->buf, a->in->len, 0, NULL);
+}
+
+static void run_input(Input *in)
+{
+    Attempt a = { in, NULL, 0 };
+    if (wg_pcall(try_parse, &a)) return;
+    if (!a.chunk) {
+        wg_pcall(report_parse, &a);
+        if (a.chunk) chunk_release(a.chunk);
+        return;
+    }
+    wg_echo = 1;
+    eval_chunk(a.chunk);
+    wg_echo = 0;
+    chunk_release(a.chunk);
+}
+
+/* Does the input so far need more lines? */
+static int needs_more(Input *in)
+{
+    Attempt a = { in, NULL, 0 };
+    if (wg_pcall(try_parse, &a)) return 0;
+    if (a.chunk) {
+        chunk_release(a.chunk);
+        return 0;
+    }
+    return a.incomplete;
+}
+
+int repl_run(void)
+{
+    const char *home = getenv("HOME");
+    if (home) snprintf(history_path, sizeof history_path, "%s/.wengert_history", home);
+    rl_readline_name = "wengert";
+    rl_attempted_completion_function = completer;
+    using_history();
+    if (history_path[0]) read_history(history_path);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    printf("wengert %s: every number can be differentiated. :help for help, :quit to leave.\n", "0.1.0");
+    Input in = {0};
+    while (!wg_quit) {
+        char *line = readline(in.len ? "..> " : "wg> ");
+        if (wg_interrupted) {     /* Ctrl-C at the prompt: drop the input */
+            wg_interrupted = 0;
+            in.len = 0;
+            if (line) free(line);
+            printf("\n");
+            continue;
+        }
+        if (!line) break;
+        input_add(&in, line);
+        free(line);
+        if (blank(in.buf)) { in.len = 0; continue; }
+        if (needs_more(&in)) continue;
+        char *entry = strdup(in.buf);
+        entry[strlen(entry) - 1] = 0;
+        add_history(entry);
+        free(entry);
+        run_input(&in);
+        in.len = 0;
+        fflush(stdout);
+    }
+    if (history_path[0]) write_history(history_path);
+    free(in.buf);
+    printf("\n");
+    return 0;
+}

@@ -1,0 +1,134 @@
+/* resolve.c: binds every name in a chunk to where it lives, once, before the
+ * chunk runs, so the evaluator never looks a name up by string.
+ * Scoping (SPEC "Syntax"): a name assigned anywhere in a function body (or
+ * bound by a `for` or as a parameter) is local to that function; any other
+ * name refers to the nearest enclosing function that has it as a local, and
+ * failing that to a global. Blocks do not open scopes. */
+#include <string.h>
+#include "parse.h"
+#include "error.h"
+
+typedef struct Scope {
+    FnInfo *fn;             /* NULL for the top level */
+    struct Scope *outer;
+    Chunk *chunk;
+} Scope;
+
+static int find_local(const FnInfo *f, const char *name)
+{
+    for (int i = 0; i < f->nslots; i++)
+        if (strcmp(f->slotnames[i], name) == 0) return i;
+    return -1;
+}
+
+static void add_local(Chunk *c, FnInfo *f, const char *name)
+{
+    if (find_local(f, name) >= 0) return;
+    int n = f->nslots;
+    if ((n & (n - 1)) == 0) {
+        const char **bigger = ast_alloc(c, sizeof(char *) * (size_t)(n ? 2 * n : 1));
+        if (n) memcpy(bigger, f->slotnames, sizeof(char *) * (size_t)n);
+        f->slotnames = bigger;
+    }
+    f->slotnames[f->nslots++] = name;
+}
+
+static int is_call_to(const Node *n, const char *name)
+{
+    return n->kind == N_CALL && n->a->kind == N_NAME && strcmp(n->a->name, name) == 0;
+}
+
+/* First pass over one function body: which names are its locals, and does
+ * it need tape versions or a heap frame. Nested function bodies are their
+ * own business. */
+static void collect(Chunk *c, FnInfo *f, Node *n)
+{
+    if (!n) return;
+    switch (n->kind) {
+    case N_FN:
+        f->captures = 1;
+        return;
+    case N_ASSIGN: case N_COMPOUND:
+        if (n->a->kind == N_NAME) add_local(c, f, n->a->name);
+        break;
+    case N_FOR:
+        add_local(c, f, n->name);
+        break;
+    case N_VERSION:
+        f->records = 1;
+        break;
+    case N_CALL:
+        if (is_call_to(n, "d")) f->records = 1;
+        break;
+    default:
+        break;
+    }
+    collect(c, f, n->a);
+    collect(c, f, n->b);
+    collect(c, f, n->c);
+    for (int i = 0; i < n->n; i++) collect(c, f, n->list[i]);
+}
+
+static void bind_name(Scope *s, Node *n)
+{
+    int depth = 0;
+    for (Scope *sc = s; sc && sc->fn; sc = sc->outer, depth++) {
+        int slot = find_local(sc->fn, n->name);
+        if (slot >= 0) {
+            n->ref = depth == 0 ? REF_LOCAL : REF_UPVAL;
+            n->depth = (uint8_t)(depth > 255 ? 255 : depth);
+            n->slot = slot;
+            return;
+        }
+    }
+    n->ref = REF_GLOBAL;
+    n->slot = global_index(n->name);
+}
+
+static void resolve(Scope *s, Node *n);
+
+static void resolve_fn(Scope *outer, Node *n)
+{
+    FnInfo *f = n->fn;
+    for (int i = 0; i < n->n; i++) {
+        for (int j = 0; j < i; j++)
+            if (strcmp(n->list[i]->name, n->list[j]->name) == 0)
+                wg_error_at(n->list[i], "parameter '%s' appears twice", n->list[i]->name);
+        add_local(outer->chunk, f, n->list[i]->name);
+    }
+    collect(outer->chunk, f, f->body);
+    Scope inner = { f, outer, outer->chunk };
+    for (int i = 0; i < n->n; i++) bind_name(&inner, n->list[i]);
+    resolve(&inner, f->body);
+}
+
+static void resolve(Scope *s, Node *n)
+{
+    if (!n) return;
+    switch (n->kind) {
+    case N_NAME: case N_VERSION:
+        bind_name(s, n);
+        return;
+    case N_FN:
+        resolve_fn(s, n);
+        return;
+    case N_FOR:
+        bind_name(s, n->c);
+        n->ref = n->c->ref;
+        n->slot = n->c->slot;
+        n->depth = n->c->depth;
+        break;
+    default:
+        break;
+    }
+    resolve(s, n->a);
+    resolve(s, n->b);
+    resolve(s, n->c);
+    for (int i = 0; i < n->n; i++) resolve(s, n->list[i]);
+}
+
+void resolve_chunk(Chunk *c)
+{
+    Scope top = { NULL, NULL, c };
+    resolve(&top, c->root);
+}

@@ -1,0 +1,140 @@
+/* rules.h: the derivative rules of ops.def, instantiated twice:
+ *   rule_partial_num   in doubles, rounded by the active backend (the plain
+ *                      reverse sweep and forward tangent sweeps);
+ *   rule_partial_val   in values through v_num_op, so a partial of a recorded
+ *                      value is itself recorded (derivatives of derivatives)
+ *                      and a partial of a dual carries its tangent (jvp).
+ * Included by ad.c and fwd.c only. */
+#ifndef WG_RULES_H
+#define WG_RULES_H
+#include "arith.h"
+
+/* ---- doubles */
+#define ONE        1.0
+#define ZERO       0.0
+#define HALF       0.5
+#define N1(o, x)   num_apply(o, (x), 0)
+#define N2(o, x, y) num_apply(o, (x), (y))
+#define ADD(x, y)  N2(OP_ADD, x, y)
+#define SUB(x, y)  N2(OP_SUB, x, y)
+#define MUL(x, y)  N2(OP_MUL, x, y)
+#define DIV(x, y)  N2(OP_DIV, x, y)
+#define POW(x, y)  N2(OP_POW, x, y)
+#define NEG(x)     N1(OP_NEG, x)
+#define SIN(x)     N1(OP_SIN, x)
+#define COS(x)     N1(OP_COS, x)
+#define SINH(x)    N1(OP_SINH, x)
+#define COSH(x)    N1(OP_COSH, x)
+#define SQRT(x)    N1(OP_SQRT, x)
+#define LOG(x)     N1(OP_LOG, x)
+#define SIGN(x)    N1(OP_SIGN, x)
+#define FLOOR(x)   N1(OP_FLOOR, x)
+#define LE(x, y)   (num_less((y), (x)) ? 0.0 : 1.0)
+#define GE(x, y)   (num_less((x), (y)) ? 0.0 : 1.0)
+
+static inline double rule_partial_num(int op, int which, double A, double B, double V)
+{
+    (void)A; (void)B; (void)V;
+    switch (op) {
+#define OP(e, name, arity, da, db) case OP_##e: return which == 0 ? (da) : (db);
+#include "ops.def"
+#undef OP
+    default: return 0;
+    }
+}
+
+#undef ONE
+#undef ZERO
+#undef HALF
+#undef N1
+#undef N2
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef POW
+#undef NEG
+#undef SIN
+#undef COS
+#undef SINH
+#undef COSH
+#undef SQRT
+#undef LOG
+#undef SIGN
+#undef FLOOR
+#undef LE
+#undef GE
+
+/* ---- values. Intermediate results are parked in a small stack and
+ * released together once the caller has retained the partial. */
+typedef struct { Value v[16]; int n; } RuleTemps;
+
+static inline Value rule_keep(RuleTemps *ts, Value v)
+{
+    ts->v[ts->n++] = v;
+    return v;
+}
+
+static inline void rule_temps_release(RuleTemps *ts)
+{
+    for (int i = 0; i < ts->n; i++) v_release(ts->v[i]);
+    ts->n = 0;
+}
+
+#define ONE        num_val(1)
+#define ZERO       num_val(0)
+#define HALF       num_val(0.5)
+#define N1(o, x)   rule_keep(ts, v_num_op(o, (x), num_val(0)))
+#define N2(o, x, y) rule_keep(ts, v_num_op(o, (x), (y)))
+#define ADD(x, y)  N2(OP_ADD, x, y)
+#define SUB(x, y)  N2(OP_SUB, x, y)
+#define MUL(x, y)  N2(OP_MUL, x, y)
+#define DIV(x, y)  N2(OP_DIV, x, y)
+#define POW(x, y)  N2(OP_POW, x, y)
+#define NEG(x)     N1(OP_NEG, x)
+#define SIN(x)     N1(OP_SIN, x)
+#define COS(x)     N1(OP_COS, x)
+#define SINH(x)    N1(OP_SINH, x)
+#define COSH(x)    N1(OP_COSH, x)
+#define SQRT(x)    N1(OP_SQRT, x)
+#define LOG(x)     N1(OP_LOG, x)
+#define SIGN(x)    N1(OP_SIGN, x)
+#define FLOOR(x)   N1(OP_FLOOR, x)
+#define LE(x, y)   num_val(num_less(v_primal(y), v_primal(x)) ? 0.0 : 1.0)
+#define GE(x, y)   num_val(num_less(v_primal(x), v_primal(y)) ? 0.0 : 1.0)
+
+/* The partial is borrowed from ts (or a constant): retain it to keep it. */
+static inline Value rule_partial_val(int op, int which, Value A, Value B, Value V, RuleTemps *ts)
+{
+    (void)A; (void)B; (void)V;
+    switch (op) {
+#define OP(e, name, arity, da, db) case OP_##e: return which == 0 ? (da) : (db);
+#include "ops.def"
+#undef OP
+    default: return num_val(0);
+    }
+}
+
+#undef ONE
+#undef ZERO
+#undef HALF
+#undef N1
+#undef N2
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef POW
+#undef NEG
+#undef SIN
+#undef COS
+#undef SINH
+#undef COSH
+#undef SQRT
+#undef LOG
+#undef SIGN
+#undef FLOOR
+#undef LE
+#undef GE
+
+#endif

@@ -1,0 +1,106 @@
+/* tape.c: storage for the session tape and its memory cap. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tape.h"
+#include "error.h"
+
+Tape tape;
+
+#define ENTRY_BYTES (sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double))
+
+void tape_init(void)
+{
+    size_t limit = tape.limit ? tape.limit : (size_t)1 << 30;   /* 1 GiB default */
+    free(tape.op);
+    free(tape.arg);
+    free(tape.val);
+    free(tape.pool);
+    free(tape.derivs);
+    uint32_t epoch = tape.epoch;
+    memset(&tape, 0, sizeof tape);
+    tape.limit = limit;
+    tape.epoch = epoch + 1;
+    tape.recording = 1;
+    tape.cap = 1024;
+    tape.op = wg_malloc(tape.cap);
+    tape.arg = wg_malloc(tape.cap * sizeof(TapeArgs));
+    tape.val = wg_malloc(tape.cap * sizeof(double));
+    tape.n = 1;                 /* entry 0: "constant" */
+    tape.op[0] = OP_CONST;
+    tape.arg[0].a = tape.arg[0].b = 0;
+    tape.val[0] = 0;
+}
+
+void tape_clear(void)
+{
+    int recording = tape.recording;
+    tape_init();
+    tape.recording = recording;
+}
+
+size_t tape_bytes(void)
+{
+    return (size_t)tape.n * ENTRY_BYTES + tape.npool * sizeof(uint32_t)
+         + (size_t)tape.nderivs * sizeof(DerivRec);
+}
+
+static void check_limit(size_t more)
+{
+    if (tape_bytes() + more > tape.limit) {
+        char lim[32];
+        double mb = (double)tape.limit / (1 << 20);
+        snprintf(lim, sizeof lim, mb >= 1024 ? "%.0fGB" : "%.0fMB", mb >= 1024 ? mb / 1024 : mb);
+        wg_error("tape limit of %s reached (%u entries); raise it with ':tape limit 4GB' "
+                 "or forget the tape with ':tape clear'", lim, tape.n);
+    }
+}
+
+/* Capacity never exceeds what the memory cap allows, so reaching the cap
+ * is noticed at the entry that crosses it. */
+void tape_grow(void)
+{
+    size_t maxn = tape.limit / ENTRY_BYTES;
+    if (maxn > 0xF0000000u) maxn = 0xF0000000u;
+    if (tape.n >= maxn) check_limit(tape.limit);
+    size_t cap = (size_t)tape.cap * 2;
+    if (cap > maxn) cap = maxn;
+    uint8_t *op = realloc(tape.op, cap);
+    if (op) tape.op = op;
+    TapeArgs *arg = realloc(tape.arg, cap * sizeof(TapeArgs));
+    if (arg) tape.arg = arg;
+    double *val = realloc(tape.val, cap * sizeof(double));
+    if (val) tape.val = val;
+    if (!op || !arg || !val) wg_error("out of memory growing the tape to %zu entries", cap);
+    tape.cap = (uint32_t)cap;
+}
+
+uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
+{
+    check_limit(n * sizeof(uint32_t));
+    if (tape.npool + n > tape.cappool) {
+        size_t cap = tape.cappool ? tape.cappool : 1024;
+        while (cap < tape.npool + n) cap *= 2;
+        tape.pool = wg_realloc(tape.pool, cap * sizeof(uint32_t));
+        tape.cappool = cap;
+    }
+    uint32_t off = (uint32_t)tape.npool;
+    if (ids) memcpy(tape.pool + off, ids, n * sizeof(uint32_t));
+    tape.npool += n;
+    return off;
+}
+
+uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt)
+{
+    if (tape.nderivs == tape.capderivs) {
+        tape.capderivs = tape.capderivs ? 2 * tape.capderivs : 16;
+        tape.derivs = wg_realloc(tape.derivs, tape.capderivs * sizeof(DerivRec));
+    }
+    DerivRec *r = &tape.derivs[tape.nderivs];
+    r->y = y;
+    r->wrt_off = tape_pool_push(wrt, nwrt);
+    r->nwrt = nwrt;
+    r->exp_lo = 0;
+    r->exp_off = 0;
+    return tape.nderivs++;
+}

@@ -1,0 +1,204 @@
+/* value.c: heap objects, copies with value semantics, and printing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "value.h"
+#include "num.h"
+#include "gc.h"
+#include "error.h"
+
+void *obj_new(VType t, size_t size)
+{
+    Obj *o = wg_malloc(size);
+    memset(o, 0, size);
+    o->type = (uint8_t)t;
+    o->rc = 1;
+    gc_link(o);
+    return o;
+}
+
+Value str_new(const char *s, int len)
+{
+    Str *o = obj_new(V_STR, sizeof(Str) + (size_t)len + 1);
+    o->len = len;
+    memcpy(o->s, s, (size_t)len);
+    o->s[len] = 0;
+    return obj_val(V_STR, o);
+}
+
+Storage *storage_new(int n)
+{
+    Storage *s = obj_new(V_ARR, sizeof(Storage));
+    s->n = s->cap = n;
+    s->v = wg_calloc((size_t)(n ? n : 1), sizeof(Value));
+    for (int i = 0; i < n; i++) s->v[i].t = V_NUM;
+    return s;
+}
+
+Value arr_new(int n) { return obj_val(V_ARR, storage_new(n)); }
+
+Value view_new(Storage *s, int start, int len, int stride)
+{
+    View *v = obj_new(V_VIEW, sizeof(View));
+    s->h.rc++;
+    s->aliased = 1;
+    v->s = s;
+    v->start = start;
+    v->len = len;
+    v->stride = stride;
+    return obj_val(V_VIEW, v);
+}
+
+Value dual_new(uint32_t tag, Value p, Value t)
+{
+    Dual *d = obj_new(V_DUAL, sizeof(Dual));
+    d->tag = tag;
+    d->p = p;
+    d->t = t;
+    return obj_val(V_DUAL, d);
+}
+
+Env *env_new(FnInfo *fn, Env *parent, int n)
+{
+    Env *e = obj_new(V_ENV, sizeof(Env) + sizeof(Value) * (size_t)n);
+    e->fn = fn;
+    e->parent = parent;
+    if (parent) parent->h.rc++;
+    e->n = n;
+    return e;
+}
+
+/* Release what o holds, then o itself. */
+void obj_free(Obj *o)
+{
+    switch (o->type) {
+    case V_ARR: {
+        Storage *s = (Storage *)o;
+        for (int i = 0; i < s->n; i++) v_release(s->v[i]);
+        free(s->v);
+        break;
+    }
+    case V_VIEW: {
+        Storage *s = ((View *)o)->s;
+        if (--s->h.rc == 0) obj_free(&s->h);
+        break;
+    }
+    case V_FN: {
+        Closure *c = (Closure *)o;
+        if (c->env && --c->env->h.rc == 0) obj_free(&c->env->h);
+        v_release(c->target);
+        if (c->fn) chunk_release(c->fn->chunk);
+        break;
+    }
+    case V_DUAL:
+        v_release(((Dual *)o)->p);
+        v_release(((Dual *)o)->t);
+        break;
+    case V_ENV: {
+        Env *e = (Env *)o;
+        for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
+        if (e->vers) {
+            for (int i = 0; i < e->n; i++) { free(e->vers[i].ids); free(e->vers[i].ks); }
+            free(e->vers);
+        }
+        if (e->parent && --e->parent->h.rc == 0) obj_free(&e->parent->h);
+        break;
+    }
+    default:
+        break;
+    }
+    gc_unlink(o);
+    free(o);
+}
+
+int is_seq(Value v) { return v.t == V_ARR || v.t == V_VIEW; }
+
+int seq_len(Value v)
+{
+    return v.t == V_ARR ? AS_ARR(v)->n : AS_VIEW(v)->len;
+}
+
+Value *seq_at(Value v, int i)
+{
+    if (v.t == V_ARR) return &AS_ARR(v)->v[i];
+    View *w = AS_VIEW(v);
+    return &w->s->v[w->start + (long)i * w->stride];
+}
+
+Value arr_copy(Value v)
+{
+    int n = seq_len(v);
+    Value r = arr_new(n);
+    Storage *s = AS_ARR(r);
+    for (int i = 0; i < n; i++) {
+        s->v[i] = *seq_at(v, i);
+        v_retain(s->v[i]);
+    }
+    return r;
+}
+
+Value bind_copy(Value v)
+{
+    if (v.t == V_ARR && AS_ARR(v)->aliased) {
+        Value c = arr_copy(v);
+        v_release(v);
+        return c;
+    }
+    return v;
+}
+
+const char *type_name(Value v)
+{
+    switch (v.t) {
+    case V_NIL: return "nil";
+    case V_BOOL: return "boolean";
+    case V_NUM: case V_DUAL: return "number";
+    case V_STR: return "string";
+    case V_ARR: return "array";
+    case V_VIEW: return "view";
+    case V_FN: case V_BUILTIN: return "function";
+    default: return "undefined";
+    }
+}
+
+void value_repr_num(double x, char *buf, int size) { num_format(x, buf, size); }
+
+static double primal_of(Value v)
+{
+    while (v.t == V_DUAL) v = AS_DUAL(v)->p;
+    return v.u.n;
+}
+
+void value_print(Value v, void *file)
+{
+    FILE *f = file;
+    char buf[256];
+    switch (v.t) {
+    case V_NIL: fputs("nil", f); break;
+    case V_BOOL: fputs(v.u.b ? "true" : "false", f); break;
+    case V_NUM: case V_DUAL:
+        num_format(primal_of(v), buf, sizeof buf);
+        fputs(buf, f);
+        break;
+    case V_STR: fwrite(AS_STR(v)->s, 1, (size_t)AS_STR(v)->len, f); break;
+    case V_ARR: case V_VIEW: {
+        int n = seq_len(v);
+        fputc('[', f);
+        for (int i = 0; i < n; i++) {
+            if (i) fputs(", ", f);
+            value_print(*seq_at(v, i), f);
+        }
+        fputc(']', f);
+        break;
+    }
+    case V_FN: {
+        Closure *c = AS_FN(v);
+        const char *name = c->fn ? c->fn->name : c->label;
+        if (name) fprintf(f, "<fn %s>", name);
+        else fputs("<fn>", f);
+        break;
+    }
+    case V_BUILTIN: fprintf(f, "<fn %s>", v.u.bi->name); break;
+    default: fputs("<undefined>", f); break;
+    }
+}

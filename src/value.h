@@ -1,0 +1,153 @@
+/* value.h: the representation of wengert values.
+ * A Value is 16 bytes: a type tag, a tape identity and a payload. A number
+ * carries its tape entry in `id` (0 = a constant, not on the tape), so
+ * recording costs nothing for values that never meet the tape. The number
+ * itself is a double holding exactly a value of the active backend's format
+ * (every float32/16, bfloat16 and posit8/16/32 value is a double), so a
+ * backend switch changes how results are rounded, not how they are stored.
+ * Heap objects are reference counted; cycles through closures are broken by
+ * the collector in gc.c at quiescent points. */
+#ifndef WG_VALUE_H
+#define WG_VALUE_H
+#include <stdint.h>
+#include "ast.h"
+
+typedef enum {
+    V_UNDEF,    /* an unassigned slot; never a user-visible value */
+    V_NIL, V_BOOL, V_NUM, V_BUILTIN,
+    /* heap types from here on */
+    V_STR, V_ARR, V_VIEW, V_FN, V_DUAL, V_ENV
+} VType;
+
+typedef struct Obj {
+    struct Obj *next, *prev;  /* every heap object, for the cycle collector */
+    uint32_t rc;
+    uint8_t  type;
+    uint8_t  mark;
+} Obj;
+
+struct Builtin;
+
+typedef struct Value {
+    uint8_t  t;
+    uint8_t  pad8;
+    uint16_t pad16;
+    uint32_t id;              /* tape entry of a number, 0 if constant */
+    union {
+        double n;
+        int b;
+        Obj *o;
+        const struct Builtin *bi;
+    } u;
+} Value;
+
+typedef struct Str {
+    Obj h;
+    int len;
+    char s[];
+} Str;
+
+/* Element storage, shared copy-on-write by array values and aliased by
+ * views. Once a view exists (aliased), copies of the array are made eagerly
+ * when bound to a name, so writes through an array name never reach a view
+ * of another array. */
+typedef struct Storage {
+    Obj h;
+    int n, cap;
+    int aliased;
+    Value *v;
+} Storage;
+
+typedef struct View {
+    Obj h;
+    Storage *s;
+    int start, len, stride;
+} View;
+
+typedef struct Env Env;
+/* A function value: user code (fn set), or a derived function such as
+ * grad(f) (fn NULL, kind says which, target is f). */
+typedef enum { FK_USER, FK_GRAD } FnKind;
+typedef struct Closure {
+    Obj h;
+    FnInfo *fn;
+    Env *env;     /* the frame the function was made in; NULL at top level */
+    int kind;
+    Value target;
+    const char *label;   /* name shown for derived functions */
+} Closure;
+
+/* A version log for one variable: the tape entry of each number assigned,
+ * with its version number k. Both columns increase, so x@k and "which
+ * version is entry #i" are binary searches. Array versions are counted but
+ * not kept. */
+typedef struct VerLog {
+    uint32_t *ids;
+    int *ks;
+    int n, cap;
+    int count;    /* assignments so far, arrays included */
+} VerLog;
+
+struct Env {
+    Obj h;
+    Env *parent;
+    FnInfo *fn;
+    VerLog *vers;   /* one per slot when fn->records, else NULL */
+    int n;
+    Value slots[];
+};
+
+/* Forward mode: a number with a tangent for the jvp level `tag`. Primal and
+ * tangent may themselves be duals of lower tags, so jvp nests. */
+typedef struct Dual {
+    Obj h;
+    uint32_t tag;
+    Value p, t;
+} Dual;
+
+typedef Value (*BuiltinFn)(int argc, Value *argv);
+typedef struct Builtin {
+    const char *name;
+    int minargs, maxargs;    /* maxargs -1: any number */
+    BuiltinFn fn;
+    const char *help;
+} Builtin;
+
+#define IS_HEAP(v)  ((v).t >= V_STR)
+#define IS_NUM(v)   ((v).t == V_NUM)
+#define AS_STR(v)   ((Str *)(v).u.o)
+#define AS_ARR(v)   ((Storage *)(v).u.o)
+#define AS_VIEW(v)  ((View *)(v).u.o)
+#define AS_FN(v)    ((Closure *)(v).u.o)
+#define AS_DUAL(v)  ((Dual *)(v).u.o)
+
+static inline Value num_val(double n) { Value v = {0}; v.t = V_NUM; v.u.n = n; return v; }
+static inline Value num_rec(double n, uint32_t id) { Value v = {0}; v.t = V_NUM; v.id = id; v.u.n = n; return v; }
+static inline Value bool_val(int b) { Value v = {0}; v.t = V_BOOL; v.u.b = !!b; return v; }
+static inline Value nil_val(void) { Value v = {0}; v.t = V_NIL; return v; }
+static inline Value obj_val(VType t, void *o) { Value v = {0}; v.t = (uint8_t)t; v.u.o = o; return v; }
+
+void obj_free(Obj *o);
+static inline void v_retain(Value v) { if (IS_HEAP(v)) v.u.o->rc++; }
+static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) obj_free(v.u.o); }
+
+void   *obj_new(VType t, size_t size);
+Value   str_new(const char *s, int len);
+Storage *storage_new(int n);
+Value   arr_new(int n);           /* n undefined-free zeros */
+Value   view_new(Storage *s, int start, int len, int stride);
+Value   dual_new(uint32_t tag, Value p, Value t);   /* takes ownership of p, t */
+Env    *env_new(FnInfo *fn, Env *parent, int n);
+
+/* Arrays and views alike: length, element read (borrowed), element slot. */
+int     seq_len(Value v);
+Value  *seq_at(Value v, int i);
+int     is_seq(Value v);
+Value   arr_copy(Value v);       /* a fresh unaliased array with v's elements */
+Value   bind_copy(Value v);      /* what a name receives: copies aliased storage; takes ownership */
+
+const char *type_name(Value v);
+void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
+void    value_repr_num(double x, char *buf, int size);
+
+#endif
