@@ -89,10 +89,13 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape.derivs[g.a].y);
-    else if (op_arity[op] == 2)
-        snprintf(args, sizeof args, "#%u #%u", g.a, g.b);
-    else if (op_arity[op] == 1)
-        snprintf(args, sizeof args, "#%u", g.a);
+    else if (op_arity[op] >= 1) {
+        /* operand 0 is a constant that the rule does not need */
+        char a[16] = "const", b[16] = "const";
+        if (g.a) snprintf(a, sizeof a, "#%u", g.a);
+        if (g.b) snprintf(b, sizeof b, "#%u", g.b);
+        snprintf(args, sizeof args, op_arity[op] == 2 ? "%s %s" : "%s", a, b);
+    }
     fmt_num(tape.val[i], val, sizeof val);
     fprintf(f, "%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
 }

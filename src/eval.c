@@ -276,6 +276,7 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     }
     check_number(v, target);
     if (log) log->count++;
+    if (v.t == V_NUM && recording_scope(env)) label_number(&v);   /* a[i] is a place too */
     Value old = *elem;
     *elem = v;
     v_release(old);
