@@ -276,7 +276,7 @@ static void cmd_tape(const char *args)
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
     else if (!strcmp(sub, "dot")) tape_dot(rest);
-    else if (!strcmp(sub, "clear")) { tape_forget(); printf("tape cleared\n"); }
+    else if (!strcmp(sub, "clear")) tape_forget();
     else if (!strcmp(sub, "limit")) {
         char b[32];
         if (*rest) {

@@ -693,7 +693,6 @@ static int exec(Node *n, Env *env)
         return code;
     }
     case N_COMMAND:
-        if (env) wg_error_at(n, "commands work only at the top level");
         cmd_run(n->text);
         return EXEC_NORMAL;
     default:
@@ -704,7 +703,10 @@ static int exec(Node *n, Env *env)
 /* ------------------------------------------------------------ top level */
 
 static Chunk *running;
+static int run_nesting;      /* chunks running inside chunks (:load, :time) */
 
+/* The collector may run between the outermost chunk's statements only:
+ * there, nothing but the globals holds a value. */
 static void run_top(void *ud)
 {
     Chunk *c = ud;
@@ -714,7 +716,7 @@ static void run_top(void *ud)
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
-        gc_maybe_collect();
+        if (run_nesting == 0 && call_depth == 0) gc_maybe_collect();
         if (wg_quit) return;
     }
 }
@@ -724,7 +726,9 @@ void eval_run_chunk(Chunk *c)
     Chunk *saved = running;
     WgWhere where = wg_where;
     running = c;
+    run_nesting++;
     run_top(c);
+    run_nesting--;
     running = saved;
     wg_where = where;
 }
@@ -736,6 +740,7 @@ int eval_chunk(Chunk *c)
     int err = wg_pcall(run_top, c);
     if (err) {
         ad_nesting = 0;
+        run_nesting = 0;
         tape.recording = saved_recording;
         call_depth = depth;
         ret_value = nil_val();

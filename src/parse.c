@@ -127,9 +127,10 @@ static int inside_parens(const Feeder *f)
     return f->depth > 0 && f->stack[f->depth - 1] != '{';
 }
 
+/* Commands may start any statement that is not inside ( ) or [ ]. */
 static int at_statement_start(const Feeder *f)
 {
-    return f->depth == 0 && (f->prev == 0 || f->prev == T_SEP);
+    return !inside_parens(f) && (f->prev == 0 || f->prev == T_SEP || f->prev == T_LBRACE);
 }
 
 /* `:cmd rest of line` becomes one COMMAND token holding "cmd rest of line". */
