@@ -84,6 +84,10 @@ static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
     uint32_t e = deriv_expand(k);
     if (!e) return;
     uint32_t lo = tape.derivs[tape.arg[k].a].exp_lo;
+    if (e < lo) {            /* the derivative is an entry that existed before */
+        give_plain(b, e, a, 1);
+        return;
+    }
     PlainBuf sub;
     plain_alloc(&sub, lo, e, b);
     plain_run(&sub, e, a);
@@ -156,11 +160,17 @@ static Value entry_value(uint32_t id)
     return num_rec(tape.val[id], id);
 }
 
+static int is_one(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 1; }
+
 static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
 {
     while (b && id < b->lo) b = b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
-    Value c = v_num_op(OP_MUL, a, partial);
+    Value c;
+    /* seeds and many partials are the constant 1: record no product */
+    if (is_one(a)) c = partial, v_retain(c);
+    else if (is_one(partial)) c = a, v_retain(c);
+    else c = v_num_op(OP_MUL, a, partial);
     Value *slot = &b->adj[id - b->lo];
     if (slot->t == V_UNDEF) {
         *slot = c;
@@ -178,6 +188,10 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
     if (!e) return;
     ValBuf sub;
     sub.lo = tape.derivs[tape.arg[k].a].exp_lo;
+    if (e < sub.lo) {
+        give_val(b, e, a, num_val(1));
+        return;
+    }
     sub.adj = wg_calloc((size_t)(e - sub.lo + 1), sizeof(Value));
     sub.parent = b;
     val_run(&sub, e, a);
@@ -288,6 +302,33 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
     plain_free(&b);
 }
 
+/* The plain number inside a dual (the primal of its primal ...). */
+static Value *innermost(Value *v)
+{
+    while (v->t == V_DUAL) v = &AS_DUAL(*v)->p;
+    return v;
+}
+
+/* Derivatives of a dual y = p + t·ε are p' + t'·ε: differentiating with
+ * respect to a place commutes with taking the ε part. */
+static void derivatives_of(Value y, const uint32_t *wrt, int n, Value *out)
+{
+    if (y.t == V_NUM) {
+        ad_derivatives(y, wrt, n, out);
+        return;
+    }
+    if (y.t != V_DUAL) {
+        for (int j = 0; j < n; j++) out[j] = num_val(0);
+        return;
+    }
+    Dual *d = AS_DUAL(y);
+    Value *tp = wg_malloc(sizeof(Value) * (size_t)(n ? 2 * n : 1));
+    derivatives_of(d->p, wrt, n, tp);
+    derivatives_of(d->t, wrt, n, tp + n);
+    for (int j = 0; j < n; j++) out[j] = dual_new(d->tag, tp[j], tp[n + j]);
+    free(tp);
+}
+
 static const char *place_help =
     "d: the second argument must be a place: a variable x, a version x@k, an array a or an element a[i]";
 
@@ -303,7 +344,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
             wg_error_at(p->b, "index out of range for array of length %d", seq_len(holder));
         *n = 1;
         *ids = wg_malloc(sizeof(uint32_t));
-        (*ids)[0] = seq_at(holder, (int)iv.u.n)->id;
+        (*ids)[0] = innermost(seq_at(holder, (int)iv.u.n))->id;
         v_release(holder);
         return num_val(0);
     }
@@ -312,7 +353,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
         Value v = eval_expr(p, env);
         *n = 1;
         *ids = wg_malloc(sizeof(uint32_t));
-        (*ids)[0] = v.id;
+        (*ids)[0] = innermost(&v)->id;
         return num_val(0);
     }
     Value v = *pl.slot;
@@ -320,13 +361,13 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
     if (v.t == V_NUM || v.t == V_DUAL) {
         *n = 1;
         *ids = wg_malloc(sizeof(uint32_t));
-        (*ids)[0] = v.t == V_NUM ? v.id : 0;
+        (*ids)[0] = innermost(&v)->id;
         return num_val(0);
     }
     if (is_seq(v)) {
         *n = seq_len(v);
         *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
-        for (int i = 0; i < *n; i++) (*ids)[i] = seq_at(v, i)->id;
+        for (int i = 0; i < *n; i++) (*ids)[i] = innermost(seq_at(v, i))->id;
         return arr_new(*n);
     }
     wg_error_at(p, "d: cannot differentiate with respect to %s", type_name(v));
@@ -345,9 +386,8 @@ static Value sp_d(Node *call, Env *env)
     int n;
     Value shape = wrt_entries(call->list[1], env, &ids, &n);
     wg_where.node = call;
-    Value yy = y.t == V_NUM ? y : num_val(v_primal(y));
     Value *out = wg_malloc(sizeof(Value) * (size_t)(n ? n : 1));
-    ad_derivatives(yy, ids, n, out);
+    derivatives_of(y, ids, n, out);
     free(ids);
     v_release(y);
     if (shape.t == V_ARR) {
@@ -364,21 +404,44 @@ static Value sp_d(Node *call, Env *env)
 
 /* A fresh entry for the point grad differentiates at: a copy of the
  * argument (so outer derivatives flow through it) or a leaf. */
+static Value fresh_number(Value x)
+{
+    if (x.t == V_DUAL) {     /* forward over reverse: keep the tangent */
+        Dual *d = AS_DUAL(x);
+        v_retain(d->t);
+        return dual_new(d->tag, fresh_number(d->p), d->t);
+    }
+    return num_rec(x.u.n, x.id ? tape_push(OP_COPY, x.id, 0, x.u.n) : tape_push(OP_LEAF, 0, 0, x.u.n));
+}
+
 static Value fresh_point(Value x)
 {
-    if (x.t == V_DUAL) wg_error("grad: differentiating a dual number; use hvp(f, x, v) for forward over reverse");
-    if (x.t == V_NUM)
-        return num_rec(x.u.n, x.id ? tape_push(OP_COPY, x.id, 0, x.u.n) : tape_push(OP_LEAF, 0, 0, x.u.n));
+    if (x.t == V_NUM || x.t == V_DUAL) return fresh_number(x);
     if (is_seq(x)) {
-        Value r = arr_copy(x);
-        for (int i = 0; i < AS_ARR(r)->n; i++) {
-            Value *e = &AS_ARR(r)->v[i];
-            if (e->t == V_DUAL) wg_error("grad: differentiating dual numbers; use hvp(f, x, v)");
-            *e = num_rec(e->u.n, e->id ? tape_push(OP_COPY, e->id, 0, e->u.n) : tape_push(OP_LEAF, 0, 0, e->u.n));
-        }
+        int n = seq_len(x);
+        Value r = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = fresh_number(*seq_at(x, i));
         return r;
     }
     wg_error("grad: the first argument must be a number or an array, got %s", type_name(x));
+}
+
+/* d(r, x) for every number in x (a number or an array of them). */
+static Value derivative_at(Value r, Value x)
+{
+    if (!is_seq(x)) {
+        uint32_t id = innermost(&x)->id;
+        Value g;
+        derivatives_of(r, &id, 1, &g);
+        return g;
+    }
+    int n = AS_ARR(x)->n;
+    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) ids[i] = innermost(&AS_ARR(x)->v[i])->id;
+    Value g = arr_new(n);
+    derivatives_of(r, ids, n, AS_ARR(g)->v);
+    free(ids);
+    return g;
 }
 
 static Value grad_at(Value f, int argc, Value *argv)
@@ -392,25 +455,14 @@ static Value grad_at(Value f, int argc, Value *argv)
     args[0] = x;
     for (int i = 1; i < argc && i < 64; i++) args[i] = argv[i];
     Value r = call_value(f, argc, args);
-    if (r.t != V_NUM) {
+    if (r.t != V_NUM && r.t != V_DUAL) {
         v_release(r);
         v_release(x);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
     tape.recording = saved;
     ad_nesting--;
-    Value g;
-    if (x.t == V_NUM) {
-        uint32_t id = x.id;
-        ad_derivatives(r, &id, 1, &g);
-    } else {
-        int n = AS_ARR(x)->n;
-        uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
-        for (int i = 0; i < n; i++) ids[i] = AS_ARR(x)->v[i].id;
-        g = arr_new(n);
-        ad_derivatives(r, ids, n, AS_ARR(g)->v);
-        free(ids);
-    }
+    Value g = derivative_at(r, x);
     v_release(r);
     v_release(x);
     return g;
@@ -449,25 +501,14 @@ static Value bi_hvp(int argc, Value *argv)
     Value xp = fresh_point(x);
     Value gfn = bi_grad(1, &f);
     Value g = call_value(gfn, 1, &xp);
-    Value s = (g.t == V_NUM) ? v_arith(OP_MUL, g, v) : num_val(0);
-    if (g.t != V_NUM) {
+    Value s = !is_seq(g) ? v_arith(OP_MUL, g, v) : num_val(0);
+    if (is_seq(g)) {
         if (!is_seq(v) || seq_len(v) != seq_len(g)) wg_error("hvp: v must have the shape of x");
         s = bi_dot_value(g, v);
     }
     tape.recording = saved;
     ad_nesting--;
-    Value r;
-    if (xp.t == V_NUM) {
-        uint32_t id = xp.id;
-        ad_derivatives(s, &id, 1, &r);
-    } else {
-        int n = AS_ARR(xp)->n;
-        uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
-        for (int i = 0; i < n; i++) ids[i] = AS_ARR(xp)->v[i].id;
-        r = arr_new(n);
-        ad_derivatives(s, ids, n, AS_ARR(r)->v);
-        free(ids);
-    }
+    Value r = derivative_at(s, xp);
     v_release(s);
     v_release(g);
     v_release(gfn);

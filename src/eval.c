@@ -125,8 +125,10 @@ uint32_t label_number(Value *v)
 static void record_version(Value *v, VerLog *log)
 {
     log->count++;
-    if (v->t == V_NUM) {
-        verlog_push(log, label_number(v));
+    Value *num = v;
+    while (num->t == V_DUAL) num = &AS_DUAL(*num)->p;   /* d inside jvp */
+    if (num->t == V_NUM) {
+        verlog_push(log, label_number(num));
         return;
     }
     if (v->t == V_ARR) {   /* each element becomes a place of its own */
@@ -140,6 +142,21 @@ static void record_version(Value *v, VerLog *log)
         for (int i = 0; i < s->n; i++)
             if (s->v[i].t == V_NUM) label_number(&s->v[i]);
     }
+}
+
+static Value detached(Value v)
+{
+    if (v.t == V_NUM) v.id = 0;
+    else if (v.t == V_ARR) {
+        if (AS_ARR(v)->h.rc > 1) {
+            Value c = arr_copy(v);
+            v_release(v);
+            v = c;
+        }
+        for (int i = 0; i < AS_ARR(v)->n; i++)
+            if (AS_ARR(v)->v[i].t == V_NUM) AS_ARR(v)->v[i].id = 0;
+    }
+    return v;
 }
 
 static int recording_scope(Env *env)
@@ -206,7 +223,14 @@ static void store_var(Node *target, Env *env, Value v)
     Value *slot = var_slot(target, env, &log);
     v = bind_copy(v);
     if (log && recording_scope(env)) record_version(&v, log);
-    else if (log) log->count++;
+    else if (log && (!env || env->fn->records)) {
+        /* inside nograd: the value is cut from its history, but the
+         * variable is still a place d can differentiate against later */
+        v = detached(v);
+        tape.recording = 1;
+        record_version(&v, log);
+        tape.recording = 0;
+    } else if (log) log->count++;
     Value old = *slot;
     *slot = v;
     v_release(old);

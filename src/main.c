@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,10 @@ static int start_backend(const char *name)
 static void *main_thread(void *ud)
 {
     Main *m = ud;
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &sigint, NULL);   /* Ctrl-C belongs to this thread */
     const char *code = NULL, *file = NULL, *backend = NULL;
     for (int i = 1; i < m->argc; i++) {
         const char *a = m->argv[i];
@@ -206,6 +211,10 @@ int main(int argc, char **argv)
     pthread_t th;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, (size_t)512 << 20);
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, NULL);
     if (pthread_create(&th, &attr, main_thread, &m) != 0) main_thread(&m);
     else pthread_join(th, NULL);
     fflush(stdout);

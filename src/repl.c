@@ -4,7 +4,9 @@
  * lua.c does with incomplete chunks. Ctrl-C sets a flag that the evaluator
  * polls (loops, calls, sweeps) and turns into an "interrupted" error; at
  * the prompt it drops the current input. */
+#include <setjmp.h>
 #include <signal.h>
+#include <termios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +18,34 @@
 #include "error.h"
 
 static char history_path[4096];
+static sigjmp_buf at_prompt;
+static volatile sig_atomic_t reading;   /* inside readline() */
+static struct termios saved_tty;
+static int have_tty;
 
+/* While a line is being read, Ctrl-C abandons it (back to a fresh prompt);
+ * while code runs, it only raises the flag the evaluator polls. */
 static void on_sigint(int sig)
 {
     (void)sig;
+    if (reading) {
+        reading = 0;
+        siglongjmp(at_prompt, 1);
+    }
     wg_interrupted = 1;
+}
+
+static char *read_line(const char *prompt)
+{
+    if (sigsetjmp(at_prompt, 1)) {
+        if (have_tty) tcsetattr(0, TCSANOW, &saved_tty);
+        printf("^C\n");
+        return strdup("\x03");   /* a line no input can contain: drop the buffer */
+    }
+    reading = 1;
+    char *line = readline(prompt);
+    reading = 0;
+    return line;
 }
 
 /* ----------------------------------------------------------- completion */
@@ -145,14 +170,14 @@ int repl_run(void)
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
     printf("wengert %s: every number can be differentiated. :help for help, :quit to leave.\n", "0.1.0");
+    have_tty = tcgetattr(0, &saved_tty) == 0;
     Input in = {0};
     while (!wg_quit) {
-        char *line = readline(in.len ? "..> " : "wg> ");
-        if (wg_interrupted) {     /* Ctrl-C at the prompt: drop the input */
-            wg_interrupted = 0;
+        wg_interrupted = 0;
+        char *line = read_line(in.len ? "..> " : "wg> ");
+        if (line && line[0] == '\x03') {     /* Ctrl-C at the prompt: drop the input */
             in.len = 0;
-            if (line) free(line);
-            printf("\n");
+            free(line);
             continue;
         }
         if (!line) break;

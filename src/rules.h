@@ -31,6 +31,7 @@
 #define FLOOR(x)   N1(OP_FLOOR, x)
 #define LE(x, y)   (num_less((y), (x)) ? 0.0 : 1.0)
 #define GE(x, y)   (num_less((x), (y)) ? 0.0 : 1.0)
+#define POWDA(x, y) ((y) == 0 ? 0.0 : MUL(y, POW(x, SUB(y, ONE))))
 
 static inline double rule_partial_num(int op, int which, double A, double B, double V)
 {
@@ -64,6 +65,7 @@ static inline double rule_partial_num(int op, int which, double A, double B, dou
 #undef FLOOR
 #undef LE
 #undef GE
+#undef POWDA
 
 /* ---- values. Intermediate results are parked in a small stack and
  * released together once the caller has retained the partial. */
@@ -102,6 +104,7 @@ static inline void rule_temps_release(RuleTemps *ts)
 #define FLOOR(x)   N1(OP_FLOOR, x)
 #define LE(x, y)   num_val(num_less(v_primal(y), v_primal(x)) ? 0.0 : 1.0)
 #define GE(x, y)   num_val(num_less(v_primal(x), v_primal(y)) ? 0.0 : 1.0)
+#define POWDA(x, y) (v_primal(y) == 0 ? ZERO : MUL(y, POW(x, SUB(y, ONE))))
 
 /* The partial is borrowed from ts (or a constant): retain it to keep it. */
 static inline Value rule_partial_val(int op, int which, Value A, Value B, Value V, RuleTemps *ts)
@@ -136,5 +139,6 @@ static inline Value rule_partial_val(int op, int which, Value A, Value B, Value 
 #undef FLOOR
 #undef LE
 #undef GE
+#undef POWDA
 
 #endif
