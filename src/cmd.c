@@ -282,7 +282,7 @@ static void cmd_tape(const char *args)
         if (*rest) {
             size_t lim;
             if (!parse_size(rest, &lim)) wg_error("':tape limit' takes a size like 512KB, 64MB or 2GB");
-            tape.limit = lim;
+            tape_set_limit(lim);
         }
         fmt_bytes(tape.limit, b, sizeof b);
         printf("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());

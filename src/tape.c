@@ -49,8 +49,10 @@ static void check_limit(size_t more)
 {
     if (tape_bytes() + more > tape.limit) {
         char lim[32];
-        double mb = (double)tape.limit / (1 << 20);
-        snprintf(lim, sizeof lim, mb >= 1024 ? "%.0fGB" : "%.0fMB", mb >= 1024 ? mb / 1024 : mb);
+        double b = (double)tape.limit;
+        if (b >= 1 << 30) snprintf(lim, sizeof lim, "%.4gGB", b / (1 << 30));
+        else if (b >= 1 << 20) snprintf(lim, sizeof lim, "%.4gMB", b / (1 << 20));
+        else snprintf(lim, sizeof lim, "%.4gKB", b / 1024);
         wg_error("tape limit of %s reached (%u entries); raise it with ':tape limit 4GB' "
                  "or forget the tape with ':tape clear'", lim, tape.n);
     }
@@ -103,4 +105,13 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt)
     r->exp_lo = 0;
     r->exp_off = 0;
     return tape.nderivs++;
+}
+
+/* A lower cap takes effect at the next entry: the logical capacity shrinks
+ * (the arrays keep their size), so the next push reaches tape_grow. */
+void tape_set_limit(size_t bytes)
+{
+    tape.limit = bytes;
+    size_t maxn = bytes / ENTRY_BYTES;
+    if (tape.cap > maxn) tape.cap = maxn > tape.n ? (uint32_t)maxn : tape.n;
 }

@@ -48,6 +48,7 @@ void     tape_init(void);
 void     tape_clear(void);
 void     tape_grow(void);
 size_t   tape_bytes(void);
+void     tape_set_limit(size_t bytes);
 uint32_t tape_pool_push(const uint32_t *ids, uint32_t n);
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt);
 
