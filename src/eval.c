@@ -240,6 +240,10 @@ static void store_var(Node *target, Env *env, Value v)
 
 static int index_of(Value idx, int len, Node *at)
 {
+    if (idx.t == V_NUM && idx.u.n >= 0 && idx.u.n < len) {   /* the common case */
+        int i = (int)idx.u.n;
+        if (i == idx.u.n) return i;
+    }
     if (idx.t != V_NUM && idx.t != V_DUAL)
         wg_error_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);
