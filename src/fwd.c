@@ -77,10 +77,14 @@ static Value seed_dual(uint32_t tag, Value x, Value v)
 static Value tangent_of(Value r, uint32_t tag)
 {
     if (r.t == V_DUAL) {
-        if (AS_DUAL(r)->tag == tag) {
-            v_retain(AS_DUAL(r)->t);
-            return AS_DUAL(r)->t;
+        Dual *d = AS_DUAL(r);
+        if (d->tag == tag) {
+            v_retain(d->t);
+            return d->t;
         }
+        /* A higher tag belongs to a jvp that has returned: its perturbation
+         * escaped in a stored value and is dead; only the primal counts. */
+        if (d->tag > tag) return tangent_of(d->p, tag);
         return num_val(0);
     }
     if (r.t == V_NUM) return num_val(0);

@@ -108,6 +108,7 @@ static double floor_mod(double a, double b)
 {
     double r = fmod(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r == 0) r = copysign(0, b);   /* as Python: -6 % 3 is 0 */
     return r;
 }
 

@@ -70,6 +70,9 @@ cmd '"hello"'
 expect_line 'hello'
 cmd '[1, 2.5]'
 expect_line '[1, 2.5]'
+cmd '7; 8'                                    # each bare expression echoes
+followed_by 'wg> 7; 8' '7'
+followed_by '7' '8'
 
 # continuation for an open {, (, [ and a trailing operator
 cont 'fn sq(t) {'
