@@ -99,7 +99,7 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     int op = tape_opcode(i);
     TapeArgs g = tape.arg[i];
     switch (op) {
-    case OP_CONST: case OP_LEAF: case OP_RAND: case OP_RANDN:
+    case OP_CONST: case OP_LEAF:
         return;
     case OP_SUM:
         for (uint32_t j = 0; j < g.b; j++) give_plain(b, tape.pool[g.a + j], a, 1);
@@ -204,7 +204,7 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
     int op = tape_opcode(i);
     TapeArgs g = tape.arg[i];
     switch (op) {
-    case OP_CONST: case OP_LEAF: case OP_RAND: case OP_RANDN:
+    case OP_CONST: case OP_LEAF:
         return;
     case OP_SUM:
         for (uint32_t j = 0; j < g.b; j++) give_val(b, tape.pool[g.a + j], a, num_val(1));
@@ -349,14 +349,9 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
         return num_val(0);
     }
     if (!eval_place(p, env, &pl)) wg_error_at(p, "%s", place_help);
-    if (p->kind == N_VERSION) {
-        Value v = eval_expr(p, env);
-        *n = 1;
-        *ids = wg_malloc(sizeof(uint32_t));
-        (*ids)[0] = innermost(&v)->id;
-        return num_val(0);
-    }
-    Value v = *pl.slot;
+    Value version = {0};
+    if (p->kind == N_VERSION) version = eval_expr(p, env);
+    Value v = p->kind == N_VERSION ? version : *pl.slot;
     if (v.t == V_UNDEF) wg_error_at(p, "undefined variable '%s'", pl.name);
     if (v.t == V_NUM || v.t == V_DUAL) {
         *n = 1;
@@ -368,6 +363,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
         *n = seq_len(v);
         *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
         for (int i = 0; i < *n; i++) (*ids)[i] = innermost(seq_at(v, i))->id;
+        v_release(version);
         return arr_new(*n);
     }
     wg_error_at(p, "d: cannot differentiate with respect to %s", type_name(v));

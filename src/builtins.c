@@ -74,7 +74,7 @@ int arg_count(Value *argv, int i, const char *fname)
 {
     double d = arg_number(argv, i, fname);
     if (d != floor(d) || d < 0 || d > 1e9)
-        wg_error("%s: argument %d must be a whole number from 0 to 1e9, got %g", fname, i + 1, d);
+        wg_error("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1, num_str(d));
     return (int)d;
 }
 
@@ -272,13 +272,12 @@ static Value bi_atan2(int argc, Value *argv) { (void)argc; return v_arith(OP_ATA
 
 /* ------------------------------------------------------------ randomness */
 
-/* A draw taken while recording becomes a tape entry of its own, so the
- * tape keeps the very numbers a replay must see. */
+/* A draw is a constant: a function that only draws records nothing. When
+ * a draw meets a recorded value, the entry that reads it saves it (as a
+ * const operand), so the tape keeps the very numbers a replay must see. */
 static Value draw(int normal)
 {
-    double x = num_round(normal ? rng_normal(&wg_rng) : rng_uniform(&wg_rng));
-    if (tape.recording) return num_rec(x, tape_push(normal ? OP_RANDN : OP_RAND, 0, 0, x));
-    return num_val(x);
+    return num_val(num_round(normal ? rng_normal(&wg_rng) : rng_uniform(&wg_rng)));
 }
 
 static Value draws(int argc, Value *argv, int normal, const char *fname)
@@ -298,7 +297,7 @@ static Value bi_seed(int argc, Value *argv)
     (void)argc;
     double d = arg_number(argv, 0, "seed");
     if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
-        wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %g", d);
+        wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
     rng_seed(&wg_rng, (uint64_t)d);
     return nil_val();
 }
@@ -332,7 +331,7 @@ static Value bi_frombits(int argc, Value *argv)
 static int whole(Value v, const char *what)
 {
     if (v.t != V_NUM) wg_error("view: %s must be a number, got %s", what, type_name(v));
-    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) wg_error("view: %s must be a whole number, got %g", what, v.u.n);
+    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) wg_error("view: %s must be a whole number, got %s", what, num_str(v.u.n));
     return (int)v.u.n;
 }
 
@@ -438,8 +437,8 @@ static const Builtin builtins[] = {
     {"assert", 1, 2, bi_assert, "assert(cond, msg): stop with an error when cond is false"},
     {"error", 1, 1, bi_error, "error(msg): stop with an error"},
     {"seed", 1, 1, bi_seed, "seed(n): restart the Philox4x32-10 generator at seed n"},
-    {"rand", 0, 1, bi_rand, "rand() or rand(n): uniform draws in [0, 1), recorded on the tape"},
-    {"randn", 0, 1, bi_randn, "randn() or randn(n): standard normal draws, recorded on the tape"},
+    {"rand", 0, 1, bi_rand, "rand() or rand(n): uniform draws in [0, 1) from the session generator"},
+    {"randn", 0, 1, bi_randn, "randn() or randn(n): standard normal draws from the session generator"},
     {"bits", 1, 1, bi_bits, "bits(x): the bit pattern of x in the active backend, as \"0x...\""},
     {"frombits", 1, 1, bi_frombits, "frombits(s): the number with bit pattern s in the active backend"},
     {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},

@@ -11,6 +11,7 @@
 #include "parse.h"
 #include "error.h"
 #include "gc.h"
+#include "ad.h"
 
 int wg_quit;
 void (*wg_reset_hook)(void);
@@ -65,6 +66,65 @@ static void fmt_bytes(size_t b, char *buf, size_t size)
 
 /* The variable version an entry was assigned to, found by binary search
  * in each global's version log (logs are in tape order). */
+/* Elements of top-level arrays, by entry: filled once per command. */
+static uint32_t *elem_ids;
+static int *elem_owner, *elem_index, nelems;
+
+static int cmp_elem(const void *a, const void *b)
+{
+    uint32_t x = elem_ids[*(const int *)a], y = elem_ids[*(const int *)b];
+    return x < y ? -1 : x > y;
+}
+
+static void forget_elements(void);
+
+static void index_elements(void)
+{
+    forget_elements();      /* a previous command may have stopped on an error */
+    for (int g = 0; g < nglobals; g++)
+        if (globals[g].v.t == V_ARR) nelems += AS_ARR(globals[g].v)->n;
+    int *order = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
+    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(nelems + 1));
+    int *owner = wg_malloc(sizeof(int) * (size_t)(nelems + 1)), *index = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
+    int k = 0;
+    for (int g = 0; g < nglobals; g++) {
+        if (globals[g].v.t != V_ARR) continue;
+        Storage *s = AS_ARR(globals[g].v);
+        for (int i = 0; i < s->n; i++, k++) {
+            ids[k] = s->v[i].id;
+            owner[k] = g;
+            index[k] = i;
+            order[k] = k;
+        }
+    }
+    elem_ids = ids;
+    qsort(order, (size_t)nelems, sizeof(int), cmp_elem);
+    elem_ids = wg_malloc(sizeof(uint32_t) * (size_t)(nelems + 1));
+    elem_owner = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
+    elem_index = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
+    for (int i = 0; i < nelems; i++) {
+        elem_ids[i] = ids[order[i]];
+        elem_owner[i] = owner[order[i]];
+        elem_index[i] = index[order[i]];
+    }
+    free(ids);
+    free(owner);
+    free(index);
+    free(order);
+}
+
+static void forget_elements(void)
+{
+    free(elem_ids);
+    free(elem_owner);
+    free(elem_index);
+    elem_ids = NULL;
+    elem_owner = elem_index = NULL;
+    nelems = 0;
+}
+
+/* The variable version (x@k) or current array element (a[i]) an entry
+ * was assigned to; "(local)" for a function's variables. */
 static int entry_label(uint32_t id, char *buf, size_t size)
 {
     if (!(tape.op[id] & TAPE_LABELED)) return 0;
@@ -74,6 +134,16 @@ static int entry_label(uint32_t id, char *buf, size_t size)
             snprintf(buf, size, "%s@%d", globals[g].name, k);
             return 1;
         }
+    }
+    int lo = 0, hi = nelems - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (elem_ids[mid] == id) {
+            snprintf(buf, size, "%s[%d]", globals[elem_owner[mid]].name, elem_index[mid]);
+            return 1;
+        }
+        if (elem_ids[mid] < id) lo = mid + 1;
+        else hi = mid - 1;
     }
     snprintf(buf, size, "(local)");
     return 1;
@@ -258,14 +328,26 @@ static void tape_forget(void)
     gc_strip_ids();
     for (int g = 0; g < nglobals; g++) {
         Global *gl = &globals[g];
-        gl->ver.n = 0;
+        int count = gl->ver.count;
+        verlog_free(&gl->ver);
+        gl->ver.count = count;
         if (gl->v.t == V_NUM && gl->ver.count) verlog_push(&gl->ver, label_number(&gl->v));
         if (gl->v.t == V_ARR && gl->ver.count)
             for (int i = 0; i < AS_ARR(gl->v)->n; i++) label_number(&AS_ARR(gl->v)->v[i]);
+        /* (array versions before the clear are forgotten with the tape) */
     }
 }
 
+static void tape_subcommand(const char *args);
+
 static void cmd_tape(const char *args)
+{
+    index_elements();
+    tape_subcommand(args);
+    forget_elements();
+}
+
+static void tape_subcommand(const char *args)
 {
     char sub[64];
     const char *rest = word(args, sub, sizeof sub);
@@ -276,7 +358,10 @@ static void cmd_tape(const char *args)
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
     else if (!strcmp(sub, "dot")) tape_dot(rest);
-    else if (!strcmp(sub, "clear")) tape_forget();
+    else if (!strcmp(sub, "clear")) {
+        if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
+        tape_forget();
+    }
     else if (!strcmp(sub, "limit")) {
         char b[32];
         if (*rest) {
@@ -396,6 +481,8 @@ static void cmd_time(const char *args)
 static void cmd_reset(const char *args)
 {
     (void)args;
+    if (!eval_at_top_level())
+        wg_error("':reset' works only at the top level, outside blocks and functions");
     eval_reset();
     if (wg_reset_hook) wg_reset_hook();
     printf("session reset\n");
@@ -472,6 +559,7 @@ static void cmd_help(const char *args)
     if (!strcmp(topic, "syntax")) { fputs(topic_syntax, stdout); return; }
     if (!strcmp(topic, "derivatives")) { fputs(topic_derivatives, stdout); return; }
     if (!strcmp(topic, "backends")) { fputs(topic_backends, stdout); return; }
+    if (!strcmp(topic, "pi")) { printf("pi: the constant 3.141592653589793, rounded to the active backend when used\n"); return; }
     const char *t = topic[0] == ':' ? topic + 1 : topic;
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, t)) { printf("%s\n", commands[i].help); return; }

@@ -28,6 +28,7 @@ int wg_echo;
 int prelude_globals;         /* globals defined by the standard library */
 static Value ret_value;          /* set by `return`, taken by the call */
 static int call_depth;
+static int block_depth;          /* blocks being run (0: a top-level statement) */
 
 static int exec(Node *n, Env *env);
 
@@ -83,6 +84,60 @@ void verlog_push(VerLog *log, uint32_t id)
     log->ids[log->n] = id;
     log->ks[log->n] = log->count;
     log->n++;
+}
+
+void verlog_free(VerLog *log)
+{
+    free(log->ids);
+    free(log->ks);
+    for (int i = 0; i < log->nsnaps; i++) free(log->snaps[i]);
+    free(log->snaps);
+    free(log->snaplen);
+    free(log->writes);
+    memset(log, 0, sizeof *log);
+}
+
+static void push_write(VerLog *log, int index, uint32_t id)
+{
+    if (log->nwrites == log->capwrites) {
+        log->capwrites = log->capwrites ? 2 * log->capwrites : 8;
+        log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)log->capwrites);
+    }
+    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, id };
+}
+
+static void push_snapshot(VerLog *log, Storage *s)
+{
+    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
+    for (int i = 0; i < s->n; i++) ids[i] = s->v[i].id;
+    log->snaps = wg_realloc(log->snaps, sizeof(uint32_t *) * (size_t)(log->nsnaps + 1));
+    log->snaplen = wg_realloc(log->snaplen, sizeof(int) * (size_t)(log->nsnaps + 1));
+    log->snaps[log->nsnaps] = ids;
+    log->snaplen[log->nsnaps] = s->n;
+    push_write(log, -1, (uint32_t)log->nsnaps++);
+}
+
+/* The element entries of array version k: the last whole assignment at
+ * or before k, with the element writes after it replayed. NULL if version
+ * k was not an array version kept here. */
+uint32_t *verlog_array(const VerLog *log, int k, int *n)
+{
+    int last = -1;
+    for (int i = log->nwrites - 1; i >= 0; i--)
+        if (log->writes[i].k <= k && log->writes[i].index < 0) { last = i; break; }
+    if (last < 0) return NULL;
+    int found = 0;
+    for (int i = last; i < log->nwrites && log->writes[i].k <= k; i++) found |= log->writes[i].k == k;
+    if (!found) return NULL;
+    uint32_t snap = log->writes[last].id;
+    *n = log->snaplen[snap];
+    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+    memcpy(ids, log->snaps[snap], sizeof(uint32_t) * (size_t)*n);
+    for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
+        if (log->writes[i].index < 0) break;
+        ids[log->writes[i].index] = log->writes[i].id;
+    }
+    return ids;
 }
 
 uint32_t verlog_find(const VerLog *log, int k)
@@ -141,6 +196,7 @@ static void record_version(Value *v, VerLog *log)
         }
         for (int i = 0; i < s->n; i++)
             if (s->v[i].t == V_NUM) label_number(&s->v[i]);
+        push_snapshot(log, s);
     }
 }
 
@@ -211,10 +267,17 @@ static Value read_version(Node *n, Env *env)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%d", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, k);
     uint32_t id = verlog_find(log, k);
-    if (!id || id >= tape.n)
-        wg_error_at(n, "%s@%d is not a number kept on the tape (array versions are not kept, "
-                    "and ':tape clear' forgets versions)", n->name, k);
-    return num_rec(tape.val[id], id);
+    if (id && id < tape.n) return num_rec(tape.val[id], id);
+    int len;
+    uint32_t *ids = verlog_array(log, k, &len);
+    if (!ids)
+        wg_error_at(n, "%s@%d was not kept (versions made inside nograd, and before "
+                    "':tape clear', are forgotten)", n->name, k);
+    Value r = arr_new(len);
+    for (int i = 0; i < len; i++)
+        AS_ARR(r)->v[i] = ids[i] && ids[i] < tape.n ? num_rec(tape.val[ids[i]], ids[i]) : num_val(0);
+    free(ids);
+    return r;
 }
 
 static void store_var(Node *target, Env *env, Value v)
@@ -247,7 +310,7 @@ static int index_of(Value idx, int len, Node *at)
     if (idx.t != V_NUM && idx.t != V_DUAL)
         wg_error_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);
-    if (d != floor(d) || isnan(d)) wg_error_at(at, "index %g is not a whole number", d);
+    if (d != floor(d) || isnan(d)) wg_error_at(at, "index %s is not a whole number", num_str(d));
     if (d < 0 || d >= len) {
         char buf[64];
         num_format(d, buf, sizeof buf);
@@ -304,7 +367,10 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     }
     check_number(v, target);
     if (log) log->count++;
-    if (v.t == V_NUM && recording_scope(env)) label_number(&v);   /* a[i] is a place too */
+    if (v.t == V_NUM && recording_scope(env)) {    /* a[i] is a place too */
+        label_number(&v);
+        if (log && log->nwrites) push_write(log, i, v.id);
+    }
     Value old = *elem;
     *elem = v;
     v_release(old);
@@ -333,8 +399,8 @@ static int slice_bound(Node *e, Env *env, int dflt, int len)
     Value v = eval_expr(e, env);
     if (v.t != V_NUM) wg_error_at(e, "slice bound must be a number, got %s", type_name(v));
     double d = v.u.n;
-    if (d != floor(d)) wg_error_at(e, "slice bound %g is not a whole number", d);
-    if (d < 0 || d > len) wg_error_at(e, "slice bound %g out of range for length %d", d, len);
+    if (d != floor(d)) wg_error_at(e, "slice bound %s is not a whole number", num_str(d));
+    if (d < 0 || d > len) wg_error_at(e, "slice bound %s out of range for length %d", num_str(d), len);
     return (int)d;
 }
 
@@ -593,12 +659,19 @@ Value eval_expr(Node *n, Env *env)
 
 static int exec_block(Node *n, Env *env)
 {
+    block_depth++;
     for (int i = 0; i < n->n; i++) {
         int code = exec(n->list[i], env);
-        if (code != EXEC_NORMAL) return code;
+        if (code != EXEC_NORMAL) {
+            block_depth--;
+            return code;
+        }
     }
+    block_depth--;
     return EXEC_NORMAL;
 }
+
+int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
 
 static int exec_while(Node *n, Env *env)
 {
@@ -617,7 +690,7 @@ static double range_bound(Node *e, Env *env)
     if (v.t != V_NUM && v.t != V_DUAL) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
     double d = v_primal(v);
     v_release(v);
-    if (d != floor(d)) wg_error_at(e, "a range bound must be a whole number, got %g", d);
+    if (d != floor(d)) wg_error_at(e, "a range bound must be a whole number, got %s", num_str(d));
     return d;
 }
 
@@ -662,6 +735,13 @@ static void exec_compound(Node *n, Env *env)
     Value *slot = var_slot(n->a, env, &log);
     if (slot->t == V_UNDEF) wg_error_at(n->a, "undefined variable '%s'", n->a->name);
     if (is_seq(*slot)) {
+        /* the right side is read as it was before the statement, even when
+         * it aliases the target through a view */
+        if (rhs.t == V_VIEW || (rhs.t == V_ARR && AS_ARR(rhs)->aliased)) {
+            Value c = arr_copy(rhs);
+            v_release(rhs);
+            rhs = c;
+        }
         Value *holder = writable_seq(slot, n->a);
         int len = seq_len(*holder);
         if (is_seq(rhs) && seq_len(rhs) != len)
@@ -674,6 +754,12 @@ static void exec_compound(Node *n, Env *env)
             *e = r;
         }
         if (log) log->count++;
+        if (log && holder->t == V_ARR && recording_scope(env)) {
+            Storage *s = AS_ARR(*holder);
+            for (int i = 0; i < s->n; i++)
+                if (s->v[i].t == V_NUM) label_number(&s->v[i]);
+            push_snapshot(log, s);
+        }
         v_release(rhs);
         return;
     }
@@ -764,9 +850,12 @@ void eval_run_chunk(Chunk *c)
 int eval_chunk(Chunk *c)
 {
     int saved_recording = tape.recording;
-    int depth = call_depth;
+    int depth = call_depth, blocks = block_depth;
+    WgWhere where = wg_where;
     int err = wg_pcall(run_top, c);
+    wg_where = where;
     if (err) {
+        block_depth = blocks;
         ad_nesting = 0;
         run_nesting = 0;
         tape.recording = saved_recording;
@@ -789,8 +878,7 @@ void eval_reset(void)
         Value old = globals[i].v;
         globals[i].v.t = V_UNDEF;
         v_release(old);
-        free(globals[i].ver.ids);
-        free(globals[i].ver.ks);
+        verlog_free(&globals[i].ver);
         memset(&globals[i].ver, 0, sizeof(VerLog));
     }
     gc_collect();

@@ -81,7 +81,7 @@ static void free_shallow(Obj *o)
     case V_ENV: {
         Env *e = (Env *)o;
         if (e->vers) {
-            for (int i = 0; i < e->n; i++) { free(e->vers[i].ids); free(e->vers[i].ks); }
+            for (int i = 0; i < e->n; i++) verlog_free(&e->vers[i]);
             free(e->vers);
         }
         break;

@@ -107,6 +107,8 @@ static int continues_line(int tok)
 
 static void feed(Feeder *f, int code, Token t)
 {
+    f->ps->at_line = t.line;
+    f->ps->at_col = t.col;
     Parse(f->parser, code, t, f->ps);
     f->prev = code;
 }

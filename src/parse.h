@@ -24,6 +24,7 @@ typedef struct {
     int    incomplete;  /* the input ended inside an unfinished construct */
     int    quiet;       /* do not report (REPL probing for more lines) */
     int    err_line, err_col;
+    int    at_line, at_col;   /* the token being fed */
     char   err_msg[256];
 } ParseState;
 

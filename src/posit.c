@@ -38,23 +38,38 @@ typedef struct {
     uint32_t sig;
 } unpacked;
 
-/* x must be neither 0 nor NaR.  The regime is a run of equal bits: one count
- * of leading zeros of the body, or of its complement, measures it. */
-HOT unpacked decode(uint32_t x, int n)
+/* mag is the pattern of a positive real posit.  The regime is a run of
+ * equal bits: one count of leading zeros of the body, or of its complement,
+ * measures it. */
+HOT unpacked decode_mag(uint32_t mag, int neg, int n)
 {
     unpacked u;
-    u.neg = (int)((x >> (n - 1)) & 1);
-    if (u.neg)
-        x = (0u - x) & mask_of(n);
-    uint64_t body = (uint64_t)x << (65 - n);       /* sign bit dropped */
+    uint64_t body = (uint64_t)mag << (65 - n);     /* sign bit dropped */
     uint64_t run = 0 - (body >> 63);               /* all ones iff regime of 1s */
     int m = clz64(body ^ run);                     /* regime run length */
     int k = run ? m - 1 : -m;
     uint64_t rest = (body << m) << 1;              /* exponent, then fraction */
+    u.neg = neg;
     u.scale = 4 * k + (int)(rest >> 62);
     u.sig = (uint32_t)((rest << 2) >> 33) | 0x80000000u;
     return u;
 }
+
+/* All ones for a negative pattern, else 0. */
+HOT uint32_t sign_mask(uint32_t x, int n) { return 0u - ((x >> (n - 1)) & 1); }
+
+/* (x ^ m) - m: x when m is 0, -x when m is all ones; no branch to mispredict. */
+HOT uint32_t cond_neg(uint32_t x, uint32_t m, int n) { return ((x ^ m) - m) & mask_of(n); }
+
+/* x must be neither 0 nor NaR. */
+HOT unpacked decode(uint32_t x, int n)
+{
+    uint32_t s = sign_mask(x, n);
+    return decode_mag(cond_neg(x, s, n), (int)(s & 1), n);
+}
+
+/* Whether x is 0 or NaR: the two patterns with nothing below the sign bit. */
+HOT int special(uint32_t x, int n) { return (x & (mask_of(n) >> 1)) == 0; }
 
 /* Round (-1)^neg * 2^scale * (1 + frac/2^64 + tiny) to n bits, where tiny
  * is positive and below one unit of frac iff sticky.  The standard defines
@@ -73,48 +88,50 @@ HOT uint32_t encode(int neg, int scale, uint64_t frac, int sticky, int n)
     } else {
         int k = ((scale + 128) >> 2) - 32;         /* floor(scale/4), portably */
         uint64_t e = (uint64_t)((scale + 128) & 3);
-        int rlen = k >= 0 ? k + 2 : 1 - k;         /* regime incl. terminator */
-        uint64_t reg = k >= 0 ? ((uint64_t)2 << (k + 1)) - 2 : 1;
-        uint64_t tail = (e << 62) | (frac >> 2);
-        uint64_t u = (reg << (63 - rlen)) | (tail >> (rlen + 1));
-        uint64_t lost = (frac & 3) | (tail << (63 - rlen)) | (uint64_t)sticky;
-        body = (uint32_t)(u >> (64 - n));
-        uint32_t guard = (uint32_t)(u >> (63 - n)) & 1;
-        uint32_t below = ((u << (n + 1)) | lost) != 0;
+        /* "10" shifted right arithmetically by k gives k+1 ones and a zero;
+         * "01" shifted right by -k-1 gives -k zeros and a one: the regime
+         * either way, without a branch on the sign of k. */
+        int kneg = k < 0;
+        int shift = kneg ? -k - 1 : k;
+        uint64_t str = ((uint64_t)(2 - kneg) << 62) | (e << 60) | (frac >> 4);
+        uint64_t fill = (0 - (str >> 63)) & ~(~(uint64_t)0 >> shift);
+        uint64_t u = (str >> shift) | fill;        /* the string, from bit 63 */
+        uint64_t lost = (frac << (60 - shift)) | (uint64_t)sticky;
+        body = (uint32_t)(u >> (65 - n));
+        uint32_t guard = (uint32_t)(u >> (64 - n)) & 1;
+        uint32_t below = ((u << n) | lost) != 0;
         body += guard & (below | (body & 1));
     }
-    return neg ? (0u - body) & mask_of(n) : body;
+    return cond_neg(body, 0u - (uint32_t)neg, n);
 }
 
 /* ---- arithmetic --------------------------------------------------------- */
 
 HOT uint32_t add_n(uint32_t a, uint32_t b, int n)
 {
-    const uint32_t nar = nar_of(n);
     a &= mask_of(n);
     b &= mask_of(n);
-    if (a == nar || b == nar)
-        return nar;
-    if (a == 0 || b == 0)
-        return a | b;
-    uint32_t ma = (a & nar) ? (0u - a) & mask_of(n) : a;
-    uint32_t mb = (b & nar) ? (0u - b) & mask_of(n) : b;
-    if (ma < mb) {                      /* posit order is magnitude order */
-        uint32_t t = a; a = b; b = t;
-    }
-    unpacked x = decode(a, n), y = decode(b, n);
+    if (special(a, n) || special(b, n))
+        return a == nar_of(n) || b == nar_of(n) ? nar_of(n) : a | b;
+    uint32_t sa = sign_mask(a, n), sb = sign_mask(b, n);
+    uint32_t ma = cond_neg(a, sa, n), mb = cond_neg(b, sb, n);
+    uint32_t swap = 0u - (uint32_t)(ma < mb);  /* posit order is magnitude order */
+    uint32_t differ = sa ^ sb, t = (ma ^ mb) & swap;
+    ma ^= t;
+    mb ^= t;
+    sa ^= differ & swap;                       /* the sign of the larger */
+    unpacked x = decode_mag(ma, (int)(sa & 1), n), y = decode_mag(mb, 0, n);
     int d = x.scale - y.scale;
+    d = d > 63 ? 63 : d;
     uint64_t sx = (uint64_t)x.sig << 31;  /* hidden bit at 62: room for carry */
     uint64_t sy = (uint64_t)y.sig << 31;
     /* Bits of y shifted out are jammed into the lowest bit.  That is exact
      * for rounding: sx has >= 35 trailing zeros, and when anything is shifted
-     * out (d >= 2) the difference loses at most one leading bit, so the
-     * rounding point stays far above bit 0. */
-    if (d > 62)
-        sy = 1;
-    else if (d > 0)
-        sy = (sy >> d) | ((sy << (64 - d)) != 0);
-    uint64_t s = x.neg == y.neg ? sx + sy : sx - sy;
+     * out the difference loses at most one leading bit, so the rounding
+     * point stays far above bit 0. */
+    sy = (sy >> d) | (((sy << 1) << (63 - d)) != 0);
+    uint64_t m = 0 - (uint64_t)(differ & 1);   /* signs differ: subtract */
+    uint64_t s = sx + ((sy ^ m) - m);
     if (s == 0)
         return 0;
     int lz = clz64(s);
@@ -123,13 +140,10 @@ HOT uint32_t add_n(uint32_t a, uint32_t b, int n)
 
 HOT uint32_t mul_n(uint32_t a, uint32_t b, int n)
 {
-    const uint32_t nar = nar_of(n);
     a &= mask_of(n);
     b &= mask_of(n);
-    if (a == nar || b == nar)
-        return nar;
-    if (a == 0 || b == 0)
-        return 0;
+    if (special(a, n) || special(b, n))
+        return a == nar_of(n) || b == nar_of(n) ? nar_of(n) : 0;
     unpacked x = decode(a, n), y = decode(b, n);
     uint64_t p = (uint64_t)x.sig * y.sig;         /* exact, in [2^62, 2^64) */
     int top = (int)(p >> 63);
@@ -138,13 +152,10 @@ HOT uint32_t mul_n(uint32_t a, uint32_t b, int n)
 
 HOT uint32_t div_n(uint32_t a, uint32_t b, int n)
 {
-    const uint32_t nar = nar_of(n);
     a &= mask_of(n);
     b &= mask_of(n);
-    if (a == nar || b == nar || b == 0)
-        return nar;
-    if (a == 0)
-        return 0;
+    if (special(a, n) || special(b, n))
+        return a == nar_of(n) || special(b, n) ? nar_of(n) : 0;
     unpacked x = decode(a, n), y = decode(b, n);
     /* 31+ quotient bits beyond the hidden one, plus the remainder as sticky,
      * decide the rounding of a result with at most 27 fraction bits. */
@@ -194,11 +205,7 @@ HOT uint32_t sqrt_n(uint32_t a, int n)
 
 HOT uint32_t neg_n(uint32_t a, int n) { return (0u - a) & mask_of(n); }
 
-HOT uint32_t abs_n(uint32_t a, int n)
-{
-    a &= mask_of(n);
-    return (a & nar_of(n)) ? neg_n(a, n) : a;
-}
+HOT uint32_t abs_n(uint32_t a, int n) { return cond_neg(a, sign_mask(a, n), n); }
 
 /* Flipping the sign bit turns signed n-bit order into unsigned order. */
 HOT int lt_n(uint32_t a, uint32_t b, int n)

@@ -12,6 +12,7 @@ typedef struct Scope {
     FnInfo *fn;             /* NULL for the top level */
     struct Scope *outer;
     Chunk *chunk;
+    int loops;              /* loops enclosing the current node in this body */
 } Scope;
 
 static int find_local(const FnInfo *f, const char *name)
@@ -97,7 +98,7 @@ static void resolve_fn(Scope *outer, Node *n)
         add_local(outer->chunk, f, n->list[i]->name);
     }
     collect(outer->chunk, f, f->body);
-    Scope inner = { f, outer, outer->chunk };
+    Scope inner = { f, outer, outer->chunk, 0 };
     for (int i = 0; i < n->n; i++) bind_name(&inner, n->list[i]);
     resolve(&inner, f->body);
 }
@@ -112,12 +113,27 @@ static void resolve(Scope *s, Node *n)
     case N_FN:
         resolve_fn(s, n);
         return;
+    case N_BREAK: case N_CONTINUE:
+        if (!s->loops)
+            wg_error_at(n, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
+        return;
+    case N_WHILE:
+        resolve(s, n->a);
+        s->loops++;
+        resolve(s, n->b);
+        s->loops--;
+        return;
     case N_FOR:
+        resolve(s, n->a);
+        resolve(s, n->b);
+        s->loops++;
+        resolve(s, n->list[0]);
+        s->loops--;
         bind_name(s, n->c);
         n->ref = n->c->ref;
         n->slot = n->c->slot;
         n->depth = n->c->depth;
-        break;
+        return;
     default:
         break;
     }
@@ -127,8 +143,13 @@ static void resolve(Scope *s, Node *n)
     for (int i = 0; i < n->n; i++) resolve(s, n->list[i]);
 }
 
+/* Errors found here (break outside a loop, a repeated parameter) are
+ * syntax errors: reported before anything runs. */
 void resolve_chunk(Chunk *c)
 {
-    Scope top = { NULL, NULL, c };
+    Scope top = { NULL, NULL, c, 0 };
+    WgWhere saved = wg_where;
+    wg_where.chunk = c;
     resolve(&top, c->root);
+    wg_where = saved;
 }

@@ -98,7 +98,7 @@ void obj_free(Obj *o)
         Env *e = (Env *)o;
         for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
         if (e->vers) {
-            for (int i = 0; i < e->n; i++) { free(e->vers[i].ids); free(e->vers[i].ks); }
+            for (int i = 0; i < e->n; i++) verlog_free(&e->vers[i]);
             free(e->vers);
         }
         if (e->parent && --e->parent->h.rc == 0) obj_free(&e->parent->h);
@@ -162,6 +162,16 @@ const char *type_name(Value v)
 }
 
 void value_repr_num(double x, char *buf, int size) { num_format(x, buf, size); }
+
+/* A number as print shows it, for error messages (a few at a time). */
+const char *num_str(double x)
+{
+    static char bufs[4][64];
+    static int next;
+    char *b = bufs[next++ & 3];
+    num_format(x, b, 64);
+    return b;
+}
 
 static double primal_of(Value v)
 {

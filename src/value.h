@@ -79,14 +79,27 @@ typedef struct Closure {
 
 /* A version log for one variable: the tape entry of each number assigned,
  * with its version number k. Both columns increase, so x@k and "which
- * version is entry #i" are binary searches. Array versions are counted but
- * not kept. */
+ * version is entry #i" are binary searches. */
+typedef struct {
+    int k;            /* the version this write made */
+    int index;        /* element written, or -1: a whole array (snapshot) */
+    uint32_t id;      /* the element's entry, or the snapshot's number */
+} ArrayWrite;
+
 typedef struct VerLog {
     uint32_t *ids;
     int *ks;
     int n, cap;
-    int count;    /* assignments so far, arrays included */
+    int count;        /* assignments so far, arrays included */
+    /* arrays: whole assignments keep the element entries (a snapshot),
+     * element writes keep just what changed; a@k replays them */
+    uint32_t **snaps;
+    int *snaplen, nsnaps;
+    ArrayWrite *writes;
+    int nwrites, capwrites;
 } VerLog;
+
+void verlog_free(VerLog *log);
 
 struct Env {
     Obj h;
@@ -149,5 +162,6 @@ Value   bind_copy(Value v);      /* what a name receives: copies aliased storage
 const char *type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
 void    value_repr_num(double x, char *buf, int size);
+const char *num_str(double x);   /* for error messages */
 
 #endif

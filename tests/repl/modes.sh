@@ -69,6 +69,18 @@ want_rc0 "--version"; grep -qE '^wengert [0-9]+\.[0-9]+' "$T/out" || fail "--ver
 run "$BIN" --no-such-option
 want_rcbad "unknown option"
 
+# --backend NAME starts in that backend; a bad name or a missing -e argument is an error
+run "$BIN" --backend float32 -e 'print(1 / 3)
+:backend'
+want_rc0 "--backend float32"; head -1 "$T/out" | grep -qx '0.33333334' || fail "--backend float32: 1/3 printed [$(head -1 "$T/out")]"
+out_has "float32" ":backend after --backend float32"
+run "$BIN" -e ':backend'
+out_has "float64" ":backend by default"
+run "$BIN" --backend no_such_backend -e 'print(1)'
+want_rcbad "--backend bad name"; want_out "" "--backend bad name runs nothing"; [ -s "$T/err" ] || fail "--backend bad name: no message"
+run "$BIN" -e
+want_rcbad "-e without code"
+
 # :vars in a script lists variables with values
 printf 'alpha = 7\nbeta = [1, 2]\n:vars\n' >vars.wg
 run "$BIN" vars.wg
@@ -78,7 +90,9 @@ grep -qE '^beta = \[1, 2\]( |$)' "$T/out" || fail ":vars: no 'beta = [1, 2]' lin
 # :help, and :help NAME for the stdlib and builtins: one doc line naming it
 run "$BIN" -e ':help'
 want_rc0 ":help"; [ "$(wc -l <"$T/out")" -ge 3 ] || fail ":help printed too little"
-for name in relu sigmoid softplus mean norm linspace sin dot view; do
+for name in relu sigmoid softplus mean norm linspace \
+    print len zeros ones sum prod dot view sin cos tan asin acos atan atan2 \
+    sinh cosh tanh exp log sqrt abs sign floor min max assert error type pi; do
     run "$BIN" -e ":help $name"
     want_rc0 ":help $name"
     grep -q "^$name\b" "$T/out" || fail ":help $name: no line starting with the name: [$(cat "$T/out")]"
@@ -100,6 +114,20 @@ want_rc0 ":load"; want_out "33" ":load relative"
 (cd sub && "$BIN" -e ':load lib.wg
 print(loaded)' >"$T/out" 2>"$T/err"); rc=$?
 want_rc0 ":load from cwd"; want_out "11" ":load from the current directory"
+
+# an error in a loaded file names that file and line, and stops the loading script
+printf 'y = 1\nz = [1][3]\n' >sub/lbad.wg
+printf 'print(1)\n:load sub/lbad.wg\nprint(2)\n' >lmain.wg
+run "$BIN" lmain.wg
+want_rcbad ":load error"; want_out "1" ":load error stops the script"
+err_has "lbad.wg:2:9: error: index 3 out of range for array of length 1" ":load error location"
+
+# an error inside a function from a loaded file, called later, is located in that file
+printf 'fn bad(t) {\n    return t[5]\n}\n' >sub/lfn.wg
+printf 'x = 1\n:load sub/lfn.wg\nprint(bad([1]))\n' >lm2.wg
+run "$BIN" lm2.wg
+want_rcbad ":load fn error"; err_has "lfn.wg:2:14: error: index 5 out of range for array of length 1" ":load fn error location"
+err_has "    return t[5]" ":load fn error shows the loaded file's line"
 
 # :reset gives a fresh session: variables gone, builtins and stdlib still there
 printf 'x = 1\n:reset\nprint(pi, relu(-1))\nprint(x)\n' >reset.wg

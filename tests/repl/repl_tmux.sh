@@ -7,10 +7,11 @@ BIN=${WG_BIN:-./wengert}
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 [ -n "$WENGERT_STDLIB" ] || export WENGERT_STDLIB="$(cd "$(dirname "$0")/../.." && pwd)/stdlib"
 command -v tmux >/dev/null || { echo "tmux not installed"; exit 1; }
-H=$(mktemp -d)
-SOCK="wgtest$$"
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$H"; }
+T=$(mktemp -d)
+H="$T/home"             # a private HOME: the history file goes here
+mkdir "$H"
+tm() { tmux -S "$T/tmux.sock" -f /dev/null "$@"; }   # a private tmux server
+cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
 trap cleanup EXIT
 fails=0
 fail() { echo "FAIL [$S]: $*"; fails=$((fails + 1)); echo "---- screen of $S:"; screen | sed '/^$/d' | tail -25; echo "----"; }
@@ -20,7 +21,7 @@ start() { # start NAME: a fresh REPL in session NAME, wait for its prompt
     tm new-session -d -s "$S" -x 100 -y 50 \
         "env HOME=$H TERM=xterm WENGERT_STDLIB=$WENGERT_STDLIB $BIN"
     tm set-option -t "$S" remain-on-exit on >/dev/null
-    wait_until at_prompt || fail "no 'wg> ' prompt at start-up"
+    wait_until at_prompt || { fail "no 'wg> ' prompt at start-up"; exit 1; }
 }
 screen() { tm capture-pane -p -J -t "$S" -S -2000 2>/dev/null; }
 lines() { screen | sed -e 's/[[:space:]]*$//' -e '/^$/d'; }
@@ -111,6 +112,14 @@ wait_until has_text 'undefined_thing' || fail "no undefined-name error"
 lines | grep -qE '^<repl>:[0-9]+:7: error: .*undefined_thing' || fail "undefined-name error not located at column 7"
 cmd 'a'
 expect_line '[1, 2, 3]'
+# an error in a function typed earlier shows that function's line
+cont 'fn g(t) {'
+cont '  return t[5]'
+cmd '}'
+cmd 'g([1])'
+wait_until has_text 'index 5 out of range for array of length 1' || fail "no error from g"
+lines | grep -qE '^<repl>:2:12: error: index 5 out of range for array of length 1$' || fail "error in g not located at <repl>:2:12"
+expect_line '      return t[5]'
 
 # Ctrl-C during a long loop: interrupted error, prompt back, variables intact
 send 'while true { }'
@@ -122,6 +131,8 @@ lines | grep -qE '^(\^C)?<repl>:[0-9]+:[0-9]+: error: .*interrupted' || fail "in
 wait_until at_prompt || fail "no prompt after Ctrl-C in a loop"
 cmd 'x + 2000'
 expect_line '2002'
+cmd 'd(x * x, x)'                             # the tape is still usable
+expect_line '4'
 # the loop's own progress is kept: k holds the value it had when Ctrl-C struck
 cmd 'k = 0'
 send 'nograd { while true { k += 1 } }'
@@ -137,6 +148,8 @@ expect_line '2502'
 # :quit leaves and the history is saved
 send ':quit'
 wait_until pane_dead || fail ":quit did not end the REPL"
+dead_status() { st=$(tm display-message -p -t "$S" '#{pane_dead_status}'); [ -n "$st" ]; }
+wait_until dead_status; [ "$st" = 0 ] || fail ":quit exit status [$st], wanted 0; signal [$(tm display-message -p -t "$S" '#{pane_dead_signal}')]"
 wait_until test -s "$H/.wengert_history" || fail "no $H/.wengert_history after :quit"
 hist=$(sed 's/\\040/ /g' "$H/.wengert_history" 2>/dev/null)
 for entry in 'x = 2' 'x * 21' 'sq(5)' 'a[5]'; do

@@ -270,6 +270,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++) {
         random_dots(ns[k], (int)scaled(30000));
         random_quire_round(ns[k], (int)scaled(300000));
+        random_quire_ties(ns[k], (int)scaled(300000));
     }
     progress("quires: random dot products and roundings", t0);
     ref_free();

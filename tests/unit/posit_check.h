@@ -234,6 +234,8 @@ static void random_from_double(int n, long count)
 
 /* ---- order and quire: shared by both tests ---- */
 
+static uint32_t quire_to_posit_n(const uint64_t *w, int n);
+
 /* NaR equals itself and lies below every real. */
 static int ref_lt(uint32_t a, uint32_t b, int n)
 {
@@ -299,24 +301,63 @@ static void random_quire_round(int n, int count)
                 c = c && w[i] == 0;
             }
         }
-        uint32_t got;
-        if (n == 32) {
-            quire32_t q;
-            memcpy(q.w, w, sizeof q.w);
-            got = q32_to_posit(&q);
-        } else if (n == 16) {
-            quire16_t q;
-            memcpy(q.w, w, sizeof q.w);
-            got = q16_to_posit(&q);
-        } else {
-            quire8_t q;
-            memcpy(q.w, w, sizeof q.w);
-            got = q8_to_posit(&q);
-        }
+        uint32_t got = quire_to_posit_n(w, n);
         char name[40];
         snprintf(name, sizeof name, "q%d_to_posit(random #%d)", n, t);
         check_op(name, 1, (uint32_t)w[W - 1], 0, ref_quire_round(w, W, n), got);
     }
+}
+
+static uint32_t quire_to_posit_n(const uint64_t *w, int n)
+{
+    if (n == 32) {
+        quire32_t q;
+        memcpy(q.w, w, sizeof q.w);
+        return q32_to_posit(&q);
+    }
+    if (n == 16) {
+        quire16_t q;
+        memcpy(q.w, w, sizeof q.w);
+        return q16_to_posit(&q);
+    }
+    quire8_t q;
+    memcpy(q.w, w, sizeof q.w);
+    return q8_to_posit(&q);
+}
+
+/* Quire contents exactly at a rounding midpoint of some posit, or off it by
+ * one unit in the last place or a power of two: there the lowest words decide
+ * the rounding through the sticky bit, which random words never exercise. */
+static void random_quire_ties(int n, int count)
+{
+    int W = n / 4;
+    uint64_t w[8];
+    mpq_t m;
+    mpz_t z, d;
+    mpq_init(m);
+    mpz_inits(z, d, NULL);
+    for (int t = 0; t < count; t++) {
+        uint32_t p = 1 + (uint32_t)(rnd64() % ((mask_n(n) >> 1) - 1));
+        ref_decode(m, ((uint64_t)p << 1) | 1, n + 1);
+        mpq_mul_2exp(m, m, (unsigned long)(8 * n - 16));
+        mpz_set(z, mpq_numref(m));             /* a whole number of units */
+        int kind = (int)(rnd64() % 5);
+        if (kind) {
+            mpz_ui_pow_ui(d, 2, kind > 2 ? (unsigned long)(rnd64() % 48) : 0);
+            (kind & 1 ? mpz_add : mpz_sub)(z, z, d);
+        }
+        if (rnd64() & 1) {                     /* negative: two's complement */
+            mpz_ui_pow_ui(d, 2, (unsigned long)(64 * W));
+            mpz_sub(z, d, z);
+        }
+        memset(w, 0, sizeof w);
+        mpz_export(w, NULL, -1, sizeof w[0], 0, 0, z);
+        char name[40];
+        snprintf(name, sizeof name, "q%d_to_posit(tie #%d)", n, t);
+        check_op(name, 1, p, (uint32_t)kind, ref_quire_round(w, W, n), quire_to_posit_n(w, n));
+    }
+    mpq_clear(m);
+    mpz_clears(z, d, NULL);
 }
 
 #endif

@@ -292,6 +292,18 @@ static void test_quire_vs_steps(void)
     q32_sub(&q, P32_ONE);
     check_op("q32 (1+4*2^-28)-1", 1, 0, 0, p32_from_double(0x1p-26), q32_to_posit(&q));
 
+    /* 1 + 2^-28 is a tie that goes to 1; minpos^2 at bit 0, 268 bits
+     * further down, tips it either way. */
+    q32_clear(&q);
+    q32_add(&q, P32_ONE);
+    q32_add(&q, 0x00800000);
+    check_op("q32 1+2^-28", 1, 0, 0, P32_ONE, q32_to_posit(&q));
+    q32_fma(&q, P32_MINPOS, P32_MINPOS);
+    check_op("q32 1+2^-28+minpos^2", 1, 0, 0, 0x40000001, q32_to_posit(&q));
+    q32_fms(&q, P32_MINPOS, P32_MINPOS);
+    q32_fms(&q, P32_MINPOS, P32_MINPOS);
+    check_op("q32 1+2^-28-minpos^2", 1, 0, 0, P32_ONE, q32_to_posit(&q));
+
     /* posit8: 3*3 - 2.5*3.5 = 0.25 exactly; posit8 has unit spacing at 8,
      * so rounding 8.75 first (to 9) gives 0. */
     uint32_t three = p8_from_double(3), t5 = p8_from_double(2.5), t35 = p8_from_double(3.5);
@@ -345,6 +357,7 @@ static void test_quire(void)
     for (int k = 0; k < 3; k++) {
         random_dots(ns[k], 3000);
         random_quire_round(ns[k], 20000);
+        random_quire_ties(ns[k], 20000);
     }
 }
 
