@@ -274,6 +274,108 @@ static uint32_t deriv_expand(uint32_t k)
     return tape.pool[tape.derivs[r].exp_off + j];
 }
 
+/* --------------------------------------------------------- sparse sweep */
+
+/* In a long session, d(y, x) with an old x spans a wide range of the tape
+ * of which y depends on a few entries. This sweep visits only y's cone:
+ * entries wait in a max-heap (an entry's consumers all have higher
+ * indices, so popping the largest first is a valid reverse order) with
+ * their adjoints in a hash table. It gives up, returning 0, when the cone
+ * turns out big (the dense sweep is faster then) or holds a deriv entry. */
+typedef struct {
+    uint32_t *heap, *keys;
+    double *vals;
+    size_t nheap, cap, mask;
+} Sparse;
+
+static double *sparse_slot(Sparse *sp, uint32_t id, int *fresh)
+{
+    size_t h = (id * 2654435761u) & sp->mask;
+    while (sp->keys[h] && sp->keys[h] != id) h = (h + 1) & sp->mask;
+    *fresh = sp->keys[h] == 0;
+    sp->keys[h] = id;
+    return &sp->vals[h];
+}
+
+static void heap_push(Sparse *sp, uint32_t id)
+{
+    size_t i = sp->nheap++;
+    while (i > 0 && sp->heap[(i - 1) / 2] < id) {
+        sp->heap[i] = sp->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    sp->heap[i] = id;
+}
+
+static uint32_t heap_pop(Sparse *sp)
+{
+    uint32_t top = sp->heap[0], last = sp->heap[--sp->nheap];
+    size_t i = 0, n = sp->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && sp->heap[c + 1] > sp->heap[c]) c++;
+        if (sp->heap[c] <= last) break;
+        sp->heap[i] = sp->heap[c];
+        i = c;
+    }
+    if (n) sp->heap[i] = last;
+    return top;
+}
+
+static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
+{
+    if (id < lo || id == 0 || tape_opcode(id) == OP_CONST) return;
+    int fresh;
+    double *slot = sparse_slot(sp, id, &fresh);
+    if (fresh) {
+        *slot = 0;
+        heap_push(sp, id);
+    }
+    *slot += c;
+}
+
+static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, double *out)
+{
+    size_t budget = ((size_t)top - lo) / 16;
+    Sparse sp;
+    sp.cap = 64;
+    while (sp.cap < 2 * budget + 2) sp.cap *= 2;
+    sp.mask = sp.cap - 1;
+    sp.keys = wg_calloc(sp.cap, sizeof(uint32_t));
+    sp.vals = wg_malloc(sp.cap * sizeof(double));
+    sp.heap = wg_malloc(sp.cap * sizeof(uint32_t));
+    sp.nheap = 0;
+    int ok = 1;
+    size_t visited = 0;
+    sparse_give(&sp, lo, top, 1);
+    while (sp.nheap) {
+        uint32_t i = heap_pop(&sp);
+        int fresh;
+        double a = *sparse_slot(&sp, i, &fresh);
+        int op = tape_opcode(i);
+        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || ++visited > budget) { ok = 0; break; }
+        if (a == 0 || op == OP_LEAF) continue;
+        TapeArgs g = tape.arg[i];
+        double A = tape.val[g.a], B = tape.val[g.b], V = tape.val[i];
+        sparse_give(&sp, lo, g.a, a * rule_partial_num(op, 0, A, B, V));
+        if (op_arity[op] == 2) sparse_give(&sp, lo, g.b, a * rule_partial_num(op, 1, A, B, V));
+    }
+    if (ok)
+        for (int j = 0; j < n; j++) {
+            int fresh;
+            out[j] = 0;
+            if (wrt[j] >= lo && wrt[j] <= top) {
+                double *v = sparse_slot(&sp, wrt[j], &fresh);
+                out[j] = fresh ? 0 : *v;
+            }
+        }
+    free(sp.keys);
+    free(sp.vals);
+    free(sp.heap);
+    return ok;
+}
+
 /* ------------------------------------------------------------------- d */
 
 void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
@@ -288,18 +390,24 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
         }
     }
     if (!top || !any) return;
-    PlainBuf b;
-    plain_alloc(&b, lo, top, NULL);
-    plain_run(&b, top, num_round(1));
+    double *g = wg_malloc(sizeof(double) * (size_t)(n ? n : 1));
+    int done = num_backend == BK_F64 && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
+    if (!done) {
+        PlainBuf b;
+        plain_alloc(&b, lo, top, NULL);
+        plain_run(&b, top, num_round(1));
+        for (int j = 0; j < n; j++)
+            g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
+        plain_free(&b);
+    }
     tape.sweeps++;
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n) : 0;
     for (int j = 0; j < n; j++) {
         if (!wrt[j] || wrt[j] > top || wrt[j] < lo) continue;
-        double g = take_plain(&b, wrt[j]);
-        if (tape.recording) out[j] = num_rec(g, tape_push(OP_DERIV, rec, (uint32_t)j, g));
-        else out[j] = num_val(g);
+        if (tape.recording) out[j] = num_rec(g[j], tape_push(OP_DERIV, rec, (uint32_t)j, g[j]));
+        else out[j] = num_val(g[j]);
     }
-    plain_free(&b);
+    free(g);
 }
 
 /* The plain number inside a dual (the primal of its primal ...). */

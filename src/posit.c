@@ -47,7 +47,7 @@ HOT unpacked decode_mag(uint32_t mag, int neg, int n)
     uint64_t body = (uint64_t)mag << (65 - n);     /* sign bit dropped */
     uint64_t run = 0 - (body >> 63);               /* all ones iff regime of 1s */
     int m = clz64(body ^ run);                     /* regime run length */
-    int k = run ? m - 1 : -m;
+    int k = -m ^ (int)run;                       /* m-1 for 1s, -m for 0s */
     uint64_t rest = (body << m) << 1;              /* exponent, then fraction */
     u.neg = neg;
     u.scale = 4 * k + (int)(rest >> 62);
@@ -90,12 +90,12 @@ HOT uint32_t encode(int neg, int scale, uint64_t frac, int sticky, int n)
         uint64_t e = (uint64_t)((scale + 128) & 3);
         /* "10" shifted right arithmetically by k gives k+1 ones and a zero;
          * "01" shifted right by -k-1 gives -k zeros and a one: the regime
-         * either way, without a branch on the sign of k. */
+         * either way, without a branch on the sign of k.  (>> of a negative
+         * signed value sign-extends in GCC and Clang; C leaves it to them.) */
         int kneg = k < 0;
         int shift = kneg ? -k - 1 : k;
         uint64_t str = ((uint64_t)(2 - kneg) << 62) | (e << 60) | (frac >> 4);
-        uint64_t fill = (0 - (str >> 63)) & ~(~(uint64_t)0 >> shift);
-        uint64_t u = (str >> shift) | fill;        /* the string, from bit 63 */
+        uint64_t u = (uint64_t)((int64_t)str >> shift);   /* the string, from bit 63 */
         uint64_t lost = (frac << (60 - shift)) | (uint64_t)sticky;
         body = (uint32_t)(u >> (65 - n));
         uint32_t guard = (uint32_t)(u >> (64 - n)) & 1;
@@ -111,7 +111,7 @@ HOT uint32_t add_n(uint32_t a, uint32_t b, int n)
 {
     a &= mask_of(n);
     b &= mask_of(n);
-    if (special(a, n) || special(b, n))
+    if (special(a, n) | special(b, n))
         return a == nar_of(n) || b == nar_of(n) ? nar_of(n) : a | b;
     uint32_t sa = sign_mask(a, n), sb = sign_mask(b, n);
     uint32_t ma = cond_neg(a, sa, n), mb = cond_neg(b, sb, n);
@@ -125,11 +125,14 @@ HOT uint32_t add_n(uint32_t a, uint32_t b, int n)
     d = d > 63 ? 63 : d;
     uint64_t sx = (uint64_t)x.sig << 31;  /* hidden bit at 62: room for carry */
     uint64_t sy = (uint64_t)y.sig << 31;
-    /* Bits of y shifted out are jammed into the lowest bit.  That is exact
-     * for rounding: sx has >= 35 trailing zeros, and when anything is shifted
-     * out the difference loses at most one leading bit, so the rounding
-     * point stays far above bit 0. */
-    sy = (sy >> d) | (((sy << 1) << (63 - d)) != 0);
+    /* Bits of y shifted past bit 0 are dropped, and that never changes the
+     * rounding.  sx has >= 35 trailing zeros (27 fraction bits at most), so
+     * bits go only when d >= 36, leaving y's kept part t below 2^27.  The
+     * exact sum is then within one unit of the computed one, c, and only c
+     * itself could be a rounding midpoint on the way; but midpoints are
+     * multiples of 2^33 (guard bit >= 33) while c is t or -t modulo 2^33,
+     * which is nonzero unless t = 0, when c = x, a posit. */
+    sy >>= d;
     uint64_t m = 0 - (uint64_t)(differ & 1);   /* signs differ: subtract */
     uint64_t s = sx + ((sy ^ m) - m);
     if (s == 0)
@@ -142,7 +145,7 @@ HOT uint32_t mul_n(uint32_t a, uint32_t b, int n)
 {
     a &= mask_of(n);
     b &= mask_of(n);
-    if (special(a, n) || special(b, n))
+    if (special(a, n) | special(b, n))
         return a == nar_of(n) || b == nar_of(n) ? nar_of(n) : 0;
     unpacked x = decode(a, n), y = decode(b, n);
     uint64_t p = (uint64_t)x.sig * y.sig;         /* exact, in [2^62, 2^64) */
@@ -154,7 +157,7 @@ HOT uint32_t div_n(uint32_t a, uint32_t b, int n)
 {
     a &= mask_of(n);
     b &= mask_of(n);
-    if (special(a, n) || special(b, n))
+    if (special(a, n) | special(b, n))
         return a == nar_of(n) || special(b, n) ? nar_of(n) : 0;
     unpacked x = decode(a, n), y = decode(b, n);
     /* 31+ quotient bits beyond the hidden one, plus the remainder as sticky,
@@ -172,7 +175,7 @@ HOT uint32_t div_n(uint32_t a, uint32_t b, int n)
  * it decide, so no floating-point rounding can reach the result. */
 HOT uint32_t isqrt64(uint64_t r, int *inexact)
 {
-    uint64_t s = (uint64_t)sqrt((double)(int64_t)(r >> 1) * 2.0);
+    uint64_t s = (uint64_t)(int64_t)sqrt((double)(int64_t)(r >> 1) * 2.0);
     if (s > 0xffffffffu)
         s = 0xffffffffu;
     while (s * s > r)

@@ -6,6 +6,7 @@ case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 [ -n "$WENGERT_STDLIB" ] || export WENGERT_STDLIB="$(cd "$(dirname "$0")/../.." && pwd)/stdlib"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
 cd "$T"
 fails=0
 check() { # check NAME: run NAME.wg, want a clean located error on line $2

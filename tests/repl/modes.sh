@@ -7,6 +7,7 @@ case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 [ -n "$WENGERT_STDLIB" ] || export WENGERT_STDLIB="$(cd "$(dirname "$0")/../.." && pwd)/stdlib"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # run CMD...: stdout to $T/out, stderr to $T/err, status to $rc

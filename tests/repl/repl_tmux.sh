@@ -13,13 +13,14 @@ mkdir "$H"
 tm() { tmux -S "$T/tmux.sock" -f /dev/null "$@"; }   # a private tmux server
 cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 fails=0
 fail() { echo "FAIL [$S]: $*"; fails=$((fails + 1)); echo "---- screen of $S:"; screen | sed '/^$/d' | tail -25; echo "----"; }
 
 start() { # start NAME: a fresh REPL in session NAME, wait for its prompt
     S=$1
     tm new-session -d -s "$S" -x 100 -y 50 \
-        "env HOME=$H TERM=xterm WENGERT_STDLIB=$WENGERT_STDLIB $BIN"
+        "env HOME='$H' TERM=xterm WENGERT_STDLIB='$WENGERT_STDLIB' '$BIN'; echo \$? >'$T/status.$S'"
     tm set-option -t "$S" remain-on-exit on >/dev/null
     wait_until at_prompt || { fail "no 'wg> ' prompt at start-up"; exit 1; }
 }
@@ -29,7 +30,7 @@ last() { lines | tail -1; }
 at_prompt() { [ "$(last)" = "wg>" ]; }
 at_cont() { [ "$(last)" = "..>" ]; }
 last_is() { [ "$(last)" = "$1" ]; }
-pane_dead() { [ "$(tm display-message -p -t "$S" '#{pane_dead}')" = 1 ]; }
+ended() { [ -s "$T/status.$S" ]; }   # the REPL has exited; its status is in that file
 has_line() { lines | grep -qxF -- "$1"; }
 has_text() { screen | grep -qF -- "$1"; }
 wait_until() { # poll a condition every 50 ms, for at most 10 s
@@ -147,9 +148,8 @@ expect_line '2502'
 
 # :quit leaves and the history is saved
 send ':quit'
-wait_until pane_dead || fail ":quit did not end the REPL"
-dead_status() { st=$(tm display-message -p -t "$S" '#{pane_dead_status}'); [ -n "$st" ]; }
-wait_until dead_status; [ "$st" = 0 ] || fail ":quit exit status [$st], wanted 0; signal [$(tm display-message -p -t "$S" '#{pane_dead_signal}')]"
+wait_until ended || fail ":quit did not end the REPL"
+[ "$(cat "$T/status.$S")" = 0 ] || fail ":quit exit status $(cat "$T/status.$S"), wanted 0"
 wait_until test -s "$H/.wengert_history" || fail "no $H/.wengert_history after :quit"
 hist=$(sed 's/\\040/ /g' "$H/.wengert_history" 2>/dev/null)
 for entry in 'x = 2' 'x * 21' 'sq(5)' 'a[5]'; do
@@ -180,7 +180,8 @@ tm send-keys -t "$S" Enter
 wait_until has_text 'tape: ' || fail ":tape after completion printed no 'tape: '"
 wait_until at_prompt || fail "no prompt after :tape"
 tm send-keys -t "$S" C-d
-wait_until pane_dead || fail "Ctrl-D did not end the REPL"
+wait_until ended || fail "Ctrl-D did not end the REPL"
+[ "$(cat "$T/status.$S" 2>/dev/null)" = 0 ] || fail "Ctrl-D exit status not 0"
 
 echo "repl_tmux.sh: $fails failure(s)"
 [ "$fails" = 0 ]
