@@ -20,6 +20,7 @@
 #include "eval.h"
 #include "error.h"
 #include "rules.h"
+#include "fwd.h"
 
 int ad_nesting;
 
@@ -593,36 +594,23 @@ static Value bi_grad(int argc, Value *argv)
     return obj_val(V_FN, c);
 }
 
-/* hvp(f, x, v): d(dot(grad f(x), v), x), the reverse sweep differentiated
- * once more (its expansion on the tape); see fwd.c for forward mode. */
+/* hvp(f, x, v): forward over reverse, jvp(grad(f), x, v). grad runs on
+ * dual numbers: the tape records the primal and tangent parts, and the
+ * derivative of a dual is a dual (derivatives_of), whose tangent is H v. */
 static Value bi_hvp(int argc, Value *argv)
 {
     (void)argc;
-    Value f = argv[0], x = argv[1], v = argv[2];
-    int saved = tape.recording;
-    tape.recording = 1;
-    ad_nesting++;
-    Value xp = fresh_point(x);
-    Value gfn = bi_grad(1, &f);
-    Value g = call_value(gfn, 1, &xp);
-    Value s = !is_seq(g) ? v_arith(OP_MUL, g, v) : num_val(0);
-    if (is_seq(g)) {
-        if (!is_seq(v) || seq_len(v) != seq_len(g)) wg_error("hvp: v must have the shape of x");
-        s = bi_dot_value(g, v);
-    }
-    tape.recording = saved;
-    ad_nesting--;
-    Value r = derivative_at(s, xp);
-    v_release(s);
-    v_release(g);
+    if (!(argv[1].t == V_NUM || argv[1].t == V_DUAL) && !is_seq(argv[1]))
+        wg_error("hvp: x must be a number or an array, got %s", type_name(argv[1]));
+    Value gfn = bi_grad(1, &argv[0]);
+    Value r = fwd_jvp(gfn, argv[1], argv[2]);
     v_release(gfn);
-    v_release(xp);
     return r;
 }
 
 static const Builtin ad_builtins[] = {
     {"grad", 1, 1, bi_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
-    {"hvp", 3, 3, bi_hvp, "hvp(f, x, v): Hessian of f at x times v"},
+    {"hvp", 3, 3, bi_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},
 };
 
 void ad_register(void)

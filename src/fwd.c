@@ -98,7 +98,7 @@ static Value tangent_of(Value r, uint32_t tag)
 }
 
 /* jvp records only when an enclosing grad or hvp needs the tape. */
-static Value jvp_call(Value f, Value x, Value v)
+Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++next_tag;
@@ -116,7 +116,7 @@ static Value jvp_call(Value f, Value x, Value v)
 static Value bi_jvp(int argc, Value *argv)
 {
     (void)argc;
-    return jvp_call(argv[0], argv[1], argv[2]);
+    return fwd_jvp(argv[0], argv[1], argv[2]);
 }
 
 /* Baydin et al. (2022): (grad f(x) . v) v for v ~ N(0, I), one forward pass. */
@@ -130,7 +130,7 @@ static Value bi_fwdgrad(int argc, Value *argv)
         v = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&wg_rng)));
     } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
-    Value s = jvp_call(argv[0], x, v);
+    Value s = fwd_jvp(argv[0], x, v);
     if (s.t != V_NUM && s.t != V_DUAL) {
         v_release(s);
         v_release(v);

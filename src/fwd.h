@@ -5,5 +5,6 @@
 
 Value fwd_op(int op, Value a, Value b);   /* an op with a dual operand */
 void  fwd_register(void);
+Value fwd_jvp(Value f, Value x, Value v);   /* f'(x)·v by dual numbers */
 
 #endif
