@@ -81,6 +81,8 @@ static const char *stdlib_dir(void)
         if (slash) *slash = 0;
         snprintf(dir, sizeof dir, "%s/stdlib", exe);
         if (access(dir, R_OK) == 0) return dir;
+        snprintf(dir, sizeof dir, "%s/../share/wengert/stdlib", exe);   /* installed */
+        if (access(dir, R_OK) == 0) return dir;
     }
     snprintf(dir, sizeof dir, "%s/share/wengert/stdlib", WG_PREFIX);
     return dir;
