@@ -98,6 +98,8 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
 
 %stack_overflow {
     Token t = {0};
+    t.line = ps->at_line;
+    t.col = ps->at_col;
     syn_error(ps, t, "expression nested too deeply");
 }
 %stack_size 10000

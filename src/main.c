@@ -70,7 +70,7 @@ static int cmp_names(const void *a, const void *b)
 
 static const char *stdlib_dir(void)
 {
-    static char dir[PATH_MAX + 16];
+    static char dir[PATH_MAX + 64];
     const char *env = getenv("WENGERT_STDLIB");
     if (env && *env) return env;
     char exe[PATH_MAX];

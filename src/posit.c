@@ -290,23 +290,31 @@ HOT void quire_set_nar(uint64_t *w, int W)
     w[W - 1] = (uint64_t)1 << 63;
 }
 
-/* w += (lo + hi*2^64) * 2^(64i), or -= it when m is all ones (m is 0 or
- * all ones), as one two's-complement addition, so the sign of the term costs
- * no branch: -X is ~X + 1 with every word above X's two being ~0.  The carry
- * runs on only while it still changes something: adding m + c to a word is
- * a no-op exactly when c equals m's low bit. */
-HOT void words_accum(uint64_t *w, int W, int i, uint64_t lo, uint64_t hi, uint64_t m)
+/* w += lo + hi*2^64 at word i, carrying as far as needed. */
+HOT void words_add(uint64_t *w, int W, int i, uint64_t lo, uint64_t hi)
 {
-    unsigned __int128 acc = (unsigned __int128)w[i] + (lo ^ m) + (m & 1);
-    w[i] = (uint64_t)acc;
-    acc = (unsigned __int128)w[i + 1] + (hi ^ m) + (uint64_t)(acc >> 64);
-    w[i + 1] = (uint64_t)acc;
-    uint64_t c = (uint64_t)(acc >> 64);
-    for (int j = i + 2; c != (m & 1) && j < W; j++) {
-        acc = (unsigned __int128)w[j] + m + c;
-        w[j] = (uint64_t)acc;
-        c = (uint64_t)(acc >> 64);
-    }
+    uint64_t t = w[i] + lo;
+    uint64_t c = t < lo;
+    w[i] = t;
+    t = w[i + 1] + hi;
+    uint64_t c2 = t < hi;
+    t += c;
+    c2 |= t < c;
+    w[i + 1] = t;
+    for (int j = i + 2; c2 && j < W; j++)
+        c2 = ++w[j] == 0;
+}
+
+HOT void words_sub(uint64_t *w, int W, int i, uint64_t lo, uint64_t hi)
+{
+    uint64_t b = w[i] < lo;
+    w[i] -= lo;
+    uint64_t b2 = w[i + 1] < hi;
+    w[i + 1] -= hi;
+    b2 |= w[i + 1] < b;
+    w[i + 1] -= b;
+    for (int j = i + 2; b2 && j < W; j++)
+        b2 = w[j]-- == 0;
 }
 
 /* Q += or -= p * 2^(scale-62) exactly; beyond the sum limit Q becomes NaR. */
@@ -320,7 +328,10 @@ HOT void quire_accum(uint64_t *w, int W, int n, int neg, int scale, uint64_t p)
     int i = pos >> 6, b = pos & 63;
     uint64_t lo = p << b, hi = b ? p >> (64 - b) : 0;
     uint64_t sign_before = w[W - 1] >> 63;
-    words_accum(w, W, i, lo, hi, 0 - (uint64_t)neg);
+    if (neg)
+        words_sub(w, W, i, lo, hi);
+    else
+        words_add(w, W, i, lo, hi);
     /* Moving away from zero and flipping the sign means it wrapped. */
     if (sign_before == (uint64_t)neg && (w[W - 1] >> 63) != sign_before)
         quire_set_nar(w, W);

@@ -61,6 +61,9 @@ want_rcbad "stdin error"; want_out "1" "stdin error stops"; err_has "stop here" 
 "$BIN" <ok.wg >"$T/out" 2>"$T/err"; rc=$?
 want_rc0 "stdin redirect"; want_out "9" "stdin redirect"
 
+printf 'print(1)\nx = = 2\n' | "$BIN" >"$T/out" 2>"$T/err"; rc=$?
+want_rcbad "stdin syntax error"; want_out "" "stdin syntax error runs nothing"; err_has ":2:5: error:" "stdin syntax error location"
+
 # --help and --version
 run "$BIN" --help
 want_rc0 "--help"; grep -qi 'usage' "$T/out" || fail "--help: no usage on stdout"
@@ -98,6 +101,9 @@ for name in relu sigmoid softplus mean norm linspace \
     want_rc0 ":help $name"
     grep -q "^$name\b" "$T/out" || fail ":help $name: no line starting with the name: [$(cat "$T/out")]"
 done
+
+run "$BIN" -e ':help syntax'
+want_rc0 ":help syntax"; [ -s "$T/out" ] || fail ":help syntax printed nothing"
 
 # :time runs its statement, then reports the time and tape entries
 printf ':time y = 2 + 3\nprint(y)\n' >time.wg
