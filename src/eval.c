@@ -31,6 +31,7 @@ static int call_depth;
 static int block_depth;          /* blocks being run (0: a top-level statement) */
 
 static int exec(Node *n, Env *env);
+static int run_nesting;      /* chunks running inside chunks (:load, :time) */
 
 /* ------------------------------------------------------------- globals */
 
@@ -657,6 +658,8 @@ Value eval_expr(Node *n, Env *env)
 
 /* ----------------------------------------------------------- statements */
 
+/* Between two statements outside any call nothing but the globals holds a
+ * value, so a top-level loop can let the collector run as it goes. */
 static int exec_block(Node *n, Env *env)
 {
     block_depth++;
@@ -666,6 +669,7 @@ static int exec_block(Node *n, Env *env)
             block_depth--;
             return code;
         }
+        if (call_depth == 0 && run_nesting == 0) gc_maybe_collect();
     }
     block_depth--;
     return EXEC_NORMAL;
@@ -781,7 +785,7 @@ static int exec(Node *n, Env *env)
     switch (n->kind) {
     case N_EXPR: {
         Value v = eval_expr(n->a, env);
-        if (!env && wg_echo) echo_value(v);
+        if (!env && wg_echo && block_depth == 0) echo_value(v);
         v_release(v);
         return EXEC_NORMAL;
     }
@@ -817,7 +821,6 @@ static int exec(Node *n, Env *env)
 /* ------------------------------------------------------------ top level */
 
 static Chunk *running;
-static int run_nesting;      /* chunks running inside chunks (:load, :time) */
 
 /* The collector may run between the outermost chunk's statements only:
  * there, nothing but the globals holds a value. */

@@ -171,8 +171,10 @@ static void *main_thread(void *ud)
         const char *a = m->argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); m->status = 0; return NULL; }
         if (!strcmp(a, "--version")) { printf("wengert %s\n", WG_VERSION); m->status = 0; return NULL; }
-        if (!strcmp(a, "-e") && i + 1 < m->argc) code = m->argv[++i];
-        else if (!strcmp(a, "--backend") && i + 1 < m->argc) backend = m->argv[++i];
+        if (!strcmp(a, "-e") && i + 1 == m->argc) { fprintf(stderr, "wengert: -e needs code to run\n%s", usage); m->status = 2; return NULL; }
+        if (!strcmp(a, "-e")) code = m->argv[++i];
+        else if (!strcmp(a, "--backend") && i + 1 == m->argc) { fprintf(stderr, "wengert: --backend needs a name\n%s", usage); m->status = 2; return NULL; }
+        else if (!strcmp(a, "--backend")) backend = m->argv[++i];
         else if (!strncmp(a, "--backend=", 10)) backend = a + 10;
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "wengert: unknown option '%s'\n%s", a, usage); m->status = 2; return NULL; }
         else if (!file) file = a;

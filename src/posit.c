@@ -45,9 +45,9 @@ HOT unpacked decode_mag(uint32_t mag, int neg, int n)
 {
     unpacked u;
     uint64_t body = (uint64_t)mag << (65 - n);     /* sign bit dropped */
-    uint64_t run = 0 - (body >> 63);               /* all ones iff regime of 1s */
-    int m = clz64(body ^ run);                     /* regime run length */
-    int k = -m ^ (int)run;                       /* m-1 for 1s, -m for 0s */
+    int ones = (int)(body >> 63);                  /* regime of 1s, not 0s */
+    int m = clz64(body ^ (0 - (body >> 63)));      /* regime run length */
+    int k = -m ^ -ones;                            /* m-1 for 1s, -m for 0s */
     uint64_t rest = (body << m) << 1;              /* exponent, then fraction */
     u.neg = neg;
     u.scale = 4 * k + (int)(rest >> 62);

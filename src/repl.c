@@ -145,6 +145,29 @@ static void run_input(Input *in)
     chunk_release(a.chunk);
 }
 
+/* After a complete `if ... { }` the next line may still be its `else`:
+ * such input waits for one more line, as Python's REPL waits for a blank. */
+static int ends_with_open_if(Input *in)
+{
+    Attempt a = { in, NULL, 0 };
+    if (wg_pcall(try_parse, &a) || !a.chunk) return 0;
+    Node *root = a.chunk->root;
+    int open = 0;
+    if (root->n > 0) {
+        Node *last = root->list[root->n - 1];
+        while (last->kind == N_IF && last->c && last->c->kind == N_IF) last = last->c;
+        open = last->kind == N_IF && !last->c;
+    }
+    chunk_release(a.chunk);
+    return open;
+}
+
+static int starts_with_else(const char *line)
+{
+    while (*line == ' ' || *line == '\t') line++;
+    return !strncmp(line, "else", 4) || !strncmp(line, "elif", 4);
+}
+
 /* Does the input so far need more lines? */
 static int needs_more(Input *in)
 {
@@ -172,19 +195,36 @@ int repl_run(void)
     printf("wengert %s: every number can be differentiated. :help for help, :quit to leave.\n", "0.1.0");
     have_tty = tcgetattr(0, &saved_tty) == 0;
     Input in = {0};
+    int pending_if = 0;      /* a complete if waits to see whether else follows */
     while (!wg_quit) {
         wg_interrupted = 0;
         char *line = read_line(in.len ? "..> " : "wg> ");
         if (line && line[0] == '\x03') {     /* Ctrl-C at the prompt: drop the input */
             in.len = 0;
+            pending_if = 0;
             free(line);
             continue;
         }
-        if (!line) break;
+        if (!line) {
+            if (pending_if) run_input(&in);
+            break;
+        }
+        if (pending_if && !starts_with_else(line)) {
+            /* not an else: run the if on its own, then this line */
+            pending_if = 0;
+            run_input(&in);
+            in.len = 0;
+            fflush(stdout);
+        }
+        pending_if = 0;
         input_add(&in, line);
         free(line);
         if (blank(in.buf)) { in.len = 0; continue; }
         if (needs_more(&in)) continue;
+        if (ends_with_open_if(&in)) {
+            pending_if = 1;
+            continue;
+        }
         char *entry = strdup(in.buf);
         entry[strlen(entry) - 1] = 0;
         add_history(entry);
