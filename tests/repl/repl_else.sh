@@ -15,10 +15,10 @@ wait_for() { # wait until the screen contains $1
     for _ in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.05; done
     echo "FAIL: never saw: $1"; screen; exit 1
 }
-wait_for "wg> "
+wait_for "wg>"
 tm send-keys -t s 'x = 5' Enter
 tm send-keys -t s 'if x > 10 { print("big") }' Enter
-wait_for "..> "
+wait_for "..>"
 tm send-keys -t s 'else { print("small") }' Enter
 wait_for "small"
 tm send-keys -t s 'if x > 1 { print("yes") }' Enter
