@@ -409,7 +409,7 @@ static void cmd_vars(const char *args)
     for (int g = 0; g < nglobals; g++) {
         Global *gl = &globals[g];
         if (gl->v.t == V_UNDEF || gl->v.t == V_BUILTIN) continue;
-        if (g < prelude_globals && gl->v.t == V_FN) continue;
+        if (g < prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
         printf("%s = ", gl->name);
         if (gl->v.t == V_STR) printf("\"");
         value_print(gl->v, stdout);

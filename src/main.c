@@ -131,6 +131,7 @@ static void load_prelude(void)
     docs_loaded = 1;
     wg_echo = echo;
     prelude_globals = nglobals;
+    for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);   /* user versions start at 1 */
 }
 
 typedef struct {
