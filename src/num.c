@@ -221,8 +221,20 @@ static int same_number(double a, double b)
     return a == b && signbit(a) == signbit(b);
 }
 
-/* Digits and decimal exponent of the shortest decimal that reads back to x
- * in the active format. */
+/* The significant digits (trailing zeros dropped) and decimal exponent of
+ * a number printed by "%.Ne". */
+static void split_digits(const char *buf, char *digits, int *exp10)
+{
+    const char *e = strchr(buf, 'e');
+    *exp10 = atoi(e + 1);
+    int n = 0;
+    for (const char *p = buf; p < e; p++)
+        if (*p >= '0' && *p <= '9') digits[n++] = *p;
+    while (n > 1 && digits[n - 1] == '0') n--;
+    digits[n] = 0;
+}
+
+/* The shortest decimal that reads back to x in the active format. */
 static void shortest_digits(double x, char *digits, int *exp10)
 {
     char buf[64];
@@ -230,13 +242,7 @@ static void shortest_digits(double x, char *digits, int *exp10)
         snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
         if (prec == 17 || same_number(num_literal(buf), x)) break;
     }
-    char *e = strchr(buf, 'e');
-    *exp10 = atoi(e + 1);
-    int n = 0;
-    for (char *p = buf; p < e; p++)
-        if (*p >= '0' && *p <= '9') digits[n++] = *p;
-    while (n > 1 && digits[n - 1] == '0') n--;
-    digits[n] = 0;
+    split_digits(buf, digits, exp10);
 }
 
 /* Exact decimal digits of x (posit maxpos and minpos print exactly). */
@@ -244,13 +250,7 @@ static void exact_digits(double x, char *digits, int *exp10)
 {
     char buf[200];
     snprintf(buf, sizeof buf, "%.150e", x);
-    char *e = strchr(buf, 'e');
-    *exp10 = atoi(e + 1);
-    int n = 0;
-    for (char *p = buf; p < e; p++)
-        if (*p >= '0' && *p <= '9') digits[n++] = *p;
-    while (n > 1 && digits[n - 1] == '0') n--;
-    digits[n] = 0;
+    split_digits(buf, digits, exp10);
 }
 
 static int is_posit_extreme(double x)

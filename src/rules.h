@@ -44,28 +44,7 @@ static inline double rule_partial_num(int op, int which, double A, double B, dou
     }
 }
 
-#undef ONE
-#undef ZERO
-#undef HALF
-#undef N1
-#undef N2
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef POW
-#undef NEG
-#undef SIN
-#undef COS
-#undef SINH
-#undef COSH
-#undef SQRT
-#undef LOG
-#undef SIGN
-#undef FLOOR
-#undef LE
-#undef GE
-#undef POWDA
+#include "rules_undef.h"
 
 /* ---- values. Intermediate results are parked in a small stack and
  * released together once the caller has retained the partial. */
@@ -118,27 +97,6 @@ static inline Value rule_partial_val(int op, int which, Value A, Value B, Value 
     }
 }
 
-#undef ONE
-#undef ZERO
-#undef HALF
-#undef N1
-#undef N2
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef POW
-#undef NEG
-#undef SIN
-#undef COS
-#undef SINH
-#undef COSH
-#undef SQRT
-#undef LOG
-#undef SIGN
-#undef FLOOR
-#undef LE
-#undef GE
-#undef POWDA
+#include "rules_undef.h"
 
 #endif

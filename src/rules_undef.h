@@ -1,0 +1,23 @@
+/* rules_undef.h: ends one instantiation of the rule vocabulary (rules.h). */
+#undef ONE
+#undef ZERO
+#undef HALF
+#undef N1
+#undef N2
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef POW
+#undef NEG
+#undef SIN
+#undef COS
+#undef SINH
+#undef COSH
+#undef SQRT
+#undef LOG
+#undef SIGN
+#undef FLOOR
+#undef LE
+#undef GE
+#undef POWDA
