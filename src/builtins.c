@@ -114,6 +114,15 @@ static Value filled(int n, double x)
 static Value bi_zeros(int argc, Value *argv) { (void)argc; return filled(arg_count(argv, 0, "zeros"), 0); }
 static Value bi_ones(int argc, Value *argv) { (void)argc; return filled(arg_count(argv, 0, "ones"), num_round(1)); }
 
+static Value bi_range(int argc, Value *argv)
+{
+    (void)argc;
+    int n = arg_count(argv, 0, "range");
+    Value r = arr_new(n);
+    for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(num_round(i));
+    return r;
+}
+
 static Value bi_assert(int argc, Value *argv)
 {
     if (argv[0].t != V_BOOL)
@@ -413,6 +422,7 @@ static const Builtin builtins[] = {
     {"len", 1, 1, bi_len, "len(a): number of elements of an array or view (or characters of a string)"},
     {"zeros", 1, 1, bi_zeros, "zeros(n): an array of n zeros"},
     {"ones", 1, 1, bi_ones, "ones(n): an array of n ones"},
+    {"range", 1, 1, bi_range, "range(n): the array [0, 1, ..., n - 1]"},
     {"sum", 1, 1, bi_sum, "sum(a): sum of the elements (one tape entry; the quire in posit backends)"},
     {"prod", 1, 1, bi_prod, "prod(a): product of the elements"},
     {"dot", 2, 2, bi_dot, "dot(a, b): sum of a[i]*b[i] (one tape entry; the quire in posit backends)"},

@@ -22,7 +22,7 @@ void tape_init(void)
     tape.limit = limit;
     tape.epoch = epoch + 1;
     tape.recording = 1;
-    tape.cap = 1024;
+    tape.cap = 1 << 16;
     tape.op = wg_malloc(tape.cap);
     tape.arg = wg_malloc(tape.cap * sizeof(TapeArgs));
     tape.val = wg_malloc(tape.cap * sizeof(double));
@@ -65,7 +65,7 @@ void tape_grow(void)
     size_t maxn = tape.limit / ENTRY_BYTES;
     if (maxn > 0xF0000000u) maxn = 0xF0000000u;
     if (tape.n >= maxn) check_limit(tape.limit);
-    size_t cap = (size_t)tape.cap * 2;
+    size_t cap = (size_t)tape.cap * 4;   /* fewer copies of a growing tape */
     if (cap > maxn) cap = maxn;
     uint8_t *op = realloc(tape.op, cap);
     if (op) tape.op = op;
