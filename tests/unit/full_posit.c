@@ -55,7 +55,7 @@ static void exhaustive_p8_quire(void)
                 q8_fma(&q, a, b);
                 va[1] = a;
                 vb[1] = b;
-                check_op("q8 x*y+a*b", 2, a, b, ref_dot(va, vb, 2, 8), q8_to_posit(&q));
+                check_op("q8 x*y+a*b", 2, a, b, pref_dot(va, vb, 2, 8), q8_to_posit(&q));
             }
         }
     }
@@ -64,9 +64,9 @@ static void exhaustive_p8_quire(void)
 static void all_sqrt(void)
 {
     for (uint32_t a = 0; a < 256; a++)
-        check_op("p8_sqrt", 1, a, 0, ref_sqrt(a, 8), p8_sqrt(a));
+        check_op("p8_sqrt", 1, a, 0, pref_sqrt(a, 8), p8_sqrt(a));
     for (uint32_t a = 0; a < 65536; a++)
-        check_op("p16_sqrt", 1, a, 0, ref_sqrt(a, 16), p16_sqrt(a));
+        check_op("p16_sqrt", 1, a, 0, pref_sqrt(a, 16), p16_sqrt(a));
 }
 
 static void all_conversions(void)
@@ -97,11 +97,11 @@ static void build_p16_tables(void)
     mpq_t q;
     mpq_init(q);
     for (uint32_t p = 0; p < 65536; p++) {
-        v16[p] = ref_decode(q, p, 16) ? mpq_get_d(q) : 0.0;   /* exact */
+        v16[p] = pref_decode(q, p, 16) ? mpq_get_d(q) : 0.0;   /* exact */
         x16[p] = (__int128)ldexp(v16[p], 60);
     }
     for (uint32_t p = 1; p < 32767; p++) {
-        ref_decode(q, ((uint64_t)p << 1) | 1, 17);
+        pref_decode(q, ((uint64_t)p << 1) | 1, 17);
         end_d[p] = mpq_get_d(q);
         end_x[p] = (__int128)ldexp(end_d[p], 60);
     }
@@ -187,7 +187,7 @@ static int judge(int op, uint32_t a, uint32_t b, uint32_t r)
 
 static const char *const P16_NAMES[] = { "p16_add", "p16_sub", "p16_mul", "p16_div" };
 static const fast2 P16_FAST[] = { p16_add, p16_sub, p16_mul, p16_div };
-static const slow2 P16_SLOW[] = { ref_add, ref_sub, ref_mul, ref_div };
+static const slow2 P16_SLOW[] = { pref_add, pref_sub, pref_mul, pref_div };
 
 /* The judge must also say no: the neighbours of a right answer are wrong. */
 static void judge_self_test(void)
@@ -230,7 +230,7 @@ static void random_ops(int n, long count)
     random_sqrt(n, count);
     for (long i = 0; i < count / 4; i++) {
         uint32_t a = rand_posit(n), b = rand_partner(a, n);
-        CHECK(posit_lt(a, b, n) == ref_lt(a, b, n), "p%d_lt(0x%08x, 0x%08x)", n, a, b);
+        CHECK(posit_lt(a, b, n) == pref_lt(a, b, n), "p%d_lt(0x%08x, 0x%08x)", n, a, b);
     }
 }
 
@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         scale = atof(argv[1]);
-    ref_init();
+    pref_init();
     clock_t t0 = clock();
     exhaustive_p8_pairs();
     progress("posit8: all pairs, + - * /", t0);
@@ -273,6 +273,6 @@ int main(int argc, char **argv)
         random_quire_ties(ns[k], (int)scaled(300000));
     }
     progress("quires: random dot products and roundings", t0);
-    ref_free();
+    pref_free();
     return finish("full_posit");
 }

@@ -107,12 +107,12 @@ typedef struct {
 } binop;
 
 static const binop BINOPS[] = {
-    { "p32_add", 32, p32_add, ref_add, 1 }, { "p32_sub", 32, p32_sub, ref_sub, 1 },
-    { "p32_mul", 32, p32_mul, ref_mul, 0 }, { "p32_div", 32, p32_div, ref_div, 0 },
-    { "p16_add", 16, p16_add, ref_add, 1 }, { "p16_sub", 16, p16_sub, ref_sub, 1 },
-    { "p16_mul", 16, p16_mul, ref_mul, 0 }, { "p16_div", 16, p16_div, ref_div, 0 },
-    { "p8_add", 8, p8_add, ref_add, 1 },    { "p8_sub", 8, p8_sub, ref_sub, 1 },
-    { "p8_mul", 8, p8_mul, ref_mul, 0 },    { "p8_div", 8, p8_div, ref_div, 0 },
+    { "p32_add", 32, p32_add, pref_add, 1 }, { "p32_sub", 32, p32_sub, pref_sub, 1 },
+    { "p32_mul", 32, p32_mul, pref_mul, 0 }, { "p32_div", 32, p32_div, pref_div, 0 },
+    { "p16_add", 16, p16_add, pref_add, 1 }, { "p16_sub", 16, p16_sub, pref_sub, 1 },
+    { "p16_mul", 16, p16_mul, pref_mul, 0 }, { "p16_div", 16, p16_div, pref_div, 0 },
+    { "p8_add", 8, p8_add, pref_add, 1 },    { "p8_sub", 8, p8_sub, pref_sub, 1 },
+    { "p8_mul", 8, p8_mul, pref_mul, 0 },    { "p8_div", 8, p8_div, pref_div, 0 },
 };
 enum { N_BINOPS = sizeof BINOPS / sizeof BINOPS[0] };
 
@@ -132,7 +132,7 @@ static void random_sqrt(int n, long count)
         if (rnd64() & 1)
             a &= mask_n(n) >> 1;                         /* mostly in the domain */
         check_op(n == 32 ? "p32_sqrt" : n == 16 ? "p16_sqrt" : "p8_sqrt", 1, a, 0,
-                 ref_sqrt(a, n), posit_sqrt(a, n));
+                 pref_sqrt(a, n), posit_sqrt(a, n));
     }
 }
 
@@ -143,7 +143,7 @@ static void check_double_exact(uint32_t p, int n)
     double d = posit_bits_to_double(p, n);
     mpq_t x, y;
     mpq_inits(x, y, NULL);
-    if (!ref_decode(x, p, n)) {
+    if (!pref_decode(x, p, n)) {
         CHECK(isnan(d), "p%d_to_double(0x%08x) = %a, want NaN", n, p, d);
     } else {
         mpq_set_d(y, d);
@@ -157,7 +157,7 @@ static double midpoint(uint32_t p, int n)
 {
     mpq_t m;
     mpq_init(m);
-    ref_decode(m, ((uint64_t)p << 1) | 1, n + 1);
+    pref_decode(m, ((uint64_t)p << 1) | 1, n + 1);
     double d = mpq_get_d(m);                    /* exact: <= 29 bits */
     mpq_clear(m);
     return d;
@@ -219,7 +219,7 @@ static void random_from_double(int n, long count)
     for (long i = 0; i < count; i++) {
         double d = rand_double();
         int dir = (int)(rnd64() % 3) - 1;
-        uint32_t want = ref_from_double_dir(d, dir, n);
+        uint32_t want = pref_from_double_dir(d, dir, n);
         uint32_t got = posit_from_double_dir(d, dir, n);
         checks++;
         if (want != got && ++failures <= MAX_REPORTS)
@@ -237,11 +237,11 @@ static void random_from_double(int n, long count)
 static uint32_t quire_to_posit_n(const uint64_t *w, int n);
 
 /* NaR equals itself and lies below every real. */
-static int ref_lt(uint32_t a, uint32_t b, int n)
+static int pref_lt(uint32_t a, uint32_t b, int n)
 {
     mpq_t x, y;
     mpq_inits(x, y, NULL);
-    int ra = ref_decode(x, a, n), rb = ref_decode(y, b, n);
+    int ra = pref_decode(x, a, n), rb = pref_decode(y, b, n);
     int lt = !ra ? rb : rb && mpq_cmp(x, y) < 0;
     mpq_clears(x, y, NULL);
     return lt;
@@ -278,7 +278,7 @@ static void random_dots(int n, int count)
         uint32_t got = n == 32 ? q32_to_posit(&q32) : n == 16 ? q16_to_posit(&q16) : q8_to_posit(&q8);
         char name[32];
         snprintf(name, sizeof name, "q%d dot #%d (len %d)", n, t, len);
-        check_op(name, 1, a[0], 0, ref_dot(a, b, len, n), got);
+        check_op(name, 1, a[0], 0, pref_dot(a, b, len, n), got);
     }
 }
 
@@ -304,7 +304,7 @@ static void random_quire_round(int n, int count)
         uint32_t got = quire_to_posit_n(w, n);
         char name[40];
         snprintf(name, sizeof name, "q%d_to_posit(random #%d)", n, t);
-        check_op(name, 1, (uint32_t)w[W - 1], 0, ref_quire_round(w, W, n), got);
+        check_op(name, 1, (uint32_t)w[W - 1], 0, pref_quire_round(w, W, n), got);
     }
 }
 
@@ -338,7 +338,7 @@ static void random_quire_ties(int n, int count)
     mpz_inits(z, d, NULL);
     for (int t = 0; t < count; t++) {
         uint32_t p = 1 + (uint32_t)(rnd64() % ((mask_n(n) >> 1) - 1));
-        ref_decode(m, ((uint64_t)p << 1) | 1, n + 1);
+        pref_decode(m, ((uint64_t)p << 1) | 1, n + 1);
         mpq_mul_2exp(m, m, (unsigned long)(8 * n - 16));
         mpz_set(z, mpq_numref(m));             /* a whole number of units */
         int kind = (int)(rnd64() % 5);
@@ -354,7 +354,7 @@ static void random_quire_ties(int n, int count)
         mpz_export(w, NULL, -1, sizeof w[0], 0, 0, z);
         char name[40];
         snprintf(name, sizeof name, "q%d_to_posit(tie #%d)", n, t);
-        check_op(name, 1, p, (uint32_t)kind, ref_quire_round(w, W, n), quire_to_posit_n(w, n));
+        check_op(name, 1, p, (uint32_t)kind, pref_quire_round(w, W, n), quire_to_posit_n(w, n));
     }
     mpq_clear(m);
     mpz_clears(z, d, NULL);

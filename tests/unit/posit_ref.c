@@ -6,7 +6,7 @@
 static mpq_t t_val, t_a, t_b, t_x, t_sq;
 static int ready;
 
-void ref_init(void)
+void pref_init(void)
 {
     if (ready)
         return;
@@ -14,7 +14,7 @@ void ref_init(void)
     ready = 1;
 }
 
-void ref_free(void)
+void pref_free(void)
 {
     if (!ready)
         return;
@@ -29,7 +29,7 @@ static int bit(uint64_t x, int i) { return (int)((x >> i) & 1); }
 /* The standard's field description, read literally: sign; two's complement
  * of negatives; a regime run of equal bits ended by the opposite bit or by
  * the end; up to two exponent bits (missing ones are 0); the rest fraction. */
-int ref_decode(mpq_t out, uint64_t bits, int n)
+int pref_decode(mpq_t out, uint64_t bits, int n)
 {
     bits &= mask_of(n);
     if (bits == nar_of(n))
@@ -76,7 +76,7 @@ typedef struct {
 
 static int cmp_target(const target *t, uint64_t bits, int n)
 {
-    ref_decode(t_val, bits, n);
+    pref_decode(t_val, bits, n);
     if (t->square) {
         mpq_mul(t_sq, t_val, t_val);
         return mpq_cmp(t_sq, *t->x);
@@ -120,7 +120,7 @@ static uint32_t with_sign(uint32_t p, int neg, int n)
     return neg ? (uint32_t)(((uint64_t)1 << n) - p) : p;
 }
 
-uint32_t ref_round_dir(const mpq_t x, int dir, int n)
+uint32_t pref_round_dir(const mpq_t x, int dir, int n)
 {
     int s = mpq_sgn(x);
     if (s == 0)
@@ -130,48 +130,48 @@ uint32_t ref_round_dir(const mpq_t x, int dir, int n)
     return with_sign(round_positive(&t, s < 0 ? -dir : dir, n), s < 0, n);
 }
 
-uint32_t ref_round(const mpq_t x, int n) { return ref_round_dir(x, 0, n); }
+uint32_t pref_round(const mpq_t x, int n) { return pref_round_dir(x, 0, n); }
 
 static int decode2(uint32_t a, uint32_t b, int n)
 {
-    return ref_decode(t_a, a, n) && ref_decode(t_b, b, n);
+    return pref_decode(t_a, a, n) && pref_decode(t_b, b, n);
 }
 
-uint32_t ref_add(uint32_t a, uint32_t b, int n)
+uint32_t pref_add(uint32_t a, uint32_t b, int n)
 {
     if (!decode2(a, b, n))
         return (uint32_t)nar_of(n);
     mpq_add(t_a, t_a, t_b);
-    return ref_round(t_a, n);
+    return pref_round(t_a, n);
 }
 
-uint32_t ref_sub(uint32_t a, uint32_t b, int n)
+uint32_t pref_sub(uint32_t a, uint32_t b, int n)
 {
     if (!decode2(a, b, n))
         return (uint32_t)nar_of(n);
     mpq_sub(t_a, t_a, t_b);
-    return ref_round(t_a, n);
+    return pref_round(t_a, n);
 }
 
-uint32_t ref_mul(uint32_t a, uint32_t b, int n)
+uint32_t pref_mul(uint32_t a, uint32_t b, int n)
 {
     if (!decode2(a, b, n))
         return (uint32_t)nar_of(n);
     mpq_mul(t_a, t_a, t_b);
-    return ref_round(t_a, n);
+    return pref_round(t_a, n);
 }
 
-uint32_t ref_div(uint32_t a, uint32_t b, int n)
+uint32_t pref_div(uint32_t a, uint32_t b, int n)
 {
     if (!decode2(a, b, n) || mpq_sgn(t_b) == 0)
         return (uint32_t)nar_of(n);
     mpq_div(t_a, t_a, t_b);
-    return ref_round(t_a, n);
+    return pref_round(t_a, n);
 }
 
-uint32_t ref_sqrt(uint32_t a, int n)
+uint32_t pref_sqrt(uint32_t a, int n)
 {
-    if (!ref_decode(t_a, a, n) || mpq_sgn(t_a) < 0)
+    if (!pref_decode(t_a, a, n) || mpq_sgn(t_a) < 0)
         return (uint32_t)nar_of(n);
     if (mpq_sgn(t_a) == 0)
         return 0;
@@ -180,17 +180,17 @@ uint32_t ref_sqrt(uint32_t a, int n)
     return round_positive(&t, 0, n);
 }
 
-uint32_t ref_from_double_dir(double d, int dir, int n)
+uint32_t pref_from_double_dir(double d, int dir, int n)
 {
     if (isnan(d) || isinf(d))
         return (uint32_t)nar_of(n);
     mpq_set_d(t_a, d);                           /* exact */
-    return ref_round_dir(t_a, dir, n);
+    return pref_round_dir(t_a, dir, n);
 }
 
-uint32_t ref_from_double(double d, int n) { return ref_from_double_dir(d, 0, n); }
+uint32_t pref_from_double(double d, int n) { return pref_from_double_dir(d, 0, n); }
 
-uint32_t ref_dot(const uint32_t *a, const uint32_t *b, int len, int n)
+uint32_t pref_dot(const uint32_t *a, const uint32_t *b, int len, int n)
 {
     mpq_t sum;
     mpq_init(sum);
@@ -202,12 +202,12 @@ uint32_t ref_dot(const uint32_t *a, const uint32_t *b, int len, int n)
             mpq_add(sum, sum, t_a);
         }
     }
-    uint32_t r = nar ? (uint32_t)nar_of(n) : ref_round(sum, n);
+    uint32_t r = nar ? (uint32_t)nar_of(n) : pref_round(sum, n);
     mpq_clear(sum);
     return r;
 }
 
-uint32_t ref_quire_round(const uint64_t *w, int W, int n)
+uint32_t pref_quire_round(const uint64_t *w, int W, int n)
 {
     int nar = w[W - 1] == (uint64_t)1 << 63;
     for (int i = 0; i < W - 1; i++)
@@ -227,5 +227,5 @@ uint32_t ref_quire_round(const uint64_t *w, int W, int n)
     mpq_set_z(t_a, z);
     mpq_div_2exp(t_a, t_a, (unsigned long)(8 * n - 16));
     mpz_clear(z);
-    return ref_round(t_a, n);
+    return pref_round(t_a, n);
 }

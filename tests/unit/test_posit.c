@@ -129,11 +129,11 @@ static uint32_t run_fast(int op, uint32_t a, uint32_t b, int n)
 static uint32_t run_ref(int op, uint32_t a, uint32_t b, int n)
 {
     switch (op) {
-    case ADD: return ref_add(a, b, n);
-    case SUB: return ref_sub(a, b, n);
-    case MUL: return ref_mul(a, b, n);
-    case DIV: return ref_div(a, b, n);
-    default: return ref_sqrt(a, n);
+    case ADD: return pref_add(a, b, n);
+    case SUB: return pref_sub(a, b, n);
+    case MUL: return pref_mul(a, b, n);
+    case DIV: return pref_div(a, b, n);
+    default: return pref_sqrt(a, n);
     }
 }
 
@@ -159,12 +159,12 @@ static void test_order(void)
 {
     for (uint32_t a = 0; a < 256; a++)
         for (uint32_t b = 0; b < 256; b++)
-            CHECK(p8_lt(a, b) == ref_lt(a, b, 8), "p8_lt(0x%02x, 0x%02x)", a, b);
+            CHECK(p8_lt(a, b) == pref_lt(a, b, 8), "p8_lt(0x%02x, 0x%02x)", a, b);
     for (int i = 0; i < 20000; i++) {
         uint32_t a = rand_posit(16), b = rand_posit(16), c = rand_posit(32), d = rand_posit(32);
-        CHECK(p16_lt(a, b) == ref_lt(a, b, 16), "p16_lt(0x%04x, 0x%04x)", a, b);
-        CHECK(p32_lt(c, d) == ref_lt(c, d, 32), "p32_lt(0x%08x, 0x%08x)", c, d);
-        CHECK(p32_le(c, d) == !ref_lt(d, c, 32), "p32_le(0x%08x, 0x%08x)", c, d);
+        CHECK(p16_lt(a, b) == pref_lt(a, b, 16), "p16_lt(0x%04x, 0x%04x)", a, b);
+        CHECK(p32_lt(c, d) == pref_lt(c, d, 32), "p32_lt(0x%08x, 0x%08x)", c, d);
+        CHECK(p32_le(c, d) == !pref_lt(d, c, 32), "p32_le(0x%08x, 0x%08x)", c, d);
     }
     CHECK(p32_lt(P32_NAR, 0xffffffffu) && !p32_lt(P32_NAR, P32_NAR), "NaR is lowest, not below itself");
     check_op("p32_neg", 1, P32_NAR, 0, P32_NAR, p32_neg(P32_NAR));
@@ -203,7 +203,7 @@ static void test_conversions(void)
         random_from_double(n, 20000);
     }
     check_op("p32_from_double(1/3)", 1, 0, 0, 0x32aaaaab, p32_from_double(1.0 / 3.0));
-    check_op("p32_from_double(0.1)", 1, 0, 0, ref_from_double(0.1, 32), p32_from_double(0.1));
+    check_op("p32_from_double(0.1)", 1, 0, 0, pref_from_double(0.1, 32), p32_from_double(0.1));
 }
 
 /* ---- random operations against the reference ---------------------------- */
@@ -214,9 +214,9 @@ static void test_random_ops(void)
         random_binop(&BINOPS[i], BINOPS[i].n == 8 ? 20000 : 100000);
     random_sqrt(32, 100000);
     for (uint32_t a = 0; a < 65536; a++)
-        check_op("p16_sqrt", 1, a, 0, ref_sqrt(a, 16), p16_sqrt(a));
+        check_op("p16_sqrt", 1, a, 0, pref_sqrt(a, 16), p16_sqrt(a));
     for (uint32_t a = 0; a < 256; a++)
-        check_op("p8_sqrt", 1, a, 0, ref_sqrt(a, 8), p8_sqrt(a));
+        check_op("p8_sqrt", 1, a, 0, pref_sqrt(a, 8), p8_sqrt(a));
 }
 
 /* ---- quire -------------------------------------------------------------- */
@@ -363,12 +363,12 @@ static void test_quire(void)
 
 int main(void)
 {
-    ref_init();
+    pref_init();
     test_edges();
     test_order();
     test_conversions();
     test_random_ops();
     test_quire();
-    ref_free();
+    pref_free();
     return finish("test_posit");
 }
