@@ -73,6 +73,9 @@ test-full: deps
 
 bench: $(BIN)
 	/usr/bin/python3 bench/run.py
+	@mkdir -p build/bench
+	$(CC) -O2 -Isrc -o build/bench/posit_bench bench/posit_bench.c src/posit.c -lm
+	./build/bench/posit_bench
 
 clean:
 	rm -rf build wengert
