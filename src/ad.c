@@ -38,8 +38,12 @@ typedef PlainBuf PlainSweep;
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
 static uint32_t deriv_expand(uint32_t k);
 
-static void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
+static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
 {
+    if (__builtin_expect(id >= b->lo && b->adj != NULL, 1)) {   /* float64, own buffer */
+        if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
+        return;
+    }
     while (b && id < b->lo) b = (PlainBuf *)b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
     uint32_t k = id - b->lo;
