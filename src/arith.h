@@ -25,6 +25,5 @@ static inline Value num_op(int op, Value a, Value b)
 }
 
 double v_primal(Value v);        /* the plain number inside a number or dual */
-int    v_truthy_num(Value v);
 
 #endif

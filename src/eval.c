@@ -820,7 +820,6 @@ static int exec(Node *n, Env *env)
 
 /* ------------------------------------------------------------ top level */
 
-static Chunk *running;
 
 /* The collector may run between the outermost chunk's statements only:
  * there, nothing but the globals holds a value. */
@@ -840,13 +839,10 @@ static void run_top(void *ud)
 
 void eval_run_chunk(Chunk *c)
 {
-    Chunk *saved = running;
     WgWhere where = wg_where;
-    running = c;
     run_nesting++;
     run_top(c);
     run_nesting--;
-    running = saved;
     wg_where = where;
 }
 

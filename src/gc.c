@@ -27,8 +27,6 @@ void gc_unlink(Obj *o)
     live--;
 }
 
-size_t gc_live_objects(void) { return live; }
-
 static void visit_value(Value v);
 
 static void visit_obj(Obj *o)

@@ -11,7 +11,6 @@ void   gc_link(Obj *o);
 void   gc_unlink(Obj *o);
 void   gc_collect(void);          /* trace from the roots, recount, free the rest */
 void   gc_maybe_collect(void);    /* collect when enough was allocated since last time */
-size_t gc_live_objects(void);
 void   gc_strip_ids(void);        /* every live number becomes a constant */
 
 #endif

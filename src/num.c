@@ -101,8 +101,6 @@ double num_round(double x)
     }
 }
 
-int num_is_nar(double x) { return backend_is_posit(num_backend) && isnan(x); }
-
 /* Floor modulo: the result takes the sign of the divisor (-1 % 3 is 2). */
 static double floor_mod(double a, double b)
 {
@@ -337,8 +335,6 @@ int num_frombits(const char *s, double *out)
 }
 
 /* ---------------------------------------------------------- accumulator */
-
-int num_uses_quire(void) { return backend_is_posit(num_backend); }
 
 void acc_clear(NumAcc *q)
 {

@@ -31,7 +31,6 @@ int    num_bits(double x, char *buf, int size);      /* "0x3c00" */
 int    num_frombits(const char *s, double *out);     /* 0 if malformed */
 int    num_less(double a, double b);           /* backend order (posit NaR lowest) */
 int    num_equal(double a, double b);
-int    num_is_nar(double x);
 
 /* Apply a scalar op in the active backend. */
 static inline double num_apply(int op, double a, double b)
@@ -55,6 +54,5 @@ void   acc_clear(NumAcc *q);
 void   acc_fma(NumAcc *q, double a, double b);    /* q += a*b */
 void   acc_add(NumAcc *q, double a);
 double acc_result(const NumAcc *q);
-int    num_uses_quire(void);
 
 #endif

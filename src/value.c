@@ -161,8 +161,6 @@ const char *type_name(Value v)
     }
 }
 
-void value_repr_num(double x, char *buf, int size) { num_format(x, buf, size); }
-
 /* A number as print shows it, for error messages (a few at a time). */
 const char *num_str(double x)
 {

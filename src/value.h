@@ -161,7 +161,6 @@ Value   bind_copy(Value v);      /* what a name receives: copies aliased storage
 
 const char *type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
-void    value_repr_num(double x, char *buf, int size);
 const char *num_str(double x);   /* for error messages */
 
 #endif
