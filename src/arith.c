@@ -24,12 +24,6 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     return tape_push(op, ia, ib, r);
 }
 
-double v_primal(Value v)
-{
-    while (v.t == V_DUAL) v = AS_DUAL(v)->p;
-    return v.u.n;
-}
-
 static int is_number(Value v) { return v.t == V_NUM || v.t == V_DUAL; }
 
 Value v_num_op(int op, Value a, Value b)

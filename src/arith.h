@@ -24,6 +24,5 @@ static inline Value num_op(int op, Value a, Value b)
     return num_val(r);
 }
 
-double v_primal(Value v);        /* the plain number inside a number or dual */
 
 #endif

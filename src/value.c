@@ -171,12 +171,6 @@ const char *num_str(double x)
     return b;
 }
 
-static double primal_of(Value v)
-{
-    while (v.t == V_DUAL) v = AS_DUAL(v)->p;
-    return v.u.n;
-}
-
 void value_print(Value v, void *file)
 {
     FILE *f = file;
@@ -185,7 +179,7 @@ void value_print(Value v, void *file)
     case V_NIL: fputs("nil", f); break;
     case V_BOOL: fputs(v.u.b ? "true" : "false", f); break;
     case V_NUM: case V_DUAL:
-        num_format(primal_of(v), buf, sizeof buf);
+        num_format(v_primal(v), buf, sizeof buf);
         fputs(buf, f);
         break;
     case V_STR: fwrite(AS_STR(v)->s, 1, (size_t)AS_STR(v)->len, f); break;

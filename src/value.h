@@ -140,6 +140,13 @@ static inline Value bool_val(int b) { Value v = {0}; v.t = V_BOOL; v.u.b = !!b; 
 static inline Value nil_val(void) { Value v = {0}; v.t = V_NIL; return v; }
 static inline Value obj_val(VType t, void *o) { Value v = {0}; v.t = (uint8_t)t; v.u.o = o; return v; }
 
+/* The plain number inside a number or (nested) dual. */
+static inline double v_primal(Value v)
+{
+    while (v.t == V_DUAL) v = ((Dual *)v.u.o)->p;
+    return v.u.n;
+}
+
 void obj_free(Obj *o);
 static inline void v_retain(Value v) { if (IS_HEAP(v)) v.u.o->rc++; }
 static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) obj_free(v.u.o); }
