@@ -146,8 +146,12 @@ static double apply_double(int op, double a, double b)
     }
 }
 
+/* Stored values keep their bits and are converted on use: operands are
+ * rounded to the active format before the operation. */
 double num_apply_slow(int op, double a, double b)
 {
+    a = num_round(a);
+    b = num_round(b);
     if (backend_is_posit(num_backend)) {
         if (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV)
             return num_posit_binary(op, a, b);
@@ -161,6 +165,10 @@ double num_apply_slow(int op, double a, double b)
 
 int num_less(double a, double b)
 {
+    if (num_backend != BK_F64) {
+        a = num_round(a);
+        b = num_round(b);
+    }
     if (backend_is_posit(num_backend)) {
         if (isnan(a)) return !isnan(b);   /* NaR is below every real */
         if (isnan(b)) return 0;
@@ -170,6 +178,10 @@ int num_less(double a, double b)
 
 int num_equal(double a, double b)
 {
+    if (num_backend != BK_F64) {
+        a = num_round(a);
+        b = num_round(b);
+    }
     if (backend_is_posit(num_backend) && isnan(a) && isnan(b)) return 1;
     return a == b;
 }
@@ -263,6 +275,7 @@ static int is_posit_extreme(double x)
  * 1e16, exponent form otherwise; integral values drop the ".0". */
 void num_format(double x, char *out, int size)
 {
+    x = num_round(x);     /* a value stored in another format prints as it is used */
     if (isnan(x)) { snprintf(out, size, "%s", backend_is_posit(num_backend) ? "NaR" : "nan"); return; }
     if (isinf(x)) { snprintf(out, size, "%s", x > 0 ? "inf" : "-inf"); return; }
     if (x == 0) { snprintf(out, size, "%s", signbit(x) ? "-0" : "0"); return; }
