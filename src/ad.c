@@ -120,9 +120,10 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
         plain_through_deriv(b, i, a);
         return;
     default: {
-        double A = tape.val[g.a], B = tape.val[g.b], V = tape.val[i];
-        give_plain(b, g.a, a, rule_partial_num(op, 0, A, B, V));
-        if (op_arity[op] == 2) give_plain(b, g.b, a, rule_partial_num(op, 1, A, B, V));
+        double da, db;
+        rule_partials_num(op, tape.val[g.a], tape.val[g.b], tape.val[i], &da, &db);
+        give_plain(b, g.a, a, da);
+        if (op_arity[op] == 2) give_plain(b, g.b, a, db);
     }
     }
 }
@@ -362,9 +363,10 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
         if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || ++visited > budget) { ok = 0; break; }
         if (a == 0 || op == OP_LEAF) continue;
         TapeArgs g = tape.arg[i];
-        double A = tape.val[g.a], B = tape.val[g.b], V = tape.val[i];
-        sparse_give(&sp, lo, g.a, a * rule_partial_num(op, 0, A, B, V));
-        if (op_arity[op] == 2) sparse_give(&sp, lo, g.b, a * rule_partial_num(op, 1, A, B, V));
+        double da, db;
+        rule_partials_num(op, tape.val[g.a], tape.val[g.b], tape.val[i], &da, &db);
+        sparse_give(&sp, lo, g.a, a * da);
+        if (op_arity[op] == 2) sparse_give(&sp, lo, g.b, a * db);
     }
     if (ok)
         for (int j = 0; j < n; j++) {

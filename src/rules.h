@@ -1,6 +1,6 @@
 /* rules.h: the derivative rules of ops.def, instantiated twice:
- *   rule_partial_num   in doubles, rounded by the active backend (the plain
- *                      reverse sweep and forward tangent sweeps);
+ *   rule_partials_num  in doubles, rounded by the active backend (the plain
+ *                      reverse sweeps);
  *   rule_partial_val   in values through v_num_op, so a partial of a recorded
  *                      value is itself recorded (derivatives of derivatives)
  *                      and a partial of a dual carries its tangent (jvp).
@@ -33,14 +33,15 @@
 #define GE(x, y)   (num_less((x), (y)) ? 0.0 : 1.0)
 #define POWDA(x, y) ((y) == 0 ? 0.0 : MUL(y, POW(x, SUB(y, ONE))))
 
-static inline double rule_partial_num(int op, int which, double A, double B, double V)
+/* Both partials in one dispatch: the plain reverse sweep's inner step. */
+static inline void rule_partials_num(int op, double A, double B, double V, double *da_out, double *db_out)
 {
     (void)A; (void)B; (void)V;
     switch (op) {
-#define OP(e, name, arity, da, db) case OP_##e: return which == 0 ? (da) : (db);
+#define OP(e, name, arity, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
 #include "ops.def"
 #undef OP
-    default: return 0;
+    default: *da_out = *db_out = 0; return;
     }
 }
 
