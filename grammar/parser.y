@@ -13,6 +13,7 @@
 
 %include {
 #include <assert.h>
+#include <math.h>
 #include <string.h>
 #include "parse.h"
 
@@ -197,7 +198,7 @@ primary(A) ::= NIL(T).      { A = syn_node(ps, N_NIL, T); }
 primary(A) ::= NAME(T).     { A = syn_name(ps, T); }
 primary(A) ::= NAME(T) AT NUMBER(K).
     { A = syn_name(ps, T); A->kind = N_VERSION; Node *k = syn_num(ps, K); A->num = k->num;
-      if (k->num < 1 || k->num != (double)(long)k->num) syn_error(ps, K, "a version x@k needs a whole number k >= 1"); }
+      if (!(k->num >= 1) || k->num != floor(k->num)) syn_error(ps, K, "a version x@k needs a whole number k >= 1"); }
 primary(A) ::= LPAREN expr(E) RPAREN.      { A = E; }
 primary(A) ::= LBRACKET(T) args(L) RBRACKET. { A = syn_node(ps, N_ARRAY, T); A->list = L.items; A->n = L.n; }
 primary(A) ::= primary(F) LPAREN(T) args(L) RPAREN.

@@ -2,6 +2,7 @@
  * derivative operators (ad.c, fwd.c). Each has a one-line help text that
  * :help shows. Math builtins go through v_arith, so they work elementwise,
  * record on the tape and carry forward-mode tangents like any operator. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -286,7 +287,10 @@ static Value bi_atan2(int argc, Value *argv) { (void)argc; return v_arith(OP_ATA
  * const operand), so the tape keeps the very numbers a replay must see. */
 static Value draw(int normal)
 {
-    return num_val(num_round(normal ? rng_normal(&wg_rng) : rng_uniform(&wg_rng)));
+    if (normal) return num_val(num_round(rng_normal(&wg_rng)));
+    double u = num_round(rng_uniform(&wg_rng));
+    if (u >= 1) u = num_below_one();   /* rounding to a narrow format must not reach 1 */
+    return num_val(u);
 }
 
 static Value draws(int argc, Value *argv, int normal, const char *fname)
@@ -327,7 +331,7 @@ static Value bi_frombits(int argc, Value *argv)
     (void)argc;
     if (argv[0].t != V_STR) wg_error("frombits: expects a string like \"0x3c00\", got %s", type_name(argv[0]));
     double x;
-    if (!num_frombits(AS_STR(argv[0])->s, &x))
+    if ((int)strlen(AS_STR(argv[0])->s) != AS_STR(argv[0])->len || !num_frombits(AS_STR(argv[0])->s, &x))
         wg_error("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
                  AS_STR(argv[0])->s, backend_names[num_backend],
                  num_backend == BK_F64 ? 16 : num_backend == BK_F32 || num_backend == BK_P32 ? 8 :
@@ -381,11 +385,14 @@ static Value sp_view(Node *call, Env *env)
     if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
         wg_error("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
     Storage *s;
-    if (base.t == V_VIEW) {
+    if (base.t == V_VIEW) {      /* compose in 64 bits: the result must index the storage */
         View *w = AS_VIEW(base);
         s = w->s;
-        start = w->start + start * w->stride;
-        stride *= w->stride;
+        long long st = w->start + (long long)start * w->stride, sd = (long long)stride * w->stride;
+        if (len == 0) st = 0;
+        if (sd > INT_MAX || sd < -INT_MAX) sd = sd > 0 ? INT_MAX : -INT_MAX;   /* len <= 1 here */
+        start = (int)st;
+        stride = (int)sd;
     } else {
         s = AS_ARR(base);
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "cmd.h"
 #include "eval.h"
 #include "tape.h"
@@ -300,7 +301,8 @@ static void tape_dot(const char *file)
     }
     fprintf(f, "}\n");
     if (f != stdout) {
-        fclose(f);
+        int bad = ferror(f);
+        if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
         printf("wrote %s (%u entries)\n", file, tape.n - 1);
     }
 }
@@ -309,13 +311,14 @@ static int parse_size(const char *s, size_t *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || v <= 0) return 0;
+    if (end == s || !(v > 0) || !isfinite(v)) return 0;
     while (*end == ' ') end++;
     double mul = 1;
     if (!strcasecmp(end, "KB") || !strcasecmp(end, "K")) mul = 1024;
     else if (!strcasecmp(end, "MB") || !strcasecmp(end, "M")) mul = 1024.0 * 1024;
     else if (!strcasecmp(end, "GB") || !strcasecmp(end, "G")) mul = 1024.0 * 1024 * 1024;
     else if (*end && strcasecmp(end, "B")) return 0;
+    if (v * mul >= 9.2e18) return 0;    /* beyond any machine's memory */
     *out = (size_t)(v * mul);
     return 1;
 }
@@ -428,6 +431,8 @@ static void cmd_vars(const char *args)
 static void cmd_load(const char *args)
 {
     if (!*args) wg_error("':load' needs a file name");
+    struct stat st;
+    if (stat(args, &st) == 0 && S_ISDIR(st.st_mode)) wg_error("cannot load '%s': it is a directory", args);
     FILE *f = fopen(args, "rb");
     if (!f) wg_error("cannot open '%s'", args);
     char *buf = NULL;
@@ -449,7 +454,6 @@ static void cmd_load(const char *args)
     wg_echo = 0;
     eval_run_chunk(c);
     wg_echo = echo;
-    chunk_release(c);
 }
 
 static double now(void)
@@ -470,7 +474,6 @@ static void cmd_time(const char *args)
     double t0 = now();
     eval_run_chunk(c);
     double dt = now() - t0;
-    chunk_release(c);
     char b[32];
     fmt_bytes(tape_bytes() - bytes, b, sizeof b);
     if (dt >= 1) printf("time: %.3f s", dt);

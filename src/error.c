@@ -21,6 +21,14 @@ void wg_report(const Chunk *c, int line, int col, const char *msg)
     fprintf(stderr, "%s:%d:%d: error: %s\n", c->filename, line, col, msg);
     int len;
     const char *text = chunk_line(c, line, &len);
+    if (len > 160) {            /* a huge line: show the part around the column */
+        int from = col > 80 ? col - 80 : 1;
+        if (from > len) from = len;
+        text += from - 1;
+        len -= from - 1;
+        if (len > 160) len = 160;
+        col -= from - 1;
+    }
     if (len > 0 || line > 0) {
         fprintf(stderr, "    %.*s\n    ", len, text);
         for (int i = 1; i < col && i <= len; i++) fputc(text[i - 1] == '\t' ? '\t' : ' ', stderr);

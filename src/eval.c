@@ -261,9 +261,12 @@ static Value read_version(Node *n, Env *env)
 {
     VerLog *log;
     Value *slot = var_slot(n, env, &log);
-    int k = (int)n->num;
     if (!log || slot->t == V_UNDEF)
         wg_error_at(n, "'%s' has no recorded versions here", n->name);
+    if (n->num > log->count)
+        wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
+                    log->count == 1 ? "" : "s", n->name, num_str(n->num));
+    int k = (int)n->num;
     if (k > log->count)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%d", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, k);
@@ -837,13 +840,31 @@ static void run_top(void *ud)
     }
 }
 
+/* Chunks run inside a running chunk (:load, :time). They are owned here
+ * so that an error unwinding past them still frees them. */
+#define MAX_NESTED_RUNS 64
+static Chunk *nested_runs[MAX_NESTED_RUNS];
+
 void eval_run_chunk(Chunk *c)
 {
+    if (run_nesting >= MAX_NESTED_RUNS) {
+        chunk_release(c);
+        wg_error("':load' and ':time' nested too deeply (files loading each other?)");
+    }
     WgWhere where = wg_where;
-    run_nesting++;
+    nested_runs[run_nesting++] = c;
     run_top(c);
-    run_nesting--;
+    nested_runs[--run_nesting] = NULL;
+    chunk_release(c);
     wg_where = where;
+}
+
+static void release_nested_runs(void)
+{
+    while (run_nesting > 0) {
+        chunk_release(nested_runs[--run_nesting]);
+        nested_runs[run_nesting] = NULL;
+    }
 }
 
 int eval_chunk(Chunk *c)
@@ -856,7 +877,7 @@ int eval_chunk(Chunk *c)
     if (err) {
         block_depth = blocks;
         ad_nesting = 0;
-        run_nesting = 0;
+        release_nested_runs();
         tape.recording = saved_recording;
         call_depth = depth;
         ret_value = nil_val();
@@ -883,6 +904,6 @@ void eval_reset(void)
     gc_collect();
     tape.limit = 0;
     tape_init();
-    num_backend = BK_F64;
+    num_backend = wg_start_backend;
     builtins_register();
 }

@@ -22,7 +22,7 @@ extern int prelude_globals;
 void  eval_init(void);
 void  eval_reset(void);       /* a fresh session */
 int   eval_chunk(Chunk *c);   /* runs it under protection; 0 ok, 1 error */
-void  eval_run_chunk(Chunk *c);   /* unprotected: errors propagate */
+void  eval_run_chunk(Chunk *c);   /* unprotected: errors propagate; takes c */
 void  eval_visit_roots(void (*visit)(Value));
 Value call_value(Value f, int argc, Value *argv);   /* argv borrowed */
 void  eval_check_interrupt(void);

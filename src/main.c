@@ -156,7 +156,7 @@ static int start_backend(const char *name)
         fprintf(stderr, "wengert: unknown backend '%s' (see --help)\n", name);
         return 0;
     }
-    num_backend = b;
+    num_backend = wg_start_backend = b;
     return 1;
 }
 

@@ -4,7 +4,9 @@
  * to their bit patterns and use the integer posit core (posit.c). Math
  * functions (sin, exp, ...) compute in double and round once to the format:
  * correctly rounded for the basic operations, faithful for the rest. */
+#include <ctype.h>
 #include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "posit.h"
 
 int num_backend = BK_F64;
+int wg_start_backend = BK_F64;   /* --backend: what :reset returns to */
 
 const char *const backend_names[BK_COUNT] = {
     "float64", "float32", "float16", "bfloat16", "posit8", "posit16", "posit32"
@@ -146,6 +149,19 @@ static double apply_double(int op, double a, double b)
     }
 }
 
+/* A libm result for a posit: a finite value that overflowed double (or
+ * underflowed to 0) is still a real number, so it saturates at maxpos or
+ * minpos as the standard asks; a true infinity (a pole, log(0)) is NaR. */
+static double posit_math(int op, double a, double b)
+{
+    feclearexcept(FE_OVERFLOW | FE_UNDERFLOW | FE_DIVBYZERO);
+    double r = apply_double(op, a, b);
+    int flags = fetestexcept(FE_OVERFLOW | FE_UNDERFLOW | FE_DIVBYZERO);
+    if (isinf(r) && (flags & FE_OVERFLOW) && !(flags & FE_DIVBYZERO)) r = copysign(DBL_MAX, r);
+    else if (r == 0 && (flags & FE_UNDERFLOW)) r = copysign(DBL_TRUE_MIN, r);
+    return num_round(r);
+}
+
 /* Stored values keep their bits and are converted on use: operands are
  * rounded to the active format before the operation. */
 double num_apply_slow(int op, double a, double b)
@@ -156,12 +172,27 @@ double num_apply_slow(int op, double a, double b)
         if (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV)
             return num_posit_binary(op, a, b);
         if (op == OP_SQRT) return num_posit_sqrt(a);
-        if (op == OP_NEG) return isnan(a) ? a : -a;
+        if (op == OP_NEG) return isnan(a) ? a : a == 0 ? 0 : -a;
+        return posit_math(op, a, b);
     }
     return num_round(apply_double(op, a, b));
 }
 
 /* ------------------------------------------------------------ ordering */
+
+/* The largest value below 1 in the active format. */
+double num_below_one(void)
+{
+    switch (num_backend) {
+    case BK_F32:  return 1 - ldexp(1, -24);
+    case BK_F16:  return 1 - ldexp(1, -11);
+    case BK_BF16: return 1 - ldexp(1, -8);
+    case BK_P8:   return p8_to_double(P8_ONE - 1);
+    case BK_P16:  return p16_to_double(P16_ONE - 1);
+    case BK_P32:  return p32_to_double(P32_ONE - 1);
+    default:      return nextafter(1, 0);
+    }
+}
 
 int num_less(double a, double b)
 {
@@ -216,6 +247,9 @@ double num_literal(const char *text)
     default: break;
     }
     double d = decimal_with_dir(text, &dir);
+    /* beyond double's range a literal is still a real number: saturate */
+    if (isinf(d)) d = DBL_MAX, dir = 1;
+    else if (d == 0 && dir != 0) d = DBL_TRUE_MIN, dir = -1;
     switch (num_backend) {
     case BK_P8:  return p8_to_double(p8_from_double_dir(d, dir));
     case BK_P16: return p16_to_double(p16_from_double_dir(d, dir));
@@ -244,13 +278,50 @@ static void split_digits(const char *buf, char *digits, int *exp10)
     digits[n] = 0;
 }
 
-/* The shortest decimal that reads back to x in the active format. */
+/* The p-digit decimal next to "%.{p-1}e" output s, one unit in the last
+ * digit up (step 1) or down (step -1); 0 if the step leaves p digits. */
+static int neighbour(const char *s, int p, int step, char *out, size_t size)
+{
+    char m[32];
+    int n = 0, neg = s[0] == '-';
+    const char *e = strchr(s, 'e');
+    for (const char *q = s; q < e; q++)
+        if (*q >= '0' && *q <= '9') m[n++] = *q;
+    int i = n - 1;
+    while (i >= 0 && m[i] == (step > 0 ? '9' : '0')) m[i--] = step > 0 ? '0' : '9';
+    if (i < 0) return 0;
+    m[i] = (char)(m[i] + step);
+    if (m[0] == '0') return 0;
+    snprintf(out, size, "%s%c%s%.*se%d", neg ? "-" : "", m[0], p > 1 ? "." : "", p - 1, m + 1, atoi(e + 1));
+    return 1;
+}
+
+/* The shortest decimal that reads back to x in the active format, and of
+ * those the nearest to x (as Python's repr). The nearest p-digit decimal
+ * may miss where the one beside it does not: below a power of two the
+ * format's gaps halve, so the reading-back interval is lopsided. */
 static void shortest_digits(double x, char *digits, int *exp10)
 {
-    char buf[64];
+    char buf[64], alt[64];
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
         if (prec == 17 || same_number(num_literal(buf), x)) break;
+        int found = 0;
+        long double best = 0;
+        for (int step = -1; step <= 1; step += 2) {
+            char cand[64];
+            if (!neighbour(buf, prec, step, cand, sizeof cand) || !same_number(num_literal(cand), x)) continue;
+            long double dist = fabsl(strtold(cand, NULL) - (long double)x);
+            if (!found || dist < best) {
+                snprintf(alt, sizeof alt, "%s", cand);
+                best = dist;
+                found = 1;
+            }
+        }
+        if (found) {
+            snprintf(buf, sizeof buf, "%s", alt);
+            break;
+        }
     }
     split_digits(buf, digits, exp10);
 }
@@ -332,6 +403,8 @@ int num_frombits(const char *s, double *out)
     if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return 0;
     int digits = (int)strlen(s + 2);
     if (digits == 0 || digits > backend_width() / 4) return 0;
+    for (const char *p = s + 2; *p; p++)
+        if (!isxdigit((unsigned char)*p)) return 0;   /* strtoull would take signs and spaces */
     char *end;
     unsigned long long b = strtoull(s + 2, &end, 16);
     if (*end) return 0;

@@ -17,6 +17,7 @@ typedef enum {
 typedef enum { BK_F64, BK_F32, BK_F16, BK_BF16, BK_P8, BK_P16, BK_P32, BK_COUNT } Backend;
 
 extern int num_backend;
+extern int wg_start_backend;
 extern const char *const backend_names[BK_COUNT];
 extern const char *const op_names[OP_COUNT];
 extern const int op_arity[OP_COUNT];
@@ -24,6 +25,7 @@ extern const int op_arity[OP_COUNT];
 int    backend_lookup(const char *name);      /* -1 if unknown */
 int    backend_is_posit(int b);
 double num_round(double x);                    /* into the active format */
+double num_below_one(void);
 double num_literal(const char *text);          /* decimal text, rounded once */
 double num_apply_slow(int op, double a, double b);
 void   num_format(double x, char *buf, int size);   /* shortest round trip */

@@ -192,6 +192,39 @@ static void feed_all(Feeder *f)
     }
 }
 
+/* Trees deeper than this (a chain of a million `+` or calls, which Lemon
+ * builds without growing its own stack) would overflow the C stack in the
+ * recursive walks after parsing. Measured here without recursion. */
+#define MAX_TREE_DEPTH 20000
+
+typedef struct { Node *n; int depth; } Pending;
+
+static const Node *too_deep(Node *root)
+{
+    size_t cap = 256, top = 0;
+    Pending *stack = wg_malloc(cap * sizeof(Pending));
+    const Node *found = NULL;
+    stack[top++] = (Pending){ root, 1 };
+    while (top && !found) {
+        Pending p = stack[--top];
+        if (p.depth > MAX_TREE_DEPTH) { found = p.n; break; }
+        Node *kids[3] = { p.n->a, p.n->b, p.n->c };
+        int nk = 3 + p.n->n;
+        if (p.n->kind == N_FN && p.n->fn) nk++;
+        if (top + (size_t)nk + 1 > cap) {
+            while (top + (size_t)nk + 1 > cap) cap *= 2;
+            stack = wg_realloc(stack, cap * sizeof(Pending));
+        }
+        for (int i = 0; i < 3; i++)
+            if (kids[i]) stack[top++] = (Pending){ kids[i], p.depth + 1 };
+        for (int i = 0; i < p.n->n; i++)
+            if (p.n->list[i]) stack[top++] = (Pending){ p.n->list[i], p.depth + 1 };
+        if (p.n->kind == N_FN && p.n->fn && p.n->fn->body) stack[top++] = (Pending){ p.n->fn->body, p.depth + 1 };
+    }
+    free(stack);
+    return found;
+}
+
 Chunk *parse_chunk(const char *filename, const char *src, size_t len,
                    int quiet, int *incomplete)
 {
@@ -214,6 +247,17 @@ Chunk *parse_chunk(const char *filename, const char *src, size_t len,
         return NULL;
     }
     c->root = ps.root;
-    resolve_chunk(c);
+    const Node *deep = too_deep(c->root);
+    if (deep) {
+        ps.err_line = deep->line;
+        ps.err_col = deep->col;
+        snprintf(ps.err_msg, sizeof ps.err_msg, "expression nested too deeply");
+    }
+    if (deep || resolve_chunk(c, &ps)) {
+        if (!quiet) wg_report(c, ps.err_line, ps.err_col, ps.err_msg);
+        if (incomplete) *incomplete = 0;
+        chunk_release(c);
+        return NULL;
+    }
     return c;
 }

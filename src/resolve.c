@@ -6,7 +6,19 @@
  * failing that to a global. Blocks do not open scopes. */
 #include <string.h>
 #include "parse.h"
+#include <stdio.h>
 #include "error.h"
+
+/* The first error found; resolution goes on but the chunk will not run. */
+static const Node *error_at;
+static char error_msg[160];
+
+static void resolve_error(const Node *n, const char *msg, const char *name)
+{
+    if (error_at) return;
+    error_at = n;
+    snprintf(error_msg, sizeof error_msg, msg, name);
+}
 
 typedef struct Scope {
     FnInfo *fn;             /* NULL for the top level */
@@ -94,7 +106,7 @@ static void resolve_fn(Scope *outer, Node *n)
     for (int i = 0; i < n->n; i++) {
         for (int j = 0; j < i; j++)
             if (strcmp(n->list[i]->name, n->list[j]->name) == 0)
-                wg_error_at(n->list[i], "parameter '%s' appears twice", n->list[i]->name);
+                resolve_error(n->list[i], "parameter '%s' appears twice", n->list[i]->name);
         add_local(outer->chunk, f, n->list[i]->name);
     }
     collect(outer->chunk, f, f->body);
@@ -115,7 +127,7 @@ static void resolve(Scope *s, Node *n)
         return;
     case N_BREAK: case N_CONTINUE:
         if (!s->loops)
-            wg_error_at(n, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
+            resolve_error(n, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
         return;
     case N_WHILE:
         resolve(s, n->a);
@@ -144,12 +156,16 @@ static void resolve(Scope *s, Node *n)
 }
 
 /* Errors found here (break outside a loop, a repeated parameter) are
- * syntax errors: reported before anything runs. */
-void resolve_chunk(Chunk *c)
+ * syntax errors: reported before anything runs. Returns 0,
+ * or 1 with the message and place in ps. */
+int resolve_chunk(Chunk *c, ParseState *ps)
 {
     Scope top = { NULL, NULL, c, 0 };
-    WgWhere saved = wg_where;
-    wg_where.chunk = c;
+    error_at = NULL;
     resolve(&top, c->root);
-    wg_where = saved;
+    if (!error_at) return 0;
+    ps->err_line = error_at->line;
+    ps->err_col = error_at->col;
+    snprintf(ps->err_msg, sizeof ps->err_msg, "%s", error_msg);
+    return 1;
 }
