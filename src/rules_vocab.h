@@ -1,0 +1,16 @@
+/* rules_vocab.h: the operations a derivative rule in ops.def may use,
+ * spelled through N1/N2, which each instantiation in rules.h defines. */
+#define ADD(x, y)  N2(OP_ADD, x, y)
+#define SUB(x, y)  N2(OP_SUB, x, y)
+#define MUL(x, y)  N2(OP_MUL, x, y)
+#define DIV(x, y)  N2(OP_DIV, x, y)
+#define POW(x, y)  N2(OP_POW, x, y)
+#define NEG(x)     N1(OP_NEG, x)
+#define SIN(x)     N1(OP_SIN, x)
+#define COS(x)     N1(OP_COS, x)
+#define SINH(x)    N1(OP_SINH, x)
+#define COSH(x)    N1(OP_COSH, x)
+#define SQRT(x)    N1(OP_SQRT, x)
+#define LOG(x)     N1(OP_LOG, x)
+#define SIGN(x)    N1(OP_SIGN, x)
+#define FLOOR(x)   N1(OP_FLOOR, x)
