@@ -3,6 +3,7 @@
  * recursion in wengert code is an error message, never a crash. */
 #include <dirent.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -212,6 +213,10 @@ static void *main_thread(void *ud)
 int main(int argc, char **argv)
 {
     Main m = { argc, argv, 0 };
+    /* Big arrays and adjoint buffers come and go; keeping freed memory in
+     * the heap instead of returning it to the kernel saves refaulting it. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     pthread_attr_t attr;
     pthread_t th;
     pthread_attr_init(&attr);
