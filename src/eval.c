@@ -352,6 +352,9 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     Node *cont = target->a;
     Value tmp = {0}, *holder;
     VerLog *log = NULL;
+    /* The index first: evaluating it may run code (a :load) that moves the
+     * globals, so the variable's slot is looked up only afterwards. */
+    Value iv = eval_expr(target->b, env);
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
         if (holder->t == V_UNDEF) wg_error_at(cont, "undefined variable '%s'", cont->name);
@@ -359,7 +362,6 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         tmp = eval_expr(cont, env);
         holder = &tmp;
     }
-    Value iv = eval_expr(target->b, env);
     holder = writable_seq(holder, cont);
     int i = index_of(iv, seq_len(*holder), target->b);
     v_release(iv);
