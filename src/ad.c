@@ -68,19 +68,19 @@ static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent
     b->lo = lo;
     b->top = top;
     b->parent = (struct PlainSweep *)parent;
-    if (num_backend == BK_F64) b->adj = wg_calloc(n, sizeof(double));
+    if (num_backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
     else {
-        b->acc = wg_malloc(n * sizeof(NumAcc));
+        b->acc = wg_scratch(n * sizeof(NumAcc));
         for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
-        b->touched = wg_calloc(n, 1);
+        b->touched = wg_scratch(n);
     }
 }
 
 static void plain_free(PlainBuf *b)
 {
-    free(b->adj);
-    free(b->acc);
-    free(b->touched);
+    wg_scratch_free(b->adj);
+    wg_scratch_free(b->acc);
+    wg_scratch_free(b->touched);
 }
 
 /* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
@@ -198,11 +198,11 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
         give_val(b, e, a, num_val(1));
         return;
     }
-    sub.adj = wg_calloc((size_t)(e - sub.lo + 1), sizeof(Value));
+    sub.adj = wg_scratch((size_t)(e - sub.lo + 1) * sizeof(Value));
     sub.parent = b;
     val_run(&sub, e, a);
     for (uint32_t i = 0; i <= e - sub.lo; i++) v_release(sub.adj[i]);
-    free(sub.adj);
+    wg_scratch_free(sub.adj);
 }
 
 static void val_step(ValBuf *b, uint32_t i, Value a)
@@ -262,7 +262,7 @@ static uint32_t deriv_expand(uint32_t k)
             if (id && id < lo) lo = id;
         }
         uint32_t first = tape.n;
-        ValBuf b = { lo, wg_calloc((size_t)(y - lo + 1), sizeof(Value)), NULL };
+        ValBuf b = { lo, wg_scratch((size_t)(y - lo + 1) * sizeof(Value)), NULL };
         val_run(&b, y, num_val(1));
         uint32_t off = tape_pool_push(NULL, nwrt);
         for (uint32_t w = 0; w < nwrt; w++) {
@@ -271,7 +271,7 @@ static uint32_t deriv_expand(uint32_t k)
             tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
         }
         for (uint32_t i = 0; i <= y - lo; i++) v_release(b.adj[i]);
-        free(b.adj);
+        wg_scratch_free(b.adj);
         tape.derivs[r].exp_off = off;
         tape.derivs[r].exp_lo = first;
         tape.expansions++;
@@ -348,9 +348,9 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
     sp.cap = 64;
     while (sp.cap < 2 * budget + 2) sp.cap *= 2;
     sp.mask = sp.cap - 1;
-    sp.keys = wg_calloc(sp.cap, sizeof(uint32_t));
-    sp.vals = wg_malloc(sp.cap * sizeof(double));
-    sp.heap = wg_malloc(sp.cap * sizeof(uint32_t));
+    sp.keys = wg_scratch(sp.cap * sizeof(uint32_t));
+    sp.vals = wg_scratch(sp.cap * sizeof(double));
+    sp.heap = wg_scratch(sp.cap * sizeof(uint32_t));
     sp.nheap = 0;
     int ok = 1;
     size_t visited = 0;
@@ -377,9 +377,9 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
                 out[j] = fresh ? 0 : *v;
             }
         }
-    free(sp.keys);
-    free(sp.vals);
-    free(sp.heap);
+    wg_scratch_free(sp.keys);
+    wg_scratch_free(sp.vals);
+    wg_scratch_free(sp.heap);
     return ok;
 }
 
@@ -397,7 +397,7 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
         }
     }
     if (!top || !any) return;
-    double *g = wg_malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
     int done = num_backend == BK_F64 && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
         PlainBuf b;
@@ -414,7 +414,7 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
         if (tape.recording) out[j] = num_rec(g[j], tape_push(OP_DERIV, rec, (uint32_t)j, g[j]));
         else out[j] = num_val(g[j]);
     }
-    free(g);
+    wg_scratch_free(g);
 }
 
 /* The plain number inside a dual (the primal of its primal ...). */
@@ -437,11 +437,11 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Value *out)
         return;
     }
     Dual *d = AS_DUAL(y);
-    Value *tp = wg_malloc(sizeof(Value) * (size_t)(n ? 2 * n : 1));
+    Value *tp = wg_scratch(sizeof(Value) * (size_t)(n ? 2 * n : 1));
     derivatives_of(d->p, wrt, n, tp);
     derivatives_of(d->t, wrt, n, tp + n);
     for (int j = 0; j < n; j++) out[j] = dual_new(d->tag, tp[j], tp[n + j]);
-    free(tp);
+    wg_scratch_free(tp);
 }
 
 static const char *place_help =
@@ -458,7 +458,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
         if (iv.t != V_NUM || iv.u.n != floor(iv.u.n) || iv.u.n < 0 || iv.u.n >= seq_len(holder))
             wg_error_at(p->b, "index out of range for array of length %d", seq_len(holder));
         *n = 1;
-        *ids = wg_malloc(sizeof(uint32_t));
+        *ids = wg_scratch(sizeof(uint32_t));
         (*ids)[0] = innermost(seq_at(holder, (int)iv.u.n))->id;
         v_release(holder);
         return num_val(0);
@@ -470,13 +470,13 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
     if (v.t == V_UNDEF) wg_error_at(p, "undefined variable '%s'", pl.name);
     if (v.t == V_NUM || v.t == V_DUAL) {
         *n = 1;
-        *ids = wg_malloc(sizeof(uint32_t));
+        *ids = wg_scratch(sizeof(uint32_t));
         (*ids)[0] = innermost(&v)->id;
         return num_val(0);
     }
     if (is_seq(v)) {
         *n = seq_len(v);
-        *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+        *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
         for (int i = 0; i < *n; i++) (*ids)[i] = innermost(seq_at(v, i))->id;
         v_release(version);
         return arr_new(*n);
@@ -497,17 +497,17 @@ static Value sp_d(Node *call, Env *env)
     int n;
     Value shape = wrt_entries(call->list[1], env, &ids, &n);
     wg_where.node = call;
-    Value *out = wg_malloc(sizeof(Value) * (size_t)(n ? n : 1));
+    Value *out = wg_scratch(sizeof(Value) * (size_t)(n ? n : 1));
     derivatives_of(y, ids, n, out);
-    free(ids);
+    wg_scratch_free(ids);
     v_release(y);
     if (shape.t == V_ARR) {
         for (int i = 0; i < n; i++) AS_ARR(shape)->v[i] = out[i];
-        free(out);
+        wg_scratch_free(out);
         return shape;
     }
     Value r = out[0];
-    free(out);
+    wg_scratch_free(out);
     return r;
 }
 
@@ -547,11 +547,11 @@ static Value derivative_at(Value r, Value x)
         return g;
     }
     int n = AS_ARR(x)->n;
-    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) ids[i] = innermost(&AS_ARR(x)->v[i])->id;
     Value g = arr_new(n);
     derivatives_of(r, ids, n, AS_ARR(g)->v);
-    free(ids);
+    wg_scratch_free(ids);
     return g;
 }
 

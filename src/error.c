@@ -7,6 +7,8 @@
 
 WgWhere wg_where;
 static WgJmp *handler;
+static void **scratch;
+static size_t nscratch, capscratch;
 static char message[1024];
 static const Chunk *err_chunk;
 static int err_line, err_col;
@@ -63,10 +65,40 @@ void wg_error_at(const Node *n, const char *fmt, ...)
     raise(n, fmt, ap);
 }
 
+void *wg_scratch(size_t n)
+{
+    if (nscratch == capscratch) {
+        capscratch = capscratch ? 2 * capscratch : 16;
+        scratch = wg_realloc(scratch, capscratch * sizeof(void *));
+    }
+    void *p = wg_calloc(n ? n : 1, 1);
+    scratch[nscratch++] = p;
+    return p;
+}
+
+void wg_scratch_free(void *p)
+{
+    if (!p) return;
+    for (size_t i = nscratch; i-- > 0;)
+        if (scratch[i] == p) {
+            scratch[i] = scratch[--nscratch];
+            break;
+        }
+    free(p);
+}
+
+/* Scratch taken since mark and not given back belongs to the abandoned
+ * computation. */
+static void free_scratch_since(size_t mark)
+{
+    while (nscratch > mark) free(scratch[--nscratch]);
+}
+
 int wg_pcall(void (*fn)(void *), void *ud)
 {
     WgJmp j;
     WgWhere saved = wg_where;
+    size_t mark = nscratch;
     j.prev = handler;
     handler = &j;
     if (setjmp(j.buf) == 0) {
@@ -76,6 +108,7 @@ int wg_pcall(void (*fn)(void *), void *ud)
     }
     handler = j.prev;
     wg_where = saved;
+    free_scratch_since(mark);
     wg_report(err_chunk, err_line, err_col, message);
     return 1;
 }

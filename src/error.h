@@ -32,6 +32,12 @@ void wg_report(const Chunk *c, int line, int col, const char *msg);
  * (already reported on stderr). */
 int wg_pcall(void (*fn)(void *), void *ud);
 
+/* Scratch memory: buffers of a computation that an error may abandon (the
+ * adjoint buffers of a sweep interrupted by Ctrl-C). wg_pcall frees what
+ * was taken inside it and not given back. Give back in any order. */
+void *wg_scratch(size_t n);               /* zeroed */
+void  wg_scratch_free(void *p);
+
 void *wg_malloc(size_t n);
 void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);
