@@ -54,9 +54,20 @@ static Value elementwise(int op, Value a, Value b)
     int n = na >= 0 ? na : nb;
     Value r = arr_new(n);
     Storage *s = AS_ARR(r);
+    /* A constant scalar meeting recorded elements goes on the tape once,
+     * not once per element. */
+    Value scalar = na < 0 ? a : b;
+    int const_scalar = !unary && (na < 0 || nb < 0) && scalar.t == V_NUM && scalar.id == 0
+                       && needs_operand_values(op);
     for (int i = 0; i < n; i++) {
         Value x = na >= 0 ? *seq_at(a, i) : a;
         Value y = unary ? b : nb >= 0 ? *seq_at(b, i) : b;
+        Value *other = na >= 0 ? &x : &y;
+        if (const_scalar && other->t == V_NUM && other->id && tape.recording) {
+            if (!scalar.id) scalar.id = tape_id_of_const(scalar.u.n);
+            if (na < 0) x = scalar;
+            else y = scalar;
+        }
         s->v[i] = v_num_op(op, x, y);
     }
     return r;
