@@ -217,9 +217,7 @@ static int value_ids(Value v, uint32_t **ids)
 
 static void tape_header(void)
 {
-    char b[32];
-    fmt_bytes(tape_bytes(), b, sizeof b);
-    printf("tape: %u entries, %zu bytes (%s)\n", tape.n - 1, tape_bytes(), b);
+    printf("tape: %u entries, %zu bytes\n", tape.n - 1, tape_bytes());
 }
 
 static void tape_list(uint32_t from)
@@ -270,9 +268,10 @@ static void tape_stats(void)
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                num_backend == BK_P8 ? 128 : num_backend == BK_P16 ? 256 : 512);
-    char lim[32];
+    char lim[32], used[32];
     fmt_bytes(tape.limit, lim, sizeof lim);
-    printf("  limit: %s\n", lim);
+    fmt_bytes(tape_bytes(), used, sizeof used);
+    printf("  in use: %s of a limit of %s\n", used, lim);
 }
 
 static void tape_dot(const char *file)
