@@ -286,6 +286,14 @@ static Value read_version(Node *n, Env *env)
 
 static void store_var(Node *target, Env *env, Value v)
 {
+    if (target->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
+        /* a number into a local of a function that keeps no versions */
+        Value *slot = &env->slots[target->slot];
+        Value old = *slot;
+        *slot = v;
+        v_release(old);
+        return;
+    }
     VerLog *log;
     Value *slot = var_slot(target, env, &log);
     v = bind_copy(v);

@@ -149,6 +149,8 @@ static double apply_double(int op, double a, double b)
     }
 }
 
+double num_apply_f64(int op, double a, double b) { return apply_double(op, a, b); }
+
 /* A libm result for a posit: a finite value that overflowed double (or
  * underflowed to 0) is still a real number, so it saturates at maxpos or
  * minpos as the standard asks; a true infinity (a pole, log(0)) is NaR. */

@@ -28,6 +28,7 @@ double num_round(double x);                    /* into the active format */
 double num_below_one(void);
 double num_literal(const char *text);          /* decimal text, rounded once */
 double num_apply_slow(int op, double a, double b);
+double num_apply_f64(int op, double a, double b);   /* libm, no rounding */
 void   num_format(double x, char *buf, int size);   /* shortest round trip */
 int    num_bits(double x, char *buf, int size);      /* "0x3c00" */
 int    num_frombits(const char *s, double *out);     /* 0 if malformed */
@@ -44,7 +45,7 @@ static inline double num_apply(int op, double a, double b)
         case OP_MUL: return a * b;
         case OP_DIV: return a / b;
         case OP_NEG: return -a;
-        default: break;
+        default: return num_apply_f64(op, a, b);
         }
     }
     return num_apply_slow(op, a, b);
