@@ -100,7 +100,11 @@ static Value bi_print(int argc, Value *argv)
 static Value bi_len(int argc, Value *argv)
 {
     (void)argc;
-    if (argv[0].t == V_STR) return num_val(AS_STR(argv[0])->len);
+    if (argv[0].t == V_STR) {    /* characters, not bytes: skip UTF-8 continuation bytes */
+        int n = 0;
+        for (int i = 0; i < AS_STR(argv[0])->len; i++) n += ((unsigned char)AS_STR(argv[0])->s[i] & 0xC0) != 0x80;
+        return num_val(n);
+    }
     arg_seq(argv, 0, "len");
     return num_val(seq_len(argv[0]));
 }
