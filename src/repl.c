@@ -52,10 +52,9 @@ static char *read_line(const char *prompt)
 
 static char *complete_name(const char *text, int state)
 {
-    static int phase, index;
+    static int index;
     static size_t len;
     if (state == 0) {
-        phase = 0;
         index = 0;
         len = strlen(text);
     }
@@ -70,7 +69,6 @@ static char *complete_name(const char *text, int state)
             }
         return NULL;
     }
-    (void)phase;
     while (index < nglobals) {
         Global *g = &globals[index++];
         if (g->v.t != V_UNDEF && !strncmp(g->name, text, len)) return strdup(g->name);
