@@ -152,11 +152,83 @@ double *ad_sweep_plain(uint32_t top, uint32_t lo)
 
 /* ---------------------------------------------------- recorded sweeps */
 
+/* In posit backends the recorded sweep keeps an adjoint's contributions as
+ * (adjoint, partial) pairs and adds them up when the sweep reaches the
+ * entry, in one dot entry: the quire's exact sum, rounded once, as the
+ * plain sweep does. */
+typedef struct {
+    Value *a, *p;
+    int n, cap;
+} Pairs;
+
 typedef struct ValBuf {
     uint32_t lo;
     Value *adj;            /* V_UNDEF: no contribution yet */
+    Pairs *pairs;          /* posit backends only */
     struct ValBuf *parent;
 } ValBuf;
+
+static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent)
+{
+    size_t n = (size_t)top - lo + 1;
+    b->lo = lo;
+    b->adj = wg_scratch(n * sizeof(Value));
+    b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
+    b->parent = parent;
+}
+
+static void valbuf_free(ValBuf *b, uint32_t top)
+{
+    for (uint32_t i = 0; i <= top - b->lo; i++) {
+        v_release(b->adj[i]);
+        if (b->pairs) {
+            free(b->pairs[i].a);
+            free(b->pairs[i].p);
+        }
+    }
+    wg_scratch_free(b->adj);
+    wg_scratch_free(b->pairs);
+}
+
+static void pairs_push(Pairs *q, Value a, Value p)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 4;
+        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)q->cap);
+        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)q->cap);
+    }
+    v_retain(a);
+    v_retain(p);
+    q->a[q->n] = a;
+    q->p[q->n] = p;
+    q->n++;
+}
+
+/* The adjoint of entry i from its pairs: sum of a_k * p_k in the quire. */
+static void settle_pairs(ValBuf *b, uint32_t i)
+{
+    Pairs *q = &b->pairs[i - b->lo];
+    if (!q->n) return;
+    Value s;
+    if (q->n == 1) s = v_num_op(OP_MUL, q->a[0], q->p[0]);
+    else {
+        Value va = arr_new(q->n), vp = arr_new(q->n);
+        for (int k = 0; k < q->n; k++) {
+            AS_ARR(va)->v[k] = q->a[k];
+            AS_ARR(vp)->v[k] = q->p[k];
+        }
+        q->n = 0;        /* the arrays own the values now */
+        s = bi_dot_value(va, vp);
+        v_release(va);
+        v_release(vp);
+    }
+    for (int k = 0; k < q->n; k++) {
+        v_release(q->a[k]);
+        v_release(q->p[k]);
+    }
+    q->n = 0;
+    b->adj[i - b->lo] = s;
+}
 
 static void val_run(ValBuf *b, uint32_t top, Value seed);
 
@@ -172,6 +244,10 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
 {
     while (b && id < b->lo) b = b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    if (b->pairs) {
+        pairs_push(&b->pairs[id - b->lo], a, partial);
+        return;
+    }
     Value c;
     /* seeds and many partials are the constant 1: record no product */
     if (is_one(a)) c = partial, v_retain(c);
@@ -192,17 +268,15 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
 {
     uint32_t e = deriv_expand(k);
     if (!e) return;
-    ValBuf sub;
-    sub.lo = tape.derivs[tape.arg[k].a].exp_lo;
-    if (e < sub.lo) {
+    uint32_t lo = tape.derivs[tape.arg[k].a].exp_lo;
+    if (e < lo) {
         give_val(b, e, a, num_val(1));
         return;
     }
-    sub.adj = wg_scratch((size_t)(e - sub.lo + 1) * sizeof(Value));
-    sub.parent = b;
+    ValBuf sub;
+    valbuf_init(&sub, lo, e, b);
     val_run(&sub, e, a);
-    for (uint32_t i = 0; i <= e - sub.lo; i++) v_release(sub.adj[i]);
-    wg_scratch_free(sub.adj);
+    valbuf_free(&sub, e);
 }
 
 static void val_step(ValBuf *b, uint32_t i, Value a)
@@ -242,6 +316,7 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
     v_retain(seed);
     b->adj[top - b->lo] = seed;
     for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+        if (b->pairs) settle_pairs(b, i);
         Value a = b->adj[i - b->lo];
         if (!is_zero_const(a)) val_step(b, i, a);
         if ((i & 0xffff) == 0) eval_check_interrupt();
@@ -262,7 +337,8 @@ static uint32_t deriv_expand(uint32_t k)
             if (id && id < lo) lo = id;
         }
         uint32_t first = tape.n;
-        ValBuf b = { lo, wg_scratch((size_t)(y - lo + 1) * sizeof(Value)), NULL };
+        ValBuf b;
+        valbuf_init(&b, lo, y, NULL);
         val_run(&b, y, num_val(1));
         uint32_t off = tape_pool_push(NULL, nwrt);
         for (uint32_t w = 0; w < nwrt; w++) {
@@ -270,8 +346,7 @@ static uint32_t deriv_expand(uint32_t k)
             Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
             tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
         }
-        for (uint32_t i = 0; i <= y - lo; i++) v_release(b.adj[i]);
-        wg_scratch_free(b.adj);
+        valbuf_free(&b, y);
         tape.derivs[r].exp_off = off;
         tape.derivs[r].exp_lo = first;
         tape.expansions++;
