@@ -26,14 +26,13 @@ int ad_nesting;
 
 /* ------------------------------------------------------- plain sweeps */
 
-typedef struct {
-    uint32_t lo, top;
+typedef struct PlainBuf {
+    uint32_t lo;
     double  *adj;          /* float64: adjoints */
     NumAcc  *acc;          /* other backends: exact (quire) or rounded sums */
     uint8_t *touched;
-    struct PlainSweep *parent;
+    struct PlainBuf *parent;   /* where contributions below lo go */
 } PlainBuf;
-typedef PlainBuf PlainSweep;
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
 static uint32_t deriv_expand(uint32_t k);
@@ -44,7 +43,7 @@ static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial
         if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
         return;
     }
-    while (b && id < b->lo) b = (PlainBuf *)b->parent;
+    while (b && id < b->lo) b = b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
     uint32_t k = id - b->lo;
     if (b->adj) b->adj[k] += a * partial;
@@ -66,8 +65,7 @@ static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent
     size_t n = (size_t)top - lo + 1;
     memset(b, 0, sizeof *b);
     b->lo = lo;
-    b->top = top;
-    b->parent = (struct PlainSweep *)parent;
+    b->parent = parent;
     if (num_backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
     else {
         b->acc = wg_scratch(n * sizeof(NumAcc));
@@ -492,13 +490,6 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
     wg_scratch_free(g);
 }
 
-/* The plain number inside a dual (the primal of its primal ...). */
-static Value *innermost(Value *v)
-{
-    while (v->t == V_DUAL) v = &AS_DUAL(*v)->p;
-    return v;
-}
-
 /* Derivatives of a dual y = p + t·ε are p' + t'·ε: differentiating with
  * respect to a place commutes with taking the ε part. */
 static void derivatives_of(Value y, const uint32_t *wrt, int n, Value *out)
@@ -522,41 +513,31 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Value *out)
 static const char *place_help =
     "d: the second argument must be a place: a variable x, a version x@k, an array a or an element a[i]";
 
-/* The tape entries a place names: one for a number, one per element. */
+/* The tape entries a place names: one for a number, one per element. The
+ * place is read like any expression (so a[i] checks its index as reads
+ * do); returns an array of the place's shape for the results, or 0. */
 static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
 {
-    Place pl;
-    if (p->kind == N_INDEX) {
-        Value holder = eval_expr(p->a, env);
-        Value iv = eval_expr(p->b, env);
-        if (!is_seq(holder)) wg_error_at(p, "%s", place_help);
-        if (iv.t != V_NUM || iv.u.n != floor(iv.u.n) || iv.u.n < 0 || iv.u.n >= seq_len(holder))
-            wg_error_at(p->b, "index out of range for array of length %d", seq_len(holder));
-        *n = 1;
-        *ids = wg_scratch(sizeof(uint32_t));
-        (*ids)[0] = innermost(seq_at(holder, (int)iv.u.n))->id;
-        v_release(holder);
-        return num_val(0);
-    }
-    if (!eval_place(p, env, &pl)) wg_error_at(p, "%s", place_help);
-    Value version = {0};
-    if (p->kind == N_VERSION) version = eval_expr(p, env);
-    Value v = p->kind == N_VERSION ? version : *pl.slot;
-    if (v.t == V_UNDEF) wg_error_at(p, "undefined variable '%s'", pl.name);
+    if (p->kind != N_NAME && p->kind != N_VERSION && p->kind != N_INDEX)
+        wg_error_at(p, "%s", place_help);
+    Value v = eval_expr(p, env);
+    Value shape = num_val(0);
     if (v.t == V_NUM || v.t == V_DUAL) {
         *n = 1;
         *ids = wg_scratch(sizeof(uint32_t));
-        (*ids)[0] = innermost(&v)->id;
-        return num_val(0);
-    }
-    if (is_seq(v)) {
+        (*ids)[0] = v_innermost(&v)->id;
+    } else if (is_seq(v)) {
         *n = seq_len(v);
         *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
-        for (int i = 0; i < *n; i++) (*ids)[i] = innermost(seq_at(v, i))->id;
-        v_release(version);
-        return arr_new(*n);
+        for (int i = 0; i < *n; i++) (*ids)[i] = v_innermost(seq_at(v, i))->id;
+        shape = arr_new(*n);
+    } else {
+        const char *what = type_name(v);
+        v_release(v);
+        wg_error_at(p, "d: cannot differentiate with respect to %s", what);
     }
-    wg_error_at(p, "d: cannot differentiate with respect to %s", type_name(v));
+    v_release(v);
+    return shape;
 }
 
 static Value sp_d(Node *call, Env *env)
@@ -616,14 +597,14 @@ static Value fresh_point(Value x)
 static Value derivative_at(Value r, Value x)
 {
     if (!is_seq(x)) {
-        uint32_t id = innermost(&x)->id;
+        uint32_t id = v_innermost(&x)->id;
         Value g;
         derivatives_of(r, &id, 1, &g);
         return g;
     }
     int n = AS_ARR(x)->n;
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++) ids[i] = innermost(&AS_ARR(x)->v[i])->id;
+    for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
     Value g = arr_new(n);
     derivatives_of(r, ids, n, AS_ARR(g)->v);
     wg_scratch_free(ids);

@@ -361,11 +361,7 @@ static Value sp_view(Node *call, Env *env)
     Place pl;
     if (call->list[0]->kind == N_NAME && eval_place(call->list[0], env, &pl)) {
         if (pl.slot->t == V_UNDEF) wg_error_at(call->list[0], "undefined variable '%s'", pl.name);
-        if (pl.slot->t == V_ARR && AS_ARR(*pl.slot)->h.rc > 1 && !AS_ARR(*pl.slot)->aliased) {
-            Value c = arr_copy(*pl.slot);
-            v_release(*pl.slot);
-            *pl.slot = c;
-        }
+        arr_own(pl.slot);
         base = *pl.slot;
         v_retain(base);
     } else {

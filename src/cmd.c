@@ -53,8 +53,6 @@ static const char *word(const char *s, char *buf, size_t size)
     return skip_space(s);
 }
 
-static void fmt_num(double x, char *buf, int size) { num_format(x, buf, size); }
-
 static void fmt_bytes(size_t b, char *buf, size_t size)
 {
     if (b >= (size_t)1 << 30) snprintf(buf, size, "%.1f GB", (double)b / (1 << 30));
@@ -167,7 +165,7 @@ static void print_entry(FILE *f, uint32_t i)
         if (g.b) snprintf(b, sizeof b, "#%u", g.b);
         snprintf(args, sizeof args, op_arity[op] == 2 ? "%s %s" : "%s", a, b);
     }
-    fmt_num(tape.val[i], val, sizeof val);
+    num_format(tape.val[i], val, sizeof val);
     fprintf(f, "%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
 }
 
@@ -285,7 +283,7 @@ static void tape_dot(const char *file)
     for (uint32_t i = 1; i < tape.n; i++) {
         char label[64] = "", val[64];
         entry_label(i, label, sizeof label);
-        fmt_num(tape.val[i], val, sizeof val);
+        num_format(tape.val[i], val, sizeof val);
         int op = tape_opcode(i);
         fprintf(f, "  n%u [label=\"#%u %s\\n%s%s%s\"%s];\n", i, i, op_names[op], label,
                 label[0] ? " = " : "", val, label[0] ? ", style=bold" : "");

@@ -38,7 +38,7 @@ void wg_report(const Chunk *c, int line, int col, const char *msg)
     }
 }
 
-static _Noreturn void raise(const Node *n, const char *fmt, va_list ap)
+static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
 {
     vsnprintf(message, sizeof message, fmt, ap);
     err_chunk = wg_where.chunk;
@@ -55,14 +55,14 @@ void wg_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    raise(wg_where.node, fmt, ap);
+    unwind(wg_where.node, fmt, ap);
 }
 
 void wg_error_at(const Node *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    raise(n, fmt, ap);
+    unwind(n, fmt, ap);
 }
 
 void *wg_scratch(size_t n)

@@ -177,27 +177,26 @@ uint32_t label_number(Value *v)
     return v->id;
 }
 
+/* The elements of an array, as they are now, become one version of it. */
+static void array_version(VerLog *log, Storage *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].t == V_NUM) label_number(&s->v[i]);
+    push_snapshot(log, s);
+}
+
 /* Record a freshly bound value as the next version of its variable. */
 static void record_version(Value *v, VerLog *log)
 {
     log->count++;
-    Value *num = v;
-    while (num->t == V_DUAL) num = &AS_DUAL(*num)->p;   /* d inside jvp */
+    Value *num = v_innermost(v);   /* a dual: d inside jvp */
     if (num->t == V_NUM) {
         verlog_push(log, label_number(num));
         return;
     }
     if (v->t == V_ARR) {   /* each element becomes a place of its own */
-        Storage *s = AS_ARR(*v);
-        if (s->h.rc > 1 && !s->aliased) {   /* labels must not reach other holders */
-            Value c = arr_copy(*v);
-            v_release(*v);
-            *v = c;
-            s = AS_ARR(c);
-        }
-        for (int i = 0; i < s->n; i++)
-            if (s->v[i].t == V_NUM) label_number(&s->v[i]);
-        push_snapshot(log, s);
+        arr_own(v);     /* labels must not reach other holders */
+        array_version(log, AS_ARR(*v));
     }
 }
 
@@ -205,11 +204,7 @@ static Value detached(Value v)
 {
     if (v.t == V_NUM) v.id = 0;
     else if (v.t == V_ARR) {
-        if (AS_ARR(v)->h.rc > 1) {
-            Value c = arr_copy(v);
-            v_release(v);
-            v = c;
-        }
+        arr_own(&v);    /* v was bound with bind_copy: never aliased here */
         for (int i = 0; i < AS_ARR(v)->n; i++)
             if (AS_ARR(v)->v[i].t == V_NUM) AS_ARR(v)->v[i].id = 0;
     }
@@ -267,9 +262,6 @@ static Value read_version(Node *n, Env *env)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
     int k = (int)n->num;
-    if (k > log->count)
-        wg_error_at(n, "'%s' has %d version%s; there is no %s@%d", n->name, log->count,
-                    log->count == 1 ? "" : "s", n->name, k);
     uint32_t id = verlog_find(log, k);
     if (id && id < tape.n) return num_rec(tape.val[id], id);
     int len;
@@ -336,16 +328,10 @@ static int index_of(Value idx, int len, Node *at)
  * (copy-on-write) are split first; views and aliased arrays write in place. */
 static Value *writable_seq(Value *holder, Node *at)
 {
-    if (holder->t == V_ARR) {
-        Storage *s = AS_ARR(*holder);
-        if (s->h.rc > 1 && !s->aliased) {
-            Value c = arr_copy(*holder);
-            v_release(*holder);
-            *holder = c;
-        }
+    if (holder->t == V_ARR || holder->t == V_VIEW) {
+        arr_own(holder);
         return holder;
     }
-    if (holder->t == V_VIEW) return holder;
     wg_error_at(at, "cannot index into %s", type_name(*holder));
 }
 
@@ -771,12 +757,7 @@ static void exec_compound(Node *n, Env *env)
             *e = r;
         }
         if (log) log->count++;
-        if (log && holder->t == V_ARR && recording_scope(env)) {
-            Storage *s = AS_ARR(*holder);
-            for (int i = 0; i < s->n; i++)
-                if (s->v[i].t == V_NUM) label_number(&s->v[i]);
-            push_snapshot(log, s);
-        }
+        if (log && holder->t == V_ARR && recording_scope(env)) array_version(log, AS_ARR(*holder));
         v_release(rhs);
         return;
     }

@@ -65,7 +65,4 @@ static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 
 static inline int tape_opcode(uint32_t i) { return tape.op[i] & TAPE_OPMASK; }
 
-/* :tape and friends (tapecmd.c). */
-void tape_command(const char *args);
-
 #endif

@@ -29,7 +29,7 @@ Value str_new(const char *s, int len)
 Storage *storage_new(int n)
 {
     Storage *s = obj_new(V_ARR, sizeof(Storage));
-    s->n = s->cap = n;
+    s->n = n;
     s->v = wg_calloc((size_t)(n ? n : 1), sizeof(Value));
     for (int i = 0; i < n; i++) s->v[i].t = V_NUM;
     return s;

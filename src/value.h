@@ -53,7 +53,7 @@ typedef struct Str {
  * of another array. */
 typedef struct Storage {
     Obj h;
-    int n, cap;
+    int n;
     int aliased;
     Value *v;
 } Storage;
@@ -140,11 +140,18 @@ static inline Value bool_val(int b) { Value v = {0}; v.t = V_BOOL; v.u.b = !!b; 
 static inline Value nil_val(void) { Value v = {0}; v.t = V_NIL; return v; }
 static inline Value obj_val(VType t, void *o) { Value v = {0}; v.t = (uint8_t)t; v.u.o = o; return v; }
 
-/* The plain number inside a number or (nested) dual. */
+/* The plain number inside a number or (nested) dual: its value, and the
+ * slot that holds it (whose id is the tape entry). */
 static inline double v_primal(Value v)
 {
     while (v.t == V_DUAL) v = ((Dual *)v.u.o)->p;
     return v.u.n;
+}
+
+static inline Value *v_innermost(Value *v)
+{
+    while (v->t == V_DUAL) v = &((Dual *)v->u.o)->p;
+    return v;
 }
 
 void obj_free(Obj *o);
@@ -165,6 +172,20 @@ Value  *seq_at(Value v, int i);
 int     is_seq(Value v);
 Value   arr_copy(Value v);       /* a fresh unaliased array with v's elements */
 Value   bind_copy(Value v);      /* what a name receives: copies aliased storage; takes ownership */
+
+/* Before writing into an array's elements (values, or their tape ids):
+ * storage shared by value with another array is split off first (copy on
+ * write); aliased storage is written in place, through every view. */
+static inline void arr_own(Value *v)
+{
+    if (v->t != V_ARR) return;
+    Storage *s = AS_ARR(*v);
+    if (s->h.rc > 1 && !s->aliased) {
+        Value c = arr_copy(*v);
+        v_release(*v);
+        *v = c;
+    }
+}
 
 const char *type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
