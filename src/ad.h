@@ -3,7 +3,7 @@
 #define WG_AD_H
 #include "value.h"
 
-extern int ad_nesting;      /* grad/hvp calls in progress: jvp must record */
+extern int ad_nesting;      /* grad/hvp calls in progress (:tape clear waits for them) */
 void  ad_register(void);
 Value derived_call(Closure *c, int argc, Value *argv);
 /* dy/d(entry) for each wrt entry, as recorded values (OP_DERIV entries when

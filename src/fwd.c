@@ -5,8 +5,10 @@
  * Pearlmutter's fix, as ForwardDiff.jl's tags do). The tangent of each
  * operation comes from the same rule table as the reverse sweep (rules.h).
  * Tangents travel with the values, so memory stays constant however long a
- * loop runs; unless an enclosing grad/hvp needs the tape, jvp records
- * nothing at all. */
+ * loop runs. jvp keeps the session's recording rule (SPEC "Derivatives"):
+ * what it computes from recorded values (x, v or captured variables) is
+ * recorded, so d(jvp(f, w, 1), w) is a second derivative; on unrecorded
+ * numbers nothing reaches the tape. */
 #include <stdlib.h>
 #include "fwd.h"
 #include "arith.h"
@@ -97,16 +99,12 @@ static Value tangent_of(Value r, uint32_t tag)
     wg_error("jvp: the function must return a number or an array, got %s", type_name(r));
 }
 
-/* jvp records only when an enclosing grad or hvp needs the tape. */
 Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++next_tag;
     Value xd = seed_dual(tag, x, v);
-    int saved = tape.recording;
-    if (ad_nesting == 0) tape.recording = 0;
     Value r = call_value(f, 1, &xd);
-    tape.recording = saved;
     Value t = tangent_of(r, tag);
     v_release(r);
     v_release(xd);

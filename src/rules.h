@@ -58,7 +58,11 @@ static inline void rule_temps_release(RuleTemps *ts)
 #include "rules_vocab.h"
 #define LE(x, y)   num_val(num_less(v_primal(y), v_primal(x)) ? 0.0 : 1.0)
 #define GE(x, y)   num_val(num_less(v_primal(x), v_primal(y)) ? 0.0 : 1.0)
-#define POWDA(x, y) (v_primal(y) == 0 ? ZERO : MUL(y, POW(x, SUB(y, ONE))))
+/* y * x^(y-1) is 0 at y = 0, but its derivatives with respect to y are
+ * not (x^-1 at x != 0): a recorded or dual exponent keeps the product, and
+ * only the 0 * inf of x = y = 0 is cut off. */
+#define POWDA(x, y) (v_primal(y) == 0 && (v_primal(x) == 0 || ((y).t == V_NUM && (y).id == 0)) \
+                     ? ZERO : MUL(y, POW(x, SUB(y, ONE))))
 
 /* The partial is borrowed from ts (or a constant): retain it to keep it. */
 static inline Value rule_partial_val(int op, int which, Value A, Value B, Value V, RuleTemps *ts)
