@@ -16,6 +16,7 @@
 #include "gc.h"
 #include "cmd.h"
 #include "ad.h"
+#include "versions.h"
 
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
@@ -61,7 +62,10 @@ Global *global_lookup(const char *name)
 
 void eval_visit_roots(void (*visit)(Value))
 {
-    for (int i = 0; i < nglobals; i++) visit(globals[i].v);
+    for (int i = 0; i < nglobals; i++) {
+        visit(globals[i].v);
+        verlog_visit(&globals[i].ver, visit);
+    }
 }
 
 void eval_check_interrupt(void)
@@ -73,132 +77,6 @@ void eval_check_interrupt(void)
 }
 
 /* ------------------------------------------------------------ versions */
-
-/* Appends entry id as version log->count (the caller counted it). */
-void verlog_push(VerLog *log, uint32_t id)
-{
-    if (log->n == log->cap) {
-        log->cap = log->cap ? 2 * log->cap : 8;
-        log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)log->cap);
-        log->ks = wg_realloc(log->ks, sizeof(int) * (size_t)log->cap);
-    }
-    log->ids[log->n] = id;
-    log->ks[log->n] = log->count;
-    log->n++;
-}
-
-void verlog_free(VerLog *log)
-{
-    free(log->ids);
-    free(log->ks);
-    for (int i = 0; i < log->nsnaps; i++) free(log->snaps[i]);
-    free(log->snaps);
-    free(log->snaplen);
-    free(log->writes);
-    memset(log, 0, sizeof *log);
-}
-
-static void push_write(VerLog *log, int index, uint32_t id)
-{
-    if (log->nwrites == log->capwrites) {
-        log->capwrites = log->capwrites ? 2 * log->capwrites : 8;
-        log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)log->capwrites);
-    }
-    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, id };
-}
-
-static void push_snapshot(VerLog *log, Storage *s)
-{
-    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
-    for (int i = 0; i < s->n; i++) ids[i] = s->v[i].id;
-    log->snaps = wg_realloc(log->snaps, sizeof(uint32_t *) * (size_t)(log->nsnaps + 1));
-    log->snaplen = wg_realloc(log->snaplen, sizeof(int) * (size_t)(log->nsnaps + 1));
-    log->snaps[log->nsnaps] = ids;
-    log->snaplen[log->nsnaps] = s->n;
-    push_write(log, -1, (uint32_t)log->nsnaps++);
-}
-
-/* The element entries of array version k: the last whole assignment at
- * or before k, with the element writes after it replayed. NULL if version
- * k was not an array version kept here. */
-uint32_t *verlog_array(const VerLog *log, int k, int *n)
-{
-    int last = -1;
-    for (int i = log->nwrites - 1; i >= 0; i--)
-        if (log->writes[i].k <= k && log->writes[i].index < 0) { last = i; break; }
-    if (last < 0) return NULL;
-    int found = 0;
-    for (int i = last; i < log->nwrites && log->writes[i].k <= k; i++) found |= log->writes[i].k == k;
-    if (!found) return NULL;
-    uint32_t snap = log->writes[last].id;
-    *n = log->snaplen[snap];
-    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
-    memcpy(ids, log->snaps[snap], sizeof(uint32_t) * (size_t)*n);
-    for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
-        if (log->writes[i].index < 0) break;
-        ids[log->writes[i].index] = log->writes[i].id;
-    }
-    return ids;
-}
-
-uint32_t verlog_find(const VerLog *log, int k)
-{
-    int lo = 0, hi = log->n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (log->ks[mid] == k) return log->ids[mid];
-        if (log->ks[mid] < k) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return 0;
-}
-
-int verlog_version_of(const VerLog *log, uint32_t id)
-{
-    int lo = 0, hi = log->n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (log->ids[mid] == id) return log->ks[mid];
-        if (log->ids[mid] < id) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return 0;
-}
-
-/* A value bound to a name becomes a tape entry of its own, the variable's
- * next version. A constant gets a leaf; an entry just computed and not yet
- * bound to any name is labelled in place (no copy); an entry that already
- * is some variable's version is copied, so each version is its own place. */
-uint32_t label_number(Value *v)
-{
-    if (v->id == 0) v->id = tape_push(OP_LEAF, 0, 0, v->u.n);
-    else if (tape.op[v->id] & TAPE_LABELED) v->id = tape_push(OP_COPY, v->id, 0, v->u.n);
-    tape.op[v->id] |= TAPE_LABELED;
-    return v->id;
-}
-
-/* The elements of an array, as they are now, become one version of it. */
-static void array_version(VerLog *log, Storage *s)
-{
-    for (int i = 0; i < s->n; i++)
-        if (s->v[i].t == V_NUM) label_number(&s->v[i]);
-    push_snapshot(log, s);
-}
-
-/* Record a freshly bound value as the next version of its variable. */
-static void record_version(Value *v, VerLog *log)
-{
-    log->count++;
-    Value *num = v_innermost(v);   /* a dual: d inside jvp */
-    if (num->t == V_NUM) {
-        verlog_push(log, label_number(num));
-        return;
-    }
-    if (v->t == V_ARR) {   /* each element becomes a place of its own */
-        arr_own(v);     /* labels must not reach other holders */
-        array_version(log, AS_ARR(*v));
-    }
-}
 
 static Value detached(Value v)
 {
@@ -261,18 +139,11 @@ static Value read_version(Node *n, Env *env)
     if (n->num > log->count)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
-    int k = (int)n->num;
-    uint32_t id = verlog_find(log, k);
-    if (id && id < tape.n) return num_rec(tape.val[id], id);
-    int len;
-    uint32_t *ids = verlog_array(log, k, &len);
-    if (!ids)
+    int found;
+    Value r = version_read(log, (int)n->num, &found);
+    if (!found)
         wg_error_at(n, "%s@%d was not kept (versions made inside nograd, and before "
-                    "':tape clear', are forgotten)", n->name, k);
-    Value r = arr_new(len);
-    for (int i = 0; i < len; i++)
-        AS_ARR(r)->v[i] = ids[i] && ids[i] < tape.n ? num_rec(tape.val[ids[i]], ids[i]) : num_val(0);
-    free(ids);
+                    "':tape clear', are forgotten)", n->name, (int)n->num);
     return r;
 }
 
@@ -289,15 +160,15 @@ static void store_var(Node *target, Env *env, Value v)
     VerLog *log;
     Value *slot = var_slot(target, env, &log);
     v = bind_copy(v);
-    if (log && recording_scope(env)) record_version(&v, log);
+    if (log && recording_scope(env)) version_bind(log, &v);
     else if (log && (!env || env->fn->records)) {
         /* inside nograd: the value is cut from its history, but the
          * variable is still a place d can differentiate against later */
         v = detached(v);
         tape.recording = 1;
-        record_version(&v, log);
+        version_bind(log, &v);
         tape.recording = 0;
-    } else if (log) log->count++;
+    } else if (log) version_count(log);
     Value old = *slot;
     *slot = v;
     v_release(old);
@@ -366,11 +237,8 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         v = r;
     }
     check_number(v, target);
-    if (log) log->count++;
-    if (v.t == V_NUM && recording_scope(env)) {    /* a[i] is a place too */
-        label_number(&v);
-        if (log && log->nwrites) push_write(log, i, v.id);
-    }
+    if (log) version_count(log);
+    if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
     Value old = *elem;
     *elem = v;
     v_release(old);
@@ -466,7 +334,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
         Value v = argv[i];
         v_retain(v);
         v = bind_copy(v);
-        if (f->records) record_version(&v, &frame->vers[i]);
+        if (f->records) version_bind(&frame->vers[i], &v);
         frame->slots[i] = v;
     }
     WgWhere saved = wg_where;
@@ -749,15 +617,19 @@ static void exec_compound(Node *n, Env *env)
         int len = seq_len(*holder);
         if (is_seq(rhs) && seq_len(rhs) != len)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
+        /* every element written is a place, also through a view; an
+         * array's own snapshot below labels its elements itself */
+        int places = recording_scope(env), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
+            if (places && !snap) label_place(&r);
             v_release(*e);
             *e = r;
         }
-        if (log) log->count++;
-        if (log && holder->t == V_ARR && recording_scope(env)) array_version(log, AS_ARR(*holder));
+        if (log) version_count(log);
+        if (snap) version_array(log, AS_ARR(*holder));
         v_release(rhs);
         return;
     }

@@ -6,6 +6,7 @@
 #define WG_EVAL_H
 #include <signal.h>
 #include "value.h"
+#include "versions.h"
 
 typedef struct Global {
     const char *name;
@@ -28,11 +29,6 @@ Value call_value(Value f, int argc, Value *argv);   /* argv borrowed */
 void  eval_check_interrupt(void);
 int   eval_at_top_level(void);   /* not inside a block or a call */
 Global *global_lookup(const char *name);           /* NULL if never named */
-void  verlog_push(VerLog *log, uint32_t id);
-uint32_t verlog_find(const VerLog *log, int k);         /* 0 if not kept */
-uint32_t *verlog_array(const VerLog *log, int k, int *n); /* malloc'd element ids, or NULL */
-int   verlog_version_of(const VerLog *log, uint32_t id); /* 0 if not there */
-uint32_t label_number(Value *v);                    /* make v a variable version */
 
 /* Places for d(y, place) and x@k (ad.c asks the evaluator). */
 typedef struct {

@@ -55,6 +55,8 @@ static void visit_obj(Obj *o)
     case V_ENV: {
         Env *e = (Env *)o;
         for (int i = 0; i < e->n; i++) visit_value(e->slots[i]);
+        if (e->vers)
+            for (int i = 0; i < e->n; i++) verlog_visit(&e->vers[i], visit_value);
         visit_obj(e->parent ? &e->parent->h : NULL);
         break;
     }
@@ -79,7 +81,7 @@ static void free_shallow(Obj *o)
     case V_ENV: {
         Env *e = (Env *)o;
         if (e->vers) {
-            for (int i = 0; i < e->n; i++) verlog_free(&e->vers[i]);
+            for (int i = 0; i < e->n; i++) verlog_free_shallow(&e->vers[i]);
             free(e->vers);
         }
         break;

@@ -6,6 +6,7 @@
 #include "num.h"
 #include "gc.h"
 #include "error.h"
+#include "versions.h"
 
 void *obj_new(VType t, size_t size)
 {

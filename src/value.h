@@ -77,35 +77,13 @@ typedef struct Closure {
     const char *label;   /* name shown for derived functions */
 } Closure;
 
-/* A version log for one variable: the tape entry of each number assigned,
- * with its version number k. Both columns increase, so x@k and "which
- * version is entry #i" are binary searches. */
-typedef struct {
-    int k;            /* the version this write made */
-    int index;        /* element written, or -1: a whole array (snapshot) */
-    uint32_t id;      /* the element's entry, or the snapshot's number */
-} ArrayWrite;
-
-typedef struct VerLog {
-    uint32_t *ids;
-    int *ks;
-    int n, cap;
-    int count;        /* assignments so far, arrays included */
-    /* arrays: whole assignments keep the element entries (a snapshot),
-     * element writes keep just what changed; a@k replays them */
-    uint32_t **snaps;
-    int *snaplen, nsnaps;
-    ArrayWrite *writes;
-    int nwrites, capwrites;
-} VerLog;
-
-void verlog_free(VerLog *log);
+struct VerLog;   /* versions.h */
 
 struct Env {
     Obj h;
     Env *parent;
     FnInfo *fn;
-    VerLog *vers;   /* one per slot when fn->records, else NULL */
+    struct VerLog *vers;   /* one per slot when fn->records, else NULL */
     int n;
     Value slots[];
 };

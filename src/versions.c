@@ -1,0 +1,282 @@
+/* versions.c: when a write becomes a version, and how x@k is read back.
+ * The evaluator says what was written where; this file decides which tape
+ * entries become places and keeps the logs (see versions.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "versions.h"
+#include "tape.h"
+#include "error.h"
+
+/* ------------------------------------------------------------- places */
+
+/* A value bound to a name becomes a tape entry of its own, the variable's
+ * next version. A constant gets a leaf; an entry just computed and not yet
+ * bound to any name is labelled in place (no copy); an entry that already
+ * is some variable's version is copied, so each version is its own place.
+ * The in-place label is sound only because every number stored into a
+ * variable or an element is labelled when it is stored (version_bind,
+ * version_element): an unlabelled entry is held by no name. */
+uint32_t label_number(Value *v)
+{
+    if (v->id == 0) v->id = tape_push(OP_LEAF, 0, 0, v->u.n);
+    else if (tape.op[v->id] & TAPE_LABELED) v->id = tape_push(OP_COPY, v->id, 0, v->u.n);
+    tape.op[v->id] |= TAPE_LABELED;
+    return v->id;
+}
+
+/* The innermost number of *v, after unsharing the duals on the way there:
+ * a label written into a dual that another name also holds would move
+ * that name's place too. */
+static Value *own_innermost(Value *v)
+{
+    while (v->t == V_DUAL) {
+        Dual *d = AS_DUAL(*v);
+        if (d->h.rc > 1) {
+            v_retain(d->p);
+            v_retain(d->t);
+            Value c = dual_new(d->tag, d->p, d->t);
+            v_release(*v);
+            *v = c;
+            d = AS_DUAL(c);
+        }
+        v = &d->p;
+    }
+    return v;
+}
+
+uint32_t label_place(Value *v)
+{
+    if (v->t != V_NUM && v->t != V_DUAL) return 0;
+    return label_number(own_innermost(v));
+}
+
+/* ---------------------------------------------------------------- logs */
+
+/* Appends entry id as version log->count (the caller counted it). */
+void verlog_push(VerLog *log, uint32_t id)
+{
+    if (log->n == log->cap) {
+        log->cap = log->cap ? 2 * log->cap : 8;
+        log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)log->cap);
+        log->ks = wg_realloc(log->ks, sizeof(int) * (size_t)log->cap);
+    }
+    log->ids[log->n] = id;
+    log->ks[log->n] = log->count;
+    log->n++;
+}
+
+static void push_write(VerLog *log, int index, uint32_t id)
+{
+    if (log->nwrites == log->capwrites) {
+        log->capwrites = log->capwrites ? 2 * log->capwrites : 8;
+        log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)log->capwrites);
+    }
+    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, id };
+}
+
+static void push_snapshot(VerLog *log, Storage *s)
+{
+    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
+    for (int i = 0; i < s->n; i++) ids[i] = s->v[i].t == V_DUAL ? v_innermost(&s->v[i])->id : s->v[i].id;
+    log->snaps = wg_realloc(log->snaps, sizeof(uint32_t *) * (size_t)(log->nsnaps + 1));
+    log->snaplen = wg_realloc(log->snaplen, sizeof(int) * (size_t)(log->nsnaps + 1));
+    log->snaps[log->nsnaps] = ids;
+    log->snaplen[log->nsnaps] = s->n;
+    push_write(log, -1, (uint32_t)log->nsnaps++);
+}
+
+/* Keeps v (retained) as version log->count, element index (-1: whole). */
+static void hold(VerLog *log, int index, Value v)
+{
+    if (log->nheld == log->capheld) {
+        log->capheld = log->capheld ? 2 * log->capheld : 4;
+        log->held = wg_realloc(log->held, sizeof(HeldVersion) * (size_t)log->capheld);
+    }
+    v_retain(v);
+    log->held[log->nheld++] = (HeldVersion){ log->count, index, v };
+}
+
+/* The elements of an array, as they are now, become one version of it. */
+static void snapshot(VerLog *log, Storage *s)
+{
+    int duals = 0;
+    for (int i = 0; i < s->n; i++) {
+        label_place(&s->v[i]);
+        duals |= s->v[i].t == V_DUAL;
+    }
+    push_snapshot(log, s);
+    if (duals) {
+        Value whole = obj_val(V_ARR, s);
+        Value copy = arr_copy(whole);
+        hold(log, -1, copy);
+        v_release(copy);
+    }
+}
+
+void version_count(VerLog *log) { log->count++; }
+
+void version_bind(VerLog *log, Value *v)
+{
+    log->count++;
+    if (v->t == V_NUM || v->t == V_DUAL) {
+        verlog_push(log, label_place(v));
+        if (v->t == V_DUAL) hold(log, -1, *v);
+        return;
+    }
+    if (v->t == V_ARR) {   /* each element becomes a place of its own */
+        arr_own(v);        /* labels must not reach other holders */
+        snapshot(log, AS_ARR(*v));
+    }
+}
+
+void version_array(VerLog *log, Storage *s) { snapshot(log, s); }
+
+/* An element write: the element is a place whether or not its variable
+ * keeps versions (log NULL: a view, or a frame that keeps none). */
+void version_element(VerLog *log, int index, Value *v)
+{
+    uint32_t id = label_place(v);
+    if (!log || !log->nwrites) return;
+    push_write(log, index, id);
+    if (v->t == V_DUAL) hold(log, index, *v);
+}
+
+/* ------------------------------------------------------------- reading */
+
+uint32_t verlog_find(const VerLog *log, int k)
+{
+    int lo = 0, hi = log->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (log->ks[mid] == k) return log->ids[mid];
+        if (log->ks[mid] < k) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
+
+int verlog_version_of(const VerLog *log, uint32_t id)
+{
+    int lo = 0, hi = log->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (log->ids[mid] == id) return log->ks[mid];
+        if (log->ids[mid] < id) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
+
+/* Held versions are in increasing k, one per k. */
+const Value *verlog_held(const VerLog *log, int k, int index)
+{
+    int lo = 0, hi = log->nheld - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (log->held[mid].k == k) return log->held[mid].index == index ? &log->held[mid].v : NULL;
+        if (log->held[mid].k < k) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* The write record of the last whole assignment at or before version k,
+ * or -1. */
+static int last_snapshot(const VerLog *log, int k)
+{
+    for (int i = log->nwrites - 1; i >= 0; i--)
+        if (log->writes[i].k <= k && log->writes[i].index < 0) return i;
+    return -1;
+}
+
+/* The element entries of array version k: the last whole assignment at
+ * or before k, with the element writes after it replayed. NULL if version
+ * k was not an array version kept here. */
+uint32_t *verlog_array(const VerLog *log, int k, int *n)
+{
+    int last = last_snapshot(log, k);
+    if (last < 0) return NULL;
+    int found = 0;
+    for (int i = last; i < log->nwrites && log->writes[i].k <= k; i++) found |= log->writes[i].k == k;
+    if (!found) return NULL;
+    uint32_t snap = log->writes[last].id;
+    *n = log->snaplen[snap];
+    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+    memcpy(ids, log->snaps[snap], sizeof(uint32_t) * (size_t)*n);
+    for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
+        if (log->writes[i].index < 0) break;
+        ids[log->writes[i].index] = log->writes[i].id;
+    }
+    return ids;
+}
+
+static void put(Storage *s, int i, const Value *v)
+{
+    v_retain(*v);
+    v_release(s->v[i]);
+    s->v[i] = *v;
+}
+
+/* Array version k rebuilt from entries (r) gets back the tangents of the
+ * elements that carried them, replaying the same writes. */
+static void overlay_held(const VerLog *log, int k, Storage *r)
+{
+    int last = last_snapshot(log, k);
+    const Value *whole = verlog_held(log, log->writes[last].k, -1);
+    if (whole && whole->t == V_ARR)
+        for (int i = 0; i < r->n && i < AS_ARR(*whole)->n; i++)
+            if (AS_ARR(*whole)->v[i].t == V_DUAL) put(r, i, &AS_ARR(*whole)->v[i]);
+    for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
+        const Value *e = verlog_held(log, log->writes[i].k, log->writes[i].index);
+        if (e && log->writes[i].index < r->n) put(r, log->writes[i].index, e);
+    }
+}
+
+Value version_read(const VerLog *log, int k, int *found)
+{
+    *found = 1;
+    const Value *h = verlog_held(log, k, -1);
+    if (h && h->t != V_ARR) {
+        v_retain(*h);
+        return *h;
+    }
+    uint32_t id = verlog_find(log, k);
+    if (id && id < tape.n) return num_rec(tape.val[id], id);
+    int len;
+    uint32_t *ids = verlog_array(log, k, &len);
+    if (!ids) {
+        *found = 0;
+        return nil_val();
+    }
+    Value r = arr_new(len);
+    for (int i = 0; i < len; i++)
+        AS_ARR(r)->v[i] = ids[i] && ids[i] < tape.n ? num_rec(tape.val[ids[i]], ids[i]) : num_val(0);
+    free(ids);
+    if (log->nheld) overlay_held(log, k, AS_ARR(r));
+    return r;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+void verlog_free_shallow(VerLog *log)
+{
+    free(log->ids);
+    free(log->ks);
+    for (int i = 0; i < log->nsnaps; i++) free(log->snaps[i]);
+    free(log->snaps);
+    free(log->snaplen);
+    free(log->writes);
+    free(log->held);
+    memset(log, 0, sizeof *log);
+}
+
+void verlog_free(VerLog *log)
+{
+    for (int i = 0; i < log->nheld; i++) v_release(log->held[i].v);
+    verlog_free_shallow(log);
+}
+
+void verlog_visit(const VerLog *log, void (*visit)(Value))
+{
+    for (int i = 0; i < log->nheld; i++) visit(log->held[i].v);
+}

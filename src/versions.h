@@ -1,0 +1,65 @@
+/* versions.h: the versions of variables (SPEC "Derivatives": x@k is the
+ * k-th value assigned to x, and every version is a place d can
+ * differentiate against).
+ *
+ * A version log keeps, for each number assigned, the tape entry it became;
+ * for arrays, a snapshot of the element entries at each whole assignment
+ * and one record per element write, so a@k is replayed from them. Both
+ * columns grow in tape order, so x@k and "which version is entry #i" are
+ * binary searches.
+ *
+ * A value that carries tangents (a dual number inside jvp, or an array of
+ * them) is also held as a whole, so that reading x@k inside forward mode
+ * gives back the tangent with the number, not the number alone. */
+#ifndef WG_VERSIONS_H
+#define WG_VERSIONS_H
+#include <stdint.h>
+#include "value.h"
+
+typedef struct {
+    int k;            /* the version this write made */
+    int index;        /* element written, or -1: a whole array (snapshot) */
+    uint32_t id;      /* the element's entry, or the snapshot's number */
+} ArrayWrite;
+
+/* A version whose value carries tangents: the value itself (a dual, or an
+ * array copy for a whole array), or one element written (index >= 0). */
+typedef struct {
+    int k, index;
+    Value v;
+} HeldVersion;
+
+typedef struct VerLog {
+    uint32_t *ids;
+    int *ks;
+    int n, cap;
+    int count;        /* assignments so far, arrays included */
+    uint32_t **snaps;
+    int *snaplen, nsnaps;
+    ArrayWrite *writes;
+    int nwrites, capwrites;
+    HeldVersion *held;
+    int nheld, capheld;
+} VerLog;
+
+/* Making versions. Each call that records counts one assignment. */
+uint32_t label_number(Value *v);           /* a number becomes a place of its own */
+uint32_t label_place(Value *v);            /* the same for a number or a dual (its innermost number); 0 otherwise */
+void     version_bind(VerLog *log, Value *v);    /* a value bound to the variable: its next version */
+void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
+void     version_array(VerLog *log, Storage *s); /* the array as it is now (after an in-place update) */
+void     version_count(VerLog *log);             /* an assignment that keeps no version */
+void     verlog_push(VerLog *log, uint32_t id);  /* entry id as version log->count */
+
+/* Reading them. */
+uint32_t verlog_find(const VerLog *log, int k);            /* 0 if not kept */
+uint32_t *verlog_array(const VerLog *log, int k, int *n);  /* malloc'd element ids, or NULL */
+int      verlog_version_of(const VerLog *log, uint32_t id); /* 0 if not there */
+const Value *verlog_held(const VerLog *log, int k, int index);   /* NULL if not held */
+Value    version_read(const VerLog *log, int k, int *found);   /* x@k; found 0: not kept */
+
+void verlog_free(VerLog *log);            /* releases the held values too */
+void verlog_free_shallow(VerLog *log);    /* the collector frees the held values itself */
+void verlog_visit(const VerLog *log, void (*visit)(Value));
+
+#endif
