@@ -9,9 +9,17 @@
  * the reverse pass to the tape, and the outer sweep continues through them.
  * So first derivatives cost one plain sweep, and any order is available.
  *
- * An expansion appended at [lo_k, ...) depends only on entries below the
- * DERIV entry k, so a sweep reaching k sweeps that range with a buffer of
- * its own and hands what falls below lo_k to its parent's buffer. */
+ * The invariant the sweeps rest on: an expansion appended at [lo_k, ...)
+ * reads only its own entries and entries below the DERIV entry k. A sweep
+ * reaching k sweeps that range with a buffer of its own and hands what
+ * falls below lo_k to its parent's buffer, which covers k and so every
+ * entry below it down to the parent's own lo. deriv_expand keeps the
+ * invariant: an expansion being recorded never reads the entries of an
+ * expansion recorded before it began; it records that derivative afresh
+ * inside itself instead (give_plain and give_val check it).
+ *
+ * Cut entries (the tangents of the place inside jvp, see derivatives_of)
+ * keep their adjoints: the sweep does not go through them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +32,29 @@
 
 int ad_nesting;
 
+/* Entries a sweep holds fixed, highest first. */
+typedef struct {
+    const uint32_t *ids;
+    uint32_t n;
+} Cuts;
+
+/* The highest cut at or below i, advancing *at; 0 if none. */
+static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
+{
+    while (*at < c->n && c->ids[*at] > i) (*at)++;
+    return *at < c->n ? c->ids[*at] : 0;
+}
+
+static void broken_invariant(uint32_t id)
+{
+    wg_error("internal error: a sweep met entry #%u outside every buffer (please report)", id);
+}
+
 /* ------------------------------------------------------- plain sweeps */
 
 typedef struct PlainBuf {
-    uint32_t lo;
+    uint32_t lo, top;
+    Cuts cuts;
     double  *adj;          /* float64: adjoints */
     NumAcc  *acc;          /* other backends: exact (quire) or rounded sums */
     uint8_t *touched;
@@ -35,7 +62,7 @@ typedef struct PlainBuf {
 } PlainBuf;
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
-static uint32_t deriv_expand(uint32_t k);
+static uint32_t deriv_expand(uint32_t k, uint32_t *lo);
 
 static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
 {
@@ -45,6 +72,7 @@ static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial
     }
     while (b && id < b->lo) b = b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    if (id > b->top) broken_invariant(id);
     uint32_t k = id - b->lo;
     if (b->adj) b->adj[k] += a * partial;
     else {
@@ -60,11 +88,13 @@ static double take_plain(PlainBuf *b, uint32_t i)
     return b->touched[k] ? acc_result(&b->acc[k]) : 0;
 }
 
-static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent)
+static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
 {
     size_t n = (size_t)top - lo + 1;
     memset(b, 0, sizeof *b);
     b->lo = lo;
+    b->top = top;
+    b->cuts = cuts;
     b->parent = parent;
     if (num_backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
     else {
@@ -84,15 +114,14 @@ static void plain_free(PlainBuf *b)
 /* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
 static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
-    uint32_t e = deriv_expand(k);
+    uint32_t lo, e = deriv_expand(k, &lo);
     if (!e) return;
-    uint32_t lo = tape.derivs[tape.arg[k].a].exp_lo;
     if (e < lo) {            /* the derivative is an entry that existed before */
         give_plain(b, e, a, 1);
         return;
     }
     PlainBuf sub;
-    plain_alloc(&sub, lo, e, b);
+    plain_alloc(&sub, lo, e, b, b->cuts);
     plain_run(&sub, e, a);
     plain_free(&sub);
 }
@@ -130,7 +159,12 @@ static void plain_run(PlainBuf *b, uint32_t top, double seed)
 {
     if (b->adj) b->adj[top - b->lo] = seed;
     else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
+    uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+        if (__builtin_expect(i == cut, 0)) {
+            cut = next_cut(&b->cuts, &at, i - 1);
+            continue;
+        }
         double a = take_plain(b, i);
         if (a != 0) plain_step(b, i, a);
         if ((i & 0xfffff) == 0) eval_check_interrupt();
@@ -142,7 +176,7 @@ double *ad_sweep_plain(uint32_t top, uint32_t lo)
     PlainBuf b;
     int saved = num_backend;
     num_backend = BK_F64;
-    plain_alloc(&b, lo, top, NULL);
+    plain_alloc(&b, lo, top, NULL, (Cuts){0});
     plain_run(&b, top, 1);
     num_backend = saved;
     return b.adj;
@@ -160,16 +194,19 @@ typedef struct {
 } Pairs;
 
 typedef struct ValBuf {
-    uint32_t lo;
+    uint32_t lo, top;
+    Cuts cuts;
     Value *adj;            /* V_UNDEF: no contribution yet */
     Pairs *pairs;          /* posit backends only */
     struct ValBuf *parent;
 } ValBuf;
 
-static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent)
+static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cuts cuts)
 {
     size_t n = (size_t)top - lo + 1;
     b->lo = lo;
+    b->top = top;
+    b->cuts = cuts;
     b->adj = wg_scratch(n * sizeof(Value));
     b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
     b->parent = parent;
@@ -242,6 +279,7 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
 {
     while (b && id < b->lo) b = b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    if (id > b->top) broken_invariant(id);
     if (b->pairs) {
         pairs_push(&b->pairs[id - b->lo], a, partial);
         return;
@@ -264,15 +302,14 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
 
 static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
 {
-    uint32_t e = deriv_expand(k);
+    uint32_t lo, e = deriv_expand(k, &lo);
     if (!e) return;
-    uint32_t lo = tape.derivs[tape.arg[k].a].exp_lo;
     if (e < lo) {
         give_val(b, e, a, num_val(1));
         return;
     }
     ValBuf sub;
-    valbuf_init(&sub, lo, e, b);
+    valbuf_init(&sub, lo, e, b, b->cuts);
     val_run(&sub, e, a);
     valbuf_free(&sub, e);
 }
@@ -313,45 +350,79 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
 {
     v_retain(seed);
     b->adj[top - b->lo] = seed;
+    uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     for (uint32_t i = top; i >= b->lo && i > 0; i--) {
         if (b->pairs) settle_pairs(b, i);
+        if (__builtin_expect(i == cut, 0)) {
+            cut = next_cut(&b->cuts, &at, i - 1);
+            continue;
+        }
         Value a = b->adj[i - b->lo];
         if (!is_zero_const(a)) val_step(b, i, a);
         if ((i & 0xffff) == 0) eval_check_interrupt();
     }
 }
 
-/* Expand DERIV entry k (once): returns the entry holding the same
- * derivative as recorded operations, or 0 if it is a constant. */
-static uint32_t deriv_expand(uint32_t k)
+/* The first entry of the expansion being recorded, 0 if none. */
+static uint32_t expansion_floor;
+
+static Cuts deriv_cuts(const DerivRec *r)
+{
+    return (Cuts){ r->ncut ? tape.pool + r->cut_off : NULL, r->ncut };
+}
+
+/* Records the reverse sweep of d call r as operations from tape.n on;
+ * returns the pool offset of the entry each wrt got (0: a constant). */
+static uint32_t record_expansion(uint32_t r, uint32_t *first)
+{
+    int saved = tape.recording;
+    uint32_t saved_floor = expansion_floor;
+    tape.recording = 1;
+    *first = expansion_floor = tape.n;
+    uint32_t y = tape.derivs[r].y, nwrt = tape.derivs[r].nwrt, lo = y;
+    for (uint32_t w = 0; w < nwrt; w++) {
+        uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+        if (id && id < lo) lo = id;
+    }
+    ValBuf b;
+    valbuf_init(&b, lo, y, NULL, deriv_cuts(&tape.derivs[r]));
+    val_run(&b, y, num_val(1));
+    uint32_t off = tape_pool_push(NULL, nwrt);
+    for (uint32_t w = 0; w < nwrt; w++) {
+        uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+        Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
+        tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
+    }
+    valbuf_free(&b, y);
+    expansion_floor = saved_floor;
+    tape.recording = saved;
+    return off;
+}
+
+/* Expand DERIV entry k: returns the entry holding the same derivative as
+ * recorded operations (0 if it is a constant) and the expansion's first
+ * entry in *lo. Recorded once and kept, except inside another expansion
+ * that began after it: that one records it afresh, so as to read only
+ * its own entries (the invariant at the top of this file). */
+static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
 {
     uint32_t r = tape.arg[k].a, j = tape.arg[k].b;
-    if (!tape.derivs[r].exp_lo) {
-        int saved = tape.recording;
-        tape.recording = 1;
-        uint32_t y = tape.derivs[r].y, nwrt = tape.derivs[r].nwrt, lo = y;
-        for (uint32_t w = 0; w < nwrt; w++) {
-            uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
-            if (id && id < lo) lo = id;
-        }
-        uint32_t first = tape.n;
-        ValBuf b;
-        valbuf_init(&b, lo, y, NULL);
-        val_run(&b, y, num_val(1));
-        uint32_t off = tape_pool_push(NULL, nwrt);
-        for (uint32_t w = 0; w < nwrt; w++) {
-            uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
-            Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
-            tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
-        }
-        valbuf_free(&b, y);
+    uint32_t kept = tape.derivs[r].exp_lo;
+    if (kept && (!expansion_floor || kept >= expansion_floor)) {
+        *lo = kept;
+        return tape.pool[tape.derivs[r].exp_off + j];
+    }
+    uint32_t first, off = record_expansion(r, &first);
+    if (!kept) {
         tape.derivs[r].exp_off = off;
         tape.derivs[r].exp_lo = first;
         tape.expansions++;
-        tape.recording = saved;
     }
-    return tape.pool[tape.derivs[r].exp_off + j];
+    *lo = first;
+    return tape.pool[off + j];
 }
+
+void ad_abandon(void) { expansion_floor = 0; }
 
 /* --------------------------------------------------------- sparse sweep */
 
@@ -458,7 +529,7 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
 
 /* ------------------------------------------------------------------- d */
 
-void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
+static void derivatives_cut(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     uint32_t top = y.id, lo = top;
     int any = 0;
@@ -471,17 +542,17 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
     }
     if (!top || !any) return;
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
-    int done = num_backend == BK_F64 && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
+    int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
         PlainBuf b;
-        plain_alloc(&b, lo, top, NULL);
+        plain_alloc(&b, lo, top, NULL, cuts);
         plain_run(&b, top, num_round(1));
         for (int j = 0; j < n; j++)
             g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
         plain_free(&b);
     }
     tape.sweeps++;
-    uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n) : 0;
+    uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
     for (int j = 0; j < n; j++) {
         if (!wrt[j] || wrt[j] > top || wrt[j] < lo) continue;
         if (tape.recording) out[j] = num_rec(g[j], tape_push(OP_DERIV, rec, (uint32_t)j, g[j]));
@@ -490,12 +561,21 @@ void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
     wg_scratch_free(g);
 }
 
-/* Derivatives of a dual y = p + t·ε are p' + t'·ε: differentiating with
- * respect to a place commutes with taking the ε part. */
-static void derivatives_of(Value y, const uint32_t *wrt, int n, Value *out)
+void ad_derivatives(Value y, const uint32_t *wrt, int n, Value *out)
+{
+    derivatives_cut(y, wrt, n, (Cuts){0}, out);
+}
+
+/* Derivatives of a dual y = p + t·ε are p' + t'·ε, each taken with respect
+ * to the place's innermost numbers (wrt) while the place's own tangents
+ * (cuts) are held fixed: inside jvp, d(u, p) is the partial derivative of
+ * u in p at the perturbed point, and its tangent is that partial's
+ * derivative along ε: U_pp ṗ + U_po ȯ. The tangent parts of u read p's
+ * tangent ṗ; going through ṗ back into p would count it twice. */
+static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     if (y.t == V_NUM) {
-        ad_derivatives(y, wrt, n, out);
+        derivatives_cut(y, wrt, n, cuts, out);
         return;
     }
     if (y.t != V_DUAL) {
@@ -504,10 +584,52 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Value *out)
     }
     Dual *d = AS_DUAL(y);
     Value *tp = wg_scratch(sizeof(Value) * (size_t)(n ? 2 * n : 1));
-    derivatives_of(d->p, wrt, n, tp);
-    derivatives_of(d->t, wrt, n, tp + n);
+    derivatives_of(d->p, wrt, n, cuts, tp);
+    derivatives_of(d->t, wrt, n, cuts, tp + n);
     for (int j = 0; j < n; j++) out[j] = dual_new(d->tag, tp[j], tp[n + j]);
     wg_scratch_free(tp);
+}
+
+/* The tape entries of every tangent part of a number or dual (all but its
+ * innermost number), written to ids if given; returns how many. */
+static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
+{
+    if (v.t == V_DUAL) {
+        uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
+        return n + tangent_entries(AS_DUAL(v)->t, 1, ids ? ids + n : NULL);
+    }
+    if (v.t != V_NUM || !tangent || !v.id || tape_opcode(v.id) == OP_CONST) return 0;
+    if (ids) ids[0] = v.id;
+    return 1;
+}
+
+static uint32_t place_entries(Value place, uint32_t *ids)
+{
+    if (!is_seq(place)) return tangent_entries(place, 0, ids);
+    uint32_t n = 0;
+    for (int i = 0; i < seq_len(place); i++) n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
+    return n;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The cuts for a place (a number, a dual, or an array of them): the
+ * entries of its tangents, highest first, each once; scratch memory. */
+static Cuts place_cuts(Value place)
+{
+    uint32_t n = place_entries(place, NULL);
+    if (!n) return (Cuts){0};
+    uint32_t *ids = wg_scratch(sizeof(uint32_t) * n);
+    place_entries(place, ids);
+    qsort(ids, n, sizeof(uint32_t), cmp_desc);
+    uint32_t m = 1;
+    for (uint32_t i = 1; i < n; i++)
+        if (ids[i] != ids[m - 1]) ids[m++] = ids[i];
+    return (Cuts){ ids, m };
 }
 
 static const char *place_help =
@@ -516,7 +638,7 @@ static const char *place_help =
 /* The tape entries a place names: one for a number, one per element. The
  * place is read like any expression (so a[i] checks its index as reads
  * do); returns an array of the place's shape for the results, or 0. */
-static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
+static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
 {
     if (p->kind != N_NAME && p->kind != N_VERSION && p->kind != N_INDEX)
         wg_error_at(p, "%s", place_help);
@@ -536,6 +658,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n)
         v_release(v);
         wg_error_at(p, "d: cannot differentiate with respect to %s", what);
     }
+    *cuts = place_cuts(v);
     v_release(v);
     return shape;
 }
@@ -551,11 +674,13 @@ static Value sp_d(Node *call, Env *env)
     }
     uint32_t *ids;
     int n;
-    Value shape = wrt_entries(call->list[1], env, &ids, &n);
+    Cuts cuts;
+    Value shape = wrt_entries(call->list[1], env, &ids, &n, &cuts);
     wg_where.node = call;
     Value *out = wg_scratch(sizeof(Value) * (size_t)(n ? n : 1));
-    derivatives_of(y, ids, n, out);
+    derivatives_of(y, ids, n, cuts, out);
     wg_scratch_free(ids);
+    wg_scratch_free((void *)cuts.ids);
     v_release(y);
     if (shape.t == V_ARR) {
         for (int i = 0; i < n; i++) AS_ARR(shape)->v[i] = out[i];
@@ -596,18 +721,20 @@ static Value fresh_point(Value x)
 /* d(r, x) for every number in x (a number or an array of them). */
 static Value derivative_at(Value r, Value x)
 {
+    Cuts cuts = place_cuts(x);
+    Value g;
     if (!is_seq(x)) {
         uint32_t id = v_innermost(&x)->id;
-        Value g;
-        derivatives_of(r, &id, 1, &g);
-        return g;
+        derivatives_of(r, &id, 1, cuts, &g);
+    } else {
+        int n = AS_ARR(x)->n;
+        uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
+        g = arr_new(n);
+        derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
+        wg_scratch_free(ids);
     }
-    int n = AS_ARR(x)->n;
-    uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
-    Value g = arr_new(n);
-    derivatives_of(r, ids, n, AS_ARR(g)->v);
-    wg_scratch_free(ids);
+    wg_scratch_free((void *)cuts.ids);
     return g;
 }
 

@@ -740,6 +740,7 @@ int eval_chunk(Chunk *c)
     if (err) {
         block_depth = blocks;
         ad_nesting = 0;
+        ad_abandon();
         release_nested_runs();
         tape.recording = saved_recording;
         call_depth = depth;

@@ -92,7 +92,8 @@ uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
     return off;
 }
 
-uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt)
+uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
+                        const uint32_t *cuts, uint32_t ncut)
 {
     if (tape.nderivs == tape.capderivs) {
         tape.capderivs = tape.capderivs ? 2 * tape.capderivs : 16;
@@ -102,6 +103,8 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt)
     r->y = y;
     r->wrt_off = tape_pool_push(wrt, nwrt);
     r->nwrt = nwrt;
+    r->cut_off = ncut ? tape_pool_push(cuts, ncut) : 0;
+    r->ncut = ncut;
     r->exp_lo = 0;
     r->exp_off = 0;
     return tape.nderivs++;

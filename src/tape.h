@@ -18,10 +18,14 @@
 typedef struct { uint32_t a, b; } TapeArgs;
 
 /* One d(y, ...) call, so its result entries (OP_DERIV) can be expanded into
- * recorded operations when something differentiates them again. */
+ * recorded operations when something differentiates them again. Cut
+ * entries are held fixed by the sweep (their adjoints go no further): the
+ * tangents of a place inside jvp, so that d(u, p) is the partial with
+ * respect to p and not also through p's own tangent. */
 typedef struct {
     uint32_t y;
     uint32_t wrt_off, nwrt;     /* wrt entry ids in the pool */
+    uint32_t cut_off, ncut;     /* cut entry ids in the pool, highest first */
     uint32_t exp_lo;            /* first entry of the expansion, 0 = not yet */
     uint32_t exp_off;           /* expanded ids in the pool */
 } DerivRec;
@@ -50,7 +54,8 @@ void     tape_grow(void);
 size_t   tape_bytes(void);
 void     tape_set_limit(size_t bytes);
 uint32_t tape_pool_push(const uint32_t *ids, uint32_t n);
-uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt);
+uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
+                        const uint32_t *cuts, uint32_t ncut);
 
 static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 {
