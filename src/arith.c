@@ -82,3 +82,83 @@ Value v_arith(int op, Value a, Value b)
     if (unary) wg_error("%s expects a number or an array, got %s", op_names[op], type_name(a));
     wg_error("cannot apply '%s' to %s and %s", op_symbol(op), type_name(a), type_name(b));
 }
+
+/* ---------------------------------------------------------- reductions */
+
+/* sum and dot record one n-ary entry, not n - 1 additions; in posit
+ * backends they accumulate in the quire and round once. */
+static int any_dual(Value a)
+{
+    for (int i = 0, n = seq_len(a); i < n; i++)
+        if (seq_at(a, i)->t == V_DUAL) return 1;
+    return 0;
+}
+
+Value arith_fold(int op, Value a, const char *fname)
+{
+    int n = seq_len(a);
+    if (n == 0) wg_error("%s of an empty array", fname);
+    Value acc = *seq_at(a, 0);
+    v_retain(acc);
+    for (int i = 1; i < n; i++) {
+        Value r = v_num_op(op, acc, *seq_at(a, i));
+        v_release(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+Value arith_sum(Value a)
+{
+    int n = seq_len(a);
+    if (n == 0) return num_val(0);
+    if (any_dual(a)) return arith_fold(OP_ADD, a, "sum");
+    NumAcc q;
+    acc_clear(&q);
+    int recorded = 0;
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        Value *e = seq_at(a, i);
+        recorded |= e->id != 0;
+        if (num_backend == BK_F64) s += e->u.n;
+        else acc_add(&q, e->u.n);
+    }
+    if (num_backend != BK_F64) s = acc_result(&q);
+    if (!recorded || !tape.recording) return num_val(s);
+    uint32_t off = tape_pool_push(NULL, (uint32_t)n);
+    for (int i = 0; i < n; i++) tape.pool[off + i] = seq_at(a, i)->id;
+    return num_rec(s, tape_push(OP_SUM, off, (uint32_t)n, s));
+}
+
+Value arith_dot(Value a, Value b)
+{
+    int n = seq_len(a);
+    if (seq_len(b) != n) wg_error("dot: length mismatch: %d and %d elements", n, seq_len(b));
+    if (any_dual(a) || any_dual(b)) {
+        Value p = v_arith(OP_MUL, a, b);
+        Value r = n ? arith_fold(OP_ADD, p, "dot") : num_val(0);
+        v_release(p);
+        return r;
+    }
+    NumAcc q;
+    acc_clear(&q);
+    int recorded = 0;
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        Value *x = seq_at(a, i), *y = seq_at(b, i);
+        recorded |= (x->id | y->id) != 0;
+        if (num_backend == BK_F64) s += x->u.n * y->u.n;
+        else acc_fma(&q, x->u.n, y->u.n);
+    }
+    if (num_backend != BK_F64) s = acc_result(&q);
+    if (!recorded || !tape.recording) return num_val(s);
+    uint32_t off = tape_pool_push(NULL, 2 * (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        Value *x = seq_at(a, i), *y = seq_at(b, i);
+        uint32_t ix = x->id ? x->id : tape_id_of_const(x->u.n);
+        uint32_t iy = y->id ? y->id : tape_id_of_const(y->u.n);
+        tape.pool[off + 2 * i] = ix;
+        tape.pool[off + 2 * i + 1] = iy;
+    }
+    return num_rec(s, tape_push(OP_DOT, off, (uint32_t)n, s));
+}

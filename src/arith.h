@@ -15,6 +15,12 @@ Value v_num_op(int op, Value a, Value b);      /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
 uint32_t tape_id_of_const(double c);
 
+/* Reductions of an array or view of numbers: sum and dot record one n-ary
+ * entry (the quire in posit backends); fold chains op left to right. */
+Value arith_sum(Value a);
+Value arith_dot(Value a, Value b);
+Value arith_fold(int op, Value a, const char *fname);
+
 /* Fast path for two plain numbers. */
 static inline Value num_op(int op, Value a, Value b)
 {

@@ -1,6 +1,6 @@
-/* builtins.c: the builtin functions of SPEC "Builtins", except the
- * derivative operators (ad.c, fwd.c). Each has a one-line help text that
- * :help shows. Math builtins go through v_arith, so they work elementwise,
+/* builtins.c: the table of builtin functions of SPEC "Builtins", the
+ * derivative operators (implemented in ad.c and fwd.c) among them. Each
+ * has a one-line help text that :help shows. Math builtins go through v_arith, so they work elementwise,
  * record on the tape and carry forward-mode tangents like any operator. */
 #include <limits.h>
 #include <math.h>
@@ -151,52 +151,11 @@ static Value bi_error(int argc, Value *argv)
 
 /* ---------------------------------------------------------- reductions */
 
-/* sum and dot record one n-ary entry, not n - 1 additions; in posit
- * backends they accumulate in the quire and round once. */
-static int any_dual(Value a)
-{
-    for (int i = 0, n = seq_len(a); i < n; i++)
-        if (seq_at(a, i)->t == V_DUAL) return 1;
-    return 0;
-}
-
-static Value fold(int op, Value a, const char *fname)
-{
-    int n = seq_len(a);
-    if (n == 0) wg_error("%s of an empty array", fname);
-    Value acc = *seq_at(a, 0);
-    v_retain(acc);
-    for (int i = 1; i < n; i++) {
-        Value r = v_num_op(op, acc, *seq_at(a, i));
-        v_release(acc);
-        acc = r;
-    }
-    return acc;
-}
-
 static Value bi_sum(int argc, Value *argv)
 {
     (void)argc;
     arg_seq(argv, 0, "sum");
-    Value a = argv[0];
-    int n = seq_len(a);
-    if (n == 0) return num_val(0);
-    if (any_dual(a)) return fold(OP_ADD, a, "sum");
-    NumAcc q;
-    acc_clear(&q);
-    int recorded = 0;
-    double s = 0;
-    for (int i = 0; i < n; i++) {
-        Value *e = seq_at(a, i);
-        recorded |= e->id != 0;
-        if (num_backend == BK_F64) s += e->u.n;
-        else acc_add(&q, e->u.n);
-    }
-    if (num_backend != BK_F64) s = acc_result(&q);
-    if (!recorded || !tape.recording) return num_val(s);
-    uint32_t off = tape_pool_push(NULL, (uint32_t)n);
-    for (int i = 0; i < n; i++) tape.pool[off + i] = seq_at(a, i)->id;
-    return num_rec(s, tape_push(OP_SUM, off, (uint32_t)n, s));
+    return arith_sum(argv[0]);
 }
 
 static Value bi_dot(int argc, Value *argv)
@@ -204,42 +163,7 @@ static Value bi_dot(int argc, Value *argv)
     (void)argc;
     arg_seq(argv, 0, "dot");
     arg_seq(argv, 1, "dot");
-    Value a = argv[0], b = argv[1];
-    int n = seq_len(a);
-    if (seq_len(b) != n) wg_error("dot: length mismatch: %d and %d elements", n, seq_len(b));
-    if (any_dual(a) || any_dual(b)) {
-        Value p = v_arith(OP_MUL, a, b);
-        Value r = n ? fold(OP_ADD, p, "dot") : num_val(0);
-        v_release(p);
-        return r;
-    }
-    NumAcc q;
-    acc_clear(&q);
-    int recorded = 0;
-    double s = 0;
-    for (int i = 0; i < n; i++) {
-        Value *x = seq_at(a, i), *y = seq_at(b, i);
-        recorded |= (x->id | y->id) != 0;
-        if (num_backend == BK_F64) s += x->u.n * y->u.n;
-        else acc_fma(&q, x->u.n, y->u.n);
-    }
-    if (num_backend != BK_F64) s = acc_result(&q);
-    if (!recorded || !tape.recording) return num_val(s);
-    uint32_t off = tape_pool_push(NULL, 2 * (uint32_t)n);
-    for (int i = 0; i < n; i++) {
-        Value *x = seq_at(a, i), *y = seq_at(b, i);
-        uint32_t ix = x->id ? x->id : tape_id_of_const(x->u.n);
-        uint32_t iy = y->id ? y->id : tape_id_of_const(y->u.n);
-        tape.pool[off + 2 * i] = ix;
-        tape.pool[off + 2 * i + 1] = iy;
-    }
-    return num_rec(s, tape_push(OP_DOT, off, (uint32_t)n, s));
-}
-
-Value bi_dot_value(Value a, Value b)
-{
-    Value argv[2] = { a, b };
-    return bi_dot(2, argv);
+    return arith_dot(argv[0], argv[1]);
 }
 
 static Value bi_prod(int argc, Value *argv)
@@ -247,14 +171,14 @@ static Value bi_prod(int argc, Value *argv)
     (void)argc;
     arg_seq(argv, 0, "prod");
     if (seq_len(argv[0]) == 0) return num_val(1);
-    return fold(OP_MUL, argv[0], "prod");
+    return arith_fold(OP_MUL, argv[0], "prod");
 }
 
 static Value min_max(int op, int argc, Value *argv, const char *fname)
 {
     if (argc == 1) {
         arg_seq(argv, 0, fname);
-        return fold(op, argv[0], fname);
+        return arith_fold(op, argv[0], fname);
     }
     return v_arith(op, argv[0], argv[1]);
 }
@@ -459,14 +383,17 @@ static const Builtin builtins[] = {
     {"bits", 1, 1, bi_bits, "bits(x): the bit pattern of x in the active backend, as \"0x...\""},
     {"frombits", 1, 1, bi_frombits, "frombits(s): the number with bit pattern s in the active backend"},
     {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},
+    {"grad", 1, 1, ad_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
+    {"hvp", 3, 3, ad_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},
+    {"jvp", 3, 3, fwd_jvp_builtin, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
+    {"fwdgrad", 2, 2, fwd_fwdgrad, "fwdgrad(f, x): forward gradient (grad f(x)·v) v, v ~ N(0, I) from the session generator"},
 };
 
 void builtins_register(void)
 {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) define_builtin(&builtins[i]);
     define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
-    ad_register();
-    fwd_register();
+    define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     int pi_index = global_index("pi");
     Global *g = &globals[pi_index];
     v_release(g->v);

@@ -133,3 +133,13 @@ void *wg_calloc(size_t n, size_t size)
     if (!p) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
     return p;
 }
+
+volatile sig_atomic_t wg_interrupted;
+
+void wg_check_interrupt(void)
+{
+    if (wg_interrupted) {
+        wg_interrupted = 0;
+        wg_error("interrupted");
+    }
+}

@@ -38,6 +38,12 @@ int wg_pcall(void (*fn)(void *), void *ud);
 void *wg_scratch(size_t n);               /* zeroed */
 void  wg_scratch_free(void *p);
 
+/* Ctrl-C: the signal handler only sets the flag; long computations poll it
+ * (loops, calls, sweeps) and stop with the error "interrupted". */
+#include <signal.h>
+extern volatile sig_atomic_t wg_interrupted;
+void wg_check_interrupt(void);
+
 void *wg_malloc(size_t n);
 void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);

@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "ad.h"
 #include "versions.h"
+#include "sweep.h"
 
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
@@ -24,7 +25,6 @@ enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 Global *globals;
 int nglobals;
 static int capglobals;
-volatile sig_atomic_t wg_interrupted;
 int wg_echo;
 int prelude_globals;         /* globals defined by the standard library */
 static Value ret_value;          /* set by `return`, taken by the call */
@@ -68,13 +68,6 @@ void eval_visit_roots(void (*visit)(Value))
     }
 }
 
-void eval_check_interrupt(void)
-{
-    if (wg_interrupted) {
-        wg_interrupted = 0;
-        wg_error("interrupted");
-    }
-}
 
 /* ------------------------------------------------------------ versions */
 
@@ -325,7 +318,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
                  f->nparams, f->nparams == 1 ? "" : "s", argc);
     if (call_depth >= MAX_CALL_DEPTH)
         wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
-    eval_check_interrupt();
+    wg_check_interrupt();
     Env *frame = env_new(f, c->env, f->nslots);
     if (f->records) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = tape.recording;
@@ -547,7 +540,7 @@ int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
 static int exec_while(Node *n, Env *env)
 {
     for (;;) {
-        eval_check_interrupt();
+        wg_check_interrupt();
         if (!as_bool(eval_expr(n->a, env), n->a, "a while condition")) return EXEC_NORMAL;
         int code = exec(n->b, env);
         if (code == EXEC_BREAK) return EXEC_NORMAL;
@@ -572,7 +565,7 @@ static int exec_for(Node *n, Env *env)
     Node *body = n->list[0];
     Value *slot = var_slot(n->c, env, NULL);
     for (double i = lo; i < hi; i++) {
-        eval_check_interrupt();
+        wg_check_interrupt();
         v_release(*slot);
         *slot = num_val(i);
         int code = exec(body, env);
@@ -740,7 +733,7 @@ int eval_chunk(Chunk *c)
     if (err) {
         block_depth = blocks;
         ad_nesting = 0;
-        ad_abandon();
+        sweep_abandon();
         release_nested_runs();
         tape.recording = saved_recording;
         call_depth = depth;

@@ -16,7 +16,6 @@ typedef struct Global {
 
 extern Global *globals;
 extern int nglobals;
-extern volatile sig_atomic_t wg_interrupted;
 extern int wg_echo;           /* REPL: echo bare expression values */
 extern int prelude_globals;
 
@@ -26,7 +25,6 @@ int   eval_chunk(Chunk *c);   /* runs it under protection; 0 ok, 1 error */
 void  eval_run_chunk(Chunk *c);   /* unprotected: errors propagate; takes c */
 void  eval_visit_roots(void (*visit)(Value));
 Value call_value(Value f, int argc, Value *argv);   /* argv borrowed */
-void  eval_check_interrupt(void);
 int   eval_at_top_level(void);   /* not inside a block or a call */
 Global *global_lookup(const char *name);           /* NULL if never named */
 
@@ -46,6 +44,5 @@ void  define_builtin(const Builtin *b);
 void  define_special(const char *name, SpecialFn fn, const char *help);
 SpecialFn special_for(const Builtin *b);
 const Builtin *builtin_list(int i);     /* NULL after the last */
-Value bi_dot_value(Value a, Value b);
 
 #endif

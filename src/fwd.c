@@ -14,7 +14,6 @@
 #include "arith.h"
 #include "eval.h"
 #include "error.h"
-#include "ad.h"
 #include "rules.h"
 #include "rng.h"
 
@@ -111,14 +110,14 @@ Value fwd_jvp(Value f, Value x, Value v)
     return t;
 }
 
-static Value bi_jvp(int argc, Value *argv)
+Value fwd_jvp_builtin(int argc, Value *argv)
 {
     (void)argc;
     return fwd_jvp(argv[0], argv[1], argv[2]);
 }
 
 /* Baydin et al. (2022): (grad f(x) . v) v for v ~ N(0, I), one forward pass. */
-static Value bi_fwdgrad(int argc, Value *argv)
+Value fwd_fwdgrad(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[1], v;
@@ -138,14 +137,4 @@ static Value bi_fwdgrad(int argc, Value *argv)
     v_release(s);
     v_release(v);
     return r;
-}
-
-static const Builtin fwd_builtins[] = {
-    {"jvp", 3, 3, bi_jvp, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
-    {"fwdgrad", 2, 2, bi_fwdgrad, "fwdgrad(f, x): forward gradient (grad f(x)·v) v, v ~ N(0, I) from the session generator"},
-};
-
-void fwd_register(void)
-{
-    for (size_t i = 0; i < sizeof fwd_builtins / sizeof fwd_builtins[0]; i++) define_builtin(&fwd_builtins[i]);
 }

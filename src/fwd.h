@@ -4,7 +4,8 @@
 #include "value.h"
 
 Value fwd_op(int op, Value a, Value b);   /* an op with a dual operand */
-void  fwd_register(void);
+Value fwd_jvp_builtin(int argc, Value *argv);   /* jvp(f, x, v) */
+Value fwd_fwdgrad(int argc, Value *argv);       /* fwdgrad(f, x) */
 Value fwd_jvp(Value f, Value x, Value v);   /* f'(x)·v by dual numbers */
 
 #endif

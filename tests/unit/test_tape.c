@@ -1,6 +1,6 @@
 /* test_tape.c - the session tape and the reverse sweep, driven by hand.
  * Builds small tapes with tape_push (ops from src/ops.def), runs
- * ad_sweep_plain and ad_derivatives, and checks every adjoint against a
+ * sweep_adjoints and sweep_derivatives, and checks every adjoint against a
  * value worked out by hand (closed forms written out below, independent of
  * src/rules.h). Also checks entry size (<= 24 bytes an entry), that a plain
  * sweep leaves the tape alone, that constants (entry 0, OP_CONST) absorb
@@ -11,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/ad.h"
+#include "../../src/sweep.h"
 #include "../../src/arith.h"
 #include "../../src/error.h"
-#include "../../src/eval.h"
 #include "../../src/tape.h"
 
 static int n_checks, n_failed;
@@ -61,8 +60,8 @@ static void test_mul_sin_add(void)
     uint32_t s = un(OP_SIN, x, sin(3.0));
     uint32_t r = bin(OP_ADD, m, s, 6 + sin(3.0));
     uint32_t n_before = tape.n;
-    double *adj = ad_sweep_plain(r, x);
-    check(adj != NULL, "ad_sweep_plain returns a buffer");
+    double *adj = sweep_adjoints(r, x);
+    check(adj != NULL, "sweep_adjoints returns a buffer");
     if (!adj) return;
     check_close(adj[x - x], 2 + cos(3.0), "x*y + sin x: d/dx");
     check_exact(adj[y - x], 3, "x*y + sin x: d/dy");
@@ -70,7 +69,7 @@ static void test_mul_sin_add(void)
     check_exact(adj[s - x], 1, "x*y + sin x: adjoint of sin x");
     check_exact(adj[r - x], 1, "x*y + sin x: seed");
     check(tape.n == n_before, "a plain sweep appends nothing to the tape");
-    free(adj);
+    wg_scratch_free(adj);
 }
 
 /* Fan-out and a chain: u = x - y, v = u / y, w = exp(v), r = w * x.
@@ -86,11 +85,11 @@ static void test_chain(void)
     uint32_t v = bin(OP_DIV, u, y, V);
     uint32_t w = un(OP_EXP, v, W);
     uint32_t r = bin(OP_MUL, w, x, W * X);
-    double *adj = ad_sweep_plain(r, x);
+    double *adj = sweep_adjoints(r, x);
     check_close(adj[x - x], W * (1 + X / Y), "chain: d/dx");
     check_close(adj[y - x], -X * W * (Y + U) / (Y * Y), "chain: d/dy");
     check_close(adj[u - x], X * W / Y, "chain: adjoint of u");
-    free(adj);
+    wg_scratch_free(adj);
 }
 
 /* Unary rules, one entry each from a leaf at a, checked against textbook
@@ -122,11 +121,11 @@ static void test_unary_rules(void)
         tape_clear();
         uint32_t x = leaf(cases[i].a);
         uint32_t r = un(cases[i].op, x, cases[i].v);
-        double *adj = ad_sweep_plain(r, x);
+        double *adj = sweep_adjoints(r, x);
         char what[64];
         snprintf(what, sizeof what, "unary rule %s", cases[i].name);
         check_close(adj[0], cases[i].want, what);
-        free(adj);
+        wg_scratch_free(adj);
     }
 }
 
@@ -152,7 +151,7 @@ static void test_binary_rules(void)
         tape_clear();
         uint32_t x = leaf(cases[i].a), y = leaf(cases[i].b);
         uint32_t r = bin(cases[i].op, x, y, cases[i].v);
-        double *adj = ad_sweep_plain(r, x);
+        double *adj = sweep_adjoints(r, x);
         char what[96];
         snprintf(what, sizeof what, "binary rule %s, first operand", cases[i].name);
         check_close(adj[x - x], cases[i].da, what);
@@ -160,7 +159,7 @@ static void test_binary_rules(void)
             snprintf(what, sizeof what, "binary rule %s, second operand", cases[i].name);
             check_close(adj[y - x], cases[i].db, what);
         }
-        free(adj);
+        wg_scratch_free(adj);
     }
 }
 
@@ -172,10 +171,10 @@ static void test_pow_constant_exponent(void)
     uint32_t x = leaf(-2);
     uint32_t c = tape_push(OP_CONST, 0, 0, 3);
     uint32_t r = bin(OP_POW, x, c, -8);
-    double *adj = ad_sweep_plain(r, x);
+    double *adj = sweep_adjoints(r, x);
     check_exact(adj[x - x], 12, "(-2)^3 with a constant exponent entry: d/dx = 12, no NaN");
     check_exact(adj[c - x], 0, "an OP_CONST entry collects no adjoint");
-    free(adj);
+    wg_scratch_free(adj);
 }
 
 /* n-ary entries: sum over a pool, and dot (pairs in the pool). */
@@ -193,12 +192,12 @@ static void test_sum_dot(void)
     /* r = S * D, S = 2a + b, D = a c + b^2:
      * dr/da = 2 D + S c, dr/db = D + S 2b, dr/dc = S a */
     double S = 1, D = 10;
-    double *adj = ad_sweep_plain(r, a);
+    double *adj = sweep_adjoints(r, a);
     check_close(adj[a - a], 2 * D + S * 4, "sum/dot: d/da (a twice in sum, once in dot)");
     check_close(adj[b - a], D + S * 2 * -2, "sum/dot: d/db (b*b in dot)");
     check_close(adj[c - a], S * 1.5, "sum/dot: d/dc");
     (void)d;
-    free(adj);
+    wg_scratch_free(adj);
 }
 
 /* Entries below `lo` are outside the sweep; id 0 and OP_CONST absorb. */
@@ -209,14 +208,14 @@ static void test_constants(void)
     uint32_t k = tape_push(OP_CONST, 0, 0, 10);
     uint32_t m = bin(OP_MUL, x, k, 20);      /* 10 x */
     uint32_t r = bin(OP_ADD, m, 0, 20);      /* + a constant (id 0) */
-    double *adj = ad_sweep_plain(r, x);
+    double *adj = sweep_adjoints(r, x);
     check_exact(adj[x - x], 10, "10 x + c: d/dx = 10");
     check_exact(adj[k - x], 0, "10 x + c: the constant entry gets no adjoint");
-    free(adj);
+    wg_scratch_free(adj);
 }
 
-/* ad_derivatives: first derivatives as values; with recording on they are
- * DERIV entries that a second ad_derivatives differentiates again.
+/* sweep_derivatives: first derivatives as values; with recording on they are
+ * DERIV entries that a second sweep_derivatives differentiates again.
  * y = x^3 (as x*x*x), x = 1.5: dy/dx = 3x^2 = 6.75, d2y/dx2 = 6x = 9,
  * d3y/dx3 = 6. */
 static void test_derivatives_nested(void)
@@ -229,31 +228,31 @@ static void test_derivatives_nested(void)
     uint32_t y = bin(OP_MUL, x2, x, X * X * X);
     uint64_t sweeps = tape.sweeps;
     Value out;
-    ad_derivatives(num_rec(X * X * X, y), &x, 1, &out);
-    check(out.t == V_NUM, "ad_derivatives gives a number");
+    sweep_derivatives(num_rec(X * X * X, y), &x, 1, (Cuts){0}, &out);
+    check(out.t == V_NUM, "sweep_derivatives gives a number");
     check_exact(out.u.n, 3 * X * X, "d(x^3)/dx at 1.5");
-    check(tape.sweeps == sweeps + 1, "ad_derivatives counts one adjoint sweep");
+    check(tape.sweeps == sweeps + 1, "sweep_derivatives counts one adjoint sweep");
     check(out.id != 0 && tape_opcode(out.id) == OP_DERIV, "a recorded first derivative is a DERIV entry");
     if (out.id == 0) return;
     Value out2;
-    ad_derivatives(out, &x, 1, &out2);
+    sweep_derivatives(out, &x, 1, (Cuts){0}, &out2);
     check_exact(out2.u.n, 6 * X, "d2(x^3)/dx2 at 1.5, through the DERIV entry's expansion");
     check(tape.expansions >= 1, "the second derivative expanded the first");
     if (out2.id == 0) { check(0, "second derivative is recorded"); return; }
     Value out3;
-    ad_derivatives(out2, &x, 1, &out3);
+    sweep_derivatives(out2, &x, 1, (Cuts){0}, &out3);
     check_exact(out3.u.n, 6, "d3(x^3)/dx3");
     /* wrt an entry the result does not depend on, and wrt id 0 */
     uint32_t z = leaf(7);
     uint32_t wrt[3] = { z, 0, x };
     Value outs[3];
-    ad_derivatives(num_rec(X * X * X, y), wrt, 3, outs);
+    sweep_derivatives(num_rec(X * X * X, y), wrt, 3, (Cuts){0}, outs);
     check_exact(outs[0].u.n, 0, "d wrt an entry made after y is 0");
     check_exact(outs[1].u.n, 0, "d wrt a constant (id 0) is 0");
     check_exact(outs[2].u.n, 3 * X * X, "d wrt x among several places");
 }
 
-/* A mixed partial through ad_derivatives: y = sin(x) * z at x = 0.3, z = 2:
+/* A mixed partial through sweep_derivatives: y = sin(x) * z at x = 0.3, z = 2:
  * d/dz (dy/dx) = cos(x). */
 static void test_mixed_partial(void)
 {
@@ -263,12 +262,12 @@ static void test_mixed_partial(void)
     uint32_t s = un(OP_SIN, x, sin(0.3));
     uint32_t y = bin(OP_MUL, s, z, sin(0.3) * 2);
     Value dx;
-    ad_derivatives(num_rec(tape.val[y], y), &x, 1, &dx);
+    sweep_derivatives(num_rec(tape.val[y], y), &x, 1, (Cuts){0}, &dx);
     check_close(dx.u.n, 2 * cos(0.3), "d(sin(x) z)/dx");
     Value dxz, dxx;
-    ad_derivatives(dx, &z, 1, &dxz);
+    sweep_derivatives(dx, &z, 1, (Cuts){0}, &dxz);
     check_close(dxz.u.n, cos(0.3), "d/dz d/dx (sin(x) z)");
-    ad_derivatives(dx, &x, 1, &dxx);
+    sweep_derivatives(dx, &x, 1, (Cuts){0}, &dxx);
     check_close(dxx.u.n, -2 * sin(0.3), "d2/dx2 (sin(x) z)");
 }
 
@@ -285,11 +284,11 @@ static void test_bytes(void)
     snprintf(what, sizeof what, "tape_bytes per plain entry is %zu, at most 24", per);
     check(per <= 24 && per > 0, what);
     check(tape.n - n0 == 10001, "tape_push appends one entry each");
-    double *adj = ad_sweep_plain(x, 1);
+    double *adj = sweep_adjoints(x, 1);
     check(adj != NULL, "a sweep over 10001 entries");
     /* x_{k+1} = x_k^2 at 1: the adjoint doubles each step; 2^10000 overflows */
     check(isinf(adj[0]), "d(x^(2^10000))/dx at 1 overflows to inf");
-    free(adj);
+    wg_scratch_free(adj);
     tape_clear();
     check(tape.n == 1, "tape_clear leaves only entry 0");
     check(tape_opcode(0) == OP_CONST, "entry 0 is the constant entry");
@@ -312,7 +311,7 @@ static void body(void *ud)
 
 int main(void)
 {
-    eval_init();
+    tape_init();
     if (wg_pcall(body, NULL)) {
         n_checks++;
         n_failed++;

@@ -1,0 +1,555 @@
+/* sweep.c: the reverse sweeps over the session tape.
+ *
+ * d(y, x) runs a plain sweep in doubles from y's entry down to the lowest
+ * entry asked for, with adjoints in a buffer of the sweep's own, so sweeps
+ * can run again and again and inside one another. Its results are recorded
+ * as OP_DERIV entries that remember the call. Only if a later sweep reaches
+ * a DERIV entry (a derivative of a derivative) is that call expanded: the
+ * sweep is run once more in recorded values, appending the operations of
+ * the reverse pass to the tape, and the outer sweep continues through them.
+ * So first derivatives cost one plain sweep, and any order is available.
+ *
+ * The invariant the sweeps rest on: an expansion appended at [lo_k, ...)
+ * reads only its own entries and entries below the DERIV entry k. A sweep
+ * reaching k sweeps that range with a buffer of its own and hands what
+ * falls below lo_k to its parent's buffer, which covers k and so every
+ * entry below it down to the parent's own lo. deriv_expand keeps the
+ * invariant: an expansion being recorded never reads the entries of an
+ * expansion recorded before it began; it records that derivative afresh
+ * inside itself instead (give_plain and give_val check it).
+ *
+ * Cut entries (the tangents of a place inside jvp, see ad.c) keep their
+ * adjoints: the sweep does not go through them.
+ *
+ * This file depends on the tape, the numbers, values and arithmetic, and
+ * the rule table only: never on the evaluator. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sweep.h"
+#include "arith.h"
+#include "error.h"
+#include "rules.h"
+
+/* The highest cut at or below i, advancing *at; 0 if none. */
+static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
+{
+    while (*at < c->n && c->ids[*at] > i) (*at)++;
+    return *at < c->n ? c->ids[*at] : 0;
+}
+
+static void broken_invariant(uint32_t id)
+{
+    wg_error("internal error: a sweep met entry #%u outside every buffer (please report)", id);
+}
+
+/* ------------------------------------------------------- plain sweeps */
+
+typedef struct PlainBuf {
+    uint32_t lo, top;
+    Cuts cuts;
+    double  *adj;          /* float64: adjoints */
+    NumAcc  *acc;          /* other backends: exact (quire) or rounded sums */
+    uint8_t *touched;
+    struct PlainBuf *parent;   /* where contributions below lo go */
+} PlainBuf;
+
+static void plain_run(PlainBuf *b, uint32_t top, double seed);
+static uint32_t deriv_expand(uint32_t k, uint32_t *lo);
+
+static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
+{
+    if (__builtin_expect(id >= b->lo && b->adj != NULL, 1)) {   /* float64, own buffer */
+        if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
+        return;
+    }
+    while (b && id < b->lo) b = b->parent;
+    if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    if (id > b->top) broken_invariant(id);
+    uint32_t k = id - b->lo;
+    if (b->adj) b->adj[k] += a * partial;
+    else {
+        acc_fma(&b->acc[k], a, partial);
+        b->touched[k] = 1;
+    }
+}
+
+static double take_plain(PlainBuf *b, uint32_t i)
+{
+    uint32_t k = i - b->lo;
+    if (b->adj) return b->adj[k];
+    return b->touched[k] ? acc_result(&b->acc[k]) : 0;
+}
+
+static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
+{
+    size_t n = (size_t)top - lo + 1;
+    memset(b, 0, sizeof *b);
+    b->lo = lo;
+    b->top = top;
+    b->cuts = cuts;
+    b->parent = parent;
+    if (num_backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
+    else {
+        b->acc = wg_scratch(n * sizeof(NumAcc));
+        for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
+        b->touched = wg_scratch(n);
+    }
+}
+
+static void plain_free(PlainBuf *b)
+{
+    wg_scratch_free(b->adj);
+    wg_scratch_free(b->acc);
+    wg_scratch_free(b->touched);
+}
+
+/* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
+static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
+{
+    uint32_t lo, e = deriv_expand(k, &lo);
+    if (!e) return;
+    if (e < lo) {            /* the derivative is an entry that existed before */
+        give_plain(b, e, a, 1);
+        return;
+    }
+    PlainBuf sub;
+    plain_alloc(&sub, lo, e, b, b->cuts);
+    plain_run(&sub, e, a);
+    plain_free(&sub);
+}
+
+static void plain_step(PlainBuf *b, uint32_t i, double a)
+{
+    int op = tape_opcode(i);
+    TapeArgs g = tape.arg[i];
+    switch (op) {
+    case OP_CONST: case OP_LEAF:
+        return;
+    case OP_SUM:
+        for (uint32_t j = 0; j < g.b; j++) give_plain(b, tape.pool[g.a + j], a, 1);
+        return;
+    case OP_DOT:
+        for (uint32_t j = 0; j < g.b; j++) {
+            uint32_t x = tape.pool[g.a + 2 * j], y = tape.pool[g.a + 2 * j + 1];
+            give_plain(b, x, a, tape.val[y]);
+            give_plain(b, y, a, tape.val[x]);
+        }
+        return;
+    case OP_DERIV:
+        plain_through_deriv(b, i, a);
+        return;
+    default: {
+        double da, db;
+        rule_partials_num(op, tape.val[g.a], tape.val[g.b], tape.val[i], &da, &db);
+        give_plain(b, g.a, a, da);
+        if (op_arity[op] == 2) give_plain(b, g.b, a, db);
+    }
+    }
+}
+
+static void plain_run(PlainBuf *b, uint32_t top, double seed)
+{
+    if (b->adj) b->adj[top - b->lo] = seed;
+    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
+    uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
+    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+        if (__builtin_expect(i == cut, 0)) {
+            cut = next_cut(&b->cuts, &at, i - 1);
+            continue;
+        }
+        double a = take_plain(b, i);
+        if (a != 0) plain_step(b, i, a);
+        if ((i & 0xfffff) == 0) wg_check_interrupt();
+    }
+}
+
+double *sweep_adjoints(uint32_t top, uint32_t lo)
+{
+    PlainBuf b;
+    int saved = num_backend;
+    num_backend = BK_F64;
+    plain_alloc(&b, lo, top, NULL, (Cuts){0});
+    plain_run(&b, top, 1);
+    num_backend = saved;
+    return b.adj;
+}
+
+/* ---------------------------------------------------- recorded sweeps */
+
+/* In posit backends the recorded sweep keeps an adjoint's contributions as
+ * (adjoint, partial) pairs and adds them up when the sweep reaches the
+ * entry, in one dot entry: the quire's exact sum, rounded once, as the
+ * plain sweep does. */
+typedef struct {
+    Value *a, *p;
+    int n, cap;
+} Pairs;
+
+typedef struct ValBuf {
+    uint32_t lo, top;
+    Cuts cuts;
+    Value *adj;            /* V_UNDEF: no contribution yet */
+    Pairs *pairs;          /* posit backends only */
+    struct ValBuf *parent;
+} ValBuf;
+
+static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cuts cuts)
+{
+    size_t n = (size_t)top - lo + 1;
+    b->lo = lo;
+    b->top = top;
+    b->cuts = cuts;
+    b->adj = wg_scratch(n * sizeof(Value));
+    b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
+    b->parent = parent;
+}
+
+static void valbuf_free(ValBuf *b, uint32_t top)
+{
+    for (uint32_t i = 0; i <= top - b->lo; i++) {
+        v_release(b->adj[i]);
+        if (b->pairs) {
+            free(b->pairs[i].a);
+            free(b->pairs[i].p);
+        }
+    }
+    wg_scratch_free(b->adj);
+    wg_scratch_free(b->pairs);
+}
+
+static void pairs_push(Pairs *q, Value a, Value p)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 4;
+        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)q->cap);
+        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)q->cap);
+    }
+    v_retain(a);
+    v_retain(p);
+    q->a[q->n] = a;
+    q->p[q->n] = p;
+    q->n++;
+}
+
+/* The adjoint of entry i from its pairs: sum of a_k * p_k in the quire. */
+static void settle_pairs(ValBuf *b, uint32_t i)
+{
+    Pairs *q = &b->pairs[i - b->lo];
+    if (!q->n) return;
+    Value s;
+    if (q->n == 1) s = v_num_op(OP_MUL, q->a[0], q->p[0]);
+    else {
+        Value va = arr_new(q->n), vp = arr_new(q->n);
+        for (int k = 0; k < q->n; k++) {
+            AS_ARR(va)->v[k] = q->a[k];
+            AS_ARR(vp)->v[k] = q->p[k];
+        }
+        q->n = 0;        /* the arrays own the values now */
+        s = arith_dot(va, vp);
+        v_release(va);
+        v_release(vp);
+    }
+    for (int k = 0; k < q->n; k++) {
+        v_release(q->a[k]);
+        v_release(q->p[k]);
+    }
+    q->n = 0;
+    b->adj[i - b->lo] = s;
+}
+
+static void val_run(ValBuf *b, uint32_t top, Value seed);
+
+static Value entry_value(uint32_t id)
+{
+    if (id == 0 || tape_opcode(id) == OP_CONST) return num_val(tape.val[id]);
+    return num_rec(tape.val[id], id);
+}
+
+static int is_one(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 1; }
+
+static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
+{
+    while (b && id < b->lo) b = b->parent;
+    if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
+    if (id > b->top) broken_invariant(id);
+    if (b->pairs) {
+        pairs_push(&b->pairs[id - b->lo], a, partial);
+        return;
+    }
+    Value c;
+    /* seeds and many partials are the constant 1: record no product */
+    if (is_one(a)) c = partial, v_retain(c);
+    else if (is_one(partial)) c = a, v_retain(c);
+    else c = v_num_op(OP_MUL, a, partial);
+    Value *slot = &b->adj[id - b->lo];
+    if (slot->t == V_UNDEF) {
+        *slot = c;
+        return;
+    }
+    Value s = v_num_op(OP_ADD, *slot, c);
+    v_release(*slot);
+    v_release(c);
+    *slot = s;
+}
+
+static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
+{
+    uint32_t lo, e = deriv_expand(k, &lo);
+    if (!e) return;
+    if (e < lo) {
+        give_val(b, e, a, num_val(1));
+        return;
+    }
+    ValBuf sub;
+    valbuf_init(&sub, lo, e, b, b->cuts);
+    val_run(&sub, e, a);
+    valbuf_free(&sub, e);
+}
+
+static void val_step(ValBuf *b, uint32_t i, Value a)
+{
+    int op = tape_opcode(i);
+    TapeArgs g = tape.arg[i];
+    switch (op) {
+    case OP_CONST: case OP_LEAF:
+        return;
+    case OP_SUM:
+        for (uint32_t j = 0; j < g.b; j++) give_val(b, tape.pool[g.a + j], a, num_val(1));
+        return;
+    case OP_DOT:
+        for (uint32_t j = 0; j < g.b; j++) {
+            uint32_t x = tape.pool[g.a + 2 * j], y = tape.pool[g.a + 2 * j + 1];
+            give_val(b, x, a, entry_value(y));
+            give_val(b, y, a, entry_value(x));
+        }
+        return;
+    case OP_DERIV:
+        val_through_deriv(b, i, a);
+        return;
+    default: {
+        RuleTemps ts = {0};
+        Value A = entry_value(g.a), B = entry_value(g.b), V = entry_value(i);
+        give_val(b, g.a, a, rule_partial_val(op, 0, A, B, V, &ts));
+        if (op_arity[op] == 2) give_val(b, g.b, a, rule_partial_val(op, 1, A, B, V, &ts));
+        rule_temps_release(&ts);
+    }
+    }
+}
+
+static int is_zero_const(Value v) { return v.t == V_UNDEF || (v.t == V_NUM && v.id == 0 && v.u.n == 0); }
+
+static void val_run(ValBuf *b, uint32_t top, Value seed)
+{
+    v_retain(seed);
+    b->adj[top - b->lo] = seed;
+    uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
+    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+        if (b->pairs) settle_pairs(b, i);
+        if (__builtin_expect(i == cut, 0)) {
+            cut = next_cut(&b->cuts, &at, i - 1);
+            continue;
+        }
+        Value a = b->adj[i - b->lo];
+        if (!is_zero_const(a)) val_step(b, i, a);
+        if ((i & 0xffff) == 0) wg_check_interrupt();
+    }
+}
+
+/* The first entry of the expansion being recorded, 0 if none. */
+static uint32_t expansion_floor;
+
+static Cuts deriv_cuts(const DerivRec *r)
+{
+    return (Cuts){ r->ncut ? tape.pool + r->cut_off : NULL, r->ncut };
+}
+
+/* Records the reverse sweep of d call r as operations from tape.n on;
+ * returns the pool offset of the entry each wrt got (0: a constant). */
+static uint32_t record_expansion(uint32_t r, uint32_t *first)
+{
+    int saved = tape.recording;
+    uint32_t saved_floor = expansion_floor;
+    tape.recording = 1;
+    *first = expansion_floor = tape.n;
+    uint32_t y = tape.derivs[r].y, nwrt = tape.derivs[r].nwrt, lo = y;
+    for (uint32_t w = 0; w < nwrt; w++) {
+        uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+        if (id && id < lo) lo = id;
+    }
+    ValBuf b;
+    valbuf_init(&b, lo, y, NULL, deriv_cuts(&tape.derivs[r]));
+    val_run(&b, y, num_val(1));
+    uint32_t off = tape_pool_push(NULL, nwrt);
+    for (uint32_t w = 0; w < nwrt; w++) {
+        uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+        Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
+        tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
+    }
+    valbuf_free(&b, y);
+    expansion_floor = saved_floor;
+    tape.recording = saved;
+    return off;
+}
+
+/* Expand DERIV entry k: returns the entry holding the same derivative as
+ * recorded operations (0 if it is a constant) and the expansion's first
+ * entry in *lo. Recorded once and kept, except inside another expansion
+ * that began after it: that one records it afresh, so as to read only
+ * its own entries (the invariant at the top of this file). */
+static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
+{
+    uint32_t r = tape.arg[k].a, j = tape.arg[k].b;
+    uint32_t kept = tape.derivs[r].exp_lo;
+    if (kept && (!expansion_floor || kept >= expansion_floor)) {
+        *lo = kept;
+        return tape.pool[tape.derivs[r].exp_off + j];
+    }
+    uint32_t first, off = record_expansion(r, &first);
+    if (!kept) {
+        tape.derivs[r].exp_off = off;
+        tape.derivs[r].exp_lo = first;
+        tape.expansions++;
+    }
+    *lo = first;
+    return tape.pool[off + j];
+}
+
+void sweep_abandon(void) { expansion_floor = 0; }
+
+/* --------------------------------------------------------- sparse sweep */
+
+/* In a long session, d(y, x) with an old x spans a wide range of the tape
+ * of which y depends on a few entries. This sweep visits only y's cone:
+ * entries wait in a max-heap (an entry's consumers all have higher
+ * indices, so popping the largest first is a valid reverse order) with
+ * their adjoints in a hash table. It gives up, returning 0, when the cone
+ * turns out big (the dense sweep is faster then) or holds a deriv entry. */
+typedef struct {
+    uint32_t *heap, *keys;
+    double *vals;
+    size_t nheap, cap, mask;
+} Sparse;
+
+static double *sparse_slot(Sparse *sp, uint32_t id, int *fresh)
+{
+    size_t h = (id * 2654435761u) & sp->mask;
+    while (sp->keys[h] && sp->keys[h] != id) h = (h + 1) & sp->mask;
+    *fresh = sp->keys[h] == 0;
+    sp->keys[h] = id;
+    return &sp->vals[h];
+}
+
+static void heap_push(Sparse *sp, uint32_t id)
+{
+    size_t i = sp->nheap++;
+    while (i > 0 && sp->heap[(i - 1) / 2] < id) {
+        sp->heap[i] = sp->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    sp->heap[i] = id;
+}
+
+static uint32_t heap_pop(Sparse *sp)
+{
+    uint32_t top = sp->heap[0], last = sp->heap[--sp->nheap];
+    size_t i = 0, n = sp->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && sp->heap[c + 1] > sp->heap[c]) c++;
+        if (sp->heap[c] <= last) break;
+        sp->heap[i] = sp->heap[c];
+        i = c;
+    }
+    if (n) sp->heap[i] = last;
+    return top;
+}
+
+static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
+{
+    if (id < lo || id == 0 || tape_opcode(id) == OP_CONST) return;
+    int fresh;
+    double *slot = sparse_slot(sp, id, &fresh);
+    if (fresh) {
+        *slot = 0;
+        heap_push(sp, id);
+    }
+    *slot += c;
+}
+
+static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, double *out)
+{
+    size_t budget = ((size_t)top - lo) / 16;
+    Sparse sp;
+    sp.cap = 64;
+    while (sp.cap < 2 * budget + 2) sp.cap *= 2;
+    sp.mask = sp.cap - 1;
+    sp.keys = wg_scratch(sp.cap * sizeof(uint32_t));
+    sp.vals = wg_scratch(sp.cap * sizeof(double));
+    sp.heap = wg_scratch(sp.cap * sizeof(uint32_t));
+    sp.nheap = 0;
+    int ok = 1;
+    size_t visited = 0;
+    sparse_give(&sp, lo, top, 1);
+    while (sp.nheap) {
+        uint32_t i = heap_pop(&sp);
+        int fresh;
+        double a = *sparse_slot(&sp, i, &fresh);
+        int op = tape_opcode(i);
+        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || ++visited > budget) { ok = 0; break; }
+        if (a == 0 || op == OP_LEAF) continue;
+        TapeArgs g = tape.arg[i];
+        double da, db;
+        rule_partials_num(op, tape.val[g.a], tape.val[g.b], tape.val[i], &da, &db);
+        sparse_give(&sp, lo, g.a, a * da);
+        if (op_arity[op] == 2) sparse_give(&sp, lo, g.b, a * db);
+    }
+    if (ok)
+        for (int j = 0; j < n; j++) {
+            int fresh;
+            out[j] = 0;
+            if (wrt[j] >= lo && wrt[j] <= top) {
+                double *v = sparse_slot(&sp, wrt[j], &fresh);
+                out[j] = fresh ? 0 : *v;
+            }
+        }
+    wg_scratch_free(sp.keys);
+    wg_scratch_free(sp.vals);
+    wg_scratch_free(sp.heap);
+    return ok;
+}
+
+/* ------------------------------------------------------- derivatives */
+
+void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
+{
+    uint32_t top = y.id, lo = top;
+    int any = 0;
+    for (int j = 0; j < n; j++) {
+        out[j] = num_val(0);
+        if (wrt[j] && wrt[j] <= top) {
+            any = 1;
+            if (wrt[j] < lo) lo = wrt[j];
+        }
+    }
+    if (!top || !any) return;
+    double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
+    int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
+    if (!done) {
+        PlainBuf b;
+        plain_alloc(&b, lo, top, NULL, cuts);
+        plain_run(&b, top, num_round(1));
+        for (int j = 0; j < n; j++)
+            g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
+        plain_free(&b);
+    }
+    tape.sweeps++;
+    uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
+    for (int j = 0; j < n; j++) {
+        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) continue;
+        if (tape.recording) out[j] = num_rec(g[j], tape_push(OP_DERIV, rec, (uint32_t)j, g[j]));
+        else out[j] = num_val(g[j]);
+    }
+    wg_scratch_free(g);
+}
