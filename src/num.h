@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 typedef enum {
-#define OP(e, name, arity, da, db) OP_##e,
+#define OP(e, name, arity, f, da, db) OP_##e,
 #include "ops.def"
 #undef OP
     OP_COUNT

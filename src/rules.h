@@ -25,7 +25,7 @@ static inline void rule_partials_num(int op, double A, double B, double V, doubl
 {
     (void)A; (void)B; (void)V;
     switch (op) {
-#define OP(e, name, arity, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
+#define OP(e, name, arity, f, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
 #include "ops.def"
 #undef OP
     default: *da_out = *db_out = 0; return;
@@ -69,7 +69,7 @@ static inline Value rule_partial_val(int op, int which, Value A, Value B, Value 
 {
     (void)A; (void)B; (void)V;
     switch (op) {
-#define OP(e, name, arity, da, db) case OP_##e: return which == 0 ? (da) : (db);
+#define OP(e, name, arity, f, da, db) case OP_##e: return which == 0 ? (da) : (db);
 #include "ops.def"
 #undef OP
     default: return num_val(0);
