@@ -261,9 +261,7 @@ static Value bi_frombits(int argc, Value *argv)
     double x;
     if ((int)strlen(AS_STR(argv[0])->s) != AS_STR(argv[0])->len || !num_frombits(AS_STR(argv[0])->s, &x))
         wg_error("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
-                 AS_STR(argv[0])->s, backend_names[num_backend],
-                 num_backend == BK_F64 ? 16 : num_backend == BK_F32 || num_backend == BK_P32 ? 8 :
-                 num_backend == BK_P8 ? 2 : 4);
+                 AS_STR(argv[0])->s, formats[num_backend].name, formats[num_backend].width / 4);
     return num_val(x);
 }
 

@@ -265,7 +265,7 @@ static void tape_stats(void)
            (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
-               num_backend == BK_P8 ? 128 : num_backend == BK_P16 ? 256 : 512);
+               formats[num_backend].posit->quire_bits);
     char lim[32], used[32];
     fmt_bytes(tape.limit, lim, sizeof lim);
     fmt_bytes(tape_bytes(), used, sizeof used);
@@ -386,17 +386,17 @@ static void cmd_backend(const char *args)
             char list[256] = "";
             for (int i = 0; i < BK_COUNT; i++) {
                 strcat(list, i ? ", " : "");
-                strcat(list, backend_names[i]);
+                strcat(list, formats[i].name);
             }
             wg_error("unknown backend '%s' (one of %s)", name, list);
         }
         num_backend = b;
     }
-    printf("backend: %s", backend_names[num_backend]);
+    printf("backend: %s", formats[num_backend].name);
     if (backend_is_posit(num_backend))
         printf(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
-               num_backend == BK_P8 ? 8 : num_backend == BK_P16 ? 16 : 32,
-               num_backend == BK_P8 ? 128 : num_backend == BK_P16 ? 256 : 512);
+               formats[num_backend].width,
+               formats[num_backend].posit->quire_bits);
     printf("\n");
 }
 

@@ -18,10 +18,6 @@
 int num_backend = BK_F64;
 int wg_start_backend = BK_F64;   /* --backend: what :reset returns to */
 
-const char *const backend_names[BK_COUNT] = {
-    "float64", "float32", "float16", "bfloat16", "posit8", "posit16", "posit32"
-};
-
 const char *const op_names[OP_COUNT] = {
 #define OP(e, name, arity, f, da, db) name,
 #include "ops.def"
@@ -34,75 +30,67 @@ const int op_arity[OP_COUNT] = {
 #undef OP
 };
 
+/* ------------------------------------------------------ the formats */
+
+/* Adapters from each format's own functions (ieee.c, posit.c) to the
+ * uniform signatures of the table below. */
+static double f64_round(double x) { return x; }
+static double f64_literal(const char *text) { return strtod(text, NULL); }
+static uint64_t f64_bits(double x) { return ieee_bits_f64(x); }
+static double f64_frombits(uint64_t b) { return ieee_from_bits_f64(b); }
+
+#define IEEE_ADAPTERS(F, FMT)                                                       \
+    static double F##_literal(const char *text) { return ieee_from_decimal(text, FMT); } \
+    static uint64_t F##_bits(double x) { return ieee_bits_##F(x); }                 \
+    static double F##_frombits(uint64_t b) { return ieee_from_bits_##F((uint32_t)b); }
+IEEE_ADAPTERS(f32, IEEE_F32)
+IEEE_ADAPTERS(f16, IEEE_F16)
+IEEE_ADAPTERS(bf16, IEEE_BF16)
+#undef IEEE_ADAPTERS
+
+static double posit_literal(const char *text, const PositOps *p);
+
+#define POSIT_ADAPTERS(P, Q, QT)                                                    \
+    static double P##_round(double x) { return P##_to_double(P##_from_double(x)); } \
+    static uint64_t P##_bits(double x) { return P##_from_double(x); }               \
+    static double P##_frombits(uint64_t b) { return P##_to_double((uint32_t)b); }   \
+    static void Q##_fma_w(uint64_t *w, uint32_t a, uint32_t b) { Q##_fma((QT *)w, a, b); } \
+    static void Q##_add_w(uint64_t *w, uint32_t a) { Q##_add((QT *)w, a); }         \
+    static uint32_t Q##_result_w(const uint64_t *w) { return Q##_to_posit((const QT *)w); } \
+    static const PositOps P##_ops = {                                               \
+        P##_from_double, P##_from_double_dir, P##_to_double,                        \
+        { P##_add, P##_sub, P##_mul, P##_div }, P##_sqrt,                           \
+        Q##_fma_w, Q##_add_w, Q##_result_w, sizeof(QT) * 8                          \
+    };                                                                              \
+    static double P##_literal(const char *text) { return posit_literal(text, &P##_ops); }
+POSIT_ADAPTERS(p8, q8, quire8_t)
+POSIT_ADAPTERS(p16, q16, quire16_t)
+POSIT_ADAPTERS(p32, q32, quire32_t)
+#undef POSIT_ADAPTERS
+
+/* One row a format: a new backend is one more row (and its enum name). */
+const Format formats[BK_COUNT] = {
+    [BK_F64]  = { "float64",  64, f64_round,       f64_literal,  f64_bits,  f64_frombits,  0x1.fffffffffffffp-1, NULL },
+    [BK_F32]  = { "float32",  32, ieee_round_f32,  f32_literal,  f32_bits,  f32_frombits,  0x1.fffffep-1, NULL },
+    [BK_F16]  = { "float16",  16, ieee_round_f16,  f16_literal,  f16_bits,  f16_frombits,  0x1.ffcp-1, NULL },
+    [BK_BF16] = { "bfloat16", 16, ieee_round_bf16, bf16_literal, bf16_bits, bf16_frombits, 0x1.fep-1, NULL },
+    [BK_P8]   = { "posit8",    8, p8_round,        p8_literal,   p8_bits,   p8_frombits,  0, &p8_ops },
+    [BK_P16]  = { "posit16",  16, p16_round,       p16_literal,  p16_bits,  p16_frombits,  0, &p16_ops },
+    [BK_P32]  = { "posit32",  32, p32_round,       p32_literal,  p32_bits,  p32_frombits,  0, &p32_ops },
+};
+
+#define FMT (&formats[num_backend])
+
 int backend_lookup(const char *name)
 {
     for (int i = 0; i < BK_COUNT; i++)
-        if (strcmp(name, backend_names[i]) == 0) return i;
+        if (strcmp(name, formats[i].name) == 0) return i;
     return -1;
 }
 
-int backend_is_posit(int b) { return b >= BK_P8; }
+int backend_is_posit(int b) { return formats[b].posit != NULL; }
 
-/* ---------------------------------------------------------- posit glue */
-
-static uint32_t to_posit(double x)
-{
-    switch (num_backend) {
-    case BK_P8:  return p8_from_double(x);
-    case BK_P16: return p16_from_double(x);
-    default:     return p32_from_double(x);
-    }
-}
-
-static double from_posit(uint32_t p)
-{
-    switch (num_backend) {
-    case BK_P8:  return p8_to_double(p);
-    case BK_P16: return p16_to_double(p);
-    default:     return p32_to_double(p);
-    }
-}
-
-static double num_posit_binary(int op, double a, double b)
-{
-    uint32_t x = to_posit(a), y = to_posit(b), r;
-    switch (num_backend) {
-    case BK_P8:
-        r = op == OP_ADD ? p8_add(x, y) : op == OP_SUB ? p8_sub(x, y)
-          : op == OP_MUL ? p8_mul(x, y) : p8_div(x, y);
-        break;
-    case BK_P16:
-        r = op == OP_ADD ? p16_add(x, y) : op == OP_SUB ? p16_sub(x, y)
-          : op == OP_MUL ? p16_mul(x, y) : p16_div(x, y);
-        break;
-    default:
-        r = op == OP_ADD ? p32_add(x, y) : op == OP_SUB ? p32_sub(x, y)
-          : op == OP_MUL ? p32_mul(x, y) : p32_div(x, y);
-        break;
-    }
-    return from_posit(r);
-}
-
-static double num_posit_sqrt(double a)
-{
-    uint32_t x = to_posit(a);
-    switch (num_backend) {
-    case BK_P8:  return p8_to_double(p8_sqrt(x));
-    case BK_P16: return p16_to_double(p16_sqrt(x));
-    default:     return p32_to_double(p32_sqrt(x));
-    }
-}
-
-double num_round(double x)
-{
-    switch (num_backend) {
-    case BK_F64:  return x;
-    case BK_F32:  return ieee_round_f32(x);
-    case BK_F16:  return ieee_round_f16(x);
-    case BK_BF16: return ieee_round_bf16(x);
-    default:      return from_posit(to_posit(x));
-    }
-}
+double num_round(double x) { return FMT->round(x); }
 
 /* Floor modulo: the result takes the sign of the divisor (-1 % 3 is 2). */
 static double floor_mod(double a, double b)
@@ -149,12 +137,17 @@ double num_apply_slow(int op, double a, double b)
 {
     a = num_round(a);
     b = num_round(b);
-    if (backend_is_posit(num_backend)) {
-        if (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV)
-            return num_posit_binary(op, a, b);
-        if (op == OP_SQRT) return num_posit_sqrt(a);
-        if (op == OP_NEG) return isnan(a) ? a : a == 0 ? 0 : -a;
-        return posit_math(op, a, b);
+    const PositOps *p = FMT->posit;
+    if (p) {
+        switch (op) {
+        case OP_ADD: return p->to_double(p->arith[0](p->from_double(a), p->from_double(b)));
+        case OP_SUB: return p->to_double(p->arith[1](p->from_double(a), p->from_double(b)));
+        case OP_MUL: return p->to_double(p->arith[2](p->from_double(a), p->from_double(b)));
+        case OP_DIV: return p->to_double(p->arith[3](p->from_double(a), p->from_double(b)));
+        case OP_SQRT: return p->to_double(p->sqrt(p->from_double(a)));
+        case OP_NEG: return isnan(a) ? a : a == 0 ? 0 : -a;
+        default: return posit_math(op, a, b);
+        }
     }
     return num_round(apply_double(op, a, b));
 }
@@ -164,15 +157,8 @@ double num_apply_slow(int op, double a, double b)
 /* The largest value below 1 in the active format. */
 double num_below_one(void)
 {
-    switch (num_backend) {
-    case BK_F32:  return 1 - ldexp(1, -24);
-    case BK_F16:  return 1 - ldexp(1, -11);
-    case BK_BF16: return 1 - ldexp(1, -8);
-    case BK_P8:   return p8_to_double(P8_ONE - 1);
-    case BK_P16:  return p16_to_double(P16_ONE - 1);
-    case BK_P32:  return p32_to_double(P32_ONE - 1);
-    default:      return nextafter(1, 0);
-    }
+    const PositOps *p = FMT->posit;
+    return p ? p->to_double(p->from_double(1) - 1) : FMT->below_one;
 }
 
 int num_less(double a, double b)
@@ -217,26 +203,19 @@ static double decimal_with_dir(const char *text, int *dir)
     return near;
 }
 
-double num_literal(const char *text)
+/* A posit literal: the exact decimal rounded once, by way of the double
+ * nearest it and the side the decimal lies on. */
+static double posit_literal(const char *text, const PositOps *p)
 {
     int dir;
-    switch (num_backend) {
-    case BK_F64:  return strtod(text, NULL);
-    case BK_F32:  return ieee_from_decimal(text, IEEE_F32);
-    case BK_F16:  return ieee_from_decimal(text, IEEE_F16);
-    case BK_BF16: return ieee_from_decimal(text, IEEE_BF16);
-    default: break;
-    }
     double d = decimal_with_dir(text, &dir);
     /* beyond double's range a literal is still a real number: saturate */
     if (isinf(d)) d = DBL_MAX, dir = 1;
     else if (d == 0 && dir != 0) d = DBL_TRUE_MIN, dir = -1;
-    switch (num_backend) {
-    case BK_P8:  return p8_to_double(p8_from_double_dir(d, dir));
-    case BK_P16: return p16_to_double(p16_from_double_dir(d, dir));
-    default:     return p32_to_double(p32_from_double_dir(d, dir));
-    }
+    return p->to_double(p->from_double_dir(d, dir));
 }
+
+double num_literal(const char *text) { return FMT->literal(text); }
 
 /* ------------------------------------------------------------ printing */
 
@@ -318,7 +297,7 @@ static void exact_digits(double x, char *digits, int *exp10)
 static int is_posit_extreme(double x)
 {
     if (!backend_is_posit(num_backend) || x == 0 || isnan(x)) return 0;
-    int n = num_backend == BK_P8 ? 8 : num_backend == BK_P16 ? 16 : 32;
+    int n = FMT->width;
     double maxpos = ldexp(1, 4 * n - 8), minpos = ldexp(1, -4 * n + 8);
     return fabs(x) == maxpos || fabs(x) == minpos;
 }
@@ -362,42 +341,20 @@ void num_format(double x, char *out, int size)
 
 int num_bits(double x, char *buf, int size)
 {
-    switch (num_backend) {
-    case BK_F64:  return snprintf(buf, size, "0x%016llx", (unsigned long long)ieee_bits_f64(x));
-    case BK_F32:  return snprintf(buf, size, "0x%08x", (unsigned)ieee_bits_f32(x));
-    case BK_F16:  return snprintf(buf, size, "0x%04x", (unsigned)ieee_bits_f16(x));
-    case BK_BF16: return snprintf(buf, size, "0x%04x", (unsigned)ieee_bits_bf16(x));
-    case BK_P8:   return snprintf(buf, size, "0x%02x", (unsigned)p8_from_double(x));
-    case BK_P16:  return snprintf(buf, size, "0x%04x", (unsigned)p16_from_double(x));
-    default:      return snprintf(buf, size, "0x%08x", (unsigned)p32_from_double(x));
-    }
-}
-
-static int backend_width(void)
-{
-    static const int widths[BK_COUNT] = { 64, 32, 16, 16, 8, 16, 32 };
-    return widths[num_backend];
+    return snprintf(buf, size, "0x%0*llx", FMT->width / 4, (unsigned long long)FMT->to_bits(x));
 }
 
 int num_frombits(const char *s, double *out)
 {
     if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return 0;
     int digits = (int)strlen(s + 2);
-    if (digits == 0 || digits > backend_width() / 4) return 0;
+    if (digits == 0 || digits > FMT->width / 4) return 0;
     for (const char *p = s + 2; *p; p++)
         if (!isxdigit((unsigned char)*p)) return 0;   /* strtoull would take signs and spaces */
     char *end;
     unsigned long long b = strtoull(s + 2, &end, 16);
     if (*end) return 0;
-    switch (num_backend) {
-    case BK_F64:  *out = ieee_from_bits_f64(b); break;
-    case BK_F32:  *out = ieee_from_bits_f32((uint32_t)b); break;
-    case BK_F16:  *out = ieee_from_bits_f16((uint32_t)b); break;
-    case BK_BF16: *out = ieee_from_bits_bf16((uint32_t)b); break;
-    case BK_P8:   *out = p8_to_double((uint32_t)b); break;
-    case BK_P16:  *out = p16_to_double((uint32_t)b); break;
-    default:      *out = p32_to_double((uint32_t)b); break;
-    }
+    *out = FMT->from_bits(b);
     return 1;
 }
 
@@ -411,30 +368,20 @@ void acc_clear(NumAcc *q)
 
 void acc_fma(NumAcc *q, double a, double b)
 {
-    switch (q->backend) {
-    case BK_P8:  q8_fma((quire8_t *)q->w, p8_from_double(a), p8_from_double(b)); break;
-    case BK_P16: q16_fma((quire16_t *)q->w, p16_from_double(a), p16_from_double(b)); break;
-    case BK_P32: q32_fma((quire32_t *)q->w, p32_from_double(a), p32_from_double(b)); break;
-    default:     q->fsum = num_apply(OP_ADD, q->fsum, num_apply(OP_MUL, a, b)); break;
-    }
+    const PositOps *p = formats[q->backend].posit;
+    if (p) p->quire_fma(q->w, p->from_double(a), p->from_double(b));
+    else q->fsum = num_apply(OP_ADD, q->fsum, num_apply(OP_MUL, a, b));
 }
 
 void acc_add(NumAcc *q, double a)
 {
-    switch (q->backend) {
-    case BK_P8:  q8_add((quire8_t *)q->w, p8_from_double(a)); break;
-    case BK_P16: q16_add((quire16_t *)q->w, p16_from_double(a)); break;
-    case BK_P32: q32_add((quire32_t *)q->w, p32_from_double(a)); break;
-    default:     q->fsum = num_apply(OP_ADD, q->fsum, a); break;
-    }
+    const PositOps *p = formats[q->backend].posit;
+    if (p) p->quire_add(q->w, p->from_double(a));
+    else q->fsum = num_apply(OP_ADD, q->fsum, a);
 }
 
 double acc_result(const NumAcc *q)
 {
-    switch (q->backend) {
-    case BK_P8:  return p8_to_double(q8_to_posit((const quire8_t *)q->w));
-    case BK_P16: return p16_to_double(q16_to_posit((const quire16_t *)q->w));
-    case BK_P32: return p32_to_double(q32_to_posit((const quire32_t *)q->w));
-    default:     return q->fsum;
-    }
+    const PositOps *p = formats[q->backend].posit;
+    return p ? p->to_double(p->quire_result(q->w)) : q->fsum;
 }

@@ -16,9 +16,34 @@ typedef enum {
 
 typedef enum { BK_F64, BK_F32, BK_F16, BK_BF16, BK_P8, BK_P16, BK_P32, BK_COUNT } Backend;
 
+/* A posit format's integer core (posit.c), on bit patterns. */
+typedef struct {
+    uint32_t (*from_double)(double);
+    uint32_t (*from_double_dir)(double, int);   /* dir: side of the exact value */
+    double   (*to_double)(uint32_t);
+    uint32_t (*arith[4])(uint32_t, uint32_t);   /* + - * /, correctly rounded */
+    uint32_t (*sqrt)(uint32_t);
+    void     (*quire_fma)(uint64_t *q, uint32_t a, uint32_t b);   /* q += a*b exactly */
+    void     (*quire_add)(uint64_t *q, uint32_t a);
+    uint32_t (*quire_result)(const uint64_t *q);                   /* one rounding */
+    int      quire_bits;
+} PositOps;
+
+/* Everything that differs between number formats: one row a backend. */
+typedef struct {
+    const char *name;
+    int width;                                /* bits of the pattern bits() shows */
+    double   (*round)(double);                /* to the nearest value of the format */
+    double   (*literal)(const char *text);    /* decimal text, rounded once */
+    uint64_t (*to_bits)(double);
+    double   (*from_bits)(uint64_t);
+    double   below_one;                       /* IEEE formats: the largest value below 1 */
+    const PositOps *posit;                    /* NULL for IEEE formats */
+} Format;
+
+extern const Format formats[BK_COUNT];
 extern int num_backend;
 extern int wg_start_backend;
-extern const char *const backend_names[BK_COUNT];
 extern const char *const op_names[OP_COUNT];
 extern const int op_arity[OP_COUNT];
 
