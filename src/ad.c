@@ -90,7 +90,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
         wg_error_at(p, "%s", place_help);
     Value v = eval_expr(p, env);
     Value shape = num_val(0);
-    if (v.t == V_NUM || v.t == V_DUAL) {
+    if (IS_NUMBER(v)) {
         *n = 1;
         *ids = wg_scratch(sizeof(uint32_t));
         (*ids)[0] = v_innermost(&v)->id;
@@ -114,7 +114,7 @@ Value ad_d(Node *call, Env *env)
     if (call->n != 2) wg_error("d expects 2 arguments, d(y, place), got %d", call->n);
     Value y = eval_expr(call->list[0], env);
     wg_where.node = call;
-    if (y.t != V_NUM && y.t != V_DUAL) {
+    if (!IS_NUMBER(y)) {
         v_release(y);
         wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", type_name(y));
     }
@@ -154,7 +154,7 @@ static Value fresh_number(Value x)
 
 static Value fresh_point(Value x)
 {
-    if (x.t == V_NUM || x.t == V_DUAL) return fresh_number(x);
+    if (IS_NUMBER(x)) return fresh_number(x);
     if (is_seq(x)) {
         int n = seq_len(x);
         Value r = arr_new(n);
@@ -195,7 +195,7 @@ static Value grad_at(Value f, int argc, Value *argv)
     args[0] = x;
     for (int i = 1; i < argc && i < 64; i++) args[i] = argv[i];
     Value r = call_value(f, argc, args);
-    if (r.t != V_NUM && r.t != V_DUAL) {
+    if (!IS_NUMBER(r)) {
         v_release(r);
         v_release(x);
         wg_error("grad: the function must return a number, got %s", type_name(r));
@@ -235,7 +235,7 @@ Value ad_grad(int argc, Value *argv)
 Value ad_hvp(int argc, Value *argv)
 {
     (void)argc;
-    if (!(argv[1].t == V_NUM || argv[1].t == V_DUAL) && !is_seq(argv[1]))
+    if (!IS_NUMBER(argv[1]) && !is_seq(argv[1]))
         wg_error("hvp: x must be a number or an array, got %s", type_name(argv[1]));
     Value gfn = ad_grad(1, &argv[0]);
     Value r = fwd_jvp(gfn, argv[1], argv[2]);

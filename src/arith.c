@@ -24,8 +24,6 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     return tape_push(op, ia, ib, r);
 }
 
-static int is_number(Value v) { return v.t == V_NUM || v.t == V_DUAL; }
-
 Value v_num_op(int op, Value a, Value b)
 {
     if (a.t == V_NUM && (op_arity[op] < 2 || b.t == V_NUM)) return num_op(op, a, b);
@@ -76,8 +74,8 @@ static Value elementwise(int op, Value a, Value b)
 Value v_arith(int op, Value a, Value b)
 {
     int unary = op_arity[op] < 2;
-    if (is_number(a) && (unary || is_number(b))) return v_num_op(op, a, b);
-    if ((is_seq(a) || is_number(a)) && (unary || is_seq(b) || is_number(b)))
+    if (IS_NUMBER(a) && (unary || IS_NUMBER(b))) return v_num_op(op, a, b);
+    if ((is_seq(a) || IS_NUMBER(a)) && (unary || is_seq(b) || IS_NUMBER(b)))
         return elementwise(op, a, b);
     if (unary) wg_error("%s expects a number or an array, got %s", op_names[op], type_name(a));
     wg_error("cannot apply '%s' to %s and %s", op_symbol(op), type_name(a), type_name(b));

@@ -66,7 +66,7 @@ const Builtin *builtin_list(int i) { return i < nbuiltins ? table[i] : NULL; }
 
 double arg_number(Value *argv, int i, const char *fname)
 {
-    if (argv[i].t != V_NUM && argv[i].t != V_DUAL)
+    if (!IS_NUMBER(argv[i]))
         wg_error("%s: argument %d must be a number, got %s", fname, i + 1, type_name(argv[i]));
     return v_primal(argv[i]);
 }
@@ -327,7 +327,7 @@ static Value bi_detach(int argc, Value *argv)
 {
     (void)argc;
     Value v = argv[0];
-    if (v.t == V_NUM || v.t == V_DUAL) return num_val(v_primal(v));
+    if (IS_NUMBER(v)) return num_val(v_primal(v));
     if (is_seq(v)) {
         int n = seq_len(v);
         Value r = arr_new(n);

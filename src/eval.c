@@ -175,7 +175,7 @@ static int index_of(Value idx, int len, Node *at)
         int i = (int)idx.u.n;
         if (i == idx.u.n) return i;
     }
-    if (idx.t != V_NUM && idx.t != V_DUAL)
+    if (!IS_NUMBER(idx))
         wg_error_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);
     if (d != floor(d) || isnan(d)) wg_error_at(at, "index %s is not a whole number", num_str(d));
@@ -201,7 +201,7 @@ static Value *writable_seq(Value *holder, Node *at)
 
 static void check_number(Value v, Node *at)
 {
-    if (v.t != V_NUM && v.t != V_DUAL)
+    if (!IS_NUMBER(v))
         wg_error_at(at, "array elements must be numbers, got %s", type_name(v));
 }
 
@@ -412,7 +412,7 @@ static int as_bool(Value v, Node *at, const char *what)
 
 static int values_equal(Value a, Value b)
 {
-    if ((a.t == V_NUM || a.t == V_DUAL) && (b.t == V_NUM || b.t == V_DUAL))
+    if (IS_NUMBER(a) && IS_NUMBER(b))
         return num_equal(v_primal(a), v_primal(b));
     if (a.t != b.t) return 0;
     switch (a.t) {
@@ -432,7 +432,7 @@ static Value compare(Node *n, Value a, Value b)
         int eq = values_equal(a, b);
         return bool_val(op == OP2_EQ ? eq : !eq);
     }
-    if ((a.t != V_NUM && a.t != V_DUAL) || (b.t != V_NUM && b.t != V_DUAL))
+    if (!IS_NUMBER(a) || !IS_NUMBER(b))
         wg_error_at(n, "cannot order %s and %s", type_name(a), type_name(b));
     double x = v_primal(a), y = v_primal(b);
     switch (op) {
@@ -470,7 +470,7 @@ static Value eval_array(Node *n, Env *env)
     Value r = arr_new(n->n);
     for (int i = 0; i < n->n; i++) {
         Value v = eval_expr(n->list[i], env);
-        if (v.t != V_NUM && v.t != V_DUAL) {
+        if (!IS_NUMBER(v)) {
             v_release(v);
             v_release(r);
             wg_error_at(n->list[i], "array elements must be numbers, got %s", type_name(v));
@@ -551,7 +551,7 @@ static int exec_while(Node *n, Env *env)
 static double range_bound(Node *e, Env *env)
 {
     Value v = eval_expr(e, env);
-    if (v.t != V_NUM && v.t != V_DUAL) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
+    if (!IS_NUMBER(v)) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
     double d = v_primal(v);
     v_release(v);
     if (d != floor(d)) wg_error_at(e, "a range bound must be a whole number, got %s", num_str(d));

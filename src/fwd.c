@@ -60,7 +60,7 @@ Value fwd_op(int op, Value a, Value b)
 
 static Value seed_dual(uint32_t tag, Value x, Value v)
 {
-    if ((x.t == V_NUM || x.t == V_DUAL) && (v.t == V_NUM || v.t == V_DUAL)) {
+    if (IS_NUMBER(x) && IS_NUMBER(v)) {
         v_retain(x);
         v_retain(v);
         return dual_new(tag, x, v);
@@ -121,14 +121,14 @@ Value fwd_fwdgrad(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[1], v;
-    if (x.t == V_NUM || x.t == V_DUAL) v = num_val(num_round(rng_normal(&wg_rng)));
+    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&wg_rng)));
     else if (is_seq(x)) {
         int n = seq_len(x);
         v = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&wg_rng)));
     } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
-    if (s.t != V_NUM && s.t != V_DUAL) {
+    if (!IS_NUMBER(s)) {
         v_release(s);
         v_release(v);
         wg_error("fwdgrad: the function must return a number");

@@ -106,6 +106,7 @@ typedef struct Builtin {
 
 #define IS_HEAP(v)  ((v).t >= V_STR)
 #define IS_NUM(v)   ((v).t == V_NUM)
+#define IS_NUMBER(v) ((v).t == V_NUM || (v).t == V_DUAL)   /* a plain number or a dual (jvp) */
 #define AS_STR(v)   ((Str *)(v).u.o)
 #define AS_ARR(v)   ((Storage *)(v).u.o)
 #define AS_VIEW(v)  ((View *)(v).u.o)

@@ -46,7 +46,7 @@ static Value *own_innermost(Value *v)
 
 uint32_t label_place(Value *v)
 {
-    if (v->t != V_NUM && v->t != V_DUAL) return 0;
+    if (!IS_NUMBER(*v)) return 0;
     return label_number(own_innermost(v));
 }
 
@@ -118,7 +118,7 @@ void version_count(VerLog *log) { log->count++; }
 void version_bind(VerLog *log, Value *v)
 {
     log->count++;
-    if (v->t == V_NUM || v->t == V_DUAL) {
+    if (IS_NUMBER(*v)) {
         verlog_push(log, label_place(v));
         if (v->t == V_DUAL) hold(log, -1, *v);
         return;
