@@ -149,7 +149,7 @@ static Value fresh_number(Value x)
         v_retain(d->t);
         return dual_new(d->tag, fresh_number(d->p), d->t);
     }
-    return num_rec(x.u.n, x.id ? tape_push(OP_COPY, x.id, 0, x.u.n) : tape_push(OP_LEAF, 0, 0, x.u.n));
+    return num_rec(x.u.n, x.id ? rec_copy(x.id, x.u.n) : rec_leaf(x.u.n));
 }
 
 static Value fresh_point(Value x)

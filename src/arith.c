@@ -3,7 +3,7 @@
 #include "fwd.h"
 #include "error.h"
 
-uint32_t tape_id_of_const(double c) { return tape_push(OP_CONST, 0, 0, c); }
+uint32_t tape_id_of_const(double c) { return rec_const(c); }
 
 /* Whether the reverse rule of op reads operand values (so a constant
  * operand must be on the tape). add/sub/neg only pass adjoints through. */
@@ -21,7 +21,7 @@ uint32_t arith_record(int op, Value a, Value b, double r)
         if (!ia) ia = tape_id_of_const(a.u.n);
         if (arity == 2 && !ib) ib = tape_id_of_const(b.u.n);
     }
-    return tape_push(op, ia, ib, r);
+    return rec_op(op, ia, ib, r);
 }
 
 Value v_num_op(int op, Value a, Value b)
@@ -123,9 +123,9 @@ Value arith_sum(Value a)
     }
     if (num_backend != BK_F64) s = acc_result(&q);
     if (!recorded || !tape.recording) return num_val(s);
-    uint32_t off = tape_pool_push(NULL, (uint32_t)n);
-    for (int i = 0; i < n; i++) tape.pool[off + i] = seq_at(a, i)->id;
-    return num_rec(s, tape_push(OP_SUM, off, (uint32_t)n, s));
+    uint32_t off, *terms = rec_operands((uint32_t)n, &off);
+    for (int i = 0; i < n; i++) terms[i] = seq_at(a, i)->id;
+    return num_rec(s, rec_sum(off, (uint32_t)n, s));
 }
 
 Value arith_dot(Value a, Value b)
@@ -150,13 +150,11 @@ Value arith_dot(Value a, Value b)
     }
     if (num_backend != BK_F64) s = acc_result(&q);
     if (!recorded || !tape.recording) return num_val(s);
-    uint32_t off = tape_pool_push(NULL, 2 * (uint32_t)n);
+    uint32_t off, *pairs = rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);
-        uint32_t ix = x->id ? x->id : tape_id_of_const(x->u.n);
-        uint32_t iy = y->id ? y->id : tape_id_of_const(y->u.n);
-        tape.pool[off + 2 * i] = ix;
-        tape.pool[off + 2 * i + 1] = iy;
+        pairs[2 * i] = x->id ? x->id : tape_id_of_const(x->u.n);
+        pairs[2 * i + 1] = y->id ? y->id : tape_id_of_const(y->u.n);
     }
-    return num_rec(s, tape_push(OP_DOT, off, (uint32_t)n, s));
+    return num_rec(s, rec_dot(off, (uint32_t)n, s));
 }

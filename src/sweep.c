@@ -122,28 +122,32 @@ static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
 static void plain_step(PlainBuf *b, uint32_t i, double a)
 {
     int op = tape_opcode(i);
-    TapeArgs g = tape.arg[i];
+    uint32_t n;
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
-    case OP_SUM:
-        for (uint32_t j = 0; j < g.b; j++) give_plain(b, tape.pool[g.a + j], a, 1);
+    case OP_SUM: {
+        const uint32_t *t = tape_terms(i, &n);
+        for (uint32_t j = 0; j < n; j++) give_plain(b, t[j], a, 1);
         return;
-    case OP_DOT:
-        for (uint32_t j = 0; j < g.b; j++) {
-            uint32_t x = tape.pool[g.a + 2 * j], y = tape.pool[g.a + 2 * j + 1];
-            give_plain(b, x, a, tape.val[y]);
-            give_plain(b, y, a, tape.val[x]);
+    }
+    case OP_DOT: {
+        const uint32_t *p = tape_pairs(i, &n);
+        for (uint32_t j = 0; j < n; j++) {
+            give_plain(b, p[2 * j], a, tape_val(p[2 * j + 1]));
+            give_plain(b, p[2 * j + 1], a, tape_val(p[2 * j]));
         }
         return;
+    }
     case OP_DERIV:
         plain_through_deriv(b, i, a);
         return;
     default: {
         double da, db;
-        rule_partials_num(op, tape.val[g.a], tape.val[g.b], tape.val[i], &da, &db);
-        give_plain(b, g.a, a, da);
-        if (op_arity[op] == 2) give_plain(b, g.b, a, db);
+        uint32_t x = tape_a(i), y = tape_b(i);
+        rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
+        give_plain(b, x, a, da);
+        if (op_arity[op] == 2) give_plain(b, y, a, db);
     }
     }
 }
@@ -262,8 +266,8 @@ static void val_run(ValBuf *b, uint32_t top, Value seed);
 
 static Value entry_value(uint32_t id)
 {
-    if (id == 0 || tape_opcode(id) == OP_CONST) return num_val(tape.val[id]);
-    return num_rec(tape.val[id], id);
+    if (id == 0 || tape_opcode(id) == OP_CONST) return num_val(tape_val(id));
+    return num_rec(tape_val(id), id);
 }
 
 static int is_one(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 1; }
@@ -310,28 +314,33 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
 static void val_step(ValBuf *b, uint32_t i, Value a)
 {
     int op = tape_opcode(i);
-    TapeArgs g = tape.arg[i];
+    uint32_t n;
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
-    case OP_SUM:
-        for (uint32_t j = 0; j < g.b; j++) give_val(b, tape.pool[g.a + j], a, num_val(1));
+    case OP_SUM: {
+        const uint32_t *t = tape_terms(i, &n);
+        for (uint32_t j = 0; j < n; j++) give_val(b, t[j], a, num_val(1));
         return;
-    case OP_DOT:
-        for (uint32_t j = 0; j < g.b; j++) {
-            uint32_t x = tape.pool[g.a + 2 * j], y = tape.pool[g.a + 2 * j + 1];
+    }
+    case OP_DOT: {
+        const uint32_t *p = tape_pairs(i, &n);
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t x = p[2 * j], y = p[2 * j + 1];
             give_val(b, x, a, entry_value(y));
             give_val(b, y, a, entry_value(x));
         }
         return;
+    }
     case OP_DERIV:
         val_through_deriv(b, i, a);
         return;
     default: {
         RuleTemps ts = {0};
-        Value A = entry_value(g.a), B = entry_value(g.b), V = entry_value(i);
-        give_val(b, g.a, a, rule_partial_val(op, 0, A, B, V, &ts));
-        if (op_arity[op] == 2) give_val(b, g.b, a, rule_partial_val(op, 1, A, B, V, &ts));
+        uint32_t x = tape_a(i), y = tape_b(i);
+        Value A = entry_value(x), B = entry_value(y), V = entry_value(i);
+        give_val(b, x, a, rule_partial_val(op, 0, A, B, V, &ts));
+        if (op_arity[op] == 2) give_val(b, y, a, rule_partial_val(op, 1, A, B, V, &ts));
         rule_temps_release(&ts);
     }
     }
@@ -361,7 +370,7 @@ static uint32_t expansion_floor;
 
 static Cuts deriv_cuts(const DerivRec *r)
 {
-    return (Cuts){ r->ncut ? tape.pool + r->cut_off : NULL, r->ncut };
+    return (Cuts){ r->ncut ? tape_pool_at(r->cut_off) : NULL, r->ncut };
 }
 
 /* Records the reverse sweep of d call r as operations from tape.n on;
@@ -371,20 +380,21 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     int saved = tape.recording;
     uint32_t saved_floor = expansion_floor;
     tape.recording = 1;
-    *first = expansion_floor = tape.n;
-    uint32_t y = tape.derivs[r].y, nwrt = tape.derivs[r].nwrt, lo = y;
+    *first = expansion_floor = tape_size();
+    /* the pool and the call table may move while recording: re-read them */
+    uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y;
     for (uint32_t w = 0; w < nwrt; w++) {
-        uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+        uint32_t id = tape_pool_at(tape_deriv_call(r)->wrt_off)[w];
         if (id && id < lo) lo = id;
     }
     ValBuf b;
-    valbuf_init(&b, lo, y, NULL, deriv_cuts(&tape.derivs[r]));
+    valbuf_init(&b, lo, y, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
-    uint32_t off = tape_pool_push(NULL, nwrt);
+    uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
-        uint32_t id = tape.pool[tape.derivs[r].wrt_off + w];
+        uint32_t id = tape_pool_at(tape_deriv_call(r)->wrt_off)[w];
         Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
-        tape.pool[off + w] = (v.t == V_NUM) ? v.id : 0;
+        results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, y);
     expansion_floor = saved_floor;
@@ -399,20 +409,20 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
  * its own entries (the invariant at the top of this file). */
 static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
 {
-    uint32_t r = tape.arg[k].a, j = tape.arg[k].b;
-    uint32_t kept = tape.derivs[r].exp_lo;
+    uint32_t j, r = tape_deriv_call_of(k, &j);
+    uint32_t kept = tape_deriv_call(r)->exp_lo;
     if (kept && (!expansion_floor || kept >= expansion_floor)) {
         *lo = kept;
-        return tape.pool[tape.derivs[r].exp_off + j];
+        return tape_pool_at(tape_deriv_call(r)->exp_off)[j];
     }
     uint32_t first, off = record_expansion(r, &first);
     if (!kept) {
-        tape.derivs[r].exp_off = off;
-        tape.derivs[r].exp_lo = first;
+        tape_deriv_call(r)->exp_off = off;
+        tape_deriv_call(r)->exp_lo = first;
         tape.expansions++;
     }
     *lo = first;
-    return tape.pool[off + j];
+    return tape_pool_at(off)[j];
 }
 
 void sweep_abandon(void) { expansion_floor = 0; }
@@ -499,11 +509,11 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
         int op = tape_opcode(i);
         if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || ++visited > budget) { ok = 0; break; }
         if (a == 0 || op == OP_LEAF) continue;
-        TapeArgs g = tape.arg[i];
+        uint32_t x = tape_a(i), y = tape_b(i);
         double da, db;
-        rule_partials_num(op, tape.val[g.a], tape.val[g.b], tape.val[i], &da, &db);
-        sparse_give(&sp, lo, g.a, a * da);
-        if (op_arity[op] == 2) sparse_give(&sp, lo, g.b, a * db);
+        rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
+        sparse_give(&sp, lo, x, a * da);
+        if (op_arity[op] == 2) sparse_give(&sp, lo, y, a * db);
     }
     if (ok)
         for (int j = 0; j < n; j++) {
@@ -548,7 +558,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
     for (int j = 0; j < n; j++) {
         if (!wrt[j] || wrt[j] > top || wrt[j] < lo) continue;
-        if (tape.recording) out[j] = num_rec(g[j], tape_push(OP_DERIV, rec, (uint32_t)j, g[j]));
+        if (tape.recording) out[j] = num_rec(g[j], rec_deriv(rec, (uint32_t)j, g[j]));
         else out[j] = num_val(g[j]);
     }
     wg_scratch_free(g);

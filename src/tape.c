@@ -118,3 +118,43 @@ void tape_set_limit(size_t bytes)
     size_t maxn = bytes / ENTRY_BYTES;
     if (tape.cap > maxn) tape.cap = maxn > tape.n ? (uint32_t)maxn : tape.n;
 }
+
+uint32_t *rec_operands(uint32_t count, uint32_t *off)
+{
+    *off = tape_pool_push(NULL, count);
+    return tape.pool + *off;
+}
+
+uint32_t rec_sum(uint32_t off, uint32_t n, double v) { return tape_push(OP_SUM, off, n, v); }
+uint32_t rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, off, n, v); }
+
+uint32_t rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
+
+void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
+{
+    int op = tape_opcode(i);
+    uint32_t n;
+    switch (op) {
+    case OP_CONST: case OP_LEAF:
+        return;
+    case OP_SUM: {
+        const uint32_t *t = tape_terms(i, &n);
+        for (uint32_t j = 0; j < n; j++) fn(t[j], ud);
+        return;
+    }
+    case OP_DOT: {
+        const uint32_t *p = tape_pairs(i, &n);
+        for (uint32_t j = 0; j < 2 * n; j++) fn(p[j], ud);
+        return;
+    }
+    case OP_DERIV: {
+        const DerivRec *r = tape_deriv_call(tape_deriv_call_of(i, NULL));
+        fn(r->y, ud);
+        for (uint32_t j = 0; j < r->nwrt; j++) fn(tape.pool[r->wrt_off + j], ud);
+        return;
+    }
+    default:
+        fn(tape.arg[i].a, ud);
+        if (op_arity[op] == 2) fn(tape.arg[i].b, ud);
+    }
+}

@@ -68,6 +68,45 @@ static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
     return i;
 }
 
-static inline int tape_opcode(uint32_t i) { return tape.op[i] & TAPE_OPMASK; }
+/* ---- reading entries. Nothing outside src/tape*.[ch] touches the
+ * arrays: the layout can change here alone. */
+static inline int      tape_opcode(uint32_t i) { return tape.op[i] & TAPE_OPMASK; }
+static inline double   tape_val(uint32_t i)    { return tape.val[i]; }
+static inline uint32_t tape_a(uint32_t i)      { return tape.arg[i].a; }   /* first operand */
+static inline uint32_t tape_b(uint32_t i)      { return tape.arg[i].b; }   /* second operand */
+static inline int      tape_labeled(uint32_t i) { return (tape.op[i] & TAPE_LABELED) != 0; }
+static inline uint32_t tape_size(void)         { return tape.n; }          /* entries, #0 included */
+
+/* n-ary entries keep their operands in the pool: sum its terms, dot its
+ * pairs (x0, y0, x1, y1, ...); a deriv entry names its d call and which
+ * of the call's results it is. */
+static inline const uint32_t *tape_terms(uint32_t i, uint32_t *n) { *n = tape.arg[i].b; return tape.pool + tape.arg[i].a; }
+static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { *n = tape.arg[i].b; return tape.pool + tape.arg[i].a; }
+static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
+{
+    if (which) *which = tape.arg[i].b;
+    return tape.arg[i].a;
+}
+static inline DerivRec *tape_deriv_call(uint32_t r) { return &tape.derivs[r]; }
+static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }
+
+/* Every operand of entry i, n-ary ones included (a deriv entry: its y and
+ * the places it was taken with respect to). */
+void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
+
+/* ---- recording */
+static inline uint32_t rec_op(int op, uint32_t a, uint32_t b, double v) { return tape_push(op, a, b, v); }
+static inline uint32_t rec_leaf(double v) { return tape_push(OP_LEAF, 0, 0, v); }
+static inline uint32_t rec_copy(uint32_t a, double v) { return tape_push(OP_COPY, a, 0, v); }
+static inline uint32_t rec_const(double v) { return tape_push(OP_CONST, 0, 0, v); }
+static inline void     rec_label(uint32_t i) { tape.op[i] |= TAPE_LABELED; }
+/* An n-ary entry: reserve its operand list (n ids for a sum, 2n for a
+ * dot), fill it (recording the operands' constants meanwhile, so that
+ * every operand precedes the entry), then record the entry. The pointer
+ * is valid until the next reservation. */
+uint32_t *rec_operands(uint32_t count, uint32_t *off);
+uint32_t rec_sum(uint32_t off, uint32_t n, double v);
+uint32_t rec_dot(uint32_t off, uint32_t n, double v);
+uint32_t rec_deriv(uint32_t call, uint32_t which, double v);
 
 #endif

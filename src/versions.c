@@ -18,9 +18,9 @@
  * version_element): an unlabelled entry is held by no name. */
 uint32_t label_number(Value *v)
 {
-    if (v->id == 0) v->id = tape_push(OP_LEAF, 0, 0, v->u.n);
-    else if (tape.op[v->id] & TAPE_LABELED) v->id = tape_push(OP_COPY, v->id, 0, v->u.n);
-    tape.op[v->id] |= TAPE_LABELED;
+    if (v->id == 0) v->id = rec_leaf(v->u.n);
+    else if (tape_labeled(v->id)) v->id = rec_copy(v->id, v->u.n);
+    rec_label(v->id);
     return v->id;
 }
 
@@ -241,7 +241,7 @@ Value version_read(const VerLog *log, int k, int *found)
         return *h;
     }
     uint32_t id = verlog_find(log, k);
-    if (id && id < tape.n) return num_rec(tape.val[id], id);
+    if (id && id < tape_size()) return num_rec(tape_val(id), id);
     int len;
     uint32_t *ids = verlog_array(log, k, &len);
     if (!ids) {
@@ -250,7 +250,7 @@ Value version_read(const VerLog *log, int k, int *found)
     }
     Value r = arr_new(len);
     for (int i = 0; i < len; i++)
-        AS_ARR(r)->v[i] = ids[i] && ids[i] < tape.n ? num_rec(tape.val[ids[i]], ids[i]) : num_val(0);
+        AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
     free(ids);
     if (log->nheld) overlay_held(log, k, AS_ARR(r));
     return r;
