@@ -53,6 +53,14 @@ $(BUILD)/%.o: src/%.c src/*.h src/*.def $(BUILD)/gen/parser.h
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
 
+# The tape and its sweeps stand below the evaluator: their unit test links
+# them alone (no evaluator, no libedit), which keeps them that way.
+CORE     := tape sweep arith dual num ieee posit value gc error ast versions
+COREOBJS := $(patsubst %,$(BUILD)/%.o,$(CORE))
+$(BUILD)/unit/test_tape: tests/unit/test_tape.c $(UNITSUP) $(COREOBJS)
+	@mkdir -p $(BUILD)/unit
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UNITSUP) $(COREOBJS) -lm -lgmp
+
 $(BUILD)/unit/%: tests/unit/%.c $(UNITSUP) $(LIBOBJS)
 	@mkdir -p $(BUILD)/unit
 	$(CC) $(CFLAGS) -I$(BUILD)/gen $(LDFLAGS) -o $@ $< $(UNITSUP) $(LIBOBJS) $(LDLIBS) -lgmp

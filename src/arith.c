@@ -1,6 +1,6 @@
 /* arith.c: scalar and elementwise arithmetic, and what it records. */
 #include "arith.h"
-#include "fwd.h"
+#include "dual.h"
 #include "error.h"
 
 uint32_t tape_id_of_const(double c) { return rec_const(c); }
@@ -27,7 +27,7 @@ uint32_t arith_record(int op, Value a, Value b, double r)
 Value v_num_op(int op, Value a, Value b)
 {
     if (a.t == V_NUM && (op_arity[op] < 2 || b.t == V_NUM)) return num_op(op, a, b);
-    return fwd_op(op, a, b);
+    return dual_op(op, a, b);
 }
 
 static const char *op_symbol(int op)

@@ -328,6 +328,7 @@ static void tape_forget(void)
     gc_strip_ids();
     for (int g = 0; g < nglobals; g++) {
         Global *gl = &globals[g];
+        if (gl->v.t == V_NUM) gl->v.id = 0;
         int count = gl->ver.count;
         verlog_free(&gl->ver);
         gl->ver.count = count;

@@ -745,6 +745,7 @@ int eval_chunk(Chunk *c)
 
 void eval_init(void)
 {
+    gc_set_roots(eval_visit_roots);
     tape_init();
     builtins_register();
 }

@@ -3,7 +3,6 @@
 #define WG_FWD_H
 #include "value.h"
 
-Value fwd_op(int op, Value a, Value b);   /* an op with a dual operand */
 Value fwd_jvp_builtin(int argc, Value *argv);   /* jvp(f, x, v) */
 Value fwd_fwdgrad(int argc, Value *argv);       /* fwdgrad(f, x) */
 Value fwd_jvp(Value f, Value x, Value v);   /* f'(x)·v by dual numbers */

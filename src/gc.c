@@ -5,9 +5,12 @@
  * error unwound past. */
 #include <stdlib.h>
 #include "gc.h"
-#include "eval.h"
+#include "versions.h"
 
 static Obj *all;
+static void (*visit_roots)(void (*visit)(Value));
+
+void gc_set_roots(void (*roots)(void (*visit)(Value))) { visit_roots = roots; }
 static size_t live, at_last_collect = 1024;
 
 void gc_link(Obj *o)
@@ -97,7 +100,7 @@ void gc_collect(void)
         o->rc = 0;
         o->mark = 0;
     }
-    eval_visit_roots(visit_value);
+    if (visit_roots) visit_roots(visit_value);
     Obj *o = all;
     all = NULL;
     live = 0;
@@ -124,10 +127,10 @@ static void strip(Value *v)
     if (v->t == V_NUM) v->id = 0;
 }
 
-/* After :tape clear no live number may name an entry of the old tape. */
+/* After :tape clear no number held by a heap object may name an entry of
+ * the old tape (the caller strips the roots). */
 void gc_strip_ids(void)
 {
-    for (int g = 0; g < nglobals; g++) strip(&globals[g].v);
     for (Obj *o = all; o; o = o->next) {
         if (o->type == V_ARR) {
             Storage *s = (Storage *)o;

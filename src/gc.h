@@ -7,10 +7,12 @@
 #define WG_GC_H
 #include "value.h"
 
+/* The evaluator names the roots (its globals) once, at start-up. */
+void   gc_set_roots(void (*roots)(void (*visit)(Value)));
 void   gc_link(Obj *o);
 void   gc_unlink(Obj *o);
 void   gc_collect(void);          /* trace from the roots, recount, free the rest */
 void   gc_maybe_collect(void);    /* collect when enough was allocated since last time */
-void   gc_strip_ids(void);        /* every live number becomes a constant */
+void   gc_strip_ids(void);        /* every number in a heap object becomes a constant */
 
 #endif
