@@ -36,6 +36,13 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value
     wg_scratch_free(tp);
 }
 
+Value ad_derivative(Value y, uint32_t wrt)
+{
+    Value g;
+    derivatives_of(y, &wrt, 1, (Cuts){0}, &g);
+    return g;
+}
+
 /* The tape entries of every tangent part of a number or dual (all but its
  * innermost number), written to ids if given; returns how many. */
 static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)

@@ -18,6 +18,7 @@
 #include "ad.h"
 #include "versions.h"
 #include "sweep.h"
+#include "fwd.h"
 
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
@@ -357,8 +358,9 @@ Value call_value(Value f, int argc, Value *argv)
     }
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
-        if (c->fn) return call_closure(c, argc, argv);
-        return derived_call(c, argc, argv);
+        if (!c->fn) return derived_call(c, argc, argv);
+        if (c->fn->records && fwd_needs_tape(argc, argv)) return fwd_call_on_tape(f, argc, argv);
+        return call_closure(c, argc, argv);
     }
     wg_error("cannot call %s", type_name(f));
 }

@@ -12,9 +12,153 @@
 #include "eval.h"
 #include "error.h"
 #include "rng.h"
+#include "ad.h"
+#include "tape.h"
 
 static uint32_t next_tag;
 extern rng_t wg_rng;
+
+/* ---------------------------------------------- recording functions */
+
+/* A function that takes d or reads x@k works on the tape, and the tape
+ * knows nothing of dual numbers: a derivative taken inside forward mode
+ * would have to tell apart, on the tape, what depends on a variable from
+ * what depends on its tangent, and an inner d expands both into one
+ * expression. So such a function called on duals runs on numbers
+ * perturbed on the tape instead: each tag in the arguments gets a leaf
+ * E = 0, a dual p + t·ε becomes the recorded number p + E·t, and on return
+ * the result's tangent for that tag is d(r, E). Inside, d, x@k and versions
+ * are plain reverse mode, exact at any order. */
+#define MAX_TAGS 16
+typedef struct {
+    uint32_t tag[MAX_TAGS];     /* ascending */
+    Value eps[MAX_TAGS];
+    int n;
+} Perturbations;
+
+static int collect_tags(Value v, Perturbations *pt)
+{
+    if (is_seq(v)) {
+        for (int i = 0; i < seq_len(v); i++)
+            if (!collect_tags(*seq_at(v, i), pt)) return 0;
+        return 1;
+    }
+    if (v.t != V_DUAL) return 1;
+    Dual *d = AS_DUAL(v);
+    int i = 0;
+    while (i < pt->n && pt->tag[i] < d->tag) i++;
+    if (i == pt->n || pt->tag[i] != d->tag) {
+        if (pt->n == MAX_TAGS) return 0;
+        for (int j = pt->n; j > i; j--) pt->tag[j] = pt->tag[j - 1];
+        pt->tag[i] = d->tag;
+        pt->n++;
+    }
+    return collect_tags(d->p, pt) && collect_tags(d->t, pt);
+}
+
+static Value epsilon_of(const Perturbations *pt, uint32_t tag)
+{
+    for (int i = 0; i < pt->n; i++)
+        if (pt->tag[i] == tag) return pt->eps[i];
+    return num_val(0);
+}
+
+/* p + t·ε as p + E·t, all on the tape. */
+static Value lower(Value v, const Perturbations *pt)
+{
+    if (is_seq(v)) {
+        int n = seq_len(v);
+        Value r = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = lower(*seq_at(v, i), pt);
+        return r;
+    }
+    if (v.t != V_DUAL) {
+        v_retain(v);
+        return v;
+    }
+    Dual *d = AS_DUAL(v);
+    Value p = lower(d->p, pt), t = lower(d->t, pt);
+    Value m = v_num_op(OP_MUL, epsilon_of(pt, d->tag), t);
+    Value s = v_num_op(OP_ADD, p, m);
+    v_release(p);
+    v_release(t);
+    v_release(m);
+    return s;
+}
+
+/* The dual of r for the first k tags: r + ε_k · d(r, E_k), each part
+ * raised for the lower tags in turn. */
+static Value raise_number(Value r, const Perturbations *pt, int k)
+{
+    if (k == 0) {
+        v_retain(r);
+        return r;
+    }
+    Value base = raise_number(r, pt, k - 1);
+    Value g = ad_derivative(r, pt->eps[k - 1].id);
+    Value t = raise_number(g, pt, k - 1);
+    Value out;
+    if (r.t == V_NUM && g.t == V_NUM) out = dual_new(pt->tag[k - 1], base, t);
+    else {
+        /* r carries duals of its own (captured from outside), maybe of
+         * higher tags: base + t·ε through the arithmetic of duals, which
+         * keeps higher tags outermost */
+        Value eps = dual_new(pt->tag[k - 1], num_val(0), num_val(1));
+        Value e = v_num_op(OP_MUL, t, eps);
+        out = v_num_op(OP_ADD, base, e);
+        v_release(base);
+        v_release(e);
+        v_release(eps);
+        v_release(t);
+    }
+    v_release(g);
+    return out;
+}
+
+static Value raise_value(Value r, const Perturbations *pt)
+{
+    if (is_seq(r)) {
+        int n = seq_len(r);
+        Value out = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = raise_value(*seq_at(r, i), pt);
+        return out;
+    }
+    if (!IS_NUMBER(r)) {
+        v_retain(r);
+        return r;
+    }
+    return raise_number(r, pt, pt->n);
+}
+
+int fwd_needs_tape(int argc, const Value *argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (argv[i].t == V_DUAL) return 1;
+        if (is_seq(argv[i]))
+            for (int j = 0; j < seq_len(argv[i]); j++)
+                if (seq_at(argv[i], j)->t == V_DUAL) return 1;
+    }
+    return 0;
+}
+
+Value fwd_call_on_tape(Value f, int argc, Value *argv)
+{
+    Perturbations pt = {0};
+    for (int i = 0; i < argc; i++)
+        if (!collect_tags(argv[i], &pt)) wg_error("jvp nested more than %d deep around a function that takes d", MAX_TAGS);
+    int saved = tape.recording;
+    tape.recording = 1;
+    for (int i = 0; i < pt.n; i++) pt.eps[i] = num_rec(0, rec_leaf(0));
+    Value *lowered = wg_scratch(sizeof(Value) * (size_t)(argc ? argc : 1));
+    for (int i = 0; i < argc; i++) lowered[i] = lower(argv[i], &pt);
+    Value r = call_value(f, argc, lowered);
+    for (int i = 0; i < argc; i++) v_release(lowered[i]);
+    wg_scratch_free(lowered);
+    Value out = raise_value(r, &pt);
+    v_release(r);
+    tape.recording = saved;
+    return out;
+}
 
 static Value seed_dual(uint32_t tag, Value x, Value v)
 {

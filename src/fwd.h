@@ -5,6 +5,10 @@
 
 Value fwd_jvp_builtin(int argc, Value *argv);   /* jvp(f, x, v) */
 Value fwd_fwdgrad(int argc, Value *argv);       /* fwdgrad(f, x) */
-Value fwd_jvp(Value f, Value x, Value v);   /* f'(x)·v by dual numbers */
+Value fwd_jvp(Value f, Value x, Value v);
+/* A function that takes d or reads x@k, called on duals, runs on numbers
+ * perturbed on the tape (see fwd.c). */
+int   fwd_needs_tape(int argc, const Value *argv);
+Value fwd_call_on_tape(Value f, int argc, Value *argv);   /* f'(x)·v by dual numbers */
 
 #endif
