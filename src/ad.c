@@ -9,6 +9,7 @@
 #include "error.h"
 #include "fwd.h"
 #include "sweep.h"
+#include "kinks.h"
 
 int ad_nesting;
 
@@ -131,7 +132,9 @@ Value ad_d(Node *call, Env *env)
     Value shape = wrt_entries(call->list[1], env, &ids, &n, &cuts);
     wg_where.node = call;
     Value *out = wg_scratch(sizeof(Value) * (size_t)(n ? n : 1));
+    kink_begin();
     derivatives_of(y, ids, n, cuts, out);
+    kink_end();
     wg_scratch_free(ids);
     wg_scratch_free((void *)cuts.ids);
     v_release(y);
@@ -209,7 +212,9 @@ static Value grad_at(Value f, int argc, Value *argv)
     }
     tape.recording = saved;
     ad_nesting--;
+    kink_begin();
     Value g = derivative_at(r, x);
+    kink_end();
     v_release(r);
     v_release(x);
     return g;

@@ -2,6 +2,7 @@
 #include "arith.h"
 #include "dual.h"
 #include "error.h"
+#include "kinks.h"
 
 uint32_t tape_id_of_const(double c) { return rec_const(c); }
 
@@ -21,7 +22,9 @@ uint32_t arith_record(int op, Value a, Value b, double r)
         if (!ia) ia = tape_id_of_const(a.u.n);
         if (arity == 2 && !ib) ib = tape_id_of_const(b.u.n);
     }
-    return rec_op(op, ia, ib, r);
+    uint32_t id = rec_op(op, ia, ib, r);
+    if ((KINK_OPS >> op) & 1) kink_note_op(op, a.u.n, b.u.n, id);
+    return id;
 }
 
 Value v_num_op(int op, Value a, Value b)

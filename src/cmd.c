@@ -13,6 +13,7 @@
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
+#include "kinks.h"
 
 int wg_quit;
 void (*wg_reset_hook)(void);
@@ -358,6 +359,7 @@ static void tape_subcommand(const char *args)
         if (from > 1) printf("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
+    else if (!strcmp(sub, "kinks")) kink_list(stdout);
     else if (!strcmp(sub, "dot")) tape_dot(rest);
     else if (!strcmp(sub, "clear")) {
         if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");

@@ -19,6 +19,7 @@
 #include "versions.h"
 #include "sweep.h"
 #include "fwd.h"
+#include "kinks.h"
 
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
@@ -431,12 +432,16 @@ static Value compare(Node *n, Value a, Value b)
     int op = n->op;
     if (op == OP2_EQ || op == OP2_NE) {
         if (is_seq(a) || is_seq(b)) wg_error_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
+        if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && tape.recording)
+            kink_note_branch(n, wg_where.chunk, v_primal(a), v_primal(b), v_innermost(&a)->id, v_innermost(&b)->id);
         int eq = values_equal(a, b);
         return bool_val(op == OP2_EQ ? eq : !eq);
     }
     if (!IS_NUMBER(a) || !IS_NUMBER(b))
         wg_error_at(n, "cannot order %s and %s", type_name(a), type_name(b));
     double x = v_primal(a), y = v_primal(b);
+    uint32_t ida = v_innermost(&a)->id, idb = v_innermost(&b)->id;
+    if ((ida | idb) && tape.recording) kink_note_branch(n, wg_where.chunk, x, y, ida, idb);
     switch (op) {
     case OP2_LT: return bool_val(num_less(x, y));
     case OP2_LE: return bool_val(num_less(x, y) || num_equal(x, y));
@@ -456,6 +461,7 @@ static Value eval_binop(Node *n, Env *env)
     Value b = eval_expr(n->b, env);
     if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
         /* the common case: no allocation, no call */
+        if (n->op == OP2_MOD) wg_where.node = n;   /* a kink note names it */
         return num_op(binop_code[n->op], a, b);
     }
     wg_where.node = n;
@@ -690,6 +696,7 @@ static void run_top(void *ud)
     Node *root = c->root;
     for (int i = 0; i < root->n; i++) {
         wg_where.chunk = c;
+        if (run_nesting == 0 && call_depth == 0) kink_statement();
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");

@@ -30,6 +30,7 @@
 #include "arith.h"
 #include "error.h"
 #include "rules.h"
+#include "kinks.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -103,6 +104,8 @@ static void plain_free(PlainBuf *b)
     wg_scratch_free(b->acc);
     wg_scratch_free(b->touched);
 }
+
+static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); }
 
 /* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
 static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
@@ -488,6 +491,18 @@ static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
     *slot += c;
 }
 
+static double sparse_adjoint(void *ud, uint32_t id)
+{
+    int fresh;
+    Sparse *sp = ud;
+    double *v = sparse_slot(sp, id, &fresh);
+    if (fresh) {          /* not in the cone: take the slot back */
+        sp->keys[v - sp->vals] = 0;
+        return 0;
+    }
+    return *v;
+}
+
 static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, double *out)
 {
     size_t budget = ((size_t)top - lo) / 16;
@@ -515,6 +530,7 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
         sparse_give(&sp, lo, x, a * da);
         if (op_arity[op] == 2) sparse_give(&sp, lo, y, a * db);
     }
+    if (ok && kink_watching()) kink_scan(lo, top, sparse_adjoint, &sp);
     if (ok)
         for (int j = 0; j < n; j++) {
             int fresh;
@@ -550,6 +566,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         PlainBuf b;
         plain_alloc(&b, lo, top, NULL, cuts);
         plain_run(&b, top, num_round(1));
+        if (kink_watching()) kink_scan(lo, top, plain_adjoint, &b);
         for (int j = 0; j < n; j++)
             g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
         plain_free(&b);

@@ -6,6 +6,8 @@
 # In a .wg file:
 #   # expect: TEXT          the next line of standard output is TEXT
 #   # expect error: TEXT    the run fails (non-zero exit) and stderr contains TEXT
+#   # expect stderr: TEXT   the run succeeds and stderr contains TEXT (notes)
+#   # expect no stderr      the run succeeds and writes nothing on stderr
 #   # args: --backend posit16   extra command-line arguments
 # A file NAME.out beside NAME.wg holds the whole expected standard output instead.
 # An expected line containing * is matched as a shell glob (timings, sizes).
@@ -47,6 +49,19 @@ run_script() {
         if [ -n "$missing" ]; then bad "$f" "$(printf "stderr lacks:\n$missing\nstderr was:\n"; cat "$tmp/err")"; return; fi
     elif [ "$rc" != 0 ]; then
         bad "$f" "$(echo "exit status $rc"; cat "$tmp/err")"; return
+    fi
+    # notes and warnings of a run that succeeds
+    local errlines
+    errlines=$(sed -n 's/.*# expect stderr: //p' "$f")
+    if [ -n "$errlines" ]; then
+        local missing=""
+        while IFS= read -r e; do
+            grep -qF -- "$e" "$tmp/err" || missing="$missing$e\n"
+        done <<<"$errlines"
+        if [ -n "$missing" ]; then bad "$f" "$(printf "stderr lacks:\n$missing\nstderr was:\n"; cat "$tmp/err")"; return; fi
+    fi
+    if grep -q '^# expect no stderr' "$f" && [ -s "$tmp/err" ]; then
+        bad "$f" "$(echo "stderr should be empty, was:"; cat "$tmp/err")"; return
     fi
     if ! lines_match "$tmp/want" "$tmp/out"; then bad "$f" "$(diff -u "$tmp/want" "$tmp/out")"; return; fi
     ok

@@ -1,0 +1,38 @@
+/* kinks.h: where a derivative took a convention (SPEC "Derivatives"): the
+ * kinks it passed (abs, sign, floor at their kink, a min/max tie, % at a
+ * jump) and the branches whose comparison, on recorded values, was within
+ * a relative 1e-9 of going the other way. Recording notes such events as
+ * they happen (rare: a cheap test on the op or on the operands' ids);
+ * d and grad ask which ones their sweep passed, print one note on standard
+ * error, and keep the list for `:tape kinks`. */
+#ifndef WG_KINKS_H
+#define WG_KINKS_H
+#include <stdint.h>
+#include <stdio.h>
+#include "ast.h"
+#include "num.h"
+
+/* Ops with a kink somewhere: a bit each (ops.def order). */
+#define KINK_OPS ((1ull << OP_ABS) | (1ull << OP_SIGN) | (1ull << OP_FLOOR) | \
+                  (1ull << OP_MIN) | (1ull << OP_MAX) | (1ull << OP_MOD))
+_Static_assert(OP_COUNT <= 64, "KINK_OPS is a 64-bit mask");
+
+/* Entry id was just recorded for op on operands a, b: note it if at a kink. */
+void kink_note_op(int op, double a, double b, uint32_t id);
+/* A comparison n on values x, y (entries ida, idb; 0 = constant). */
+void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_t ida, uint32_t idb);
+
+/* A derivative operator (d, grad) brackets its sweeps with begin/end; the
+ * sweep reports what it passed; the outermost end prints one note. */
+void kink_begin(void);
+void kink_end(void);
+int  kink_watching(void);
+/* After a sweep of [lo, top]: adjoint(ud, id) is the final adjoint of an
+ * entry in that range. */
+void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t id), void *ud);
+
+void kink_statement(void);          /* a top-level statement begins: notes may print again */
+void kink_list(FILE *f);            /* :tape kinks */
+void kink_forget(void);             /* the tape was cleared */
+
+#endif
