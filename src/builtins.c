@@ -14,6 +14,7 @@
 #include "ad.h"
 #include "fwd.h"
 #include "parse.h"
+#include "plot.h"
 
 #define MAX_BUILTINS 96
 static const Builtin *table[MAX_BUILTINS];
@@ -467,6 +468,7 @@ void builtins_register(void)
     define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
     ad_register();
     fwd_register();
+    plot_register();
     int pi_index = global_index("pi");
     Global *g = &globals[pi_index];
     v_release(g->v);

@@ -117,14 +117,21 @@ void gc_maybe_collect(void)
     if (live > 2 * at_last_collect) gc_collect();
 }
 
+static uint32_t strip_from;
+
 static void strip(Value *v)
 {
-    if (v->t == V_NUM) v->id = 0;
+    if (v->t == V_NUM && v->id >= strip_from) v->id = 0;
 }
 
 /* After :tape clear no live number may name an entry of the old tape. */
-void gc_strip_ids(void)
+void gc_strip_ids(void) { gc_strip_ids_from(0); }
+
+/* Entries from lo on are about to be dropped (plot takes back what it
+ * recorded): numbers that name them become constants. */
+void gc_strip_ids_from(uint32_t lo)
 {
+    strip_from = lo;
     for (int g = 0; g < nglobals; g++) strip(&globals[g].v);
     for (Obj *o = all; o; o = o->next) {
         if (o->type == V_ARR) {
