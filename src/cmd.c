@@ -13,6 +13,7 @@
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
+#include "tapedot.h"
 
 int wg_quit;
 void (*wg_reset_hook)(void);
@@ -272,38 +273,6 @@ static void tape_stats(void)
     printf("  in use: %s of a limit of %s\n", used, lim);
 }
 
-static void tape_dot(const char *file)
-{
-    FILE *f = stdout;
-    if (*file) {
-        f = fopen(file, "w");
-        if (!f) wg_error("cannot write '%s'", file);
-    }
-    fprintf(f, "digraph tape {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n");
-    for (uint32_t i = 1; i < tape.n; i++) {
-        char label[64] = "", val[64];
-        entry_label(i, label, sizeof label);
-        num_format(tape.val[i], val, sizeof val);
-        int op = tape_opcode(i);
-        fprintf(f, "  n%u [label=\"#%u %s\\n%s%s%s\"%s];\n", i, i, op_names[op], label,
-                label[0] ? " = " : "", val, label[0] ? ", style=bold" : "");
-        TapeArgs g = tape.arg[i];
-        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) { if (tape.pool[g.a + j]) fprintf(f, "  n%u -> n%u;\n", tape.pool[g.a + j], i); }
-        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) fprintf(f, "  n%u -> n%u;\n", tape.pool[g.a + j], i);
-        else if (op == OP_DERIV) fprintf(f, "  n%u -> n%u [style=dashed];\n", tape.derivs[g.a].y, i);
-        else {
-            if (op_arity[op] >= 1 && g.a) fprintf(f, "  n%u -> n%u;\n", g.a, i);
-            if (op_arity[op] == 2 && g.b) fprintf(f, "  n%u -> n%u;\n", g.b, i);
-        }
-    }
-    fprintf(f, "}\n");
-    if (f != stdout) {
-        int bad = ferror(f);
-        if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
-        printf("wrote %s (%u entries)\n", file, tape.n - 1);
-    }
-}
-
 static int parse_size(const char *s, size_t *out)
 {
     char *end;
@@ -357,7 +326,7 @@ static void tape_subcommand(const char *args)
         if (from > 1) printf("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
-    else if (!strcmp(sub, "dot")) tape_dot(rest);
+    else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
         if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
         tape_forget();
@@ -504,7 +473,7 @@ typedef struct {
 
 static const Command commands[] = {
     {"help", cmd_help, ":help [topic]     commands, builtins, syntax, derivatives, backends"},
-    {"tape", cmd_tape, ":tape [all|NAME|stats|dot [FILE]|clear|limit [SIZE]]   look inside the session tape"},
+    {"tape", cmd_tape, ":tape [all|NAME|stats|dot [NAME] [FILE]|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot)"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session"},
