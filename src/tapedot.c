@@ -164,8 +164,7 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 /* Nodes in tape order, each expansion's entries inside its cluster. */
 static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryLabel label)
 {
-    fprintf(f, "digraph tape {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n"
-               "  edge [arrowsize=0.7];\n");
+    fprintf(f, "digraph tape {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n");
     if (title) fprintf(f, "  label=\"%s\";\n  labelloc=t;\n", title);
     uint32_t nspans, count = 0;
     Span *spans = expansion_spans(&nspans);
