@@ -172,10 +172,14 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A y range that holds the bulk of the finite values: from the 5% and
- * 95% quantiles, widened by half their spread but never past the extremes.
- * A pole's huge values fall outside and are clipped, not allowed to squash
- * the rest of the curve flat. Returns 0 if no value is finite. */
+/* A y range that holds the bulk of a function's finite values: from the
+ * least to the greatest, unless that lies beyond the 5% or 95% quantile by
+ * more than twice their spread; then from the quantile widened by half the
+ * spread. A pole's huge values fall outside and are clipped, not allowed
+ * to squash the rest of the curve flat. An array's range holds all its
+ * finite values (a vanishing gradient's first values are the point). The
+ * ends are then rounded out to round numbers. Returns 0 if no value is
+ * finite. */
 static int y_range(const Series *s, double *ymin, double *ymax)
 {
     double *v = wg_scratch(sizeof(double) * (size_t)s->n * 2);
@@ -191,7 +195,10 @@ static int y_range(const Series *s, double *ymin, double *ymax)
     qsort(v, (size_t)m, sizeof(double), cmp_double);
     double q05 = v[(int)(0.05 * (m - 1))], q95 = v[(int)ceil(0.95 * (m - 1))];
     double spread = q95 - q05;
-    double lo = fmax(v[0], q05 - 0.5 * spread), hi = fmin(v[m - 1], q95 + 0.5 * spread);
+    double lo = v[0], hi = v[m - 1];
+    if (lo < q05 - 2 * spread) lo = q05 - 0.5 * spread;     /* far out: a pole */
+    if (hi > q95 + 2 * spread) hi = q95 + 0.5 * spread;
+    if (!s->dy) lo = v[0], hi = v[m - 1];   /* an array: every value counts (no poles) */
     wg_scratch_free(v);
     if (!(hi > lo)) {                   /* a constant: a band around it */
         double pad = fabs(lo) > 1 ? fabs(lo) * 0.1 : 1;

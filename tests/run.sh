@@ -1,12 +1,16 @@
 #!/bin/bash
 # The test runner: golden script tests (tests/lang/*.wg and examples/*.wg,
-# expectations in comments), C unit tests (build/unit/test_*), and REPL
-# tests driven in a terminal (tests/repl/*.sh). Ends with "N passed, N failed".
+# expectations in comments), C unit tests (build/unit/test_*), REPL tests
+# driven in a terminal (tests/repl/*.sh), and shell tests of what one script
+# cannot check alone (tests/shell/*.sh: files written, locales, colour).
+# Ends with "N passed, N failed".
 #
 # In a .wg file:
 #   # expect: TEXT          the next line of standard output is TEXT
 #   # expect error: TEXT    the run fails (non-zero exit) and stderr contains TEXT
 #   # args: --backend posit16   extra command-line arguments
+#   # env: LANG=C.UTF-8     environment for the run (LC_ALL, LC_CTYPE and
+#                           NO_COLOR are unset first): plots depend on it
 # A file NAME.out beside NAME.wg holds the whole expected standard output instead.
 # An expected line containing * is matched as a shell glob (timings, sizes).
 BIN=${1:-./wengert}
@@ -27,7 +31,11 @@ run_script() {
     local f=$1
     local args
     args=$(sed -n 's/^# args: *//p' "$f" | head -1)
-    (cd "$(dirname "$f")" && timeout 120 "$BIN" $args "$(basename "$f")" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+    local envs=()
+    if grep -q '^# env: ' "$f"; then
+        read -r -a envs <<<"env -u LC_ALL -u LC_CTYPE -u NO_COLOR $(sed -n 's/^# env: *//p' "$f" | head -1)"
+    fi
+    (cd "$(dirname "$f")" && "${envs[@]}" timeout 120 "$BIN" $args "$(basename "$f")" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
     local rc
     rc=$(cat "$tmp/rc")
     if [ -f "${f%.wg}.out" ]; then
@@ -82,7 +90,7 @@ if [ "$MODE" = full ]; then
     done
 fi
 
-for r in tests/repl/*.sh; do
+for r in tests/repl/*.sh tests/shell/*.sh; do
     [ -f "$r" ] || continue
     if WG_BIN="$BIN" timeout 120 bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
 done
