@@ -78,6 +78,54 @@ static int cmp_elem(const void *a, const void *b)
 
 static void forget_elements(void);
 
+/* Elements of earlier versions of top-level arrays (a@k[i]), by entry,
+ * then by k: the entry an element write made is labelled with the version
+ * that made it. At most the latest HIST_VERSIONS versions of each array. */
+#define HIST_VERSIONS 256
+typedef struct { uint32_t id; int owner, index, k; } HistElem;
+static HistElem *hist;
+static int nhist;
+
+static int cmp_hist(const void *a, const void *b)
+{
+    const HistElem *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+static void index_history(void)
+{
+    int cap = 0;
+    for (int g = 0; g < nglobals; g++) {
+        if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
+        int count = globals[g].ver.count;
+        for (int k = count > HIST_VERSIONS ? count - HIST_VERSIONS + 1 : 1; k <= count; k++) {
+            int n;
+            uint32_t *ids = verlog_array(&globals[g].ver, k, &n);
+            if (!ids) continue;
+            if (nhist + n > cap) {
+                cap = 2 * (nhist + n) + 64;
+                hist = wg_realloc(hist, sizeof(HistElem) * (size_t)cap);
+            }
+            for (int i = 0; i < n; i++) hist[nhist++] = (HistElem){ids[i], g, i, k};
+            free(ids);
+        }
+    }
+    if (nhist) qsort(hist, (size_t)nhist, sizeof(HistElem), cmp_hist);
+}
+
+/* The earliest version whose element i is entry id, or NULL. */
+static const HistElem *find_history(uint32_t id)
+{
+    int lo = 0, hi = nhist - 1, at = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (hist[mid].id >= id) { if (hist[mid].id == id) at = mid; hi = mid - 1; }
+        else lo = mid + 1;
+    }
+    return at < 0 ? NULL : &hist[at];
+}
+
 static void index_elements(void)
 {
     forget_elements();      /* a previous command may have stopped on an error */
@@ -111,6 +159,7 @@ static void index_elements(void)
     free(owner);
     free(index);
     free(order);
+    index_history();
 }
 
 static void forget_elements(void)
@@ -121,10 +170,14 @@ static void forget_elements(void)
     elem_ids = NULL;
     elem_owner = elem_index = NULL;
     nelems = 0;
+    free(hist);
+    hist = NULL;
+    nhist = 0;
 }
 
-/* The variable version (x@k) or current array element (a[i]) an entry
- * was assigned to; "(local)" for a function's variables. */
+/* The variable version (x@k), current array element (a[i]) or element of
+ * an earlier array version (a@k[i]) an entry was assigned to; "(local)"
+ * for a function's variables. */
 static int entry_label(uint32_t id, char *buf, size_t size)
 {
     if (!(tape.op[id] & TAPE_LABELED)) return 0;
@@ -144,6 +197,11 @@ static int entry_label(uint32_t id, char *buf, size_t size)
         }
         if (elem_ids[mid] < id) lo = mid + 1;
         else hi = mid - 1;
+    }
+    const HistElem *h = find_history(id);
+    if (h) {
+        snprintf(buf, size, "%s@%d[%d]", globals[h->owner].name, h->k, h->index);
+        return 1;
     }
     snprintf(buf, size, "(local)");
     return 1;

@@ -258,8 +258,11 @@ static int pixel_col(const Canvas *c, const Series *s, double x)
     return (int)lround((x - s->lo) / (s->hi - s->lo) * (c->pw - 1));
 }
 
-/* Solid: neighbours inside the range are joined. Dotted: every other
- * pixel column, no joins. */
+/* Solid: neighbours inside the range are joined, unless, for a function,
+ * one is more than a quarter of the height above the other (a jump, as
+ * where a loop's trip count changes, is not drawn as a steep line; an
+ * array's few points are always joined). Dotted: every other pixel
+ * column, no joins. */
 static void draw_curve(Canvas *c, const Series *s, const double *y, double ymin, double ymax, int bit, int dotted)
 {
     int px = -1, py = -1;
@@ -269,7 +272,7 @@ static void draw_curve(Canvas *c, const Series *s, const double *y, double ymin,
             if (r >= 0 && (c->sx == 1 || x % 2 == 0)) set_pixel(c, x, r, bit);
             continue;
         }
-        if (r >= 0 && py >= 0) line(c, px, py, x, r, bit);
+        if (r >= 0 && py >= 0 && (s->is_array || abs(r - py) <= c->ph / 4)) line(c, px, py, x, r, bit);
         else if (r >= 0) set_pixel(c, x, r, bit);
         px = x;
         py = r;

@@ -11,7 +11,8 @@
 #   # args: --backend posit16   extra command-line arguments
 #   # env: LANG=C.UTF-8     environment for the run (LC_ALL, LC_CTYPE and
 #                           NO_COLOR are unset first): plots depend on it
-# A file NAME.out beside NAME.wg holds the whole expected standard output instead.
+# A file NAME.out beside NAME.wg holds the whole expected standard output
+# instead (for pictures); any "# expect:" lines must then be lines of it.
 # An expected line containing * is matched as a shell glob (timings, sizes).
 BIN=${1:-./wengert}
 BUILD=${2:-build}
@@ -40,6 +41,12 @@ run_script() {
     rc=$(cat "$tmp/rc")
     if [ -f "${f%.wg}.out" ]; then
         cp "${f%.wg}.out" "$tmp/want"
+        # "# expect:" lines beside a .out file (an example with a picture)
+        # must each be a line of it, so the comments stay true
+        local line
+        while IFS= read -r line; do
+            grep -qxF -- "$line" "$tmp/want" || { bad "$f" "# expect: $line is not a line of ${f%.wg}.out"; return; }
+        done < <(sed -n 's/.*# expect: \{0,1\}//p' "$f" | grep -v '^error:')
     else
         sed -n 's/.*# expect: \{0,1\}//p' "$f" | grep -v '^error:' >"$tmp/want"
         # lines written as "# expect:" with nothing after mean an empty line
