@@ -560,7 +560,8 @@ static const char *topic_derivatives =
     "  grad(f)        the gradient function of f; nests without perturbation confusion\n"
     "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
     "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
-    "  :tape shows the record; :tape stats its size\n";
+    "  :tape shows the record; :tape stats its size\n"
+    "  plot(f, lo, hi) draws f and f' (forward mode); :tape dot [NAME] [FILE.svg] the graph\n";
 
 static const char *topic_backends =
     "backends (:backend NAME or --backend NAME):\n"
