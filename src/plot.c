@@ -75,6 +75,14 @@ static void series_free(Series *s)
     wg_scratch_free(s->dy);
 }
 
+/* Where v lies between lo and hi, 0 to 1, without overflowing when the
+ * range spans most of the doubles. */
+static double frac(double v, double lo, double hi)
+{
+    double span = hi / 2 - lo / 2;
+    return span > 0 ? (v / 2 - lo / 2) / span : 0;
+}
+
 static double number_result(Value r, const char *what)
 {
     if (r.t != V_NUM && r.t != V_DUAL) {
@@ -129,7 +137,8 @@ static void sample_function(Series *s, Value f, double lo, double hi, int n)
     TapeMark m = tape_mark();
     Value one = num_val(num_round(1));
     for (int i = 0; i < n; i++) {
-        double x = num_round(lo + (hi - lo) * i / (n - 1));
+        double t = (double)i / (n - 1);
+        double x = num_round(i == n - 1 ? hi : lo * (1 - t) + hi * t);
         Value xv = num_val(x);
         s->x[i] = x;
         s->y[i] = number_result(call_value(f, 1, &xv), "f(x)");
@@ -162,7 +171,9 @@ static void sample_array(Series *s, Value a)
 /* Tick spacing of 1, 2 or 5 times a power of ten, about n ticks. */
 static double nice_step(double span, int n)
 {
-    double raw = span / n, p = pow(10, floor(log10(raw))), f = raw / p;
+    double raw = span / n, p = pow(10, floor(log10(raw)));
+    if (!isfinite(raw) || !(raw > 0) || !(p > 0) || !isfinite(p)) return raw > 0 ? raw : 1;
+    double f = raw / p;
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
@@ -178,9 +189,8 @@ static int cmp_double(const void *a, const void *b)
  * spread. A pole's huge values fall outside and are clipped, not allowed
  * to squash the rest of the curve flat. An array's range holds all its
  * finite values (a vanishing gradient's first values are the point). The
- * ends are then rounded out to round numbers. Returns 0 if no value is
- * finite. */
-static int y_range(const Series *s, double *ymin, double *ymax)
+ * ends are then rounded out to round numbers. */
+static void y_range(const Series *s, double *ymin, double *ymax)
 {
     double *v = wg_scratch(sizeof(double) * (size_t)s->n * 2);
     int m = 0;
@@ -188,9 +198,11 @@ static int y_range(const Series *s, double *ymin, double *ymax)
         if (isfinite(s->y[i])) v[m++] = s->y[i];
         if (s->dy && isfinite(s->dy[i])) v[m++] = s->dy[i];
     }
-    if (m == 0) {
+    if (m == 0) {           /* nothing to draw: an empty frame */
         wg_scratch_free(v);
-        return 0;
+        *ymin = -1;
+        *ymax = 1;
+        return;
     }
     qsort(v, (size_t)m, sizeof(double), cmp_double);
     double q05 = v[(int)(0.05 * (m - 1))], q95 = v[(int)ceil(0.95 * (m - 1))];
@@ -205,17 +217,20 @@ static int y_range(const Series *s, double *ymin, double *ymax)
         lo -= pad;
         hi += pad;
     }
-    double step = nice_step(hi - lo, 20);   /* round numbers at the ends */
-    lo = floor(lo / step) * step;
-    hi = ceil(hi / step) * step;
+    double step = nice_step(hi / 2 - lo / 2, 10);   /* round numbers at the ends */
+    if (isfinite(floor(lo / step) * step) && isfinite(ceil(hi / step) * step)) {
+        lo = floor(lo / step) * step;
+        hi = ceil(hi / step) * step;
+    }
     *ymin = lo;
     *ymax = hi;
-    return 1;
 }
 
-static void axis_number(double v, char *buf, size_t size)
+/* An axis number; v within a rounding error of 0 (relative to the
+ * numbers beside it, scale) is 0. */
+static void axis_number(double v, double scale, char *buf, size_t size)
 {
-    if (fabs(v) < 1e-12) v = 0;
+    if (fabs(v) < 1e-12 * scale) v = 0;
     snprintf(buf, size, "%.3g", v);
 }
 
@@ -249,13 +264,13 @@ static void line(Canvas *c, int x0, int y0, int x1, int y1, int bit)
 static int pixel_row(const Canvas *c, double y, double ymin, double ymax)
 {
     if (!isfinite(y) || y < ymin || y > ymax) return -1;
-    return (int)lround((ymax - y) / (ymax - ymin) * (c->ph - 1));
+    return (int)lround((1 - frac(y, ymin, ymax)) * (c->ph - 1));
 }
 
 static int pixel_col(const Canvas *c, const Series *s, double x)
 {
     if (s->hi == s->lo) return 0;
-    return (int)lround((x - s->lo) / (s->hi - s->lo) * (c->pw - 1));
+    return (int)lround(frac(x, s->lo, s->hi) * (c->pw - 1));
 }
 
 /* Solid: neighbours inside the range are joined, unless, for a function,
@@ -312,10 +327,7 @@ static void render_terminal(const Series *s)
 {
     int utf8 = plot_utf8(), colour = plot_colour();
     double ymin, ymax;
-    if (!y_range(s, &ymin, &ymax)) {
-        printf("plot: no finite value to draw on [%g, %g]\n", s->lo, s->hi);
-        return;
-    }
+    y_range(s, &ymin, &ymax);
     Canvas c = {PLOT_W * (utf8 ? 2 : 1), PLOT_H * (utf8 ? 4 : 1), utf8 ? 2 : 1, utf8 ? 4 : 1, NULL};
     c.px = wg_scratch((size_t)c.pw * (size_t)c.ph);
     draw_curve(&c, s, s->y, ymin, ymax, 1, 0);
@@ -323,11 +335,12 @@ static void render_terminal(const Series *s)
 
     /* y numbers: top, bottom, and 0 (or the middle) */
     char top[32], bottom[32], mid[32];
-    axis_number(ymax, top, sizeof top);
-    axis_number(ymin, bottom, sizeof bottom);
-    double ymid = ymin < 0 && ymax > 0 ? 0 : (ymin + ymax) / 2;
-    axis_number(ymid, mid, sizeof mid);
-    int midrow = (int)lround((ymax - ymid) / (ymax - ymin) * (PLOT_H - 1));
+    double yscale = fmax(fabs(ymin), fabs(ymax)), xscale = fmax(fabs(s->lo), fabs(s->hi));
+    axis_number(ymax, yscale, top, sizeof top);
+    axis_number(ymin, yscale, bottom, sizeof bottom);
+    double ymid = ymin < 0 && ymax > 0 ? 0 : ymin / 2 + ymax / 2;
+    axis_number(ymid, yscale, mid, sizeof mid);
+    int midrow = (int)lround((1 - frac(ymid, ymin, ymax)) * (PLOT_H - 1));
     if (midrow <= 0 || midrow >= PLOT_H - 1) midrow = -1;
     int lw = (int)strlen(top);
     if ((int)strlen(bottom) > lw) lw = (int)strlen(bottom);
@@ -364,12 +377,12 @@ static void render_terminal(const Series *s)
     for (int col = 0; col < PLOT_W; col++) fputs(utf8 ? "─" : "-", stdout);
     putchar('\n');
     char xs[3][32], axis[PLOT_W + 64];
-    double xmid = s->is_array ? floor(s->hi / 2) : (s->lo + s->hi) / 2;
-    axis_number(s->lo, xs[0], sizeof xs[0]);
-    axis_number(xmid, xs[1], sizeof xs[1]);
-    axis_number(s->hi, xs[2], sizeof xs[2]);
+    double xmid = s->is_array ? floor(s->hi / 2) : s->lo / 2 + s->hi / 2;
+    axis_number(s->lo, xscale, xs[0], sizeof xs[0]);
+    axis_number(xmid, xscale, xs[1], sizeof xs[1]);
+    axis_number(s->hi, xscale, xs[2], sizeof xs[2]);
     memset(axis, ' ', sizeof axis);
-    int len = 0, at[3] = {0, (int)lround((xmid - s->lo) / (s->hi > s->lo ? s->hi - s->lo : 1) * (PLOT_W - 1)), PLOT_W};
+    int len = 0, at[3] = {0, (int)lround(frac(xmid, s->lo, s->hi) * (PLOT_W - 1)), PLOT_W};
     for (int k = 0; k < 3; k++) {
         int w = (int)strlen(xs[k]);
         int start = k == 0 ? 0 : k == 1 ? at[1] - w / 2 : PLOT_W - w;
@@ -385,7 +398,7 @@ static void render_terminal(const Series *s)
     /* the legend */
     printf("%*s  ", lw, "");
     const char *solid = utf8 ? "⠒⠒" : "**", *dots = utf8 ? "⠂⠂" : "oo";
-    if (s->is_array) printf("%s%s%s a[i] against i (%d values)\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "", s->n);
+    if (s->is_array) printf("%s%s%s a[i] against i (%d value%s)\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "", s->n, s->n == 1 ? "" : "s");
     else printf("%s%s%s f   %s%s%s f'\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "",
                 colour ? COLOUR_DF : "", dots, colour ? COLOUR_OFF : "");
     wg_scratch_free(c.px);
@@ -402,13 +415,12 @@ static void render_terminal(const Series *s)
 
 static double svg_x(const Series *s, double x)
 {
-    double span = s->hi > s->lo ? s->hi - s->lo : 1;
-    return SVG_LEFT + (x - s->lo) / span * (SVG_W - SVG_LEFT - SVG_RIGHT);
+    return SVG_LEFT + frac(x, s->lo, s->hi) * (SVG_W - SVG_LEFT - SVG_RIGHT);
 }
 
 static double svg_y(double y, double ymin, double ymax)
 {
-    return SVG_TOP + (ymax - y) / (ymax - ymin) * (SVG_H - SVG_TOP - SVG_BOTTOM);
+    return SVG_TOP + (1 - frac(y, ymin, ymax)) * (SVG_H - SVG_TOP - SVG_BOTTOM);
 }
 
 /* One curve as polylines, broken wherever a point is missing or clipped. */
@@ -433,11 +445,21 @@ static void svg_curve(FILE *f, const Series *s, const double *y, double ymin, do
 
 static void svg_ticks(FILE *f, double lo, double hi, int vertical, const Series *s, double ymin, double ymax)
 {
-    double step = nice_step(hi - lo, vertical ? 6 : 8);
+    double step = nice_step(hi / 2 - lo / 2, vertical ? 3 : 4);
     if (s->is_array && !vertical && step < 1) step = 1;
-    for (double t = ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
+    double first = ceil(lo / step), last = floor(hi / step + 1e-9), ticks[41];
+    int n = 0;
+    if (last - first < 40 && fabs(first) < 1e15)
+        for (double k = first; k <= last; k++) ticks[n++] = k * step;
+    else {                  /* a range too narrow for its doubles: the ends */
+        ticks[n++] = lo;
+        ticks[n++] = hi;
+        step = 0;
+    }
+    for (int i = 0; i < n; i++) {
         char buf[32];
-        axis_number(t, buf, sizeof buf);
+        double t = ticks[i];
+        axis_number(t, step, buf, sizeof buf);
         if (vertical) {
             double y = svg_y(t, ymin, ymax);
             fprintf(f, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#e4e4e4\"/>\n",
@@ -462,7 +484,7 @@ static void legend_entry(FILE *f, int i, const char *style, const char *text)
 static void render_svg(const Series *s, const char *path)
 {
     double ymin, ymax;
-    if (!y_range(s, &ymin, &ymax)) wg_error("plot: no finite value to draw on [%g, %g]", s->lo, s->hi);
+    y_range(s, &ymin, &ymax);
     FILE *f = fopen(path, "w");
     if (!f) wg_error("plot: cannot write '%s'", path);
     const char *style_f = "stroke=\"#0072b2\" stroke-width=\"2\"";

@@ -45,6 +45,8 @@ if command -v script >/dev/null; then
 fi
 
 # SVG files, in every backend; the tape stays as it was.
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
 for b in float64 float32 float16 bfloat16 posit8 posit16 posit32; do
     run "$BIN" --backend "$b" -e 'x = 2; y = x * x
 :tape
@@ -55,8 +57,6 @@ plot([1, 0.5, 0.25, 0.125, 0/0, 0.03], "a.svg")
     ok_run "svg in $b"
     out_has "wrote f.svg" "svg in $b"
     [ "$(grep -c '^tape: 2 entries' "$T/out")" = 2 ] || fail "$b: the tape changed: $(grep '^tape' "$T/out")"
-    PY=/usr/bin/python3
-    [ -x "$PY" ] || PY=$(command -v python3)
     [ -n "$PY" ] || continue
     BACKEND=$b "$PY" - <<'PYEOF' || fail "svg check in $b"
 import os, xml.etree.ElementTree as ET
@@ -77,6 +77,22 @@ g = groups('a.svg')
 assert 'df' not in g and len(g['f'].findall(ns + 'polyline')) == 2, 'array: broken at nan'
 PYEOF
 done
+
+# Extreme ranges end, and write well-formed pictures.
+run timeout 20 "$BIN" -e 'plot(fn(x) => x * x, -1e308, 1e308)
+plot(fn(x) => x, 1, 1 + 1e-15)
+plot(fn(x) => x, 0, 1e-320)
+plot([0/0, 1/0, -1/0])
+plot([7])
+plot(fn(x) => x, 1, 1 + 1e-15, "narrow.svg")
+plot(fn(x) => x * x, -1e308, 1e308, "wide.svg")
+plot([0/0], "nan.svg")'
+ok_run "extreme ranges"
+out_has "a[i] against i (1 value)" "one value"
+if [ -n "$PY" ]; then
+    "$PY" -c 'import xml.etree.ElementTree as E
+for f in ("narrow.svg", "wide.svg", "nan.svg"): E.parse(f)' || fail "extreme ranges: SVG not XML"
+fi
 
 # :tape dot NAME: the cone alone on stdout; a NAME that is not a variable.
 run "$BIN" -e 'x = 2; z = x + 1; y = sin(x) * x
