@@ -11,6 +11,9 @@ extra=""
 for p in graphviz python3; do
     dpkg -s "$p" >/dev/null 2>&1 || extra="$extra $p"
 done
+# optional extras are tried once, not before every test run (offline)
+stamp=build/.optional-deps-tried
+[ -f "$stamp" ] && extra=""
 [ -z "$need$extra" ] && exit 0
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -20,6 +23,7 @@ if [ -n "$need" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need || exit 1
 fi
 if [ -n "$extra" ]; then
+    mkdir -p build && : >"$stamp"
     echo "installing (optional):$extra"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $extra >/dev/null ||
         echo "note: could not install$extra; the tests that need them are skipped"
