@@ -14,6 +14,7 @@
 #include "ad.h"
 #include "fwd.h"
 #include "parse.h"
+#include "plot.h"
 
 #define MAX_BUILTINS 96
 static const Builtin *table[MAX_BUILTINS];
@@ -392,6 +393,7 @@ void builtins_register(void)
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) define_builtin(&builtins[i]);
     define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
     define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
+    plot_register();
     int pi_index = global_index("pi");
     Global *g = &globals[pi_index];
     v_release(g->v);

@@ -14,6 +14,7 @@
 #include "gc.h"
 #include "ad.h"
 #include "kinks.h"
+#include "tapedot.h"
 
 int wg_quit;
 void (*wg_reset_hook)(void);
@@ -78,6 +79,54 @@ static int cmp_elem(const void *a, const void *b)
 
 static void forget_elements(void);
 
+/* Elements of earlier versions of top-level arrays (a@k[i]), by entry,
+ * then by k: the entry an element write made is labelled with the version
+ * that made it. At most the latest HIST_VERSIONS versions of each array. */
+#define HIST_VERSIONS 256
+typedef struct { uint32_t id; int owner, index, k; } HistElem;
+static HistElem *hist;
+static int nhist;
+
+static int cmp_hist(const void *a, const void *b)
+{
+    const HistElem *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+static void index_history(void)
+{
+    int cap = 0;
+    for (int g = 0; g < nglobals; g++) {
+        if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
+        int count = globals[g].ver.count;
+        for (int k = count > HIST_VERSIONS ? count - HIST_VERSIONS + 1 : 1; k <= count; k++) {
+            int n;
+            uint32_t *ids = verlog_array(&globals[g].ver, k, &n);
+            if (!ids) continue;
+            if (nhist + n > cap) {
+                cap = 2 * (nhist + n) + 64;
+                hist = wg_realloc(hist, sizeof(HistElem) * (size_t)cap);
+            }
+            for (int i = 0; i < n; i++) hist[nhist++] = (HistElem){ids[i], g, i, k};
+            free(ids);
+        }
+    }
+    if (nhist) qsort(hist, (size_t)nhist, sizeof(HistElem), cmp_hist);
+}
+
+/* The earliest version whose element i is entry id, or NULL. */
+static const HistElem *find_history(uint32_t id)
+{
+    int lo = 0, hi = nhist - 1, at = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (hist[mid].id >= id) { if (hist[mid].id == id) at = mid; hi = mid - 1; }
+        else lo = mid + 1;
+    }
+    return at < 0 ? NULL : &hist[at];
+}
+
 static void index_elements(void)
 {
     forget_elements();      /* a previous command may have stopped on an error */
@@ -111,6 +160,7 @@ static void index_elements(void)
     free(owner);
     free(index);
     free(order);
+    index_history();
 }
 
 static void forget_elements(void)
@@ -121,10 +171,14 @@ static void forget_elements(void)
     elem_ids = NULL;
     elem_owner = elem_index = NULL;
     nelems = 0;
+    free(hist);
+    hist = NULL;
+    nhist = 0;
 }
 
-/* The variable version (x@k) or current array element (a[i]) an entry
- * was assigned to; "(local)" for a function's variables. */
+/* The variable version (x@k), current array element (a[i]) or element of
+ * an earlier array version (a@k[i]) an entry was assigned to; "(local)"
+ * for a function's variables. */
 static int entry_label(uint32_t id, char *buf, size_t size)
 {
     if (!(tape.op[id] & TAPE_LABELED)) return 0;
@@ -144,6 +198,11 @@ static int entry_label(uint32_t id, char *buf, size_t size)
         }
         if (elem_ids[mid] < id) lo = mid + 1;
         else hi = mid - 1;
+    }
+    const HistElem *h = find_history(id);
+    if (h) {
+        snprintf(buf, size, "%s@%d[%d]", globals[h->owner].name, h->k, h->index);
+        return 1;
     }
     snprintf(buf, size, "(local)");
     return 1;
@@ -273,38 +332,6 @@ static void tape_stats(void)
     printf("  in use: %s of a limit of %s\n", used, lim);
 }
 
-static void tape_dot(const char *file)
-{
-    FILE *f = stdout;
-    if (*file) {
-        f = fopen(file, "w");
-        if (!f) wg_error("cannot write '%s'", file);
-    }
-    fprintf(f, "digraph tape {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n");
-    for (uint32_t i = 1; i < tape.n; i++) {
-        char label[64] = "", val[64];
-        entry_label(i, label, sizeof label);
-        num_format(tape.val[i], val, sizeof val);
-        int op = tape_opcode(i);
-        fprintf(f, "  n%u [label=\"#%u %s\\n%s%s%s\"%s];\n", i, i, op_names[op], label,
-                label[0] ? " = " : "", val, label[0] ? ", style=bold" : "");
-        TapeArgs g = tape.arg[i];
-        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) { if (tape.pool[g.a + j]) fprintf(f, "  n%u -> n%u;\n", tape.pool[g.a + j], i); }
-        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) fprintf(f, "  n%u -> n%u;\n", tape.pool[g.a + j], i);
-        else if (op == OP_DERIV) fprintf(f, "  n%u -> n%u [style=dashed];\n", tape.derivs[g.a].y, i);
-        else {
-            if (op_arity[op] >= 1 && g.a) fprintf(f, "  n%u -> n%u;\n", g.a, i);
-            if (op_arity[op] == 2 && g.b) fprintf(f, "  n%u -> n%u;\n", g.b, i);
-        }
-    }
-    fprintf(f, "}\n");
-    if (f != stdout) {
-        int bad = ferror(f);
-        if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
-        printf("wrote %s (%u entries)\n", file, tape.n - 1);
-    }
-}
-
 static int parse_size(const char *s, size_t *out)
 {
     char *end;
@@ -360,7 +387,7 @@ static void tape_subcommand(const char *args)
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
     else if (!strcmp(sub, "kinks")) kink_list(stdout);
-    else if (!strcmp(sub, "dot")) tape_dot(rest);
+    else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
         if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
         tape_forget();
@@ -507,7 +534,7 @@ typedef struct {
 
 static const Command commands[] = {
     {"help", cmd_help, ":help [topic]     commands, builtins, syntax, derivatives, backends"},
-    {"tape", cmd_tape, ":tape [all|NAME|stats|dot [FILE]|clear|limit [SIZE]]   look inside the session tape"},
+    {"tape", cmd_tape, ":tape [all|NAME|stats|dot [NAME] [FILE]|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot)"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session"},
@@ -536,7 +563,8 @@ static const char *topic_derivatives =
     "  grad(f)        the gradient function of f; nests without perturbation confusion\n"
     "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
     "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
-    "  :tape shows the record; :tape stats its size\n";
+    "  :tape shows the record; :tape stats its size\n"
+    "  plot(f, lo, hi) draws f and f' (forward mode); :tape dot [NAME] [FILE.svg] the graph\n";
 
 static const char *topic_backends =
     "backends (:backend NAME or --backend NAME):\n"

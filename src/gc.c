@@ -122,15 +122,23 @@ void gc_maybe_collect(void)
     if (live > 2 * at_last_collect) gc_collect();
 }
 
+static uint32_t strip_from;
+
 static void strip(Value *v)
 {
-    if (v->t == V_NUM) v->id = 0;
+    if (v->t == V_NUM && v->id >= strip_from) v->id = 0;
 }
 
 /* After :tape clear no number held by a heap object may name an entry of
  * the old tape (the caller strips the roots). */
-void gc_strip_ids(void)
+void gc_strip_ids(void) { gc_strip_ids_from(0); }
+
+/* Entries from lo on are about to be dropped (plot takes back what it
+ * recorded): numbers in heap objects that name them become constants (the
+ * caller strips the roots). */
+void gc_strip_ids_from(uint32_t lo)
 {
+    strip_from = lo;
     for (Obj *o = all; o; o = o->next) {
         if (o->type == V_ARR) {
             Storage *s = (Storage *)o;

@@ -158,3 +158,17 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         if (op_arity[op] == 2) fn(tape.arg[i].b, ud);
     }
 }
+
+TapeMark tape_mark(void) { return (TapeMark){ tape.n, tape.nderivs, tape.npool }; }
+
+int tape_grew_since(TapeMark m) { return tape.n != m.n || tape.nderivs != m.nderivs || tape.npool != m.npool; }
+
+void tape_truncate(TapeMark m)
+{
+    for (uint32_t i = 0; i < m.nderivs; i++)
+        if (tape.derivs[i].exp_lo >= m.n) tape.derivs[i].exp_lo = tape.derivs[i].exp_off = 0;
+    tape.n = m.n;
+    tape.nderivs = m.nderivs;
+    tape.npool = m.npool;
+    tape.epoch++;
+}

@@ -42,7 +42,7 @@ typedef struct {
     size_t    limit;            /* bytes */
     uint64_t  sweeps;           /* adjoint sweeps run */
     uint64_t  expansions;       /* derivative entries expanded for higher order */
-    uint32_t  epoch;            /* bumped by clear: cached constant ids die */
+    uint32_t  epoch;            /* bumped by clear and truncate: cached ids die */
     int       recording;        /* 0 inside nograd and forward-only jvp */
 } Tape;
 
@@ -93,6 +93,17 @@ static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }
 /* Every operand of entry i, n-ary ones included (a deriv entry: its y and
  * the places it was taken with respect to). */
 void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
+
+/* ---- taking back: entries recorded since a mark are dropped (plot runs
+ * functions that record anyway). The caller makes sure no live value names
+ * them; derivative entries expanded meanwhile forget the expansion. */
+typedef struct {
+    uint32_t n, nderivs;
+    size_t npool;
+} TapeMark;
+TapeMark tape_mark(void);
+int      tape_grew_since(TapeMark m);
+void     tape_truncate(TapeMark m);
 
 /* ---- recording */
 static inline uint32_t rec_op(int op, uint32_t a, uint32_t b, double v) { return tape_push(op, a, b, v); }

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The test runner: golden script tests (tests/lang/*.wg and examples/*.wg,
-# expectations in comments), C unit tests (build/unit/test_*), and REPL
-# tests driven in a terminal (tests/repl/*.sh). Ends with "N passed, N failed".
+# expectations in comments), C unit tests (build/unit/test_*), REPL tests
+# driven in a terminal (tests/repl/*.sh), and shell tests of what one script
+# cannot check alone (tests/shell/*.sh: files written, locales, colour).
+# Ends with "N passed, N failed".
 #
 # In a .wg file:
 #   # expect: TEXT          the next line of standard output is TEXT
@@ -9,7 +11,10 @@
 #   # expect stderr: TEXT   the run succeeds and stderr contains TEXT (notes)
 #   # expect no stderr      the run succeeds and writes nothing on stderr
 #   # args: --backend posit16   extra command-line arguments
-# A file NAME.out beside NAME.wg holds the whole expected standard output instead.
+#   # env: LANG=C.UTF-8     environment for the run (LC_ALL, LC_CTYPE and
+#                           NO_COLOR are unset first): plots depend on it
+# A file NAME.out beside NAME.wg holds the whole expected standard output
+# instead (for pictures); any "# expect:" lines must then be lines of it.
 # An expected line containing * is matched as a shell glob (timings, sizes).
 BIN=${1:-./wengert}
 BUILD=${2:-build}
@@ -29,11 +34,21 @@ run_script() {
     local f=$1
     local args
     args=$(sed -n 's/^# args: *//p' "$f" | head -1)
-    (cd "$(dirname "$f")" && timeout 120 "$BIN" $args "$(basename "$f")" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+    local envs=()
+    if grep -q '^# env: ' "$f"; then
+        read -r -a envs <<<"env -u LC_ALL -u LC_CTYPE -u NO_COLOR $(sed -n 's/^# env: *//p' "$f" | head -1)"
+    fi
+    (cd "$(dirname "$f")" && "${envs[@]}" timeout 120 "$BIN" $args "$(basename "$f")" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
     local rc
     rc=$(cat "$tmp/rc")
     if [ -f "${f%.wg}.out" ]; then
         cp "${f%.wg}.out" "$tmp/want"
+        # "# expect:" lines beside a .out file (an example with a picture)
+        # must each be a line of it, so the comments stay true
+        local line
+        while IFS= read -r line; do
+            grep -qxF -- "$line" "$tmp/want" || { bad "$f" "# expect: $line is not a line of ${f%.wg}.out"; return; }
+        done < <(sed -n 's/.*# expect: \{0,1\}//p' "$f" | grep -v '^error:')
     else
         sed -n 's/.*# expect: \{0,1\}//p' "$f" | grep -v '^error:' >"$tmp/want"
         # lines written as "# expect:" with nothing after mean an empty line
@@ -97,7 +112,7 @@ if [ "$MODE" = full ]; then
     done
 fi
 
-for r in tests/repl/*.sh; do
+for r in tests/repl/*.sh tests/shell/*.sh; do
     [ -f "$r" ] || continue
     if WG_BIN="$BIN" timeout 120 bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
 done

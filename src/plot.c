@@ -1,0 +1,560 @@
+/* plot.c: pictures of functions and their derivatives (SPEC "Seeing it").
+ *
+ * plot(f, lo, hi) samples f on a grid of [lo, hi] and takes f' at the same
+ * points by forward mode (fwd_jvp), in the active backend, with recording
+ * switched off: a plot leaves the tape as it found it. plot(a) draws an
+ * array against its index. Non-finite values (nan, inf, NaR) and values far
+ * outside the bulk of the others (poles) leave gaps: the y range comes from
+ * quantiles of the finite values, and a line is drawn only between two
+ * neighbouring points that both lie inside it.
+ *
+ * The terminal picture is a canvas of W x H character cells. With UTF-8 each
+ * cell is a braille character holding 2 x 4 dots; otherwise it holds one
+ * ASCII mark. f is drawn solid, f' dotted (and in a second colour on a
+ * colour terminal), so the two stay apart even in black and white. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plot.h"
+#include "eval.h"
+#include "error.h"
+#include "fwd.h"
+#include "gc.h"
+#include "num.h"
+#include "tape.h"
+
+#define PLOT_W 72          /* canvas columns */
+#define PLOT_H 20          /* canvas rows */
+#define SVG_SAMPLES 400
+
+#define COLOUR_F  "\033[36m"
+#define COLOUR_DF "\033[35m"
+#define COLOUR_OFF "\033[0m"
+
+/* ------------------------------------------------------- environment */
+
+int plot_utf8(void)
+{
+    const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (int i = 0; i < 3; i++) {
+        const char *s = getenv(vars[i]);
+        if (!s || !*s) continue;
+        for (; *s; s++)
+            if ((s[0] == 'U' || s[0] == 'u') && (s[1] == 'T' || s[1] == 't') && (s[2] == 'F' || s[2] == 'f'))
+                return s[3] == '8' || (s[3] == '-' && s[4] == '8');
+        return 0;
+    }
+    return 0;
+}
+
+int plot_colour(void)
+{
+    const char *term = getenv("TERM"), *no = getenv("NO_COLOR");
+    if (no && *no) return 0;
+    return isatty(1) && term && *term && strcmp(term, "dumb") != 0;
+}
+
+/* ------------------------------------------------------------ series */
+
+/* What gets drawn: n points (x[i], y[i]) and, for a function, its
+ * derivative dy[i] (NULL for an array). */
+typedef struct {
+    int n;
+    double lo, hi;          /* the x range */
+    double *x, *y, *dy;
+    int is_array;
+} Series;
+
+static void series_free(Series *s)
+{
+    wg_scratch_free(s->x);
+    wg_scratch_free(s->y);
+    wg_scratch_free(s->dy);
+}
+
+/* Where v lies between lo and hi, 0 to 1, without overflowing when the
+ * range spans most of the doubles. */
+static double frac(double v, double lo, double hi)
+{
+    double span = hi / 2 - lo / 2;
+    return span > 0 ? (v / 2 - lo / 2) / span : 0;
+}
+
+static double number_result(Value r, const char *what)
+{
+    if (r.t != V_NUM && r.t != V_DUAL) {
+        const char *t = type_name(r);
+        v_release(r);
+        wg_error("plot: %s must be a number, got %s", what, t);
+    }
+    double d = v_primal(r);
+    v_release(r);
+    return d;
+}
+
+/* The tape as it was before a plot, so that whatever a plotted function
+ * records anyway (a body that takes d(...) switches recording back on) is
+ * taken off again. Numbers that escaped into live storage through a view
+ * become constants. */
+typedef struct {
+    TapeMark mark;
+    int recording;
+} PlotMark;
+
+static PlotMark plot_mark(void)
+{
+    PlotMark m = { tape_mark(), tape.recording };
+    tape.recording = 0;
+    return m;
+}
+
+static void plot_restore(PlotMark m)
+{
+    tape.recording = m.recording;
+    if (!tape_grew_since(m.mark)) return;
+    gc_strip_ids_from(m.mark.n);
+    tape_truncate(m.mark);
+}
+
+/* f and f' at n evenly spaced points of [lo, hi], each x rounded to the
+ * active backend. */
+static void sample_function(Series *s, Value f, double lo, double hi, int n)
+{
+    s->n = n;
+    s->lo = lo;
+    s->hi = hi;
+    s->x = wg_scratch(sizeof(double) * (size_t)n);
+    s->y = wg_scratch(sizeof(double) * (size_t)n);
+    s->dy = wg_scratch(sizeof(double) * (size_t)n);
+    PlotMark m = plot_mark();
+    Value one = num_val(num_round(1));
+    for (int i = 0; i < n; i++) {
+        double t = (double)i / (n - 1);
+        double x = num_round(i == n - 1 ? hi : lo * (1 - t) + hi * t);
+        Value xv = num_val(x);
+        s->x[i] = x;
+        s->y[i] = number_result(call_value(f, 1, &xv), "f(x)");
+        s->dy[i] = number_result(fwd_jvp(f, xv, one), "f'(x)");
+    }
+    plot_restore(m);
+}
+
+static void sample_array(Series *s, Value a)
+{
+    int n = seq_len(a);
+    if (n == 0) wg_error("plot: the array is empty");
+    s->n = n;
+    s->lo = 0;
+    s->hi = n - 1;
+    s->is_array = 1;
+    s->x = wg_scratch(sizeof(double) * (size_t)n);
+    s->y = wg_scratch(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        Value *e = seq_at(a, i);
+        if (e->t != V_NUM && e->t != V_DUAL)
+            wg_error("plot: element %d of the array is %s, not a number", i, type_name(*e));
+        s->x[i] = i;
+        s->y[i] = v_primal(*e);
+    }
+}
+
+/* ------------------------------------------------------------- range */
+
+/* Tick spacing of 1, 2 or 5 times a power of ten, about n ticks. */
+static double nice_step(double span, int n)
+{
+    double raw = span / n, p = pow(10, floor(log10(raw)));
+    if (!isfinite(raw) || !(raw > 0) || !(p > 0) || !isfinite(p)) return raw > 0 ? raw : 1;
+    double f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A y range that holds the bulk of a function's finite values: from the
+ * least to the greatest, unless that lies beyond the 5% or 95% quantile by
+ * more than twice their spread; then from the quantile widened by half the
+ * spread. A pole's huge values fall outside and are clipped, not allowed
+ * to squash the rest of the curve flat. An array's range holds all its
+ * finite values (a vanishing gradient's first values are the point). The
+ * ends are then rounded out to round numbers. */
+static void y_range(const Series *s, double *ymin, double *ymax)
+{
+    double *v = wg_scratch(sizeof(double) * (size_t)s->n * 2);
+    int m = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (isfinite(s->y[i])) v[m++] = s->y[i];
+        if (s->dy && isfinite(s->dy[i])) v[m++] = s->dy[i];
+    }
+    if (m == 0) {           /* nothing to draw: an empty frame */
+        wg_scratch_free(v);
+        *ymin = -1;
+        *ymax = 1;
+        return;
+    }
+    qsort(v, (size_t)m, sizeof(double), cmp_double);
+    double q05 = v[(int)(0.05 * (m - 1))], q95 = v[(int)ceil(0.95 * (m - 1))];
+    double spread = q95 - q05;
+    double lo = v[0], hi = v[m - 1];
+    if (lo < q05 - 2 * spread) lo = q05 - 0.5 * spread;     /* far out: a pole */
+    if (hi > q95 + 2 * spread) hi = q95 + 0.5 * spread;
+    if (!s->dy) lo = v[0], hi = v[m - 1];   /* an array: every value counts (no poles) */
+    wg_scratch_free(v);
+    if (!(hi > lo)) {                   /* a constant: a band around it */
+        double pad = fabs(lo) > 1 ? fabs(lo) * 0.1 : 1;
+        lo -= pad;
+        hi += pad;
+    }
+    double step = nice_step(hi / 2 - lo / 2, 10);   /* round numbers at the ends */
+    if (isfinite(floor(lo / step) * step) && isfinite(ceil(hi / step) * step)) {
+        lo = floor(lo / step) * step;
+        hi = ceil(hi / step) * step;
+    }
+    *ymin = lo;
+    *ymax = hi;
+}
+
+/* An axis number; v within a rounding error of 0 (relative to the
+ * numbers beside it, scale) is 0. */
+static void axis_number(double v, double scale, char *buf, size_t size)
+{
+    if (fabs(v) < 1e-12 * scale) v = 0;
+    snprintf(buf, size, "%.3g", v);
+}
+
+/* ------------------------------------------------------------ canvas */
+
+typedef struct {
+    int pw, ph;            /* pixels: 2 x 4 per cell in braille, 1 x 1 otherwise */
+    int sx, sy;            /* pixels per cell */
+    uint8_t *px;           /* bit 1: f, bit 2: f' */
+} Canvas;
+
+static void set_pixel(Canvas *c, int x, int y, int bit)
+{
+    if (x >= 0 && x < c->pw && y >= 0 && y < c->ph) c->px[y * c->pw + x] |= (uint8_t)bit;
+}
+
+static void line(Canvas *c, int x0, int y0, int x1, int y1, int bit)
+{
+    int dx = abs(x1 - x0), dy = -abs(y1 - y0);
+    int stepx = x0 < x1 ? 1 : -1, stepy = y0 < y1 ? 1 : -1, err = dx + dy;
+    for (;;) {
+        set_pixel(c, x0, y0, bit);
+        if (x0 == x1 && y0 == y1) return;
+        int e2 = 2 * err;
+        if (e2 >= dy) { err += dy; x0 += stepx; }
+        if (e2 <= dx) { err += dx; y0 += stepy; }
+    }
+}
+
+/* Pixel row of y, or -1 when y is not finite or outside [ymin, ymax]. */
+static int pixel_row(const Canvas *c, double y, double ymin, double ymax)
+{
+    if (!isfinite(y) || y < ymin || y > ymax) return -1;
+    return (int)lround((1 - frac(y, ymin, ymax)) * (c->ph - 1));
+}
+
+static int pixel_col(const Canvas *c, const Series *s, double x)
+{
+    if (s->hi == s->lo) return 0;
+    return (int)lround(frac(x, s->lo, s->hi) * (c->pw - 1));
+}
+
+/* Solid: neighbours inside the range are joined, unless, for a function,
+ * one is more than a quarter of the height above the other (a jump, as
+ * where a loop's trip count changes, is not drawn as a steep line; an
+ * array's few points are always joined). Dotted: every other pixel
+ * column, no joins. */
+static void draw_curve(Canvas *c, const Series *s, const double *y, double ymin, double ymax, int bit, int dotted)
+{
+    int px = -1, py = -1;
+    for (int i = 0; i < s->n; i++) {
+        int x = pixel_col(c, s, s->x[i]), r = pixel_row(c, y[i], ymin, ymax);
+        if (dotted) {
+            if (r >= 0 && (c->sx == 1 || x % 2 == 0)) set_pixel(c, x, r, bit);
+            continue;
+        }
+        if (r >= 0 && py >= 0 && (s->is_array || abs(r - py) <= c->ph / 4)) line(c, px, py, x, r, bit);
+        else if (r >= 0) set_pixel(c, x, r, bit);
+        px = x;
+        py = r;
+    }
+}
+
+/* Braille dot bits for (dx, dy) inside a cell, as Unicode numbers them. */
+static const uint8_t braille_bit[4][2] = {{0x01, 0x08}, {0x02, 0x10}, {0x04, 0x20}, {0x40, 0x80}};
+
+static void put_utf8(unsigned cp)
+{
+    if (cp < 0x80) putchar((int)cp);
+    else if (cp < 0x800) { putchar(0xC0 | (cp >> 6)); putchar(0x80 | (cp & 0x3F)); }
+    else { putchar(0xE0 | (cp >> 12)); putchar(0x80 | ((cp >> 6) & 0x3F)); putchar(0x80 | (cp & 0x3F)); }
+}
+
+/* One cell: its character (0 for empty) and which curve owns it. */
+static unsigned cell_char(const Canvas *c, int col, int row, int utf8, int *owner)
+{
+    unsigned dots = 0;
+    int bits = 0;
+    for (int dy = 0; dy < c->sy; dy++)
+        for (int dx = 0; dx < c->sx; dx++) {
+            int b = c->px[(row * c->sy + dy) * c->pw + col * c->sx + dx];
+            if (b && utf8) dots |= braille_bit[dy][dx];
+            bits |= b;
+        }
+    *owner = bits & 1 ? 1 : bits;
+    if (!bits) return 0;
+    if (utf8) return 0x2800 + dots;
+    return bits == 3 ? '#' : bits == 1 ? '*' : 'o';
+}
+
+/* The terminal picture: rows of "label ┤cells", the x axis, its numbers,
+ * the legend. Trailing blanks are not written. */
+static void render_terminal(const Series *s)
+{
+    int utf8 = plot_utf8(), colour = plot_colour();
+    double ymin, ymax;
+    y_range(s, &ymin, &ymax);
+    Canvas c = {PLOT_W * (utf8 ? 2 : 1), PLOT_H * (utf8 ? 4 : 1), utf8 ? 2 : 1, utf8 ? 4 : 1, NULL};
+    c.px = wg_scratch((size_t)c.pw * (size_t)c.ph);
+    draw_curve(&c, s, s->y, ymin, ymax, 1, 0);
+    if (s->dy) draw_curve(&c, s, s->dy, ymin, ymax, 2, 1);
+
+    /* y numbers: top, bottom, and 0 (or the middle) */
+    char top[32], bottom[32], mid[32];
+    double yscale = fmax(fabs(ymin), fabs(ymax)), xscale = fmax(fabs(s->lo), fabs(s->hi));
+    axis_number(ymax, yscale, top, sizeof top);
+    axis_number(ymin, yscale, bottom, sizeof bottom);
+    double ymid = ymin < 0 && ymax > 0 ? 0 : ymin / 2 + ymax / 2;
+    axis_number(ymid, yscale, mid, sizeof mid);
+    int midrow = (int)lround((1 - frac(ymid, ymin, ymax)) * (PLOT_H - 1));
+    if (midrow <= 0 || midrow >= PLOT_H - 1) midrow = -1;
+    int lw = (int)strlen(top);
+    if ((int)strlen(bottom) > lw) lw = (int)strlen(bottom);
+    if (midrow >= 0 && (int)strlen(mid) > lw) lw = (int)strlen(mid);
+
+    for (int row = 0; row < PLOT_H; row++) {
+        const char *label = row == 0 ? top : row == PLOT_H - 1 ? bottom : row == midrow ? mid : "";
+        printf("%*s %s", lw, label, *label ? (utf8 ? "┤" : "+") : (utf8 ? "│" : "|"));
+        int last = -1;
+        for (int col = 0; col < PLOT_W; col++) {
+            int owner;
+            if (cell_char(&c, col, row, utf8, &owner)) last = col;
+        }
+        int shown = 0;
+        for (int col = 0; col <= last; col++) {
+            int owner;
+            unsigned ch = cell_char(&c, col, row, utf8, &owner);
+            if (colour && ch && owner != shown) {
+                fputs(owner == 1 ? COLOUR_F : COLOUR_DF, stdout);
+                shown = owner;
+            } else if (colour && !ch && shown) {
+                fputs(COLOUR_OFF, stdout);
+                shown = 0;
+            }
+            if (ch) put_utf8(ch);
+            else putchar(' ');
+        }
+        if (shown) fputs(COLOUR_OFF, stdout);
+        putchar('\n');
+    }
+
+    /* the x axis and its numbers: lo, middle, hi */
+    printf("%*s %s", lw, "", utf8 ? "└" : "+");
+    for (int col = 0; col < PLOT_W; col++) fputs(utf8 ? "─" : "-", stdout);
+    putchar('\n');
+    char xs[3][32], axis[PLOT_W + 64];
+    double xmid = s->is_array ? floor(s->hi / 2) : s->lo / 2 + s->hi / 2;
+    axis_number(s->lo, xscale, xs[0], sizeof xs[0]);
+    axis_number(xmid, xscale, xs[1], sizeof xs[1]);
+    axis_number(s->hi, xscale, xs[2], sizeof xs[2]);
+    memset(axis, ' ', sizeof axis);
+    int len = 0, at[3] = {0, (int)lround(frac(xmid, s->lo, s->hi) * (PLOT_W - 1)), PLOT_W};
+    for (int k = 0; k < 3; k++) {
+        int w = (int)strlen(xs[k]);
+        int start = k == 0 ? 0 : k == 1 ? at[1] - w / 2 : PLOT_W - w;
+        if (k == 1 && (start <= len || start + w >= PLOT_W - (int)strlen(xs[2]))) continue;
+        if (k == 2 && start <= len) start = len + 1;
+        if (k == 2 && s->hi == s->lo) continue;
+        memcpy(axis + start, xs[k], (size_t)w);
+        len = start + w;
+    }
+    axis[len] = 0;
+    printf("%*s  %s\n", lw, "", axis);
+
+    /* the legend */
+    printf("%*s  ", lw, "");
+    const char *solid = utf8 ? "⠒⠒" : "**", *dots = utf8 ? "⠂⠂" : "oo";
+    if (s->is_array) printf("%s%s%s a[i] against i (%d value%s)\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "", s->n, s->n == 1 ? "" : "s");
+    else printf("%s%s%s f   %s%s%s f'\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "",
+                colour ? COLOUR_DF : "", dots, colour ? COLOUR_OFF : "");
+    wg_scratch_free(c.px);
+}
+
+/* --------------------------------------------------------------- SVG */
+
+#define SVG_W 720
+#define SVG_H 440
+#define SVG_LEFT 70
+#define SVG_RIGHT 20
+#define SVG_TOP 20
+#define SVG_BOTTOM 70
+
+static double svg_x(const Series *s, double x)
+{
+    return SVG_LEFT + frac(x, s->lo, s->hi) * (SVG_W - SVG_LEFT - SVG_RIGHT);
+}
+
+static double svg_y(double y, double ymin, double ymax)
+{
+    return SVG_TOP + (1 - frac(y, ymin, ymax)) * (SVG_H - SVG_TOP - SVG_BOTTOM);
+}
+
+/* One curve as polylines, broken wherever a point is missing or clipped. */
+static void svg_curve(FILE *f, const Series *s, const double *y, double ymin, double ymax,
+                      const char *id, const char *style)
+{
+    fprintf(f, "<g id=\"%s\" fill=\"none\" %s>\n", id, style);
+    int run = 0;
+    for (int i = 0; i <= s->n; i++) {
+        int in = i < s->n && isfinite(y[i]) && y[i] >= ymin && y[i] <= ymax;
+        if (in) {
+            if (!run) fputs("<polyline points=\"", f);
+            fprintf(f, "%s%.2f,%.2f", run ? " " : "", svg_x(s, s->x[i]), svg_y(y[i], ymin, ymax));
+            run++;
+        } else if (run) {
+            fputs("\"/>\n", f);
+            run = 0;
+        }
+    }
+    fputs("</g>\n", f);
+}
+
+static void svg_ticks(FILE *f, double lo, double hi, int vertical, const Series *s, double ymin, double ymax)
+{
+    double step = nice_step(hi / 2 - lo / 2, vertical ? 3 : 4);
+    if (s->is_array && !vertical && step < 1) step = 1;
+    double first = ceil(lo / step), last = floor(hi / step + 1e-9), ticks[41];
+    int n = 0;
+    if (last - first < 40 && fabs(first) < 1e15)
+        for (double k = first; k <= last; k++) ticks[n++] = k * step;
+    else {                  /* a range too narrow for its doubles: the ends */
+        ticks[n++] = lo;
+        ticks[n++] = hi;
+        step = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        double t = ticks[i];
+        axis_number(t, step, buf, sizeof buf);
+        if (vertical) {
+            double y = svg_y(t, ymin, ymax);
+            fprintf(f, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#e4e4e4\"/>\n",
+                    SVG_LEFT, y, SVG_W - SVG_RIGHT, y);
+            fprintf(f, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", SVG_LEFT - 6, y + 4, buf);
+        } else {
+            double x = svg_x(s, t);
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#e4e4e4\"/>\n",
+                    x, SVG_TOP, x, SVG_H - SVG_BOTTOM);
+            fprintf(f, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, SVG_H - SVG_BOTTOM + 18, buf);
+        }
+    }
+}
+
+static void legend_entry(FILE *f, int i, const char *style, const char *text)
+{
+    int y = SVG_H - 22, x = SVG_LEFT + 10 + 150 * i;
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" %s/>\n", x, y - 4, x + 30, y - 4, style);
+    fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 38, y, text);
+}
+
+static void render_svg(const Series *s, const char *path)
+{
+    double ymin, ymax;
+    y_range(s, &ymin, &ymax);
+    FILE *f = fopen(path, "w");
+    if (!f) wg_error("plot: cannot write '%s'", path);
+    const char *style_f = "stroke=\"#0072b2\" stroke-width=\"2\"";
+    const char *style_df = "stroke=\"#d55e00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"";
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", SVG_W, SVG_H, SVG_W, SVG_H);
+    svg_ticks(f, ymin, ymax, 1, s, ymin, ymax);
+    svg_ticks(f, s->lo, s->hi, 0, s, ymin, ymax);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#555\"/>\n",
+            SVG_LEFT, SVG_TOP, SVG_W - SVG_LEFT - SVG_RIGHT, SVG_H - SVG_TOP - SVG_BOTTOM);
+    if (ymin < 0 && ymax > 0)
+        fprintf(f, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#999\"/>\n",
+                SVG_LEFT, svg_y(0, ymin, ymax), SVG_W - SVG_RIGHT, svg_y(0, ymin, ymax));
+    svg_curve(f, s, s->y, ymin, ymax, "f", style_f);
+    if (s->dy) svg_curve(f, s, s->dy, ymin, ymax, "df", style_df);
+    fprintf(f, "<g id=\"legend\">\n");
+    if (s->is_array) legend_entry(f, 0, style_f, "a[i] against i");
+    else {
+        legend_entry(f, 0, style_f, "f");
+        legend_entry(f, 1, style_df, "f&#8242; (forward mode)");
+    }
+    fprintf(f, "</g>\n</svg>\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) wg_error("plot: could not write '%s'", path);
+    printf("wrote %s\n", path);
+}
+
+/* ------------------------------------------------------------ builtin */
+
+static const char *svg_path(Value v)
+{
+    if (v.t != V_STR) wg_error("plot: the last argument must be a file name ending in .svg, got %s", type_name(v));
+    const char *p = AS_STR(v)->s;
+    size_t n = strlen(p);
+    if (n < 5 || strcasecmp(p + n - 4, ".svg") != 0)
+        wg_error("plot: '%s' is not an .svg file name (plot writes SVG only)", p);
+    return p;
+}
+
+static double bound(Value v, const char *which)
+{
+    if (v.t != V_NUM && v.t != V_DUAL) wg_error("plot: %s must be a number, got %s", which, type_name(v));
+    double d = v_primal(v);
+    if (!isfinite(d)) wg_error("plot: %s must be finite, got %s", which, num_str(d));
+    return d;
+}
+
+static Value bi_plot(int argc, Value *argv)
+{
+    Series s = {0};
+    const char *path = NULL;
+    if (is_seq(argv[0])) {
+        if (argc > 2) wg_error("plot: an array takes at most a file name after it: plot(a) or plot(a, \"a.svg\")");
+        if (argc == 2) path = svg_path(argv[1]);
+        sample_array(&s, argv[0]);
+    } else if (argv[0].t == V_FN || argv[0].t == V_BUILTIN) {
+        if (argc < 3) wg_error("plot: a function needs a range: plot(f, lo, hi)");
+        double lo = bound(argv[1], "lo"), hi = bound(argv[2], "hi");
+        if (!(lo < hi)) wg_error("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
+        if (argc == 4) path = svg_path(argv[3]);
+        int n = path ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
+        sample_function(&s, argv[0], lo, hi, n);
+    } else wg_error("plot: expects a function or an array, got %s", type_name(argv[0]));
+    if (path) render_svg(&s, path);
+    else render_terminal(&s);
+    series_free(&s);
+    return nil_val();
+}
+
+static const Builtin plot_builtin = {
+    "plot", 1, 4, bi_plot,
+    "plot(f, lo, hi) draws f and f' on [lo, hi]; plot(a) an array against its index; "
+    "a last argument \"name.svg\" writes an SVG picture. Adds nothing to the tape. "
+    "Example: plot(fn(x) => sin(x), -3, 3)"};
+
+void plot_register(void) { define_builtin(&plot_builtin); }

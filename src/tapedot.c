@@ -1,0 +1,311 @@
+/* tapedot.c: the session tape as a Graphviz graph (SPEC "Seeing it").
+ *
+ *   :tape dot                 DOT text of the whole tape on stdout
+ *   :tape dot NAME            DOT text of NAME's cone on stdout
+ *   :tape dot [NAME] FILE     FILE.svg / FILE.png drawn by Graphviz's dot;
+ *                             any other FILE gets the DOT text
+ *
+ * One argument is a FILE when it ends in .dot, .gv, .svg or .png, else a
+ * NAME. Nodes are labelled as :tape labels entries. Derivative entries
+ * (deriv) are drawn apart, and when a later sweep expanded one into
+ * recorded operations (for a higher derivative), that expansion sits in a
+ * cluster of its own, linked to the deriv entry it stands for. */
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "tapedot.h"
+#include "eval.h"
+#include "error.h"
+#include "tape.h"
+
+extern char **environ;
+
+#define DERIV_STYLE "shape=box, style=\"filled,bold\", fillcolor=\"#fde3cf\", color=\"#d55e00\""
+#define CLUSTER_STYLE "style=\"rounded,filled\"; fillcolor=\"#eef3fb\"; color=\"#7a9cc6\"; fontname=\"monospace\";"
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n > m && strcasecmp(s + n - m, tail) == 0;
+}
+
+static int is_file_name(const char *s)
+{
+    return ends_with(s, ".dot") || ends_with(s, ".gv") || ends_with(s, ".svg") || ends_with(s, ".png");
+}
+
+/* ------------------------------------------------------------ the cone */
+
+static void push_mark(uint8_t *mark, uint32_t *stack, uint32_t *n, uint32_t id)
+{
+    if (id && id < tape.n && !mark[id]) {
+        mark[id] = 1;
+        stack[(*n)++] = id;
+    }
+}
+
+/* Every entry the given value depends on, through operands, the y of a
+ * derivative entry, and the expansion that stands for it (which lies above
+ * it on the tape, hence a work list rather than one downward pass). */
+static uint8_t *cone(Value v)
+{
+    uint8_t *mark = wg_scratch(tape.n);
+    uint32_t *stack = wg_scratch(sizeof(uint32_t) * tape.n), n = 0;
+    if (v.t == V_NUM) push_mark(mark, stack, &n, v.id);
+    else if (is_seq(v))
+        for (int i = 0; i < seq_len(v); i++)
+            if (seq_at(v, i)->t == V_NUM) push_mark(mark, stack, &n, seq_at(v, i)->id);
+    while (n) {
+        uint32_t i = stack[--n];
+        int op = tape_opcode(i);
+        TapeArgs g = tape.arg[i];
+        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) push_mark(mark, stack, &n, tape.pool[g.a + j]);
+        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) push_mark(mark, stack, &n, tape.pool[g.a + j]);
+        else if (op == OP_DERIV) {
+            DerivRec *r = &tape.derivs[g.a];
+            push_mark(mark, stack, &n, r->y);
+            if (r->exp_lo) push_mark(mark, stack, &n, tape.pool[r->exp_off + g.b]);
+        } else {
+            if (op_arity[op] >= 1) push_mark(mark, stack, &n, g.a);
+            if (op_arity[op] == 2) push_mark(mark, stack, &n, g.b);
+        }
+    }
+    wg_scratch_free(stack);
+    return mark;
+}
+
+/* ----------------------------------------------------------- expansions */
+
+/* The entries an expansion appended, [lo, hi]: from its first entry to the
+ * last of its results. Expansions made during another one lie inside it,
+ * so the intervals nest (a partial overlap is clipped to keep it so). */
+typedef struct {
+    uint32_t lo, hi, rec;
+} Span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const Span *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+static Span *expansion_spans(uint32_t *count)
+{
+    Span *s = wg_scratch(sizeof(Span) * (tape.nderivs + 1));
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < tape.nderivs; r++) {
+        DerivRec *d = &tape.derivs[r];
+        if (!d->exp_lo || d->exp_lo >= tape.n) continue;
+        uint32_t hi = d->exp_lo;
+        for (uint32_t w = 0; w < d->nwrt; w++) {
+            uint32_t id = tape.pool[d->exp_off + w];
+            if (id > hi && id < tape.n) hi = id;
+        }
+        s[n++] = (Span){d->exp_lo, hi, r};
+    }
+    qsort(s, n, sizeof(Span), cmp_span);
+    for (uint32_t i = 1; i < n; i++)    /* clip to the enclosing span */
+        for (uint32_t j = i; j-- > 0;)
+            if (s[j].lo <= s[i].lo && s[i].lo <= s[j].hi) {
+                if (s[i].hi > s[j].hi) s[i].hi = s[j].hi;
+                break;
+            }
+    *count = n;
+    return s;
+}
+
+/* ---------------------------------------------------------------- DOT */
+
+static void write_node(FILE *f, uint32_t i, EntryLabel label, const char *indent)
+{
+    char name[64] = "", val[64], extra[32] = "";
+    label(i, name, sizeof name);
+    num_format(tape.val[i], val, sizeof val);
+    int op = tape_opcode(i);
+    if (op == OP_DERIV) snprintf(extra, sizeof extra, " d(#%u)", tape.derivs[tape.arg[i].a].y);
+    fprintf(f, "%sn%u [label=\"#%u %s%s\\n%s%s%s\"", indent, i, i, op_names[op], extra, name,
+            name[0] ? " = " : "", val);
+    if (op == OP_DERIV) fprintf(f, ", " DERIV_STYLE);
+    else if (op == OP_CONST) fprintf(f, ", shape=ellipse, color=gray55, fontcolor=gray35");
+    else if (name[0]) fprintf(f, ", style=bold");
+    fprintf(f, "];\n");
+}
+
+static void write_edge(FILE *f, const uint8_t *sel, uint32_t from, uint32_t to, const char *attrs)
+{
+    if (from && from < tape.n && sel[from]) fprintf(f, "  n%u -> n%u%s;\n", from, to, attrs);
+}
+
+static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
+{
+    int op = tape_opcode(i);
+    TapeArgs g = tape.arg[i];
+    if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) write_edge(f, sel, tape.pool[g.a + j], i, "");
+    else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) write_edge(f, sel, tape.pool[g.a + j], i, "");
+    else if (op == OP_DERIV) {
+        DerivRec *r = &tape.derivs[g.a];
+        write_edge(f, sel, r->y, i, " [style=dashed, color=\"#d55e00\", label=\"d\"]");
+        if (g.b < r->nwrt)
+            write_edge(f, sel, tape.pool[r->wrt_off + g.b], i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
+        if (r->exp_lo && g.b < r->nwrt)
+            write_edge(f, sel, tape.pool[r->exp_off + g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
+    } else {
+        if (op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
+        if (op_arity[op] == 2) write_edge(f, sel, g.b, i, "");
+    }
+}
+
+/* Nodes in tape order, each expansion's entries inside its cluster. */
+static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryLabel label)
+{
+    fprintf(f, "digraph tape {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n");
+    if (title) fprintf(f, "  label=\"%s\";\n  labelloc=t;\n", title);
+    uint32_t nspans, count = 0;
+    Span *spans = expansion_spans(&nspans);
+    uint32_t *open = wg_scratch(sizeof(uint32_t) * (nspans + 1)), nopen = 0, next = 0;
+    uint8_t *shown = wg_scratch(nspans + 1);   /* by depth: the open cluster was written */
+    /* a cluster is written only if it holds a selected entry */
+    uint32_t *before = wg_scratch(sizeof(uint32_t) * ((size_t)tape.n + 1));
+    for (uint32_t i = 0; i < tape.n; i++) before[i + 1] = before[i] + (i ? sel[i] : 0);
+    for (uint32_t i = 1; i < tape.n; i++) {
+        while (nopen && spans[open[nopen - 1]].hi < i) {
+            nopen--;
+            if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
+        }
+        while (next < nspans && spans[next].lo == i) {
+            Span *s = &spans[next];
+            shown[nopen] = before[s->hi + 1] > before[s->lo];
+            if (shown[nopen]) {
+                fprintf(f, "%*ssubgraph cluster_x%u {\n", 2 * (int)nopen + 2, "", s->rec);
+                fprintf(f, "%*slabel=\"expansion of d(#%u)\"; " CLUSTER_STYLE "\n", 2 * (int)nopen + 4, "",
+                        tape.derivs[s->rec].y);
+            }
+            open[nopen++] = next;
+            next++;
+        }
+        if (!sel[i]) continue;
+        char indent[64];
+        snprintf(indent, sizeof indent, "%*s", 2 * (int)nopen + 2, "");
+        write_node(f, i, label, indent);
+        count++;
+    }
+    while (nopen) {
+        nopen--;
+        if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
+    }
+    for (uint32_t i = 1; i < tape.n; i++)
+        if (sel[i]) write_edges(f, sel, i);
+    fprintf(f, "}\n");
+    wg_scratch_free(before);
+    wg_scratch_free(shown);
+    wg_scratch_free(open);
+    wg_scratch_free(spans);
+    return count;
+}
+
+/* ------------------------------------------------------------ Graphviz */
+
+/* dot's path from PATH, or 0 if it is not installed. */
+static int find_dot(char *buf, size_t size)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/bin:/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t n = end ? (size_t)(end - path) : strlen(path);
+        if (n) {
+            snprintf(buf, size, "%.*s/dot", (int)n, path);
+            if (access(buf, X_OK) == 0) return 1;
+        }
+        path += n + (end != NULL);
+    }
+    return 0;
+}
+
+/* Runs `dot -Tsvg|png -o file dotfile`; 0 on success. */
+static int run_dot(const char *prog, const char *format, const char *file, const char *dotfile)
+{
+    char fmt[16];
+    snprintf(fmt, sizeof fmt, "-T%s", format);
+    char *argv[] = {"dot", fmt, "-o", (char *)file, (char *)dotfile, NULL};
+    pid_t pid;
+    fflush(stdout);
+    if (posix_spawn(&pid, prog, NULL, NULL, argv, environ) != 0) return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void render(const uint8_t *sel, const char *title, const char *file, EntryLabel label)
+{
+    const char *format = ends_with(file, ".svg") ? "svg" : "png";
+    char prog[4096];
+    if (!find_dot(prog, sizeof prog))
+        wg_error("drawing '%s' needs Graphviz's dot program, which is not installed: "
+                 "apt-get install graphviz (or write the DOT text: ':tape dot FILE.dot')", file);
+    char tmp[] = "/tmp/wengert-tape-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        wg_error("cannot write a temporary file for dot in /tmp");
+    }
+    uint32_t count = write_dot(f, sel, title, label);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    int rc = bad ? -2 : run_dot(prog, format, file, tmp);
+    unlink(tmp);
+    if (rc == -2) wg_error("cannot write a temporary file for dot in /tmp");
+    if (rc != 0) wg_error("Graphviz's dot could not draw '%s' (exit status %d)", file, rc);
+    printf("wrote %s (%u entries)\n", file, count);
+}
+
+void tapedot_command(const char *args, EntryLabel label)
+{
+    char words[3][1024] = {"", "", ""};
+    int n = 0;
+    while (*args && n < 3) {
+        size_t k = 0;
+        while (*args && *args != ' ' && *args != '\t') {
+            if (k + 1 < sizeof words[n]) words[n][k++] = *args;
+            args++;
+        }
+        words[n++][k] = 0;
+        while (*args == ' ' || *args == '\t') args++;
+    }
+    if (n == 3) wg_error("':tape dot' takes a NAME, a FILE, or both: ':tape dot x cone.svg'");
+    const char *name = NULL, *file = NULL;
+    if (n == 2) name = words[0], file = words[1];
+    else if (n == 1 && is_file_name(words[0])) file = words[0];
+    else if (n == 1) name = words[0];
+
+    uint8_t *sel;
+    char title[1200], *tp = NULL;
+    if (name) {
+        Global *g = global_lookup(name);
+        if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+        sel = cone(g->v);
+        snprintf(title, sizeof title, "the entries that %s depends on", name);
+        tp = title;
+    } else {
+        sel = wg_scratch(tape.n);
+        memset(sel + 1, 1, tape.n - 1);
+    }
+    if (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) render(sel, tp, file, label);
+    else if (file) {
+        FILE *f = fopen(file, "w");
+        if (!f) wg_error("cannot write '%s'", file);
+        uint32_t count = write_dot(f, sel, tp, label);
+        int bad = ferror(f);
+        if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
+        printf("wrote %s (%u entries)\n", file, count);
+    } else write_dot(stdout, sel, tp, label);
+    wg_scratch_free(sel);
+}
