@@ -449,7 +449,9 @@ static void cmd_load(const char *args)
     if (!c) wg_error("'%s' not loaded: syntax error (above)", args);
     int echo = wg_echo;
     wg_echo = 0;
+    wg_call_push(":load");
     eval_run_chunk(c);
+    wg_call_pop();
     wg_echo = echo;
 }
 

@@ -13,6 +13,58 @@ static char message[1024];
 static const Chunk *err_chunk;
 static int err_line, err_col;
 
+typedef struct {
+    const char *name;
+    const Chunk *chunk;
+    int line, col;
+} CallSite;
+static CallSite *calls;
+static int ncalls, capcalls;
+static char trace[2048];         /* the calls at the latest error, one a line */
+
+void wg_call_push(const char *name)
+{
+    if (ncalls == capcalls) {
+        capcalls = capcalls ? 2 * capcalls : 64;
+        calls = wg_realloc(calls, sizeof(CallSite) * (size_t)capcalls);
+    }
+    const Node *n = wg_where.node;
+    if (n && n->kind == N_CALL && n->a) n = n->a;     /* the callee's first character */
+    calls[ncalls++] = (CallSite){ name, wg_where.chunk, n ? n->line : 0, n ? n->col : 0 };
+}
+
+void wg_call_pop(void)
+{
+    if (ncalls > 0) ncalls--;
+}
+
+static size_t trace_line(size_t at, const CallSite *c)
+{
+    if (at >= sizeof trace) return at;
+    int k = snprintf(trace + at, sizeof trace - at, "  in %s, called at %s:%d:%d\n",
+                     c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line, c->col);
+    return k < 0 ? at : at + (size_t)k;
+}
+
+/* Innermost call first; of a deep recursion the first and last few. */
+static void snapshot_calls(void)
+{
+    enum { SHOWN = 4 };
+    size_t at = 0;
+    trace[0] = 0;
+    for (int i = ncalls - 1; i >= 0; i--) {
+        if (ncalls > 3 * SHOWN && i == ncalls - 1 - SHOWN) {
+            int more = ncalls - 2 * SHOWN - 1;
+            if (at < sizeof trace) {
+                int k = snprintf(trace + at, sizeof trace - at, "  ... %d more calls\n", more);
+                if (k > 0) at += (size_t)k;
+            }
+            i = SHOWN;
+        }
+        at = trace_line(at, &calls[i]);
+    }
+}
+
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
@@ -44,8 +96,10 @@ static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
     err_chunk = wg_where.chunk;
     err_line = n ? n->line : 0;
     err_col = n ? n->col : 0;
+    snapshot_calls();
     if (!handler) {
         wg_report(err_chunk, err_line, err_col, message);
+        fputs(trace, stderr);
         exit(1);
     }
     longjmp(handler->buf, 1);
@@ -99,6 +153,7 @@ int wg_pcall(void (*fn)(void *), void *ud)
     WgJmp j;
     WgWhere saved = wg_where;
     size_t mark = nscratch;
+    int depth = ncalls;
     j.prev = handler;
     handler = &j;
     if (setjmp(j.buf) == 0) {
@@ -108,8 +163,11 @@ int wg_pcall(void (*fn)(void *), void *ud)
     }
     handler = j.prev;
     wg_where = saved;
+    ncalls = depth;
     free_scratch_since(mark);
     wg_report(err_chunk, err_line, err_col, message);
+    fputs(trace, stderr);
+    trace[0] = 0;
     return 1;
 }
 

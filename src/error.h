@@ -28,6 +28,12 @@ _Noreturn void wg_error_at(const Node *n, const char *fmt, ...) __attribute__((f
 /* Print a located message now (for syntax errors, which do not unwind). */
 void wg_report(const Chunk *c, int line, int col, const char *msg);
 
+/* The calls being run, for the traceback an error prints: push before a
+ * call (its site is wg_where, the caller's node and chunk), pop after it.
+ * An error snapshots them; the protected call drops those it unwound. */
+void wg_call_push(const char *name);
+void wg_call_pop(void);
+
 /* Run fn(ud) under protection; returns 0 on success, 1 after an error
  * (already reported on stderr). */
 int wg_pcall(void (*fn)(void *), void *ud);

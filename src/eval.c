@@ -496,8 +496,10 @@ Value call_value(Value f, int argc, Value *argv)
     }
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
-        if (c->fn) return call_closure(c, argc, argv);
-        return derived_call(c, argc, argv);
+        wg_call_push(c->fn ? c->fn->name : c->label);
+        Value r = c->fn ? call_closure(c, argc, argv) : derived_call(c, argc, argv);
+        wg_call_pop();
+        return r;
     }
     wg_error("cannot call %s", type_name(f));
 }
