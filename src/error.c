@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "error.h"
 
 WgWhere wg_where;
@@ -65,14 +66,41 @@ static void snapshot_calls(void)
     }
 }
 
+int wg_color;
+
+void wg_color_init(int mode)
+{
+    const char *term = getenv("TERM"), *no = getenv("NO_COLOR");
+    if (mode == WG_COLOR_AUTO)
+        wg_color = isatty(2) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+    else wg_color = mode == WG_COLOR_ALWAYS;
+}
+
+#define RED   "\033[1;31m"
+#define CYAN  "\033[1;36m"
+#define GREEN "\033[1;32m"
+#define PLAIN "\033[0m"
+static const char *paint(const char *code) { return wg_color ? code : ""; }
+
+void wg_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fprintf(stderr, "%snote:%s ", paint(CYAN), paint(PLAIN));
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
     if (!c) {
-        fprintf(stderr, "error: %s\n", msg);
+        fprintf(stderr, "%serror:%s %s\n", paint(RED), paint(PLAIN), msg);
         return;
     }
-    fprintf(stderr, "%s:%d:%d: error: %s\n", c->filename, line, col, msg);
+    fprintf(stderr, "%s:%d:%d: %serror:%s %s\n", c->filename, line, col, paint(RED), paint(PLAIN), msg);
     int len;
     const char *text = chunk_line(c, line, &len);
     if (len > 160) {            /* a huge line: show the part around the column */
@@ -86,7 +114,7 @@ void wg_report(const Chunk *c, int line, int col, const char *msg)
     if (len > 0 || line > 0) {
         fprintf(stderr, "    %.*s\n    ", len, text);
         for (int i = 1; i < col && i <= len; i++) fputc(text[i - 1] == '\t' ? '\t' : ' ', stderr);
-        fputs("^\n", stderr);
+        fprintf(stderr, "%s^%s\n", paint(GREEN), paint(PLAIN));
     }
 }
 

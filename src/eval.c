@@ -496,6 +496,7 @@ Value call_value(Value f, int argc, Value *argv)
     }
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
+        if (!c->fn && argc > 0 && is_seq(argv[0])) seq_check_numbers(argv[0], c->label);
         wg_call_push(c->fn ? c->fn->name : c->label);
         Value r = c->fn ? call_closure(c, argc, argv) : derived_call(c, argc, argv);
         wg_call_pop();

@@ -6,7 +6,10 @@
 # In a .wg file:
 #   # expect: TEXT          the next line of standard output is TEXT
 #   # expect error: TEXT    the run fails (non-zero exit) and stderr contains TEXT
-#   # args: --backend posit16   extra command-line arguments
+#   # args: --backend posit16   extra command-line arguments, before the file
+#                               (shell words: -e 'print(1)' is one option)
+#   # script-args: a "b c"      arguments after the file (the script's args)
+#   # stdin: FILE               standard input from FILE (beside the test)
 # A file NAME.out beside NAME.wg holds the whole expected standard output instead.
 # An expected line containing * is matched as a shell glob (timings, sizes).
 BIN=${1:-./wengert}
@@ -25,9 +28,12 @@ bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1"; [ -n "$2" ] && echo 
 
 run_script() {
     local f=$1
-    local args
+    local args sargs input
     args=$(sed -n 's/^# args: *//p' "$f" | head -1)
-    (cd "$(dirname "$f")" && timeout 120 "$BIN" $args "$(basename "$f")" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+    sargs=$(sed -n 's/^# script-args: *//p' "$f" | head -1)
+    input=$(sed -n 's/^# stdin: *//p' "$f" | head -1)
+    (cd "$(dirname "$f")" && eval "set -- $args \"\$(basename \"\$f\")\" $sargs" &&
+        timeout 120 "$BIN" "$@" <"${input:-/dev/null}" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
     local rc
     rc=$(cat "$tmp/rc")
     if [ -f "${f%.wg}.out" ]; then
