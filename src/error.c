@@ -43,7 +43,8 @@ static size_t trace_line(size_t at, const CallSite *c)
 {
     if (at >= sizeof trace) return at;
     int k = snprintf(trace + at, sizeof trace - at, "  in %s, called at %s:%d:%d\n",
-                     c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line, c->col);
+                     c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line,
+                     wg_display_col(c->chunk, c->line, c->col));
     return k < 0 ? at : at + (size_t)k;
 }
 
@@ -93,6 +94,49 @@ void wg_note(const char *fmt, ...)
     va_end(ap);
 }
 
+/* Columns as displayed: a UTF-8 character is one column, a tab advances
+ * to the next multiple of 8. Nodes and tokens keep byte columns. */
+static int display_col(const char *text, int len, int bytecol)
+{
+    int col = 1, i = 0;
+    for (; i < bytecol - 1 && i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if ((ch & 0xC0) == 0x80) continue;
+        col = ch == '\t' ? (col - 1) / 8 * 8 + 9 : col + 1;
+    }
+    return col + (bytecol - 1 - i > 0 ? bytecol - 1 - i : 0);
+}
+
+int wg_display_col(const Chunk *c, int line, int bytecol)
+{
+    if (!c || line <= 0) return bytecol;
+    int len;
+    const char *text = chunk_line(c, line, &len);
+    return display_col(text, len, bytecol);
+}
+
+/* The line as displayed (tabs as spaces), from display column `from`, at
+ * most `width` columns. */
+static void echo_line(const char *text, int len, int from, int width)
+{
+    int col = 1;
+    for (int i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '\t') {
+            int next = (col - 1) / 8 * 8 + 9;
+            for (; col < next; col++)
+                if (col >= from && col < from + width) fputc(' ', stderr);
+            continue;
+        }
+        if ((ch & 0xC0) == 0x80) {                /* the rest of a character */
+            if (col - 1 >= from && col - 1 < from + width) fputc(ch, stderr);
+            continue;
+        }
+        if (col >= from && col < from + width) fputc(ch, stderr);
+        col++;
+    }
+}
+
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
@@ -100,20 +144,16 @@ void wg_report(const Chunk *c, int line, int col, const char *msg)
         fprintf(stderr, "%serror:%s %s\n", paint(RED), paint(PLAIN), msg);
         return;
     }
-    fprintf(stderr, "%s:%d:%d: %serror:%s %s\n", c->filename, line, col, paint(RED), paint(PLAIN), msg);
     int len;
     const char *text = chunk_line(c, line, &len);
-    if (len > 160) {            /* a huge line: show the part around the column */
-        int from = col > 80 ? col - 80 : 1;
-        if (from > len) from = len;
-        text += from - 1;
-        len -= from - 1;
-        if (len > 160) len = 160;
-        col -= from - 1;
-    }
+    int dcol = display_col(text, len, col);
+    fprintf(stderr, "%s:%d:%d: %serror:%s %s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), msg);
     if (len > 0 || line > 0) {
-        fprintf(stderr, "    %.*s\n    ", len, text);
-        for (int i = 1; i < col && i <= len; i++) fputc(text[i - 1] == '\t' ? '\t' : ' ', stderr);
+        int from = dcol > 80 ? dcol - 80 : 1;     /* a huge line: the part around the column */
+        fputs("    ", stderr);
+        echo_line(text, len, from, 160);
+        fputs("\n    ", stderr);
+        for (int i = from; i < dcol; i++) fputc(' ', stderr);
         fprintf(stderr, "%s^%s\n", paint(GREEN), paint(PLAIN));
     }
 }

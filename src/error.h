@@ -25,6 +25,9 @@ extern WgWhere wg_where;
 
 _Noreturn void wg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void wg_error_at(const Node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The column a user sees (UTF-8 characters, tabs to multiples of 8) of a
+ * byte column of a chunk's line. */
+int wg_display_col(const Chunk *c, int line, int bytecol);
 /* Print a located message now (for syntax errors, which do not unwind). */
 void wg_report(const Chunk *c, int line, int col, const char *msg);
 

@@ -10,7 +10,8 @@
 #                               (shell words: -e 'print(1)' is one option)
 #   # script-args: a "b c"      arguments after the file (the script's args)
 #   # stdin: FILE               standard input from FILE (beside the test)
-# A file NAME.out beside NAME.wg holds the whole expected standard output instead.
+# A file NAME.out beside NAME.wg holds the whole expected standard output instead;
+# a file NAME.err the whole expected standard error (carets, tracebacks).
 # An expected line containing * is matched as a shell glob (timings, sizes).
 BIN=${1:-./wengert}
 BUILD=${2:-build}
@@ -55,6 +56,9 @@ run_script() {
         bad "$f" "$(echo "exit status $rc"; cat "$tmp/err")"; return
     fi
     if ! lines_match "$tmp/want" "$tmp/out"; then bad "$f" "$(diff -u "$tmp/want" "$tmp/out")"; return; fi
+    if [ -f "${f%.wg}.err" ] && ! lines_match "${f%.wg}.err" "$tmp/err"; then
+        bad "$f" "$(diff -u "${f%.wg}.err" "$tmp/err")"; return
+    fi
     ok
 }
 
