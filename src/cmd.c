@@ -1,5 +1,6 @@
 /* cmd.c: `:` commands. */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,13 +426,33 @@ static void cmd_vars(const char *args)
     if (!shown) printf("(no variables yet)\n");
 }
 
+/* A relative path is looked up beside the file that holds the :load (a
+ * real file, not <repl> or <-e>), then in the current directory. */
+static FILE *open_beside(const char *name, char *path, size_t size)
+{
+    const char *from = wg_where.chunk ? wg_where.chunk->filename : NULL;
+    const char *slash = from && from[0] != '<' ? strrchr(from, '/') : NULL;
+    if (name[0] != '/' && slash) {
+        snprintf(path, size, "%.*s/%s", (int)(slash - from), from, name);
+        FILE *f = fopen(path, "rb");
+        if (f) return f;
+    }
+    snprintf(path, size, "%s", name);
+    return fopen(path, "rb");
+}
+
 static void cmd_load(const char *args)
 {
     if (!*args) wg_error("':load' needs a file name");
+    char path[4096];
+    FILE *f = open_beside(args, path, sizeof path);
+    if (!f) wg_error("cannot open '%s': %s", args, strerror(errno));
     struct stat st;
-    if (stat(args, &st) == 0 && S_ISDIR(st.st_mode)) wg_error("cannot load '%s': it is a directory", args);
-    FILE *f = fopen(args, "rb");
-    if (!f) wg_error("cannot open '%s'", args);
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        wg_error("cannot load '%s': it is a directory", args);
+    }
+    args = path;
     char *buf = NULL;
     size_t len = 0, cap = 0, n;
     char tmp[8192];
