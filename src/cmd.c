@@ -501,12 +501,15 @@ static void cmd_time(const char *args)
     printf(", tape: +%u entries (+%s)\n", tape.n - before, b);
 }
 
+static void forget_inputs(void);
+
 static void cmd_reset(const char *args)
 {
     (void)args;
     if (!eval_at_top_level())
         wg_error("':reset' works only at the top level, outside blocks and functions");
     eval_reset();
+    forget_inputs();
     if (wg_reset_hook) wg_reset_hook();
     printf("session reset\n");
 }
@@ -516,6 +519,65 @@ static void cmd_quit(const char *args)
     (void)args;
     wg_quit = 1;
 }
+
+/* ---------------------------------------------------------------- :save */
+
+static char **inputs;
+static int ninputs, capinputs;
+
+static void forget_inputs(void)
+{
+    for (int i = 0; i < ninputs; i++) free(inputs[i]);
+    ninputs = 0;
+}
+
+/* Commands that change nothing a script could rebuild are not kept. */
+static int only_looks(const char *s)
+{
+    char name[64], sub[64];
+    s = word(s + 1, name, sizeof name);
+    if (!strcmp(name, "tape")) {
+        word(s, sub, sizeof sub);
+        return strcmp(sub, "clear") && strcmp(sub, "limit");
+    }
+    static const char *const looks[] = {"help", "vars", "save", "save!", "quit", "reset"};
+    for (size_t i = 0; i < sizeof looks / sizeof looks[0]; i++)
+        if (!strcmp(name, looks[i])) return 1;
+    return 0;
+}
+
+void cmd_log_input(const char *src, size_t len)
+{
+    while (len > 0 && (src[len - 1] == '\n' || src[len - 1] == ' ' || src[len - 1] == '\t')) len--;
+    const char *p = skip_space(src);
+    while (*p == '\n') p = skip_space(p + 1);
+    if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
+    if (ninputs == capinputs) {
+        capinputs = capinputs ? 2 * capinputs : 64;
+        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)capinputs);
+    }
+    char *copy = wg_malloc(len + 1);
+    memcpy(copy, src, len);
+    copy[len] = 0;
+    inputs[ninputs++] = copy;
+}
+
+static void save(const char *file, int overwrite)
+{
+    if (!*file) wg_error("':save' needs a file name");
+    struct stat st;
+    if (!overwrite && stat(file, &st) == 0)
+        wg_error("'%s' exists; ':save! %s' overwrites it", file, file);
+    FILE *f = fopen(file, "w");
+    if (!f) wg_error("cannot write '%s': %s", file, strerror(errno));
+    fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", ninputs, ninputs == 1 ? "" : "s");
+    for (int i = 0; i < ninputs; i++) fprintf(f, "%s\n", inputs[i]);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
+    printf("saved %d input%s to %s\n", ninputs, ninputs == 1 ? "" : "s", file);
+}
+
+static void cmd_save(const char *args) { save(args, 0); }
 
 static void cmd_help(const char *args);
 
@@ -531,6 +593,7 @@ static const Command commands[] = {
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session"},
+    {"save", cmd_save, ":save FILE        write this session's inputs as a script (:save! FILE overwrites)"},
     {"time", cmd_time, ":time STATEMENT   run it, then print the time taken and tape entries added"},
     {"reset", cmd_reset, ":reset            a fresh session"},
     {"quit", cmd_quit, ":quit             leave"},
@@ -597,6 +660,11 @@ void cmd_run(const char *text)
 {
     char name[64];
     const char *args = word(text, name, sizeof name);
+    if (!strcmp(name, "save!")) {
+        save(args, 1);
+        fflush(stdout);
+        return;
+    }
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, name)) {
             commands[i].run(args);

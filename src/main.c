@@ -170,6 +170,7 @@ static int run_source(const char *name, const char *src, size_t len)
     if (!c) return 1;
     int err = eval_chunk(c);
     chunk_release(c);
+    if (!err) cmd_log_input(src, len);
     return err;
 }
 

@@ -138,7 +138,7 @@ static void run_input(Input *in)
         return;
     }
     wg_echo = 1;
-    eval_chunk(a.chunk);
+    if (!eval_chunk(a.chunk)) cmd_log_input(in->buf, in->len);
     wg_echo = 0;
     chunk_release(a.chunk);
 }
