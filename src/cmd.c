@@ -14,6 +14,7 @@
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
+#include "help.h"
 
 int wg_quit;
 void (*wg_reset_hook)(void);
@@ -588,7 +589,7 @@ typedef struct {
 } Command;
 
 static const Command commands[] = {
-    {"help", cmd_help, ":help [topic]     commands, builtins, syntax, derivatives, backends"},
+    {"help", cmd_help, ":help [NAME]      one screen of help; :help NAME for any keyword, operator, function, command or topic"},
     {"tape", cmd_tape, ":tape [all|NAME|stats|dot [FILE]|clear|limit [SIZE]]   look inside the session tape"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
@@ -602,58 +603,28 @@ static const Command commands[] = {
 
 const char *cmd_name(int i) { return i < NCOMMANDS ? commands[i].name : NULL; }
 
-static const char *topic_syntax =
-    "syntax:\n"
-    "  x = 2; x += 1            assignment, compound assignment (+= -= *= /=)\n"
-    "  a = [1, 2, 3]; a[0] = 5  arrays (indexing from 0), a[1:3] is a copy\n"
-    "  v = view(a, 0, 2, 1)     a view aliases a's elements: v[0] = 1 writes a\n"
-    "  if c { } elif d { } else { }    while c { }    for i in 0..n { }\n"
-    "  fn f(x) { return x * x }   g = fn(x) => x + 1   break  continue  return\n"
-    "  operators: or and not  < <= > >= == !=  + -  * / %  unary -  ^  (loosest first)\n"
-    "  x@k is the k-th value assigned to x; nograd { } runs without recording\n";
+const char *cmd_lib_name(int i) { return i < nlib_help ? lib_help[i].name : NULL; }
 
-static const char *topic_derivatives =
-    "derivatives:\n"
-    "  d(y, x)        dy/dx by a reverse sweep over the session tape (also x@k, a, a[i])\n"
-    "  d(d(y, x), x)  derivatives are recorded too: any order\n"
-    "  grad(f)        the gradient function of f; nests without perturbation confusion\n"
-    "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
-    "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
-    "  :tape shows the record; :tape stats its size\n";
-
-static const char *topic_backends =
-    "backends (:backend NAME or --backend NAME):\n"
-    "  float64 (default), float32, float16, bfloat16: IEEE, round to nearest even\n"
-    "  posit8, posit16, posit32: Posit Standard 2022 (es = 2), NaR, quire sums\n"
-    "  literals round once from their decimal value; stored values keep their bits\n"
-    "  bits(x) shows the bit pattern, frombits(\"0x...\") makes a value\n";
+const char *cmd_help_text(const char *name)
+{
+    const char *t = name[0] == ':' ? name + 1 : name;
+    if (!strcmp(t, "save!")) t = "save";
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, t)) return commands[i].help;
+    if (name[0] == ':') return NULL;
+    if (!strcmp(name, "pi")) return "pi: the constant 3.141592653589793, rounded to the active backend when used";
+    for (int i = 0; builtin_list(i); i++)
+        if (!strcmp(builtin_list(i)->name, name)) return builtin_list(i)->help;
+    for (int i = 0; i < nlib_help; i++)
+        if (!strcmp(lib_help[i].name, name)) return lib_help[i].help;
+    return NULL;
+}
 
 static void cmd_help(const char *args)
 {
     char topic[64];
     word(args, topic, sizeof topic);
-    if (!topic[0]) {
-        printf("commands:\n");
-        for (int i = 0; i < NCOMMANDS; i++) printf("  %s\n", commands[i].help);
-        printf("builtins:\n ");
-        for (int i = 0; builtin_list(i); i++) printf(" %s", builtin_list(i)->name);
-        printf("\nstandard library:\n ");
-        for (int i = 0; i < nlib_help; i++) printf(" %s", lib_help[i].name);
-        printf("\n:help NAME explains one; :help syntax, :help derivatives, :help backends\n");
-        return;
-    }
-    if (!strcmp(topic, "syntax")) { fputs(topic_syntax, stdout); return; }
-    if (!strcmp(topic, "derivatives")) { fputs(topic_derivatives, stdout); return; }
-    if (!strcmp(topic, "backends")) { fputs(topic_backends, stdout); return; }
-    if (!strcmp(topic, "pi")) { printf("pi: the constant 3.141592653589793, rounded to the active backend when used\n"); return; }
-    const char *t = topic[0] == ':' ? topic + 1 : topic;
-    for (int i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(commands[i].name, t)) { printf("%s\n", commands[i].help); return; }
-    for (int i = 0; builtin_list(i); i++)
-        if (!strcmp(builtin_list(i)->name, topic)) { printf("%s\n", builtin_list(i)->help); return; }
-    for (int i = 0; i < nlib_help; i++)
-        if (!strcmp(lib_help[i].name, topic)) { printf("%s\n", lib_help[i].help); return; }
-    wg_error("no help for '%s' (try :help)", topic);
+    help_show(topic);
 }
 
 void cmd_run(const char *text)

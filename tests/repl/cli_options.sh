@@ -18,6 +18,17 @@ for w in '-e CODE' '-i' '--backend NAME' '--color=WHEN' '--' 'FILE [ARG...]' 'ar
     grep -qF -- "$w" <<<"$help" || fail "--help does not mention $w"
 done
 
+# :help fits on one screen, and every name it lists has an entry with an example
+overview=$("$BIN" -e ':help')
+[ "$(wc -l <<<"$overview")" -le 22 ] || fail ":help is longer than a screen"
+names=$(sed 1d <<<"$overview" | sed -n 's/^[a-z]*: \{1,\}//p; s/^ \{11,\}//p' | grep -v "^x = 2" | tr ' ' '\n' | sed '/^$/d')
+[ "$(wc -l <<<"$names")" -ge 80 ] || fail ":help lists too few names: $names"
+set -f
+for n in $names; do
+    case "$n" in \[|\]|\(|\)) continue ;; esac
+    "$BIN" -e ":help $n" 2>&1 | grep -q '^  example: ' || fail ":help $n has no example"
+done
+
 # the man page: no groff warnings, renders with man, installs
 [ -z "$(groff -man -ww -z "$ROOT/docs/wengert.1" 2>&1)" ] || fail "groff warns about the man page"
 page=$(MANWIDTH=80 man -l "$ROOT/docs/wengert.1" 2>"$T/manerr") || fail "man -l failed: $(cat "$T/manerr")"
