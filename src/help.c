@@ -260,6 +260,13 @@ static void wrapped(const char *label, const char *(*name)(int))
 }
 
 static const char *keyword_name(int i) { return i < COUNT(keywords) ? keywords[i].name : NULL; }
+
+const char *help_keyword(int i)
+{
+    for (int k = 0; k < COUNT(keywords); k++)      /* words only, not => */
+        if (strcmp(keywords[k].name, "=>") && i-- == 0) return keywords[k].name;
+    return NULL;
+}
 static const char *operator_name(int i) { return i < COUNT(operators) ? operators[i].name : NULL; }
 static const char *variable_name(int i) { return i < COUNT(variables) ? variables[i].name : i == COUNT(variables) ? "pi" : NULL; }
 static const char *topic_name(int i) { return i < COUNT(topics) ? topics[i].name : NULL; }
