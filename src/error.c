@@ -56,12 +56,12 @@ static void snapshot_calls(void)
     trace[0] = 0;
     for (int i = ncalls - 1; i >= 0; i--) {
         if (ncalls > 3 * SHOWN && i == ncalls - 1 - SHOWN) {
-            int more = ncalls - 2 * SHOWN - 1;
+            int more = ncalls - 2 * SHOWN;
             if (at < sizeof trace) {
                 int k = snprintf(trace + at, sizeof trace - at, "  ... %d more calls\n", more);
                 if (k > 0) at += (size_t)k;
             }
-            i = SHOWN;
+            i = SHOWN - 1;
         }
         at = trace_line(at, &calls[i]);
     }
