@@ -593,7 +593,7 @@ static const Command commands[] = {
     {"tape", cmd_tape, ":tape [all|NAME|stats|dot [FILE]|clear|limit [SIZE]]   look inside the session tape"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
-    {"load", cmd_load, ":load FILE        run a script into this session"},
+    {"load", cmd_load, ":load FILE        run a script into this session (FILE is looked up beside the loading file, then here)"},
     {"save", cmd_save, ":save FILE        write this session's inputs as a script (:save! FILE overwrites)"},
     {"time", cmd_time, ":time STATEMENT   run it, then print the time taken and tape entries added"},
     {"reset", cmd_reset, ":reset            a fresh session"},

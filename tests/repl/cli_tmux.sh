@@ -13,7 +13,7 @@ H="$T/home"             # a private HOME: the history file goes here
 W="$T/work"             # the REPL's current folder
 mkdir -p "$H" "$W/sub"
 tm() { tmux -S "$T/tmux.sock" -f /dev/null "$@"; }   # a private tmux server
-cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
+cleanup() { tm kill-server >/dev/null 2>&1; sleep 0.3; rm -rf "$T"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 fails=0
@@ -46,7 +46,11 @@ wait_until() { # poll a condition every 50 ms, for at most 10 s
     done
 }
 send() { tm send-keys -t "$S" -l -- "$1"; tm send-keys -t "$S" Enter; }
-cmd() { send "$1"; wait_until at_prompt || fail "no prompt after: $1"; }
+# enter LINE and wait for the next prompt (one more line starting "wg>" than
+# before, so that the old prompt is not taken for the new one)
+prompts() { lines | grep -c '^wg>'; }
+new_prompt() { [ "$(prompts)" -gt "$1" ] && at_prompt; }
+cmd() { local n; n=$(prompts); send "$1"; wait_until new_prompt "$n" || fail "no prompt after: $1"; }
 expect_line() { wait_until has_line "$1" || fail "never showed the line: $1"; }
 followed_by() {
     local next
