@@ -488,12 +488,28 @@ static void cmd_time(const char *args)
 {
     if (!*args) wg_error("':time' needs a statement to run");
     const char *file = wg_where.chunk ? wg_where.chunk->filename : "<time>";
-    Chunk *c = parse_chunk(file, args, strlen(args), 0, NULL);
+    /* The statement keeps its place in the file: padded with the lines and
+     * columns before it, its errors name the line and column of the :time. */
+    const Node *at = wg_where.node;
+    int line = 1, col = 1;
+    if (at && at->kind == N_COMMAND && at->text && args >= at->text && args <= at->text + strlen(at->text)) {
+        line = at->line;
+        col = at->col + 1 + (int)(args - at->text);
+    }
+    size_t n = strlen(args), pad = (size_t)(line - 1) + (size_t)(col - 1);
+    char *src = wg_malloc(pad + n + 1);
+    memset(src, '\n', (size_t)(line - 1));
+    memset(src + line - 1, ' ', (size_t)(col - 1));
+    memcpy(src + pad, args, n + 1);
+    Chunk *c = parse_chunk(file, src, pad + n, 0, NULL);
+    free(src);
     if (!c) wg_error("':time': syntax error (above)");
     uint32_t before = tape.n;
     size_t bytes = tape_bytes();
     double t0 = now();
+    wg_call_push(":time");
     eval_run_chunk(c);
+    wg_call_pop();
     double dt = now() - t0;
     char b[32];
     fmt_bytes(tape_bytes() - bytes, b, sizeof b);
