@@ -136,6 +136,13 @@ expect_line 'script ran'
 cmd 'from_script * 6'
 followed_by 'wg> from_script * 6' '42'
 
+# -i after a script that failed: the REPL still starts, with what ran
+printf 'before = 5\nerror("boom")\n' >"$W/fails.wg"
+start C2 -- -e 'e_code = 2' -i fails.wg
+expect_line 'fails.wg:2:6: error: boom'
+cmd 'before * e_code'
+followed_by 'wg> before * e_code' '10'
+
 # ---------------------------------------------------------- colour
 esc=$(printf '\033')
 start D
