@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "eval.h"
 #include "parse.h"
 #include "cmd.h"
@@ -240,6 +241,11 @@ static int parse_options(Main *m, Options *o)
 static int run_file(const char *file)
 {
     size_t len;
+    struct stat st;
+    if (strcmp(file, "-") && stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "wengert: cannot open '%s': %s\n", file, strerror(EISDIR));
+        return 1;
+    }
     char *src = read_file(file, &len);
     if (!src) {
         fprintf(stderr, "wengert: cannot open '%s': %s\n", file, strerror(errno));

@@ -46,6 +46,9 @@ grep -qF "unknown option '--bogus'" "$T/err" || fail "unknown option message"
 "$BIN" /nonexistent/x.wg 2>"$T/err"; [ $? = 1 ] || fail "missing file: exit status"
 grep -qF "cannot open '/nonexistent/x.wg': No such file or directory" "$T/err" || fail "missing file message: $(cat "$T/err")"
 
+"$BIN" "$T" 2>"$T/err"; [ $? = 1 ] || fail "a directory as FILE: exit status"
+grep -qF "cannot open '$T': Is a directory" "$T/err" || fail "a directory as FILE: message $(cat "$T/err")"
+
 # colour: none in a pipe by default, escape codes with --color=always
 esc=$(printf '\033')
 "$BIN" -e '[1][2]' 2>"$T/err"
