@@ -26,7 +26,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full bench clean install
+.PHONY: all deps run test test-full bench clean install install-man
 
 all: $(BIN)
 
@@ -88,7 +88,11 @@ bench: $(BIN)
 clean:
 	rm -rf build wengert
 
-install: wengert
+install: wengert install-man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/wengert/stdlib
 	install -m 755 wengert $(DESTDIR)$(PREFIX)/bin/wengert
 	install -m 644 stdlib/*.wg $(DESTDIR)$(PREFIX)/share/wengert/stdlib/
+
+install-man:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/wengert.1 $(DESTDIR)$(PREFIX)/share/man/man1/wengert.1

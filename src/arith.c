@@ -1,4 +1,5 @@
 /* arith.c: scalar and elementwise arithmetic, and what it records. */
+#include <stdio.h>
 #include "arith.h"
 #include "dual.h"
 #include "error.h"
@@ -53,6 +54,10 @@ static Value elementwise(int op, Value a, Value b)
     if (na >= 0 && nb >= 0 && na != nb)
         wg_error("length mismatch in '%s': %d and %d elements", op_symbol(op), na, nb);
     int n = na >= 0 ? na : nb;
+    char what[16];
+    snprintf(what, sizeof what, unary ? "%s" : "'%s'", op_symbol(op));
+    if (na >= 0) seq_check_numbers(a, what);
+    if (nb >= 0) seq_check_numbers(b, what);
     Value r = arr_new(n);
     Storage *s = AS_ARR(r);
     /* A constant scalar meeting recorded elements goes on the tape once,

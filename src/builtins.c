@@ -2,9 +2,11 @@
  * derivative operators (implemented in ad.c and fwd.c) among them. Each
  * has a one-line help text that :help shows. Math builtins go through v_arith, so they work elementwise,
  * record on the tape and carry forward-mode tangents like any operator. */
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "eval.h"
 #include "arith.h"
@@ -84,6 +86,7 @@ static void arg_seq(Value *argv, int i, const char *fname)
 {
     if (!is_seq(argv[i]))
         wg_error("%s: argument %d must be an array, got %s", fname, i + 1, type_name(argv[i]));
+    seq_check_numbers(argv[i], fname);
 }
 
 /* ---------------------------------------------------------------- basics */
@@ -106,7 +109,7 @@ static Value bi_len(int argc, Value *argv)
         for (int i = 0; i < AS_STR(argv[0])->len; i++) n += ((unsigned char)AS_STR(argv[0])->s[i] & 0xC0) != 0x80;
         return num_val(n);
     }
-    arg_seq(argv, 0, "len");
+    if (!is_seq(argv[0])) wg_error("len: argument 1 must be an array or a string, got %s", type_name(argv[0]));
     return num_val(seq_len(argv[0]));
 }
 
@@ -244,6 +247,55 @@ static Value bi_seed(int argc, Value *argv)
     return nil_val();
 }
 
+/* ------------------------------------------------------------------- num */
+
+/* The length of a decimal literal at s (digits, a point, an exponent), or
+ * 0 when s does not start with one. */
+static size_t decimal_len(const char *s)
+{
+    size_t i = 0, digits = 0;
+    while (isdigit((unsigned char)s[i])) i++, digits++;
+    if (s[i] == '.') for (i++; isdigit((unsigned char)s[i]); i++) digits++;
+    if (!digits) return 0;
+    if (s[i] == 'e' || s[i] == 'E') {
+        size_t j = i + 1;
+        if (s[j] == '+' || s[j] == '-') j++;
+        if (!isdigit((unsigned char)s[j])) return i;
+        while (isdigit((unsigned char)s[j])) j++;
+        i = j;
+    }
+    return i;
+}
+
+/* num(s): the number a string spells, as a literal would be read (rounded
+ * once to the active backend); also inf and nan, with a sign; spaces around
+ * it are ignored. */
+static Value bi_num(int argc, Value *argv)
+{
+    (void)argc;
+    if (argv[0].t != V_STR) wg_error("num: expects a string, got %s", type_name(argv[0]));
+    const char *s = AS_STR(argv[0])->s, *p = s;
+    while (isspace((unsigned char)*p)) p++;
+    int neg = *p == '-';
+    if (*p == '-' || *p == '+') p++;
+    size_t n = decimal_len(p);
+    double x;
+    if (n) {
+        char *text = wg_malloc(n + 1);
+        memcpy(text, p, n);
+        text[n] = 0;
+        x = num_literal(text);
+        free(text);
+    } else if (!strncasecmp(p, "infinity", n = 8) || !strncasecmp(p, "inf", n = 3)) x = INFINITY;
+    else if (!strncasecmp(p, "nan", n = 3)) x = num_round(NAN);
+    else n = 0, x = 0;
+    const char *end = p + n;
+    while (isspace((unsigned char)*end)) end++;
+    if (!n || *end || (int)strlen(s) != AS_STR(argv[0])->len)
+        wg_error("num: \"%s\" is not a number", s);
+    return num_val(num_round(neg ? -x : x));
+}
+
 /* ------------------------------------------------------------------ bits */
 
 static Value bi_bits(int argc, Value *argv)
@@ -330,6 +382,7 @@ static Value bi_detach(int argc, Value *argv)
     Value v = argv[0];
     if (IS_NUMBER(v)) return num_val(v_primal(v));
     if (is_seq(v)) {
+        seq_check_numbers(v, "detach");
         int n = seq_len(v);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(v_primal(*seq_at(v, i)));
@@ -381,6 +434,7 @@ static const Builtin builtins[] = {
     {"randn", 0, 1, bi_randn, "randn() or randn(n): standard normal draws from the session generator"},
     {"bits", 1, 1, bi_bits, "bits(x): the bit pattern of x in the active backend, as \"0x...\""},
     {"frombits", 1, 1, bi_frombits, "frombits(s): the number with bit pattern s in the active backend"},
+    {"num", 1, 1, bi_num, "num(s): the number the string s spells (\"2.5\", \"-1e3\", \"inf\"); an error for anything else"},
     {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},
     {"grad", 1, 1, ad_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
     {"hvp", 3, 3, ad_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},

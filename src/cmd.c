@@ -1,5 +1,6 @@
 /* cmd.c: `:` commands. */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"
+#include "help.h"
 
 int wg_quit;
 void (*wg_reset_hook)(void);
@@ -455,13 +457,33 @@ static void cmd_vars(const char *args)
     if (!shown) printf("(no variables yet)\n");
 }
 
+/* A relative path is looked up beside the file that holds the :load (a
+ * real file, not <repl> or <-e>), then in the current directory. */
+static FILE *open_beside(const char *name, char *path, size_t size)
+{
+    const char *from = wg_where.chunk ? wg_where.chunk->filename : NULL;
+    const char *slash = from && from[0] != '<' ? strrchr(from, '/') : NULL;
+    if (name[0] != '/' && slash) {
+        snprintf(path, size, "%.*s/%s", (int)(slash - from), from, name);
+        FILE *f = fopen(path, "rb");
+        if (f) return f;
+    }
+    snprintf(path, size, "%s", name);
+    return fopen(path, "rb");
+}
+
 static void cmd_load(const char *args)
 {
     if (!*args) wg_error("':load' needs a file name");
+    char path[4096];
+    FILE *f = open_beside(args, path, sizeof path);
+    if (!f) wg_error("cannot open '%s': %s", args, strerror(errno));
     struct stat st;
-    if (stat(args, &st) == 0 && S_ISDIR(st.st_mode)) wg_error("cannot load '%s': it is a directory", args);
-    FILE *f = fopen(args, "rb");
-    if (!f) wg_error("cannot open '%s'", args);
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        wg_error("cannot load '%s': it is a directory", args);
+    }
+    args = path;
     char *buf = NULL;
     size_t len = 0, cap = 0, n;
     char tmp[8192];
@@ -479,7 +501,9 @@ static void cmd_load(const char *args)
     if (!c) wg_error("'%s' not loaded: syntax error (above)", args);
     int echo = wg_echo;
     wg_echo = 0;
+    wg_call_push(":load");
     eval_run_chunk(c);
+    wg_call_pop();
     wg_echo = echo;
 }
 
@@ -494,12 +518,28 @@ static void cmd_time(const char *args)
 {
     if (!*args) wg_error("':time' needs a statement to run");
     const char *file = wg_where.chunk ? wg_where.chunk->filename : "<time>";
-    Chunk *c = parse_chunk(file, args, strlen(args), 0, NULL);
+    /* The statement keeps its place in the file: padded with the lines and
+     * columns before it, its errors name the line and column of the :time. */
+    const Node *at = wg_where.node;
+    int line = 1, col = 1;
+    if (at && at->kind == N_COMMAND && at->text && args >= at->text && args <= at->text + strlen(at->text)) {
+        line = at->line;
+        col = at->col + 1 + (int)(args - at->text);
+    }
+    size_t n = strlen(args), pad = (size_t)(line - 1) + (size_t)(col - 1);
+    char *src = wg_malloc(pad + n + 1);
+    memset(src, '\n', (size_t)(line - 1));
+    memset(src + line - 1, ' ', (size_t)(col - 1));
+    memcpy(src + pad, args, n + 1);
+    Chunk *c = parse_chunk(file, src, pad + n, 0, NULL);
+    free(src);
     if (!c) wg_error("':time': syntax error (above)");
     uint32_t before = tape.n;
     size_t bytes = tape_bytes();
     double t0 = now();
+    wg_call_push(":time");
     eval_run_chunk(c);
+    wg_call_pop();
     double dt = now() - t0;
     char b[32];
     fmt_bytes(tape_bytes() - bytes, b, sizeof b);
@@ -508,12 +548,15 @@ static void cmd_time(const char *args)
     printf(", tape: +%u entries (+%s)\n", tape.n - before, b);
 }
 
+static void forget_inputs(void);
+
 static void cmd_reset(const char *args)
 {
     (void)args;
     if (!eval_at_top_level())
         wg_error("':reset' works only at the top level, outside blocks and functions");
     eval_reset();
+    forget_inputs();
     if (wg_reset_hook) wg_reset_hook();
     printf("session reset\n");
 }
@@ -524,6 +567,65 @@ static void cmd_quit(const char *args)
     wg_quit = 1;
 }
 
+/* ---------------------------------------------------------------- :save */
+
+static char **inputs;
+static int ninputs, capinputs;
+
+static void forget_inputs(void)
+{
+    for (int i = 0; i < ninputs; i++) free(inputs[i]);
+    ninputs = 0;
+}
+
+/* Commands that change nothing a script could rebuild are not kept. */
+static int only_looks(const char *s)
+{
+    char name[64], sub[64];
+    s = word(s + 1, name, sizeof name);
+    if (!strcmp(name, "tape")) {
+        word(s, sub, sizeof sub);
+        return strcmp(sub, "clear") && strcmp(sub, "limit");
+    }
+    static const char *const looks[] = {"help", "vars", "save", "save!", "quit", "reset"};
+    for (size_t i = 0; i < sizeof looks / sizeof looks[0]; i++)
+        if (!strcmp(name, looks[i])) return 1;
+    return 0;
+}
+
+void cmd_log_input(const char *src, size_t len)
+{
+    while (len > 0 && (src[len - 1] == '\n' || src[len - 1] == ' ' || src[len - 1] == '\t')) len--;
+    const char *p = skip_space(src);
+    while (*p == '\n') p = skip_space(p + 1);
+    if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
+    if (ninputs == capinputs) {
+        capinputs = capinputs ? 2 * capinputs : 64;
+        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)capinputs);
+    }
+    char *copy = wg_malloc(len + 1);
+    memcpy(copy, src, len);
+    copy[len] = 0;
+    inputs[ninputs++] = copy;
+}
+
+static void save(const char *file, int overwrite)
+{
+    if (!*file) wg_error("':save' needs a file name");
+    struct stat st;
+    if (!overwrite && stat(file, &st) == 0)
+        wg_error("'%s' exists; ':save! %s' overwrites it", file, file);
+    FILE *f = fopen(file, "w");
+    if (!f) wg_error("cannot write '%s': %s", file, strerror(errno));
+    fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", ninputs, ninputs == 1 ? "" : "s");
+    for (int i = 0; i < ninputs; i++) fprintf(f, "%s\n", inputs[i]);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
+    printf("saved %d input%s to %s\n", ninputs, ninputs == 1 ? "" : "s", file);
+}
+
+static void cmd_save(const char *args) { save(args, 0); }
+
 static void cmd_help(const char *args);
 
 typedef struct {
@@ -533,11 +635,12 @@ typedef struct {
 } Command;
 
 static const Command commands[] = {
-    {"help", cmd_help, ":help [topic]     commands, builtins, syntax, derivatives, backends"},
-    {"tape", cmd_tape, ":tape [all|NAME|stats|dot [NAME] [FILE]|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot)"},
+    {"help", cmd_help, ":help [NAME]      one screen of help; :help NAME for any keyword, operator, function, command or topic"},
+    {"tape", cmd_tape, ":tape [all|NAME|stats|kinks|dot [NAME] [FILE]|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot)"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
-    {"load", cmd_load, ":load FILE        run a script into this session"},
+    {"load", cmd_load, ":load FILE        run a script into this session (FILE is looked up beside the loading file, then here)"},
+    {"save", cmd_save, ":save FILE        write this session's inputs as a script (:save! FILE overwrites)"},
     {"time", cmd_time, ":time STATEMENT   run it, then print the time taken and tape entries added"},
     {"reset", cmd_reset, ":reset            a fresh session"},
     {"quit", cmd_quit, ":quit             leave"},
@@ -546,65 +649,39 @@ static const Command commands[] = {
 
 const char *cmd_name(int i) { return i < NCOMMANDS ? commands[i].name : NULL; }
 
-static const char *topic_syntax =
-    "syntax:\n"
-    "  x = 2; x += 1            assignment, compound assignment (+= -= *= /=)\n"
-    "  a = [1, 2, 3]; a[0] = 5  arrays (indexing from 0), a[1:3] is a copy\n"
-    "  v = view(a, 0, 2, 1)     a view aliases a's elements: v[0] = 1 writes a\n"
-    "  if c { } elif d { } else { }    while c { }    for i in 0..n { }\n"
-    "  fn f(x) { return x * x }   g = fn(x) => x + 1   break  continue  return\n"
-    "  operators: or and not  < <= > >= == !=  + -  * / %  unary -  ^  (loosest first)\n"
-    "  x@k is the k-th value assigned to x; nograd { } runs without recording\n";
+const char *cmd_lib_name(int i) { return i < nlib_help ? lib_help[i].name : NULL; }
 
-static const char *topic_derivatives =
-    "derivatives:\n"
-    "  d(y, x)        dy/dx by a reverse sweep over the session tape (also x@k, a, a[i])\n"
-    "  d(d(y, x), x)  derivatives are recorded too: any order\n"
-    "  grad(f)        the gradient function of f; nests without perturbation confusion\n"
-    "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
-    "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
-    "  :tape shows the record; :tape stats its size\n"
-    "  plot(f, lo, hi) draws f and f' (forward mode); :tape dot [NAME] [FILE.svg] the graph\n";
-
-static const char *topic_backends =
-    "backends (:backend NAME or --backend NAME):\n"
-    "  float64 (default), float32, float16, bfloat16: IEEE, round to nearest even\n"
-    "  posit8, posit16, posit32: Posit Standard 2022 (es = 2), NaR, quire sums\n"
-    "  literals round once from their decimal value; stored values keep their bits\n"
-    "  bits(x) shows the bit pattern, frombits(\"0x...\") makes a value\n";
+const char *cmd_help_text(const char *name)
+{
+    const char *t = name[0] == ':' ? name + 1 : name;
+    if (!strcmp(t, "save!")) t = "save";
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, t)) return commands[i].help;
+    if (name[0] == ':') return NULL;
+    if (!strcmp(name, "pi")) return "pi: the constant 3.141592653589793, rounded to the active backend when used";
+    for (int i = 0; builtin_list(i); i++)
+        if (!strcmp(builtin_list(i)->name, name)) return builtin_list(i)->help;
+    for (int i = 0; i < nlib_help; i++)
+        if (!strcmp(lib_help[i].name, name)) return lib_help[i].help;
+    return NULL;
+}
 
 static void cmd_help(const char *args)
 {
     char topic[64];
     word(args, topic, sizeof topic);
-    if (!topic[0]) {
-        printf("commands:\n");
-        for (int i = 0; i < NCOMMANDS; i++) printf("  %s\n", commands[i].help);
-        printf("builtins:\n ");
-        for (int i = 0; builtin_list(i); i++) printf(" %s", builtin_list(i)->name);
-        printf("\nstandard library:\n ");
-        for (int i = 0; i < nlib_help; i++) printf(" %s", lib_help[i].name);
-        printf("\n:help NAME explains one; :help syntax, :help derivatives, :help backends\n");
-        return;
-    }
-    if (!strcmp(topic, "syntax")) { fputs(topic_syntax, stdout); return; }
-    if (!strcmp(topic, "derivatives")) { fputs(topic_derivatives, stdout); return; }
-    if (!strcmp(topic, "backends")) { fputs(topic_backends, stdout); return; }
-    if (!strcmp(topic, "pi")) { printf("pi: the constant 3.141592653589793, rounded to the active backend when used\n"); return; }
-    const char *t = topic[0] == ':' ? topic + 1 : topic;
-    for (int i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(commands[i].name, t)) { printf("%s\n", commands[i].help); return; }
-    for (int i = 0; builtin_list(i); i++)
-        if (!strcmp(builtin_list(i)->name, topic)) { printf("%s\n", builtin_list(i)->help); return; }
-    for (int i = 0; i < nlib_help; i++)
-        if (!strcmp(lib_help[i].name, topic)) { printf("%s\n", lib_help[i].help); return; }
-    wg_error("no help for '%s' (try :help)", topic);
+    help_show(topic);
 }
 
 void cmd_run(const char *text)
 {
     char name[64];
     const char *args = word(text, name, sizeof name);
+    if (!strcmp(name, "save!")) {
+        save(args, 1);
+        fflush(stdout);
+        return;
+    }
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, name)) {
             commands[i].run(args);

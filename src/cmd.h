@@ -8,6 +8,14 @@ extern void (*wg_reset_hook)(void);  /* reloads the standard library */
 
 void cmd_run(const char *text);      /* "tape stats", "backend posit16", ... */
 const char *cmd_name(int i);         /* for completion; NULL after the last */
+const char *cmd_lib_name(int i);     /* documented stdlib functions; NULL after the last */
+/* The help line of a command (with or without ':'), builtin or library
+ * function; NULL if none. */
+const char *cmd_help_text(const char *name);
 void cmd_add_help(const char *name, const char *help);   /* stdlib docs */
+/* An input of this session (a REPL entry, -e code, a script) that ran
+ * without error, for :save. Inputs that only look (:help, :vars, :tape)
+ * or that save are left out; :reset starts the record afresh. */
+void cmd_log_input(const char *src, size_t len);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "error.h"
 
 WgWhere wg_where;
@@ -13,28 +14,147 @@ static char message[1024];
 static const Chunk *err_chunk;
 static int err_line, err_col;
 
+typedef struct {
+    const char *name;
+    const Chunk *chunk;
+    int line, col;
+} CallSite;
+static CallSite *calls;
+static int ncalls, capcalls;
+static char trace[2048];         /* the calls at the latest error, one a line */
+
+void wg_call_push(const char *name)
+{
+    if (ncalls == capcalls) {
+        capcalls = capcalls ? 2 * capcalls : 64;
+        calls = wg_realloc(calls, sizeof(CallSite) * (size_t)capcalls);
+    }
+    const Node *n = wg_where.node;
+    if (n && n->kind == N_CALL && n->a) n = n->a;     /* the callee's first character */
+    calls[ncalls++] = (CallSite){ name, wg_where.chunk, n ? n->line : 0, n ? n->col : 0 };
+}
+
+void wg_call_pop(void)
+{
+    if (ncalls > 0) ncalls--;
+}
+
+static size_t trace_line(size_t at, const CallSite *c)
+{
+    if (at >= sizeof trace) return at;
+    int k = snprintf(trace + at, sizeof trace - at, "  in %s, called at %s:%d:%d\n",
+                     c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line,
+                     wg_display_col(c->chunk, c->line, c->col));
+    return k < 0 ? at : at + (size_t)k;
+}
+
+/* Innermost call first; of a deep recursion the first and last few. */
+static void snapshot_calls(void)
+{
+    enum { SHOWN = 4 };
+    size_t at = 0;
+    trace[0] = 0;
+    for (int i = ncalls - 1; i >= 0; i--) {
+        if (ncalls > 3 * SHOWN && i == ncalls - 1 - SHOWN) {
+            int more = ncalls - 2 * SHOWN;
+            if (at < sizeof trace) {
+                int k = snprintf(trace + at, sizeof trace - at, "  ... %d more calls\n", more);
+                if (k > 0) at += (size_t)k;
+            }
+            i = SHOWN - 1;
+        }
+        at = trace_line(at, &calls[i]);
+    }
+}
+
+int wg_color;
+
+void wg_color_init(int mode)
+{
+    const char *term = getenv("TERM"), *no = getenv("NO_COLOR");
+    if (mode == WG_COLOR_AUTO)
+        wg_color = isatty(2) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+    else wg_color = mode == WG_COLOR_ALWAYS;
+}
+
+#define RED   "\033[1;31m"
+#define CYAN  "\033[1;36m"
+#define GREEN "\033[1;32m"
+#define PLAIN "\033[0m"
+static const char *paint(const char *code) { return wg_color ? code : ""; }
+
+void wg_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fprintf(stderr, "%snote:%s ", paint(CYAN), paint(PLAIN));
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* Columns as displayed: a UTF-8 character is one column, a tab advances
+ * to the next multiple of 8. Nodes and tokens keep byte columns. */
+static int display_col(const char *text, int len, int bytecol)
+{
+    int col = 1, i = 0;
+    for (; i < bytecol - 1 && i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if ((ch & 0xC0) == 0x80) continue;
+        col = ch == '\t' ? (col - 1) / 8 * 8 + 9 : col + 1;
+    }
+    return col + (bytecol - 1 - i > 0 ? bytecol - 1 - i : 0);
+}
+
+int wg_display_col(const Chunk *c, int line, int bytecol)
+{
+    if (!c || line <= 0) return bytecol;
+    int len;
+    const char *text = chunk_line(c, line, &len);
+    return display_col(text, len, bytecol);
+}
+
+/* The line as displayed (tabs as spaces), from display column `from`, at
+ * most `width` columns. */
+static void echo_line(const char *text, int len, int from, int width)
+{
+    int col = 1;
+    for (int i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '\t') {
+            int next = (col - 1) / 8 * 8 + 9;
+            for (; col < next; col++)
+                if (col >= from && col < from + width) fputc(' ', stderr);
+            continue;
+        }
+        if ((ch & 0xC0) == 0x80) {                /* the rest of a character */
+            if (col - 1 >= from && col - 1 < from + width) fputc(ch, stderr);
+            continue;
+        }
+        if (col >= from && col < from + width) fputc(ch, stderr);
+        col++;
+    }
+}
+
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
     if (!c) {
-        fprintf(stderr, "error: %s\n", msg);
+        fprintf(stderr, "%serror:%s %s\n", paint(RED), paint(PLAIN), msg);
         return;
     }
-    fprintf(stderr, "%s:%d:%d: error: %s\n", c->filename, line, col, msg);
     int len;
     const char *text = chunk_line(c, line, &len);
-    if (len > 160) {            /* a huge line: show the part around the column */
-        int from = col > 80 ? col - 80 : 1;
-        if (from > len) from = len;
-        text += from - 1;
-        len -= from - 1;
-        if (len > 160) len = 160;
-        col -= from - 1;
-    }
+    int dcol = display_col(text, len, col);
+    fprintf(stderr, "%s:%d:%d: %serror:%s %s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), msg);
     if (len > 0 || line > 0) {
-        fprintf(stderr, "    %.*s\n    ", len, text);
-        for (int i = 1; i < col && i <= len; i++) fputc(text[i - 1] == '\t' ? '\t' : ' ', stderr);
-        fputs("^\n", stderr);
+        int from = dcol > 80 ? dcol - 80 : 1;     /* a huge line: the part around the column */
+        fputs("    ", stderr);
+        echo_line(text, len, from, 160);
+        fputs("\n    ", stderr);
+        for (int i = from; i < dcol; i++) fputc(' ', stderr);
+        fprintf(stderr, "%s^%s\n", paint(GREEN), paint(PLAIN));
     }
 }
 
@@ -44,8 +164,10 @@ static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
     err_chunk = wg_where.chunk;
     err_line = n ? n->line : 0;
     err_col = n ? n->col : 0;
+    snapshot_calls();
     if (!handler) {
         wg_report(err_chunk, err_line, err_col, message);
+        fputs(trace, stderr);
         exit(1);
     }
     longjmp(handler->buf, 1);
@@ -99,6 +221,7 @@ int wg_pcall(void (*fn)(void *), void *ud)
     WgJmp j;
     WgWhere saved = wg_where;
     size_t mark = nscratch;
+    int depth = ncalls;
     j.prev = handler;
     handler = &j;
     if (setjmp(j.buf) == 0) {
@@ -108,8 +231,11 @@ int wg_pcall(void (*fn)(void *), void *ud)
     }
     handler = j.prev;
     wg_where = saved;
+    ncalls = depth;
     free_scratch_since(mark);
     wg_report(err_chunk, err_line, err_col, message);
+    fputs(trace, stderr);
+    trace[0] = 0;
     return 1;
 }
 

@@ -25,8 +25,25 @@ extern WgWhere wg_where;
 
 _Noreturn void wg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void wg_error_at(const Node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The column a user sees (UTF-8 characters, tabs to multiples of 8) of a
+ * byte column of a chunk's line. */
+int wg_display_col(const Chunk *c, int line, int bytecol);
 /* Print a located message now (for syntax errors, which do not unwind). */
 void wg_report(const Chunk *c, int line, int col, const char *msg);
+
+/* Colour on standard error: "error:" red, "note:" cyan, the caret green.
+ * AUTO colours only a terminal, and never with NO_COLOR set or TERM=dumb. */
+enum { WG_COLOR_AUTO, WG_COLOR_ALWAYS, WG_COLOR_NEVER };
+extern int wg_color;                      /* colour is on */
+void wg_color_init(int mode);
+/* "note: ..." on stderr, a line of its own. */
+void wg_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The calls being run, for the traceback an error prints: push before a
+ * call (its site is wg_where, the caller's node and chunk), pop after it.
+ * An error snapshots them; the protected call drops those it unwound. */
+void wg_call_push(const char *name);
+void wg_call_pop(void);
 
 /* Run fn(ud) under protection; returns 0 on success, 1 after an error
  * (already reported on stderr). */

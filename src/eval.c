@@ -359,9 +359,14 @@ Value call_value(Value f, int argc, Value *argv)
     }
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
-        if (!c->fn) return derived_call(c, argc, argv);
-        if (c->fn->records && fwd_needs_tape(argc, argv)) return fwd_call_on_tape(f, argc, argv);
-        return call_closure(c, argc, argv);
+        if (!c->fn && argc > 0 && is_seq(argv[0])) seq_check_numbers(argv[0], c->label);
+        wg_call_push(c->fn ? c->fn->name : c->label);
+        Value r;
+        if (!c->fn) r = derived_call(c, argc, argv);
+        else if (c->fn->records && fwd_needs_tape(argc, argv)) r = fwd_call_on_tape(f, argc, argv);
+        else r = call_closure(c, argc, argv);
+        wg_call_pop();
+        return r;
     }
     wg_error("cannot call %s", type_name(f));
 }
@@ -646,13 +651,28 @@ static void echo_value(Value v)
     fputc('\n', stdout);
 }
 
+/* A top-level expression's value (not nil) is assigned to `ans`, as
+ * `ans = value` would be: a new version, so d(ans, x) works. */
+static void store_ans(Value v)
+{
+    static int slot = -1;
+    if (v.t == V_NIL || v.t == V_UNDEF) return;
+    if (slot < 0) slot = global_index("ans");
+    Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
+    v_retain(v);
+    store_var(&target, NULL, v);
+}
+
 static int exec(Node *n, Env *env)
 {
     wg_where.node = n;
     switch (n->kind) {
     case N_EXPR: {
         Value v = eval_expr(n->a, env);
-        if (!env && wg_echo && block_depth == 0) echo_value(v);
+        if (!env && block_depth == 0) {
+            if (wg_echo) echo_value(v);
+            if (run_nesting == 0) store_ans(v);     /* not in :load or :time */
+        }
         v_release(v);
         return EXEC_NORMAL;
     }

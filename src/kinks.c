@@ -205,8 +205,7 @@ void kink_end(void)
     if (--depth > 0 || !npassed || noted) return;
     noted = 1;
     const Note *n = &notes[passed[0]];
-    fflush(stdout);
-    fprintf(stderr, "note: this derivative passed %s%s (%s); :tape kinks for all\n",
+    wg_note("this derivative passed %s%s (%s); :tape kinks for all",
             n->branch ? "" : "a kink: ", n->what, n->where);
 }
 

@@ -2,6 +2,7 @@
  * Everything runs on a thread with a large stack, so deep (but bounded)
  * recursion in wengert code is an error message, never a crash. */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "eval.h"
 #include "parse.h"
 #include "cmd.h"
@@ -26,13 +28,19 @@
 
 
 static const char *usage =
-    "usage: wengert [options] [FILE.wg]\n"
-    "  (no FILE)        the REPL on a terminal; a script from standard input otherwise\n"
-    "  FILE.wg          run a script; exit status 0 on success, 1 on any error\n"
-    "  -e CODE          run CODE as a script\n"
-    "  --backend NAME   float64 (default), float32, float16, bfloat16, posit8, posit16, posit32\n"
+    "usage: wengert [options] [FILE [ARG...]]\n"
+    "  (no FILE)          the REPL on a terminal; a script from standard input otherwise\n"
+    "  FILE [ARG...]      run a script (- reads it from standard input); the ARGs reach\n"
+    "                     it as args, an array of strings; exit status 1 on any error\n"
+    "  -e CODE            run CODE (may be repeated: in order, before FILE)\n"
+    "  -i                 then the REPL, in the same session\n"
+    "  --                 the rest are ARGs (for -e code without a FILE)\n"
+    "  --backend NAME     float64 (default), float32, float16, bfloat16, posit8, posit16, posit32\n"
+    "  --color=WHEN       auto (default: only on a terminal), always, never\n"
     "  --help, --version\n"
-    "environment: WENGERT_STDLIB=DIR loads the standard library from DIR\n";
+    "environment: WENGERT_STDLIB=DIR loads the standard library from DIR;\n"
+    "  NO_COLOR or TERM=dumb turn colour off\n"
+    "more: man wengert (after make install), :help in the REPL\n";
 
 char *read_file(const char *path, size_t *len)
 {
@@ -91,6 +99,26 @@ static const char *stdlib_dir(void)
 
 static int docs_loaded;
 
+typedef struct {
+    int argc;
+    char **argv;
+    int status;
+} Main;
+
+/* The script's arguments, given to it as `args`, an array of strings. */
+static const char **script_args;
+static int nscript_args;
+
+static void define_args(void)
+{
+    Value a = arr_new(nscript_args);
+    for (int i = 0; i < nscript_args; i++)
+        AS_ARR(a)->v[i] = str_new(script_args[i], (int)strlen(script_args[i]));
+    Global *g = &globals[global_index("args")];
+    v_release(g->v);
+    g->v = a;
+}
+
 /* Loads every .wg file of the stdlib folder, in name order. */
 static void load_prelude(void)
 {
@@ -129,17 +157,13 @@ static void load_prelude(void)
         free(names[i]);
     }
     tape.recording = recording;
+    define_args();
     docs_loaded = 1;
     wg_echo = echo;
     prelude_globals = nglobals;
     for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);   /* user versions start at 1 */
 }
 
-typedef struct {
-    int argc;
-    char **argv;
-    int status;
-} Main;
 
 static int run_source(const char *name, const char *src, size_t len)
 {
@@ -147,6 +171,7 @@ static int run_source(const char *name, const char *src, size_t len)
     if (!c) return 1;
     int err = eval_chunk(c);
     chunk_release(c);
+    if (!err) cmd_log_input(src, len);
     return err;
 }
 
@@ -161,6 +186,76 @@ static int start_backend(const char *name)
     return 1;
 }
 
+/* What the command line asked for. */
+typedef struct {
+    const char **codes;      /* -e CODE, in order */
+    int ncodes;
+    const char *file;        /* FILE, "-" for standard input, or NULL */
+    const char *backend;
+    int interactive;         /* -i */
+    int color;               /* WG_COLOR_* */
+} Options;
+
+static int bad_usage(Main *m, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "wengert: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    m->status = 2;
+    return 0;
+}
+
+/* Reads the options; 0 when main should stop (help, version, a mistake).
+ * FILE ends the options: what follows it is the script's ARGs, as after --. */
+static int parse_options(Main *m, Options *o)
+{
+    int i = 1;
+    for (; i < m->argc; i++) {
+        const char *a = m->argv[i];
+        if (!strcmp(a, "--")) { i++; break; }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); m->status = 0; return 0; }
+        if (!strcmp(a, "--version")) { printf("wengert %s\n", WG_VERSION); m->status = 0; return 0; }
+        if (!strcmp(a, "-e")) {
+            if (i + 1 == m->argc) return bad_usage(m, "-e needs code to run", NULL);
+            o->codes[o->ncodes++] = m->argv[++i];
+        } else if (!strcmp(a, "-i")) o->interactive = 1;
+        else if (!strcmp(a, "--backend")) {
+            if (i + 1 == m->argc) return bad_usage(m, "--backend needs a name", NULL);
+            o->backend = m->argv[++i];
+        } else if (!strncmp(a, "--backend=", 10)) o->backend = a + 10;
+        else if (!strcmp(a, "--color") || !strcmp(a, "--colour")) o->color = WG_COLOR_ALWAYS;
+        else if (!strncmp(a, "--color=", 8) || !strncmp(a, "--colour=", 9)) {
+            const char *w = strchr(a, '=') + 1;
+            if (!strcmp(w, "auto")) o->color = WG_COLOR_AUTO;
+            else if (!strcmp(w, "always")) o->color = WG_COLOR_ALWAYS;
+            else if (!strcmp(w, "never")) o->color = WG_COLOR_NEVER;
+            else return bad_usage(m, "--color takes auto, always or never, not '%s'", w);
+        } else if (a[0] == '-' && a[1]) return bad_usage(m, "unknown option '%s'", a);
+        else { o->file = a; i++; break; }
+    }
+    script_args = (const char **)m->argv + i;
+    nscript_args = m->argc - i;
+    return 1;
+}
+
+static int run_file(const char *file)
+{
+    size_t len;
+    struct stat st;
+    if (strcmp(file, "-") && stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "wengert: cannot open '%s': %s\n", file, strerror(EISDIR));
+        return 1;
+    }
+    char *src = read_file(file, &len);
+    if (!src) {
+        fprintf(stderr, "wengert: cannot open '%s': %s\n", file, strerror(errno));
+        return 1;
+    }
+    int status = run_source(strcmp(file, "-") ? file : "<stdin>", src, len);
+    free(src);
+    return status;
+}
+
 static void *main_thread(void *ud)
 {
     Main *m = ud;
@@ -168,43 +263,23 @@ static void *main_thread(void *ud)
     sigemptyset(&sigint);
     sigaddset(&sigint, SIGINT);
     pthread_sigmask(SIG_UNBLOCK, &sigint, NULL);   /* Ctrl-C belongs to this thread */
-    const char *code = NULL, *file = NULL, *backend = NULL;
-    for (int i = 1; i < m->argc; i++) {
-        const char *a = m->argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); m->status = 0; return NULL; }
-        if (!strcmp(a, "--version")) { printf("wengert %s\n", WG_VERSION); m->status = 0; return NULL; }
-        if (!strcmp(a, "-e") && i + 1 == m->argc) { fprintf(stderr, "wengert: -e needs code to run\n%s", usage); m->status = 2; return NULL; }
-        if (!strcmp(a, "-e")) code = m->argv[++i];
-        else if (!strcmp(a, "--backend") && i + 1 == m->argc) { fprintf(stderr, "wengert: --backend needs a name\n%s", usage); m->status = 2; return NULL; }
-        else if (!strcmp(a, "--backend")) backend = m->argv[++i];
-        else if (!strncmp(a, "--backend=", 10)) backend = a + 10;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "wengert: unknown option '%s'\n%s", a, usage); m->status = 2; return NULL; }
-        else if (!file) file = a;
-        else { fprintf(stderr, "wengert: one script at a time\n%s", usage); m->status = 2; return NULL; }
-    }
+    Options o = { .codes = calloc((size_t)m->argc, sizeof(char *)), .color = WG_COLOR_AUTO };
+    if (!parse_options(m, &o)) { free(o.codes); return NULL; }
+    wg_color_init(o.color);
     eval_init();
     wg_reset_hook = load_prelude;
     load_prelude();
-    if (backend && !start_backend(backend)) { m->status = 2; return NULL; }
-    if (code) {
-        m->status = run_source("<-e>", code, strlen(code));
-    } else if (file) {
-        size_t len;
-        char *src = read_file(file, &len);
-        if (!src) {
-            fprintf(stderr, "wengert: cannot open '%s'\n", file);
-            m->status = 1;
-            return NULL;
-        }
-        m->status = run_source(file, src, len);
-        free(src);
-    } else if (isatty(0)) {
-        m->status = repl_run();
-    } else {
-        size_t len;
-        char *src = read_file("-", &len);
-        m->status = run_source("<stdin>", src ? src : "", src ? len : 0);
-        free(src);
+    if (o.backend && !start_backend(o.backend)) { m->status = 2; free(o.codes); return NULL; }
+    for (int i = 0; i < o.ncodes && !m->status && !wg_quit; i++)
+        m->status = run_source("<-e>", o.codes[i], strlen(o.codes[i]));
+    if (o.file && !m->status && !wg_quit) m->status = run_file(o.file);
+    free(o.codes);
+    if (o.interactive && !wg_quit) {
+        fflush(stdout);
+        repl_run();
+    } else if (!o.ncodes && !o.file) {
+        if (isatty(0)) m->status = repl_run();
+        else m->status = run_file("-");
     }
     fflush(stdout);
     return NULL;

@@ -164,7 +164,10 @@ static void feed_all(Feeder *f)
         }
         if (code == LEX_BAD) {
             char msg[64];
-            snprintf(msg, sizeof msg, "unexpected character '%c'", *t.p ? *t.p : '?');
+            int n = 1;     /* the whole UTF-8 character */
+            while (n < 4 && ((unsigned char)t.p[n] & 0xC0) == 0x80) n++;
+            if ((unsigned char)*t.p < 0x80) n = 1;
+            snprintf(msg, sizeof msg, "unexpected character '%.*s'", *t.p ? n : 1, *t.p ? t.p : "?");
             syn_error(f->ps, t, msg);
             return;
         }

@@ -16,6 +16,8 @@
 #include "parse.h"
 #include "cmd.h"
 #include "error.h"
+#include "help.h"
+#include "num.h"
 
 static char history_path[4096];
 static sigjmp_buf at_prompt;
@@ -50,7 +52,45 @@ static char *read_line(const char *prompt)
 
 /* ----------------------------------------------------------- completion */
 
-static char *complete_name(const char *text, int state)
+/* What the word being completed can be, from the words before it:
+ * a command after ':', a :tape subcommand, a backend, a help name, a file
+ * (after :load, :save, :tape dot NAME), or else any name: keywords,
+ * builtins, the library and variables. */
+enum { C_NAMES, C_COMMANDS, C_TAPE, C_TAPE_DOT, C_BACKENDS, C_HELP, C_FILES };
+static int completing;
+
+static const char *const tape_subcommands[] = {"all", "stats", "dot", "clear", "limit", "kinks", NULL};
+
+/* The i-th candidate of the current kind, or NULL after the last. */
+static const char *candidate(int i, char *buf, size_t size)
+{
+    switch (completing) {
+    case C_COMMANDS:
+        if (!cmd_name(i)) return NULL;
+        snprintf(buf, size, ":%s", cmd_name(i));
+        return buf;
+    case C_BACKENDS: return i < BK_COUNT ? formats[i].name : NULL;
+    case C_HELP: return help_word(i);
+    case C_TAPE:
+        for (int k = 0; tape_subcommands[k]; k++, i--)
+            if (i == 0) return tape_subcommands[k];
+        /* fall through - the names, for :tape NAME */
+    case C_TAPE_DOT:
+    case C_NAMES:
+    default:
+        if (completing == C_NAMES) {
+            const char *k = help_keyword(i);
+            if (k) return k;
+            for (int j = 0; help_keyword(j); j++) i--;
+        }
+        if (i < 0) return NULL;
+        for (int g = 0; g < nglobals; g++)
+            if (globals[g].v.t != V_UNDEF && i-- == 0) return globals[g].name;
+        return NULL;
+    }
+}
+
+static char *complete_word(const char *text, int state)
 {
     static int index;
     static size_t len;
@@ -58,30 +98,58 @@ static char *complete_name(const char *text, int state)
         index = 0;
         len = strlen(text);
     }
-    if (text[0] == ':') {
-        const char *name;
-        while ((name = cmd_name(index++)))
-            if (!strncmp(name, text + 1, len - 1)) {
-                char *r = malloc(strlen(name) + 2);
-                r[0] = ':';
-                strcpy(r + 1, name);
-                return r;
-            }
-        return NULL;
-    }
-    while (index < nglobals) {
-        Global *g = &globals[index++];
-        if (g->v.t != V_UNDEF && !strncmp(g->name, text, len)) return strdup(g->name);
-    }
+    char buf[64];
+    const char *name;
+    while ((name = candidate(index++, buf, sizeof buf)))
+        if (!strncmp(name, text, len)) return strdup(name);
     return NULL;
+}
+
+/* The kind of word at `start`, from the words of the line before it. */
+static int completion_kind(int start)
+{
+    char words[3][32] = {"", "", ""};
+    int n = 0;
+    const char *p = rl_line_buffer, *end = rl_line_buffer + start;
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (*p != ':') return C_NAMES;
+    const char *q = p;
+    while (q < end && *q != ' ' && *q != '\t') q++;
+    if (q == end) return C_COMMANDS;         /* still in the command's name */
+    p++;
+    while (p < end && n < 3) {
+        size_t k = 0;
+        while (p < end && *p != ' ' && *p != '\t') {
+            if (k + 1 < sizeof words[0]) words[n][k++] = *p;
+            p++;
+        }
+        words[n++][k] = 0;
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+    }
+    const char *cmd = words[0];
+    if (!strcmp(cmd, "load") || !strcmp(cmd, "save") || !strcmp(cmd, "save!")) return C_FILES;
+    if (!strcmp(cmd, "backend")) return n == 1 ? C_BACKENDS : C_FILES;
+    if (!strcmp(cmd, "help")) return C_HELP;
+    if (!strcmp(cmd, "tape")) {
+        if (n == 1) return C_TAPE;
+        if (!strcmp(words[1], "dot")) return n == 2 ? C_TAPE_DOT : C_FILES;
+        return C_FILES;
+    }
+    return C_NAMES;      /* :time STATEMENT and the rest */
 }
 
 static char **completer(const char *text, int start, int end)
 {
-    (void)start;
     (void)end;
     rl_attempted_completion_over = 1;
-    return rl_completion_matches(text, complete_name);
+    completing = completion_kind(start);
+    if (completing == C_FILES) return rl_completion_matches(text, rl_filename_completion_function);
+    if (completing == C_TAPE_DOT) {      /* a NAME or a FILE */
+        char **names = rl_completion_matches(text, complete_word);
+        if (names) return names;
+        return rl_completion_matches(text, rl_filename_completion_function);
+    }
+    return rl_completion_matches(text, complete_word);
 }
 
 /* --------------------------------------------------------------- input */
@@ -138,7 +206,7 @@ static void run_input(Input *in)
         return;
     }
     wg_echo = 1;
-    eval_chunk(a.chunk);
+    if (!eval_chunk(a.chunk)) cmd_log_input(in->buf, in->len);
     wg_echo = 0;
     chunk_release(a.chunk);
 }

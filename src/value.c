@@ -114,6 +114,14 @@ void obj_free(Obj *o)
 
 int is_seq(Value v) { return v.t == V_ARR || v.t == V_VIEW; }
 
+void seq_check_numbers(Value v, const char *what)
+{
+    int n = seq_len(v);
+    for (int i = 0; i < n; i++)
+        if (seq_at(v, i)->t == V_STR)
+            wg_error("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
+}
+
 int seq_len(Value v)
 {
     return v.t == V_ARR ? AS_ARR(v)->n : AS_VIEW(v)->len;
@@ -189,7 +197,10 @@ void value_print(Value v, void *file)
         fputc('[', f);
         for (int i = 0; i < n; i++) {
             if (i) fputs(", ", f);
-            value_print(*seq_at(v, i), f);
+            Value e = *seq_at(v, i);
+            if (e.t == V_STR) fputc('"', f);     /* args: strings in an array are quoted */
+            value_print(e, f);
+            if (e.t == V_STR) fputc('"', f);
         }
         fputc(']', f);
         break;

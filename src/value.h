@@ -149,6 +149,8 @@ Env    *env_new(FnInfo *fn, Env *parent, int n);
 int     seq_len(Value v);
 Value  *seq_at(Value v, int i);
 int     is_seq(Value v);
+/* Arrays of strings (args) exist; arithmetic needs numbers: an error otherwise. */
+void    seq_check_numbers(Value v, const char *what);
 Value   arr_copy(Value v);       /* a fresh unaliased array with v's elements */
 Value   bind_copy(Value v);      /* what a name receives: copies aliased storage; takes ownership */
 

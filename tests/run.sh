@@ -10,12 +10,17 @@
 #   # expect error: TEXT    the run fails (non-zero exit) and stderr contains TEXT
 #   # expect stderr: TEXT   the run succeeds and stderr contains TEXT (notes)
 #   # expect no stderr      the run succeeds and writes nothing on stderr
-#   # args: --backend posit16   extra command-line arguments
+#   # args: --backend posit16   extra command-line arguments, before the file
+#                               (shell words: -e 'print(1)' is one option)
+#   # script-args: a "b c"      arguments after the file (the script's args)
+#   # stdin: FILE               standard input from FILE (beside the test)
 #   # env: LANG=C.UTF-8     environment for the run (LC_ALL, LC_CTYPE and
 #                           NO_COLOR are unset first): plots depend on it
-# A file NAME.out beside NAME.wg holds the whole expected standard output
-# instead (for pictures); any "# expect:" lines must then be lines of it.
-# An expected line containing * is matched as a shell glob (timings, sizes).
+# A file NAME.out beside NAME.wg holds the whole expected standard output instead
+# (for pictures; any "# expect:" lines must then be lines of it); a file
+# NAME.err the whole expected standard error (carets, tracebacks).
+# An expected line containing * is matched as a shell glob (timings, sizes),
+# except in .out and .err files, which are compared exactly.
 BIN=${1:-./wengert}
 BUILD=${2:-build}
 MODE=${3:-fast}
@@ -32,15 +37,19 @@ bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1"; [ -n "$2" ] && echo 
 
 run_script() {
     local f=$1
-    local args
+    local args sargs input
     args=$(sed -n 's/^# args: *//p' "$f" | head -1)
     local envs=()
     if grep -q '^# env: ' "$f"; then
         read -r -a envs <<<"env -u LC_ALL -u LC_CTYPE -u NO_COLOR $(sed -n 's/^# env: *//p' "$f" | head -1)"
     fi
-    (cd "$(dirname "$f")" && "${envs[@]}" timeout 120 "$BIN" $args "$(basename "$f")" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+    sargs=$(sed -n 's/^# script-args: *//p' "$f" | head -1)
+    input=$(sed -n 's/^# stdin: *//p' "$f" | head -1)
+    (cd "$(dirname "$f")" && eval "set -- $args \"\$(basename \"\$f\")\" $sargs" &&
+        "${envs[@]}" timeout 120 "$BIN" "$@" <"${input:-/dev/null}" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
     local rc
     rc=$(cat "$tmp/rc")
+    local exact=""
     if [ -f "${f%.wg}.out" ]; then
         cp "${f%.wg}.out" "$tmp/want"
         # "# expect:" lines beside a .out file (an example with a picture)
@@ -49,6 +58,7 @@ run_script() {
         while IFS= read -r line; do
             grep -qxF -- "$line" "$tmp/want" || { bad "$f" "# expect: $line is not a line of ${f%.wg}.out"; return; }
         done < <(sed -n 's/.*# expect: \{0,1\}//p' "$f" | grep -v '^error:')
+        exact=1
     else
         sed -n 's/.*# expect: \{0,1\}//p' "$f" | grep -v '^error:' >"$tmp/want"
         # lines written as "# expect:" with nothing after mean an empty line
@@ -78,7 +88,10 @@ run_script() {
     if grep -q '^# expect no stderr' "$f" && [ -s "$tmp/err" ]; then
         bad "$f" "$(echo "stderr should be empty, was:"; cat "$tmp/err")"; return
     fi
-    if ! lines_match "$tmp/want" "$tmp/out"; then bad "$f" "$(diff -u "$tmp/want" "$tmp/out")"; return; fi
+    if ! lines_match "$tmp/want" "$tmp/out" "$exact"; then bad "$f" "$(diff -u "$tmp/want" "$tmp/out")"; return; fi
+    if [ -f "${f%.wg}.err" ] && ! lines_match "${f%.wg}.err" "$tmp/err" 1; then
+        bad "$f" "$(diff -u "${f%.wg}.err" "$tmp/err")"; return
+    fi
     ok
 }
 
@@ -90,7 +103,7 @@ lines_match() {
         IFS= read -r want <&3; local a=$?
         IFS= read -r got <&4; local b=$?
         if [ $a != 0 ] || [ $b != 0 ]; then exec 3<&- 4<&-; [ $a = $b ]; return; fi
-        if [[ "$want" == *"*"* ]]; then
+        if [ -z "$3" ] && [[ "$want" == *"*"* ]]; then
             # shellcheck disable=SC2053
             [[ "$got" == $want ]] || { exec 3<&- 4<&-; return 1; }
         elif [ "$want" != "$got" ]; then exec 3<&- 4<&-; return 1; fi
