@@ -2,6 +2,7 @@
  * commands"), from one table of {name, handler, help}. */
 #ifndef WG_CMD_H
 #define WG_CMD_H
+#include <stddef.h>
 
 extern int wg_quit;                  /* :quit was given */
 extern void (*wg_reset_hook)(void);  /* reloads the standard library */
@@ -17,5 +18,8 @@ void cmd_add_help(const char *name, const char *help);   /* stdlib docs */
  * without error, for :save. Inputs that only look (:help, :vars, :tape)
  * or that save are left out; :reset starts the record afresh. */
 void cmd_log_input(const char *src, size_t len);
+/* Helpers the command files share. */
+const char *cmd_word(const char *s, char *buf, size_t size);   /* first word into buf; the rest */
+void cmd_fmt_bytes(size_t b, char *buf, size_t size);          /* "1.5 MB" */
 
 #endif

@@ -120,7 +120,7 @@ void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_
     if (fabs(x - y) > 1e-9 * scale) return;
     Note *note = new_note();
     note->branch = 1;
-    note->id = tape.n;
+    note->id = tape_size();
     note->ida = ida;
     note->idb = idb;
     note->a = x;
@@ -212,7 +212,7 @@ void kink_end(void)
 void kink_statement(void)
 {
     check_epoch();
-    for (uint32_t k = nnotes; k-- > 0 && !notes[k].end;) notes[k].end = tape.n;
+    for (uint32_t k = nnotes; k-- > 0 && !notes[k].end;) notes[k].end = tape_size();
     noted = 0;
     depth = 0;     /* an error may have unwound out of a derivative */
 }

@@ -376,7 +376,7 @@ static Cuts deriv_cuts(const DerivRec *r)
     return (Cuts){ r->ncut ? tape_pool_at(r->cut_off) : NULL, r->ncut };
 }
 
-/* Records the reverse sweep of d call r as operations from tape.n on;
+/* Records the reverse sweep of d call r as operations from the tape's end on;
  * returns the pool offset of the entry each wrt got (0: a constant). */
 static uint32_t record_expansion(uint32_t r, uint32_t *first)
 {

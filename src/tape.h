@@ -76,6 +76,9 @@ static inline uint32_t tape_a(uint32_t i)      { return tape.arg[i].a; }   /* fi
 static inline uint32_t tape_b(uint32_t i)      { return tape.arg[i].b; }   /* second operand */
 static inline int      tape_labeled(uint32_t i) { return (tape.op[i] & TAPE_LABELED) != 0; }
 static inline uint32_t tape_size(void)         { return tape.n; }          /* entries, #0 included */
+static inline TapeArgs tape_args(uint32_t i)   { return tape.arg[i]; }     /* raw operand fields */
+static inline size_t   tape_pool_size(void)    { return tape.npool; }
+static inline uint32_t tape_deriv_calls(void)  { return tape.nderivs; }
 
 /* n-ary entries keep their operands in the pool: sum its terms, dot its
  * pairs (x0, y0, x1, y1, ...); a deriv entry names its d call and which

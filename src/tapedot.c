@@ -43,7 +43,7 @@ static int is_file_name(const char *s)
 
 static void push_mark(uint8_t *mark, uint32_t *stack, uint32_t *n, uint32_t id)
 {
-    if (id && id < tape.n && !mark[id]) {
+    if (id && id < tape_size() && !mark[id]) {
         mark[id] = 1;
         stack[(*n)++] = id;
     }
@@ -54,8 +54,8 @@ static void push_mark(uint8_t *mark, uint32_t *stack, uint32_t *n, uint32_t id)
  * it on the tape, hence a work list rather than one downward pass). */
 static uint8_t *cone(Value v)
 {
-    uint8_t *mark = wg_scratch(tape.n);
-    uint32_t *stack = wg_scratch(sizeof(uint32_t) * tape.n), n = 0;
+    uint8_t *mark = wg_scratch(tape_size());
+    uint32_t *stack = wg_scratch(sizeof(uint32_t) * tape_size()), n = 0;
     if (v.t == V_NUM) push_mark(mark, stack, &n, v.id);
     else if (is_seq(v))
         for (int i = 0; i < seq_len(v); i++)
@@ -63,13 +63,13 @@ static uint8_t *cone(Value v)
     while (n) {
         uint32_t i = stack[--n];
         int op = tape_opcode(i);
-        TapeArgs g = tape.arg[i];
-        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) push_mark(mark, stack, &n, tape.pool[g.a + j]);
-        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) push_mark(mark, stack, &n, tape.pool[g.a + j]);
+        TapeArgs g = tape_args(i);
+        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) push_mark(mark, stack, &n, tape_pool_at(g.a)[j]);
+        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) push_mark(mark, stack, &n, tape_pool_at(g.a)[j]);
         else if (op == OP_DERIV) {
-            DerivRec *r = &tape.derivs[g.a];
+            DerivRec *r = tape_deriv_call(g.a);
             push_mark(mark, stack, &n, r->y);
-            if (r->exp_lo) push_mark(mark, stack, &n, tape.pool[r->exp_off + g.b]);
+            if (r->exp_lo) push_mark(mark, stack, &n, tape_pool_at(r->exp_off)[g.b]);
         } else {
             if (op_arity[op] >= 1) push_mark(mark, stack, &n, g.a);
             if (op_arity[op] == 2) push_mark(mark, stack, &n, g.b);
@@ -97,15 +97,15 @@ static int cmp_span(const void *a, const void *b)
 
 static Span *expansion_spans(uint32_t *count)
 {
-    Span *s = wg_scratch(sizeof(Span) * (tape.nderivs + 1));
+    Span *s = wg_scratch(sizeof(Span) * (tape_deriv_calls() + 1));
     uint32_t n = 0;
-    for (uint32_t r = 0; r < tape.nderivs; r++) {
-        DerivRec *d = &tape.derivs[r];
-        if (!d->exp_lo || d->exp_lo >= tape.n) continue;
+    for (uint32_t r = 0; r < tape_deriv_calls(); r++) {
+        DerivRec *d = tape_deriv_call(r);
+        if (!d->exp_lo || d->exp_lo >= tape_size()) continue;
         uint32_t hi = d->exp_lo;
         for (uint32_t w = 0; w < d->nwrt; w++) {
-            uint32_t id = tape.pool[d->exp_off + w];
-            if (id > hi && id < tape.n) hi = id;
+            uint32_t id = tape_pool_at(d->exp_off)[w];
+            if (id > hi && id < tape_size()) hi = id;
         }
         s[n++] = (Span){d->exp_lo, hi, r};
     }
@@ -126,9 +126,9 @@ static void write_node(FILE *f, uint32_t i, EntryLabel label, const char *indent
 {
     char name[64] = "", val[64], extra[32] = "";
     label(i, name, sizeof name);
-    num_format(tape.val[i], val, sizeof val);
+    num_format(tape_val(i), val, sizeof val);
     int op = tape_opcode(i);
-    if (op == OP_DERIV) snprintf(extra, sizeof extra, " d(#%u)", tape.derivs[tape.arg[i].a].y);
+    if (op == OP_DERIV) snprintf(extra, sizeof extra, " d(#%u)", tape_deriv_call(tape_a(i))->y);
     fprintf(f, "%sn%u [label=\"#%u %s%s\\n%s%s%s\"", indent, i, i, op_names[op], extra, name,
             name[0] ? " = " : "", val);
     if (op == OP_DERIV) fprintf(f, ", " DERIV_STYLE);
@@ -139,22 +139,22 @@ static void write_node(FILE *f, uint32_t i, EntryLabel label, const char *indent
 
 static void write_edge(FILE *f, const uint8_t *sel, uint32_t from, uint32_t to, const char *attrs)
 {
-    if (from && from < tape.n && sel[from]) fprintf(f, "  n%u -> n%u%s;\n", from, to, attrs);
+    if (from && from < tape_size() && sel[from]) fprintf(f, "  n%u -> n%u%s;\n", from, to, attrs);
 }
 
 static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 {
     int op = tape_opcode(i);
-    TapeArgs g = tape.arg[i];
-    if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) write_edge(f, sel, tape.pool[g.a + j], i, "");
-    else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) write_edge(f, sel, tape.pool[g.a + j], i, "");
+    TapeArgs g = tape_args(i);
+    if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");
+    else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");
     else if (op == OP_DERIV) {
-        DerivRec *r = &tape.derivs[g.a];
+        DerivRec *r = tape_deriv_call(g.a);
         write_edge(f, sel, r->y, i, " [style=dashed, color=\"#d55e00\", label=\"d\"]");
         if (g.b < r->nwrt)
-            write_edge(f, sel, tape.pool[r->wrt_off + g.b], i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
+            write_edge(f, sel, tape_pool_at(r->wrt_off)[g.b], i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
         if (r->exp_lo && g.b < r->nwrt)
-            write_edge(f, sel, tape.pool[r->exp_off + g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
+            write_edge(f, sel, tape_pool_at(r->exp_off)[g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
     } else {
         if (op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
         if (op_arity[op] == 2) write_edge(f, sel, g.b, i, "");
@@ -171,9 +171,9 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
     uint32_t *open = wg_scratch(sizeof(uint32_t) * (nspans + 1)), nopen = 0, next = 0;
     uint8_t *shown = wg_scratch(nspans + 1);   /* by depth: the open cluster was written */
     /* a cluster is written only if it holds a selected entry */
-    uint32_t *before = wg_scratch(sizeof(uint32_t) * ((size_t)tape.n + 1));
-    for (uint32_t i = 0; i < tape.n; i++) before[i + 1] = before[i] + (i ? sel[i] : 0);
-    for (uint32_t i = 1; i < tape.n; i++) {
+    uint32_t *before = wg_scratch(sizeof(uint32_t) * ((size_t)tape_size() + 1));
+    for (uint32_t i = 0; i < tape_size(); i++) before[i + 1] = before[i] + (i ? sel[i] : 0);
+    for (uint32_t i = 1; i < tape_size(); i++) {
         while (nopen && spans[open[nopen - 1]].hi < i) {
             nopen--;
             if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
@@ -184,7 +184,7 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
             if (shown[nopen]) {
                 fprintf(f, "%*ssubgraph cluster_x%u {\n", 2 * (int)nopen + 2, "", s->rec);
                 fprintf(f, "%*slabel=\"expansion of d(#%u)\"; " CLUSTER_STYLE "\n", 2 * (int)nopen + 4, "",
-                        tape.derivs[s->rec].y);
+                        tape_deriv_call(s->rec)->y);
             }
             open[nopen++] = next;
             next++;
@@ -199,7 +199,7 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
         nopen--;
         if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
     }
-    for (uint32_t i = 1; i < tape.n; i++)
+    for (uint32_t i = 1; i < tape_size(); i++)
         if (sel[i]) write_edges(f, sel, i);
     fprintf(f, "}\n");
     wg_scratch_free(before);
@@ -295,8 +295,8 @@ void tapedot_command(const char *args, EntryLabel label)
         snprintf(title, sizeof title, "the entries that %s depends on", name);
         tp = title;
     } else {
-        sel = wg_scratch(tape.n);
-        memset(sel + 1, 1, tape.n - 1);
+        sel = wg_scratch(tape_size());
+        memset(sel + 1, 1, tape_size() - 1);
     }
     if (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) render(sel, tp, file, label);
     else if (file) {
