@@ -137,9 +137,24 @@ static void echo_line(const char *text, int len, int from, int width)
     }
 }
 
+static WgErrorInfo last_error;
+static char last_file[512], last_message[1024];
+
+const WgErrorInfo *wg_last_error(void) { return &last_error; }
+
+/* What the latest report said, for front ends that show errors their own
+ * way (wengert.h). */
+static void remember(const Chunk *c, int line, int dcol, const char *msg)
+{
+    snprintf(last_message, sizeof last_message, "%s", msg);
+    snprintf(last_file, sizeof last_file, "%s", c ? c->filename : "");
+    last_error = (WgErrorInfo){ last_message, c ? last_file : NULL, c ? line : 0, c ? dcol : 0 };
+}
+
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
+    remember(c, line, c ? wg_display_col(c, line, col) : 0, msg);
     if (!c) {
         fprintf(stderr, "%serror:%s %s\n", paint(RED), paint(PLAIN), msg);
         return;

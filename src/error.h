@@ -30,6 +30,13 @@ _Noreturn void wg_error_at(const Node *n, const char *fmt, ...) __attribute__((f
 int wg_display_col(const Chunk *c, int line, int bytecol);
 /* Print a located message now (for syntax errors, which do not unwind). */
 void wg_report(const Chunk *c, int line, int col, const char *msg);
+/* The latest error reported: message, file (NULL if none), line and
+ * column as displayed. Valid until the next report. */
+typedef struct {
+    const char *message, *file;
+    int line, col;
+} WgErrorInfo;
+const WgErrorInfo *wg_last_error(void);
 
 /* Colour on standard error: "error:" red, "note:" cyan, the caret green.
  * AUTO colours only a terminal, and never with NO_COLOR set or TERM=dumb. */

@@ -12,17 +12,12 @@
 #include <string.h>
 #include <editline/readline.h>
 #include "repl.h"
-#include "eval.h"
-#include "parse.h"
-#include "cmd.h"
-#include "error.h"
-#include "help.h"
-#include "num.h"
 
 static char history_path[4096];
 static sigjmp_buf at_prompt;
 static volatile sig_atomic_t reading;   /* inside readline() */
 static struct termios saved_tty;
+static wg_Session *session;
 static int have_tty;
 
 /* While a line is being read, Ctrl-C abandons it (back to a fresh prompt);
@@ -34,7 +29,7 @@ static void on_sigint(int sig)
         reading = 0;
         siglongjmp(at_prompt, 1);
     }
-    wg_interrupted = 1;
+    wg_interrupt(session);
 }
 
 static char *read_line(const char *prompt)
@@ -66,11 +61,11 @@ static const char *candidate(int i, char *buf, size_t size)
 {
     switch (completing) {
     case C_COMMANDS:
-        if (!cmd_name(i)) return NULL;
-        snprintf(buf, size, ":%s", cmd_name(i));
+        if (!wg_name(session, WG_NAMES_COMMANDS, i)) return NULL;
+        snprintf(buf, size, ":%s", wg_name(session, WG_NAMES_COMMANDS, i));
         return buf;
-    case C_BACKENDS: return i < BK_COUNT ? formats[i].name : NULL;
-    case C_HELP: return help_word(i);
+    case C_BACKENDS: return wg_name(session, WG_NAMES_BACKENDS, i);
+    case C_HELP: return wg_name(session, WG_NAMES_HELP, i);
     case C_TAPE:
         for (int k = 0; tape_subcommands[k]; k++, i--)
             if (i == 0) return tape_subcommands[k];
@@ -79,14 +74,12 @@ static const char *candidate(int i, char *buf, size_t size)
     case C_NAMES:
     default:
         if (completing == C_NAMES) {
-            const char *k = help_keyword(i);
+            const char *k = wg_name(session, WG_NAMES_KEYWORDS, i);
             if (k) return k;
-            for (int j = 0; help_keyword(j); j++) i--;
+            for (int j = 0; wg_name(session, WG_NAMES_KEYWORDS, j); j++) i--;
         }
         if (i < 0) return NULL;
-        for (int g = 0; g < nglobals; g++)
-            if (globals[g].v.t != V_UNDEF && i-- == 0) return globals[g].name;
-        return NULL;
+        return wg_name(session, WG_NAMES_VARIABLES, i);
     }
 }
 
@@ -178,54 +171,9 @@ static int blank(const char *s)
     return *s == 0;
 }
 
-typedef struct {
-    Input *in;
-    Chunk *chunk;
-    int incomplete;
-} Attempt;
-
-static void try_parse(void *ud)
-{
-    Attempt *a = ud;
-    a->chunk = parse_chunk("<repl>", a->in->buf, a->in->len, 1, &a->incomplete);
-}
-
-static void report_parse(void *ud)
-{
-    Attempt *a = ud;
-    a->chunk = parse_chunk("<repl>", a->in->buf, a->in->len, 0, NULL);
-}
-
 static void run_input(Input *in)
 {
-    Attempt a = { in, NULL, 0 };
-    if (wg_pcall(try_parse, &a)) return;
-    if (!a.chunk) {
-        wg_pcall(report_parse, &a);
-        if (a.chunk) chunk_release(a.chunk);
-        return;
-    }
-    wg_echo = 1;
-    if (!eval_chunk(a.chunk)) cmd_log_input(in->buf, in->len);
-    wg_echo = 0;
-    chunk_release(a.chunk);
-}
-
-/* After a complete `if ... { }` the next line may still be its `else`:
- * such input waits for one more line, as Python's REPL waits for a blank. */
-static int ends_with_open_if(Input *in)
-{
-    Attempt a = { in, NULL, 0 };
-    if (wg_pcall(try_parse, &a) || !a.chunk) return 0;
-    Node *root = a.chunk->root;
-    int open = 0;
-    if (root->n > 0) {
-        Node *last = root->list[root->n - 1];
-        while (last->kind == N_IF && last->c && last->c->kind == N_IF) last = last->c;
-        open = last->kind == N_IF && !last->c;
-    }
-    chunk_release(a.chunk);
-    return open;
+    wg_run(session, "<repl>", in->buf, in->len, NULL);
 }
 
 static int starts_with_else(const char *line)
@@ -234,20 +182,10 @@ static int starts_with_else(const char *line)
     return !strncmp(line, "else", 4) || !strncmp(line, "elif", 4);
 }
 
-/* Does the input so far need more lines? */
-static int needs_more(Input *in)
+int repl_run(wg_Session *s)
 {
-    Attempt a = { in, NULL, 0 };
-    if (wg_pcall(try_parse, &a)) return 0;
-    if (a.chunk) {
-        chunk_release(a.chunk);
-        return 0;
-    }
-    return a.incomplete;
-}
-
-int repl_run(void)
-{
+    session = s;
+    wg_set_echo(s, 1);
     const char *home = getenv("HOME");
     if (home) snprintf(history_path, sizeof history_path, "%s/.wengert_history", home);
     rl_readline_name = "wengert";
@@ -258,12 +196,11 @@ int repl_run(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
-    printf("wengert %s: every number can be differentiated. :help for help, :quit to leave.\n", "0.1.0");
+    printf("wengert %s: every number can be differentiated. :help for help, :quit to leave.\n", WG_VERSION);
     have_tty = tcgetattr(0, &saved_tty) == 0;
     Input in = {0};
     int pending_if = 0;      /* a complete if waits to see whether else follows */
-    while (!wg_quit) {
-        wg_interrupted = 0;
+    while (!wg_quitting(s)) {
         char *line = read_line(in.len ? "..> " : "wg> ");
         if (line && line[0] == '\x03') {     /* Ctrl-C at the prompt: drop the input */
             in.len = 0;
@@ -286,8 +223,10 @@ int repl_run(void)
         input_add(&in, line);
         free(line);
         if (blank(in.buf)) { in.len = 0; continue; }
-        if (needs_more(&in)) continue;
-        if (ends_with_open_if(&in)) {
+        int open_if;
+        wg_Status st = wg_check(s, in.buf, in.len, &open_if);
+        if (st == WG_INCOMPLETE) continue;
+        if (st == WG_OK && open_if) {
             pending_if = 1;
             continue;
         }

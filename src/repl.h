@@ -1,5 +1,6 @@
 /* repl.h: the interactive loop. */
 #ifndef WG_REPL_H
 #define WG_REPL_H
-int repl_run(void);
+#include "wengert.h"
+int repl_run(wg_Session *s);
 #endif

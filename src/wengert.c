@@ -1,0 +1,359 @@
+/* wengert.c: the embedding API (wengert.h) over the interpreter: opening
+ * a session (builtins, the standard library, the backend), running source,
+ * checking whether input is complete, output writers, interrupts. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "wengert.h"
+#include "eval.h"
+#include "parse.h"
+#include "cmd.h"
+#include "error.h"
+#include "num.h"
+#include "tape.h"
+#include "help.h"
+
+#ifndef WG_PREFIX
+#define WG_PREFIX "/usr/local"
+#endif
+
+struct wg_Session {
+    int echo;
+    FILE *out, *err;              /* the writers' streams, or NULL */
+    FILE *saved_out, *saved_err;
+};
+
+static wg_Session the_session;    /* one a process, for now (wengert.h) */
+
+/* ------------------------------------------------------------ start-up */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) return NULL;
+    size_t cap = 8192, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) buf = realloc(buf, cap *= 2);
+    }
+    if (f != stdin) fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* Help for stdlib functions comes from `## name(args): text` comments. */
+static void harvest_docs(const char *src)
+{
+    for (const char *p = src; (p = strstr(p, "## ")); p++) {
+        if (p != src && p[-1] != '\n') continue;
+        const char *q = p + 3, *end = strchr(q, '\n');
+        size_t len = end ? (size_t)(end - q) : strlen(q);
+        char line[512], name[64];
+        snprintf(line, sizeof line, "%.*s", (int)len, q);
+        size_t k = strcspn(line, "(: ");
+        snprintf(name, sizeof name, "%.*s", (int)k, line);
+        if (name[0]) cmd_add_help(name, line);
+    }
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *stdlib_dir(void)
+{
+    static char dir[PATH_MAX + 64];
+    const char *env = getenv("WENGERT_STDLIB");
+    if (env && *env) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        snprintf(dir, sizeof dir, "%s/stdlib", exe);
+        if (access(dir, R_OK) == 0) return dir;
+        snprintf(dir, sizeof dir, "%s/../share/wengert/stdlib", exe);   /* installed */
+        if (access(dir, R_OK) == 0) return dir;
+    }
+    snprintf(dir, sizeof dir, "%s/share/wengert/stdlib", WG_PREFIX);
+    return dir;
+}
+
+static int docs_loaded;
+
+/* The script's arguments, given to it as `args`, an array of strings. */
+static const char **script_args;
+static int nscript_args;
+
+static void define_args(void)
+{
+    Value a = arr_new(nscript_args);
+    for (int i = 0; i < nscript_args; i++)
+        AS_ARR(a)->v[i] = str_new(script_args[i], (int)strlen(script_args[i]));
+    Global *g = &globals[global_index("args")];
+    v_release(g->v);
+    g->v = a;
+}
+
+/* Loads every .wg file of the stdlib folder, in name order. */
+static void load_prelude(void)
+{
+    const char *dir = stdlib_dir();
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "wengert: warning: no standard library at %s (set WENGERT_STDLIB)\n", dir);
+        return;
+    }
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 256) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && !strcmp(e->d_name + len - 3, ".wg")) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_names);
+    int echo = wg_echo;
+    wg_echo = 0;
+    int recording = tape.recording;
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        size_t len;
+        char *src = read_file(path, &len);
+        if (src) {
+            if (!docs_loaded) harvest_docs(src);
+            Chunk *c = parse_chunk(path, src, len, 0, NULL);
+            if (c) {
+                eval_chunk(c);
+                chunk_release(c);
+            }
+            free(src);
+        }
+        free(names[i]);
+    }
+    tape.recording = recording;
+    define_args();
+    docs_loaded = 1;
+    wg_echo = echo;
+    prelude_globals = nglobals;
+    for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);   /* user versions start at 1 */
+}
+
+
+/* ---------------------------------------------------------------- API */
+
+wg_Session *wg_open(const wg_Options *opt)
+{
+    wg_Session *s = &the_session;
+    memset(s, 0, sizeof *s);
+    if (opt) {
+        script_args = (const char **)opt->args;
+        nscript_args = opt->nargs;
+    }
+    int b = BK_F64;
+    if (opt && opt->backend && (b = backend_lookup(opt->backend)) < 0) {
+        fprintf(stderr, "wengert: unknown backend '%s' (see --help)\n", opt->backend);
+        return NULL;
+    }
+    eval_init();
+    wg_reset_hook = load_prelude;
+    load_prelude();
+    num_backend = wg_start_backend = b;
+    return s;
+}
+
+void wg_close(wg_Session *s)
+{
+    wg_set_output(s, NULL, NULL, NULL);
+    fflush(stdout);
+}
+
+void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
+int  wg_quitting(wg_Session *s) { (void)s; return wg_quit; }
+void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
+void wg_set_color(int mode) { wg_color_init(mode); }
+
+void wg_reset(wg_Session *s)
+{
+    (void)s;
+    cmd_run("reset");
+}
+
+static char *dup_or_null(const char *t) { return t ? strdup(t) : NULL; }
+
+/* The text print shows for v. */
+static char *value_text(Value v)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return NULL;
+    value_print(v, f);
+    fclose(f);
+    return buf;
+}
+
+wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, wg_Result *r)
+{
+    if (r) memset(r, 0, sizeof *r);
+    wg_interrupted = 0;          /* a Ctrl-C before the run does not carry into it */
+    Global *ans = global_lookup("ans");
+    int before = ans ? ans->ver.count : 0;
+    wg_Status st = WG_ERROR;
+    Chunk *c = parse_chunk(name, src, len, 0, NULL);
+    if (c) {
+        int echo = wg_echo;
+        wg_echo = s->echo;
+        int err = eval_chunk(c);
+        wg_echo = echo;
+        chunk_release(c);
+        if (!err) cmd_log_input(src, len);
+        st = err ? WG_ERROR : WG_OK;
+    }
+    if (r) {
+        r->status = st;
+        ans = global_lookup("ans");
+        if (st == WG_OK && ans && ans->ver.count != before && ans->v.t != V_UNDEF) r->value = value_text(ans->v);
+        if (st == WG_ERROR) {
+            const WgErrorInfo *e = wg_last_error();
+            r->message = dup_or_null(e->message);
+            r->file = dup_or_null(e->file);
+            r->line = e->line;
+            r->col = e->col;
+        }
+    }
+    fflush(stdout);
+    return st;
+}
+
+void wg_result_free(wg_Result *r)
+{
+    free(r->value);
+    free(r->message);
+    free(r->file);
+    memset(r, 0, sizeof *r);
+}
+
+wg_Status wg_run_file(wg_Session *s, const char *path)
+{
+    size_t len;
+    struct stat st;
+    if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "wengert: cannot open '%s': %s\n", path, strerror(EISDIR));
+        return WG_ERROR;
+    }
+    char *src = read_file(path, &len);
+    if (!src) {
+        fprintf(stderr, "wengert: cannot open '%s': %s\n", path, strerror(errno));
+        return WG_ERROR;
+    }
+    wg_Status status = wg_run(s, strcmp(path, "-") ? path : "<stdin>", src, len, NULL);
+    free(src);
+    return status;
+}
+
+typedef struct {
+    const char *src;
+    size_t len;
+    Chunk *chunk;
+    int incomplete;
+} Attempt;
+
+static void try_parse(void *ud)
+{
+    Attempt *a = ud;
+    a->chunk = parse_chunk("<repl>", a->src, a->len, 1, &a->incomplete);
+}
+
+/* A complete `if ... { }` whose next line may still be its `else`. */
+static int ends_with_open_if(const Chunk *c)
+{
+    Node *root = c->root;
+    if (root->n == 0) return 0;
+    Node *last = root->list[root->n - 1];
+    while (last->kind == N_IF && last->c && last->c->kind == N_IF) last = last->c;
+    return last->kind == N_IF && !last->c;
+}
+
+wg_Status wg_check(wg_Session *s, const char *src, size_t len, int *open_if)
+{
+    (void)s;
+    Attempt a = { src, len, NULL, 0 };
+    if (open_if) *open_if = 0;
+    if (wg_pcall(try_parse, &a)) return WG_ERROR;
+    if (!a.chunk) return a.incomplete ? WG_INCOMPLETE : WG_ERROR;
+    if (open_if) *open_if = ends_with_open_if(a.chunk);
+    chunk_release(a.chunk);
+    return WG_OK;
+}
+
+/* ------------------------------------------------------------- output */
+
+typedef struct {
+    wg_Writer fn;
+    void *ud;
+} Sink;
+
+static Sink out_sink, err_sink;
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+    Sink *k = cookie;
+    k->fn(k->ud, buf, n);
+    return (ssize_t)n;
+}
+
+static FILE *sink_stream(Sink *k)
+{
+    cookie_io_functions_t io = { .write = sink_write };
+    FILE *f = fopencookie(k, "w", io);
+    if (f) setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
+/* The writers take the place of stdout and stderr (glibc lets a program
+ * assign them), so everything the interpreter prints reaches them. */
+void wg_set_output(wg_Session *s, wg_Writer out, wg_Writer err, void *ud)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (s->out) { fclose(s->out); stdout = s->saved_out; s->out = NULL; }
+    if (s->err) { fclose(s->err); stderr = s->saved_err; s->err = NULL; }
+    if (out) {
+        out_sink = (Sink){ out, ud };
+        s->saved_out = stdout;
+        if ((s->out = sink_stream(&out_sink))) stdout = s->out;
+    }
+    if (err) {
+        err_sink = (Sink){ err, ud };
+        s->saved_err = stderr;
+        if ((s->err = sink_stream(&err_sink))) stderr = s->err;
+    }
+}
+
+/* ------------------------------------------------------------ names */
+
+const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
+{
+    (void)s;
+    switch (kind) {
+    case WG_NAMES_COMMANDS: return cmd_name(i);
+    case WG_NAMES_BACKENDS: return i < BK_COUNT ? formats[i].name : NULL;
+    case WG_NAMES_HELP: return help_word(i);
+    case WG_NAMES_KEYWORDS: return help_keyword(i);
+    case WG_NAMES_VARIABLES:
+        for (int g = 0; g < nglobals; g++)
+            if (globals[g].v.t != V_UNDEF && i-- == 0) return globals[g].name;
+        return NULL;
+    }
+    return NULL;
+}
