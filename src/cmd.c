@@ -17,7 +17,6 @@
 #include "tapeview.h"
 #include "help.h"
 
-int wg_quit;
 void (*wg_reset_hook)(void);
 
 typedef struct { const char *name, *help; } HelpEntry;
@@ -222,7 +221,7 @@ static void cmd_reset(const char *args)
 static void cmd_quit(const char *args)
 {
     (void)args;
-    wg_quit = 1;
+    eval_quit = 1;
 }
 
 /* ---------------------------------------------------------------- :save */

@@ -4,7 +4,6 @@
 #define WG_CMD_H
 #include <stddef.h>
 
-extern int wg_quit;                  /* :quit was given */
 extern void (*wg_reset_hook)(void);  /* reloads the standard library */
 
 void cmd_run(const char *text);      /* "tape stats", "backend posit16", ... */

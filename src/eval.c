@@ -14,7 +14,6 @@
 #include "parse.h"
 #include "error.h"
 #include "gc.h"
-#include "cmd.h"
 #include "ad.h"
 #include "versions.h"
 #include "sweep.h"
@@ -28,6 +27,8 @@ Global *globals;
 int nglobals;
 static int capglobals;
 int wg_echo;
+void (*eval_command)(const char *text);
+int eval_quit;
 int prelude_globals;         /* globals defined by the standard library */
 static Value ret_value;          /* set by `return`, taken by the call */
 static int call_depth;
@@ -698,7 +699,8 @@ static int exec(Node *n, Env *env)
         return code;
     }
     case N_COMMAND:
-        cmd_run(n->text);
+        if (!eval_command) wg_error_at(n, "':' commands are not available here");
+        eval_command(n->text);
         return EXEC_NORMAL;
     default:
         return EXEC_NORMAL;
@@ -721,7 +723,7 @@ static void run_top(void *ud)
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
         if (run_nesting == 0 && call_depth == 0) gc_maybe_collect();
-        if (wg_quit) return;
+        if (eval_quit) return;
     }
 }
 

@@ -17,6 +17,11 @@ typedef struct Global {
 extern Global *globals;
 extern int nglobals;
 extern int wg_echo;           /* REPL: echo bare expression values */
+/* The `:` commands are the front end's (cmd.c): it hands the evaluator a
+ * runner for them, so the evaluator does not depend on the command layer.
+ * A command that ends the session (:quit) sets eval_quit. */
+extern void (*eval_command)(const char *text);
+extern int eval_quit;
 extern int prelude_globals;
 
 void  eval_init(void);

@@ -165,6 +165,7 @@ wg_Session *wg_open(const wg_Options *opt)
         return NULL;
     }
     eval_init();
+    eval_command = cmd_run;
     wg_reset_hook = load_prelude;
     load_prelude();
     num_backend = wg_start_backend = b;
@@ -178,7 +179,7 @@ void wg_close(wg_Session *s)
 }
 
 void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
-int  wg_quitting(wg_Session *s) { (void)s; return wg_quit; }
+int  wg_quitting(wg_Session *s) { (void)s; return eval_quit; }
 void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
 void wg_set_color(int mode) { wg_color_init(mode); }
 
