@@ -28,7 +28,8 @@ extern rng_t wg_rng;
  * perturbed on the tape instead: each tag in the arguments gets a leaf
  * E = 0, a dual p + t·ε becomes the recorded number p + E·t, and on return
  * the result's tangent for that tag is d(r, E). Inside, d, x@k and versions
- * are plain reverse mode, exact at any order. */
+ * are plain reverse mode, exact at any order. Views keep their aliasing:
+ * they pass as they are (their duals meet d as duals, see ad.c). */
 #define MAX_TAGS 16
 typedef struct {
     uint32_t tag[MAX_TAGS];     /* ascending */
@@ -38,7 +39,7 @@ typedef struct {
 
 static int collect_tags(Value v, Perturbations *pt)
 {
-    if (is_seq(v)) {
+    if (v.t == V_ARR) {
         for (int i = 0; i < seq_len(v); i++)
             if (!collect_tags(*seq_at(v, i), pt)) return 0;
         return 1;
@@ -66,7 +67,7 @@ static Value epsilon_of(const Perturbations *pt, uint32_t tag)
 /* p + t·ε as p + E·t, all on the tape. */
 static Value lower(Value v, const Perturbations *pt)
 {
-    if (is_seq(v)) {
+    if (v.t == V_ARR) {
         int n = seq_len(v);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = lower(*seq_at(v, i), pt);
@@ -117,7 +118,7 @@ static Value raise_number(Value r, const Perturbations *pt, int k)
 
 static Value raise_value(Value r, const Perturbations *pt)
 {
-    if (is_seq(r)) {
+    if (r.t == V_ARR) {
         int n = seq_len(r);
         Value out = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = raise_value(*seq_at(r, i), pt);
@@ -134,7 +135,7 @@ int fwd_needs_tape(int argc, const Value *argv)
 {
     for (int i = 0; i < argc; i++) {
         if (argv[i].t == V_DUAL) return 1;
-        if (is_seq(argv[i]))
+        if (argv[i].t == V_ARR)
             for (int j = 0; j < seq_len(argv[i]); j++)
                 if (seq_at(argv[i], j)->t == V_DUAL) return 1;
     }
