@@ -217,7 +217,7 @@ typedef struct {
     const char *err;
 } Lay;
 
-static size_t lay_count(const char *p, const char **end);
+static size_t lay_count(Lay *L, const char *p, const char **end);
 
 static long lay_dim(Lay *L, const char **pp, size_t inner)
 {
@@ -243,23 +243,24 @@ static long lay_dim(Lay *L, const char **pp, size_t inner)
     return f ? (long)json_number_value(f) : 0;
 }
 
-/* Scalars one item of the layout at p takes (dims read as 1: used for '*'
- * only, whose inner layouts have fixed sizes). */
-static size_t lay_count(const char *p, const char **end)
+/* Scalars one item of the layout at p takes (a '*' inside counts 1). */
+static size_t lay_count(Lay *L, const char *p, const char **end)
 {
     if (*p == '#' || *p == 'i') { *end = p + 1; return 1; }
     if (*p == '[') {
-        long d = strtol(p + 1, (char **)&p, 10);
+        p++;
+        long d = *p == '*' ? 1 : lay_dim(L, &p, 0);
         while (*p && *p != ']') p++;
-        size_t inner = lay_count(p + 1, end);
-        return (size_t)(d > 0 ? d : 1) * inner;
+        size_t inner = lay_count(L, *p ? p + 1 : p, end);
+        return (size_t)(d > 0 ? d : 0) * inner;
     }
     if (*p == '{') {
         size_t total = 0;
         p++;
         while (*p && *p != '}') {
             while (*p && *p != ':') p++;
-            total += lay_count(p + 1, &p);
+            if (!*p) break;
+            total += lay_count(L, p + 1, &p);
             if (*p == ',') p++;
         }
         *end = *p ? p + 1 : p;
@@ -284,7 +285,7 @@ static json_t *lay_build(Lay *L)
     if (*p == '[') {
         const char *q = p + 1, *close = strchr(q, ']'), *end;
         if (!close) { L->err = "bad layout"; return json_null(); }
-        size_t inner = lay_count(close + 1, &end);
+        size_t inner = lay_count(L, close + 1, &end);
         long d = lay_dim(L, &q, inner);
         json_t *arr = json_array();
         L->p = close + 1;
@@ -292,7 +293,7 @@ static json_t *lay_build(Lay *L)
             L->p = close + 1;
             json_array_append_new(arr, lay_build(L));
         }
-        if (d <= 0) lay_count(close + 1, &L->p);
+        if (d <= 0) lay_count(L, close + 1, &L->p);
         return arr;
     }
     if (*p == '{') {
