@@ -542,6 +542,10 @@ int main(int argc, char **argv)
         snprintf(lib, sizeof lib, "%s/../../stdlib", evaldir);
         stdlibdir = lib;
     }
+    static char absdir[PATH_MAX], abslib[PATH_MAX];
+    if (realpath(evaldir, absdir)) evaldir = absdir;
+    if (realpath(stdlibdir, abslib)) stdlibdir = abslib;
+    if (chdir(evaldir) != 0) perror(evaldir);   /* so that `:load solver.wg` finds its file */
     real_stderr = dup(2);
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
