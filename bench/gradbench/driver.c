@@ -208,7 +208,8 @@ static void bind(const char *name, json_t *j)
  *   #            one number            i   one number, written as an integer
  *   [D]L         a list of D items L    {k:L,...}  an object
  * D is a number, an input field's value (k), one dimension of an input
- * array (mu.1), or * (as many as the rest of the result holds). */
+ * array (mu.1), a sum of those (theta.0+us.1), or * (as many as the rest
+ * of the result holds). */
 typedef struct {
     const char *p;
     const double *v;
@@ -219,13 +220,11 @@ typedef struct {
 
 static size_t lay_count(Lay *L, const char *p, const char **end);
 
-static long lay_dim(Lay *L, const char **pp, size_t inner)
+/* One term of a dimension: a number, an input field's value (k), or one
+ * dimension of an input array (mu.1; 0 when the array is empty). */
+static long lay_term(Lay *L, const char **pp)
 {
     const char *p = *pp;
-    if (*p == '*') {
-        *pp = p + 1;
-        return inner ? (long)((L->n - L->k) / inner) : 0;
-    }
     if (*p >= '0' && *p <= '9') return strtol(p, (char **)pp, 10);
     char name[128];
     int i = 0;
@@ -241,6 +240,22 @@ static long lay_dim(Lay *L, const char **pp, size_t inner)
     }
     *pp = p;
     return f ? (long)json_number_value(f) : 0;
+}
+
+/* A dimension: '*' (what the rest of the result holds, in items of
+ * `inner` scalars) or terms added with '+' (ht: theta.0+us.1). */
+static long lay_dim(Lay *L, const char **pp, size_t inner)
+{
+    if (**pp == '*') {
+        (*pp)++;
+        return inner ? (long)((L->n - L->k) / inner) : 0;
+    }
+    long d = lay_term(L, pp);
+    while (**pp == '+') {
+        (*pp)++;
+        d += lay_term(L, pp);
+    }
+    return d;
 }
 
 /* Scalars one item of the layout at p takes (a '*' inside counts 1). */
