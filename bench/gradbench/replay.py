@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Replays recorded GradBench sessions into a tool and checks its answers.
 
-usage: replay.py TOOL SESSIONS_DIR_OR_FILE...
+usage: replay.py [--min-seconds S] TOOL SESSIONS_DIR_OR_FILE...
 
 Each session file holds the harness's log: lines {"message": ...} sent to the
 tool and {"response": ...} the reference tool answered. Every message is sent
@@ -10,8 +10,9 @@ recorded one by GradBench's rule (same structure and keys, equal list
 lengths, integers and strings equal, numbers within
 |a - b| / max(1, |a| + |b|) <= 1e-4). One line per evaluation, then
 "N passed, N failed". An eval whose module the tool does not define is
-listed as not implemented and counts in neither. Python 3 standard library
-only."""
+listed as not implemented and counts in neither. --min-seconds S asks the
+tool to repeat each evaluation for S seconds (steadier means; the recorded
+sessions ask for one run). Python 3 standard library only."""
 import json
 import os
 import queue
@@ -79,7 +80,7 @@ class Tool:
             self.p.kill()
 
 
-def replay(tool_cmd, path, tally):
+def replay(tool_cmd, path, tally, min_seconds=None):
     name = os.path.basename(path)[:-len(".jsonl")]
     entries = [json.loads(line) for line in open(path) if line.strip()]
     expected = {e["response"]["id"]: e["response"] for e in entries if "response" in e}
@@ -90,6 +91,8 @@ def replay(tool_cmd, path, tally):
             msg = e.get("message")
             if msg is None:
                 continue
+            if min_seconds is not None and msg["kind"] == "evaluate" and isinstance(msg["input"], dict):
+                msg = dict(msg, input=dict(msg["input"], min_seconds=min_seconds))
             if skip and msg["kind"] == "evaluate":
                 print(f"{name:24} {msg['function']:10} {msg.get('description', ''):28} {'':>12}  not implemented")
                 tally["skipped"] += 1
@@ -132,18 +135,23 @@ def replay(tool_cmd, path, tally):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    min_seconds = None
+    if args[:1] == ["--min-seconds"] and len(args) > 1:
+        min_seconds = float(args[1])
+        args = args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    tool_cmd = os.path.abspath(sys.argv[1])
+    tool_cmd = os.path.abspath(args[0])
     files = []
-    for a in sys.argv[2:]:
+    for a in args[1:]:
         if os.path.isdir(a):
             files += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".jsonl"))
         else:
             files.append(a)
     tally = {"passed": 0, "failed": 0, "skipped": 0}
     for f in files:
-        replay(tool_cmd, f, tally)
+        replay(tool_cmd, f, tally, min_seconds)
     if tally["skipped"]:
         print(f"{tally['skipped']} evaluations not implemented (skipped)")
     print(f"{tally['passed']} passed, {tally['failed']} failed")
