@@ -9,8 +9,8 @@
  *            calls the function min_runs times and until min_seconds have
  *            passed, timing each call, then shapes the result as a `#>`
  *            line of the module says (see README.md, "Output layouts").
- * Stdout carries protocol lines only; the interpreter's messages (errors,
- * kink notes) go to stderr, and an error's message is also the answer's
+ * Stdout carries protocol lines only; the interpreter's output (print,
+ * errors, kink notes) goes to stderr, and an error's message is also the answer's
  * `error`. JSON is read and written with Debian's jansson. */
 #include <jansson.h>
 #include <limits.h>
@@ -37,6 +37,7 @@ static const char *stdlibdir;
 static char *layouts;           /* the `#>` lines of the defined modules */
 static Value kept;              /* what __wg_keep saw last */
 static int real_stderr = -1;
+static FILE *proto;             /* the protocol's stdout; fd 1 is stderr */
 
 /* ---------------------------------------------------------- running code */
 
@@ -377,9 +378,9 @@ static json_t *to_json(Value r, const char *layout, json_t *input, const char **
 static void reply(json_t *r)
 {
     char *s = json_dumps(r, JSON_COMPACT);
-    fputs(s, stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
+    fputs(s, proto);
+    fputc('\n', proto);
+    fflush(proto);
     free(s);
     json_decref(r);
 }
@@ -576,6 +577,11 @@ int main(int argc, char **argv)
     if (realpath(stdlibdir, abslib)) stdlibdir = abslib;
     if (chdir(evaldir) != 0) perror(evaldir);   /* so that `:load solver.wg` finds its file */
     real_stderr = dup(2);
+    /* Only protocol lines reach stdout: what wengert code prints (print,
+     * :tape limit) goes to stderr with the interpreter's messages. */
+    proto = fdopen(dup(1), "w");
+    if (!proto) return 1;
+    dup2(2, 1);
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     pthread_attr_t attr;

@@ -117,6 +117,7 @@ def replay(tool_cmd, path, tally, min_seconds=None):
                 continue
             times = [t["nanoseconds"] for t in got.get("timings", []) if t.get("name") == "evaluate"]
             mean = f"{sum(times) / len(times) / 1e6:.3f} ms" if times else "-"
+            best = f"(min {min(times) / 1e6:.3f})" if times else ""
             bad = None
             if not got.get("success", False):
                 bad = "error: " + str(got.get("error", "")).strip().splitlines()[0][:80] if got.get("error") else "no success"
@@ -128,7 +129,7 @@ def replay(tool_cmd, path, tally, min_seconds=None):
                     bad = close(got.get("output"), ref.get("output"))
             ok = bad is None
             tally["passed" if ok else "failed"] += 1
-            print(f"{name:24} {msg['function']:10} {msg.get('description') or '':28} {mean:>12}  "
+            print(f"{name:24} {msg['function']:10} {msg.get('description') or '':28} {mean:>12} {best:16}  "
                   + ("pass" if ok else f"FAIL ({bad})"), flush=True)
     finally:
         tool.close()
