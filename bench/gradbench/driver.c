@@ -220,8 +220,6 @@ typedef struct {
     const char *err;
 } Lay;
 
-static size_t lay_count(Lay *L, const char *p, const char **end);
-
 /* One term of a dimension: a number, an input field's value (k), or one
  * dimension of an input array (mu.1; 0 when the array is empty). */
 static long lay_term(Lay *L, const char **pp)
