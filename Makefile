@@ -90,7 +90,7 @@ gradbench-tool: $(GBTOOL)
 
 gradbench: deps
 	@$(MAKE) --no-print-directory $(GBTOOL)
-	/usr/bin/python3 bench/gradbench/replay.py bench/gradbench/tool $(GBSESSIONS)
+	/usr/bin/python3 bench/gradbench/replay.py --log $(BUILD)/gradbench/replay.log bench/gradbench/tool $(GBSESSIONS)
 
 clean:
 	rm -rf build wengert

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Replays recorded GradBench sessions into a tool and checks its answers.
 
-usage: replay.py [--min-seconds S] TOOL SESSIONS_DIR_OR_FILE...
+usage: replay.py [--min-seconds S] [--log FILE] TOOL SESSIONS_DIR_OR_FILE...
 
 Each session file holds the harness's log: lines {"message": ...} sent to the
 tool and {"response": ...} the reference tool answered. Every message is sent
@@ -12,7 +12,8 @@ lengths, integers and strings equal, numbers within
 "N passed, N failed". An eval whose module the tool does not define is
 listed as not implemented and counts in neither. --min-seconds S asks the
 tool to repeat each evaluation for S seconds (steadier means; the recorded
-sessions ask for one run). Python 3 standard library only."""
+sessions ask for one run). --log FILE collects the tool's stderr there
+instead of passing it through. Python 3 standard library only."""
 import json
 import os
 import queue
@@ -53,9 +54,9 @@ def close(a, b, path="output"):
 
 
 class Tool:
-    def __init__(self, cmd):
+    def __init__(self, cmd, log=None):
         self.p = subprocess.Popen([cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, bufsize=1)
+                                  stderr=log, text=True, bufsize=1)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -80,11 +81,11 @@ class Tool:
             self.p.kill()
 
 
-def replay(tool_cmd, path, tally, min_seconds=None):
+def replay(tool_cmd, path, tally, min_seconds=None, log=None):
     name = os.path.basename(path)[:-len(".jsonl")]
     entries = [json.loads(line) for line in open(path) if line.strip()]
     expected = {e["response"]["id"]: e["response"] for e in entries if "response" in e}
-    tool = Tool(tool_cmd)
+    tool = Tool(tool_cmd, log)
     skip = False
     try:
         for e in entries:
@@ -112,7 +113,7 @@ def replay(tool_cmd, path, tally, min_seconds=None):
                 return
             if msg["kind"] == "define" and not got.get("success"):
                 skip = True
-                print(f"{name:24} define     {got.get('error', '').strip()[:60]}", file=sys.stderr)
+                print(f"{name:24} define     {got.get('error', '').strip()[:60]}")
             if msg["kind"] != "evaluate":
                 continue
             times = [t["nanoseconds"] for t in got.get("timings", []) if t.get("name") == "evaluate"]
@@ -138,8 +139,12 @@ def replay(tool_cmd, path, tally, min_seconds=None):
 def main():
     args = sys.argv[1:]
     min_seconds = None
-    if args[:1] == ["--min-seconds"] and len(args) > 1:
-        min_seconds = float(args[1])
+    log = None
+    while args[:1] in (["--min-seconds"], ["--log"]) and len(args) > 1:
+        if args[0] == "--min-seconds":
+            min_seconds = float(args[1])
+        else:
+            log = open(args[1], "w")
         args = args[2:]
     if len(args) < 2:
         sys.exit(__doc__)
@@ -152,7 +157,7 @@ def main():
             files.append(a)
     tally = {"passed": 0, "failed": 0, "skipped": 0}
     for f in files:
-        replay(tool_cmd, f, tally, min_seconds)
+        replay(tool_cmd, f, tally, min_seconds, log)
     if tally["skipped"]:
         print(f"{tally['skipped']} evaluations not implemented (skipped)")
     print(f"{tally['passed']} passed, {tally['failed']} failed")
