@@ -26,7 +26,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full bench clean install install-man
+.PHONY: all deps run test test-full bench clean install install-man gradbench gradbench-tool
 
 all: $(BIN)
 
@@ -84,6 +84,21 @@ bench: $(BIN)
 	@mkdir -p build/bench
 	$(CC) -O2 -Isrc -o build/bench/posit_bench bench/posit_bench.c src/posit.c -lm
 	./build/bench/posit_bench
+
+# GradBench (bench/gradbench/README.md): the tool's driver links the
+# interpreter; `make gradbench` replays the recorded sessions into it.
+GBTOOL     := $(BUILD)/gradbench/wengert-gradbench
+GBSESSIONS ?= $(firstword $(wildcard ../shared/gradbench/sessions /work/shared/gradbench/sessions))
+
+$(GBTOOL): bench/gradbench/driver.c $(LIBOBJS)
+	@mkdir -p $(BUILD)/gradbench
+	$(CC) $(CFLAGS) -I$(BUILD)/gen $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -ljansson
+
+gradbench-tool: $(GBTOOL)
+
+gradbench: deps
+	@$(MAKE) --no-print-directory $(GBTOOL)
+	/usr/bin/python3 bench/gradbench/replay.py --log $(BUILD)/gradbench/replay.log bench/gradbench/tool $(GBSESSIONS)
 
 clean:
 	rm -rf build wengert

@@ -132,6 +132,28 @@ static Value bi_range(int argc, Value *argv)
     return r;
 }
 
+/* take(a, idx): the elements a[idx[0]], a[idx[1]], ... (a gather). The
+ * elements are the same values, so derivatives flow back to a's elements. */
+static Value bi_take(int argc, Value *argv)
+{
+    (void)argc;
+    arg_seq(argv, 0, "take");
+    arg_seq(argv, 1, "take");
+    int n = seq_len(argv[1]), len = seq_len(argv[0]);
+    Value r = arr_new(n);
+    for (int i = 0; i < n; i++) {
+        double k = v_primal(*seq_at(argv[1], i));
+        if (k != floor(k) || k < 0 || k >= len) {
+            v_release(r);
+            wg_error("take: index %s out of range for array of length %d", num_str(k), len);
+        }
+        Value e = *seq_at(argv[0], (int)k);
+        v_retain(e);
+        AS_ARR(r)->v[i] = e;
+    }
+    return r;
+}
+
 static Value bi_assert(int argc, Value *argv)
 {
     if (argv[0].t != V_BOOL)
@@ -406,6 +428,7 @@ static const Builtin builtins[] = {
     {"zeros", 1, 1, bi_zeros, "zeros(n): an array of n zeros"},
     {"ones", 1, 1, bi_ones, "ones(n): an array of n ones"},
     {"range", 1, 1, bi_range, "range(n): the array [0, 1, ..., n - 1]"},
+    {"take", 2, 2, bi_take, "take(a, idx): the array [a[idx[0]], a[idx[1]], ...], differentiable in a"},
     {"sum", 1, 1, bi_sum, "sum(a): sum of the elements (one tape entry; the quire in posit backends)"},
     {"prod", 1, 1, bi_prod, "prod(a): product of the elements"},
     {"dot", 2, 2, bi_dot, "dot(a, b): sum of a[i]*b[i] (one tape entry; the quire in posit backends)"},

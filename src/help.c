@@ -130,6 +130,9 @@ static const Entry examples[] = {
     {"adam", NULL, "adam(fn(w) => (w - 3)^2, 0, 0.1, 500)  # close to 3"},
     {"fdiff", NULL, "fdiff(fn(t) => t^2, 3, 1e-5)   # about 6"},
     {"fdcheck", NULL, "fdcheck(fn(t) => sin(t), 1)    # tiny: grad agrees"},
+    {"logsumexp", NULL, "logsumexp([0, 0])       # 0.6931471805599453"},
+    {"lgamma", NULL, "lgamma(5)               # log(24) = 3.1780538303471"},
+    {"take", NULL, "take([10, 20, 30], [2, 0])   # [30, 10]"},
 };
 
 static const Entry topics[] = {

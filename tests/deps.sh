@@ -4,7 +4,7 @@
 # that plot writes as XML) are optional: without them those checks are
 # skipped, and failing to install them stops nothing.
 need=""
-for p in re2c lemon libedit-dev libgmp-dev tmux man-db; do
+for p in re2c lemon libedit-dev libgmp-dev libjansson-dev python3 tmux man-db; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 extra=""
