@@ -29,8 +29,6 @@ static void check_epoch(void)
     }
 }
 
-void kink_forget(void) { nnotes = npassed = 0; }
-
 static Note *new_note(void)
 {
     check_epoch();

@@ -33,6 +33,5 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
 
 void kink_statement(void);          /* a top-level statement begins: notes may print again */
 void kink_list(FILE *f);            /* :tape kinks */
-void kink_forget(void);             /* the tape was cleared */
 
 #endif

@@ -49,6 +49,17 @@ static void push_mark(uint8_t *mark, uint32_t *stack, uint32_t *n, uint32_t id)
     }
 }
 
+typedef struct {
+    uint8_t *mark;
+    uint32_t *stack, *n;
+} MarkList;
+
+static void push_operand(uint32_t id, void *ud)
+{
+    MarkList *l = ud;
+    push_mark(l->mark, l->stack, l->n, id);
+}
+
 /* Every entry the given value depends on, through operands, the y of a
  * derivative entry, and the expansion that stands for it (which lies above
  * it on the tape, hence a work list rather than one downward pass). */
@@ -62,17 +73,12 @@ static uint8_t *cone(Value v)
             if (seq_at(v, i)->t == V_NUM) push_mark(mark, stack, &n, seq_at(v, i)->id);
     while (n) {
         uint32_t i = stack[--n];
-        int op = tape_opcode(i);
-        TapeArgs g = tape_args(i);
-        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) push_mark(mark, stack, &n, tape_pool_at(g.a)[j]);
-        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) push_mark(mark, stack, &n, tape_pool_at(g.a)[j]);
-        else if (op == OP_DERIV) {
-            DerivRec *r = tape_deriv_call(g.a);
-            push_mark(mark, stack, &n, r->y);
-            if (r->exp_lo) push_mark(mark, stack, &n, tape_pool_at(r->exp_off)[g.b]);
-        } else {
-            if (op_arity[op] >= 1) push_mark(mark, stack, &n, g.a);
-            if (op_arity[op] == 2) push_mark(mark, stack, &n, g.b);
+        MarkList l = { mark, stack, &n };
+        tape_each_operand(i, push_operand, &l);
+        if (tape_opcode(i) == OP_DERIV) {     /* and the expansion standing for it */
+            uint32_t which;
+            DerivRec *r = tape_deriv_call(tape_deriv_call_of(i, &which));
+            if (r->exp_lo) push_mark(mark, stack, &n, tape_pool_at(r->exp_off)[which]);
         }
     }
     wg_scratch_free(stack);

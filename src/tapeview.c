@@ -184,6 +184,10 @@ static void print_entry(FILE *f, uint32_t i)
 }
 
 /* Marks every entry the given entries depend on. */
+static void mark_operand(uint32_t id, void *mark) { ((uint8_t *)mark)[id] = 1; }
+
+/* The entries the given ones depend on: one downward pass, since every
+ * operand lies below the entry that reads it. */
 static uint8_t *cone_of(const uint32_t *ids, int n)
 {
     uint8_t *mark = wg_calloc(tape_size(), 1);
@@ -192,20 +196,8 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
         if (ids[i] && ids[i] < tape_size()) mark[ids[i]] = 1;
         if (ids[i] > top && ids[i] < tape_size()) top = ids[i];
     }
-    for (uint32_t i = top; i > 0; i--) {
-        if (!mark[i]) continue;
-        int op = tape_opcode(i);
-        TapeArgs g = tape_args(i);
-        if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) mark[tape_pool_at(g.a)[j]] = 1;
-        else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) mark[tape_pool_at(g.a)[j]] = 1;
-        else if (op == OP_DERIV) {
-            DerivRec *r = tape_deriv_call(g.a);
-            mark[r->y] = 1;
-        } else {
-            if (op_arity[op] >= 1) mark[g.a] = 1;
-            if (op_arity[op] == 2) mark[g.b] = 1;
-        }
-    }
+    for (uint32_t i = top; i > 0; i--)
+        if (mark[i]) tape_each_operand(i, mark_operand, mark);
     mark[0] = 0;
     return mark;
 }
