@@ -1285,11 +1285,15 @@ def check(r, w):
             else:
                 clusters.append((v, [l]))
         ref = None
-        if fd_ok:
-            for c in clusters:
-                if close(c[0], fd[1], FD_MATCH):
-                    ref = c
-                    break
+        if fd is not None:
+            # the cluster nearest the smaller step, when it is about as near
+            # as the two steps are to each other (a loose check when they
+            # do not agree closely)
+            slack = 10 * abs(fd[0] - fd[1]) + FD_MATCH * (1 + abs(fd[1]))
+            near = [c for c in clusters if c[0] is not None and math.isfinite(c[0])
+                    and abs(c[0] - fd[1]) <= slack]
+            if near:
+                ref = min(near, key=lambda c: abs(c[0] - fd[1]))
         if ref is None:
             ref = max(clusters, key=lambda c: (len(c[1]), -labels.index(c[1][0])))
         bad = [l for l in labels if l not in ref[1]]
@@ -1455,9 +1459,24 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
             if a == i:
                 return [cur[:a] + cur[b + 1:]] + unwraps(cur, a, b)
         s = cur[i].strip()
-        if s.endswith("{") or s.startswith("}") or re.fullmatch(r"n[0-9]+ \+= 1", s):
+        if s.endswith("{") or s.startswith("}"):
             return []
-        return [cur[:i] + cur[i + 1:]]
+        m = re.fullmatch(r"(n[0-9]+) \+= 1", s)
+        if m and any(l.strip().startswith("while %s <" % m.group(1)) for l in cur):
+            return []                      # the loop would not end
+        out = [cur[:i] + cur[i + 1:]]
+        m = re.fullmatch(r"(\s*)([a-z][a-z0-9]*) = (.*)", cur[i])
+        if m and m.group(1) == "    ":
+            # inline a variable assigned once, at the top level of F
+            name, rhs = m.group(2), m.group(3)
+            pat = re.compile(r"\b%s\b(?![@(])" % name)
+            if sum(1 for l in cur if re.match(r"\s*%s\b(\[.*\])? *[-+*/]?= " % name, l)) == 1 \
+                    and not any(re.search(r"\b%s@" % name, l) for l in cur) \
+                    and "fn(" not in rhs:
+                new = cur[:i] + [pat.sub(lambda _: rhs if atomic(rhs) else "(%s)" % rhs, l)
+                                 for l in cur[i + 1:]]
+                out.append(new)
+        return out
 
     def simpler(cur, i):
         return [cur[:i] + [e] + cur[i + 1:] for e in expr_candidates(cur[i])]
@@ -1502,7 +1521,7 @@ def standalone(body, w):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default="./wengert")
-    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--count", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=25, help="programs per wengert process")
