@@ -1090,7 +1090,7 @@ class Gen:
     def function(self):
         self.vars["x"] = Num("x", 1.7, 0)
         lines = []
-        n = self.r.randint(4, 11)
+        n = self.r.randint(4, 11) if self.r.random() < 0.9 else self.r.randint(12, 24)
         for _ in range(n):
             lines += self.stmt()
         terms = []
@@ -1519,6 +1519,7 @@ def standalone(body, w):
 
 
 def main():
+    global FIRST, SECOND, ROUTES
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default="./wengert")
     ap.add_argument("--count", type=int, default=500)
@@ -1529,6 +1530,8 @@ def main():
     ap.add_argument("--reduce", type=int, default=8,
                     help="reduce at most this many failures (one per distinct signature)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per program")
+    ap.add_argument("--skip", metavar="ROUTE,...", default="",
+                    help="leave these routes out (labels as printed: d.jvp, hvp, ...)")
     ap.add_argument("--no-views", action="store_true", help="generate no views")
     ap.add_argument("--no-versions", action="store_true", help="generate no x@k")
     ap.add_argument("--no-ad", action="store_true", help="no derivatives inside F")
@@ -1536,6 +1539,15 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true")
     a = ap.parse_args()
     feats = {"views": not a.no_views, "versions": not a.no_versions, "ad": not a.no_ad}
+    skip = set(s for s in a.skip.split(",") if s)
+    unknown = skip - set(l for l, _ in ROUTES)
+    if unknown:
+        print("routes: unknown route %s; routes are %s" % (
+            ", ".join(sorted(unknown)), " ".join(l for l, _ in ROUTES)), file=sys.stderr)
+        return 2
+    FIRST = [r for r in FIRST if r[0] not in skip]
+    SECOND = [r for r in SECOND if r[0] not in skip]
+    ROUTES = FIRST + SECOND
     if a.show is not None:
         body, w = make_program(a.seed, a.show, feats)
         sys.stdout.write(standalone(body, w))
@@ -1584,12 +1596,15 @@ def main():
             first = sig not in sigs
             if first:
                 sigs[sig] = k
-            print("=" * 72)
-            print("program %d (seed %d): %s; failing: %s" % (k, a.seed, st, ", ".join(info["bad"])))
-            if r.error:
-                print("  error: %s" % r.error)
             if not first:
-                print("  same failure as program %d" % sigs[sig])
+                print("program %d (seed %d): %s; failing: %s; same as program %d%s" % (
+                    k, a.seed, st, ", ".join(info["bad"]), sigs[sig],
+                    "; error: %s" % r.error if r.error else ""))
+            else:
+                print("=" * 72)
+                print("program %d (seed %d): %s; failing: %s" % (k, a.seed, st, ", ".join(info["bad"])))
+                if r.error:
+                    print("  error: %s" % r.error)
             if a.keep_failures:
                 with open(os.path.join(a.keep_failures, "fail_%d.wg" % k), "w") as f:
                     f.write(standalone(body, w))
