@@ -1213,7 +1213,7 @@ def run_programs(binary, progs, tmpdir, timeout):
     the process fails. Returns {k: Result}."""
     text = ":tape limit %s\n" % TAPE_LIMIT
     text += "\n".join(l for k, body, w in progs for l in program_script(k, body, w)) + "\n"
-    rc, out, err = run_wengert(binary, text, timeout * len(progs), tmpdir)
+    rc, out, err = run_wengert(binary, text, timeout * (3 if len(progs) > 1 else 1) + len(progs), tmpdir)
     res = parse_output(out, [k for k, _, _ in progs])
     if rc == 0 and all(res[k].done for k, _, _ in progs):
         return res
@@ -1224,11 +1224,20 @@ def run_programs(binary, progs, tmpdir, timeout):
         r.stderr = err
         return res
     final = {}
-    for k, body, w in progs:
-        if res[k].done:
+    rest = [p for p in progs if not res[p[0]].done] or progs[-1:]
+    for k, _, _ in progs:
+        if res[k].done and all(k != p[0] for p in rest):
             final[k] = res[k]
-        else:
-            final.update(run_programs(binary, [(k, body, w)], tmpdir, timeout))
+    for p in rest:
+        final.update(run_programs(binary, [p], tmpdir, timeout))
+    k = rest[0][0]
+    if all(final[p[0]].error is None for p in rest):
+        # the process failed in program k, which runs alone: what the
+        # programs before it left in the session matters
+        r = final[k]
+        r.error = "fails only after the programs before it in one session: %s" % error_text(rc, err)
+        r.last = res[k].last
+        r.batch = text
     return final
 
 
@@ -1262,7 +1271,8 @@ def check(r, w):
     if r.error is not None:
         if any(re.search(p, r.error) for p in EXPECTED_ERRORS):
             return "skip", info
-        info["bad"] = [r.last or "start"]
+        order = ["F"] + [l for l, _ in ROUTES] + ["fp0", "gp0", "fp1", "gp1", "end", "exit"]
+        info["bad"] = [order[order.index(r.last) + 1] if r.last in order else "F"]
         return "error", info
     y = r.vals.get("F")
     if y is None or not math.isfinite(y):
@@ -1529,7 +1539,7 @@ def main():
     ap.add_argument("--keep-failures", metavar="DIR")
     ap.add_argument("--reduce", type=int, default=8,
                     help="reduce at most this many failures (one per distinct signature)")
-    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per program")
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds for one program alone")
     ap.add_argument("--skip", metavar="ROUTE,...", default="",
                     help="leave these routes out (labels as printed: d.jvp, hvp, ...)")
     ap.add_argument("--no-views", action="store_true", help="generate no views")
@@ -1608,6 +1618,9 @@ def main():
             if a.keep_failures:
                 with open(os.path.join(a.keep_failures, "fail_%d.wg" % k), "w") as f:
                     f.write(standalone(body, w))
+                if getattr(r, "batch", None):
+                    with open(os.path.join(a.keep_failures, "fail_%d_session.wg" % k), "w") as f:
+                        f.write(r.batch)
             if not first:
                 continue
             shown, rr, ii = body, r, info
