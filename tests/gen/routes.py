@@ -1253,14 +1253,19 @@ def close(a, b, rtol):
     return abs(a - b) <= rtol * (1 + max(abs(a), abs(b)))
 
 
-def fd_value(r, w, prefix):
-    """Central differences at the two step sizes, or None."""
+def fd_value(r, w, prefix, at_w=None):
+    """Central differences at the two step sizes, or None. With at_w (the
+    function's value at w), None also when the mean of the two nearest
+    neighbours is not about at_w: a jump at w itself, as when a branch on an
+    exact tie (mean([x, x, x]) <= x) goes the other way at w than around it."""
     out = []
     for j, (p, m) in enumerate(points(w)):
         v = r.fd.get("%s%d" % (prefix, j))
         if not v or v[0] is None or v[1] is None or not all(map(math.isfinite, v)):
             return None
         out.append((v[0] - v[1]) / (p - m))
+    if at_w is not None and not close((v[0] + v[1]) / 2, at_w, FD_AGREE):
+        return None
     return out
 
 
@@ -1281,7 +1286,7 @@ def check(r, w):
     for order, routes, prefix in ((1, FIRST, "fp"), (2, SECOND, "gp")):
         labels = [l for l, _ in routes]
         vals = [r.vals.get(l) for l in labels]
-        fd = fd_value(r, w, prefix)
+        fd = fd_value(r, w, prefix, y if order == 1 else info["ref1"])
         info["fd%d" % order] = fd
         fd_ok = fd is not None and close(fd[0], fd[1], FD_AGREE)
         info["fdok%d" % order] = fd_ok
@@ -1532,7 +1537,7 @@ def main():
     global FIRST, SECOND, ROUTES
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default="./wengert")
-    ap.add_argument("--count", type=int, default=500)
+    ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=25, help="programs per wengert process")
@@ -1572,60 +1577,60 @@ def main():
         if os.path.isdir(std):
             os.environ["WENGERT_STDLIB"] = std
     t0 = time.time()
-    progs = [(k,) + make_program(a.seed, k, feats) for k in range(a.count)]
-    batches = [progs[i:i + a.batch] for i in range(0, len(progs), a.batch)]
-    results = {}
+    counts = {"ok": 0, "skip": 0, "disagree": 0, "fd": 0, "error": 0}
+    fdstat = {1: 0, 2: 0}
+    sigs = {}           # failure signature -> the first program that had it
+    firsts = []         # (k, body, w, result, status, info) of those programs
+    if a.keep_failures:
+        os.makedirs(a.keep_failures, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="wg-routes-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+
+        def work(lo):
+            """Generate, run and check one batch (generating in the worker
+            overlaps it with the other worker's wengert process)."""
+            progs = [(k,) + make_program(a.seed, k, feats) for k in range(lo, min(lo + a.batch, a.count))]
+            res = run_programs(binary, progs, tmp, a.timeout)
+            return [(k, body, w, res[k]) + check(res[k], w) for k, body, w in progs]
+
         done = 0
-        for res in pool.map(lambda b: run_programs(binary, b, tmp, a.timeout), batches):
-            results.update(res)
-            done += len(res)
+        for outs in pool.map(work, range(0, a.count, a.batch)):
+            for k, body, w, r, st, info in outs:
+                counts[st] += 1
+                for o in (1, 2):
+                    fdstat[o] += bool(info.get("fdok%d" % o))
+                if st == "skip":
+                    if a.verbose:
+                        print("routes: program %d skipped (F(w) = %r, error %s)" % (k, r.vals.get("F"), r.error))
+                    continue
+                if st == "ok":
+                    continue
+                sig = signature(st, info, r)
+                line = "program %d (seed %d): %s; failing: %s" % (k, a.seed, st, ", ".join(info["bad"]))
+                if sig in sigs:
+                    line += "; same as program %d" % sigs[sig]
+                else:
+                    sigs[sig] = k
+                    firsts.append((k, body, w, r, st, info))
+                print(line + ("; error: %s" % r.error if r.error else ""))
+                if a.keep_failures:
+                    with open(os.path.join(a.keep_failures, "fail_%d.wg" % k), "w") as f:
+                        f.write(standalone(body, w))
+                    if getattr(r, "batch", None):
+                        with open(os.path.join(a.keep_failures, "fail_%d_session.wg" % k), "w") as f:
+                            f.write(r.batch)
+            done += len(outs)
             if a.verbose:
                 print("routes: %d/%d run (%.1fs)" % (done, a.count, time.time() - t0), file=sys.stderr)
-        counts = {"ok": 0, "skip": 0, "disagree": 0, "fd": 0, "error": 0}
-        sigs = {}
-        failures = []
-        fdstat = {1: 0, 2: 0}
-        for k, body, w in progs:
-            r = results[k]
-            st, info = check(r, w)
-            counts[st] += 1
-            for o in (1, 2):
-                fdstat[o] += bool(info.get("fdok%d" % o))
-            if st in ("ok", "skip"):
-                if a.verbose and st == "skip":
-                    print("routes: program %d skipped (F(w) = %r, error %s)" % (k, r.vals.get("F"), r.error))
-                continue
-            failures.append((k, body, w, r, st, info))
-        if a.keep_failures:
-            os.makedirs(a.keep_failures, exist_ok=True)
-        reduced_n = 0
-        for k, body, w, r, st, info in failures:
+        # one report per kind of failure, the first few reduced
+        for n, (k, body, w, r, st, info) in enumerate(firsts):
             sig = signature(st, info, r)
-            first = sig not in sigs
-            if first:
-                sigs[sig] = k
-            if not first:
-                print("program %d (seed %d): %s; failing: %s; same as program %d%s" % (
-                    k, a.seed, st, ", ".join(info["bad"]), sigs[sig],
-                    "; error: %s" % r.error if r.error else ""))
-            else:
-                print("=" * 72)
-                print("program %d (seed %d): %s; failing: %s" % (k, a.seed, st, ", ".join(info["bad"])))
-                if r.error:
-                    print("  error: %s" % r.error)
-            if a.keep_failures:
-                with open(os.path.join(a.keep_failures, "fail_%d.wg" % k), "w") as f:
-                    f.write(standalone(body, w))
-                if getattr(r, "batch", None):
-                    with open(os.path.join(a.keep_failures, "fail_%d_session.wg" % k), "w") as f:
-                        f.write(r.batch)
-            if not first:
-                continue
+            print("=" * 72)
+            print("program %d (seed %d): %s; failing: %s" % (k, a.seed, st, ", ".join(info["bad"])))
+            if r.error:
+                print("  error: %s" % r.error)
             shown, rr, ii = body, r, info
-            if reduced_n < a.reduce:
-                reduced_n += 1
+            if n < a.reduce:
                 small = reduce_program(binary, body, w, sig, tmp, a.timeout, pool, a.jobs)
                 res = run_programs(binary, [(1, small, w)], tmp, a.timeout)[1]
                 st2, info2 = check(res, w)
@@ -1649,7 +1654,7 @@ def main():
           "%d distinct failures (seed %d, %.1fs)" % (
               a.count, counts["disagree"], counts["fd"], counts["error"], counts["skip"],
               len(sigs), a.seed, dt))
-    return 1 if failures else 0
+    return 1 if sigs else 0
 
 
 if __name__ == "__main__":
