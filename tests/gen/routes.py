@@ -24,6 +24,7 @@ import math
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1193,6 +1194,11 @@ def parse_output(stdout, ks):
     return res
 
 
+def crashed(rc, stderr):
+    return rc == "timeout" or (isinstance(rc, int) and rc < 0) or \
+        "AddressSanitizer" in stderr or "runtime error:" in stderr
+
+
 def error_text(rc, stderr):
     if rc == "timeout":
         return "timeout"
@@ -1222,6 +1228,23 @@ def run_programs(binary, progs, tmpdir, timeout):
         r = res[k]
         r.error = error_text(rc, err)
         r.stderr = err
+        if crashed(rc, err):
+            # a crash loses what was buffered for standard output: find the
+            # statement by running shorter and shorter scripts
+            lines = text.split("\n")
+            first = next(i for i, l in enumerate(lines) if l.startswith('print("@'))
+            lo, hi = first, len(lines)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                c, _, e = run_wengert(binary, "\n".join(lines[:mid + 1]) + "\n", timeout, tmpdir)
+                if crashed(c, e):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            r.last = None
+            if lo > first:
+                m = re.match(r'print\("@\d+ ([^"\s]+)', lines[lo - 1])
+                r.last = m.group(1) if m else None
         return res
     final = {}
     rest = [p for p in progs if not res[p[0]].done] or progs[-1:]
@@ -1434,11 +1457,15 @@ def unwraps(lines, i, j):
     return out
 
 
-def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400):
+def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400, seconds=90):
     """Delete and simplify lines of body while the failure keeps signature
     sig: greedy passes from the last line up (a use goes before the line
     that made its value), testing a few candidates at a time in parallel."""
     cache = {}
+    stop = time.time() + seconds
+
+    def spent():
+        return len(cache) >= budget or time.time() > stop
 
     def test(cand):
         key = "\n".join(cand)
@@ -1452,7 +1479,7 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
         """make(cur, i) gives candidates for position i. Walk i downwards;
         on a success keep it and go on from the same position."""
         i = len(cur) - 1
-        while i >= 0 and len(cache) < budget:
+        while i >= 0 and not spent():
             batch = []          # (position, candidate)
             k = i
             while k >= 0 and len(batch) < max(2, jobs):
@@ -1500,7 +1527,7 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
     run_programs(binary, [(1, body, w)], tmpdir, timeout)
     timeout = min(timeout, max(2.0, 10 * (time.time() - t0)))   # candidates that loop
     cur = list(body)
-    while len(cache) < budget:
+    while not spent():
         before = cur
         cur = greedy(cur, deletions)
         cur = greedy(cur, simpler)
@@ -1535,10 +1562,14 @@ def standalone(body, w):
 
 def main():
     global FIRST, SECOND, ROUTES
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)      # quiet under | head
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default="./wengert")
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--first", type=int, default=0, metavar="K",
+                    help="start at program K of the seed (with --count 1: just that one)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=25, help="programs per wengert process")
     ap.add_argument("--keep-failures", metavar="DIR")
@@ -1589,12 +1620,13 @@ def main():
         def work(lo):
             """Generate, run and check one batch (generating in the worker
             overlaps it with the other worker's wengert process)."""
-            progs = [(k,) + make_program(a.seed, k, feats) for k in range(lo, min(lo + a.batch, a.count))]
+            progs = [(k,) + make_program(a.seed, k, feats)
+                     for k in range(lo, min(lo + a.batch, a.first + a.count))]
             res = run_programs(binary, progs, tmp, a.timeout)
             return [(k, body, w, res[k]) + check(res[k], w) for k, body, w in progs]
 
         done = 0
-        for outs in pool.map(work, range(0, a.count, a.batch)):
+        for outs in pool.map(work, range(a.first, a.first + a.count, a.batch)):
             for k, body, w, r, st, info in outs:
                 counts[st] += 1
                 for o in (1, 2):
