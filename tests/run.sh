@@ -1,8 +1,9 @@
 #!/bin/bash
 # The test runner: golden script tests (tests/lang/*.wg and examples/*.wg,
-# expectations in comments), C unit tests (build/unit/test_*), REPL tests
-# driven in a terminal (tests/repl/*.sh), and shell tests of what one script
-# cannot check alone (tests/shell/*.sh: files written, locales, colour).
+# expectations in comments), the random-program route test (tests/gen/),
+# C unit tests (build/unit/test_*), REPL tests driven in a terminal
+# (tests/repl/*.sh), and shell tests of what one script cannot check alone
+# (tests/shell/*.sh: files written, locales, colour).
 # Ends with "N passed, N failed".
 #
 # In a .wg file:
@@ -113,6 +114,12 @@ lines_match() {
 for f in tests/lang/*.wg examples/*.wg; do
     [ -f "$f" ] && run_script "$f"
 done
+
+# Random programs: every derivative route agrees (tests/gen/routes.py). One
+# entry; on failure, the summary and the first failing program, reduced.
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
+else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 
 for u in "$BUILD"/unit/test_*; do
     [ -x "$u" ] || continue
