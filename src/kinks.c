@@ -41,9 +41,13 @@ static Note *new_note(void)
     return n;
 }
 
+/* file:line:col as errors show places (a call by its callee's first
+ * character, columns as displayed). */
 static void locate(Note *note, const Node *n, const Chunk *c)
 {
-    if (n && c) snprintf(note->where, sizeof note->where, "%s:%d:%d", c->filename, n->line, n->col);
+    if (n && n->kind == N_CALL && n->a) n = n->a;
+    if (n && c) snprintf(note->where, sizeof note->where, "%s:%d:%d", c->filename, n->line,
+                         wg_display_col(c, n->line, n->col));
     else snprintf(note->where, sizeof note->where, "?");
 }
 
