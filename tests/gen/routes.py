@@ -33,6 +33,7 @@ import time
 CAP = 30.0       # a scalar whose magnitude bound passes this is squashed
 LOOP_B = 6.0     # values a loop carries stay below max(bound at entry, this)
 MAX_BLOCK = 2    # deepest nesting of if/for/while blocks in F's body
+SIG_LIM = 30.0   # largest argument bound for sigmoid and softplus
 ROUTE_RTOL = 1e-9
 FD_AGREE = 1e-6  # two step sizes agree: the difference check applies
 FD_MATCH = 1e-5  # then every route must match the smaller step to this
@@ -188,11 +189,18 @@ class Gen:
         return fmt(c), c
 
     # -- bounded squashes
+    def sig(self, a):
+        """a, squashed to at most SIG_LIM: sigmoid and softplus (written in
+        the standard library with exp(-x)) overflow past about 700, and
+        there forward mode gives nan where reverse mode gives 0."""
+        return self.squash(a, SIG_LIM) if a[1] > SIG_LIM else a
+
     def K(self, a):
         """A smooth function of a bounded by 1.6 in magnitude."""
-        t, _ = a
-        t = strip(t)
         f = self.r.choice(["sin", "cos", "tanh", "atan", "sigmoid", "alg"])
+        if f == "sigmoid":
+            a = self.sig(a)
+        t = strip(a[0])
         if f == "alg":
             return "(%s / sqrt(1 + %s * %s))" % (self.paren(t), self.paren(t), self.paren(t)), 1.0
         return "%s(%s)" % (f, t), (1.6 if f == "atan" else 1.0)
@@ -306,13 +314,15 @@ class Gen:
             (2, lambda: ("(2 + cos(%s))" % strip(b[0]), 1.0)),
             (1, lambda: ("(1.5 + tanh(%s))" % strip(b[0]), 0.5)),
             (1, lambda: ("exp(%s)" % strip(self.guard(b, 3)[0]), math.exp(-self.guard(b, 3)[1]))),
-            (1, lambda: ("(1 + sigmoid(%s))" % strip(b[0]), 1.0)),
+            (1, lambda: ("(1 + sigmoid(%s))" % strip(self.sig(b)[0]), 1.0)),
         ])()
         return "(%s / %s)" % (a[0], den[0]), a[1] / den[1]
 
     def bounded(self, d):
         a = self.num(d)
         f = self.r.choice(["sin", "cos", "tanh", "atan", "sigmoid", "neg"])
+        if f == "sigmoid":
+            a = self.sig(a)
         if f == "neg":
             return "(-%s)" % self.paren(a[0]), a[1]
         return "%s(%s)" % (f, strip(a[0])), (1.6 if f == "atan" else 1.0)
@@ -333,7 +343,7 @@ class Gen:
         return self.w([
             (2, lambda: ("log(1 + %s * %s)" % (p, p), math.log(1 + b * b))),
             (1, lambda: ("log(2 + sin(%s))" % strip(t), 1.1)),
-            (1, lambda: ("log(sigmoid(%s))" % strip(t), b + 0.7)),
+            (1, lambda: ("log(sigmoid(%s))" % strip(self.sig(a)[0]), min(b, SIG_LIM) + 0.7)),
             (2, lambda: ("sqrt(1 + %s * %s)" % (p, p), math.sqrt(1 + b * b))),
             (1, lambda: ("sqrt(2 + cos(%s))" % strip(t), 1.8)),
             (1, lambda: ("sqrt(%s * %s + 0.25)" % (p, p), b + 0.5)),
@@ -380,7 +390,7 @@ class Gen:
         return "(%s ^ %d)" % (self.paren(a[0]), n), max(a[1] ** n, 1.0)
 
     def stdfn(self, d):
-        a = self.num(d)
+        a = self.sig(self.num(d))
         t, b = strip(a[0]), a[1]
         return self.w([
             (2, lambda: ("sigmoid(%s)" % t, 1.0)),
@@ -458,7 +468,8 @@ class Gen:
         a = self.arr(d, length)
         t = strip(a[0])
         return self.w([
-            (2, lambda: ("%s(%s)" % (self.r.choice(["sin", "cos", "tanh", "sigmoid"]), t), 1.0)),
+            (2, lambda: ("%s(%s)" % (self.r.choice(["sin", "cos", "tanh"]), t), 1.0)),
+            (0.5, lambda: ("sigmoid(%s)" % strip(self.sig(a[:2])[0]), 1.0)),
             (1, lambda: ("exp(%s)" % (t if a[1] <= 3 else "tanh(%s)" % t), math.exp(min(a[1], 3)) if a[1] <= 3 else math.e)),
             (1, lambda: ("sqrt(1 + %s * %s)" % (self.paren(a[0]), self.paren(a[0])), math.sqrt(1 + a[1] ** 2))),
             (1, lambda: ("(%s ^ 2)" % self.paren(a[0]), a[1] ** 2) if a[1] <= 10 else ("(-%s)" % self.paren(a[0]), a[1])),
