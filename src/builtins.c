@@ -225,6 +225,8 @@ MATH1(atan, OP_ATAN)
 MATH1(sinh, OP_SINH)
 MATH1(cosh, OP_COSH)
 MATH1(tanh, OP_TANH)
+MATH1(sigmoid, OP_SIGMOID)
+MATH1(softplus, OP_SOFTPLUS)
 MATH1(exp, OP_EXP)
 MATH1(log, OP_LOG)
 MATH1(sqrt, OP_SQRT)
@@ -442,6 +444,8 @@ static const Builtin builtins[] = {
     {"sinh", 1, 1, bi_sinh, "sinh(x): hyperbolic sine"},
     {"cosh", 1, 1, bi_cosh, "cosh(x): hyperbolic cosine"},
     {"tanh", 1, 1, bi_tanh, "tanh(x): hyperbolic tangent"},
+    {"sigmoid", 1, 1, bi_sigmoid, "sigmoid(x): 1 / (1 + exp(-x)), without overflow at either end; derivative s (1 - s)"},
+    {"softplus", 1, 1, bi_softplus, "softplus(x): log(1 + exp(x)), a smooth relu, without overflow; derivative sigmoid(x)"},
     {"exp", 1, 1, bi_exp, "exp(x): e to the x"},
     {"log", 1, 1, bi_log, "log(x): natural logarithm"},
     {"sqrt", 1, 1, bi_sqrt, "sqrt(x): square root (correctly rounded in every backend)"},

@@ -14,3 +14,4 @@
 #define LOG(x)     N1(OP_LOG, x)
 #define SIGN(x)    N1(OP_SIGN, x)
 #define FLOOR(x)   N1(OP_FLOOR, x)
+#define SIGMOID(x) N1(OP_SIGMOID, x)

@@ -41,8 +41,11 @@ wait_until() { # poll a condition every 50 ms, for at most 10 s
     done
 }
 send() { tm send-keys -t "$S" -l -- "$1"; tm send-keys -t "$S" Enter; }
-# enter LINE, then wait for the prompt to come back
-cmd() { send "$1"; wait_until at_prompt || fail "no prompt after: $1"; }
+# enter LINE, then wait for a new prompt (counting prompts: the old one is
+# still the last line until the keys reach the terminal)
+prompts() { lines | grep -c '^wg>'; }
+new_prompt() { at_prompt && [ "$(prompts)" -gt "$1" ]; }
+cmd() { local n; n=$(prompts); send "$1"; wait_until new_prompt "$n" || fail "no prompt after: $1"; }
 # enter LINE, expect the continuation prompt
 cont() { send "$1"; wait_until at_cont || fail "no '..> ' after: $1"; }
 expect_line() { wait_until has_line "$1" || fail "never showed the line: $1"; }
