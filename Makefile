@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 CC      ?= cc
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -Wall -Wextra -D_GNU_SOURCE -Isrc -Ibuild -DWG_PREFIX='"$(PREFIX)"'
-LDLIBS  += -ledit -lm -lpthread
+LDLIBS  += -ledit -ljansson -lm -lpthread
 BUILD   := build
 SAN     ?=
 
