@@ -105,6 +105,13 @@ class WengertKernel(Kernel):
                     self.publish("display_data", {"data": msg["display"], "metadata": {}})
             elif "done" in msg:
                 break
+        if msg.get("quit"):
+            # :quit ends the session; the notebook goes on in a fresh one
+            self.wg.close()
+            self.wg = WengertProcess()
+            if not silent:
+                self.publish("stream", {"name": "stdout",
+                                        "text": "(:quit: the session ended; a fresh one has started)\n"})
         if msg["done"] == "ok":
             if msg.get("value") is not None and not silent:
                 self.publish("execute_result", {"execution_count": count,

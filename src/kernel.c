@@ -5,7 +5,7 @@
  *   {"op":"run","code":C,"name":"In[3]"}  runs C as REPL input (echo off):
  *        {"stream":"stdout"|"stderr","text":T}   as it is printed
  *        {"display":{"image/svg+xml":S,"text/plain":T}}   a picture
- *        {"done":"ok","value":V|null}  or
+ *        {"done":"ok","value":V|null}  ("quit":true after :quit, then it ends) or
  *        {"done":"error","error":{"message","file","line","col","report"}}
  *   {"op":"check","code":C}      {"done":"complete"|"incomplete"|"invalid"}
  *   {"op":"complete","code":C,"cursor":B}   {"done":"ok","matches":[...],
@@ -118,6 +118,7 @@ static void do_run(json_t *req)
     if (r.status == WG_OK) {
         flush_pending();
         done = json_pack("{s:s, s:s?}", "done", "ok", "value", r.value);
+        if (wg_quitting(session)) json_object_set_new(done, "quit", json_true());   /* and it ends */
     } else {
         done = json_pack("{s:s, s:{s:s?, s:s?, s:i, s:i, s:s%}}", "done", "error", "error",
                          "message", r.message, "file", r.file, "line", r.line, "col", r.col,

@@ -74,6 +74,8 @@ cells = {
     "plot": "plot(fn(t) => t^2, -1, 1)",
     "tapetext": ":tape stats",
     "dot": "u = sin(x) * x\n:tape dot u",
+    "quit": "q = 1\n:quit",
+    "afterquit": "q",
     "afterrestart": "x",
 }
 nb = new_notebook(cells=[new_code_cell(src) for src in cells.values()])
@@ -122,6 +124,8 @@ if shutil.which("dot"):
           ":tape dot: inline SVG (Graphviz) with the DOT text", by["dot"])
 else:
     check(not g and "digraph" in text(by["dot"]), ":tape dot without Graphviz: the DOT text", by["dot"])
+check("session ended" in text(by["quit"]) and "undefined variable 'q'" in
+      (errors(by["afterquit"]) or [{"evalue": ""}])[0]["evalue"], ":quit: a fresh session", by["afterquit"])
 e = errors(by["afterrestart"])
 check(len(e) == 1 and "undefined variable 'x'" in e[0].evalue, "restart: a fresh session",
       by["afterrestart"])
