@@ -30,8 +30,13 @@ class WengertProcess:
         self.version = hello.get("version", WG_VERSION)
 
     def send(self, **request):
-        self.proc.stdin.write((json.dumps(request) + "\n").encode())
-        self.proc.stdin.flush()
+        """False when the child has ended (its answer then reads as None)."""
+        try:
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.flush()
+            return True
+        except OSError:
+            return False
 
     def read(self):
         """The next answer, or None when the child has ended."""
@@ -39,9 +44,8 @@ class WengertProcess:
         return json.loads(line) if line else None
 
     def ask(self, **request):
-        """A request with a single answer."""
-        self.send(**request)
-        return self.read() or {}
+        """A request with a single answer ({} if the child has ended)."""
+        return (self.send(**request) and self.read()) or {}
 
     def interrupt(self):
         if self.proc.poll() is None:
@@ -92,9 +96,9 @@ class WengertKernel(Kernel):
 
     def execute(self, code, silent):
         count = self.execution_count
-        self.wg.send(op="run", code=code, name="In[%d]" % count)
+        sent = self.wg.send(op="run", code=code, name="In[%d]" % count)
         while True:
-            msg = self.wg.read()
+            msg = self.wg.read() if sent else None
             if msg is None:
                 return self.child_ended(silent)
             if "stream" in msg:
@@ -131,9 +135,9 @@ class WengertKernel(Kernel):
         """The child died (it should not): report it and start a fresh one."""
         code = self.wg.proc.wait()
         self.wg = WengertProcess()
+        how = "was killed by signal %d" % -code if code < 0 else "ended (exit status %d)" % code
         content = {"ename": "error", "evalue": "wengert ended",
-                   "traceback": ["error: the wengert process ended (exit status %d); "
-                                 "a fresh session has started" % code]}
+                   "traceback": ["error: the wengert process %s; a fresh session has started" % how]}
         if not silent:
             self.publish("error", content)
         return dict(content, status="error", execution_count=self.execution_count)
