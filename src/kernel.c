@@ -165,7 +165,8 @@ static void complete_files(json_t *matches, const char *prefix)
         if (e->d_name[0] == '.' && base[0] != '.') continue;
         if (strncmp(e->d_name, base, strlen(base))) continue;
         char full[8192];
-        snprintf(full, sizeof full, "%.*s%s", slash ? (int)(base - prefix) : 0, prefix, e->d_name);
+        snprintf(full, sizeof full, "%.*s%s%s", slash ? (int)(base - prefix) : 0, prefix, e->d_name,
+                 e->d_type == DT_DIR ? "/" : "");
         json_array_append_new(matches, json_string(full));
     }
     closedir(d);
