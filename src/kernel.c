@@ -21,10 +21,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "kernel.h"
@@ -53,7 +55,17 @@ static void append(char **buf, size_t *n, size_t *cap, const char *text, size_t 
     (*buf)[*n] = 0;
 }
 
-static void send(json_t *msg)
+/* Standard output is gathered and sent at most every 50 ms (by the
+ * flusher thread), or before anything else is sent: a loop that prints
+ * sends a few messages, not one a line, and still shows as it runs. The
+ * lock guards the protocol's output and this buffer. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static char *outbuf;
+static size_t nout, cap_out;
+static int stopping;
+
+static void write_locked(json_t *msg)
 {
     json_dumpf(msg, proto, JSON_COMPACT | JSON_ENSURE_ASCII);
     fputc('\n', proto);
@@ -61,14 +73,40 @@ static void send(json_t *msg)
     json_decref(msg);
 }
 
-static void send_stream(const char *name, const char *text, size_t len)
+static void flush_out_locked(void)
 {
-    if (len) send(json_pack("{s:s, s:s%}", "stream", name, "text", text, len));
+    if (!nout) return;
+    write_locked(json_pack("{s:s, s:s%}", "stream", "stdout", "text", outbuf, nout));
+    nout = 0;
+}
+
+static void send(json_t *msg)
+{
+    pthread_mutex_lock(&lock);
+    flush_out_locked();
+    write_locked(msg);
+    pthread_mutex_unlock(&lock);
+}
+
+static void *flusher(void *ud)
+{
+    (void)ud;
+    pthread_mutex_lock(&lock);
+    while (!stopping) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 50 * 1000000L;
+        if (t.tv_nsec >= 1000000000L) { t.tv_sec++; t.tv_nsec -= 1000000000L; }
+        pthread_cond_timedwait(&wake, &lock, &t);
+        flush_out_locked();
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
 }
 
 static void flush_pending(void)
 {
-    send_stream("stderr", pending, npending);
+    if (npending) send(json_pack("{s:s, s:s%}", "stream", "stderr", "text", pending, npending));
     npending = 0;
 }
 
@@ -77,7 +115,10 @@ static void on_out(void *ud, const char *text, size_t len)
     (void)ud;
     if (!capturing) { append(&kept, &nkept, &cap_kept, text, len); return; }
     flush_pending();
-    send_stream("stdout", text, len);
+    pthread_mutex_lock(&lock);
+    append(&outbuf, &nout, &cap_out, text, len);
+    if (nout > 65536) flush_out_locked();
+    pthread_mutex_unlock(&lock);
 }
 
 static void on_err(void *ud, const char *text, size_t len)
@@ -270,6 +311,13 @@ int kernel_run(wg_Session *s)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     capturing = 1;
+    pthread_t th;
+    sigset_t sigint, was;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, &was);     /* SIGINT stays this thread's */
+    int have_flusher = pthread_create(&th, NULL, flusher, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     send(json_pack("{s:s, s:s}", "ready", "wengert", "version", WG_VERSION));
     char *line = NULL;
     size_t cap = 0;
@@ -285,6 +333,14 @@ int kernel_run(wg_Session *s)
     free(line);
     wg_set_display(s, NULL, NULL);
     wg_set_output(s, NULL, NULL, NULL);
+    if (have_flusher) {
+        pthread_mutex_lock(&lock);
+        stopping = 1;
+        pthread_cond_signal(&wake);
+        pthread_mutex_unlock(&lock);
+        pthread_join(th, NULL);
+    }
+    free(outbuf);
     free(pending);
     free(kept);
     fclose(requests);

@@ -65,9 +65,11 @@ else contains '{"stream":"stdout","text":"digraph' ":tape dot"; fi
 ask '{"op":"run","code":":tape stats"}'
 contains '{"stream":"stdout","text":"' ":tape stats"
 
-# interrupt: SIGINT while a cell runs stops it, and the session stays
-printf '%s\n' '{"op":"run","code":"n = 0\nwhile true { n = n + 1 }"}' >&"${COPROC[1]}"
-sleep 0.5
+# output streams while the cell runs; SIGINT stops it, and the session stays
+printf '%s\n' '{"op":"run","code":"print(\"started\")\nn = 0\nwhile true { n = n + 1 }"}' >&"${COPROC[1]}"
+IFS= read -r -t 5 line <&"${COPROC[0]}"
+[ "$line" == '{"stream":"stdout","text":"started\n"}' ] || { echo "FAIL output while running: $line"; fail=1; }
+sleep 0.2
 kill -INT "$COPROC_PID"
 IFS= read -r -t 20 line <&"${COPROC[0]}"
 [[ "$line" == '{"done":"error","error":{"message":"interrupted"'* ]] || { echo "FAIL interrupt: $line"; fail=1; }
