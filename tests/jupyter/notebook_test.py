@@ -93,7 +93,26 @@ def interrupt_soon(km, delay):
     return t
 
 
+def ask(kc, request, *args):
+    """A shell request's reply content (complete, inspect, is_complete)."""
+    msg_id = getattr(kc, request)(*args)
+    while True:
+        reply = run_sync(kc.get_shell_msg)(timeout=20)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"]
+
+
 with client.setup_kernel():
+    c = ask(client.kc, "complete", "y = pri", 7)
+    check(c["matches"] == ["print"] and c["cursor_start"] == 4 and c["cursor_end"] == 7,
+          "complete_request: print after pri")
+    c = ask(client.kc, "complete", "# é\n:tape st", 12)
+    check(c["matches"][:1] == ["stats"] and c["cursor_start"] == 10, "complete_request: :tape stats, "
+          "cursor in characters")
+    c = ask(client.kc, "inspect", "q = grad(f)", 6)
+    check(c["found"] and c["data"]["text/plain"].startswith("grad(f):"), "inspect_request: :help grad")
+    check(ask(client.kc, "is_complete", "f = fn(t) {")["status"] == "incomplete", "is_complete: open block")
+    check(ask(client.kc, "is_complete", "f = fn(t) { t }")["status"] == "complete", "is_complete: complete")
     for name, cell in by.items():
         if name == "afterrestart":
             run_sync(client.km.restart_kernel)(now=True)

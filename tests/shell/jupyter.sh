@@ -5,7 +5,7 @@
 # Without the Debian packages (tests/deps.sh tries them) it says SKIP.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-py=/usr/bin/python3
+py=${WG_PYTHON:-/usr/bin/python3}    # WG_PYTHON=/bin/false shows the SKIP
 if ! [ -x $py ] || ! $py -c 'import nbclient, nbformat, ipykernel, jupyter_client' 2>/dev/null; then
     echo "SKIP tests/shell/jupyter.sh: python3-nbclient, python3-ipykernel or python3-jupyter-client is not installed"
     exit 0
