@@ -55,6 +55,34 @@ static void append(char **buf, size_t *n, size_t *cap, const char *text, size_t 
     (*buf)[*n] = 0;
 }
 
+/* Text as a JSON string: jansson takes only valid UTF-8, and printed
+ * text need not be (a string's bytes, a write cut inside a character), so
+ * each byte that does not begin a valid sequence becomes '?'. NULL: null. */
+static json_t *text(const char *t, size_t n)
+{
+    if (!t) return json_null();
+    char *c = malloc(n + 1);
+    if (!c) abort();
+    const unsigned char *u = (const unsigned char *)t;
+    for (size_t i = 0; i < n;) {
+        unsigned b = u[i];
+        size_t k = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+        int ok = k && i + k <= n;
+        for (size_t j = 1; ok && j < k; j++) ok = (u[i + j] & 0xC0) == 0x80;
+        if (ok && k > 2) {      /* no overlong forms, surrogates or code points past U+10FFFF */
+            unsigned b1 = u[i + 1];
+            ok = !((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 >= 0xA0) ||
+                   (b == 0xF0 && b1 < 0x90) || (b == 0xF4 && b1 >= 0x90));
+        }
+        if (!ok) k = 1, c[i] = '?';
+        else memcpy(c + i, t + i, k);
+        i += k;
+    }
+    json_t *j = json_stringn(c, n);
+    free(c);
+    return j ? j : json_string("");
+}
+
 /* Standard output is gathered and sent at most every 50 ms (by the
  * flusher thread), or before anything else is sent: a loop that prints
  * sends a few messages, not one a line, and still shows as it runs. The
@@ -76,7 +104,7 @@ static void write_locked(json_t *msg)
 static void flush_out_locked(void)
 {
     if (!nout) return;
-    write_locked(json_pack("{s:s, s:s%}", "stream", "stdout", "text", outbuf, nout));
+    write_locked(json_pack("{s:s, s:o}", "stream", "stdout", "text", text(outbuf, nout)));
     nout = 0;
 }
 
@@ -106,7 +134,7 @@ static void *flusher(void *ud)
 
 static void flush_pending(void)
 {
-    if (npending) send(json_pack("{s:s, s:s%}", "stream", "stderr", "text", pending, npending));
+    if (npending) send(json_pack("{s:s, s:o}", "stream", "stderr", "text", text(pending, npending)));
     npending = 0;
 }
 
@@ -133,7 +161,7 @@ static void on_display(void *ud, const char *mime, const char *data, size_t len,
 {
     (void)ud;
     flush_pending();
-    send(json_pack("{s:{s:s%, s:s}}", "display", mime, data, len, "text/plain", alt));
+    send(json_pack("{s:{s:o, s:o}}", "display", mime, text(data, len), "text/plain", text(alt, strlen(alt))));
 }
 
 static void on_sigint(int sig)
@@ -158,12 +186,13 @@ static void do_run(json_t *req)
     json_t *done;
     if (r.status == WG_OK) {
         flush_pending();
-        done = json_pack("{s:s, s:s?}", "done", "ok", "value", r.value);
+        done = json_pack("{s:s, s:o}", "done", "ok", "value", text(r.value, r.value ? strlen(r.value) : 0));
         if (wg_quitting(session)) json_object_set_new(done, "quit", json_true());   /* and it ends */
     } else {
-        done = json_pack("{s:s, s:{s:s?, s:s?, s:i, s:i, s:s%}}", "done", "error", "error",
-                         "message", r.message, "file", r.file, "line", r.line, "col", r.col,
-                         "report", pending ? pending : "", npending);
+        done = json_pack("{s:s, s:{s:o, s:o, s:i, s:i, s:o}}", "done", "error", "error",
+                         "message", text(r.message, r.message ? strlen(r.message) : 0),
+                         "file", text(r.file, r.file ? strlen(r.file) : 0), "line", r.line, "col", r.col,
+                         "report", text(pending ? pending : "", npending));
         npending = 0;
     }
     wg_result_free(&r);
@@ -208,7 +237,7 @@ static void complete_files(json_t *matches, const char *prefix)
         char full[8192];
         snprintf(full, sizeof full, "%.*s%s%s", slash ? (int)(base - prefix) : 0, prefix, e->d_name,
                  e->d_type == DT_DIR ? "/" : "");
-        json_array_append_new(matches, json_string(full));
+        json_array_append_new(matches, text(full, strlen(full)));
     }
     closedir(d);
 }
@@ -222,8 +251,8 @@ static void do_complete(json_t *req)
     while (line > 0 && code[line - 1] != '\n') line--;
     size_t start = cur;
     while (start > line && word_char((unsigned char)code[start - 1])) start--;
-    char *text = strndup(code + line, cur - line);
-    int kind = complete_kind(text, (int)(start - line));
+    char *upto = strndup(code + line, cur - line);   /* the line, to the cursor */
+    int kind = complete_kind(upto, (int)(start - line));
     if (kind == C_COMMANDS && start > line && code[start - 1] == ':') start--;
     json_t *matches = json_array();
     if (kind == C_FILES || kind == C_TAPE_DOT) {
@@ -239,9 +268,9 @@ static void do_complete(json_t *req)
         const char *name;
         size_t len = cur - start;
         for (int i = 0; (name = complete_candidate(session, kind, i, buf, sizeof buf)); i++)
-            if (!strncmp(name, code + start, len)) json_array_append_new(matches, json_string(name));
+            if (!strncmp(name, code + start, len)) json_array_append_new(matches, text(name, strlen(name)));
     }
-    free(text);
+    free(upto);
     send(json_pack("{s:s, s:o, s:I, s:I}", "done", "ok", "matches", matches,
                    "start", (json_int_t)start, "end", (json_int_t)cur));
 }
@@ -270,7 +299,7 @@ static void do_inspect(json_t *req)
         fflush(stderr);
         capturing = 1;
     }
-    send(json_pack("{s:s, s:b, s:s%}", "done", "ok", "found", found, "text", kept ? kept : "", nkept));
+    send(json_pack("{s:s, s:b, s:o}", "done", "ok", "found", found, "text", text(kept ? kept : "", nkept)));
 }
 
 static void handle(json_t *req)
@@ -324,7 +353,7 @@ int kernel_run(wg_Session *s)
     while (!wg_quitting(s) && getline(&line, &cap, requests) > 0) {
         json_error_t e;
         json_t *req = json_loads(line, 0, &e);
-        if (!req) send(json_pack("{s:s, s:{s:s}}", "done", "error", "error", "message", e.text));
+        if (!req) send(json_pack("{s:s, s:{s:o}}", "done", "error", "error", "message", text(e.text, strlen(e.text))));
         else {
             handle(req);
             json_decref(req);

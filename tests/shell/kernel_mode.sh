@@ -65,6 +65,12 @@ else contains '{"stream":"stdout","text":"digraph' ":tape dot"; fi
 ask '{"op":"run","code":":tape stats"}'
 contains '{"stream":"stdout","text":"' ":tape stats"
 
+# bytes that are not UTF-8 (a script's strings) reach the notebook as '?'
+printf 'print("a\xff\xe9b \xc3\xa9")\n' >bytes.wg
+ask '{"op":"run","code":":load bytes.wg"}'
+expect '{"stream":"stdout","text":"a??b \u00E9\n"}
+{"done":"ok","value":null}' "not UTF-8"
+
 # output streams while the cell runs; SIGINT stops it, and the session stays
 printf '%s\n' '{"op":"run","code":"print(\"started\")\nn = 0\nwhile true { n = n + 1 }"}' >&"${COPROC[1]}"
 IFS= read -r -t 5 line <&"${COPROC[0]}"
