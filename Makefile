@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 CC      ?= cc
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -Wall -Wextra -D_GNU_SOURCE -Isrc -Ibuild -DWG_PREFIX='"$(PREFIX)"'
-LDLIBS  += -ledit -lm -lpthread
+LDLIBS  += -ledit -ljansson -lm -lpthread
 BUILD   := build
 SAN     ?=
 
@@ -26,7 +26,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full bench clean install install-man gradbench gradbench-tool
+.PHONY: all deps run test test-full bench clean install install-man gradbench gradbench-tool jupyter
 
 all: $(BIN)
 
@@ -99,6 +99,18 @@ gradbench-tool: $(GBTOOL)
 gradbench: deps
 	@$(MAKE) --no-print-directory $(GBTOOL)
 	/usr/bin/python3 bench/gradbench/replay.py --log $(BUILD)/gradbench/replay.log bench/gradbench/tool $(GBSESSIONS)
+
+# The Jupyter kernel (jupyter/README.md): Debian's ipykernel and
+# jupyter-client when missing, then the kernel spec `wengert` for this user,
+# running this tree's ./wengert.
+jupyter: $(BIN)
+	@for p in python3-ipykernel python3-jupyter-client; do \
+	    dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
+	if [ -n "$$need" ]; then \
+	    SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	    echo "installing:$$need"; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need || exit 1; fi
+	/usr/bin/python3 jupyter/install.py $(BIN)
 
 clean:
 	rm -rf build wengert

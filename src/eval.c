@@ -28,6 +28,7 @@ int nglobals;
 static int capglobals;
 int wg_echo;
 void (*eval_command)(const char *text);
+void (*wg_display)(const char *mime, const char *data, size_t len, const char *alt);
 int eval_quit;
 int prelude_globals;         /* globals defined by the standard library */
 static Value ret_value;          /* set by `return`, taken by the call */

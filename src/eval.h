@@ -21,6 +21,10 @@ extern int wg_echo;           /* REPL: echo bare expression values */
  * runner for them, so the evaluator does not depend on the command layer.
  * A command that ends the session (:quit) sets eval_quit. */
 extern void (*eval_command)(const char *text);
+/* A front end that shows pictures (a notebook: wg_set_display) takes
+ * plot's and `:tape dot`'s pictures here instead of the terminal text:
+ * mime type, data, and the text shown where pictures cannot be. */
+extern void (*wg_display)(const char *mime, const char *data, size_t len, const char *alt);
 extern int eval_quit;
 extern int prelude_globals;
 

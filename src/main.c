@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "wengert.h"
 #include "repl.h"
+#include "kernel.h"
 
 
 
@@ -24,6 +25,7 @@ static const char *usage =
     "  --                 the rest are ARGs (for -e code without a FILE)\n"
     "  --backend NAME     float64 (default), float32, float16, bfloat16, posit8, posit16, posit32\n"
     "  --color=WHEN       auto (default: only on a terminal), always, never\n"
+    "  --kernel           JSON lines on stdin/stdout, for the Jupyter kernel (src/kernel.c)\n"
     "  --help, --version\n"
     "environment: WENGERT_STDLIB=DIR loads the standard library from DIR;\n"
     "  NO_COLOR or TERM=dumb turn colour off\n"
@@ -45,6 +47,7 @@ typedef struct {
     const char *const *args; /* the script's ARGs */
     int nargs;
     int color;               /* 0 auto, 1 always, 2 never (wg_set_color) */
+    int kernel;              /* --kernel */
 } Options;
 
 static int bad_usage(Main *m, const char *fmt, const char *arg)
@@ -70,6 +73,7 @@ static int parse_options(Main *m, Options *o)
             if (i + 1 == m->argc) return bad_usage(m, "-e needs code to run", NULL);
             o->codes[o->ncodes++] = m->argv[++i];
         } else if (!strcmp(a, "-i")) o->interactive = 1;
+        else if (!strcmp(a, "--kernel")) o->kernel = 1;
         else if (!strcmp(a, "--backend")) {
             if (i + 1 == m->argc) return bad_usage(m, "--backend needs a name", NULL);
             o->backend = m->argv[++i];
@@ -106,7 +110,8 @@ static void *main_thread(void *ud)
         m->status = wg_run(s, "<-e>", o.codes[i], strlen(o.codes[i]), NULL) != WG_OK;
     if (o.file && !m->status && !wg_quitting(s)) m->status = wg_run_file(s, o.file) != WG_OK;
     free(o.codes);
-    if (o.interactive && !wg_quitting(s)) {
+    if (o.kernel && !m->status) m->status = kernel_run(s);
+    else if (o.interactive && !wg_quitting(s)) {
         fflush(stdout);
         repl_run(s);
     } else if (!o.ncodes && !o.file) {

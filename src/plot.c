@@ -476,12 +476,10 @@ static void legend_entry(FILE *f, int i, const char *style, const char *text)
     fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 38, y, text);
 }
 
-static void render_svg(const Series *s, const char *path)
+static void write_svg(const Series *s, FILE *f)
 {
     double ymin, ymax;
     y_range(s, &ymin, &ymax);
-    FILE *f = fopen(path, "w");
-    if (!f) wg_error("plot: cannot write '%s'", path);
     const char *style_f = "stroke=\"#0072b2\" stroke-width=\"2\"";
     const char *style_df = "stroke=\"#d55e00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"";
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -504,9 +502,40 @@ static void render_svg(const Series *s, const char *path)
         legend_entry(f, 1, style_df, "f&#8242; (forward mode)");
     }
     fprintf(f, "</g>\n</svg>\n");
+}
+
+static void render_svg(const Series *s, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) wg_error("plot: cannot write '%s'", path);
+    write_svg(s, f);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) wg_error("plot: could not write '%s'", path);
     printf("wrote %s\n", path);
+}
+
+/* A notebook (wg_display) gets the SVG picture, with the terminal
+ * picture as its text fallback: render_terminal prints to stdout, so
+ * stdout points at a memory stream meanwhile (glibc lets it be assigned). */
+static void display_svg(const Series *s)
+{
+    char *svg = NULL, *text = NULL;
+    size_t nsvg = 0, ntext = 0;
+    FILE *f = open_memstream(&svg, &nsvg);
+    if (!f) wg_error("plot: out of memory");
+    write_svg(s, f);
+    fclose(f);
+    FILE *out = stdout, *g = open_memstream(&text, &ntext);
+    if (g) {
+        fflush(stdout);
+        stdout = g;
+        render_terminal(s);
+        fclose(g);
+        stdout = out;
+    }
+    wg_display("image/svg+xml", svg, nsvg, text ? text : "");
+    free(svg);
+    free(text);
 }
 
 /* ------------------------------------------------------------ builtin */
@@ -542,10 +571,11 @@ static Value bi_plot(int argc, Value *argv)
         double lo = bound(argv[1], "lo"), hi = bound(argv[2], "hi");
         if (!(lo < hi)) wg_error("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
         if (argc == 4) path = svg_path(argv[3]);
-        int n = path ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
+        int n = path || wg_display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
         sample_function(&s, argv[0], lo, hi, n);
     } else wg_error("plot: expects a function or an array, got %s", type_name(argv[0]));
     if (path) render_svg(&s, path);
+    else if (wg_display) display_svg(&s);
     else render_terminal(&s);
     series_free(&s);
     return nil_val();

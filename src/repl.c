@@ -12,6 +12,7 @@
 #include <string.h>
 #include <editline/readline.h>
 #include "repl.h"
+#include "complete.h"
 
 static char history_path[4096];
 static sigjmp_buf at_prompt;
@@ -47,41 +48,7 @@ static char *read_line(const char *prompt)
 
 /* ----------------------------------------------------------- completion */
 
-/* What the word being completed can be, from the words before it:
- * a command after ':', a :tape subcommand, a backend, a help name, a file
- * (after :load, :save, :tape dot NAME), or else any name: keywords,
- * builtins, the library and variables. */
-enum { C_NAMES, C_COMMANDS, C_TAPE, C_TAPE_DOT, C_BACKENDS, C_HELP, C_FILES };
-static int completing;
-
-static const char *const tape_subcommands[] = {"all", "stats", "dot", "clear", "limit", "kinks", NULL};
-
-/* The i-th candidate of the current kind, or NULL after the last. */
-static const char *candidate(int i, char *buf, size_t size)
-{
-    switch (completing) {
-    case C_COMMANDS:
-        if (!wg_name(session, WG_NAMES_COMMANDS, i)) return NULL;
-        snprintf(buf, size, ":%s", wg_name(session, WG_NAMES_COMMANDS, i));
-        return buf;
-    case C_BACKENDS: return wg_name(session, WG_NAMES_BACKENDS, i);
-    case C_HELP: return wg_name(session, WG_NAMES_HELP, i);
-    case C_TAPE:
-        for (int k = 0; tape_subcommands[k]; k++, i--)
-            if (i == 0) return tape_subcommands[k];
-        /* fall through - the names, for :tape NAME */
-    case C_TAPE_DOT:
-    case C_NAMES:
-    default:
-        if (completing == C_NAMES) {
-            const char *k = wg_name(session, WG_NAMES_KEYWORDS, i);
-            if (k) return k;
-            for (int j = 0; wg_name(session, WG_NAMES_KEYWORDS, j); j++) i--;
-        }
-        if (i < 0) return NULL;
-        return wg_name(session, WG_NAMES_VARIABLES, i);
-    }
-}
+static int completing;      /* C_NAMES ... (complete.h) */
 
 static char *complete_word(const char *text, int state)
 {
@@ -93,49 +60,16 @@ static char *complete_word(const char *text, int state)
     }
     char buf[64];
     const char *name;
-    while ((name = candidate(index++, buf, sizeof buf)))
+    while ((name = complete_candidate(session, completing, index++, buf, sizeof buf)))
         if (!strncmp(name, text, len)) return strdup(name);
     return NULL;
-}
-
-/* The kind of word at `start`, from the words of the line before it. */
-static int completion_kind(int start)
-{
-    char words[3][32] = {"", "", ""};
-    int n = 0;
-    const char *p = rl_line_buffer, *end = rl_line_buffer + start;
-    while (p < end && (*p == ' ' || *p == '\t')) p++;
-    if (*p != ':') return C_NAMES;
-    const char *q = p;
-    while (q < end && *q != ' ' && *q != '\t') q++;
-    if (q == end) return C_COMMANDS;         /* still in the command's name */
-    p++;
-    while (p < end && n < 3) {
-        size_t k = 0;
-        while (p < end && *p != ' ' && *p != '\t') {
-            if (k + 1 < sizeof words[0]) words[n][k++] = *p;
-            p++;
-        }
-        words[n++][k] = 0;
-        while (p < end && (*p == ' ' || *p == '\t')) p++;
-    }
-    const char *cmd = words[0];
-    if (!strcmp(cmd, "load") || !strcmp(cmd, "save") || !strcmp(cmd, "save!")) return C_FILES;
-    if (!strcmp(cmd, "backend")) return n == 1 ? C_BACKENDS : C_FILES;
-    if (!strcmp(cmd, "help")) return C_HELP;
-    if (!strcmp(cmd, "tape")) {
-        if (n == 1) return C_TAPE;
-        if (!strcmp(words[1], "dot")) return n == 2 ? C_TAPE_DOT : C_FILES;
-        return C_FILES;
-    }
-    return C_NAMES;      /* :time STATEMENT and the rest */
 }
 
 static char **completer(const char *text, int start, int end)
 {
     (void)end;
     rl_attempted_completion_over = 1;
-    completing = completion_kind(start);
+    completing = complete_kind(rl_line_buffer, start);
     if (completing == C_FILES) return rl_completion_matches(text, rl_filename_completion_function);
     if (completing == C_TAPE_DOT) {      /* a NAME or a FILE */
         char **names = rl_completion_matches(text, complete_word);

@@ -273,6 +273,55 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
     printf("wrote %s (%u entries)\n", file, count);
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 > cap) {
+            char *b = realloc(buf, cap = (*len + 4096) * 2);
+            if (!b) break;
+            buf = b;
+        }
+        size_t got = fread(buf + *len, 1, cap - *len, f);
+        if (!got) break;
+        *len += got;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* A notebook (wg_display) shows the graph as SVG, with its DOT text as
+ * the fallback; without Graphviz the DOT text is all it gets. */
+static void display_graph(const uint8_t *sel, const char *title, EntryLabel label)
+{
+    char *text = NULL, prog[4096];
+    size_t ntext = 0;
+    FILE *f = open_memstream(&text, &ntext);
+    if (!f) wg_error("out of memory");
+    write_dot(f, sel, title, label);
+    fclose(f);
+    char dotfile[] = "/tmp/wengert-tape-XXXXXX", svgfile[] = "/tmp/wengert-svg-XXXXXX";
+    int fd = -1, fs = -1, shown = 0;
+    if (find_dot(prog, sizeof prog) && (fd = mkstemp(dotfile)) >= 0 && (fs = mkstemp(svgfile)) >= 0 &&
+        write(fd, text, ntext) == (ssize_t)ntext && run_dot(prog, "svg", svgfile, dotfile) == 0) {
+        size_t nsvg;
+        char *svg = slurp(svgfile, &nsvg);
+        if (svg && nsvg) {
+            wg_display("image/svg+xml", svg, nsvg, text);
+            shown = 1;
+        }
+        free(svg);
+    }
+    if (fd >= 0) { close(fd); unlink(dotfile); }
+    if (fs >= 0) { close(fs); unlink(svgfile); }
+    if (!shown) fwrite(text, 1, ntext, stdout);
+    free(text);
+}
+
 void tapedot_command(const char *args, EntryLabel label)
 {
     char words[3][1024] = {"", "", ""};
@@ -312,6 +361,7 @@ void tapedot_command(const char *args, EntryLabel label)
         int bad = ferror(f);
         if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
         printf("wrote %s (%u entries)\n", file, count);
-    } else write_dot(stdout, sel, tp, label);
+    } else if (wg_display) display_graph(sel, tp, label);
+    else write_dot(stdout, sel, tp, label);
     wg_scratch_free(sel);
 }

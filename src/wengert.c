@@ -341,6 +341,25 @@ void wg_set_output(wg_Session *s, wg_Writer out, wg_Writer err, void *ud)
     }
 }
 
+static wg_Display display_fn;
+static void *display_ud;
+
+/* The interpreter's hook (eval.h) has no user data: this adds it, after
+ * flushing stdout so text and pictures arrive in the order made. */
+static void display(const char *mime, const char *data, size_t len, const char *alt)
+{
+    fflush(stdout);
+    display_fn(display_ud, mime, data, len, alt);
+}
+
+void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
+{
+    (void)s;
+    display_fn = fn;
+    display_ud = ud;
+    wg_display = fn ? display : NULL;
+}
+
 /* ------------------------------------------------------------ names */
 
 const char *wg_name(wg_Session *s, wg_NameKind kind, int i)

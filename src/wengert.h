@@ -61,6 +61,13 @@ wg_Status   wg_check(wg_Session *s, const char *src, size_t len, int *open_if);
 typedef void (*wg_Writer)(void *ud, const char *text, size_t len);
 void        wg_set_output(wg_Session *s, wg_Writer out, wg_Writer err, void *ud);
 
+/* Pictures, for a front end that can show them (a notebook): with a
+ * display set, plot(...) without a file name and `:tape dot` without a
+ * file hand it an SVG picture (mime "image/svg+xml") and the text the
+ * terminal would have shown, instead of printing that text. NULL: text. */
+typedef void (*wg_Display)(void *ud, const char *mime, const char *data, size_t len, const char *alt);
+void        wg_set_display(wg_Session *s, wg_Display fn, void *ud);
+
 /* Stops a running computation with the error "interrupted" (safe to call
  * from a signal handler or another thread). */
 void        wg_interrupt(wg_Session *s);

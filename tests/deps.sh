@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages the build and tests need, when missing.
-# graphviz (for ':tape dot FILE.svg') and python3 (the tests read the SVG
-# that plot writes as XML) are optional: without them those checks are
+# graphviz (for ':tape dot FILE.svg'), python3 (the tests read the SVG
+# that plot writes as XML) and Jupyter's ipykernel, jupyter-client and
+# nbclient (the notebook test) are optional: without them those checks are
 # skipped, and failing to install them stops nothing.
 need=""
 for p in re2c lemon libedit-dev libgmp-dev libjansson-dev python3 tmux man-db; do
@@ -14,6 +15,14 @@ done
 # optional extras are tried once, not before every test run (offline)
 stamp=build/.optional-deps-tried
 [ -f "$stamp" ] && extra=""
+# the Jupyter kernel's test (tests/shell/jupyter.sh), tried once on its own
+jupyter=""
+for p in python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat; do
+    dpkg -s "$p" >/dev/null 2>&1 || jupyter="$jupyter $p"
+done
+[ -f build/.optional-jupyter-tried ] && jupyter=""
+[ -n "$jupyter" ] && mkdir -p build && : >build/.optional-jupyter-tried
+extra="$extra$jupyter"
 [ -z "$need$extra" ] && exit 0
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -1,7 +1,7 @@
 /* test_embed.c - the embedding API (src/wengert.h) as a front end uses it:
  * open a session, run source and read back the value as text or the
  * located error, ask whether input is complete, catch the output through
- * writers, interrupt, reset. Prints "test_embed: N checks, M failed". */
+ * writers, show pictures on a display, interrupt, reset. Prints "test_embed: N checks, M failed". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,19 @@ static void to_err(void *ud, const char *t, size_t n)
 {
     (void)ud;
     if (nerr + n < sizeof errbuf) { memcpy(errbuf + nerr, t, n); nerr += n; errbuf[nerr] = 0; }
+}
+
+/* What the display got: the pictures' count, the last one's mime type,
+ * whether it was SVG, and its text fallback's start. */
+static int npictures, svg;
+static char mime[64], alt[64];
+static void to_display(void *ud, const char *m, const char *data, size_t len, const char *a)
+{
+    (void)ud;
+    npictures++;
+    snprintf(mime, sizeof mime, "%s", m);
+    svg = len > 5 && strstr(data, "<svg") != NULL;
+    snprintf(alt, sizeof alt, "%s", a);
 }
 
 static wg_Status run(wg_Session *s, const char *src, wg_Result *r)
@@ -74,6 +87,23 @@ int main(void)
     check(run(s, "print(x)", &r) == WG_ERROR && r.message && strstr(r.message, "x"), "after a reset x is gone");
     wg_result_free(&r);
     check(run(s, "print(relu(-1))", NULL) == WG_OK, "the standard library is back after a reset");
+
+    /* pictures: plot hands its SVG and the terminal picture to the display;
+     * :tape dot its graph (SVG when Graphviz is installed, else the text) */
+    wg_set_display(s, to_display, NULL);
+    nout = 0;
+    check(run(s, "plot(fn(t) => t^2, -1, 1)", NULL) == WG_OK && npictures == 1 && svg &&
+          !strcmp(mime, "image/svg+xml") && alt[0] && nout == 0, "plot without a file goes to the display");
+    run(s, "u = sin(2) * 3", NULL);
+    nout = 0;
+    outbuf[0] = 0;
+    check(run(s, ":tape dot u", NULL) == WG_OK &&
+          ((npictures == 2 && svg && !strncmp(alt, "digraph", 7)) || (npictures == 1 && strstr(outbuf, "digraph"))),
+          ":tape dot without a file goes to the display");
+    wg_set_display(s, NULL, NULL);
+    nout = 0;
+    check(run(s, ":tape dot u", NULL) == WG_OK && strstr(outbuf, "digraph") && npictures <= 2,
+          "without a display :tape dot prints the DOT text");
 
     wg_set_output(s, NULL, NULL, NULL);
     wg_close(s);
