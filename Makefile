@@ -26,7 +26,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full bench clean install
+.PHONY: all deps run test test-full valgrind bench clean install
 
 all: $(BIN)
 
@@ -70,6 +70,12 @@ test: deps
 test-full: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(FULL)
 	@bash tests/run.sh $(BIN) $(BUILD) full
+	@$(MAKE) --no-print-directory valgrind SAN=
+
+# Examples and a sample of the golden tests under valgrind (a plain build).
+valgrind: deps
+	@$(MAKE) --no-print-directory wengert SAN=
+	@bash tests/valgrind.sh wengert
 
 bench: $(BIN)
 	/usr/bin/python3 bench/run.py

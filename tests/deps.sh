@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages the build and tests need, when missing.
 need=""
-for p in re2c lemon libedit-dev libgmp-dev tmux; do
+for p in re2c lemon libedit-dev libgmp-dev tmux valgrind; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0
