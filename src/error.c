@@ -13,14 +13,18 @@ static char message[1024];
 static const Chunk *err_chunk;
 static int err_line, err_col;
 
+/* A message's first line is the error; lines after it are notes, shown
+ * below the source line and caret. */
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
+    const char *notes = strchr(msg, '\n');
+    int head = notes ? (int)(notes - msg) : (int)strlen(msg);
     if (!c) {
-        fprintf(stderr, "error: %s\n", msg);
+        fprintf(stderr, "error: %.*s\n%s%s", head, msg, notes ? notes + 1 : "", notes ? "\n" : "");
         return;
     }
-    fprintf(stderr, "%s:%d:%d: error: %s\n", c->filename, line, col, msg);
+    fprintf(stderr, "%s:%d:%d: error: %.*s\n", c->filename, line, col, head, msg);
     int len;
     const char *text = chunk_line(c, line, &len);
     if (len > 160) {            /* a huge line: show the part around the column */
@@ -36,6 +40,7 @@ void wg_report(const Chunk *c, int line, int col, const char *msg)
         for (int i = 1; i < col && i <= len; i++) fputc(text[i - 1] == '\t' ? '\t' : ' ', stderr);
         fputs("^\n", stderr);
     }
+    if (notes) fprintf(stderr, "%s\n", notes + 1);
 }
 
 static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)

@@ -16,6 +16,7 @@
 #include "gc.h"
 #include "cmd.h"
 #include "ad.h"
+#include "suggest.h"
 
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
@@ -239,7 +240,7 @@ static Value *var_slot(Node *n, Env *env, VerLog **ver)
 static Value read_var(Node *n, Env *env)
 {
     Value *slot = var_slot(n, env, NULL);
-    if (slot->t == V_UNDEF) wg_error_at(n, "undefined variable '%s'", n->name);
+    if (slot->t == V_UNDEF) wg_undefined(n, env);
     v_retain(*slot);
     return *slot;
 }
@@ -351,7 +352,7 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     Value iv = eval_expr(target->b, env);
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
-        if (holder->t == V_UNDEF) wg_error_at(cont, "undefined variable '%s'", cont->name);
+        if (holder->t == V_UNDEF) wg_undefined(cont, env);
     } else {
         tmp = eval_expr(cont, env);
         holder = &tmp;
@@ -452,9 +453,13 @@ static Value run_body(Closure *c, Env *frame)
 static Value call_closure(Closure *c, int argc, Value *argv)
 {
     FnInfo *f = c->fn;
-    if (argc != f->nparams)
-        wg_error("%s expects %d argument%s, got %d", f->name ? f->name : "function",
-                 f->nparams, f->nparams == 1 ? "" : "s", argc);
+    if (argc != f->nparams) {
+        char sig[200];
+        int len = snprintf(sig, sizeof sig, "%s(", f->name ? f->name : "fn");
+        for (int i = 0; i < f->nparams && len < (int)sizeof sig - 8; i++)
+            len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
+        wg_error("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
+    }
     if (call_depth >= MAX_CALL_DEPTH)
         wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
     eval_check_interrupt();
@@ -486,8 +491,16 @@ Value call_value(Value f, int argc, Value *argv)
     if (f.t == V_BUILTIN) {
         const Builtin *b = f.u.bi;
         if (argc < b->minargs || (b->maxargs >= 0 && argc > b->maxargs)) {
+            /* name it as its help does: sqrt(x), atan2(y, x) */
+            size_t nl = strlen(b->name);
+            const char *close = b->help && !strncmp(b->help, b->name, nl) && b->help[nl] == '(' ? strchr(b->help, ')') : NULL;
+            int siglen = close && close - b->help < 80 ? (int)(close - b->help + 1) : (int)nl;
+            const char *sig = close ? b->help : b->name;
             if (b->minargs == b->maxargs)
-                wg_error("%s expects %d argument%s, got %d", b->name, b->minargs,
+                wg_error("%.*s expects %d argument%s, got %d", siglen, sig, b->minargs,
+                         b->minargs == 1 ? "" : "s", argc);
+            if (b->maxargs < 0)
+                wg_error("%s expects at least %d argument%s, got %d", b->name, b->minargs,
                          b->minargs == 1 ? "" : "s", argc);
             wg_error("%s expects %d to %d arguments, got %d", b->name, b->minargs, b->maxargs, argc);
         }
@@ -736,7 +749,7 @@ static void exec_compound(Node *n, Env *env)
     }
     VerLog *log;
     Value *slot = var_slot(n->a, env, &log);
-    if (slot->t == V_UNDEF) wg_error_at(n->a, "undefined variable '%s'", n->a->name);
+    if (slot->t == V_UNDEF) wg_undefined(n->a, env);
     if (is_seq(*slot)) {
         /* the right side is read as it was before the statement, even when
          * it aliases the target through a view */
