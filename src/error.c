@@ -118,8 +118,11 @@ int wg_pcall(void (*fn)(void *), void *ud)
     return 1;
 }
 
+size_t wg_alloc_cap;
+
 void *wg_malloc(size_t n)
 {
+    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
     void *p = malloc(n ? n : 1);
     if (!p) wg_error("out of memory (asked for %zu bytes)", n);
     return p;
@@ -127,6 +130,7 @@ void *wg_malloc(size_t n)
 
 void *wg_realloc(void *p, size_t n)
 {
+    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
     void *q = realloc(p, n ? n : 1);
     if (!q) wg_error("out of memory (asked for %zu bytes)", n);
     return q;
@@ -134,6 +138,7 @@ void *wg_realloc(void *p, size_t n)
 
 void *wg_calloc(size_t n, size_t size)
 {
+    if (wg_alloc_cap && size && n > wg_alloc_cap / size) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
     return p;

@@ -38,6 +38,7 @@ int wg_pcall(void (*fn)(void *), void *ud);
 void *wg_scratch(size_t n);               /* zeroed */
 void  wg_scratch_free(void *p);
 
+extern size_t wg_alloc_cap;   /* non-zero: larger requests fail as out of memory (the fuzzer) */
 void *wg_malloc(size_t n);
 void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);

@@ -65,8 +65,11 @@ void eval_visit_roots(void (*visit)(Value))
     for (int i = 0; i < nglobals; i++) visit(globals[i].v);
 }
 
+long wg_step_budget;
+
 void eval_check_interrupt(void)
 {
+    if (wg_step_budget > 0 && --wg_step_budget == 0) wg_interrupted = 1;
     if (wg_interrupted) {
         wg_interrupted = 0;
         wg_error("interrupted");

@@ -18,6 +18,7 @@ extern int nglobals;
 extern volatile sig_atomic_t wg_interrupted;
 extern int wg_echo;           /* REPL: echo bare expression values */
 extern int prelude_globals;
+extern long wg_step_budget;   /* > 0: "interrupted" after that many more loop steps and calls (the fuzzer) */
 
 void  eval_init(void);
 void  eval_reset(void);       /* a fresh session */

@@ -1,7 +1,10 @@
 #!/bin/sh
-# Install the Debian packages the build and tests need, when missing.
+# Install the Debian packages the build and tests need, when missing
+# (`sh tests/deps.sh fuzz` adds clang and its runtime for `make fuzz`).
 need=""
-for p in re2c lemon libedit-dev libgmp-dev tmux valgrind; do
+pkgs="re2c lemon libedit-dev libgmp-dev tmux valgrind"
+[ "$1" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev"
+for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0
