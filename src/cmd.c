@@ -235,8 +235,10 @@ static void tape_depends(const char *name)
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape.n; i++) count += mark[i];
     printf("tape: %u entries that %s depends on\n", count, name);
+    uint32_t skip = count > 20 ? count - 20 : 0, seen = 0;   /* the latest 20, as :tape */
     for (uint32_t i = 1; i < tape.n; i++)
-        if (mark[i]) print_entry(stdout, i);
+        if (mark[i] && seen++ >= skip) print_entry(stdout, i);
+    if (skip) printf("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", skip, name);
     free(mark);
 }
 
@@ -412,7 +414,7 @@ static void cmd_vars(const char *args)
         if (g < prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
         printf("%s = ", gl->name);
         if (gl->v.t == V_STR) printf("\"");
-        value_print(gl->v, stdout);
+        value_print_brief(gl->v, stdout);
         if (gl->v.t == V_STR) printf("\"");
         if (gl->ver.count) {
             printf("    (%s@%d", gl->name, gl->ver.count);

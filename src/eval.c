@@ -785,7 +785,7 @@ static void exec_compound(Node *n, Env *env)
 static void echo_value(Value v)
 {
     if (v.t == V_NIL || v.t == V_UNDEF) return;
-    value_print(v, stdout);
+    value_print_brief(v, stdout);
     fputc('\n', stdout);
 }
 
