@@ -41,14 +41,17 @@ int global_index(const char *name)
     for (int i = 0; i < nglobals; i++)
         if (strcmp(globals[i].name, name) == 0) return i;
     if (nglobals == capglobals) {
-        capglobals = capglobals ? 2 * capglobals : 256;
-        globals = wg_realloc(globals, sizeof(Global) * (size_t)capglobals);
+        /* capglobals changes only once the bigger table exists: running out
+         * of memory here is an error that leaves the table as it was */
+        int cap = capglobals ? 2 * capglobals : 256;
+        globals = wg_realloc(globals, sizeof(Global) * (size_t)cap);
+        capglobals = cap;
     }
-    Global *g = &globals[nglobals];
-    memset(g, 0, sizeof *g);
     size_t len = strlen(name);
     char *copy = wg_malloc(len + 1);
     memcpy(copy, name, len + 1);
+    Global *g = &globals[nglobals];
+    memset(g, 0, sizeof *g);
     g->name = copy;
     return nglobals++;
 }

@@ -27,6 +27,7 @@
 
 static Chunk *prelude[64];
 static int nprelude;
+static int base_globals;     /* names known after the standard library parsed */
 
 static int cmp_names(const void *a, const void *b)
 {
@@ -88,9 +89,13 @@ static void run_prelude(void)
     tape_set_limit(TAPE_LIMIT);   /* again after a :reset in the input */
 }
 
+/* A fresh session also forgets the names earlier inputs made global, so
+ * that every input runs in the same state, whatever ran before it. */
 static void fresh_session(void)
 {
     eval_reset();
+    for (int i = base_globals; i < nglobals; i++) free((char *)globals[i].name);
+    if (nglobals > base_globals) nglobals = base_globals;
     run_prelude();
     wg_quit = 0;
     wg_interrupted = 0;
@@ -109,6 +114,18 @@ typedef struct {
     size_t size;
 } Input;
 
+typedef struct {
+    const unsigned char *data;
+    size_t size;
+    Chunk *chunk;
+} Parsed;
+
+static void parse_input(void *ud)
+{
+    Parsed *p = ud;
+    p->chunk = parse_chunk("<fuzz>", (const char *)p->data, p->size, 0, NULL);
+}
+
 static void *run_input(void *ud)
 {
     const Input *in = ud;
@@ -117,7 +134,9 @@ static void *run_input(void *ud)
     fresh_session();
     wg_alloc_cap = ALLOC_CAP;
     wg_step_budget = STEP_BUDGET;
-    Chunk *c = parse_chunk("<fuzz>", (const char *)data, size, 0, NULL);
+    Parsed p = { data, size, NULL };
+    wg_pcall(parse_input, &p);      /* out of memory while parsing is an error too */
+    Chunk *c = p.chunk;
     if (c) {
         eval_chunk(c);
         chunk_release(c);
@@ -162,6 +181,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     eval_init();
     parse_prelude();
+    base_globals = nglobals;
     wg_reset_hook = run_prelude;
     wg_echo = 0;
     start_worker();
