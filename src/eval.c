@@ -263,8 +263,8 @@ static Value read_version(Node *n, Env *env)
 {
     VerLog *log;
     Value *slot = var_slot(n, env, &log);
-    if (!log || slot->t == V_UNDEF)
-        wg_error_at(n, "'%s' has no recorded versions here", n->name);
+    if (slot->t == V_UNDEF) wg_undefined(n, env);
+    if (!log) wg_error_at(n, "'%s' has no recorded versions here", n->name);
     if (n->num > log->count)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
