@@ -26,7 +26,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full bench clean install install-man gradbench gradbench-tool jupyter
+.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench clean install install-man gradbench gradbench-tool jupyter
 
 all: $(BIN)
 
@@ -78,6 +78,48 @@ test: deps
 test-full: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(FULL)
 	@bash tests/run.sh $(BIN) $(BUILD) full
+	@$(MAKE) --no-print-directory valgrind SAN=
+
+# Examples and a sample of the golden tests under valgrind (a plain build).
+valgrind: deps
+	@$(MAKE) --no-print-directory wengert SAN=
+	@bash tests/valgrind.sh wengert
+
+# libFuzzer over the whole interpreter (tests/fuzz/fuzz_wengert.c), built with
+# clang under ASan + UBSan. `make fuzz` runs until stopped (FUZZ_ARGS adds
+# libFuzzer options, e.g. -max_total_time=600 -jobs=2); `make fuzz-ci` is the
+# fixed-seed, fixed-count pass CI runs. Seeds: tests/lang and examples.
+FUZZ      := build/fuzz
+FUZZ_CC   ?= clang
+FUZZ_FLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -I$(FUZZ)/gen -fno-omit-frame-pointer \
+             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+             -DFUZZ_STDLIB='"$(CURDIR)/stdlib"' -DWG_PREFIX='"$(PREFIX)"'
+FUZZ_SRCS := $(filter-out src/main.c,$(SRCS)) $(FUZZ)/gen/lexer.c $(FUZZ)/gen/parser.c tests/fuzz/fuzz_wengert.c
+FUZZ_RUN   = -artifact_prefix=$(FUZZ)/ -max_len=4096 -timeout=20 -rss_limit_mb=3072 -close_fd_mask=3 -dict=tests/fuzz/wengert.dict
+
+$(FUZZ)/gen/parser.c $(FUZZ)/gen/parser.h: grammar/parser.y
+	@mkdir -p $(FUZZ)/gen
+	cp grammar/parser.y $(FUZZ)/gen/parser.y
+	cd $(FUZZ)/gen && lemon -q parser.y
+
+$(FUZZ)/gen/lexer.c: grammar/lexer.re $(FUZZ)/gen/parser.h
+	re2c -W --no-generation-date -o $@ $<
+
+$(FUZZ)/fuzz_wengert: $(FUZZ_SRCS) src/*.h src/*.def
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ledit -ljansson -lm -lpthread
+
+fuzz-deps:
+	@sh tests/deps.sh fuzz
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_wengert
+	@mkdir -p $(FUZZ)/corpus
+	$(FUZZ)/fuzz_wengert $(FUZZ_RUN) $(FUZZ_ARGS) $(FUZZ)/corpus tests/lang examples
+
+fuzz-ci: fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_wengert
+	@rm -rf $(FUZZ)/ci && mkdir -p $(FUZZ)/ci
+	$(FUZZ)/fuzz_wengert $(FUZZ_RUN) -seed=1 -runs=$${FUZZ_RUNS:-30000} $(FUZZ)/ci tests/lang examples
 
 bench: $(BIN)
 	/usr/bin/python3 bench/run.py

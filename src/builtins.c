@@ -15,6 +15,7 @@
 #include "rng.h"
 #include "ad.h"
 #include "fwd.h"
+#include "suggest.h"
 #include "parse.h"
 #include "plot.h"
 
@@ -359,7 +360,7 @@ static Value sp_view(Node *call, Env *env)
     Value base;
     Place pl;
     if (call->list[0]->kind == N_NAME && eval_place(call->list[0], env, &pl)) {
-        if (pl.slot->t == V_UNDEF) wg_error_at(call->list[0], "undefined variable '%s'", pl.name);
+        if (pl.slot->t == V_UNDEF) wg_undefined(call->list[0], env);
         arr_own(pl.slot);
         base = *pl.slot;
         v_retain(base);

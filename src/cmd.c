@@ -101,7 +101,7 @@ static void cmd_vars(const char *args)
         if (g < prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
         printf("%s = ", gl->name);
         if (gl->v.t == V_STR) printf("\"");
-        value_print(gl->v, stdout);
+        value_print_brief(gl->v, stdout);
         if (gl->v.t == V_STR) printf("\"");
         if (gl->ver.count) {
             printf("    (%s@%d", gl->name, gl->ver.count);

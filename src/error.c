@@ -151,18 +151,23 @@ static void remember(const Chunk *c, int line, int dcol, const char *msg)
     last_error = (WgErrorInfo){ last_message, c ? last_file : NULL, c ? line : 0, c ? dcol : 0 };
 }
 
+/* A message's first line is the error; lines after it are notes, shown
+ * below the source line and caret. */
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
     fflush(stdout);
     remember(c, line, c ? wg_display_col(c, line, col) : 0, msg);
+    const char *notes = strchr(msg, '\n');
+    int head = notes ? (int)(notes - msg) : (int)strlen(msg);
     if (!c) {
-        fprintf(stderr, "%serror:%s %s\n", paint(RED), paint(PLAIN), msg);
+        fprintf(stderr, "%serror:%s %.*s\n", paint(RED), paint(PLAIN), head, msg);
+        if (notes) fprintf(stderr, "%s\n", notes + 1);
         return;
     }
     int len;
     const char *text = chunk_line(c, line, &len);
     int dcol = display_col(text, len, col);
-    fprintf(stderr, "%s:%d:%d: %serror:%s %s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), msg);
+    fprintf(stderr, "%s:%d:%d: %serror:%s %.*s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), head, msg);
     if (len > 0 || line > 0) {
         int from = dcol > 80 ? dcol - 80 : 1;     /* a huge line: the part around the column */
         fputs("    ", stderr);
@@ -171,6 +176,7 @@ void wg_report(const Chunk *c, int line, int col, const char *msg)
         for (int i = from; i < dcol; i++) fputc(' ', stderr);
         fprintf(stderr, "%s^%s\n", paint(GREEN), paint(PLAIN));
     }
+    if (notes) fprintf(stderr, "%s\n", notes + 1);
 }
 
 static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
@@ -254,8 +260,11 @@ int wg_pcall(void (*fn)(void *), void *ud)
     return 1;
 }
 
+size_t wg_alloc_cap;
+
 void *wg_malloc(size_t n)
 {
+    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
     void *p = malloc(n ? n : 1);
     if (!p) wg_error("out of memory (asked for %zu bytes)", n);
     return p;
@@ -263,6 +272,7 @@ void *wg_malloc(size_t n)
 
 void *wg_realloc(void *p, size_t n)
 {
+    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
     void *q = realloc(p, n ? n : 1);
     if (!q) wg_error("out of memory (asked for %zu bytes)", n);
     return q;
@@ -270,6 +280,7 @@ void *wg_realloc(void *p, size_t n)
 
 void *wg_calloc(size_t n, size_t size)
 {
+    if (wg_alloc_cap && size && n > wg_alloc_cap / size) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
     return p;
@@ -277,8 +288,11 @@ void *wg_calloc(size_t n, size_t size)
 
 volatile sig_atomic_t wg_interrupted;
 
+long wg_step_budget;
+
 void wg_check_interrupt(void)
 {
+    if (wg_step_budget > 0 && --wg_step_budget == 0) wg_interrupted = 1;
     if (wg_interrupted) {
         wg_interrupted = 0;
         wg_error("interrupted");

@@ -67,7 +67,9 @@ void  wg_scratch_free(void *p);
 #include <signal.h>
 extern volatile sig_atomic_t wg_interrupted;
 void wg_check_interrupt(void);
+extern long wg_step_budget;   /* > 0: "interrupted" after that many more polls (the fuzzer) */
 
+extern size_t wg_alloc_cap;   /* non-zero: larger requests fail as out of memory (the fuzzer) */
 void *wg_malloc(size_t n);
 void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);

@@ -19,6 +19,7 @@
 #include "sweep.h"
 #include "fwd.h"
 #include "kinks.h"
+#include "suggest.h"
 
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
@@ -45,14 +46,17 @@ int global_index(const char *name)
     for (int i = 0; i < nglobals; i++)
         if (strcmp(globals[i].name, name) == 0) return i;
     if (nglobals == capglobals) {
-        capglobals = capglobals ? 2 * capglobals : 256;
-        globals = wg_realloc(globals, sizeof(Global) * (size_t)capglobals);
+        /* capglobals changes only once the bigger table exists: running out
+         * of memory here is an error that leaves the table as it was */
+        int cap = capglobals ? 2 * capglobals : 256;
+        globals = wg_realloc(globals, sizeof(Global) * (size_t)cap);
+        capglobals = cap;
     }
-    Global *g = &globals[nglobals];
-    memset(g, 0, sizeof *g);
     size_t len = strlen(name);
     char *copy = wg_malloc(len + 1);
     memcpy(copy, name, len + 1);
+    Global *g = &globals[nglobals];
+    memset(g, 0, sizeof *g);
     g->name = copy;
     return nglobals++;
 }
@@ -114,7 +118,7 @@ static Value *var_slot(Node *n, Env *env, VerLog **ver)
 static Value read_var(Node *n, Env *env)
 {
     Value *slot = var_slot(n, env, NULL);
-    if (slot->t == V_UNDEF) wg_error_at(n, "undefined variable '%s'", n->name);
+    if (slot->t == V_UNDEF) wg_undefined(n, env);
     v_retain(*slot);
     return *slot;
 }
@@ -131,8 +135,8 @@ static Value read_version(Node *n, Env *env)
 {
     VerLog *log;
     Value *slot = var_slot(n, env, &log);
-    if (!log || slot->t == V_UNDEF)
-        wg_error_at(n, "'%s' has no recorded versions here", n->name);
+    if (slot->t == V_UNDEF) wg_undefined(n, env);
+    if (!log) wg_error_at(n, "'%s' has no recorded versions here", n->name);
     if (n->num > log->count)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
@@ -219,7 +223,7 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     Value iv = eval_expr(target->b, env);
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
-        if (holder->t == V_UNDEF) wg_error_at(cont, "undefined variable '%s'", cont->name);
+        if (holder->t == V_UNDEF) wg_undefined(cont, env);
     } else {
         tmp = eval_expr(cont, env);
         holder = &tmp;
@@ -317,9 +321,13 @@ static Value run_body(Closure *c, Env *frame)
 static Value call_closure(Closure *c, int argc, Value *argv)
 {
     FnInfo *f = c->fn;
-    if (argc != f->nparams)
-        wg_error("%s expects %d argument%s, got %d", f->name ? f->name : "function",
-                 f->nparams, f->nparams == 1 ? "" : "s", argc);
+    if (argc != f->nparams) {
+        char sig[200];
+        int len = snprintf(sig, sizeof sig, "%s(", f->name ? f->name : "fn");
+        for (int i = 0; i < f->nparams && len < (int)sizeof sig - 8; i++)
+            len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
+        wg_error("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
+    }
     if (call_depth >= MAX_CALL_DEPTH)
         wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
     wg_check_interrupt();
@@ -351,8 +359,16 @@ Value call_value(Value f, int argc, Value *argv)
     if (f.t == V_BUILTIN) {
         const Builtin *b = f.u.bi;
         if (argc < b->minargs || (b->maxargs >= 0 && argc > b->maxargs)) {
+            /* name it as its help does: sqrt(x), atan2(y, x) */
+            size_t nl = strlen(b->name);
+            const char *close = b->help && !strncmp(b->help, b->name, nl) && b->help[nl] == '(' ? strchr(b->help, ')') : NULL;
+            int siglen = close && close - b->help < 80 ? (int)(close - b->help + 1) : (int)nl;
+            const char *sig = close ? b->help : b->name;
             if (b->minargs == b->maxargs)
-                wg_error("%s expects %d argument%s, got %d", b->name, b->minargs,
+                wg_error("%.*s expects %d argument%s, got %d", siglen, sig, b->minargs,
+                         b->minargs == 1 ? "" : "s", argc);
+            if (b->maxargs < 0)
+                wg_error("%s expects at least %d argument%s, got %d", b->name, b->minargs,
                          b->minargs == 1 ? "" : "s", argc);
             wg_error("%s expects %d to %d arguments, got %d", b->name, b->minargs, b->maxargs, argc);
         }
@@ -612,7 +628,7 @@ static void exec_compound(Node *n, Env *env)
     }
     VerLog *log;
     Value *slot = var_slot(n->a, env, &log);
-    if (slot->t == V_UNDEF) wg_error_at(n->a, "undefined variable '%s'", n->a->name);
+    if (slot->t == V_UNDEF) wg_undefined(n->a, env);
     if (is_seq(*slot)) {
         /* the right side is read as it was before the statement, even when
          * it aliases the target through a view */
@@ -649,7 +665,7 @@ static void exec_compound(Node *n, Env *env)
 static void echo_value(Value v)
 {
     if (v.t == V_NIL || v.t == V_UNDEF) return;
-    value_print(v, stdout);
+    value_print_brief(v, stdout);
     fputc('\n', stdout);
 }
 
@@ -659,7 +675,8 @@ static void store_ans(Value v)
 {
     static int slot = -1;
     if (v.t == V_NIL || v.t == V_UNDEF) return;
-    if (slot < 0) slot = global_index("ans");
+    /* the cached slot is checked: a front end may forget globals (the fuzzer) */
+    if (slot < 0 || slot >= nglobals || strcmp(globals[slot].name, "ans") != 0) slot = global_index("ans");
     Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
     v_retain(v);
     store_var(&target, NULL, v);

@@ -19,8 +19,11 @@ typedef struct {
     ParseState *ps;
     void *parser;
     char stack[MAX_NEST];   /* open brackets: ( [ { */
+    Token opened[MAX_NEST]; /* where each was opened */
     int depth;
     int prev;               /* last token code fed to the parser, 0 at start */
+    int cond, cond_depth;   /* inside the condition of this if/while/elif */
+    int last_line;          /* line of the last token fed */
 } Feeder;
 
 Node *syn_node(ParseState *ps, NodeKind k, Token at)
@@ -111,15 +114,25 @@ static void feed(Feeder *f, int code, Token t)
     f->ps->at_col = t.col;
     Parse(f->parser, code, t, f->ps);
     f->prev = code;
+    if (code && code != T_SEP) f->last_line = t.line;
 }
 
-static void track_brackets(Feeder *f, int code)
+static void track_brackets(Feeder *f, int code, Token t)
 {
     char open = 0;
+    if (code == T_IF || code == T_WHILE || code == T_ELIF) {
+        f->cond = code;
+        f->cond_depth = f->depth;
+    } else if (code == T_LBRACE && f->cond && f->depth == f->cond_depth) {
+        f->cond = 0;
+    }
     if (code == T_LPAREN) open = '(';
     else if (code == T_LBRACKET) open = '[';
     else if (code == T_LBRACE) open = '{';
-    if (open && f->depth < MAX_NEST) f->stack[f->depth++] = open;
+    if (open && f->depth < MAX_NEST) {
+        f->opened[f->depth] = t;
+        f->stack[f->depth++] = open;
+    }
     if ((code == T_RPAREN || code == T_RBRACKET || code == T_RBRACE) && f->depth > 0)
         f->depth--;
 }
@@ -127,6 +140,35 @@ static void track_brackets(Feeder *f, int code)
 static int inside_parens(const Feeder *f)
 {
     return f->depth > 0 && f->stack[f->depth - 1] != '{';
+}
+
+/* Syntax errors that point at the fix: `=` in a condition, and a bracket
+ * left open (reported where it was opened; the REPL still sees the
+ * incomplete input and asks for more). */
+static void explain(Feeder *f, int code, Token t)
+{
+    ParseState *ps = f->ps;
+    size_t len = strlen(ps->err_msg);
+    if (code == T_ASSIGN && f->cond && f->depth == f->cond_depth) {
+        snprintf(ps->err_msg + len, sizeof ps->err_msg - len,
+                 " in %s condition\nnote: '=' assigns; to compare, write '=='",
+                 f->cond == T_IF ? "an if" : f->cond == T_WHILE ? "a while" : "an elif");
+        return;
+    }
+    if (f->depth == 0 || f->depth > MAX_NEST) return;
+    char open = f->stack[f->depth - 1];
+    Token at = f->opened[f->depth - 1];
+    char close = open == '(' ? ')' : open == '[' ? ']' : '}';
+    if (code == 0) {
+        ps->err_line = at.line;
+        ps->err_col = at.col;
+        snprintf(ps->err_msg, sizeof ps->err_msg,
+                 "'%c' is never closed\nnote: the input ended after line %d without its '%c'",
+                 open, f->last_line, close);
+    } else if (open != '{' && t.line > at.line) {
+        snprintf(ps->err_msg + len, sizeof ps->err_msg - len,
+                 "\nnote: the '%c' at line %d, column %d is still open here", open, at.line, at.col);
+    }
 }
 
 /* Commands may start any statement that is not inside ( ) or [ ]. */
@@ -183,15 +225,19 @@ static void feed_all(Feeder *f)
         }
         if (code == 0) {
             feed(f, 0, t);
+            if (f->ps->error) explain(f, 0, t);
             return;
         }
         if (code == T_COLON && at_statement_start(f)) {
             t = take_command(f, t);
             code = T_COMMAND;
         }
-        track_brackets(f, code);
         feed(f, code, t);
-        if (f->ps->error) return;
+        if (f->ps->error) {
+            explain(f, code, t);
+            return;
+        }
+        track_brackets(f, code, t);
     }
 }
 

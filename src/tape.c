@@ -22,7 +22,7 @@ void tape_init(void)
     tape.limit = limit;
     tape.epoch = epoch + 1;
     tape.recording = 1;
-    tape.cap = 1 << 16;
+    tape.cap = 1 << 12;         /* grows by 4x; a small start keeps fresh sessions cheap */
     tape.op = wg_malloc(tape.cap);
     tape.arg = wg_malloc(tape.cap * sizeof(TapeArgs));
     tape.val = wg_malloc(tape.cap * sizeof(double));

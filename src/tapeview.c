@@ -241,8 +241,10 @@ static void tape_depends(const char *name)
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape_size(); i++) count += mark[i];
     printf("tape: %u entries that %s depends on\n", count, name);
+    uint32_t skip = count > 20 ? count - 20 : 0, seen = 0;   /* the latest 20, as :tape */
     for (uint32_t i = 1; i < tape_size(); i++)
-        if (mark[i]) print_entry(stdout, i);
+        if (mark[i] && seen++ >= skip) print_entry(stdout, i);
+    if (skip) printf("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", skip, name);
     free(mark);
 }
 

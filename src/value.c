@@ -216,3 +216,29 @@ void value_print(Value v, void *file)
     default: fputs("<undefined>", f); break;
     }
 }
+
+/* At the prompt and in :vars a long array shows its ends and its length;
+ * print() writes every element. */
+#define BRIEF_MAX 100
+#define BRIEF_ENDS 3
+
+void value_print_brief(Value v, void *file)
+{
+    FILE *f = file;
+    int n = (v.t == V_ARR || v.t == V_VIEW) ? seq_len(v) : 0;
+    if (n <= BRIEF_MAX) {
+        value_print(v, f);
+        return;
+    }
+    fputc('[', f);
+    for (int i = 0; i < BRIEF_ENDS; i++) {
+        value_print(*seq_at(v, i), f);
+        fputs(", ", f);
+    }
+    fputs("...", f);
+    for (int i = n - BRIEF_ENDS; i < n; i++) {
+        fputs(", ", f);
+        value_print(*seq_at(v, i), f);
+    }
+    fprintf(f, "] (%d elements)", n);
+}

@@ -170,6 +170,7 @@ static inline void arr_own(Value *v)
 
 const char *type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
+void    value_print_brief(Value v, void *file);   /* long arrays as [1, 2, 3, ..., 9] (N elements) */
 const char *num_str(double x);   /* for error messages */
 
 #endif

@@ -32,17 +32,25 @@ static wg_Session the_session;    /* one a process, for now (wengert.h) */
 
 /* ------------------------------------------------------------ start-up */
 
+/* The whole file (or standard input for "-"), NUL-terminated so that C
+ * string functions may scan it; NULL when it cannot be opened or read. */
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
     size_t cap = 8192, n = 0, got;
     char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
         n += got;
-        if (n == cap) buf = realloc(buf, cap *= 2);
+        if (n + 1 == cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) { free(buf); buf = NULL; break; }
+            buf = grown;
+            cap *= 2;
+        }
     }
     if (f != stdin) fclose(f);
+    if (buf) buf[n] = 0;
     *len = n;
     return buf;
 }

@@ -1,11 +1,14 @@
 #!/bin/sh
-# Install the Debian packages the build and tests need, when missing.
+# Install the Debian packages the build and tests need, when missing
+# (`sh tests/deps.sh fuzz` adds clang and its runtime for `make fuzz`).
 # graphviz (for ':tape dot FILE.svg'), python3 (the tests read the SVG
 # that plot writes as XML) and Jupyter's ipykernel, jupyter-client and
 # nbclient (the notebook test) are optional: without them those checks are
 # skipped, and failing to install them stops nothing.
 need=""
-for p in re2c lemon libedit-dev libgmp-dev libjansson-dev python3 tmux man-db; do
+pkgs="re2c lemon libedit-dev libgmp-dev libjansson-dev python3 tmux man-db valgrind"
+[ "$1" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev"
+for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 extra=""

@@ -1,0 +1,59 @@
+/* test_oom.c - running out of memory is an error that leaves the
+ * interpreter's tables consistent (found by fuzzing: the table of global
+ * names recorded its new capacity before growing, so an out-of-memory error
+ * there was followed by writes past its end). wg_alloc_cap makes any
+ * allocation above it fail as out of memory would.
+ * Prints "test_oom: N checks, M failed"; exit status non-zero on failure. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../src/error.h"
+#include "../../src/eval.h"
+#include "../../src/parse.h"
+
+static int n_checks, n_failed;
+
+static void check(int ok, const char *what)
+{
+    n_checks++;
+    if (!ok) {
+        n_failed++;
+        printf("FAIL: %s\n", what);
+    }
+}
+
+static int next_name;
+
+static void intern_many(void *ud)
+{
+    int count = *(int *)ud;
+    char name[32];
+    for (int i = 0; i < count; i++) {
+        snprintf(name, sizeof name, "v%d", next_name++);
+        global_index(name);
+    }
+}
+
+int main(void)
+{
+    int before = nglobals, many = 100000;
+    wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
+    fprintf(stderr, "(an out-of-memory message is expected here)\n");
+    check(wg_pcall(intern_many, &many) == 1, "growing past the cap is an error");
+    int reached = nglobals;
+    check(reached > before, "names were added before the cap");
+    wg_alloc_cap = 0;
+    int more = 5000;
+    check(wg_pcall(intern_many, &more) == 0, "after the error the table grows again");
+    check(nglobals == reached + more, "every new name gets one slot");
+    char name[32];
+    int ok = 1;
+    for (int i = 0; i < next_name; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        Global *g = global_lookup(name);
+        if (i < reached - before || i >= next_name - more) ok &= g && !strcmp(g->name, name);
+    }
+    check(ok, "every interned name reads back");
+    printf("test_oom: %d checks, %d failed\n", n_checks, n_failed);
+    return n_failed != 0;
+}
