@@ -63,7 +63,7 @@ static void index_history(void)
                 hist = wg_realloc(hist, sizeof(HistElem) * (size_t)cap);
             }
             for (int i = 0; i < n; i++) hist[nhist++] = (HistElem){ids[i], g, i, k};
-            free(ids);
+            wg_scratch_free(ids);
         }
     }
     if (nhist) qsort(hist, (size_t)nhist, sizeof(HistElem), cmp_hist);

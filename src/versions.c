@@ -201,7 +201,7 @@ uint32_t *verlog_array(const VerLog *log, int k, int *n)
     if (!found) return NULL;
     uint32_t snap = log->writes[last].id;
     *n = log->snaplen[snap];
-    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+    uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
     memcpy(ids, log->snaps[snap], sizeof(uint32_t) * (size_t)*n);
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
         if (log->writes[i].index < 0) break;
@@ -251,7 +251,7 @@ Value version_read(const VerLog *log, int k, int *found)
     Value r = arr_new(len);
     for (int i = 0; i < len; i++)
         AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
-    free(ids);
+    wg_scratch_free(ids);
     if (log->nheld) overlay_held(log, k, AS_ARR(r));
     return r;
 }

@@ -211,6 +211,18 @@ static char *value_text(Value v)
     return buf;
 }
 
+typedef struct {
+    const char *name, *src;
+    size_t len;
+    Chunk *chunk;
+} ParseJob;
+
+static void parse_protected(void *ud)
+{
+    ParseJob *p = ud;
+    p->chunk = parse_chunk(p->name, p->src, p->len, 0, NULL);
+}
+
 wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, wg_Result *r)
 {
     if (r) memset(r, 0, sizeof *r);
@@ -218,7 +230,10 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
     Global *ans = global_lookup("ans");
     int before = ans ? ans->ver.count : 0;
     wg_Status st = WG_ERROR;
-    Chunk *c = parse_chunk(name, src, len, 0, NULL);
+    /* parsing can fail by an error too (out of memory, nesting too deep):
+     * under protection, so a host is never taken down */
+    ParseJob p = { name, src, len, NULL };
+    Chunk *c = wg_pcall(parse_protected, &p) ? NULL : p.chunk;
     if (c) {
         int echo = wg_echo;
         wg_echo = s->echo;
