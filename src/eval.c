@@ -74,6 +74,7 @@ void eval_visit_roots(void (*visit)(Value))
         visit(globals[i].v);
         verlog_visit(&globals[i].ver, visit);
     }
+    tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
 }
 
 

@@ -9,6 +9,17 @@ Tape tape;
 
 #define ENTRY_BYTES (sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double))
 
+/* Side records from index `from` on are released (their entries go). */
+static void release_sides(uint32_t from)
+{
+    for (uint32_t k = tape.nsides; k-- > from; ) {
+        TapeSide *s = tape.sides[k];
+        tape.sides[k] = NULL;
+        if (s && s->kind->release) s->kind->release(s);
+    }
+    if (tape.nsides > from) tape.nsides = from;
+}
+
 void tape_init(void)
 {
     size_t limit = tape.limit ? tape.limit : (size_t)1 << 30;   /* 1 GiB default */
@@ -17,6 +28,8 @@ void tape_init(void)
     free(tape.val);
     free(tape.pool);
     free(tape.derivs);
+    release_sides(0);
+    free(tape.sides);
     uint32_t epoch = tape.epoch;
     memset(&tape, 0, sizeof tape);
     tape.limit = limit;
@@ -92,6 +105,24 @@ uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
     return off;
 }
 
+uint32_t tape_side_add(TapeSide *s)
+{
+    if (tape.nsides == tape.capsides) {
+        tape.capsides = tape.capsides ? 2 * tape.capsides : 16;
+        tape.sides = wg_realloc(tape.sides, tape.capsides * sizeof(TapeSide *));
+    }
+    tape.sides[tape.nsides] = s;
+    return tape.nsides++;
+}
+
+void tape_each_side_value(void (*visit)(Value))
+{
+    for (uint32_t k = 0; k < tape.nsides; k++) {
+        TapeSide *s = tape.sides[k];
+        if (s && s->kind->each_value) s->kind->each_value(s, visit);
+    }
+}
+
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut)
 {
@@ -159,14 +190,18 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
     }
 }
 
-TapeMark tape_mark(void) { return (TapeMark){ tape.n, tape.nderivs, tape.npool }; }
+TapeMark tape_mark(void) { return (TapeMark){ tape.n, tape.nderivs, tape.nsides, tape.npool }; }
 
-int tape_grew_since(TapeMark m) { return tape.n != m.n || tape.nderivs != m.nderivs || tape.npool != m.npool; }
+int tape_grew_since(TapeMark m)
+{
+    return tape.n != m.n || tape.nderivs != m.nderivs || tape.npool != m.npool || tape.nsides != m.nsides;
+}
 
 void tape_truncate(TapeMark m)
 {
     for (uint32_t i = 0; i < m.nderivs; i++)
         if (tape.derivs[i].exp_lo >= m.n) tape.derivs[i].exp_lo = tape.derivs[i].exp_off = 0;
+    release_sides(m.nsides);
     tape.n = m.n;
     tape.nderivs = m.nderivs;
     tape.npool = m.npool;

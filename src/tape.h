@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "num.h"
+#include "value.h"
 
 #define TAPE_LABELED 0x80   /* op byte flag: the entry is a variable version */
 #define TAPE_OPMASK  0x7f
@@ -30,6 +31,23 @@ typedef struct {
     uint32_t exp_off;           /* expanded ids in the pool */
 } DerivRec;
 
+/* Side records: an entry kind that needs more than its two operand fields
+ * and the pool (a checkpointed loop, a fixed point) hangs a record off its
+ * entry (the entry's a field holds the record's index, see tape_side_add).
+ * The record must say which tape ids and heap values it holds: the
+ * reclaimer marks and renumbers the ids (each_id's fn may rewrite *id),
+ * the cycle collector keeps the values; and it is released when its entry
+ * goes (tape clear, truncate, or reclaiming). It holds no tape id anywhere
+ * each_id does not show. */
+typedef struct TapeSide TapeSide;
+typedef struct TapeSideKind {
+    const char *name;
+    void (*each_id)(TapeSide *s, void (*fn)(uint32_t *id, void *ud), void *ud);
+    void (*each_value)(TapeSide *s, void (*visit)(Value));
+    void (*release)(TapeSide *s);   /* frees s itself and what it owns */
+} TapeSideKind;
+struct TapeSide { const TapeSideKind *kind; };
+
 typedef struct {
     uint8_t  *op;
     TapeArgs *arg;
@@ -39,6 +57,8 @@ typedef struct {
     size_t    npool, cappool;
     DerivRec *derivs;
     uint32_t  nderivs, capderivs;
+    TapeSide **sides;           /* side records, by index */
+    uint32_t  nsides, capsides;
     size_t    limit;            /* bytes */
     uint64_t  sweeps;           /* adjoint sweeps run */
     uint64_t  expansions;       /* derivative entries expanded for higher order */
@@ -54,6 +74,9 @@ void     tape_grow(void);
 size_t   tape_bytes(void);
 void     tape_set_limit(size_t bytes);
 uint32_t tape_pool_push(const uint32_t *ids, uint32_t n);
+uint32_t tape_side_add(TapeSide *s);            /* index for the entry's a field */
+static inline TapeSide *tape_side_at(uint32_t k);
+void     tape_each_side_value(void (*visit)(Value));   /* for the collector's roots */
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut);
 
@@ -92,6 +115,8 @@ static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
 }
 static inline DerivRec *tape_deriv_call(uint32_t r) { return &tape.derivs[r]; }
 static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }
+static inline TapeSide *tape_side_at(uint32_t k) { return tape.sides[k]; }
+static inline uint32_t tape_side_count(void) { return tape.nsides; }
 
 /* Every operand of entry i, n-ary ones included (a deriv entry: its y and
  * the places it was taken with respect to). */
@@ -101,7 +126,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
  * functions that record anyway). The caller makes sure no live value names
  * them; derivative entries expanded meanwhile forget the expansion. */
 typedef struct {
-    uint32_t n, nderivs;
+    uint32_t n, nderivs, nsides;
     size_t npool;
 } TapeMark;
 TapeMark tape_mark(void);
