@@ -161,6 +161,14 @@ uint32_t rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, 
 
 uint32_t rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
 
+typedef struct { void (*fn)(uint32_t, void *); void *ud; } OperandFn;
+
+static void each_side_id(uint32_t *id, void *ud)
+{
+    OperandFn *c = ud;
+    if (*id) c->fn(*id, c->ud);
+}
+
 void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 {
     int op = tape_opcode(i);
@@ -182,6 +190,16 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         const DerivRec *r = tape_deriv_call(tape_deriv_call_of(i, NULL));
         fn(r->y, ud);
         for (uint32_t j = 0; j < r->nwrt; j++) fn(tape.pool[r->wrt_off + j], ud);
+        return;
+    }
+    case OP_FIXIN:          /* a stand-in: the head has none, the others name it */
+        if (tape.arg[i].b) fn(tape.arg[i].a, ud);
+        return;
+    case OP_FIXPT: {        /* the whole group: stand-ins and g's results */
+        uint32_t head = tape.arg[i].a;
+        TapeSide *s = tape.sides[tape.arg[head].a];
+        OperandFn c = { fn, ud };
+        s->kind->each_id(s, each_side_id, &c);
         return;
     }
     default:

@@ -119,7 +119,8 @@ static inline TapeSide *tape_side_at(uint32_t k) { return tape.sides[k]; }
 static inline uint32_t tape_side_count(void) { return tape.nsides; }
 
 /* Every operand of entry i, n-ary ones included (a deriv entry: its y and
- * the places it was taken with respect to). */
+ * the places it was taken with respect to; a fixed point's result: its
+ * whole group, fixpt.h). Every id is below i. */
 void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
 
 /* ---- taking back: entries recorded since a mark are dropped (plot runs

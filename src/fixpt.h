@@ -1,0 +1,61 @@
+/* fixpt.h: the fixed-point entry kinds (SPEC "Long loops and long
+ * sessions"): what fixedpoint(g, x0) leaves on the tape, and the two
+ * helpers its reverse rule (sweep.c) and its operator (fixedpoint.c) share.
+ *
+ * One call to fixedpoint with an x of n numbers (a dual counts each of its
+ * parts) records a group:
+ *
+ *   n stand-ins  (fixin)  holding x*: the first, the group's head, carries
+ *                         the side record (a = its index, b = 0); the
+ *                         others name the head (a = head, b = j);
+ *   g(stand-ins)          one application of g, recorded as usual: it
+ *                         reads the stand-ins and whatever g captured (θ);
+ *   n results    (fixpt)  holding x*, what the program sees (a = head,
+ *                         b = j); their operands are the whole group, so
+ *                         whatever keeps a result keeps every id below.
+ *
+ * The tape then says what is true: x* is a function of θ (the stand-ins'
+ * rule, the implicit function theorem), and g's graph is a plain function
+ * of x* and θ. A result hands its adjoint to its stand-in; the head, met
+ * by a sweep, solves λ = x̄ + (∂g/∂x)ᵀ λ by iterating sweeps over g's graph
+ * (no matrix) and sweeps λ through the graph once more into θ. A recorded
+ * sweep records λ itself as a fixed point (of μ ↦ x̄ + (∂g/∂x)ᵀ μ, whose g
+ * is the recorded sweep of the graph), so derivatives of any order nest.
+ *
+ * The one place where ids point up the tape: the side record of a head
+ * lists g's results, above it. A group stands or falls whole: reclaiming
+ * keeps all of [head, last result] when any of it is reachable. */
+#ifndef WG_FIXPT_H
+#define WG_FIXPT_H
+#include "tape.h"
+
+typedef struct {
+    TapeSide side;
+    uint32_t n;             /* numbers in x */
+    uint32_t maxiter;       /* for the adjoint iterations, as for x's */
+    double tol;
+    uint32_t ids[];         /* [0, n): the stand-ins; [n, 2n): g's results, 0 if constant */
+} FixSide;
+
+/* Records n stand-ins holding x[0..n) with a side record; returns the head. */
+uint32_t fixpt_standins(uint32_t n, const double *x, double tol, uint32_t maxiter);
+/* Records result j of head's group: g's result y (an entry or 0), value v. */
+uint32_t fixpt_result(uint32_t head, uint32_t j, uint32_t y, double v);
+/* The side record of a fixin or fixpt entry. */
+FixSide *fixpt_side(uint32_t i);
+/* Whether a step that changed x by `change` (max norm) to a new x of size
+ * `scale` (max norm) has converged: change <= tol * scale, or within two
+ * units in the last place of the active format at scale (so narrow
+ * backends, whose iterates may flip between neighbours, converge too). */
+int fixpt_converged(double change, double scale, double tol);
+/* An iteration's progress: once a step has converged, further steps are
+ * taken while each at least halves the change (a contraction gains its
+ * last digits in a few steps; a slow one stops at once), until a step is
+ * within the format's precision. fixpt_step says whether to stop. */
+typedef struct {
+    int met;            /* a step has converged */
+    double last;        /* its change */
+} FixProgress;
+int fixpt_step(FixProgress *p, double change, double scale, double tol);
+
+#endif
