@@ -61,7 +61,7 @@ int fixpt_step(FixProgress *p, double change, double scale, double tol)
 {
     int exact = fixpt_converged(change, scale, 0);
     if (p->met) {
-        if (exact || !(change <= p->last / 2)) return 1;
+        if (exact || !(change <= p->last * 0.75)) return 1;
         p->last = change;
         return 0;
     }

@@ -49,7 +49,7 @@ FixSide *fixpt_side(uint32_t i);
  * backends, whose iterates may flip between neighbours, converge too). */
 int fixpt_converged(double change, double scale, double tol);
 /* An iteration's progress: once a step has converged, further steps are
- * taken while each at least halves the change (a contraction gains its
+ * taken while each cuts the change by a quarter or more (a contraction gains its
  * last digits in a few steps; a slow one stops at once), until a step is
  * within the format's precision. fixpt_step says whether to stop. */
 typedef struct {

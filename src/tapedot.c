@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "tapedot.h"
+#include "fixpt.h"
 #include "eval.h"
 #include "error.h"
 #include "tape.h"
@@ -161,6 +162,10 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
             write_edge(f, sel, tape_pool_at(r->wrt_off)[g.b], i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
         if (r->exp_lo && g.b < r->nwrt)
             write_edge(f, sel, tape_pool_at(r->exp_off)[g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
+    } else if (op == OP_FIXPT) {
+        const FixSide *s = fixpt_side(i);
+        write_edge(f, sel, s->ids[g.b], i, "");
+        write_edge(f, sel, s->ids[s->n + g.b], i, " [style=dashed, label=\"g\"]");
     } else {
         if (op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
         if (op_arity[op] == 2) write_edge(f, sel, g.b, i, "");

@@ -16,6 +16,7 @@
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"
+#include "fixpt.h"
 
 /* ------------------------------------------------------ tape labels */
 
@@ -172,6 +173,10 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
+    else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
+        const FixSide *s = fixpt_side(i);
+        snprintf(args, sizeof args, "#%u g:#%u", s->ids[g.b], s->ids[s->n + g.b]);
+    }
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
         char a[16] = "const", b[16] = "const";
