@@ -524,8 +524,25 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
              "(last change %s)", g->s->maxiter, num_str(change));
 }
 
+/* The rule hands on only what falls below the stand-ins: a sweep that
+ * stops at the head (d(y, x) inside g, with x the stand-in) skips it. */
+static int plain_below(const PlainBuf *b, uint32_t id)
+{
+    for (; b; b = b->parent)
+        if (b->lo < id) return 1;
+    return 0;
+}
+
+static int val_below(const ValBuf *b, uint32_t id)
+{
+    for (; b; b = b->parent)
+        if (b->lo < id) return 1;
+    return 0;
+}
+
 static void plain_fixin(PlainBuf *b, uint32_t head)
 {
+    if (!plain_below(b, head)) return;
     FixGroup g = fix_group(head);
     double *xbar = wg_scratch(sizeof(double) * g.n);
     int any = 0;
@@ -555,6 +572,7 @@ static void plain_fixin(PlainBuf *b, uint32_t head)
  * expanded, as the invariant at the top of this file asks. */
 static void val_fixin(ValBuf *b, uint32_t head)
 {
+    if (!val_below(b, head)) return;
     FixGroup g = fix_group(head);
     Value *xbar = wg_scratch(sizeof(Value) * g.n);
     double *xb = wg_scratch(sizeof(double) * g.n);
