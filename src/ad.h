@@ -10,7 +10,7 @@ Value derived_call(Closure *c, int argc, Value *argv);
 Value ad_d(Node *call, Env *env);          /* the special form d(y, place) */
 Value ad_grad(int argc, Value *argv);
 Value ad_hvp(int argc, Value *argv);
-Value ad_derivative(Value y, uint32_t wrt);
-Value fixedpoint_builtin(int argc, Value *argv);   /* fixedpoint(g, x0[, tol, maxiter]), fixedpoint.c */   /* d(y, entry wrt): recorded, of a dual a dual */
+Value ad_derivative(Value y, uint32_t wrt);   /* d(y, entry wrt): recorded, of a dual a dual */
+Value fixedpoint_builtin(int argc, Value *argv);   /* fixedpoint(g, x0[, tol, maxiter]), fixedpoint.c */
 
 #endif

@@ -59,14 +59,13 @@ int fixpt_converged(double change, double scale, double tol)
 
 int fixpt_step(FixProgress *p, double change, double scale, double tol)
 {
-    int exact = fixpt_converged(change, scale, 0);
     if (p->met) {
-        if (exact || !(change <= p->last * 0.75)) return 1;
+        if (change == 0 || !(change <= p->last) || ++p->polished >= FIXPT_POLISH) return 1;
         p->last = change;
         return 0;
     }
     if (!fixpt_converged(change, scale, tol)) return 0;
     p->met = 1;
     p->last = change;
-    return exact;
+    return change == 0;
 }

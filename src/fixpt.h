@@ -48,13 +48,16 @@ FixSide *fixpt_side(uint32_t i);
  * units in the last place of the active format at scale (so narrow
  * backends, whose iterates may flip between neighbours, converge too). */
 int fixpt_converged(double change, double scale, double tol);
-/* An iteration's progress: once a step has converged, further steps are
- * taken while each cuts the change by a quarter or more (a contraction gains its
- * last digits in a few steps; a slow one stops at once), until a step is
- * within the format's precision. fixpt_step says whether to stop. */
+/* An iteration's progress: once a step has converged, up to FIXPT_POLISH
+ * further steps are taken while the change does not grow, until a step
+ * changes nothing: a contraction gains its last digits this way (the
+ * exact fixed point of g in the format, where there is one), at a bounded
+ * cost. fixpt_step says whether to stop. */
+#define FIXPT_POLISH 64
 typedef struct {
     int met;            /* a step has converged */
-    double last;        /* its change */
+    int polished;       /* steps taken since */
+    double last;        /* the latest change */
 } FixProgress;
 int fixpt_step(FixProgress *p, double change, double scale, double tol);
 
