@@ -401,6 +401,7 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
     val_run_to(b, top, b->lo);
 }
 
+
 /* The first entry of the expansion being recorded, 0 if none. */
 static uint32_t expansion_floor;
 
@@ -491,9 +492,14 @@ static FixGroup fix_group(uint32_t head)
 }
 
 /* λ for x̄, by iteration in the active backend (the quire in posits);
- * scratch memory. */
+ * scratch memory. Its sweeps are plain, so they record nothing that an
+ * expansion being recorded reads: a derivative entry in g's graph may use
+ * the expansion it has, wherever it lies, instead of recording one afresh
+ * at every step (the floor is put back after, or by sweep_abandon). */
 static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
 {
+    uint32_t floor = expansion_floor;
+    expansion_floor = 0;
     size_t bytes = sizeof(double) * g->n;
     double *lam = wg_scratch(bytes), *next = wg_scratch(bytes), change = 0;
     memcpy(lam, xbar, bytes);
@@ -519,6 +525,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         wg_check_interrupt();
     }
     wg_scratch_free(next);
+    expansion_floor = floor;
     if (prog.met) return lam;
     wg_error("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
              "(last change %s)", g->s->maxiter, num_str(change));
