@@ -428,7 +428,11 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     return tape_pool_at(off)[j];
 }
 
-void sweep_abandon(void) { expansion_floor = 0; }
+void sweep_abandon(void)
+{
+    expansion_floor = 0;
+    tape.busy = 0;
+}
 
 /* --------------------------------------------------------- sparse sweep */
 
@@ -560,6 +564,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
     }
     if (!top || !any) return;
+    tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
     int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
@@ -579,4 +584,5 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         else out[j] = num_val(g[j]);
     }
     wg_scratch_free(g);
+    tape.busy--;
 }

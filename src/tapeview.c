@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "eval.h"
 #include "tape.h"
+#include "reclaim.h"
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
@@ -271,6 +272,11 @@ static void tape_stats(void)
     printf("  variable versions: %zu\n", versions);
     printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
            (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
+    char gone[32];
+    cmd_fmt_bytes(tape.reclaimed_bytes, gone, sizeof gone);
+    printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
+           "(entry numbers are positions: the entries after a reclaimed one move down)\n",
+           (unsigned long long)tape.reclaimed, gone, (unsigned long long)tape.reclaims);
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                formats[num_backend].posit->quire_bits);
@@ -317,8 +323,25 @@ static void tape_forget(void)
 
 static void tape_subcommand(const char *args);
 
+/* :tape reclaim: give back now what nothing can reach (it happens by
+ * itself as the tape grows; this is for looking at it). */
+static void tape_reclaim_now(void)
+{
+    char b[32];
+    size_t bytes = tape_bytes();
+    uint32_t gone = reclaim_now(reclaim_everything());
+    cmd_fmt_bytes(bytes - tape_bytes(), b, sizeof b);
+    printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
+}
+
 void tapeview_command(const char *args)
 {
+    char sub[64];
+    cmd_word(args, sub, sizeof sub);
+    if (!strcmp(sub, "reclaim")) {
+        tape_reclaim_now();
+        return;
+    }
     index_elements();
     tape_subcommand(args);
     forget_elements();
