@@ -329,6 +329,7 @@ static void tape_reclaim_now(void)
 {
     char b[32];
     size_t bytes = tape_bytes();
+    gc_collect();        /* closures no one holds let go of what they captured */
     uint32_t gone = reclaim_now(reclaim_everything());
     cmd_fmt_bytes(bytes - tape_bytes(), b, sizeof b);
     printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
