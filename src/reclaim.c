@@ -99,6 +99,8 @@ typedef struct {
 
 static Pass *current;   /* the pass whose renumbering kink_renumber asks about */
 
+static inline void mark_operand(uint32_t id, void *pp);
+
 static void mark_id(uint32_t *id, void *pp)
 {
     Pass *p = pp;
@@ -107,7 +109,7 @@ static void mark_id(uint32_t *id, void *pp)
     else if (*id >= p->n) wg_error("internal error: a number names tape entry #%u beyond the tape (please report)", *id);
 }
 
-static void mark_operand(uint32_t id, void *pp)
+static inline void mark_operand(uint32_t id, void *pp)
 {
     Pass *p = pp;
     if (id >= p->lo) p->live[id - p->lo] = 1;
@@ -168,27 +170,37 @@ uint32_t reclaim_now(TapeMark floor)
         uint32_t again = 0;
         for (uint32_t i = top; i-- > p.lo; ) {
             if (!p.live[i - p.lo]) continue;
+            int op = tape_opcode(i);
+            if (op_arity[op] > 0 && !tape_has_side(i)) {   /* the common case, inline */
+                mark_operand(tape_a(i), &p);
+                if (op_arity[op] == 2) mark_operand(tape_b(i), &p);
+                continue;
+            }
             tape_each_operand(i, mark_operand, &p);
             tape_each_extra_id(i, mark_extra, &p);
-            if (tape_opcode(i) != OP_DERIV) continue;
+            if (op != OP_DERIV) continue;
             uint32_t top_mark = mark_expansion(&p, tape_deriv_call_of(i, NULL));
             if (top_mark > again) again = top_mark;
         }
         top = again;
     }
-    p.newpos = wg_malloc(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
-    tape_compact(floor, p.live, p.newpos);
-    each_root(rewrite_id, &p);
-    current = &p;
-    kink_renumber(p.lo, entry_moved, position_moved);
-    current = NULL;
+    uint32_t dead = 0;
+    for (uint32_t k = 0; k < p.n - p.lo; k++) dead += !p.live[k];
+    if (dead) {     /* else nothing moves: no renumbering either */
+        p.newpos = wg_malloc(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
+        tape_compact(floor, p.live, p.newpos);
+        each_root(rewrite_id, &p);
+        current = &p;
+        kink_renumber(p.lo, entry_moved, position_moved);
+        current = NULL;
+    }
     uint32_t gone = p.n - tape_size();
     tape.reclaims++;
-    last_roots = p.roots / 2;
+    last_roots = p.roots;
     /* the next pass waits until the tape has grown by what this one cost,
      * and by more when it found little to give back */
-    uint64_t cost = (uint64_t)(tape_size() - p.lo) + p.roots / 2;
-    uint64_t gap = gone < (p.n - p.lo) / 4 ? 3 * cost : cost;
+    uint64_t cost = (uint64_t)(tape_size() - p.lo) + p.roots;
+    uint64_t gap = gone < (p.n - p.lo) / 4 ? 8 * cost : cost;
     if (gap < (1u << 16)) gap = 1u << 16;
     if (stress) gap = 0;
     uint64_t at = (uint64_t)tape_size() + gap;
