@@ -191,18 +191,19 @@ static void cmd_time(const char *args)
     Chunk *c = parse_chunk(file, src, pad + n, 0, NULL);
     free(src);
     if (!c) wg_error("':time': syntax error (above)");
-    uint32_t before = tape_size();
-    size_t bytes = tape_bytes();
+    /* reclaiming may give entries back meanwhile: count what was recorded */
+    uint64_t before = tape_size() + tape.reclaimed;
+    size_t bytes = tape_bytes() + tape.reclaimed_bytes;
     double t0 = now();
     wg_call_push(":time");
     eval_run_chunk(c);
     wg_call_pop();
     double dt = now() - t0;
     char b[32];
-    cmd_fmt_bytes(tape_bytes() - bytes, b, sizeof b);
+    cmd_fmt_bytes(tape_bytes() + tape.reclaimed_bytes - bytes, b, sizeof b);
     if (dt >= 1) printf("time: %.3f s", dt);
     else printf("time: %.3f ms", dt * 1e3);
-    printf(", tape: +%u entries (+%s)\n", tape_size() - before, b);
+    printf(", tape: +%llu entries (+%s)\n", (unsigned long long)(tape_size() + tape.reclaimed - before), b);
 }
 
 static void forget_inputs(void);

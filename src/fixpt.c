@@ -24,22 +24,29 @@ uint32_t fixpt_standins(uint32_t n, const double *x, double tol, uint32_t maxite
     s->maxiter = maxiter;
     /* should the entry fail (the tape limit), the record goes with the
      * next truncate or clear, as records of entries taken back do */
-    uint32_t head = tape_push(OP_FIXIN, tape_side_add(&s->side), 0, n ? x[0] : 0);
+    uint32_t k = tape_side_add(&s->side);
+    uint32_t head = tape_push(OP_FIXIN, k, 0, n ? x[0] : 0);
     s->ids[0] = head;
-    for (uint32_t j = 1; j < n; j++) s->ids[j] = tape_push(OP_FIXIN, head, j, x[j]);
+    for (uint32_t j = 1; j < n; j++) s->ids[j] = tape_push(OP_FIXIN, k, head, x[j]);
     return head;
 }
 
 uint32_t fixpt_result(uint32_t head, uint32_t j, uint32_t y, double v)
 {
-    fixpt_side(head)->ids[fixpt_side(head)->n + j] = y;
-    return tape_push(OP_FIXPT, head, j, v);
+    FixSide *s = fixpt_side(head);
+    s->ids[s->n + j] = y;
+    return tape_push(OP_FIXPT, tape_a(head), s->ids[j], v);
 }
 
-FixSide *fixpt_side(uint32_t i)
+uint32_t fixpt_index(const FixSide *s, uint32_t standin)
 {
-    uint32_t head = (tape_opcode(i) == OP_FIXIN && tape_b(i) == 0) ? i : tape_a(i);
-    return (FixSide *)tape_side_at(tape_a(head));
+    uint32_t lo = 0, hi = s->n;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->ids[mid] <= standin) lo = mid;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* The distance from x > 0 to the next value of the active format. */

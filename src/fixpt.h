@@ -5,14 +5,15 @@
  * One call to fixedpoint with an x of n numbers (a dual counts each of its
  * parts) records a group:
  *
- *   n stand-ins  (fixin)  holding x*: the first, the group's head, carries
- *                         the side record (a = its index, b = 0); the
- *                         others name the head (a = head, b = j);
+ *   n stand-ins  (fixin)  holding x*; the first is the group's head;
  *   g(stand-ins)          one application of g, recorded as usual: it
  *                         reads the stand-ins and whatever g captured (θ);
- *   n results    (fixpt)  holding x*, what the program sees (a = head,
- *                         b = j); their operands are the whole group, so
- *                         whatever keeps a result keeps every id below.
+ *   n results    (fixpt)  holding x*, what the program sees.
+ *
+ * Both kinds are side-record entries (tape.h): a = the group's record, b =
+ * an operand: a stand-in's head (0 for the head itself), a result's own
+ * stand-in. The record lists the stand-ins and g's results; for a result
+ * all of them lie below, so whatever keeps a result keeps the group.
  *
  * The tape then says what is true: x* is a function of θ (the stand-ins'
  * rule, the implicit function theorem), and g's graph is a plain function
@@ -22,9 +23,8 @@
  * sweep records λ itself as a fixed point (of μ ↦ x̄ + (∂g/∂x)ᵀ μ, whose g
  * is the recorded sweep of the graph), so derivatives of any order nest.
  *
- * The one place where ids point up the tape: the side record of a head
- * lists g's results, above it. A group stands or falls whole: reclaiming
- * keeps all of [head, last result] when any of it is reachable. */
+ * The one place where ids point up the tape: the record, as the head's,
+ * lists g's results, above it (reclaim.c marks down from them again). */
 #ifndef WG_FIXPT_H
 #define WG_FIXPT_H
 #include "tape.h"
@@ -42,7 +42,9 @@ uint32_t fixpt_standins(uint32_t n, const double *x, double tol, uint32_t maxite
 /* Records result j of head's group: g's result y (an entry or 0), value v. */
 uint32_t fixpt_result(uint32_t head, uint32_t j, uint32_t y, double v);
 /* The side record of a fixin or fixpt entry. */
-FixSide *fixpt_side(uint32_t i);
+static inline FixSide *fixpt_side(uint32_t i) { return (FixSide *)tape_side_at(tape_a(i)); }
+/* Which number of its group the stand-in `standin` is (the ids ascend). */
+uint32_t fixpt_index(const FixSide *s, uint32_t standin);
 /* Whether a step that changed x by `change` (max norm) to a new x of size
  * `scale` (max norm) has converged: change <= tol * scale, or within two
  * units in the last place of the active format at scale (so narrow

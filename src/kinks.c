@@ -11,6 +11,7 @@ typedef struct {
     uint32_t end;         /* branch: the tape size when its top-level statement ended, 0 if running */
     uint32_t ida, idb;    /* branch: the compared entries */
     int branch;
+    int gone;             /* kink: its entry was reclaimed (kept for :tape kinks only) */
     double a, b;
     char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
     char where[96];       /* "demo.wg:4:9" */
@@ -192,6 +193,7 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
     check_epoch();
     for (uint32_t k = first_note(lo); k < nnotes && notes[k].id <= top; k++) {
         Note *n = &notes[k];
+        if (n->gone) continue;
         if (!n->branch) {
             if (adjoint(ud, n->id) != 0) pass(k);
             continue;
@@ -217,6 +219,40 @@ void kink_statement(void)
     for (uint32_t k = nnotes; k-- > 0 && !notes[k].end;) notes[k].end = tape_size();
     noted = 0;
     depth = 0;     /* an error may have unwound out of a derivative */
+}
+
+void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
+{
+    check_epoch();
+    uint32_t *moved = wg_malloc(sizeof(uint32_t) * (nnotes + 1)), kept = 0;
+    for (uint32_t k = 0; k < nnotes; k++) {
+        Note n = notes[k];
+        moved[k] = UINT32_MAX;
+        if (n.branch) {
+            if (n.id >= lo) n.id = position(n.id);
+            if (n.end > lo) n.end = position(n.end);
+            if (n.ida >= lo) n.ida = entry(n.ida);
+            if (n.idb >= lo) n.idb = entry(n.idb);
+        } else if (n.id >= lo) {
+            uint32_t id = entry(n.id);
+            if (!id) {
+                int listed = 0;     /* the latest derivative's list keeps it */
+                for (uint32_t i = 0; i < npassed; i++) listed |= passed[i] == k;
+                if (!listed) continue;
+                n.gone = 1;
+                id = position(n.id);
+            }
+            n.id = id;
+        }
+        moved[k] = kept;
+        notes[kept++] = n;
+    }
+    nnotes = kept;
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < npassed; i++)
+        if (moved[passed[i]] != UINT32_MAX) passed[np++] = moved[passed[i]];
+    npassed = np;
+    free(moved);
 }
 
 void kink_list(FILE *f)

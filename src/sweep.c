@@ -152,7 +152,7 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
         if (tape_b(i) == 0) plain_fixin(b, i);
         return;
     case OP_FIXPT:          /* to its stand-in */
-        give_plain(b, fixpt_side(i)->ids[tape_b(i)], a, 1);
+        give_plain(b, tape_b(i), a, 1);
         return;
     default: {
         double da, db;
@@ -362,7 +362,7 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
         if (tape_b(i) == 0) val_fixin(b, i);
         return;
     case OP_FIXPT:
-        give_val(b, fixpt_side(i)->ids[tape_b(i)], a, num_val(1));
+        give_val(b, tape_b(i), a, num_val(1));
         return;
     default: {
         RuleTemps ts = {0};
@@ -462,7 +462,11 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     return tape_pool_at(off)[j];
 }
 
-void sweep_abandon(void) { expansion_floor = 0; }
+void sweep_abandon(void)
+{
+    expansion_floor = 0;
+    tape.busy = 0;
+}
 
 /* --------------------------------------------------------- fixed points */
 
@@ -756,6 +760,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
     }
     if (!top || !any) return;
+    tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
     int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
@@ -775,4 +780,5 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         else out[j] = num_val(g[j]);
     }
     wg_scratch_free(g);
+    tape.busy--;
 }

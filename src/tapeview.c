@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "eval.h"
 #include "tape.h"
+#include "reclaim.h"
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
@@ -175,7 +176,7 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
     else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
         const FixSide *s = fixpt_side(i);
-        snprintf(args, sizeof args, "#%u g:#%u", s->ids[g.b], s->ids[s->n + g.b]);
+        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixpt_index(s, g.b)]);
     }
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
@@ -193,6 +194,8 @@ static void mark_operand(uint32_t id, void *mark) { ((uint8_t *)mark)[id] = 1; }
 
 /* The entries the given ones depend on: one downward pass, since every
  * operand lies below the entry that reads it. */
+static void mark_extra(uint32_t *id, void *mark) { if (*id < tape_size()) ((uint8_t *)mark)[*id] = 1; }
+
 static uint8_t *cone_of(const uint32_t *ids, int n)
 {
     uint8_t *mark = wg_calloc(tape_size(), 1);
@@ -202,7 +205,10 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
         if (ids[i] > top && ids[i] < tape_size()) top = ids[i];
     }
     for (uint32_t i = top; i > 0; i--)
-        if (mark[i]) tape_each_operand(i, mark_operand, mark);
+        if (mark[i]) {
+            tape_each_operand(i, mark_operand, mark);
+            if (tape_has_side(i)) tape_each_extra_id(i, mark_extra, mark);   /* a fixed point's group */
+        }
     mark[0] = 0;
     return mark;
 }
@@ -276,6 +282,11 @@ static void tape_stats(void)
     printf("  variable versions: %zu\n", versions);
     printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
            (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
+    char gone[32];
+    cmd_fmt_bytes(tape.reclaimed_bytes, gone, sizeof gone);
+    printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
+           "(entry numbers are positions: the entries after a reclaimed one move down)\n",
+           (unsigned long long)tape.reclaimed, gone, (unsigned long long)tape.reclaims);
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                formats[num_backend].posit->quire_bits);
@@ -322,8 +333,26 @@ static void tape_forget(void)
 
 static void tape_subcommand(const char *args);
 
+/* :tape reclaim: give back now what nothing can reach (it happens by
+ * itself as the tape grows; this is for looking at it). */
+static void tape_reclaim_now(void)
+{
+    char b[32];
+    size_t bytes = tape_bytes();
+    gc_collect();        /* closures no one holds let go of what they captured */
+    uint32_t gone = reclaim_now(reclaim_everything());
+    cmd_fmt_bytes(bytes - tape_bytes(), b, sizeof b);
+    printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
+}
+
 void tapeview_command(const char *args)
 {
+    char sub[64];
+    cmd_word(args, sub, sizeof sub);
+    if (!strcmp(sub, "reclaim")) {
+        tape_reclaim_now();
+        return;
+    }
     index_elements();
     tape_subcommand(args);
     forget_elements();

@@ -280,3 +280,14 @@ void verlog_visit(const VerLog *log, void (*visit)(Value))
 {
     for (int i = 0; i < log->nheld; i++) visit(log->held[i].v);
 }
+
+void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    for (int i = 0; i < log->n; i++) fn(&log->ids[i], ud);
+    for (int s = 0; s < log->nsnaps; s++)
+        for (int i = 0; i < log->snaplen[s]; i++) fn(&log->snaps[s][i], ud);
+    for (int i = 0; i < log->nwrites; i++)
+        if (log->writes[i].index >= 0) fn(&log->writes[i].id, ud);   /* -1: a snapshot's number */
+    for (int i = 0; i < log->nheld; i++)
+        if (log->held[i].v.t == V_NUM) fn(&log->held[i].v.id, ud);
+}

@@ -274,6 +274,7 @@ static void test_mixed_partial(void)
 }
 
 static void count_operand(uint32_t id, void *ud) { (void)id; (*(uint32_t *)ud)++; }
+static void count_extra(uint32_t *id, void *ud) { (void)id; (*(uint32_t *)ud)++; }
 
 /* A fixed point group recorded by hand (fixpt.h), swept by the sweeps alone:
  * x = 0.5 cos(x) + a at a = 0.3: dx/da = 1 / (1 + sin(x)/2), and the second
@@ -310,9 +311,11 @@ static void test_fixed_point(void)
     sweep_derivatives(num_rec(V[0], r0), b, 2, (Cuts){0}, db);
     check_close(db[0].u.n, 8.0 / 7, "fixed point of two: dx0/db0");
     check_close(db[1].u.n, 4.0 / 7, "fixed point of two: dx0/db1");
-    uint32_t n = 0;
+    uint32_t n = 0, extra = 0;
     tape_each_operand(r0, count_operand, &n);
-    check(n == 4, "a fixed point's result names its whole group (2 stand-ins, 2 results of g)");
+    check(n == 1, "a fixed point's result reads its stand-in");
+    tape_each_extra_id(r0, count_extra, &extra);
+    check(extra == 4, "and names its whole group (2 stand-ins, 2 results of g)");
 }
 
 /* Memory: every entry costs at most 24 bytes (op, two operand ids, value). */
@@ -338,6 +341,52 @@ static void test_bytes(void)
     check(tape_opcode(0) == OP_CONST, "entry 0 is the constant entry");
 }
 
+/* tape_compact: dead entries go, the rest move down in order with their
+ * operands (and operand lists) renumbered; entries below the mark stay;
+ * derivatives through the compacted tape are those of the original. */
+static void test_compact(void)
+{
+    tape_clear();
+    uint32_t x = leaf(3), y = leaf(2);                 /* below the mark */
+    TapeMark m = tape_mark();
+    uint32_t dead1 = un(OP_SIN, x, sin(3));
+    uint32_t p = bin(OP_MUL, x, y, 6);
+    uint32_t dead2 = bin(OP_ADD, dead1, p, sin(3) + 6);
+    uint32_t ids[3] = { p, x, p };
+    uint32_t off = tape_pool_push(ids, 3);
+    uint32_t s = tape_push(OP_SUM, off, 3, 15);        /* s = 2 x y + x */
+    uint32_t dead3 = un(OP_COS, s, cos(15));
+    uint32_t r = un(OP_SIN, s, sin(15));               /* r = sin(2 x y + x) */
+    (void)dead2; (void)dead3;
+    uint32_t n = tape_size() - m.n;
+    uint8_t *live = calloc(n, 1);
+    live[p - m.n] = live[s - m.n] = live[r - m.n] = 1;
+    uint32_t *newpos = calloc(n + 1, sizeof(uint32_t));
+    size_t pool_before = tape_pool_size();
+    tape_compact(m, live, newpos);
+    check(tape_size() == m.n + 3, "compact: three entries kept above the mark");
+    check(newpos[p - m.n] == m.n && newpos[s - m.n] == m.n + 1 && newpos[r - m.n] == m.n + 2,
+          "compact: kept entries move down in order");
+    check(newpos[dead1 - m.n] == m.n, "compact: a dead entry's position maps to the next kept one");
+    check(newpos[n] == tape_size(), "compact: the end maps to the new end");
+    uint32_t np = m.n, ns = m.n + 1, nr = m.n + 2;
+    check(tape_opcode(np) == OP_MUL && tape_a(np) == x && tape_b(np) == y, "compact: mul keeps operands below the mark");
+    uint32_t cnt;
+    const uint32_t *t = tape_terms(ns, &cnt);
+    check(tape_opcode(ns) == OP_SUM && cnt == 3 && t[0] == np && t[1] == x && t[2] == np,
+          "compact: the sum's operand list is renumbered");
+    check(tape_opcode(nr) == OP_SIN && tape_a(nr) == ns, "compact: sin reads the moved sum");
+    check(tape_pool_size() == pool_before, "compact: the live operand list is kept whole");
+    check(tape.reclaimed >= 3, "compact: counted as reclaimed");
+    double *adj = sweep_adjoints(nr, x);
+    /* dr/dx = cos(15) (2 y + 1), dr/dy = cos(15) 2 x */
+    check_close(adj[x - x], cos(15) * 5, "compact: dr/dx through the compacted tape");
+    check_close(adj[y - x], cos(15) * 6, "compact: dr/dy through the compacted tape");
+    wg_scratch_free(adj);
+    free(live);
+    free(newpos);
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -352,6 +401,7 @@ static void body(void *ud)
     test_mixed_partial();
     test_fixed_point();
     test_bytes();
+    test_compact();
 }
 
 int main(void)
