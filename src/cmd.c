@@ -294,7 +294,7 @@ typedef struct {
 
 static const Command commands[] = {
     {"help", cmd_help, ":help [NAME]      one screen of help; :help NAME for any keyword, operator, function, command or topic"},
-    {"tape", tapeview_command, ":tape [all|NAME|stats|kinks|dot [NAME] [FILE]|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot)"},
+    {"tape", tapeview_command, ":tape [all|NAME|stats|kinks|dot [NAME] [FILE]|reclaim|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot; reclaim: give back now what nothing can reach)"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session (FILE is looked up beside the loading file, then here)"},

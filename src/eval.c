@@ -582,6 +582,7 @@ static int exec_block(Node *n, Env *env)
 }
 
 int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
+int eval_outside_calls(void) { return call_depth == 0; }
 
 /* Between iterations, entries recorded since the loop began that nothing
  * holds go (reclaim.h: anything an enclosing expression holds in a C local

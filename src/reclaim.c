@@ -43,7 +43,18 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
     reclaim_reset();
 }
 
-void reclaim_reset(void) { next_pass_at = stress ? 0 : 1u << 16; }
+/* The next pass runs at tape size `at`, or halfway from here to the cap if
+ * that comes first: reaching the cap is an error, so passes come closer
+ * together as the tape nears it. */
+static void schedule(uint64_t at)
+{
+    uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
+    if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
+    if (stress) at = 0;
+    next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
+}
+
+void reclaim_reset(void) { schedule((uint64_t)tape_size() + (1u << 16)); }
 
 TapeMark reclaim_everything(void) { return (TapeMark){ 1, 0, 0, 0 }; }
 
@@ -213,9 +224,7 @@ uint32_t reclaim_now(TapeMark floor)
     uint64_t cost = (uint64_t)(tape_size() - p.lo) + p.roots;
     uint64_t gap = gone < (p.n - p.lo) / 4 ? 8 * cost : cost;
     if (gap < (1u << 16)) gap = 1u << 16;
-    if (stress) gap = 0;
-    uint64_t at = (uint64_t)tape_size() + gap;
-    next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
+    schedule((uint64_t)tape_size() + gap);
     free(p.live);
     free(p.newpos);
     return gone;

@@ -338,6 +338,8 @@ static void tape_subcommand(const char *args);
 static void tape_reclaim_now(void)
 {
     char b[32];
+    if (!eval_outside_calls() || ad_nesting)
+        wg_error("':tape reclaim' runs outside functions only (inside one, its loops reclaim as they go)");
     size_t bytes = tape_bytes();
     gc_collect();        /* closures no one holds let go of what they captured */
     uint32_t gone = reclaim_now(reclaim_everything());
@@ -380,6 +382,7 @@ static void tape_subcommand(const char *args)
             size_t lim;
             if (!parse_size(rest, &lim)) wg_error("':tape limit' takes a size like 512KB, 64MB or 2GB");
             tape_set_limit(lim);
+            reclaim_reset();     /* the next pass comes before the new cap */
         }
         cmd_fmt_bytes(tape.limit, b, sizeof b);
         printf("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());
