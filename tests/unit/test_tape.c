@@ -17,6 +17,7 @@
 #include "../../src/error.h"
 #include "../../src/tape.h"
 #include "../../src/fixpt.h"
+#include "../../src/reclaim.h"
 
 static int n_checks, n_failed;
 
@@ -387,6 +388,56 @@ static void test_compact(void)
     free(newpos);
 }
 
+/* Reclaiming around a fixed point: dead entries before, inside and after
+ * its group go; the group (whose head's record lists g's results, above
+ * it) is kept whole and renumbered, and dx/da is as before. */
+static void test_compact_fixed_point(void)
+{
+    tape_clear();
+    tape.recording = 0;
+    uint32_t a = leaf(0.3);
+    TapeMark m = tape_mark();
+    double X = 0;
+    for (int i = 0; i < 200; i++) X = 0.5 * cos(X) + 0.3;
+    un(OP_SIN, a, sin(0.3));                                   /* dead */
+    uint32_t head = fixpt_standins(1, &X, 1e-12, 1000);
+    uint32_t c = un(OP_COS, head, cos(X));
+    un(OP_EXP, c, exp(cos(X)));                                /* dead */
+    uint32_t m5 = bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), c, 0.5 * cos(X));
+    uint32_t y = bin(OP_ADD, m5, a, X);
+    uint32_t r = fixpt_result(head, 0, y, X);
+    un(OP_NEG, r, -X);                                         /* dead */
+    Value hold = arr_new(1);                                   /* the root: x* */
+    AS_ARR(hold)->v[0] = num_rec(X, r);
+    uint32_t gone = reclaim_now(m);
+    check(gone == 3, "compact: the three dead entries around a fixed point go");
+    uint32_t nr = AS_ARR(hold)->v[0].id;
+    check(tape_opcode(nr) == OP_FIXPT && nr == tape_size() - 1, "compact: the result is renumbered, still last");
+    const FixSide *s = fixpt_side(nr);
+    check(tape_b(nr) == s->ids[0] && tape_opcode(s->ids[0]) == OP_FIXIN && tape_opcode(s->ids[1]) == OP_ADD,
+          "compact: the group's record is renumbered with it");
+    Value dx;
+    sweep_derivatives(AS_ARR(hold)->v[0], &a, 1, (Cuts){0}, &dx);
+    check_close(dx.u.n, 1 / (1 + sin(X) / 2), "compact: dx/da through the compacted fixed point");
+    /* only g's cos(x*) held (g stored it): the head is live, and its
+     * record keeps g's result and what that reads, above the head */
+    m = tape_mark();
+    head = fixpt_standins(1, &X, 1e-12, 1000);
+    c = un(OP_COS, head, cos(X));
+    m5 = bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), c, 0.5 * cos(X));
+    y = bin(OP_ADD, m5, a, X);
+    fixpt_result(head, 0, y, X);
+    AS_ARR(hold)->v[0] = num_rec(cos(X), c);
+    reclaim_now(m);
+    uint32_t nc = AS_ARR(hold)->v[0].id, ny = fixpt_side(tape_a(nc))->ids[1];
+    check(tape_opcode(ny) == OP_ADD && tape_opcode(tape_a(ny)) == OP_MUL && tape_b(tape_a(ny)) == nc,
+          "compact: a head kept alone keeps g's result and its operands, above it");
+    Value dc;
+    sweep_derivatives(AS_ARR(hold)->v[0], &a, 1, (Cuts){0}, &dc);
+    check_close(dc.u.n, -sin(X) / (1 + sin(X) / 2), "compact: d cos(x*)/da through the kept group");
+    v_release(hold);
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -402,6 +453,7 @@ static void body(void *ud)
     test_fixed_point();
     test_bytes();
     test_compact();
+    test_compact_fixed_point();
 }
 
 int main(void)
