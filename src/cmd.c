@@ -258,8 +258,9 @@ void cmd_log_input(const char *src, size_t len)
     while (*p == '\n') p = skip_space(p + 1);
     if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
     if (ninputs == capinputs) {
-        capinputs = capinputs ? 2 * capinputs : 64;
-        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)capinputs);
+        __typeof__(capinputs) grown = capinputs ? 2 * capinputs : 64;   /* the size is kept only once it is had */
+        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)grown);
+        capinputs = grown;
     }
     char *copy = wg_malloc(len + 1);
     memcpy(copy, src, len);

@@ -11,7 +11,7 @@ typedef struct {
     uint32_t end;         /* branch: the tape size when its top-level statement ended, 0 if running */
     uint32_t ida, idb;    /* branch: the compared entries */
     int branch;
-    int gone;             /* kink: its entry was reclaimed (kept for :tape kinks only) */
+    int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
     double a, b;
     char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
     char where[96];       /* "demo.wg:4:9" */
@@ -34,8 +34,9 @@ static Note *new_note(void)
 {
     check_epoch();
     if (nnotes == capnotes) {
-        capnotes = capnotes ? 2 * capnotes : 16;
-        notes = wg_realloc(notes, sizeof(Note) * capnotes);
+        __typeof__(capnotes) grown = capnotes ? 2 * capnotes : 16;   /* the size is kept only once it is had */
+        notes = wg_realloc(notes, sizeof(Note) * grown);
+        capnotes = grown;
     }
     Note *n = &notes[nnotes++];
     memset(n, 0, sizeof *n);
@@ -156,8 +157,9 @@ static void pass(uint32_t k)
     for (uint32_t i = 0; i < npassed; i++)
         if (passed[i] == k) return;
     if (npassed == cappassed) {
-        cappassed = cappassed ? 2 * cappassed : 8;
-        passed = wg_realloc(passed, sizeof(uint32_t) * cappassed);
+        __typeof__(cappassed) grown = cappassed ? 2 * cappassed : 8;   /* the size is kept only once it is had */
+        passed = wg_realloc(passed, sizeof(uint32_t) * grown);
+        cappassed = grown;
     }
     passed[npassed++] = k;
 }
@@ -224,35 +226,36 @@ void kink_statement(void)
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
 {
     check_epoch();
-    uint32_t *moved = wg_malloc(sizeof(uint32_t) * (nnotes + 1)), kept = 0;
+    /* in place, without allocating (it runs after the tape has moved):
+     * renumber each note, marking those that go; then renumber the latest
+     * derivative's list, which names notes by index; then close the gaps */
     for (uint32_t k = 0; k < nnotes; k++) {
-        Note n = notes[k];
-        moved[k] = UINT32_MAX;
-        if (n.branch) {
-            if (n.id >= lo) n.id = position(n.id);
-            if (n.end > lo) n.end = position(n.end);
-            if (n.ida >= lo) n.ida = entry(n.ida);
-            if (n.idb >= lo) n.idb = entry(n.idb);
-        } else if (n.id >= lo) {
-            uint32_t id = entry(n.id);
+        Note *n = &notes[k];
+        if (n->branch) {
+            if (n->id >= lo) n->id = position(n->id);
+            if (n->end > lo) n->end = position(n->end);
+            if (n->ida >= lo) n->ida = entry(n->ida);
+            if (n->idb >= lo) n->idb = entry(n->idb);
+        } else if (n->id >= lo) {
+            uint32_t id = entry(n->id);
             if (!id) {
                 int listed = 0;     /* the latest derivative's list keeps it */
                 for (uint32_t i = 0; i < npassed; i++) listed |= passed[i] == k;
-                if (!listed) continue;
-                n.gone = 1;
-                id = position(n.id);
+                n->gone = listed ? 1 : 2;     /* 2: no live value can pass it again */
+                id = position(n->id);
             }
-            n.id = id;
+            n->id = id;
         }
-        moved[k] = kept;
-        notes[kept++] = n;
     }
+    for (uint32_t i = 0; i < npassed; i++) {
+        uint32_t before = 0;
+        for (uint32_t k = 0; k < passed[i]; k++) before += notes[k].gone != 2;
+        passed[i] = before;
+    }
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < nnotes; k++)
+        if (notes[k].gone != 2) notes[kept++] = notes[k];
     nnotes = kept;
-    uint32_t np = 0;
-    for (uint32_t i = 0; i < npassed; i++)
-        if (moved[passed[i]] != UINT32_MAX) passed[np++] = moved[passed[i]];
-    npassed = np;
-    free(moved);
 }
 
 void kink_list(FILE *f)

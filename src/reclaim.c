@@ -178,7 +178,10 @@ uint32_t reclaim_now(TapeMark floor)
     if (tape.busy || p.lo >= p.n) return 0;
     if (p.lo < lowest_floor) lowest_floor = p.lo;
     if (p.lo <= 1) full_passes++;
-    p.live = wg_calloc(p.n - p.lo, 1);
+    /* everything a pass needs is taken before anything moves, as scratch
+     * memory (an error frees it): a pass that fails changes nothing */
+    p.live = wg_scratch(p.n - p.lo);
+    p.newpos = wg_scratch(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
     each_root(mark_id, &p);
     /* a live derivative entry keeps its call's expansion (what a higher
      * derivative sweeps through again), which lies above it: mark its
@@ -209,7 +212,6 @@ uint32_t reclaim_now(TapeMark floor)
     uint32_t dead = 0;
     for (uint32_t k = 0; k < p.n - p.lo; k++) dead += !p.live[k];
     if (dead) {     /* else nothing moves: no renumbering either */
-        p.newpos = wg_malloc(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
         tape_compact(floor, p.live, p.newpos);
         each_root(rewrite_id, &p);
         current = &p;
@@ -225,8 +227,8 @@ uint32_t reclaim_now(TapeMark floor)
     uint64_t gap = gone < (p.n - p.lo) / 4 ? 8 * cost : cost;
     if (gap < (1u << 16)) gap = 1u << 16;
     schedule((uint64_t)tape_size() + gap);
-    free(p.live);
-    free(p.newpos);
+    wg_scratch_free(p.live);
+    wg_scratch_free(p.newpos);
     return gone;
 }
 

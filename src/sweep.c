@@ -246,9 +246,10 @@ static void valbuf_free(ValBuf *b, uint32_t top)
 static void pairs_push(Pairs *q, Value a, Value p)
 {
     if (q->n == q->cap) {
-        q->cap = q->cap ? 2 * q->cap : 4;
-        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)q->cap);
-        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)q->cap);
+        __typeof__(q->cap) grown = q->cap ? 2 * q->cap : 4;   /* the size is kept only once it is had */
+        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)grown);
+        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)grown);
+        q->cap = grown;
     }
     v_retain(a);
     v_retain(p);

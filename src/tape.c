@@ -111,8 +111,9 @@ uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
 uint32_t tape_side_add(TapeSide *s)
 {
     if (tape.nsides == tape.capsides) {
-        tape.capsides = tape.capsides ? 2 * tape.capsides : 16;
-        tape.sides = wg_realloc(tape.sides, tape.capsides * sizeof(TapeSide *));
+        __typeof__(tape.capsides) grown = tape.capsides ? 2 * tape.capsides : 16;   /* the size is kept only once it is had */
+        tape.sides = wg_realloc(tape.sides, grown * sizeof(TapeSide *));
+        tape.capsides = grown;
     }
     tape.sides[tape.nsides] = s;
     return tape.nsides++;
@@ -130,8 +131,9 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut)
 {
     if (tape.nderivs == tape.capderivs) {
-        tape.capderivs = tape.capderivs ? 2 * tape.capderivs : 16;
-        tape.derivs = wg_realloc(tape.derivs, tape.capderivs * sizeof(DerivRec));
+        __typeof__(tape.capderivs) grown = tape.capderivs ? 2 * tape.capderivs : 16;   /* the size is kept only once it is had */
+        tape.derivs = wg_realloc(tape.derivs, grown * sizeof(DerivRec));
+        tape.capderivs = grown;
     }
     DerivRec *r = &tape.derivs[tape.nderivs];
     r->y = y;
@@ -255,7 +257,8 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     /* which derivative calls and side records made at or above the mark
      * are still named; expansions recorded in the region are forgotten */
     uint32_t nd = tape.nderivs - m.nderivs, ns = tape.nsides - m.nsides;
-    uint32_t *dmap = wg_calloc(nd + 1, sizeof(uint32_t)), *smap = wg_calloc(ns + 1, sizeof(uint32_t));
+    uint32_t *dmap = wg_scratch(sizeof(uint32_t) * (nd + 1)), *smap = wg_scratch(sizeof(uint32_t) * (ns + 1));
+    uint32_t *out = wg_scratch(sizeof(uint32_t) * (tape.npool - m.npool + 1));   /* before anything moves */
     for (uint32_t i = lo; i < n; i++) {
         if (!live[i - lo]) continue;
         int op = tape_opcode(i);
@@ -283,7 +286,6 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
 
     /* the pool above the mark is rebuilt from what is kept, in order */
     size_t base = m.npool, nout = 0;
-    uint32_t *out = wg_malloc(sizeof(uint32_t) * (tape.npool - base + 1));
     uint32_t kd = 0;
     for (uint32_t k = 0; k < nd; k++) {
         if (!dmap[k]) continue;
@@ -342,9 +344,9 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     tape.n = j;
     tape.reclaimed += n - j;
     tape.reclaimed_bytes += before - tape_bytes();
-    free(out);
-    free(dmap);
-    free(smap);
+    wg_scratch_free(out);
+    wg_scratch_free(dmap);
+    wg_scratch_free(smap);
 }
 
 TapeMark tape_mark(void) { return (TapeMark){ tape.n, tape.nderivs, tape.nsides, tape.npool }; }

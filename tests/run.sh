@@ -126,6 +126,10 @@ fi
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
 if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
+# The same property with a reclaiming pass at every chance (README
+# "Reclaiming"): every derivative must come out as without it.
+if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" --count 300 --seed 2 --reduce 1 >"$tmp/routes" 2>&1; then ok
+else bad "tests/gen/routes.py (WENGERT_RECLAIM_STRESS=1)" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 
 for u in "$BUILD"/unit/test_*; do
     [ -x "$u" ] || continue
