@@ -142,10 +142,21 @@ static int any_recorded(const Flat *f)
 }
 
 /* Iterates from x0 to the fixed point, recording nothing: its parts in x.
- * Whatever g records anyway (a body that takes d) is taken back. */
+ * x* does not depend on x0, so x0's tangents (a dual x0) are dropped; the
+ * duals g makes from what it captures are kept. Whatever g records anyway
+ * (a body that takes d) is taken back. */
 static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
 {
-    flat_of(x0, x, "x0");
+    Flat start;
+    flat_of(x0, &start, "x0");
+    x->len = start.len;
+    x->nshape = x->nval = start.len < 0 ? 1 : (uint32_t)start.len;
+    x->shape = wg_scratch(sizeof(uint32_t) * (x->nshape + 1));
+    x->val = wg_scratch(sizeof(double) * (x->nval + 1));
+    x->id = wg_scratch(sizeof(uint32_t) * (x->nval + 1));
+    for (uint32_t k = 0; k < x->nval; k++)
+        x->val[k] = v_primal(start.len < 0 ? x0 : *seq_at(x0, (int)k));
+    flat_free(&start);
     TapeMark mark = tape_mark();
     int recording = tape.recording;
     tape.recording = 0;
