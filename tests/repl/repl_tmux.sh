@@ -156,7 +156,8 @@ send 'xf = fixedpoint(fn(x) => 1 - x + 0 * fa, 0.25, 1e-12, 1e9)'
 wait_until last_is 'wg> xf = fixedpoint(fn(x) => 1 - x + 0 * fa, 0.25, 1e-12, 1e9)' || fail "fixedpoint line not shown"
 sleep 0.2
 tm send-keys -t "$S" C-c
-wait_until test "$(screen | grep -c 'interrupted')" -gt "$n_int" || fail "Ctrl-C in fixedpoint printed no 'interrupted'"
+more_interrupted() { [ "$(screen | grep -c 'interrupted')" -gt "$n_int" ]; }
+wait_until more_interrupted || fail "Ctrl-C in fixedpoint printed no 'interrupted'"
 wait_until at_prompt || fail "no prompt after Ctrl-C in fixedpoint"
 cmd 'xg = fixedpoint(fn(x) => 0.5 * cos(x) + fa, 0)'
 cmd 'd(xg, fa)'
