@@ -106,6 +106,7 @@ typedef struct {
     uint8_t *live;
     uint32_t *newpos;
     uint64_t roots;
+    uint32_t at, up;    /* the entry whose extra ids are marked; one past the highest above it newly marked */
 } Pass;
 
 static Pass *current;   /* the pass whose renumbering kink_renumber asks about */
@@ -126,7 +127,14 @@ static inline void mark_operand(uint32_t id, void *pp)
     if (id >= p->lo) p->live[id - p->lo] = 1;
 }
 
-static void mark_extra(uint32_t *id, void *pp) { mark_operand(*id, pp); }
+/* A side record may list ids above its entry (a fixed point's head lists
+ * g's results): marking goes down from the highest of them once more. */
+static void mark_extra(uint32_t *id, void *pp)
+{
+    Pass *p = pp;
+    if (*id > p->at && *id >= p->lo && *id < p->n && !p->live[*id - p->lo] && *id + 1 > p->up) p->up = *id + 1;
+    mark_operand(*id, pp);
+}
 
 /* A live d call keeps its expansion's results; returns one past the
  * highest newly marked (0: none), where marking must go down from again. */
@@ -166,7 +174,7 @@ static uint32_t position_moved(uint32_t pos)
 
 uint32_t reclaim_now(TapeMark floor)
 {
-    Pass p = { floor.n, tape_size(), NULL, NULL, 0 };
+    Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, 0 };
     if (tape.busy || p.lo >= p.n) return 0;
     if (p.lo < lowest_floor) lowest_floor = p.lo;
     if (p.lo <= 1) full_passes++;
@@ -191,7 +199,10 @@ uint32_t reclaim_now(TapeMark floor)
                 continue;
             }
             tape_each_operand(i, mark_operand, &p);
+            p.at = i;
+            p.up = 0;
             tape_each_extra_id(i, mark_extra, &p);
+            if (p.up > again) again = p.up;
             if (op != OP_DERIV) continue;
             uint32_t top_mark = mark_expansion(&p, tape_deriv_call_of(i, NULL));
             if (top_mark > again) again = top_mark;

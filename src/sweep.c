@@ -31,6 +31,7 @@
 #include "error.h"
 #include "rules.h"
 #include "kinks.h"
+#include "fixpt.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -56,6 +57,8 @@ typedef struct PlainBuf {
 } PlainBuf;
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop);
+static void plain_fixin(PlainBuf *b, uint32_t head);
 static uint32_t deriv_expand(uint32_t k, uint32_t *lo);
 
 static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
@@ -145,6 +148,12 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     case OP_DERIV:
         plain_through_deriv(b, i, a);
         return;
+    case OP_FIXIN:
+        if (tape_b(i) == 0) plain_fixin(b, i);
+        return;
+    case OP_FIXPT:          /* to its stand-in */
+        give_plain(b, tape_b(i), a, 1);
+        return;
     default: {
         double da, db;
         uint32_t x = tape_a(i), y = tape_b(i);
@@ -155,20 +164,29 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     }
 }
 
-static void plain_run(PlainBuf *b, uint32_t top, double seed)
+/* Sweeps entries top down to stop (at least b's lo). A fixed point's head
+ * is visited even with no adjoint of its own: its group's may have some. */
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop)
 {
-    if (b->adj) b->adj[top - b->lo] = seed;
-    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
-    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+    if (stop < b->lo) stop = b->lo;
+    for (uint32_t i = top; i >= stop && i > 0; i--) {
         if (__builtin_expect(i == cut, 0)) {
             cut = next_cut(&b->cuts, &at, i - 1);
             continue;
         }
         double a = take_plain(b, i);
         if (a != 0) plain_step(b, i, a);
+        else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
         if ((i & 0xfffff) == 0) wg_check_interrupt();
     }
+}
+
+static void plain_run(PlainBuf *b, uint32_t top, double seed)
+{
+    if (b->adj) b->adj[top - b->lo] = seed;
+    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
+    plain_run_to(b, top, b->lo);
 }
 
 double *sweep_adjoints(uint32_t top, uint32_t lo)
@@ -267,6 +285,8 @@ static void settle_pairs(ValBuf *b, uint32_t i)
 }
 
 static void val_run(ValBuf *b, uint32_t top, Value seed);
+static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop);
+static void val_fixin(ValBuf *b, uint32_t head);
 
 static Value entry_value(uint32_t id)
 {
@@ -339,6 +359,12 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
     case OP_DERIV:
         val_through_deriv(b, i, a);
         return;
+    case OP_FIXIN:
+        if (tape_b(i) == 0) val_fixin(b, i);
+        return;
+    case OP_FIXPT:
+        give_val(b, tape_b(i), a, num_val(1));
+        return;
     default: {
         RuleTemps ts = {0};
         uint32_t x = tape_a(i), y = tape_b(i);
@@ -352,12 +378,11 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
 
 static int is_zero_const(Value v) { return v.t == V_UNDEF || (v.t == V_NUM && v.id == 0 && v.u.n == 0); }
 
-static void val_run(ValBuf *b, uint32_t top, Value seed)
+static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
 {
-    v_retain(seed);
-    b->adj[top - b->lo] = seed;
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
-    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+    if (stop < b->lo) stop = b->lo;
+    for (uint32_t i = top; i >= stop && i > 0; i--) {
         if (b->pairs) settle_pairs(b, i);
         if (__builtin_expect(i == cut, 0)) {
             cut = next_cut(&b->cuts, &at, i - 1);
@@ -365,9 +390,18 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
         }
         Value a = b->adj[i - b->lo];
         if (!is_zero_const(a)) val_step(b, i, a);
+        else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) val_fixin(b, i);
         if ((i & 0xffff) == 0) wg_check_interrupt();
     }
 }
+
+static void val_run(ValBuf *b, uint32_t top, Value seed)
+{
+    v_retain(seed);
+    b->adj[top - b->lo] = seed;
+    val_run_to(b, top, b->lo);
+}
+
 
 /* The first entry of the expansion being recorded, 0 if none. */
 static uint32_t expansion_floor;
@@ -433,6 +467,167 @@ void sweep_abandon(void)
 {
     expansion_floor = 0;
     tape.busy = 0;
+}
+
+/* --------------------------------------------------------- fixed points */
+
+/* A fixed point x* = g(x*, θ) (fixpt.h): its stand-ins [lo, stop) are the
+ * x that g's recorded graph (up to hi) reads. Given the adjoint x̄ of x*,
+ * the implicit function theorem asks for λ = (I - Jᵀ)⁻¹ x̄, J = ∂g/∂x at
+ * x*, then hands λᵀ ∂g/∂θ on. λ is found as the fixed point of
+ * μ ↦ x̄ + Jᵀ μ: each step is one sweep over g's graph seeded with μ at
+ * g's results, reading what reaches the stand-ins (no matrix is formed);
+ * it converges where the iteration for x* did (the same J). */
+typedef struct {
+    const FixSide *s;
+    uint32_t n, lo, stop, hi;
+} FixGroup;
+
+static FixGroup fix_group(uint32_t head)
+{
+    FixGroup g;
+    g.s = fixpt_side(head);
+    g.n = g.s->n;
+    g.lo = g.s->ids[0];
+    g.stop = g.s->ids[g.n - 1] + 1;
+    g.hi = g.s->ids[g.n - 1];
+    for (uint32_t j = 0; j < g.n; j++)
+        if (g.s->ids[g.n + j] > g.hi) g.hi = g.s->ids[g.n + j];
+    return g;
+}
+
+/* λ for x̄, by iteration in the active backend (the quire in posits);
+ * scratch memory. Its sweeps are plain, so they record nothing that an
+ * expansion being recorded reads: a derivative entry in g's graph may use
+ * the expansion it has, wherever it lies, instead of recording one afresh
+ * at every step (the floor is put back after, or by sweep_abandon). */
+static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
+{
+    uint32_t floor = expansion_floor;
+    expansion_floor = 0;
+    size_t bytes = sizeof(double) * g->n;
+    double *lam = wg_scratch(bytes), *next = wg_scratch(bytes), change = 0;
+    memcpy(lam, xbar, bytes);
+    FixProgress prog = {0};
+    for (uint32_t it = 0; it < g->s->maxiter; it++) {
+        PlainBuf sub;
+        plain_alloc(&sub, g->lo, g->hi, NULL, cuts);
+        for (uint32_t j = 0; j < g->n; j++) give_plain(&sub, g->s->ids[g->n + j], lam[j], 1);
+        plain_run_to(&sub, g->hi, g->stop);
+        double scale = 0;
+        change = 0;
+        for (uint32_t j = 0; j < g->n; j++) {
+            next[j] = num_apply(OP_ADD, xbar[j], take_plain(&sub, g->s->ids[j]));
+            double c = fabs(next[j] - lam[j]);
+            if (c > change || c != c) change = c;
+            if (fabs(next[j]) > scale) scale = fabs(next[j]);
+        }
+        plain_free(&sub);
+        double *t = lam;
+        lam = next;
+        next = t;
+        if (fixpt_step(&prog, change, scale, g->s->tol)) break;
+        wg_check_interrupt();
+    }
+    wg_scratch_free(next);
+    expansion_floor = floor;
+    if (prog.met) return lam;
+    wg_error("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
+             "(last change %s)", g->s->maxiter, num_str(change));
+}
+
+/* The rule hands on only what falls below the stand-ins: a sweep that
+ * stops at the head (d(y, x) inside g, with x the stand-in) skips it. */
+static int plain_below(const PlainBuf *b, uint32_t id)
+{
+    for (; b; b = b->parent)
+        if (b->lo < id) return 1;
+    return 0;
+}
+
+static int val_below(const ValBuf *b, uint32_t id)
+{
+    for (; b; b = b->parent)
+        if (b->lo < id) return 1;
+    return 0;
+}
+
+static void plain_fixin(PlainBuf *b, uint32_t head)
+{
+    if (!plain_below(b, head)) return;
+    FixGroup g = fix_group(head);
+    double *xbar = wg_scratch(sizeof(double) * g.n);
+    int any = 0;
+    for (uint32_t j = 0; j < g.n; j++) {
+        uint32_t x = g.s->ids[j];
+        xbar[j] = x >= b->lo && x <= b->top ? take_plain(b, x) : 0;
+        any |= xbar[j] != 0;
+    }
+    if (any) {
+        double *lam = fix_solve(&g, xbar, b->cuts);
+        PlainBuf sub;       /* λᵀ ∂g/∂θ: what falls below the stand-ins goes to b */
+        plain_alloc(&sub, g.lo, g.hi, b, b->cuts);
+        for (uint32_t j = 0; j < g.n; j++) give_plain(&sub, g.s->ids[g.n + j], lam[j], 1);
+        plain_run_to(&sub, g.hi, g.stop);
+        plain_free(&sub);
+        wg_scratch_free(lam);
+    }
+    wg_scratch_free(xbar);
+}
+
+/* Recorded: λ becomes a fixed point of its own on the tape, stand-ins μ,
+ * then the recorded sweep of g's graph seeded with μ (so h(μ) = x̄ + Jᵀ μ
+ * as recorded operations of x̄, μ, x* and θ), then its results; λ's own
+ * rule is this same one, so every order nests. Then λ goes through g's
+ * graph into b as in the plain rule, recorded. Everything recorded reads
+ * its own entries, g's graph, x* and θ: all below the deriv entry being
+ * expanded, as the invariant at the top of this file asks. */
+static void val_fixin(ValBuf *b, uint32_t head)
+{
+    if (!val_below(b, head)) return;
+    FixGroup g = fix_group(head);
+    Value *xbar = wg_scratch(sizeof(Value) * g.n);
+    double *xb = wg_scratch(sizeof(double) * g.n);
+    int any = 0;
+    for (uint32_t j = 0; j < g.n; j++) {
+        uint32_t x = g.s->ids[j];
+        xbar[j] = num_val(0);
+        if (x >= b->lo && x <= b->top) {
+            if (b->pairs) settle_pairs(b, x);
+            Value v = b->adj[x - b->lo];
+            if (!is_zero_const(v)) xbar[j] = v, any = 1;
+        }
+        xb[j] = v_primal(xbar[j]);
+    }
+    if (any) {
+        double *lam = fix_solve(&g, xb, b->cuts);
+        uint32_t mu = fixpt_standins(g.n, lam, g.s->tol, g.s->maxiter);
+        ValBuf sub;
+        valbuf_init(&sub, g.lo, g.hi, NULL, b->cuts);
+        for (uint32_t j = 0; j < g.n; j++)
+            give_val(&sub, g.s->ids[g.n + j], num_rec(lam[j], mu + j), num_val(1));
+        val_run_to(&sub, g.hi, g.stop);
+        Value *L = wg_scratch(sizeof(Value) * g.n);
+        for (uint32_t j = 0; j < g.n; j++) {
+            uint32_t x = g.s->ids[j];
+            if (sub.pairs) settle_pairs(&sub, x);
+            Value v = sub.adj[x - g.lo], h;
+            if (is_zero_const(v)) h = xbar[j], v_retain(h);
+            else if (is_zero_const(xbar[j])) h = v, v_retain(h);
+            else h = v_num_op(OP_ADD, xbar[j], v);
+            L[j] = num_rec(lam[j], fixpt_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
+            v_release(h);
+        }
+        valbuf_free(&sub, g.hi);
+        valbuf_init(&sub, g.lo, g.hi, b, b->cuts);
+        for (uint32_t j = 0; j < g.n; j++) give_val(&sub, g.s->ids[g.n + j], L[j], num_val(1));
+        val_run_to(&sub, g.hi, g.stop);
+        valbuf_free(&sub, g.hi);
+        wg_scratch_free(L);
+        wg_scratch_free(lam);
+    }
+    wg_scratch_free(xb);
+    wg_scratch_free(xbar);
 }
 
 /* --------------------------------------------------------- sparse sweep */
@@ -527,7 +722,8 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
         int fresh;
         double a = *sparse_slot(&sp, i, &fresh);
         int op = tape_opcode(i);
-        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || ++visited > budget) { ok = 0; break; }
+        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
+            || ++visited > budget) { ok = 0; break; }
         if (a == 0 || op == OP_LEAF) continue;
         uint32_t x = tape_a(i), y = tape_b(i);
         double da, db;

@@ -6,7 +6,9 @@
 #include "error.h"
 
 Tape tape;
-static uint8_t side_ops[OP_COUNT];   /* entry kinds with a side record */
+static uint8_t side_ops[OP_COUNT] = {   /* entry kinds with a side record */
+    [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */
+};
 
 #define ENTRY_BYTES (sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double))
 

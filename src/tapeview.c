@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"
+#include "fixpt.h"
 
 /* ------------------------------------------------------ tape labels */
 
@@ -173,6 +174,10 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
+    else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
+        const FixSide *s = fixpt_side(i);
+        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixpt_index(s, g.b)]);
+    }
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
         char a[16] = "const", b[16] = "const";
@@ -189,6 +194,8 @@ static void mark_operand(uint32_t id, void *mark) { ((uint8_t *)mark)[id] = 1; }
 
 /* The entries the given ones depend on: one downward pass, since every
  * operand lies below the entry that reads it. */
+static void mark_extra(uint32_t *id, void *mark) { if (*id < tape_size()) ((uint8_t *)mark)[*id] = 1; }
+
 static uint8_t *cone_of(const uint32_t *ids, int n)
 {
     uint8_t *mark = wg_calloc(tape_size(), 1);
@@ -198,7 +205,10 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
         if (ids[i] > top && ids[i] < tape_size()) top = ids[i];
     }
     for (uint32_t i = top; i > 0; i--)
-        if (mark[i]) tape_each_operand(i, mark_operand, mark);
+        if (mark[i]) {
+            tape_each_operand(i, mark_operand, mark);
+            if (tape_has_side(i)) tape_each_extra_id(i, mark_extra, mark);   /* a fixed point's group */
+        }
     mark[0] = 0;
     return mark;
 }

@@ -148,6 +148,22 @@ cmd 'k > 0'
 expect_line 'true'
 cmd 'x + 2500'
 expect_line '2502'
+# Ctrl-C while fixedpoint iterates (x = 1 - x never converges; a huge
+# maxiter keeps it going): the session, recording and the tape stay intact
+cmd 'fa = 0.3'
+n_int=$(screen | grep -c 'interrupted')
+send 'xf = fixedpoint(fn(x) => 1 - x + 0 * fa, 0.25, 1e-12, 1e9)'
+wait_until last_is 'wg> xf = fixedpoint(fn(x) => 1 - x + 0 * fa, 0.25, 1e-12, 1e9)' || fail "fixedpoint line not shown"
+sleep 0.2
+tm send-keys -t "$S" C-c
+more_interrupted() { [ "$(screen | grep -c 'interrupted')" -gt "$n_int" ]; }
+wait_until more_interrupted || fail "Ctrl-C in fixedpoint printed no 'interrupted'"
+wait_until at_prompt || fail "no prompt after Ctrl-C in fixedpoint"
+cmd 'xg = fixedpoint(fn(x) => 0.5 * cos(x) + fa, 0)'
+cmd 'd(xg, fa)'
+expect_line '0.7593096028446834'
+cmd 'd(fa * fa, fa)'
+expect_line '0.6'
 
 # :quit leaves and the history is saved
 send ':quit'
