@@ -572,10 +572,8 @@ static int exec_block(Node *n, Env *env)
             block_depth--;
             return code;
         }
-        if (call_depth == 0 && run_nesting == 0) {
-            gc_maybe_collect();
-            reclaim_maybe(reclaim_everything());
-        }
+        if (call_depth == 0 && run_nesting == 0) gc_maybe_collect();
+        if (call_depth == 0) reclaim_maybe(reclaim_everything());
     }
     block_depth--;
     return EXEC_NORMAL;
@@ -760,17 +758,15 @@ static void run_top(void *ud)
     for (int i = 0; i < root->n; i++) {
         wg_where.chunk = c;
         if (run_nesting == 0 && call_depth == 0) kink_statement();
-        TapeMark made = tape_mark();
-        uint32_t epoch = tape.epoch;
-        uint64_t before = tape_size() + tape.reclaimed;
-        reclaim_watch();
+        StatementMark made = reclaim_statement_begin();
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
-        if (run_nesting == 0 && call_depth == 0) {
-            gc_maybe_collect();
-            if (epoch == tape.epoch)    /* (not after a :tape clear) */
-                reclaim_statement(made, tape_size() + tape.reclaimed - before);
+        if (run_nesting == 0 && call_depth == 0) gc_maybe_collect();
+        /* reclaiming needs only that no call holds numbers in C variables:
+         * a :load or :time inside a block at the top level is fine */
+        if (call_depth == 0) {
+            reclaim_statement_end(&made);
             reclaim_maybe(reclaim_everything());
         }
         if (eval_quit) return;

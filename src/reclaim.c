@@ -28,8 +28,7 @@ void reclaim_loop_step(LoopFloor *f)
     reclaim_maybe(f->floor);
 }
 
-void reclaim_watch(void) { lowest_floor = UINT32_MAX; }
-int  reclaim_moved_below(uint32_t n) { return lowest_floor < n; }
+static int reclaim_moved_below(uint32_t n) { return lowest_floor < n; }
 
 /* WENGERT_RECLAIM_STRESS=1 runs a pass at every chance (tests: every
  * derivative and version must come out the same as without reclaiming). */
@@ -232,18 +231,26 @@ uint32_t reclaim_now(TapeMark floor)
     return gone;
 }
 
-void reclaim_statement(TapeMark made, uint64_t recorded)
+StatementMark reclaim_statement_begin(void)
 {
-    if (!recorded || tape.busy) return;
-    /* a pass inside the statement moved what came before it: the statement's
-     * own entries are no longer above its mark, so look at everything */
-    TapeMark floor = reclaim_moved_below(made.n + 1) ? reclaim_everything() : made;
-    uint64_t cost = last_roots + (tape_size() > floor.n ? tape_size() - floor.n : 0);
-    if (cost > 8 * recorded + 4096 && !stress) {   /* a small statement in a big session */
-        reclaim_maybe(floor);
-        return;
+    StatementMark m = { tape_mark(), tape.epoch, tape_size() + tape.reclaimed, lowest_floor };
+    lowest_floor = UINT32_MAX;
+    return m;
+}
+
+void reclaim_statement_end(const StatementMark *m)
+{
+    uint64_t recorded = tape_size() + tape.reclaimed - m->before;
+    int moved = reclaim_moved_below(m->made.n + 1);
+    if (m->epoch == tape.epoch && recorded && !tape.busy) {   /* (not after a :tape clear) */
+        /* a pass inside the statement moved what came before it: the
+         * statement's own entries are no longer above its mark */
+        TapeMark floor = moved ? reclaim_everything() : m->made;
+        uint64_t cost = last_roots + (tape_size() > floor.n ? tape_size() - floor.n : 0);
+        if (cost > 8 * recorded + 4096 && !stress) reclaim_maybe(floor);   /* a small statement in a big session */
+        else reclaim_now(floor);
     }
-    reclaim_now(floor);
+    if (m->outer_lowest < lowest_floor) lowest_floor = m->outer_lowest;   /* the enclosing statement's view */
 }
 
 void reclaim_maybe(TapeMark floor)

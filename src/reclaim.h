@@ -29,15 +29,19 @@ typedef struct { TapeMark floor; uint64_t full; } LoopFloor;
 LoopFloor reclaim_loop_begin(void);
 void      reclaim_loop_step(LoopFloor *f);
 
-/* A top-level statement that began at mark `made` and recorded `recorded`
- * entries has ended: what it made and nothing holds goes now (left to the
- * next pass when it made little next to what a pass must walk). Call
- * reclaim_watch() when the statement begins. */
-void reclaim_statement(TapeMark made, uint64_t recorded);
-/* Whether a pass since reclaim_watch() moved entries below n (a mark
- * taken at n is stale then). */
-void reclaim_watch(void);
-int  reclaim_moved_below(uint32_t n);
+/* A statement outside any call (at a chunk's top level: the session's, or
+ * a :load or :time inside it) begins and ends: what it made and nothing
+ * holds goes at its end (left to the next pass when it made little next to
+ * what a pass must walk). Statements nest (a :load's inside the :load). */
+typedef struct {
+    TapeMark made;
+    uint32_t epoch;
+    uint64_t before;            /* entries recorded before it began */
+    uint32_t outer_lowest;      /* the enclosing statement's lowest floor so far */
+} StatementMark;
+StatementMark reclaim_statement_begin(void);
+void          reclaim_statement_end(const StatementMark *m);
+
 /* Reclaims now (tests, `:tape reclaim`). Returns entries reclaimed. */
 uint32_t reclaim_now(TapeMark floor);
 /* The floor that lets every entry go. */
