@@ -21,7 +21,6 @@
 #include "kinks.h"
 #include "suggest.h"
 
-enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
 
 Global *globals;
@@ -75,6 +74,7 @@ void eval_visit_roots(void (*visit)(Value))
         verlog_visit(&globals[i].ver, visit);
     }
     tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
+    ckpt_visit_roots(visit);       /* and checkpointed loops running or recomputed now */
 }
 
 
@@ -142,6 +142,10 @@ static Value read_version(Node *n, Env *env)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
     int found;
+    if (verlog_inner(log, (int)n->num))
+        wg_error_at(n, "%s@%d was made inside a checkpointed loop, which keeps only the "
+                    "value it ends with (%s@%d)", n->name, (int)n->num, n->name,
+                    verlog_inner(log, (int)n->num));
     Value r = version_read(log, (int)n->num, &found);
     if (!found)
         wg_error_at(n, "%s@%d was not kept (versions made inside nograd, and before "
@@ -149,8 +153,26 @@ static Value read_version(Node *n, Env *env)
     return r;
 }
 
+/* A store into the variables of a checkpointed loop being run (1) or
+ * recomputed (2): no versions (1 counts them). */
+static int ckpt_store(Env *env)
+{
+    return ckpt_mode && env == ckpt_env;
+}
+
 static void store_var(Node *target, Env *env, Value v)
 {
+    if (ckpt_store(env)) {
+        VerLog *log;
+        Value *slot = var_slot(target, env, &log);
+        v = bind_copy(v);
+        if (v.t == V_NUM) v.id = tape.recording ? v.id : 0;
+        if (log && ckpt_mode == 1) version_count(log);
+        Value old = *slot;
+        *slot = v;
+        v_release(old);
+        return;
+    }
     if (target->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
         /* a number into a local of a function that keeps no versions */
         Value *slot = &env->slots[target->slot];
@@ -239,8 +261,12 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         v = r;
     }
     check_number(v, target);
-    if (log) version_count(log);
-    if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
+    if (ckpt_store(env)) {
+        if (log && ckpt_mode == 1) version_count(log);
+    } else {
+        if (log) version_count(log);
+        if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
+    }
     Value old = *elem;
     *elem = v;
     v_release(old);
@@ -561,7 +587,7 @@ static int exec_block(Node *n, Env *env)
             block_depth--;
             return code;
         }
-        if (call_depth == 0 && run_nesting == 0) gc_maybe_collect();
+        if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
     }
     block_depth--;
     return EXEC_NORMAL;
@@ -580,7 +606,10 @@ static int exec_while(Node *n, Env *env)
     }
 }
 
-static double range_bound(Node *e, Env *env)
+double eval_range_bound(Node *e, Env *env);
+static double range_bound(Node *e, Env *env) { return eval_range_bound(e, env); }
+
+double eval_range_bound(Node *e, Env *env)
 {
     Value v = eval_expr(e, env);
     if (!IS_NUMBER(v)) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
@@ -644,7 +673,7 @@ static void exec_compound(Node *n, Env *env)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
-        int places = recording_scope(env), snap = places && log && holder->t == V_ARR;
+        int places = recording_scope(env) && !ckpt_store(env), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
@@ -653,7 +682,7 @@ static void exec_compound(Node *n, Env *env)
             v_release(*e);
             *e = r;
         }
-        if (log) version_count(log);
+        if (log && (!ckpt_store(env) || ckpt_mode == 1)) version_count(log);
         if (snap) version_array(log, AS_ARR(*holder));
         v_release(rhs);
         return;
@@ -707,6 +736,8 @@ static int exec(Node *n, Env *env)
     case N_CONTINUE: return EXEC_CONTINUE;
     case N_RETURN:
         if (!env) wg_error_at(n, "'return' outside a function");
+        if (ckpt_mode && env == ckpt_env)
+            wg_error_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
         ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
     case N_BLOCK: return exec_block(n, env);
@@ -717,7 +748,9 @@ static int exec(Node *n, Env *env)
         tape.recording = saved;
         return code;
     }
+    case N_CKPT: return exec_checkpoint(n, env);
     case N_COMMAND:
+        if (ckpt_mode == 2) return EXEC_NORMAL;      /* recomputation runs no commands */
         if (!eval_command) wg_error_at(n, "':' commands are not available here");
         eval_command(n->text);
         return EXEC_NORMAL;
@@ -783,6 +816,7 @@ int eval_chunk(Chunk *c)
     if (err) {
         block_depth = blocks;
         ad_nesting = 0;
+        ckpt_abandon();
         sweep_abandon();
         release_nested_runs();
         tape.recording = saved_recording;
@@ -793,8 +827,13 @@ int eval_chunk(Chunk *c)
     return err;
 }
 
+int eval_exec(Node *n, Env *env) { return exec(n, env); }
+Value *eval_var_slot(Node *n, Env *env, VerLog **ver) { return var_slot(n, env, ver); }
+int eval_condition(Node *e, Env *env, const char *what) { return as_bool(eval_expr(e, env), e, what); }
+
 void eval_init(void)
 {
+    ckpt_init();
     gc_set_roots(eval_visit_roots);
     tape_init();
     builtins_register();
