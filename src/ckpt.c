@@ -624,6 +624,29 @@ static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint
         }
         r->chunk_steps = fit > 4 ? fit * 3 / 4 : 1;
     }
+    uint64_t cs = r->chunk_steps, pieces = (len + cs - 1) / cs;
+    if (pieces >= 2 && (uint64_t)slots >= pieces - 1) {
+        /* enough slots: one unrecorded pass saves the state at every
+         * chunk's start, then the chunks are reversed from the last */
+        State **P = wg_scratch(sizeof(State *) * pieces);
+        P[0] = B;
+        restore(r, B, 0);
+        for (uint64_t p = 1; p < pieces; p++) {
+            advance(r, b + (p - 1) * cs, b + p * cs);
+            P[p] = snapshot(r, b + p * cs, 0);
+        }
+        double *lam = lam_j;
+        uint32_t n = nlam;
+        for (uint64_t p = pieces; p-- > 0; ) {
+            uint64_t end = p + 1 == pieces ? j : b + (p + 1) * cs;
+            lam = reverse_seg(S, P[p], end, lam, n, 0, ctx);
+            n = nflat_at(P[p]);
+            if (p) state_free(P[p], r->nvars);
+            P[p] = NULL;
+        }
+        wg_scratch_free(P);
+        return lam;
+    }
     if (slots > 0) {
         uint64_t m = b + len / 2;
         State *M = advance_save(r, B, m);

@@ -172,6 +172,10 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
+    else if (op == OP_CKPT)
+        snprintf(args, sizeof args, "%u out", g.b);
+    else if (op == OP_CKOUT)
+        snprintf(args, sizeof args, "#%u[%u]", g.a, g.b);
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
         char a[16] = "const", b[16] = "const";
@@ -254,11 +258,11 @@ static void tape_stats(void)
     for (uint32_t i = 1; i < tape_size(); i++) count[tape_opcode(i)]++;
     size_t per = sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double);
     tape_header();
-    printf("  %-8s %12s %14s\n", "op", "entries", "bytes");
+    printf("  %-10s %10s %14s\n", "op", "entries", "bytes");
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
         size_t bytes = count[op] * per;
-        printf("  %-8s %12llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
+        printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
     }
     size_t versions = 0;
     for (int g = 0; g < nglobals; g++) versions += (size_t)globals[g].ver.n;
@@ -271,6 +275,9 @@ static void tape_stats(void)
     printf("  variable versions: %zu\n", versions);
     printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
            (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
+    if (ckpt_steps_run)
+        printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
+               ckpt_steps_run, ckpt_steps_recomputed, (double)ckpt_steps_recomputed / (double)ckpt_steps_run);
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                formats[num_backend].posit->quire_bits);
