@@ -596,7 +596,9 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     flat_free(&f);
     double *out = wg_scratch(sizeof(double) * (nleaf ? nleaf : 1));
     uint32_t top = tape_size() - 1;
+    num_backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
     sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, leaves, nleaf, out);
+    num_backend = r->backend;
     tape_truncate(S->mark);
     S->have_mark = 0;
     tape.recording = 0;
@@ -745,8 +747,11 @@ int exec_checkpoint(Node *n, Env *env)
     if (!tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
     int k = 32;
     if (n->b) {
-        double kk = eval_range_bound(n->b, env);
-        if (kk < 1 || kk > 1e6) wg_error_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
+        Value kv = eval_expr(n->b, env);
+        double kk = IS_NUMBER(kv) ? v_primal(kv) : 0;
+        v_release(kv);
+        if (!(kk >= 1 && kk <= 1e6) || kk != (double)(int)kk)
+            wg_error_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
         k = (int)kk;
     }
     LoopRec *r = wg_calloc(1, sizeof(LoopRec));
