@@ -776,6 +776,11 @@ int exec_checkpoint(Node *n, Env *env)
     find_assigned(r, r->body);
     find_read(r, r->body, 0);
     if (!r->is_for) find_read(r, loop->a, 0);
+    /* and the globals read by the functions it calls (by name), transitively */
+    for (int i = 0; i < r->ncapt; i++) {
+        Value f = *eval_var_slot(r->capt[i], env, NULL);
+        if (f.t == V_FN && AS_FN(f)->fn) find_read(r, AS_FN(f)->fn->body, 1);
+    }
     r->captv = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     int duals = 0;
     for (int i = 0; i < r->ncapt; i++) {
