@@ -166,19 +166,20 @@ static void add_var(Node ***list, int *n, Node *x)
     (*list)[(*n)++] = x;
 }
 
-static void find_assigned(LoopRec *r, Node *n)
+/* Names assigned; inside a function the body calls (nested), only globals. */
+static void find_assigned(LoopRec *r, Node *n, int nested)
 {
     if (!n || n->kind == N_FN) return;
     if (n->kind == N_ASSIGN || n->kind == N_COMPOUND) {
         Node *t = n->a;
         while (t->kind == N_INDEX) t = t->a;
-        if (t->kind == N_NAME) add_var(&r->vars, &r->nvars, t);
+        if (t->kind == N_NAME && (!nested || t->ref == REF_GLOBAL)) add_var(&r->vars, &r->nvars, t);
     }
-    if (n->kind == N_FOR) add_var(&r->vars, &r->nvars, n->c);
-    find_assigned(r, n->a);
-    find_assigned(r, n->b);
-    find_assigned(r, n->c);
-    for (int i = 0; i < n->n; i++) find_assigned(r, n->list[i]);
+    if (n->kind == N_FOR && (!nested || n->c->ref == REF_GLOBAL)) add_var(&r->vars, &r->nvars, n->c);
+    find_assigned(r, n->a, nested);
+    find_assigned(r, n->b, nested);
+    find_assigned(r, n->c, nested);
+    for (int i = 0; i < n->n; i++) find_assigned(r, n->list[i], nested);
 }
 
 /* Names read (and not assigned); inside nested functions only globals. */
@@ -773,14 +774,22 @@ int exec_checkpoint(Node *n, Env *env)
         add_var(&r->vars, &r->nvars, loop->c);
         r->counter = 0;
     }
-    find_assigned(r, r->body);
+    find_assigned(r, r->body, 0);
     find_read(r, r->body, 0);
     if (!r->is_for) find_read(r, loop->a, 0);
-    /* and the globals read by the functions it calls (by name), transitively */
+    /* and the globals that the functions it calls (by name) assign and
+     * read, transitively */
     for (int i = 0; i < r->ncapt; i++) {
         Value f = *eval_var_slot(r->capt[i], env, NULL);
-        if (f.t == V_FN && AS_FN(f)->fn) find_read(r, AS_FN(f)->fn->body, 1);
+        if (f.t == V_FN && AS_FN(f)->fn) {
+            find_assigned(r, AS_FN(f)->fn->body, 1);
+            find_read(r, AS_FN(f)->fn->body, 1);
+        }
     }
+    int w = 0;        /* a global found assigned late is carried, not captured */
+    for (int i = 0; i < r->ncapt; i++)
+        if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
+    r->ncapt = w;
     r->captv = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     int duals = 0;
     for (int i = 0; i < r->ncapt; i++) {

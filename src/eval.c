@@ -154,15 +154,16 @@ static Value read_version(Node *n, Env *env)
 }
 
 /* A store into the variables of a checkpointed loop being run (1) or
- * recomputed (2): no versions (1 counts them). */
-static int ckpt_store(Env *env)
+ * recomputed (2), or into a global meanwhile (from a function the loop
+ * calls): no versions (1 counts them). */
+static int ckpt_store(Env *env, const Node *var)
 {
-    return ckpt_mode && env == ckpt_env;
+    return ckpt_mode && (env == ckpt_env || (var && var->kind == N_NAME && var->ref == REF_GLOBAL));
 }
 
 static void store_var(Node *target, Env *env, Value v)
 {
-    if (ckpt_store(env)) {
+    if (ckpt_store(env, target)) {
         VerLog *log;
         Value *slot = var_slot(target, env, &log);
         v = bind_copy(v);
@@ -261,7 +262,7 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         v = r;
     }
     check_number(v, target);
-    if (ckpt_store(env)) {
+    if (ckpt_store(env, cont)) {
         if (log && ckpt_mode == 1) version_count(log);
     } else {
         if (log) version_count(log);
@@ -673,7 +674,7 @@ static void exec_compound(Node *n, Env *env)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
-        int places = recording_scope(env) && !ckpt_store(env), snap = places && log && holder->t == V_ARR;
+        int places = recording_scope(env) && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
@@ -682,7 +683,7 @@ static void exec_compound(Node *n, Env *env)
             v_release(*e);
             *e = r;
         }
-        if (log && (!ckpt_store(env) || ckpt_mode == 1)) version_count(log);
+        if (log && (!ckpt_store(env, n->a) || ckpt_mode == 1)) version_count(log);
         if (snap) version_array(log, AS_ARR(*holder));
         v_release(rhs);
         return;
