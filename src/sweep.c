@@ -132,6 +132,13 @@ static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
     plain_free(&sub);
 }
 
+/* A loop's outputs follow its entry, in order; reclaiming may drop dead
+ * ones, so they are recognised rather than counted. */
+static inline int is_output_of(uint32_t o, uint32_t loop, uint32_t n)
+{
+    return o < tape_size() && tape_opcode(o) == OP_CKOUT && tape_a(o) == loop && tape_b(o) < n;
+}
+
 static void plain_step(PlainBuf *b, uint32_t i, double a)
 {
     int op = tape_opcode(i);
@@ -162,8 +169,7 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
         n = tape_b(i);
         if (!sweep_loop_hooks.reverse) return;
         double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
-        for (uint32_t j = 0; j < n; j++)
-            lam[j] = i + 1 + j <= b->top ? take_plain(b, i + 1 + j) : 0;
+        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
         sweep_loop_hooks.reverse(i, lam, b);
         wg_scratch_free(lam);
         return;
@@ -379,10 +385,9 @@ static void val_through_loop(ValBuf *b, uint32_t i)
     if (!sweep_loop_hooks.rerun) return;
     Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t o = i + 1 + j;
-        lam[j] = o <= b->top ? b->adj[o - b->lo] : (Value){0};
-        v_retain(lam[j]);
+    for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
+        lam[tape_b(o)] = b->adj[o - b->lo];
+        v_retain(lam[tape_b(o)]);
     }
     uint32_t lo = tape_size();
     sweep_loop_hooks.rerun(i, ids);
