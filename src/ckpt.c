@@ -85,7 +85,11 @@ typedef struct LoopRec {
     Value *captv;
     int ncapt;
     int is_for;
+    int taped;         /* the body takes derivatives itself: unrecorded steps record on scratch */
     double lo;
+    Storage **cst;     /* aliased storages the body only reads, and their contents at start */
+    Value **cstv;
+    int ncst;
     uint64_t T;
     State **states;    /* by step; states[0] is the start, with the input ids */
     int nstates, capstates;
@@ -112,6 +116,13 @@ static void rec_release(TapeSide *side)
     LoopRec *r = (LoopRec *)side;
     for (int i = 0; i < r->nstates; i++) state_free(r->states[i], r->nvars);
     for (int i = 0; i < r->ncapt; i++) v_release(r->captv[i]);
+    for (int i = 0; i < r->ncst; i++) {
+        for (int j = 0; j < r->cst[i]->n; j++) v_release(r->cstv[i][j]);
+        free(r->cstv[i]);
+        v_release(obj_val(V_ARR, r->cst[i]));
+    }
+    free(r->cst);
+    free(r->cstv);
     if (r->env) v_release(obj_val(V_ENV, r->env));
     chunk_release(r->chunk);
     free(r->states);
@@ -129,6 +140,9 @@ static void rec_each_id(TapeSide *side, void (*fn)(uint32_t *id, void *ud), void
     if (r->nstates)
         for (uint32_t j = 0; j < r->states[0]->nflat; j++)
             if (r->states[0]->flat[j].id) fn(&r->states[0]->flat[j].id, ud);
+    for (int i = 0; i < r->ncst; i++)
+        for (int j = 0; j < r->cst[i]->n; j++)
+            if (r->cstv[i][j].t == V_NUM && r->cstv[i][j].id) fn(&r->cstv[i][j].id, ud);
 }
 
 static void rec_each_value(TapeSide *side, void (*visit)(Value))
@@ -136,6 +150,10 @@ static void rec_each_value(TapeSide *side, void (*visit)(Value))
     LoopRec *r = (LoopRec *)side;
     if (r->env) visit(obj_val(V_ENV, r->env));
     for (int i = 0; i < r->ncapt; i++) visit(r->captv[i]);
+    for (int i = 0; i < r->ncst; i++) {
+        visit(obj_val(V_ARR, r->cst[i]));
+        for (int j = 0; j < r->cst[i]->n; j++) visit(r->cstv[i][j]);
+    }
     for (int m = 0; m < r->nstates; m++) {
         State *s = r->states[m];
         for (int i = 0; i < r->nvars; i++) visit(s->vars[i].v);
@@ -247,6 +265,8 @@ static void flatten_live(LoopRec *r, Flat *f)
         if (v->t == V_NUM) flat_push(f, v);
         else if (v->t == V_ARR || v->t == V_VIEW) flat_storage(f, seq_storage(*v));
     }
+    /* arrays the body reads that a view may write into: carried as well */
+    for (int i = 0; i < r->ncst; i++) flat_storage(f, r->cst[i]);
 }
 
 static void flat_free(Flat *f)
@@ -404,6 +424,16 @@ static void session_begin(Session *S, LoopRec *r)
     }
     for (int m = 0; m < r->nstates; m++)
         for (int i = 0; i < r->states[m]->nst; i++) dirty_add(S, r->states[m]->st[i]);
+    for (int i = 0; i < r->ncst; i++) {     /* read-only aliased arrays as they were */
+        Storage *s = r->cst[i];
+        dirty_add(S, s);
+        for (int j = 0; j < s->n; j++) {
+            Value old = s->v[j];
+            s->v[j] = r->cstv[i][j];
+            v_retain(s->v[j]);
+            v_release(old);
+        }
+    }
     ckpt_mode = 2;
     ckpt_env = r->env;
     num_backend = r->backend;
@@ -506,6 +536,17 @@ static void restore(LoopRec *r, State *s, int with_ids)
         *v = nv;
         v_release(old);
     }
+    for (int i = 0; i < s->nst; i++) {      /* storages no variable holds now */
+        if (done[i]) continue;
+        Storage *st = map[i];
+        for (int j = 0; j < st->n; j++) {
+            Value e = s->flat[pos++];
+            if (!with_ids) e.id = 0;
+            Value old = st->v[j];
+            st->v[j] = e;
+            v_release(old);
+        }
+    }
     for (int i = 0; i < s->nst; i++)
         if (map[i] != s->st[i]) v_release(obj_val(V_ARR, map[i]));   /* the variables hold it */
     wg_scratch_free(map);
@@ -517,7 +558,32 @@ static void restore(LoopRec *r, State *s, int with_ids)
 
 /* Step t: a for loop sets its variable, a while loop tests its condition
  * (-1: false, the loop is over), then the body. */
+static int run_step_plain(LoopRec *r, uint64_t t);
+
+/* A body that takes derivatives needs its numbers on the tape even when
+ * the loop is not recorded: each step records on a scratch region from
+ * fresh leaves, and the region is taken back after it. */
 static int run_step(LoopRec *r, uint64_t t)
+{
+    if (!r->taped || tape.recording) return run_step_plain(r, t);
+    TapeMark m = tape_mark();
+    tape.recording = 1;
+    Flat f;
+    flatten_live(r, &f);
+    for (uint32_t k = 0; k < f.n; k++)
+        if (f.slot[k]->t == V_NUM) f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+    flat_free(&f);
+    int code = run_step_plain(r, t);
+    flatten_live(r, &f);
+    for (uint32_t k = 0; k < f.n; k++)
+        if (f.slot[k]->t == V_NUM) f.slot[k]->id = 0;
+    flat_free(&f);
+    tape.recording = 0;
+    tape_truncate(m);
+    return code;
+}
+
+static int run_step_plain(LoopRec *r, uint64_t t)
 {
     wg_check_interrupt();
     if (r->is_for) {
@@ -733,6 +799,23 @@ static int has_dual(Value v)
     return 0;
 }
 
+/* The body itself takes d(...), grad, hvp, jvp or fwdgrad, or reads x@k
+ * (functions it calls record what they need on their own). */
+static int takes_derivatives(Node *n)
+{
+    if (!n || n->kind == N_FN) return 0;
+    if (n->kind == N_VERSION) return 1;
+    if (n->kind == N_CALL && n->a->kind == N_NAME) {
+        static const char *const ad[] = { "d", "grad", "hvp", "jvp", "fwdgrad" };
+        for (size_t i = 0; i < sizeof ad / sizeof *ad; i++)
+            if (strcmp(n->a->name, ad[i]) == 0) return 1;
+    }
+    if (takes_derivatives(n->a) || takes_derivatives(n->b) || takes_derivatives(n->c)) return 1;
+    for (int i = 0; i < n->n; i++)
+        if (takes_derivatives(n->list[i])) return 1;
+    return 0;
+}
+
 static void running_pop(LoopRec *r)
 {
     for (LoopRec **p = &running; *p; p = &(*p)->next)
@@ -790,6 +873,7 @@ int exec_checkpoint(Node *n, Env *env)
     for (int i = 0; i < r->ncapt; i++)
         if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
     r->ncapt = w;
+    r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(loop->a));
     r->captv = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     int duals = 0;
     for (int i = 0; i < r->ncapt; i++) {
@@ -798,6 +882,23 @@ int exec_checkpoint(Node *n, Env *env)
         v_retain(r->captv[i]);
     }
     for (int i = 0; i < r->nvars; i++) duals |= has_dual(*var_at(r, i));
+    for (int i = 0; i < r->ncapt && !duals; i++) {
+        Value c = r->captv[i];
+        if ((c.t != V_ARR && c.t != V_VIEW) || !seq_storage(c)->aliased) continue;
+        Storage *s = seq_storage(c);
+        int seen = 0;
+        for (int k = 0; k < r->ncst; k++) seen |= r->cst[k] == s;
+        if (seen) continue;
+        r->cst = wg_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
+        r->cstv = wg_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
+        r->cstv[r->ncst] = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+        for (int j = 0; j < s->n; j++) {
+            r->cstv[r->ncst][j] = s->v[j];
+            v_retain(s->v[j]);
+        }
+        r->cst[r->ncst++] = s;
+        s->h.rc++;
+    }
     if (duals) {     /* forward mode (jvp) carries tangents: run the loop as it is */
         running_pop(r);
         rec_release(&r->side);
