@@ -916,7 +916,7 @@ int exec_checkpoint(Node *n, Env *env)
         eval_var_slot(r->vars[i], env, &log);
         count0[i] = log ? log->count : 0;
     }
-    uint32_t clears = tape.clears;
+    uint32_t clears = tape.clears, n0 = tape_size();
     int saved_mode = ckpt_mode;
     Env *saved_env = ckpt_env;
     ckpt_mode = 1;
@@ -965,7 +965,12 @@ int exec_checkpoint(Node *n, Env *env)
     r->nout = f.n;
     uint32_t side = tape_side_add(&r->side);
     uint32_t entry = tape_push(OP_CKPT, side, f.n, (double)t);
-    for (uint32_t j = 0; j < f.n; j++) f.slot[j]->id = tape_push(OP_CKOUT, entry, j, f.slot[j]->u.n);
+    /* a number the loop never wrote still names the entry it had (or one it
+     * copied from before the loop): it stays that entry, as in the plain
+     * loop; the others are the loop's outputs */
+    for (uint32_t j = 0; j < f.n; j++)
+        if (!f.slot[j]->id || f.slot[j]->id >= n0)
+            f.slot[j]->id = tape_push(OP_CKOUT, entry, j, f.slot[j]->u.n);
     flat_free(&f);
     /* one new version for each variable the loop assigned */
     int scope = !env || env->fn->records;
@@ -973,14 +978,14 @@ int exec_checkpoint(Node *n, Env *env)
         if (i == r->counter) continue;
         VerLog *log;
         Value *v = eval_var_slot(r->vars[i], env, &log);
-        if (!log || !scope || v->t == V_UNDEF) continue;
-        if (log->count > count0[i]) verlog_mark_inner(log, count0[i] + 1, log->count);
+        if (!log || !scope || v->t == V_UNDEF || log->count == count0[i]) continue;   /* not assigned */
+        verlog_mark_inner(log, count0[i] + 1, log->count);
         version_bind(log, v);
     }
     wg_scratch_free(count0);
     flatten_live(r, &f);                 /* views' storages: every output is a place */
     for (uint32_t j = 0; j < f.n; j++)
-        if (f.slot[j]->id && !tape_labeled(f.slot[j]->id)) rec_label(f.slot[j]->id);
+        if (f.slot[j]->id > entry && !tape_labeled(f.slot[j]->id)) rec_label(f.slot[j]->id);
     flat_free(&f);
     return EXEC_NORMAL;
 }
