@@ -799,21 +799,48 @@ static int has_dual(Value v)
     return 0;
 }
 
-/* The body itself takes d(...), grad, hvp, jvp or fwdgrad, or reads x@k
- * (functions it calls record what they need on their own). */
-static int takes_derivatives(Node *n)
+/* The body itself calls one of these names (functions it calls record
+ * what they need on their own). */
+static int calls_any(Node *n, const char *const *names, size_t nnames, int versions)
 {
     if (!n || n->kind == N_FN) return 0;
-    if (n->kind == N_VERSION) return 1;
-    if (n->kind == N_CALL && n->a->kind == N_NAME) {
-        static const char *const ad[] = { "d", "grad", "hvp", "jvp", "fwdgrad" };
-        for (size_t i = 0; i < sizeof ad / sizeof *ad; i++)
-            if (strcmp(n->a->name, ad[i]) == 0) return 1;
-    }
-    if (takes_derivatives(n->a) || takes_derivatives(n->b) || takes_derivatives(n->c)) return 1;
+    if (versions && n->kind == N_VERSION) return 1;
+    if (n->kind == N_CALL && n->a->kind == N_NAME)
+        for (size_t i = 0; i < nnames; i++)
+            if (strcmp(n->a->name, names[i]) == 0) return 1;
+    if (calls_any(n->a, names, nnames, versions) || calls_any(n->b, names, nnames, versions)
+        || calls_any(n->c, names, nnames, versions)) return 1;
     for (int i = 0; i < n->n; i++)
-        if (takes_derivatives(n->list[i])) return 1;
+        if (calls_any(n->list[i], names, nnames, versions)) return 1;
     return 0;
+}
+
+/* grad, hvp, jvp and fwdgrad differentiate at fresh points: a step that
+ * calls them only needs its numbers on the tape. */
+static int takes_derivatives(Node *n)
+{
+    static const char *const ad[] = { "grad", "hvp", "jvp", "fwdgrad" };
+    return calls_any(n, ad, sizeof ad / sizeof *ad, 0);
+}
+
+/* d(y, x) and x@k in the body reach back through the steps before (d of a
+ * value an earlier step computed from x): such a loop runs recorded. */
+static int reaches_back(Node *loop)
+{
+    static const char *const dd[] = { "d" };
+    return calls_any(loop->kind == N_FOR ? loop->list[0] : loop->b, dd, 1, 1)
+        || (loop->kind == N_WHILE && calls_any(loop->a, dd, 1, 1));
+}
+
+static void note_recorded(Node *n)
+{
+    static const Node *noted[64];
+    static int nnoted;
+    for (int i = 0; i < nnoted; i++)
+        if (noted[i] == n) return;
+    if (nnoted < 64) noted[nnoted++] = n;
+    wg_note("%s:%d: this loop takes d(...) or reads x@k in its body: it runs recorded, "
+            "not checkpointed", wg_where.chunk ? wg_where.chunk->filename : "?", n->line);
 }
 
 static void running_pop(LoopRec *r)
@@ -829,6 +856,10 @@ int exec_checkpoint(Node *n, Env *env)
 {
     Node *loop = n->a;
     if (!tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
+    if (reaches_back(loop)) {
+        note_recorded(n);
+        return eval_exec(loop, env);
+    }
     int k = 32;
     if (n->b) {
         Value kv = eval_expr(n->b, env);
