@@ -90,6 +90,8 @@ typedef struct LoopRec {
     Storage **cst;     /* aliased storages the body only reads, and their contents at start */
     Value **cstv;
     int ncst;
+    Node **synth;      /* name nodes made for closures' upvalues (owned) */
+    int nsynth;
     uint64_t T;
     State **states;    /* by step; states[0] is the start, with the input ids */
     int nstates, capstates;
@@ -123,6 +125,8 @@ static void rec_release(TapeSide *side)
     }
     free(r->cst);
     free(r->cstv);
+    for (int i = 0; i < r->nsynth; i++) free(r->synth[i]);
+    free(r->synth);
     if (r->env) v_release(obj_val(V_ENV, r->env));
     chunk_release(r->chunk);
     free(r->states);
@@ -184,39 +188,73 @@ static void add_var(Node ***list, int *n, Node *x)
     (*list)[(*n)++] = x;
 }
 
-/* Names assigned; inside a function the body calls (nested), only globals. */
-static void find_assigned(LoopRec *r, Node *n, int nested)
+/* Where the analysis is: the loop's body (c NULL, not inner), the body of
+ * a closure it calls (c), or a function literal inside either (inner). */
+typedef struct { Closure *c; int inner; } Scope;
+
+/* The variable a name node means, as a node relative to the loop's env;
+ * NULL for a name the loop cannot reach (a local of some function). A
+ * closure's upvalues in the loop's frame or the frames around it get a
+ * node of their own. */
+static Node *loop_name(LoopRec *r, Node *n, Scope s)
+{
+    if (n->ref == REF_GLOBAL) return n;
+    if (s.inner) return NULL;
+    if (!s.c) return n;
+    if (n->ref != REF_UPVAL) return NULL;
+    Env *target = s.c->env;
+    for (int d = 1; d < n->depth && target; d++) target = target->parent;
+    int k = 0;
+    Env *e = r->env;
+    while (e && e != target) e = e->parent, k++;
+    if (!e) return NULL;
+    r->synth = wg_realloc(r->synth, sizeof(Node *) * (size_t)(r->nsynth + 1));
+    Node *m = wg_calloc(1, sizeof(Node));
+    *m = *n;
+    m->ref = k == 0 ? REF_LOCAL : REF_UPVAL;
+    m->depth = (uint8_t)k;
+    r->synth[r->nsynth++] = m;
+    return m;
+}
+
+/* Names assigned (plain, compound, element writes, for variables). */
+static void find_assigned(LoopRec *r, Node *n, Scope s)
 {
     if (!n || n->kind == N_FN) return;
     if (n->kind == N_ASSIGN || n->kind == N_COMPOUND) {
         Node *t = n->a;
         while (t->kind == N_INDEX) t = t->a;
-        if (t->kind == N_NAME && (!nested || t->ref == REF_GLOBAL)) add_var(&r->vars, &r->nvars, t);
+        Node *m = t->kind == N_NAME ? loop_name(r, t, s) : NULL;
+        if (m) add_var(&r->vars, &r->nvars, m);
     }
-    if (n->kind == N_FOR && (!nested || n->c->ref == REF_GLOBAL)) add_var(&r->vars, &r->nvars, n->c);
-    find_assigned(r, n->a, nested);
-    find_assigned(r, n->b, nested);
-    find_assigned(r, n->c, nested);
-    for (int i = 0; i < n->n; i++) find_assigned(r, n->list[i], nested);
+    if (n->kind == N_FOR) {
+        Node *m = loop_name(r, n->c, s);
+        if (m) add_var(&r->vars, &r->nvars, m);
+    }
+    find_assigned(r, n->a, s);
+    find_assigned(r, n->b, s);
+    find_assigned(r, n->c, s);
+    for (int i = 0; i < n->n; i++) find_assigned(r, n->list[i], s);
 }
 
-/* Names read (and not assigned); inside nested functions only globals. */
-static void find_read(LoopRec *r, Node *n, int nested)
+/* Names read (and not assigned). */
+static void find_read(LoopRec *r, Node *n, Scope s)
 {
     if (!n) return;
     if (n->kind == N_NAME || n->kind == N_VERSION) {
-        if ((!nested || n->ref == REF_GLOBAL) && find_var(r->vars, r->nvars, n) < 0)
-            add_var(&r->capt, &r->ncapt, n);
+        Node *m = loop_name(r, n, s);
+        if (m && find_var(r->vars, r->nvars, m) < 0) add_var(&r->capt, &r->ncapt, m);
         return;
     }
     if (n->kind == N_FN) {
-        find_read(r, n->fn->body, 1);
+        Scope in = { s.c, 1 };
+        find_read(r, n->fn->body, in);
         return;
     }
-    find_read(r, n->a, nested);
-    find_read(r, n->b, nested);
-    find_read(r, n->c, nested);
-    for (int i = 0; i < n->n; i++) find_read(r, n->list[i], nested);
+    find_read(r, n->a, s);
+    find_read(r, n->b, s);
+    find_read(r, n->c, s);
+    for (int i = 0; i < n->n; i++) find_read(r, n->list[i], s);
 }
 
 static Value *var_at(LoopRec *r, int i) { return eval_var_slot(r->vars[i], r->env, NULL); }
@@ -888,16 +926,18 @@ int exec_checkpoint(Node *n, Env *env)
         add_var(&r->vars, &r->nvars, loop->c);
         r->counter = 0;
     }
-    find_assigned(r, r->body, 0);
-    find_read(r, r->body, 0);
-    if (!r->is_for) find_read(r, loop->a, 0);
-    /* and the globals that the functions it calls (by name) assign and
-     * read, transitively */
+    Scope body = { NULL, 0 };
+    find_assigned(r, r->body, body);
+    find_read(r, r->body, body);
+    if (!r->is_for) find_read(r, loop->a, body);
+    /* and the globals and upvalues that the functions it calls (by name)
+     * write into and read, transitively */
     for (int i = 0; i < r->ncapt; i++) {
         Value f = *eval_var_slot(r->capt[i], env, NULL);
         if (f.t == V_FN && AS_FN(f)->fn) {
-            find_assigned(r, AS_FN(f)->fn->body, 1);
-            find_read(r, AS_FN(f)->fn->body, 1);
+            Scope in = { AS_FN(f), 0 };
+            find_assigned(r, AS_FN(f)->fn->body, in);
+            find_read(r, AS_FN(f)->fn->body, in);
         }
     }
     int w = 0;        /* a global found assigned late is carried, not captured */
