@@ -87,8 +87,9 @@ typedef struct LoopRec {
     int is_for;
     int taped;         /* the body takes derivatives itself: unrecorded steps record on scratch */
     double lo;
-    Storage **cst;     /* aliased storages the body only reads, and their contents at start */
-    Value **cstv;
+    Storage **cst;     /* storages of the arrays the body only reads (a view made */
+    Value **cstv;      /* inside may write them), and their contents at start; */
+    uint8_t *cstf;     /* those already aliased at start are carried too */
     int ncst;
     Node **synth;      /* name nodes made for closures' upvalues (owned) */
     int nsynth;
@@ -125,6 +126,7 @@ static void rec_release(TapeSide *side)
     }
     free(r->cst);
     free(r->cstv);
+    free(r->cstf);
     for (int i = 0; i < r->nsynth; i++) free(r->synth[i]);
     free(r->synth);
     if (r->env) v_release(obj_val(V_ENV, r->env));
@@ -231,6 +233,12 @@ static void find_assigned(LoopRec *r, Node *n, Scope s)
         Node *m = loop_name(r, n->c, s);
         if (m) add_var(&r->vars, &r->nvars, m);
     }
+    /* view(a, ...) may split a's storage off (copy on write) and rebind a */
+    if (n->kind == N_CALL && n->a->kind == N_NAME && strcmp(n->a->name, "view") == 0
+        && n->n >= 1 && n->list[0]->kind == N_NAME) {
+        Node *m = loop_name(r, n->list[0], s);
+        if (m) add_var(&r->vars, &r->nvars, m);
+    }
     find_assigned(r, n->a, s);
     find_assigned(r, n->b, s);
     find_assigned(r, n->c, s);
@@ -304,7 +312,8 @@ static void flatten_live(LoopRec *r, Flat *f)
         else if (v->t == V_ARR || v->t == V_VIEW) flat_storage(f, seq_storage(*v));
     }
     /* arrays the body reads that a view may write into: carried as well */
-    for (int i = 0; i < r->ncst; i++) flat_storage(f, r->cst[i]);
+    for (int i = 0; i < r->ncst; i++)
+        if (r->cstf[i]) flat_storage(f, r->cst[i]);
 }
 
 static void flat_free(Flat *f)
@@ -411,9 +420,16 @@ typedef struct Session {
 static Session *sessions;
 static FILE *devnull;
 
+static int is_cst(LoopRec *r, Storage *s)
+{
+    for (int i = 0; i < r->ncst; i++)
+        if (r->cst[i] == s) return 1;
+    return 0;
+}
+
 static void dirty_add(Session *S, Storage *s)
 {
-    if (!s->aliased) return;
+    if (!s->aliased && !is_cst(S->r, s)) return;
     for (int i = 0; i < S->ndirty; i++)
         if (S->dirty[i].s == s) return;
     S->dirty = wg_realloc(S->dirty, sizeof(Dirty) * (size_t)(S->ndirty + 1));
@@ -462,7 +478,7 @@ static void session_begin(Session *S, LoopRec *r)
     }
     for (int m = 0; m < r->nstates; m++)
         for (int i = 0; i < r->states[m]->nst; i++) dirty_add(S, r->states[m]->st[i]);
-    for (int i = 0; i < r->ncst; i++) {     /* read-only aliased arrays as they were */
+    for (int i = 0; i < r->ncst; i++) {     /* read-only arrays as they were */
         Storage *s = r->cst[i];
         dirty_add(S, s);
         for (int j = 0; j < s->n; j++) {
@@ -529,7 +545,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     uint8_t *done = wg_scratch((size_t)(s->nst ? s->nst : 1));
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
-        map[i] = st->aliased ? st : storage_new(st->n);
+        map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
     }
     uint32_t pos = 0;
     for (int i = 0; i < r->nvars; i++) {
@@ -582,6 +598,18 @@ static void restore(LoopRec *r, State *s, int with_ids)
             if (!with_ids) e.id = 0;
             Value old = st->v[j];
             st->v[j] = e;
+            v_release(old);
+        }
+    }
+    for (int i = 0; i < r->ncst; i++) {     /* arrays read only, unless the state has them */
+        int in_state = 0;
+        for (int k = 0; k < s->nst; k++) in_state |= s->st[k] == r->cst[i];
+        if (in_state) continue;
+        Storage *st = r->cst[i];
+        for (int j = 0; j < st->n; j++) {
+            Value old = st->v[j];
+            st->v[j] = r->cstv[i][j];
+            v_retain(st->v[j]);
             v_release(old);
         }
     }
@@ -955,12 +983,14 @@ int exec_checkpoint(Node *n, Env *env)
     for (int i = 0; i < r->nvars; i++) duals |= has_dual(*var_at(r, i));
     for (int i = 0; i < r->ncapt && !duals; i++) {
         Value c = r->captv[i];
-        if ((c.t != V_ARR && c.t != V_VIEW) || !seq_storage(c)->aliased) continue;
+        if (c.t != V_ARR && c.t != V_VIEW) continue;    /* a view made inside may write it */
         Storage *s = seq_storage(c);
         int seen = 0;
         for (int k = 0; k < r->ncst; k++) seen |= r->cst[k] == s;
         if (seen) continue;
         r->cst = wg_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
+        r->cstf = wg_realloc(r->cstf, (size_t)(r->ncst + 1));
+        r->cstf[r->ncst] = (uint8_t)s->aliased;
         r->cstv = wg_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
         r->cstv[r->ncst] = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
         for (int j = 0; j < s->n; j++) {
