@@ -414,8 +414,26 @@ typedef struct Session {
     int mode, recording, backend;
     Env *env;
     FILE *out;
+    State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
+    int ntmp;
     struct Session *outer;
 } Session;
+
+static State *tmp_keep(Session *S, State *s)
+{
+    if (S->ntmp < 64) S->tmp[S->ntmp++] = s;
+    return s;
+}
+
+static void tmp_free(Session *S, State *s)
+{
+    for (int i = 0; i < S->ntmp; i++)
+        if (S->tmp[i] == s) {
+            S->tmp[i] = S->tmp[--S->ntmp];
+            break;
+        }
+    state_free(s, S->r->nvars);
+}
 
 static Session *sessions;
 static FILE *devnull;
@@ -449,9 +467,11 @@ static void dirty_value(Session *S, Value v)
     if (v.t == V_ARR || v.t == V_VIEW) dirty_add(S, seq_storage(v));
 }
 
-static void session_begin(Session *S, LoopRec *r)
+/* On the heap: an error unwinds past the frame that began it, and
+ * ckpt_abandon ends it afterwards. */
+static Session *session_begin(LoopRec *r)
 {
-    memset(S, 0, sizeof *S);
+    Session *S = wg_calloc(1, sizeof(Session));
     S->r = r;
     S->mode = ckpt_mode;
     S->env = ckpt_env;
@@ -495,6 +515,7 @@ static void session_begin(Session *S, LoopRec *r)
     if (!devnull) devnull = fopen("/dev/null", "w");
     S->out = stdout;
     if (devnull) stdout = devnull;
+    return S;
 }
 
 static void session_end(Session *S)
@@ -533,7 +554,9 @@ static void session_end(Session *S)
     ckpt_mode = S->mode;
     ckpt_env = S->env;
     tape.recording = S->recording;
+    for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     sessions = S->outer;
+    free(S);
 }
 
 /* Sets the loop's variables to state s: numbers with their ids (the start
@@ -760,7 +783,7 @@ static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint
         r->chunk_steps = fit > 4 ? fit * 3 / 4 : 1;
     }
     uint64_t cs = r->chunk_steps, pieces = (len + cs - 1) / cs;
-    if (pieces >= 2 && (uint64_t)slots >= pieces - 1) {
+    if (pieces >= 2 && pieces <= 32 && (uint64_t)slots >= pieces - 1) {
         /* enough slots: one unrecorded pass saves the state at every
          * chunk's start, then the chunks are reversed from the last */
         State **P = wg_scratch(sizeof(State *) * pieces);
@@ -768,7 +791,7 @@ static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint
         restore(r, B, 0);
         for (uint64_t p = 1; p < pieces; p++) {
             advance(r, b + (p - 1) * cs, b + p * cs);
-            P[p] = snapshot(r, b + p * cs, 0);
+            P[p] = tmp_keep(S, snapshot(r, b + p * cs, 0));
         }
         double *lam = lam_j;
         uint32_t n = nlam;
@@ -776,7 +799,7 @@ static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint
             uint64_t end = p + 1 == pieces ? j : b + (p + 1) * cs;
             lam = reverse_seg(S, P[p], end, lam, n, 0, ctx);
             n = nflat_at(P[p]);
-            if (p) state_free(P[p], r->nvars);
+            if (p) tmp_free(S, P[p]);
             P[p] = NULL;
         }
         wg_scratch_free(P);
@@ -784,10 +807,10 @@ static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint
     }
     if (slots > 0) {
         uint64_t m = b + len / 2;
-        State *M = advance_save(r, B, m);
+        State *M = tmp_keep(S, advance_save(r, B, m));
         double *lam_m = reverse_seg(S, M, j, lam_j, nlam, slots - 1, ctx);
         uint32_t nm = nflat_at(M);
-        state_free(M, r->nvars);
+        tmp_free(S, M);
         return reverse_seg(S, B, m, lam_m, nm, slots, ctx);
     }
     /* no slot free: each chunk from B, the last first */
@@ -815,29 +838,27 @@ static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(
 static void hook_reverse(uint32_t entry, const double *out_adj, void *ctx)
 {
     LoopRec *r = loop_of(entry);
-    Session S;
-    session_begin(&S, r);
+    Session *S = session_begin(r);
     uint32_t n = r->nout;
     double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;
     for (int m = r->nstates - 1; m >= 0; m--) {
         int slots = r->k - (m + 1);
-        lam = reverse_seg(&S, r->states[m], j, lam, n, slots > 0 ? slots : 0, ctx);
+        lam = reverse_seg(S, r->states[m], j, lam, n, slots > 0 ? slots : 0, ctx);
         n = nflat_at(r->states[m]);
         j = r->states[m]->step;
     }
     wg_scratch_free(lam);   /* the start state's: handed on by the first chunk */
-    session_end(&S);
+    session_end(S);
 }
 
 static void hook_rerun(uint32_t entry, uint32_t *out_ids)
 {
     LoopRec *r = loop_of(entry);
-    Session S;
-    session_begin(&S, r);
-    S.mark = tape_mark();
-    S.have_mark = 1;
+    Session *S = session_begin(r);
+    S->mark = tape_mark();
+    S->have_mark = 1;
     restore(r, r->states[0], 1);
     tape.recording = 1;
     for (uint64_t t = 0; t < r->T; t++) {
@@ -848,8 +869,8 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     flatten_live(r, &f);
     for (uint32_t k = 0; k < r->nout; k++) out_ids[k] = k < f.n ? f.slot[k]->id : 0;
     flat_free(&f);
-    S.have_mark = 0;        /* the entries stay: the expansion reads them */
-    session_end(&S);
+    S->have_mark = 0;        /* the entries stay: the expansion reads them */
+    session_end(S);
 }
 
 /* --------------------------------------------------------- the forward run */
