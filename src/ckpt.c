@@ -201,15 +201,21 @@ typedef struct { Closure *c; int inner; } Scope;
 static Node *loop_name(LoopRec *r, Node *n, Scope s)
 {
     if (n->ref == REF_GLOBAL) return n;
-    if (s.inner) return NULL;
-    if (!s.c) return n;
-    if (n->ref != REF_UPVAL) return NULL;
-    Env *target = s.c->env;
-    for (int d = 1; d < n->depth && target; d++) target = target->parent;
-    int k = 0;
-    Env *e = r->env;
-    while (e && e != target) e = e->parent, k++;
-    if (!e) return NULL;
+    if (!s.c && !s.inner) return n;
+    if (n->ref != REF_UPVAL || n->depth == 255) return NULL;
+    int k;
+    if (!s.c) {                 /* a function literal in the body: its frames, then the loop's */
+        if (n->depth < s.inner) return NULL;
+        k = n->depth - s.inner;
+    } else {                    /* a closure's body: its defining frame and those around it */
+        if (n->depth <= s.inner) return NULL;
+        Env *target = s.c->env;
+        for (int d = 0; d < n->depth - s.inner - 1 && target; d++) target = target->parent;
+        Env *e = r->env;
+        k = 0;
+        while (e && e != target) e = e->parent, k++;
+        if (!e || !target) return NULL;
+    }
     r->synth = wg_realloc(r->synth, sizeof(Node *) * (size_t)(r->nsynth + 1));
     Node *m = wg_calloc(1, sizeof(Node));
     *m = *n;
@@ -222,7 +228,12 @@ static Node *loop_name(LoopRec *r, Node *n, Scope s)
 /* Names assigned (plain, compound, element writes, for variables). */
 static void find_assigned(LoopRec *r, Node *n, Scope s)
 {
-    if (!n || n->kind == N_FN) return;
+    if (!n) return;
+    if (n->kind == N_FN) {      /* its element writes into the loop's arrays */
+        Scope in = { s.c, s.inner + 1 };
+        find_assigned(r, n->fn->body, in);
+        return;
+    }
     if (n->kind == N_ASSIGN || n->kind == N_COMPOUND) {
         Node *t = n->a;
         while (t->kind == N_INDEX) t = t->a;
@@ -255,7 +266,7 @@ static void find_read(LoopRec *r, Node *n, Scope s)
         return;
     }
     if (n->kind == N_FN) {
-        Scope in = { s.c, 1 };
+        Scope in = { s.c, s.inner + 1 };
         find_read(r, n->fn->body, in);
         return;
     }
