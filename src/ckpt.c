@@ -2,13 +2,21 @@
  *
  * `checkpoint for ...` / `checkpoint while ...` runs the loop unrecorded
  * and keeps a few saved states of what it carries: the variables the body
- * assigns (plain, compound and element writes; found in the syntax tree),
- * the arrays they hold (by content, one copy per distinct storage, so views
- * stay aliased), and the generator's position. Values the body only reads
- * are captured at loop start, since they may be reassigned before anyone
- * differentiates. The tape gets one OP_CKPT entry (its side record, below,
- * lists the input ids: the captured numbers and the carried values at loop
- * start) and one OP_CKOUT entry per number the loop leaves behind.
+ * assigns (plain, compound and element writes, and arrays given to view;
+ * found in the syntax tree, also through the functions it calls by name
+ * and the function literals in it), the arrays they hold (by content, one
+ * copy per distinct storage, so views stay aliased), and the generator's
+ * position. Values the body only reads (arrays by content too: a view made
+ * inside may write them) are captured at loop start, since they may be
+ * reassigned before anyone differentiates. The tape gets one OP_CKPT entry
+ * (its side record, below, lists the input ids: the captured numbers and
+ * the carried values at loop start) and one OP_CKOUT entry per number the
+ * loop wrote; a number it never wrote keeps its entry.
+ *
+ * A body that takes d(...) or reads x@k itself runs recorded (a note says
+ * so): such a derivative reaches back through the steps before, which a
+ * recomputation from a saved state cannot replay. A body that calls grad,
+ * hvp, jvp or fwdgrad records each unrecorded step on a scratch region.
  *
  * Schedule (online, the trip count of a while loop need not be known):
  * states are kept at multiples of a spacing d, starting at d = 1; when more
@@ -20,10 +28,12 @@
  * top (its carried numbers at the start as fresh leaves), swept with the
  * adjoints at its end as seeds, and taken off the tape; the leaves'
  * adjoints are the seeds of the segment before. A segment whose recording
- * would not fit well under the tape's cap is halved revolve-style: the
- * state at its middle is saved in a free slot (k minus the states still
- * needed), the upper half reversed, then the lower; with no free slot the
- * chunks are recomputed from the segment's start. The first segment starts
+ * would not fit in half of what the tape's cap leaves (64 MB at most) is
+ * cut into chunks that do: with enough free slots (k minus the states
+ * still needed) one unrecorded pass saves every chunk's start state, else
+ * the segment is halved revolve-style (the state at its middle saved in a
+ * free slot, the upper half reversed, then the lower); with no free slot
+ * the chunks are recomputed from the segment's start. The first segment starts
  * from the loop's own input entries, so its sweep hands their adjoints to
  * the sweep that reached the loop.
  *
