@@ -1157,6 +1157,10 @@ void ckpt_visit_roots(void (*visit)(Value))
             visit(obj_val(V_ARR, S->dirty[i].s));
             for (int j = 0; j < S->dirty[i].n; j++) visit(S->dirty[i].v[j]);
         }
+        for (int m = 0; m < S->ntmp; m++) {
+            for (int i = 0; i < S->r->nvars; i++) visit(S->tmp[m]->vars[i].v);
+            for (int i = 0; i < S->tmp[m]->nst; i++) visit(obj_val(V_ARR, S->tmp[m]->st[i]));
+        }
     }
 }
 
