@@ -680,14 +680,23 @@ static int run_step(LoopRec *r, uint64_t t)
     tape.recording = 1;
     Flat f;
     flatten_live(r, &f);
-    for (uint32_t k = 0; k < f.n; k++)
-        if (f.slot[k]->t == V_NUM) f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+    uint32_t nleaf = f.n, *orig = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    for (uint32_t k = 0; k < f.n; k++) {     /* leaves m.n, m.n + 1, ... */
+        orig[k] = f.slot[k]->id;
+        f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+    }
     flat_free(&f);
     int code = run_step_plain(r, t);
+    /* what the step did not write gets its entry back; what it computed is
+     * a constant again (as in an unrecorded step) */
     flatten_live(r, &f);
-    for (uint32_t k = 0; k < f.n; k++)
-        if (f.slot[k]->t == V_NUM) f.slot[k]->id = 0;
+    for (uint32_t k = 0; k < f.n; k++) {
+        uint32_t id = f.slot[k]->id;
+        if (id >= m.n && id < m.n + nleaf) f.slot[k]->id = orig[id - m.n];
+        else if (id >= m.n) f.slot[k]->id = 0;
+    }
     flat_free(&f);
+    wg_scratch_free(orig);
     tape.recording = 0;
     tape_truncate(m);
     return code;
