@@ -1132,7 +1132,11 @@ int exec_checkpoint(Node *n, Env *env)
         Value *v = eval_var_slot(r->vars[i], env, &log);
         if (!log || !scope || v->t == V_UNDEF || log->count == count0[i]) continue;   /* not assigned */
         verlog_mark_inner(log, count0[i] + 1, log->count);
-        version_bind(log, v);
+        /* a number becomes the variable's next version; an array's version
+         * is counted, its written elements are places (labelled below), and
+         * those it did not write stay the entries they were */
+        if (v->t == V_NUM) version_bind(log, v);
+        else version_count(log);
     }
     wg_scratch_free(count0);
     flatten_live(r, &f);                 /* views' storages: every output is a place */
