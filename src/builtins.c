@@ -467,6 +467,7 @@ static const Builtin builtins[] = {
     {"grad", 1, 1, ad_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
     {"hvp", 3, 3, ad_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},
     {"jvp", 3, 3, fwd_jvp_builtin, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
+    {"fixedpoint", 2, 4, fixedpoint_builtin, "fixedpoint(g, x0), fixedpoint(g, x0, tol, maxiter): iterate x = g(x) until a step changes x by at most tol (relative; 1e-12, at most 1000 steps); derivatives of x* by the implicit function theorem"},
     {"fwdgrad", 2, 2, fwd_fwdgrad, "fwdgrad(f, x): forward gradient (grad f(x)·v) v, v ~ N(0, I) from the session generator"},
 };
 

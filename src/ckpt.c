@@ -54,6 +54,7 @@
 #include "error.h"
 #include "rng.h"
 #include "num.h"
+#include "reclaim.h"
 
 extern rng_t wg_rng;
 
@@ -865,6 +866,8 @@ static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint
 
 static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(entry)); }
 
+static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
+
 static void hook_reverse(uint32_t entry, const double *out_adj, void *ctx)
 {
     LoopRec *r = loop_of(entry);
@@ -1075,7 +1078,9 @@ int exec_checkpoint(Node *n, Env *env)
     ckpt_env = env;
     tape.recording = 0;
     uint64_t t = 0, spacing = 1;
+    LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
     for (;;) {
+        reclaim_loop_step(&floor);
         if (r->is_for && r->lo + (double)t >= hi) break;
         if (t > 0 && t % spacing == 0) {
             add_state(r, snapshot(r, t, 0));
@@ -1116,7 +1121,7 @@ int exec_checkpoint(Node *n, Env *env)
         }
     r->nout = f.n;
     uint32_t side = tape_side_add(&r->side);
-    uint32_t entry = tape_push(OP_CKPT, side, f.n, (double)t);
+    uint32_t entry = tape_push(OP_CKPT, side, 0, (double)t);
     /* a number the loop never wrote still names the entry it had (or one it
      * copied from before the loop): it stays that entry, as in the plain
      * loop; the others are the loop's outputs */
@@ -1179,6 +1184,8 @@ void ckpt_visit_roots(void (*visit)(Value))
 
 void ckpt_init(void)
 {
+    sweep_loop_hooks.outputs = hook_outputs;
     sweep_loop_hooks.reverse = hook_reverse;
+    tape_side_op(OP_CKPT);      /* its a field names the side record (reclaiming) */
     sweep_loop_hooks.rerun = hook_rerun;
 }

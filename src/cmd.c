@@ -191,18 +191,19 @@ static void cmd_time(const char *args)
     Chunk *c = parse_chunk(file, src, pad + n, 0, NULL);
     free(src);
     if (!c) wg_error("':time': syntax error (above)");
-    uint32_t before = tape_size();
-    size_t bytes = tape_bytes();
+    /* reclaiming may give entries back meanwhile: count what was recorded */
+    uint64_t before = tape_size() + tape.reclaimed;
+    size_t bytes = tape_bytes() + tape.reclaimed_bytes;
     double t0 = now();
     wg_call_push(":time");
     eval_run_chunk(c);
     wg_call_pop();
     double dt = now() - t0;
     char b[32];
-    cmd_fmt_bytes(tape_bytes() - bytes, b, sizeof b);
+    cmd_fmt_bytes(tape_bytes() + tape.reclaimed_bytes - bytes, b, sizeof b);
     if (dt >= 1) printf("time: %.3f s", dt);
     else printf("time: %.3f ms", dt * 1e3);
-    printf(", tape: +%u entries (+%s)\n", tape_size() - before, b);
+    printf(", tape: +%llu entries (+%s)\n", (unsigned long long)(tape_size() + tape.reclaimed - before), b);
 }
 
 static void forget_inputs(void);
@@ -257,8 +258,9 @@ void cmd_log_input(const char *src, size_t len)
     while (*p == '\n') p = skip_space(p + 1);
     if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
     if (ninputs == capinputs) {
-        capinputs = capinputs ? 2 * capinputs : 64;
-        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)capinputs);
+        __typeof__(capinputs) grown = capinputs ? 2 * capinputs : 64;   /* the size is kept only once it is had */
+        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)grown);
+        capinputs = grown;
     }
     char *copy = wg_malloc(len + 1);
     memcpy(copy, src, len);
@@ -293,7 +295,7 @@ typedef struct {
 
 static const Command commands[] = {
     {"help", cmd_help, ":help [NAME]      one screen of help; :help NAME for any keyword, operator, function, command or topic"},
-    {"tape", tapeview_command, ":tape [all|NAME|stats|kinks|dot [NAME] [FILE]|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot)"},
+    {"tape", tapeview_command, ":tape [all|NAME|stats|kinks|dot [NAME] [FILE]|reclaim|clear|limit [SIZE]]   look inside the session tape (dot: Graphviz; FILE.svg/.png drawn by dot; reclaim: give back now what nothing can reach)"},
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session (FILE is looked up beside the loading file, then here)"},

@@ -26,8 +26,9 @@ static char trace[2048];         /* the calls at the latest error, one a line */
 void wg_call_push(const char *name)
 {
     if (ncalls == capcalls) {
-        capcalls = capcalls ? 2 * capcalls : 64;
-        calls = wg_realloc(calls, sizeof(CallSite) * (size_t)capcalls);
+        __typeof__(capcalls) grown = capcalls ? 2 * capcalls : 64;   /* the size is kept only once it is had */
+        calls = wg_realloc(calls, sizeof(CallSite) * (size_t)grown);
+        capcalls = grown;
     }
     const Node *n = wg_where.node;
     if (n && n->kind == N_CALL && n->a) n = n->a;     /* the callee's first character */
@@ -211,8 +212,9 @@ void wg_error_at(const Node *n, const char *fmt, ...)
 void *wg_scratch(size_t n)
 {
     if (nscratch == capscratch) {
-        capscratch = capscratch ? 2 * capscratch : 16;
-        scratch = wg_realloc(scratch, capscratch * sizeof(void *));
+        __typeof__(capscratch) grown = capscratch ? 2 * capscratch : 16;   /* the size is kept only once it is had */
+        scratch = wg_realloc(scratch, grown * sizeof(void *));
+        capscratch = grown;
     }
     void *p = wg_calloc(n ? n : 1, 1);
     scratch[nscratch++] = p;

@@ -20,6 +20,7 @@
 #include "fwd.h"
 #include "kinks.h"
 #include "suggest.h"
+#include "reclaim.h"
 
 #define MAX_CALL_DEPTH 2000
 
@@ -75,6 +76,16 @@ void eval_visit_roots(void (*visit)(Value))
     }
     tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
     ckpt_visit_roots(visit);       /* and checkpointed loops running or recomputed now */
+}
+
+/* The tape ids outside heap objects, for reclaiming: the globals and every
+ * version of them (versions of top-level variables live for the session). */
+static void eval_root_ids(IdFn fn, void *ud)
+{
+    for (int i = 0; i < nglobals; i++) {
+        if (globals[i].v.t == V_NUM && globals[i].v.id) fn(&globals[i].v.id, ud);
+        verlog_each_id(&globals[i].ver, fn, ud);
+    }
 }
 
 
@@ -588,18 +599,29 @@ static int exec_block(Node *n, Env *env)
             block_depth--;
             return code;
         }
-        if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
+        if (call_depth == 0 && run_nesting == 0) {
+            if (ckpt_mode != 2) gc_maybe_collect();
+            /* not while a checkpointed loop runs or is recomputed: it holds
+             * ids in C locals and in records not yet on the tape */
+            if (!ckpt_mode) reclaim_maybe(reclaim_everything());
+        }
     }
     block_depth--;
     return EXEC_NORMAL;
 }
 
 int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
+int eval_outside_calls(void) { return call_depth == 0; }
 
+/* Between iterations, entries recorded since the loop began that nothing
+ * holds go (reclaim.h: anything an enclosing expression holds in a C local
+ * was recorded before the loop began). */
 static int exec_while(Node *n, Env *env)
 {
+    LoopFloor floor = reclaim_loop_begin();
     for (;;) {
         wg_check_interrupt();
+        reclaim_loop_step(&floor);
         if (!as_bool(eval_expr(n->a, env), n->a, "a while condition")) return EXEC_NORMAL;
         int code = exec(n->b, env);
         if (code == EXEC_BREAK) return EXEC_NORMAL;
@@ -626,8 +648,10 @@ static int exec_for(Node *n, Env *env)
     double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
     Node *body = n->list[0];
     Value *slot = var_slot(n->c, env, NULL);
+    LoopFloor floor = reclaim_loop_begin();
     for (double i = lo; i < hi; i++) {
         wg_check_interrupt();
+        reclaim_loop_step(&floor);
         v_release(*slot);
         *slot = num_val(i);
         int code = exec(body, env);
@@ -772,10 +796,19 @@ static void run_top(void *ud)
     for (int i = 0; i < root->n; i++) {
         wg_where.chunk = c;
         if (run_nesting == 0 && call_depth == 0) kink_statement();
+        TapeMark made = tape_mark();
+        uint32_t epoch = tape.epoch;
+        uint64_t before = tape_size() + tape.reclaimed;
+        reclaim_watch();
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
-        if (run_nesting == 0 && call_depth == 0) gc_maybe_collect();
+        if (run_nesting == 0 && call_depth == 0) {
+            gc_maybe_collect();
+            if (epoch == tape.epoch)    /* (not after a :tape clear) */
+                reclaim_statement(made, tape_size() + tape.reclaimed - before);
+            reclaim_maybe(reclaim_everything());
+        }
         if (eval_quit) return;
     }
 }
@@ -836,6 +869,7 @@ void eval_init(void)
 {
     ckpt_init();
     gc_set_roots(eval_visit_roots);
+    reclaim_set_roots(eval_root_ids);
     tape_init();
     builtins_register();
 }

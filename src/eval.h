@@ -35,6 +35,7 @@ void  eval_run_chunk(Chunk *c);   /* unprotected: errors propagate; takes c */
 void  eval_visit_roots(void (*visit)(Value));
 Value call_value(Value f, int argc, Value *argv);   /* argv borrowed */
 int   eval_at_top_level(void);   /* not inside a block or a call */
+int   eval_outside_calls(void);  /* no function call is running (nothing held in C locals) */
 Global *global_lookup(const char *name);           /* NULL if never named */
 
 /* Places for d(y, place) and x@k (ad.c asks the evaluator). */

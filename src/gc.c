@@ -117,6 +117,11 @@ void gc_collect(void)
     at_last_collect = live > 1024 ? live : 1024;
 }
 
+void gc_each_object(void (*fn)(Obj *o, void *ud), void *ud)
+{
+    for (Obj *o = all; o; o = o->next) fn(o, ud);
+}
+
 void gc_maybe_collect(void)
 {
     if (live > 2 * at_last_collect) gc_collect();

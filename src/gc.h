@@ -13,6 +13,7 @@ void   gc_link(Obj *o);
 void   gc_unlink(Obj *o);
 void   gc_collect(void);          /* trace from the roots, recount, free the rest */
 void   gc_maybe_collect(void);    /* collect when enough was allocated since last time */
+void   gc_each_object(void (*fn)(Obj *o, void *ud), void *ud);   /* every heap object, live or not yet collected */
 void   gc_strip_ids(void);        /* every number in a heap object becomes a constant */
 void   gc_strip_ids_from(uint32_t lo);   /* ... every number naming entry lo or later */
 

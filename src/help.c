@@ -152,6 +152,7 @@ static const Entry topics[] = {
      "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
      "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
      "  checkpoint for/while ...  a long loop kept as a few saved states, recomputed by d\n"
+     "  fixedpoint(g, x0)  x* = g(x*) by iteration; its derivatives by the implicit function theorem\n"
      "  :tape shows the record; :tape stats its size",
      "x = 2; y = x*x + sin(x); d(y, x)"},
     {"backends",

@@ -11,6 +11,7 @@ typedef struct {
     uint32_t end;         /* branch: the tape size when its top-level statement ended, 0 if running */
     uint32_t ida, idb;    /* branch: the compared entries */
     int branch;
+    int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
     double a, b;
     char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
     char where[96];       /* "demo.wg:4:9" */
@@ -33,8 +34,9 @@ static Note *new_note(void)
 {
     check_epoch();
     if (nnotes == capnotes) {
-        capnotes = capnotes ? 2 * capnotes : 16;
-        notes = wg_realloc(notes, sizeof(Note) * capnotes);
+        __typeof__(capnotes) grown = capnotes ? 2 * capnotes : 16;   /* the size is kept only once it is had */
+        notes = wg_realloc(notes, sizeof(Note) * grown);
+        capnotes = grown;
     }
     Note *n = &notes[nnotes++];
     memset(n, 0, sizeof *n);
@@ -155,8 +157,9 @@ static void pass(uint32_t k)
     for (uint32_t i = 0; i < npassed; i++)
         if (passed[i] == k) return;
     if (npassed == cappassed) {
-        cappassed = cappassed ? 2 * cappassed : 8;
-        passed = wg_realloc(passed, sizeof(uint32_t) * cappassed);
+        __typeof__(cappassed) grown = cappassed ? 2 * cappassed : 8;   /* the size is kept only once it is had */
+        passed = wg_realloc(passed, sizeof(uint32_t) * grown);
+        cappassed = grown;
     }
     passed[npassed++] = k;
 }
@@ -192,6 +195,7 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
     check_epoch();
     for (uint32_t k = first_note(lo); k < nnotes && notes[k].id <= top; k++) {
         Note *n = &notes[k];
+        if (n->gone) continue;
         if (!n->branch) {
             if (adjoint(ud, n->id) != 0) pass(k);
             continue;
@@ -217,6 +221,41 @@ void kink_statement(void)
     for (uint32_t k = nnotes; k-- > 0 && !notes[k].end;) notes[k].end = tape_size();
     noted = 0;
     depth = 0;     /* an error may have unwound out of a derivative */
+}
+
+void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
+{
+    check_epoch();
+    /* in place, without allocating (it runs after the tape has moved):
+     * renumber each note, marking those that go; then renumber the latest
+     * derivative's list, which names notes by index; then close the gaps */
+    for (uint32_t k = 0; k < nnotes; k++) {
+        Note *n = &notes[k];
+        if (n->branch) {
+            if (n->id >= lo) n->id = position(n->id);
+            if (n->end > lo) n->end = position(n->end);
+            if (n->ida >= lo) n->ida = entry(n->ida);
+            if (n->idb >= lo) n->idb = entry(n->idb);
+        } else if (n->id >= lo) {
+            uint32_t id = entry(n->id);
+            if (!id) {
+                int listed = 0;     /* the latest derivative's list keeps it */
+                for (uint32_t i = 0; i < npassed; i++) listed |= passed[i] == k;
+                n->gone = listed ? 1 : 2;     /* 2: no live value can pass it again */
+                id = position(n->id);
+            }
+            n->id = id;
+        }
+    }
+    for (uint32_t i = 0; i < npassed; i++) {
+        uint32_t before = 0;
+        for (uint32_t k = 0; k < passed[i]; k++) before += notes[k].gone != 2;
+        passed[i] = before;
+    }
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < nnotes; k++)
+        if (notes[k].gone != 2) notes[kept++] = notes[k];
+    nnotes = kept;
 }
 
 void kink_list(FILE *f)

@@ -31,6 +31,11 @@ int  kink_watching(void);
  * entry in that range. */
 void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t id), void *ud);
 
+/* Reclaiming moved the entries at or above lo: entry(id) is a kept
+ * entry's new id (0: it was reclaimed), position(p) where tape position p
+ * went. Notes of reclaimed kinks go (no live value can pass them). */
+void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p));
+
 void kink_statement(void);          /* a top-level statement begins: notes may print again */
 void kink_list(FILE *f);            /* :tape kinks */
 

@@ -41,6 +41,7 @@
 #include "error.h"
 #include "rules.h"
 #include "kinks.h"
+#include "fixpt.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -66,6 +67,8 @@ typedef struct PlainBuf {
 } PlainBuf;
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop);
+static void plain_fixin(PlainBuf *b, uint32_t head);
 static uint32_t deriv_expand(uint32_t k, uint32_t *lo);
 
 static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
@@ -166,14 +169,20 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
         give_plain(b, tape_a(i), 1, 1);
         return;
     case OP_CKPT: {
-        n = tape_b(i);
         if (!sweep_loop_hooks.reverse) return;
+        n = sweep_loop_hooks.outputs(i);
         double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
         sweep_loop_hooks.reverse(i, lam, b);
         wg_scratch_free(lam);
         return;
     }
+    case OP_FIXIN:
+        if (tape_b(i) == 0) plain_fixin(b, i);
+        return;
+    case OP_FIXPT:          /* to its stand-in */
+        give_plain(b, tape_b(i), a, 1);
+        return;
     default: {
         double da, db;
         uint32_t x = tape_a(i), y = tape_b(i);
@@ -184,29 +193,31 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     }
 }
 
-static void plain_loop(PlainBuf *b, uint32_t top);
-
-static void plain_run(PlainBuf *b, uint32_t top, double seed)
-{
-    if (b->adj) b->adj[top - b->lo] = seed;
-    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
-    plain_loop(b, top);
-}
-
 LoopHooks sweep_loop_hooks;
 
-static void plain_loop(PlainBuf *b, uint32_t top)
+/* Sweeps entries top down to stop (at least b's lo). A fixed point's head
+ * is visited even with no adjoint of its own: its group's may have some. */
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop)
 {
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
-    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+    if (stop < b->lo) stop = b->lo;
+    for (uint32_t i = top; i >= stop && i > 0; i--) {
         if (__builtin_expect(i == cut, 0)) {
             cut = next_cut(&b->cuts, &at, i - 1);
             continue;
         }
         double a = take_plain(b, i);
         if (a != 0) plain_step(b, i, a);
+        else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
         if ((i & 0xfffff) == 0) wg_check_interrupt();
     }
+}
+
+static void plain_run(PlainBuf *b, uint32_t top, double seed)
+{
+    if (b->adj) b->adj[top - b->lo] = seed;
+    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
+    plain_run_to(b, top, b->lo);
 }
 
 void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids,
@@ -224,7 +235,7 @@ void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids
     plain_alloc(&sub, lo, top, parent, (Cuts){0});
     for (uint32_t j = 0; j < nseeds; j++)
         if (seeds[j] != 0 && seed_ids[j] <= top) give_plain(&sub, seed_ids[j], seeds[j], 1);
-    plain_loop(&sub, top);
+    plain_run_to(&sub, top, sub.lo);
     for (uint32_t j = 0; j < nwant; j++)
         if (want[j] >= lo && want[j] <= top) out[j] = take_plain(&sub, want[j]);
     plain_free(&sub);
@@ -287,9 +298,10 @@ static void valbuf_free(ValBuf *b, uint32_t top)
 static void pairs_push(Pairs *q, Value a, Value p)
 {
     if (q->n == q->cap) {
-        q->cap = q->cap ? 2 * q->cap : 4;
-        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)q->cap);
-        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)q->cap);
+        __typeof__(q->cap) grown = q->cap ? 2 * q->cap : 4;   /* the size is kept only once it is had */
+        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)grown);
+        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)grown);
+        q->cap = grown;
     }
     v_retain(a);
     v_retain(p);
@@ -325,6 +337,8 @@ static void settle_pairs(ValBuf *b, uint32_t i)
 }
 
 static void val_run(ValBuf *b, uint32_t top, Value seed);
+static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop);
+static void val_fixin(ValBuf *b, uint32_t head);
 
 static Value entry_value(uint32_t id)
 {
@@ -375,14 +389,12 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
     valbuf_free(&sub, e);
 }
 
-static void val_loop(ValBuf *b, uint32_t top);
-
 /* A loop entry: the loop is recorded once more from its inputs, and the
  * outputs' adjoints are swept through those entries. */
 static void val_through_loop(ValBuf *b, uint32_t i)
 {
-    uint32_t n = tape_b(i);
     if (!sweep_loop_hooks.rerun) return;
+    uint32_t n = sweep_loop_hooks.outputs(i);
     Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
     for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
@@ -400,7 +412,7 @@ static void val_through_loop(ValBuf *b, uint32_t i)
     for (uint32_t j = 0; j < n; j++)
         if (!is_zero_const(lam[j]) && ids[j]) give_val(into, ids[j], lam[j], num_val(1));
     if (into == &sub) {
-        val_loop(&sub, top);
+        val_run_to(&sub, top, sub.lo);
         valbuf_free(&sub, top);
     }
     for (uint32_t j = 0; j < n; j++) v_release(lam[j]);
@@ -438,6 +450,12 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
     case OP_CKPT:
         val_through_loop(b, i);
         return;
+    case OP_FIXIN:
+        if (tape_b(i) == 0) val_fixin(b, i);
+        return;
+    case OP_FIXPT:
+        give_val(b, tape_b(i), a, num_val(1));
+        return;
     default: {
         RuleTemps ts = {0};
         uint32_t x = tape_a(i), y = tape_b(i);
@@ -450,19 +468,12 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
 }
 
 
-static void val_loop(ValBuf *b, uint32_t top);
 
-static void val_run(ValBuf *b, uint32_t top, Value seed)
-{
-    v_retain(seed);
-    b->adj[top - b->lo] = seed;
-    val_loop(b, top);
-}
-
-static void val_loop(ValBuf *b, uint32_t top)
+static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
 {
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
-    for (uint32_t i = top; i >= b->lo && i > 0; i--) {
+    if (stop < b->lo) stop = b->lo;
+    for (uint32_t i = top; i >= stop && i > 0; i--) {
         if (b->pairs) settle_pairs(b, i);
         if (__builtin_expect(i == cut, 0)) {
             cut = next_cut(&b->cuts, &at, i - 1);
@@ -470,9 +481,18 @@ static void val_loop(ValBuf *b, uint32_t top)
         }
         Value a = b->adj[i - b->lo];
         if (!is_zero_const(a)) val_step(b, i, a);
+        else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) val_fixin(b, i);
         if ((i & 0xffff) == 0) wg_check_interrupt();
     }
 }
+
+static void val_run(ValBuf *b, uint32_t top, Value seed)
+{
+    v_retain(seed);
+    b->adj[top - b->lo] = seed;
+    val_run_to(b, top, b->lo);
+}
+
 
 /* The first entry of the expansion being recorded, 0 if none. */
 static uint32_t expansion_floor;
@@ -534,7 +554,172 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     return tape_pool_at(off)[j];
 }
 
-void sweep_abandon(void) { expansion_floor = 0; }
+void sweep_abandon(void)
+{
+    expansion_floor = 0;
+    tape.busy = 0;
+}
+
+/* --------------------------------------------------------- fixed points */
+
+/* A fixed point x* = g(x*, θ) (fixpt.h): its stand-ins [lo, stop) are the
+ * x that g's recorded graph (up to hi) reads. Given the adjoint x̄ of x*,
+ * the implicit function theorem asks for λ = (I - Jᵀ)⁻¹ x̄, J = ∂g/∂x at
+ * x*, then hands λᵀ ∂g/∂θ on. λ is found as the fixed point of
+ * μ ↦ x̄ + Jᵀ μ: each step is one sweep over g's graph seeded with μ at
+ * g's results, reading what reaches the stand-ins (no matrix is formed);
+ * it converges where the iteration for x* did (the same J). */
+typedef struct {
+    const FixSide *s;
+    uint32_t n, lo, stop, hi;
+} FixGroup;
+
+static FixGroup fix_group(uint32_t head)
+{
+    FixGroup g;
+    g.s = fixpt_side(head);
+    g.n = g.s->n;
+    g.lo = g.s->ids[0];
+    g.stop = g.s->ids[g.n - 1] + 1;
+    g.hi = g.s->ids[g.n - 1];
+    for (uint32_t j = 0; j < g.n; j++)
+        if (g.s->ids[g.n + j] > g.hi) g.hi = g.s->ids[g.n + j];
+    return g;
+}
+
+/* λ for x̄, by iteration in the active backend (the quire in posits);
+ * scratch memory. Its sweeps are plain, so they record nothing that an
+ * expansion being recorded reads: a derivative entry in g's graph may use
+ * the expansion it has, wherever it lies, instead of recording one afresh
+ * at every step (the floor is put back after, or by sweep_abandon). */
+static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
+{
+    uint32_t floor = expansion_floor;
+    expansion_floor = 0;
+    size_t bytes = sizeof(double) * g->n;
+    double *lam = wg_scratch(bytes), *next = wg_scratch(bytes), change = 0;
+    memcpy(lam, xbar, bytes);
+    FixProgress prog = {0};
+    for (uint32_t it = 0; it < g->s->maxiter; it++) {
+        PlainBuf sub;
+        plain_alloc(&sub, g->lo, g->hi, NULL, cuts);
+        for (uint32_t j = 0; j < g->n; j++) give_plain(&sub, g->s->ids[g->n + j], lam[j], 1);
+        plain_run_to(&sub, g->hi, g->stop);
+        double scale = 0;
+        change = 0;
+        for (uint32_t j = 0; j < g->n; j++) {
+            next[j] = num_apply(OP_ADD, xbar[j], take_plain(&sub, g->s->ids[j]));
+            double c = fabs(next[j] - lam[j]);
+            if (c > change || c != c) change = c;
+            if (fabs(next[j]) > scale) scale = fabs(next[j]);
+        }
+        plain_free(&sub);
+        double *t = lam;
+        lam = next;
+        next = t;
+        if (fixpt_step(&prog, change, scale, g->s->tol)) break;
+        wg_check_interrupt();
+    }
+    wg_scratch_free(next);
+    expansion_floor = floor;
+    if (prog.met) return lam;
+    wg_error("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
+             "(last change %s)", g->s->maxiter, num_str(change));
+}
+
+/* The rule hands on only what falls below the stand-ins: a sweep that
+ * stops at the head (d(y, x) inside g, with x the stand-in) skips it. */
+static int plain_below(const PlainBuf *b, uint32_t id)
+{
+    for (; b; b = b->parent)
+        if (b->lo < id) return 1;
+    return 0;
+}
+
+static int val_below(const ValBuf *b, uint32_t id)
+{
+    for (; b; b = b->parent)
+        if (b->lo < id) return 1;
+    return 0;
+}
+
+static void plain_fixin(PlainBuf *b, uint32_t head)
+{
+    if (!plain_below(b, head)) return;
+    FixGroup g = fix_group(head);
+    double *xbar = wg_scratch(sizeof(double) * g.n);
+    int any = 0;
+    for (uint32_t j = 0; j < g.n; j++) {
+        uint32_t x = g.s->ids[j];
+        xbar[j] = x >= b->lo && x <= b->top ? take_plain(b, x) : 0;
+        any |= xbar[j] != 0;
+    }
+    if (any) {
+        double *lam = fix_solve(&g, xbar, b->cuts);
+        PlainBuf sub;       /* λᵀ ∂g/∂θ: what falls below the stand-ins goes to b */
+        plain_alloc(&sub, g.lo, g.hi, b, b->cuts);
+        for (uint32_t j = 0; j < g.n; j++) give_plain(&sub, g.s->ids[g.n + j], lam[j], 1);
+        plain_run_to(&sub, g.hi, g.stop);
+        plain_free(&sub);
+        wg_scratch_free(lam);
+    }
+    wg_scratch_free(xbar);
+}
+
+/* Recorded: λ becomes a fixed point of its own on the tape, stand-ins μ,
+ * then the recorded sweep of g's graph seeded with μ (so h(μ) = x̄ + Jᵀ μ
+ * as recorded operations of x̄, μ, x* and θ), then its results; λ's own
+ * rule is this same one, so every order nests. Then λ goes through g's
+ * graph into b as in the plain rule, recorded. Everything recorded reads
+ * its own entries, g's graph, x* and θ: all below the deriv entry being
+ * expanded, as the invariant at the top of this file asks. */
+static void val_fixin(ValBuf *b, uint32_t head)
+{
+    if (!val_below(b, head)) return;
+    FixGroup g = fix_group(head);
+    Value *xbar = wg_scratch(sizeof(Value) * g.n);
+    double *xb = wg_scratch(sizeof(double) * g.n);
+    int any = 0;
+    for (uint32_t j = 0; j < g.n; j++) {
+        uint32_t x = g.s->ids[j];
+        xbar[j] = num_val(0);
+        if (x >= b->lo && x <= b->top) {
+            if (b->pairs) settle_pairs(b, x);
+            Value v = b->adj[x - b->lo];
+            if (!is_zero_const(v)) xbar[j] = v, any = 1;
+        }
+        xb[j] = v_primal(xbar[j]);
+    }
+    if (any) {
+        double *lam = fix_solve(&g, xb, b->cuts);
+        uint32_t mu = fixpt_standins(g.n, lam, g.s->tol, g.s->maxiter);
+        ValBuf sub;
+        valbuf_init(&sub, g.lo, g.hi, NULL, b->cuts);
+        for (uint32_t j = 0; j < g.n; j++)
+            give_val(&sub, g.s->ids[g.n + j], num_rec(lam[j], mu + j), num_val(1));
+        val_run_to(&sub, g.hi, g.stop);
+        Value *L = wg_scratch(sizeof(Value) * g.n);
+        for (uint32_t j = 0; j < g.n; j++) {
+            uint32_t x = g.s->ids[j];
+            if (sub.pairs) settle_pairs(&sub, x);
+            Value v = sub.adj[x - g.lo], h;
+            if (is_zero_const(v)) h = xbar[j], v_retain(h);
+            else if (is_zero_const(xbar[j])) h = v, v_retain(h);
+            else h = v_num_op(OP_ADD, xbar[j], v);
+            L[j] = num_rec(lam[j], fixpt_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
+            v_release(h);
+        }
+        valbuf_free(&sub, g.hi);
+        valbuf_init(&sub, g.lo, g.hi, b, b->cuts);
+        for (uint32_t j = 0; j < g.n; j++) give_val(&sub, g.s->ids[g.n + j], L[j], num_val(1));
+        val_run_to(&sub, g.hi, g.stop);
+        valbuf_free(&sub, g.hi);
+        wg_scratch_free(L);
+        wg_scratch_free(lam);
+    }
+    wg_scratch_free(xb);
+    wg_scratch_free(xbar);
+}
 
 /* --------------------------------------------------------- sparse sweep */
 
@@ -628,7 +813,8 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
         int fresh;
         double a = *sparse_slot(&sp, i, &fresh);
         int op = tape_opcode(i);
-        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_CKPT || op == OP_CKOUT || ++visited > budget) { ok = 0; break; }
+        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
+            || op == OP_CKPT || op == OP_CKOUT || ++visited > budget) { ok = 0; break; }
         if (a == 0 || op == OP_LEAF) continue;
         uint32_t x = tape_a(i), y = tape_b(i);
         double da, db;
@@ -666,6 +852,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
     }
     if (!top || !any) return;
+    tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
     int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
@@ -685,4 +872,5 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         else out[j] = num_val(g[j]);
     }
     wg_scratch_free(g);
+    tape.busy--;
 }

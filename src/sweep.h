@@ -34,6 +34,7 @@ void    sweep_abandon(void);
  *     output in out_ids[0..nout) (0: a constant). The entries stay: the
  *     expansion reads them. */
 typedef struct {
+    uint32_t (*outputs)(uint32_t loop);     /* how many (its side record knows) */
     void (*reverse)(uint32_t loop, const double *out_adj, void *ctx);
     void (*rerun)(uint32_t loop, uint32_t *out_ids);
 } LoopHooks;

@@ -6,6 +6,9 @@
 #include "error.h"
 
 Tape tape;
+static uint8_t side_ops[OP_COUNT] = {   /* entry kinds with a side record */
+    [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */
+};
 
 #define ENTRY_BYTES (sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double))
 
@@ -109,8 +112,9 @@ uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
 uint32_t tape_side_add(TapeSide *s)
 {
     if (tape.nsides == tape.capsides) {
-        tape.capsides = tape.capsides ? 2 * tape.capsides : 16;
-        tape.sides = wg_realloc(tape.sides, tape.capsides * sizeof(TapeSide *));
+        __typeof__(tape.capsides) grown = tape.capsides ? 2 * tape.capsides : 16;   /* the size is kept only once it is had */
+        tape.sides = wg_realloc(tape.sides, grown * sizeof(TapeSide *));
+        tape.capsides = grown;
     }
     tape.sides[tape.nsides] = s;
     return tape.nsides++;
@@ -128,8 +132,9 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut)
 {
     if (tape.nderivs == tape.capderivs) {
-        tape.capderivs = tape.capderivs ? 2 * tape.capderivs : 16;
-        tape.derivs = wg_realloc(tape.derivs, tape.capderivs * sizeof(DerivRec));
+        __typeof__(tape.capderivs) grown = tape.capderivs ? 2 * tape.capderivs : 16;   /* the size is kept only once it is had */
+        tape.derivs = wg_realloc(tape.derivs, grown * sizeof(DerivRec));
+        tape.capderivs = grown;
     }
     DerivRec *r = &tape.derivs[tape.nderivs];
     r->y = y;
@@ -199,9 +204,163 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         return;
     }
     default:
+        if (side_ops[op]) {     /* a names the side record; b, if set, an operand */
+            if (tape.arg[i].b) fn(tape.arg[i].b, ud);
+            return;
+        }
         fn(tape.arg[i].a, ud);
         if (op_arity[op] == 2) fn(tape.arg[i].b, ud);
     }
+}
+
+/* ------------------------------------------------------------ reclaiming */
+
+void tape_side_op(int op) { side_ops[op] = 1; }
+int  tape_has_side(uint32_t i) { return side_ops[tape_opcode(i)]; }
+
+const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first)
+{
+    DerivRec *r = &tape.derivs[call];
+    *n = r->exp_lo ? r->nwrt : 0;
+    if (first) *first = r->exp_lo;
+    return r->exp_lo ? tape.pool + r->exp_off : NULL;
+}
+
+void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    if (tape_opcode(i) == OP_DERIV) {
+        DerivRec *r = &tape.derivs[tape.arg[i].a];
+        for (uint32_t j = 0; j < r->ncut; j++) fn(&tape.pool[r->cut_off + j], ud);
+    } else if (side_ops[tape_opcode(i)]) {
+        TapeSide *s = tape.sides[tape.arg[i].a];
+        if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
+    }
+}
+
+typedef struct {
+    uint32_t lo;
+    const uint32_t *newpos;
+} Renumber;
+
+static inline uint32_t renumbered(const Renumber *r, uint32_t id)
+{
+    return id < r->lo ? id : r->newpos[id - r->lo];
+}
+
+static void renumber_id(uint32_t *id, void *ud) { *id = renumbered(ud, *id); }
+
+/* Copies n ids from the pool at off to the new pool, renumbered. */
+static uint32_t repool(uint32_t *out, size_t *nout, size_t base, uint32_t off, uint32_t n, const Renumber *r)
+{
+    uint32_t at = (uint32_t)(base + *nout);
+    for (uint32_t j = 0; j < n; j++) out[(*nout)++] = renumbered(r, tape.pool[off + j]);
+    return at;
+}
+
+void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
+{
+    uint32_t lo = m.n, n = tape.n, j = lo;
+    size_t before = tape_bytes();
+    for (uint32_t i = lo; i < n; i++) {
+        newpos[i - lo] = j;
+        j += live[i - lo] != 0;
+    }
+    newpos[n - lo] = j;
+    Renumber rn = { lo, newpos };
+
+    /* which derivative calls and side records made at or above the mark
+     * are still named; expansions recorded in the region are forgotten */
+    uint32_t nd = tape.nderivs - m.nderivs, ns = tape.nsides - m.nsides;
+    uint32_t *dmap = wg_scratch(sizeof(uint32_t) * (nd + 1)), *smap = wg_scratch(sizeof(uint32_t) * (ns + 1));
+    uint32_t *out = wg_scratch(sizeof(uint32_t) * (tape.npool - m.npool + 1));   /* before anything moves */
+    for (uint32_t i = lo; i < n; i++) {
+        if (!live[i - lo]) continue;
+        int op = tape_opcode(i);
+        if (op == OP_DERIV && tape.arg[i].a >= m.nderivs) dmap[tape.arg[i].a - m.nderivs] = 1;
+        else if (side_ops[op] && tape.arg[i].a >= m.nsides) smap[tape.arg[i].a - m.nsides] = 1;
+    }
+    /* an expansion recorded in the region stays when every result of it
+     * was kept (reclaim.c keeps those of live calls) and one of them lies
+     * inside it (its first entry moves to the first kept entry, which is
+     * then still inside it); else it is forgotten */
+    for (uint32_t k = 0; k < tape.nderivs; k++) {
+        DerivRec *r = &tape.derivs[k];
+        if (!r->exp_lo || r->exp_lo < lo) continue;
+        int keep = 0;
+        for (uint32_t w = 0; w < r->nwrt; w++) {
+            uint32_t id = tape.pool[r->exp_off + w];
+            if (id >= lo && !live[id - lo]) {
+                keep = 0;
+                break;
+            }
+            keep |= id >= r->exp_lo;
+        }
+        if (!keep) r->exp_lo = r->exp_off = 0;
+    }
+
+    /* the pool above the mark is rebuilt from what is kept, in order */
+    size_t base = m.npool, nout = 0;
+    uint32_t kd = 0;
+    for (uint32_t k = 0; k < nd; k++) {
+        if (!dmap[k]) continue;
+        DerivRec r = tape.derivs[m.nderivs + k];
+        r.y = renumbered(&rn, r.y);
+        r.wrt_off = repool(out, &nout, base, r.wrt_off, r.nwrt, &rn);
+        r.cut_off = r.ncut ? repool(out, &nout, base, r.cut_off, r.ncut, &rn) : 0;
+        dmap[k] = m.nderivs + kd;
+        tape.derivs[m.nderivs + kd++] = r;
+    }
+    tape.nderivs = m.nderivs + kd;
+    for (uint32_t k = 0; k < tape.nderivs; k++) {
+        DerivRec *r = &tape.derivs[k];
+        if (!r->exp_lo || r->exp_lo < lo) continue;
+        r->exp_lo = newpos[r->exp_lo - lo];
+        r->exp_off = repool(out, &nout, base, r->exp_off, r->nwrt, &rn);
+    }
+    uint32_t ks = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        TapeSide *s = tape.sides[m.nsides + k];
+        tape.sides[m.nsides + k] = NULL;
+        if (!smap[k]) {
+            if (s && s->kind->release) s->kind->release(s);
+            continue;
+        }
+        if (s && s->kind->each_id) s->kind->each_id(s, renumber_id, &rn);
+        smap[k] = m.nsides + ks;
+        tape.sides[m.nsides + ks++] = s;
+    }
+    tape.nsides = m.nsides + ks;
+
+    for (uint32_t i = lo; i < n; i++) {
+        if (!live[i - lo]) continue;
+        uint32_t to = newpos[i - lo];
+        int op = tape_opcode(i);
+        TapeArgs a = tape.arg[i];
+        if (op == OP_SUM || op == OP_DOT) {
+            uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;
+            uint32_t off = repool(out, &nout, base, a.a, cnt, &rn);
+            a.a = off;
+        } else if (op == OP_DERIV) {
+            if (a.a >= m.nderivs) a.a = dmap[a.a - m.nderivs];
+        } else if (side_ops[op]) {
+            if (a.a >= m.nsides) a.a = smap[a.a - m.nsides];
+            a.b = renumbered(&rn, a.b);
+        } else if (op_arity[op] > 0) {
+            a.a = renumbered(&rn, a.a);
+            if (op_arity[op] == 2) a.b = renumbered(&rn, a.b);
+        }
+        tape.op[to] = tape.op[i];
+        tape.arg[to] = a;
+        tape.val[to] = tape.val[i];
+    }
+    if (nout) memcpy(tape.pool + base, out, nout * sizeof(uint32_t));
+    tape.npool = base + nout;
+    tape.n = j;
+    tape.reclaimed += n - j;
+    tape.reclaimed_bytes += before - tape_bytes();
+    wg_scratch_free(out);
+    wg_scratch_free(dmap);
+    wg_scratch_free(smap);
 }
 
 TapeMark tape_mark(void) { return (TapeMark){ tape.n, tape.nderivs, tape.nsides, tape.npool }; }

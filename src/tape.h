@@ -64,6 +64,10 @@ typedef struct {
     uint64_t  expansions;       /* derivative entries expanded for higher order */
     uint32_t  epoch;            /* bumped by clear and truncate: cached ids die */
     uint32_t  clears;           /* bumped by clear alone */
+    uint64_t  reclaimed;        /* entries given back by reclaiming (reclaim.c) */
+    uint64_t  reclaimed_bytes;
+    uint64_t  reclaims;         /* reclaiming passes run */
+    int       busy;             /* a sweep is running: ids are held in its buffers */
     int       recording;        /* 0 inside nograd and forward-only jvp */
 } Tape;
 
@@ -134,6 +138,27 @@ typedef struct {
 TapeMark tape_mark(void);
 int      tape_grew_since(TapeMark m);
 void     tape_truncate(TapeMark m);
+
+/* ---- reclaiming (reclaim.c decides what is live; this moves it). The
+ * entries of [m.n, n) whose live[i - m.n] is set are kept, in order, and
+ * moved down; newpos[k] receives where position m.n + k went (for a kept
+ * entry, its new id; otherwise where the next kept one went), for k up to
+ * and including n - m.n. Every id the tape holds itself (operands,
+ * operand lists, derivative calls, side records) is rewritten; derivative
+ * calls and side records that no kept entry names are dropped, and
+ * expansions recorded at or above m.n are forgotten (they are recorded
+ * again when needed). Entries below m.n do not move. */
+void     tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos);
+/* Entry kinds that hang a side record off their entry (a field: its index). */
+void     tape_side_op(int op);
+int      tape_has_side(uint32_t i);
+/* Every id entry i holds beyond tape_each_operand: a derivative call's
+ * cuts, a side record's ids. */
+void     tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud);
+/* A d call's expansion, if recorded: the entry each wrt got (0: a
+ * constant), and its first entry. Reclaiming keeps the expansions of live
+ * calls. */
+const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first);
 
 /* ---- recording */
 static inline uint32_t rec_op(int op, uint32_t a, uint32_t b, double v) { return tape_push(op, a, b, v); }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "tapedot.h"
+#include "fixpt.h"
 #include "eval.h"
 #include "error.h"
 #include "tape.h"
@@ -60,6 +61,8 @@ static void push_operand(uint32_t id, void *ud)
     push_mark(l->mark, l->stack, l->n, id);
 }
 
+static void push_extra(uint32_t *id, void *ud) { push_operand(*id, ud); }
+
 /* Every entry the given value depends on, through operands, the y of a
  * derivative entry, and the expansion that stands for it (which lies above
  * it on the tape, hence a work list rather than one downward pass). */
@@ -75,6 +78,7 @@ static uint8_t *cone(Value v)
         uint32_t i = stack[--n];
         MarkList l = { mark, stack, &n };
         tape_each_operand(i, push_operand, &l);
+        if (tape_has_side(i)) tape_each_extra_id(i, push_extra, &l);   /* a fixed point's group */
         if (tape_opcode(i) == OP_DERIV) {     /* and the expansion standing for it */
             uint32_t which;
             DerivRec *r = tape_deriv_call(tape_deriv_call_of(i, &which));
@@ -172,6 +176,10 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
             write_edge(f, sel, tape_pool_at(r->wrt_off)[g.b], i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
         if (r->exp_lo && g.b < r->nwrt)
             write_edge(f, sel, tape_pool_at(r->exp_off)[g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
+    } else if (op == OP_FIXPT) {
+        const FixSide *s = fixpt_side(i);
+        write_edge(f, sel, g.b, i, "");
+        write_edge(f, sel, s->ids[s->n + fixpt_index(s, g.b)], i, " [style=dashed, label=\"g\"]");
     } else {
         if (op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
         if (op_arity[op] == 2) write_edge(f, sel, g.b, i, "");

@@ -11,11 +11,13 @@
 #include "cmd.h"
 #include "eval.h"
 #include "tape.h"
+#include "reclaim.h"
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"
+#include "fixpt.h"
 
 /* ------------------------------------------------------ tape labels */
 
@@ -172,10 +174,12 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
-    else if (op == OP_CKPT)
-        snprintf(args, sizeof args, "%u out", g.b);
     else if (op == OP_CKOUT)
         snprintf(args, sizeof args, "#%u[%u]", g.a, g.b);
+    else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
+        const FixSide *s = fixpt_side(i);
+        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixpt_index(s, g.b)]);
+    }
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
         char a[16] = "const", b[16] = "const";
@@ -192,6 +196,8 @@ static void mark_operand(uint32_t id, void *mark) { ((uint8_t *)mark)[id] = 1; }
 
 /* The entries the given ones depend on: one downward pass, since every
  * operand lies below the entry that reads it. */
+static void mark_extra(uint32_t *id, void *mark) { if (*id < tape_size()) ((uint8_t *)mark)[*id] = 1; }
+
 static uint8_t *cone_of(const uint32_t *ids, int n)
 {
     uint8_t *mark = wg_calloc(tape_size(), 1);
@@ -201,7 +207,10 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
         if (ids[i] > top && ids[i] < tape_size()) top = ids[i];
     }
     for (uint32_t i = top; i > 0; i--)
-        if (mark[i]) tape_each_operand(i, mark_operand, mark);
+        if (mark[i]) {
+            tape_each_operand(i, mark_operand, mark);
+            if (tape_has_side(i)) tape_each_extra_id(i, mark_extra, mark);   /* a fixed point's group */
+        }
     mark[0] = 0;
     return mark;
 }
@@ -278,6 +287,11 @@ static void tape_stats(void)
     if (ckpt_steps_run)
         printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
                ckpt_steps_run, ckpt_steps_recomputed, (double)ckpt_steps_recomputed / (double)ckpt_steps_run);
+    char gone[32];
+    cmd_fmt_bytes(tape.reclaimed_bytes, gone, sizeof gone);
+    printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
+           "(entry numbers are positions: the entries after a reclaimed one move down)\n",
+           (unsigned long long)tape.reclaimed, gone, (unsigned long long)tape.reclaims);
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                formats[num_backend].posit->quire_bits);
@@ -324,8 +338,28 @@ static void tape_forget(void)
 
 static void tape_subcommand(const char *args);
 
+/* :tape reclaim: give back now what nothing can reach (it happens by
+ * itself as the tape grows; this is for looking at it). */
+static void tape_reclaim_now(void)
+{
+    char b[32];
+    if (!eval_outside_calls() || ad_nesting)
+        wg_error("':tape reclaim' runs outside functions only (inside one, its loops reclaim as they go)");
+    size_t bytes = tape_bytes();
+    gc_collect();        /* closures no one holds let go of what they captured */
+    uint32_t gone = reclaim_now(reclaim_everything());
+    cmd_fmt_bytes(bytes - tape_bytes(), b, sizeof b);
+    printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
+}
+
 void tapeview_command(const char *args)
 {
+    char sub[64];
+    cmd_word(args, sub, sizeof sub);
+    if (!strcmp(sub, "reclaim")) {
+        tape_reclaim_now();
+        return;
+    }
     index_elements();
     tape_subcommand(args);
     forget_elements();
@@ -353,6 +387,7 @@ static void tape_subcommand(const char *args)
             size_t lim;
             if (!parse_size(rest, &lim)) wg_error("':tape limit' takes a size like 512KB, 64MB or 2GB");
             tape_set_limit(lim);
+            reclaim_reset();     /* the next pass comes before the new cap */
         }
         cmd_fmt_bytes(tape.limit, b, sizeof b);
         printf("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());

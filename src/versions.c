@@ -56,9 +56,10 @@ uint32_t label_place(Value *v)
 void verlog_push(VerLog *log, uint32_t id)
 {
     if (log->n == log->cap) {
-        log->cap = log->cap ? 2 * log->cap : 8;
-        log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)log->cap);
-        log->ks = wg_realloc(log->ks, sizeof(int) * (size_t)log->cap);
+        __typeof__(log->cap) grown = log->cap ? 2 * log->cap : 8;   /* the size is kept only once it is had */
+        log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)grown);
+        log->ks = wg_realloc(log->ks, sizeof(int) * (size_t)grown);
+        log->cap = grown;
     }
     log->ids[log->n] = id;
     log->ks[log->n] = log->count;
@@ -68,8 +69,9 @@ void verlog_push(VerLog *log, uint32_t id)
 static void push_write(VerLog *log, int index, uint32_t id)
 {
     if (log->nwrites == log->capwrites) {
-        log->capwrites = log->capwrites ? 2 * log->capwrites : 8;
-        log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)log->capwrites);
+        __typeof__(log->capwrites) grown = log->capwrites ? 2 * log->capwrites : 8;   /* the size is kept only once it is had */
+        log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)grown);
+        log->capwrites = grown;
     }
     log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, id };
 }
@@ -89,8 +91,9 @@ static void push_snapshot(VerLog *log, Storage *s)
 static void hold(VerLog *log, int index, Value v)
 {
     if (log->nheld == log->capheld) {
-        log->capheld = log->capheld ? 2 * log->capheld : 4;
-        log->held = wg_realloc(log->held, sizeof(HeldVersion) * (size_t)log->capheld);
+        __typeof__(log->capheld) grown = log->capheld ? 2 * log->capheld : 4;   /* the size is kept only once it is had */
+        log->held = wg_realloc(log->held, sizeof(HeldVersion) * (size_t)grown);
+        log->capheld = grown;
     }
     v_retain(v);
     log->held[log->nheld++] = (HeldVersion){ log->count, index, v };
@@ -295,4 +298,15 @@ void verlog_free(VerLog *log)
 void verlog_visit(const VerLog *log, void (*visit)(Value))
 {
     for (int i = 0; i < log->nheld; i++) visit(log->held[i].v);
+}
+
+void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    for (int i = 0; i < log->n; i++) fn(&log->ids[i], ud);
+    for (int s = 0; s < log->nsnaps; s++)
+        for (int i = 0; i < log->snaplen[s]; i++) fn(&log->snaps[s][i], ud);
+    for (int i = 0; i < log->nwrites; i++)
+        if (log->writes[i].index >= 0) fn(&log->writes[i].id, ud);   /* -1: a snapshot's number */
+    for (int i = 0; i < log->nheld; i++)
+        if (log->held[i].v.t == V_NUM) fn(&log->held[i].v.id, ud);
 }

@@ -69,5 +69,9 @@ int  verlog_inner(const VerLog *log, int k);
 void verlog_free(VerLog *log);            /* releases the held values too */
 void verlog_free_shallow(VerLog *log);    /* the collector frees the held values itself */
 void verlog_visit(const VerLog *log, void (*visit)(Value));
+/* Every tape id the log holds (fn may rewrite it: reclaiming renumbers
+ * entries, keeping their order, so the columns stay sorted). Numbers held
+ * inside heap values (duals, arrays) are the collector's to walk. */
+void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud);
 
 #endif

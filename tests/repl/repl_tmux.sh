@@ -166,11 +166,28 @@ send 'd(ch, cw) + 1000'
 sleep 0.15
 tm send-keys -t "$S" C-c
 wait_until at_prompt || fail "no prompt after Ctrl-C in a derivative through a checkpointed loop"
-[ "$(screen | grep -c 'interrupted')" -gt "$nint" ] || fail "Ctrl-C did not interrupt the recomputation"
+ck_interrupted() { [ "$(screen | grep -c 'interrupted')" -gt "$nint" ]; }
+wait_until ck_interrupted || fail "Ctrl-C did not interrupt the recomputation"
 cmd 'd(ch, cw) + 2000'
 expect_line '2001.1499715244795'
 cmd 'ch + 3000'
 expect_line '3000.501595967536'
+# Ctrl-C while fixedpoint iterates (x = 1 - x never converges; a huge
+# maxiter keeps it going): the session, recording and the tape stay intact
+cmd 'fa = 0.3'
+n_int=$(screen | grep -c 'interrupted')
+send 'xf = fixedpoint(fn(x) => 1 - x + 0 * fa, 0.25, 1e-12, 1e9)'
+wait_until last_is 'wg> xf = fixedpoint(fn(x) => 1 - x + 0 * fa, 0.25, 1e-12, 1e9)' || fail "fixedpoint line not shown"
+sleep 0.2
+tm send-keys -t "$S" C-c
+more_interrupted() { [ "$(screen | grep -c 'interrupted')" -gt "$n_int" ]; }
+wait_until more_interrupted || fail "Ctrl-C in fixedpoint printed no 'interrupted'"
+wait_until at_prompt || fail "no prompt after Ctrl-C in fixedpoint"
+cmd 'xg = fixedpoint(fn(x) => 0.5 * cos(x) + fa, 0)'
+cmd 'd(xg, fa)'
+expect_line '0.7593096028446834'
+cmd 'd(fa * fa, fa)'
+expect_line '0.6'
 
 # :quit leaves and the history is saved
 send ':quit'

@@ -4,7 +4,8 @@
  * value worked out by hand (closed forms written out below, independent of
  * src/rules.h). Also checks entry size (<= 24 bytes an entry), that a plain
  * sweep leaves the tape alone, that constants (entry 0, OP_CONST) absorb
- * nothing, and that a recorded derivative can be differentiated again.
+ * nothing, that a recorded derivative can be differentiated again, and that
+ * a fixed point recorded by hand (fixpt.h) differentiates by its rule.
  * Prints "test_tape: N checks, M failed"; exit status non-zero on failure. */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include "../../src/arith.h"
 #include "../../src/error.h"
 #include "../../src/tape.h"
+#include "../../src/fixpt.h"
+#include "../../src/reclaim.h"
 
 static int n_checks, n_failed;
 
@@ -271,6 +274,51 @@ static void test_mixed_partial(void)
     check_close(dxx.u.n, -2 * sin(0.3), "d2/dx2 (sin(x) z)");
 }
 
+static void count_operand(uint32_t id, void *ud) { (void)id; (*(uint32_t *)ud)++; }
+static void count_extra(uint32_t *id, void *ud) { (void)id; (*(uint32_t *)ud)++; }
+
+/* A fixed point group recorded by hand (fixpt.h), swept by the sweeps alone:
+ * x = 0.5 cos(x) + a at a = 0.3: dx/da = 1 / (1 + sin(x)/2), and the second
+ * derivative through the recorded rule, -cos(x)/2 x' / (1 + sin(x)/2)^2.
+ * Then two numbers, x = [0.5 x1 + b0, 0.25 x0 + b1]: dx0/db = [8/7, 4/7]. */
+static void test_fixed_point(void)
+{
+    tape_clear();
+    tape.recording = 1;
+    uint32_t a = leaf(0.3);
+    double X = 0;
+    for (int i = 0; i < 200; i++) X = 0.5 * cos(X) + 0.3;
+    uint32_t head = fixpt_standins(1, &X, 1e-12, 1000);
+    uint32_t c = un(OP_COS, head, cos(X));
+    uint32_t half = tape_push(OP_CONST, 0, 0, 0.5);
+    uint32_t m = bin(OP_MUL, half, c, 0.5 * cos(X));
+    uint32_t y = bin(OP_ADD, m, a, 0.5 * cos(X) + 0.3);
+    uint32_t r = fixpt_result(head, 0, y, X);
+    Value dx, dxx;
+    sweep_derivatives(num_rec(X, r), &a, 1, (Cuts){0}, &dx);
+    double xd = 1 / (1 + sin(X) / 2);
+    check_close(dx.u.n, xd, "fixed point: dx/da by the implicit function theorem");
+    sweep_derivatives(dx, &a, 1, (Cuts){0}, &dxx);
+    check_close(dxx.u.n, -cos(X) / 2 * xd / ((1 + sin(X) / 2) * (1 + sin(X) / 2)),
+                "fixed point: d2x/da2 through the recorded rule");
+    uint32_t b[2] = { leaf(1), leaf(0) };
+    double V[2] = { 8.0 / 7, 2.0 / 7 };
+    uint32_t h2 = fixpt_standins(2, V, 1e-12, 1000);
+    uint32_t y0 = bin(OP_ADD, bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), h2 + 1, 1.0 / 7), b[0], V[0]);
+    uint32_t y1 = bin(OP_ADD, bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.25), h2, 2.0 / 7), b[1], V[1]);
+    uint32_t r0 = fixpt_result(h2, 0, y0, V[0]);
+    fixpt_result(h2, 1, y1, V[1]);
+    Value db[2];
+    sweep_derivatives(num_rec(V[0], r0), b, 2, (Cuts){0}, db);
+    check_close(db[0].u.n, 8.0 / 7, "fixed point of two: dx0/db0");
+    check_close(db[1].u.n, 4.0 / 7, "fixed point of two: dx0/db1");
+    uint32_t n = 0, extra = 0;
+    tape_each_operand(r0, count_operand, &n);
+    check(n == 1, "a fixed point's result reads its stand-in");
+    tape_each_extra_id(r0, count_extra, &extra);
+    check(extra == 4, "and names its whole group (2 stand-ins, 2 results of g)");
+}
+
 /* Memory: every entry costs at most 24 bytes (op, two operand ids, value). */
 static void test_bytes(void)
 {
@@ -294,6 +342,102 @@ static void test_bytes(void)
     check(tape_opcode(0) == OP_CONST, "entry 0 is the constant entry");
 }
 
+/* tape_compact: dead entries go, the rest move down in order with their
+ * operands (and operand lists) renumbered; entries below the mark stay;
+ * derivatives through the compacted tape are those of the original. */
+static void test_compact(void)
+{
+    tape_clear();
+    uint32_t x = leaf(3), y = leaf(2);                 /* below the mark */
+    TapeMark m = tape_mark();
+    uint32_t dead1 = un(OP_SIN, x, sin(3));
+    uint32_t p = bin(OP_MUL, x, y, 6);
+    uint32_t dead2 = bin(OP_ADD, dead1, p, sin(3) + 6);
+    uint32_t ids[3] = { p, x, p };
+    uint32_t off = tape_pool_push(ids, 3);
+    uint32_t s = tape_push(OP_SUM, off, 3, 15);        /* s = 2 x y + x */
+    uint32_t dead3 = un(OP_COS, s, cos(15));
+    uint32_t r = un(OP_SIN, s, sin(15));               /* r = sin(2 x y + x) */
+    (void)dead2; (void)dead3;
+    uint32_t n = tape_size() - m.n;
+    uint8_t *live = calloc(n, 1);
+    live[p - m.n] = live[s - m.n] = live[r - m.n] = 1;
+    uint32_t *newpos = calloc(n + 1, sizeof(uint32_t));
+    size_t pool_before = tape_pool_size();
+    tape_compact(m, live, newpos);
+    check(tape_size() == m.n + 3, "compact: three entries kept above the mark");
+    check(newpos[p - m.n] == m.n && newpos[s - m.n] == m.n + 1 && newpos[r - m.n] == m.n + 2,
+          "compact: kept entries move down in order");
+    check(newpos[dead1 - m.n] == m.n, "compact: a dead entry's position maps to the next kept one");
+    check(newpos[n] == tape_size(), "compact: the end maps to the new end");
+    uint32_t np = m.n, ns = m.n + 1, nr = m.n + 2;
+    check(tape_opcode(np) == OP_MUL && tape_a(np) == x && tape_b(np) == y, "compact: mul keeps operands below the mark");
+    uint32_t cnt;
+    const uint32_t *t = tape_terms(ns, &cnt);
+    check(tape_opcode(ns) == OP_SUM && cnt == 3 && t[0] == np && t[1] == x && t[2] == np,
+          "compact: the sum's operand list is renumbered");
+    check(tape_opcode(nr) == OP_SIN && tape_a(nr) == ns, "compact: sin reads the moved sum");
+    check(tape_pool_size() == pool_before, "compact: the live operand list is kept whole");
+    check(tape.reclaimed >= 3, "compact: counted as reclaimed");
+    double *adj = sweep_adjoints(nr, x);
+    /* dr/dx = cos(15) (2 y + 1), dr/dy = cos(15) 2 x */
+    check_close(adj[x - x], cos(15) * 5, "compact: dr/dx through the compacted tape");
+    check_close(adj[y - x], cos(15) * 6, "compact: dr/dy through the compacted tape");
+    wg_scratch_free(adj);
+    free(live);
+    free(newpos);
+}
+
+/* Reclaiming around a fixed point: dead entries before, inside and after
+ * its group go; the group (whose head's record lists g's results, above
+ * it) is kept whole and renumbered, and dx/da is as before. */
+static void test_compact_fixed_point(void)
+{
+    tape_clear();
+    tape.recording = 0;
+    uint32_t a = leaf(0.3);
+    TapeMark m = tape_mark();
+    double X = 0;
+    for (int i = 0; i < 200; i++) X = 0.5 * cos(X) + 0.3;
+    un(OP_SIN, a, sin(0.3));                                   /* dead */
+    uint32_t head = fixpt_standins(1, &X, 1e-12, 1000);
+    uint32_t c = un(OP_COS, head, cos(X));
+    un(OP_EXP, c, exp(cos(X)));                                /* dead */
+    uint32_t m5 = bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), c, 0.5 * cos(X));
+    uint32_t y = bin(OP_ADD, m5, a, X);
+    uint32_t r = fixpt_result(head, 0, y, X);
+    un(OP_NEG, r, -X);                                         /* dead */
+    Value hold = arr_new(1);                                   /* the root: x* */
+    AS_ARR(hold)->v[0] = num_rec(X, r);
+    uint32_t gone = reclaim_now(m);
+    check(gone == 3, "compact: the three dead entries around a fixed point go");
+    uint32_t nr = AS_ARR(hold)->v[0].id;
+    check(tape_opcode(nr) == OP_FIXPT && nr == tape_size() - 1, "compact: the result is renumbered, still last");
+    const FixSide *s = fixpt_side(nr);
+    check(tape_b(nr) == s->ids[0] && tape_opcode(s->ids[0]) == OP_FIXIN && tape_opcode(s->ids[1]) == OP_ADD,
+          "compact: the group's record is renumbered with it");
+    Value dx;
+    sweep_derivatives(AS_ARR(hold)->v[0], &a, 1, (Cuts){0}, &dx);
+    check_close(dx.u.n, 1 / (1 + sin(X) / 2), "compact: dx/da through the compacted fixed point");
+    /* only g's cos(x*) held (g stored it): the head is live, and its
+     * record keeps g's result and what that reads, above the head */
+    m = tape_mark();
+    head = fixpt_standins(1, &X, 1e-12, 1000);
+    c = un(OP_COS, head, cos(X));
+    m5 = bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), c, 0.5 * cos(X));
+    y = bin(OP_ADD, m5, a, X);
+    fixpt_result(head, 0, y, X);
+    AS_ARR(hold)->v[0] = num_rec(cos(X), c);
+    reclaim_now(m);
+    uint32_t nc = AS_ARR(hold)->v[0].id, ny = fixpt_side(tape_a(nc))->ids[1];
+    check(tape_opcode(ny) == OP_ADD && tape_opcode(tape_a(ny)) == OP_MUL && tape_b(tape_a(ny)) == nc,
+          "compact: a head kept alone keeps g's result and its operands, above it");
+    Value dc;
+    sweep_derivatives(AS_ARR(hold)->v[0], &a, 1, (Cuts){0}, &dc);
+    check_close(dc.u.n, -sin(X) / (1 + sin(X) / 2), "compact: d cos(x*)/da through the kept group");
+    v_release(hold);
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -306,7 +450,10 @@ static void body(void *ud)
     test_constants();
     test_derivatives_nested();
     test_mixed_partial();
+    test_fixed_point();
     test_bytes();
+    test_compact();
+    test_compact_fixed_point();
 }
 
 int main(void)

@@ -1,0 +1,261 @@
+/* fixedpoint.c: the operator fixedpoint(g, x0[, tol, maxiter]) (SPEC "Long
+ * loops and long sessions"). It iterates x = g(x) without recording until
+ * a step changes x by at most tol (relative), then records the fixed point
+ * as one group of entries (fixpt.h) whose reverse rule is the implicit
+ * function theorem (sweep.c): the tape holds x* and one application of g,
+ * however many steps it took. Forward mode needs nothing of its own: the
+ * iteration runs on dual numbers, and their tangents converge with x to
+ * (I - J)^-1 (∂g/∂θ · θ̇); a dual x is recorded part by part. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ad.h"
+#include "arith.h"
+#include "error.h"
+#include "eval.h"
+#include "fixpt.h"
+#include "gc.h"
+
+/* x as a list of plain numbers, its parts: a number is one part, a dual
+ * its primal's parts then its tangent's. shape keeps, in the same order,
+ * each dual's tag (0 for a plain number), so x can be rebuilt from other
+ * parts. len is -1 for a number. */
+typedef struct {
+    int len;
+    uint32_t *shape, nshape;
+    double *val;
+    uint32_t *id, nval;
+} Flat;
+
+static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
+{
+    (*ns)++;
+    if (v.t != V_DUAL) {
+        (*nv)++;
+        return;
+    }
+    count_parts(AS_DUAL(v)->p, ns, nv);
+    count_parts(AS_DUAL(v)->t, ns, nv);
+}
+
+static void put_parts(Value v, Flat *f)
+{
+    if (v.t != V_DUAL) {
+        f->shape[f->nshape++] = 0;
+        f->val[f->nval] = v.u.n;
+        f->id[f->nval++] = v.id;
+        return;
+    }
+    f->shape[f->nshape++] = AS_DUAL(v)->tag;
+    put_parts(AS_DUAL(v)->p, f);
+    put_parts(AS_DUAL(v)->t, f);
+}
+
+static void flat_free(Flat *f)
+{
+    wg_scratch_free(f->shape);
+    wg_scratch_free(f->val);
+    wg_scratch_free(f->id);
+    memset(f, 0, sizeof *f);
+}
+
+/* The parts of x (a number, or an array or view of numbers). */
+static void flat_of(Value x, Flat *f, const char *what)
+{
+    uint32_t ns = 0, nv = 0;
+    if (IS_NUMBER(x)) {
+        f->len = -1;
+        count_parts(x, &ns, &nv);
+    } else if (is_seq(x)) {
+        f->len = seq_len(x);
+        for (int i = 0; i < f->len; i++) {
+            Value e = *seq_at(x, i);
+            if (!IS_NUMBER(e))
+                wg_error("fixedpoint: %s must be a number or an array of numbers, but element %d is %s",
+                         what, i, type_name(e));
+            count_parts(e, &ns, &nv);
+        }
+    } else {
+        wg_error("fixedpoint: %s must be a number or an array of numbers, got %s", what, type_name(x));
+    }
+    f->shape = wg_scratch(sizeof(uint32_t) * (ns + 1));
+    f->val = wg_scratch(sizeof(double) * (nv + 1));
+    f->id = wg_scratch(sizeof(uint32_t) * (nv + 1));
+    f->nshape = f->nval = 0;
+    if (f->len < 0) put_parts(x, f);
+    else for (int i = 0; i < f->len; i++) put_parts(*seq_at(x, i), f);
+}
+
+static int same_shape(const Flat *a, const Flat *b)
+{
+    return a->len == b->len && a->nshape == b->nshape
+        && !memcmp(a->shape, b->shape, sizeof(uint32_t) * a->nshape);
+}
+
+static Value rebuild_number(const Flat *f, uint32_t *si, uint32_t *vi, const uint32_t *ids)
+{
+    uint32_t tag = f->shape[(*si)++];
+    if (tag) {
+        Value p = rebuild_number(f, si, vi, ids);
+        Value t = rebuild_number(f, si, vi, ids);
+        return dual_new(tag, p, t);
+    }
+    uint32_t k = (*vi)++;
+    return ids ? num_rec(f->val[k], ids[k]) : num_val(f->val[k]);
+}
+
+/* x from f's parts, each on entry ids[k] (constants if ids is NULL). */
+static Value rebuild(const Flat *f, const uint32_t *ids)
+{
+    uint32_t si = 0, vi = 0;
+    if (f->len < 0) return rebuild_number(f, &si, &vi, ids);
+    Value r = arr_new(f->len);
+    for (int i = 0; i < f->len; i++) AS_ARR(r)->v[i] = rebuild_number(f, &si, &vi, ids);
+    return r;
+}
+
+/* g(x), checked to be of x's kind; its parts in out. */
+static void apply(Value g, Value x, const Flat *xf, Flat *out)
+{
+    Value y = call_value(g, 1, &x);
+    if (xf->len < 0 && !IS_NUMBER(y)) {
+        const char *t = type_name(y);
+        v_release(y);
+        wg_error("fixedpoint: g must return a number for a number x, got %s", t);
+    }
+    if (xf->len >= 0 && (!is_seq(y) || seq_len(y) != xf->len)) {
+        int n = is_seq(y) ? seq_len(y) : -1;
+        const char *t = type_name(y);
+        v_release(y);
+        if (n < 0) wg_error("fixedpoint: g must return an array of %d numbers for an array x, got %s", xf->len, t);
+        wg_error("fixedpoint: g must return an array of %d numbers, like x, got %d", xf->len, n);
+    }
+    flat_of(y, out, "g's result");
+    v_release(y);
+}
+
+static int any_recorded(const Flat *f)
+{
+    for (uint32_t k = 0; k < f->nval; k++)
+        if (f->id[k] && tape_opcode(f->id[k]) != OP_CONST) return 1;
+    return 0;
+}
+
+/* Iterates from x0 to the fixed point, recording nothing: its parts in x.
+ * x* does not depend on x0, so x0's tangents (a dual x0) are dropped; the
+ * duals g makes from what it captures are kept. Whatever g records anyway
+ * (a body that takes d) is taken back. */
+static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
+{
+    Flat start;
+    flat_of(x0, &start, "x0");
+    x->len = start.len;
+    x->nshape = x->nval = start.len < 0 ? 1 : (uint32_t)start.len;
+    x->shape = wg_scratch(sizeof(uint32_t) * (x->nshape + 1));
+    x->val = wg_scratch(sizeof(double) * (x->nval + 1));
+    x->id = wg_scratch(sizeof(uint32_t) * (x->nval + 1));
+    for (uint32_t k = 0; k < x->nval; k++)
+        x->val[k] = v_primal(start.len < 0 ? x0 : *seq_at(x0, (int)k));
+    flat_free(&start);
+    TapeMark mark = tape_mark();
+    int recording = tape.recording;
+    tape.recording = 0;
+    Value cur = rebuild(x, NULL);
+    double change = NAN;
+    int done = 0;
+    FixProgress prog = {0};
+    for (int k = 0; k < maxiter && !done; k++) {
+        Flat next;
+        apply(g, cur, x, &next);
+        if (same_shape(x, &next)) {
+            double scale = 0;
+            change = 0;
+            for (uint32_t j = 0; j < next.nval; j++) {
+                double c = fabs(next.val[j] - x->val[j]);
+                if (c > change || c != c) change = c;
+                if (fabs(next.val[j]) > scale) scale = fabs(next.val[j]);
+            }
+            done = fixpt_step(&prog, change, scale, tol);
+        }
+        flat_free(x);
+        *x = next;
+        v_release(cur);
+        cur = rebuild(x, NULL);
+        wg_check_interrupt();
+    }
+    v_release(cur);
+    tape.recording = recording;
+    if (tape_grew_since(mark)) {
+        gc_strip_ids_from(mark.n);
+        tape_truncate(mark);
+    }
+    if (!prog.met) {
+        char tolbuf[40];
+        snprintf(tolbuf, sizeof tolbuf, "%s", num_str(tol));
+        wg_error("fixedpoint: no fixed point within %d steps (last change %s, tol %s)", maxiter,
+                 num_str(change), tolbuf);
+    }
+}
+
+static double tol_arg(Value v)
+{
+    if (v.t != V_NUM) wg_error("fixedpoint: tol (argument 3) must be a number, got %s", type_name(v));
+    if (!(v.u.n >= 0) || isinf(v.u.n)) wg_error("fixedpoint: tol (argument 3) must be a number >= 0, got %s", num_str(v.u.n));
+    return v.u.n;
+}
+
+static int maxiter_arg(Value v)
+{
+    if (v.t != V_NUM) wg_error("fixedpoint: maxiter (argument 4) must be a number, got %s", type_name(v));
+    if (v.u.n != floor(v.u.n) || v.u.n < 1 || v.u.n > 1e9)
+        wg_error("fixedpoint: maxiter (argument 4) must be a whole number from 1 to 1e9, got %s", num_str(v.u.n));
+    return (int)v.u.n;
+}
+
+Value fixedpoint_builtin(int argc, Value *argv)
+{
+    Value g = argv[0];
+    if (g.t != V_FN && g.t != V_BUILTIN)
+        wg_error("fixedpoint: g (argument 1) must be a function, got %s", type_name(g));
+    double tol = argc > 2 ? tol_arg(argv[2]) : 1e-12;
+    int maxiter = argc > 3 ? maxiter_arg(argv[3]) : 1000;
+    Flat x;
+    iterate(g, argv[1], tol, maxiter, &x);
+    Value r;
+    if (!tape.recording || x.nval == 0) {
+        r = rebuild(&x, NULL);
+        flat_free(&x);
+        return r;
+    }
+    /* Does x* depend on anything recorded? g at x* as constants tells:
+     * if not, nothing is recorded (a function called on unrecorded numbers
+     * stays as fast as ever). */
+    Value c = rebuild(&x, NULL);
+    Flat probe;
+    apply(g, c, &x, &probe);
+    v_release(c);
+    int recorded = any_recorded(&probe);
+    flat_free(&probe);
+    if (!recorded) {
+        r = rebuild(&x, NULL);
+        flat_free(&x);
+        return r;
+    }
+    /* The stand-ins, g applied to them once, the results. */
+    uint32_t n = x.nval, head = fixpt_standins(n, x.val, tol, (uint32_t)maxiter);
+    uint32_t *ids = wg_scratch(sizeof(uint32_t) * n);
+    for (uint32_t j = 0; j < n; j++) ids[j] = head + j;
+    Value xh = rebuild(&x, ids);
+    Flat y;
+    apply(g, xh, &x, &y);
+    v_release(xh);
+    if (!same_shape(&x, &y))
+        wg_error("fixedpoint: g's result at the fixed point carries other dual numbers (forward-mode "
+                 "perturbations) than x does");
+    for (uint32_t j = 0; j < n; j++) ids[j] = fixpt_result(head, j, y.id[j], x.val[j]);
+    r = rebuild(&x, ids);
+    wg_scratch_free(ids);
+    flat_free(&y);
+    flat_free(&x);
+    return r;
+}

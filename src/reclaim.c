@@ -1,0 +1,259 @@
+/* reclaim.c: marks the live tape entries and has tape.c compact the rest
+ * away (see reclaim.h). Marking is one pass down the tape: every operand
+ * of an entry comes before it, so once the roots are marked, visiting
+ * entries from the top and marking what each live one reads marks the
+ * whole cone. Renumbering the roots walks them a second time. */
+#include <stdlib.h>
+#include <string.h>
+#include "reclaim.h"
+#include "gc.h"
+#include "versions.h"
+#include "kinks.h"
+#include "error.h"
+
+static void (*eval_roots)(IdFn fn, void *ud);
+static uint32_t next_pass_at = 1u << 16;    /* tape size that triggers a pass */
+static uint32_t seen_epoch;                 /* a cleared tape starts the count again */
+static uint64_t last_roots;                 /* ids the last pass found outside the tape */
+static uint32_t lowest_floor = UINT32_MAX;  /* of the passes since reclaim_watch */
+
+static uint64_t full_passes;                 /* passes whose floor was the tape's start */
+
+LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes }; }
+
+void reclaim_loop_step(LoopFloor *f)
+{
+    if (__builtin_expect(tape_size() < next_pass_at, 1)) return;
+    if (f->full != full_passes) *f = reclaim_loop_begin();
+    reclaim_maybe(f->floor);
+}
+
+void reclaim_watch(void) { lowest_floor = UINT32_MAX; }
+int  reclaim_moved_below(uint32_t n) { return lowest_floor < n; }
+
+/* WENGERT_RECLAIM_STRESS=1 runs a pass at every chance (tests: every
+ * derivative and version must come out the same as without reclaiming). */
+static int stress;
+
+void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
+{
+    eval_roots = roots;
+    const char *s = getenv("WENGERT_RECLAIM_STRESS");
+    stress = s && *s && strcmp(s, "0") != 0;
+    reclaim_reset();
+}
+
+/* The next pass runs at tape size `at`, or halfway from here to the cap if
+ * that comes first: reaching the cap is an error, so passes come closer
+ * together as the tape nears it. */
+static void schedule(uint64_t at)
+{
+    uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
+    if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
+    if (stress) at = 0;
+    next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
+}
+
+void reclaim_reset(void) { schedule((uint64_t)tape_size() + (1u << 16)); }
+
+TapeMark reclaim_everything(void) { return (TapeMark){ 1, 0, 0, 0 }; }
+
+/* ---- every id held outside the tape */
+
+static void value_ids(Value *v, IdFn fn, void *ud)
+{
+    if (v->t == V_NUM && v->id) fn(&v->id, ud);
+}
+
+typedef struct { IdFn fn; void *ud; } Walk;
+
+static void object_ids(Obj *o, void *wp)
+{
+    Walk *w = wp;
+    switch (o->type) {
+    case V_ARR: {
+        Storage *s = (Storage *)o;
+        for (int i = 0; i < s->n; i++) value_ids(&s->v[i], w->fn, w->ud);
+        break;
+    }
+    case V_FN: value_ids(&((Closure *)o)->target, w->fn, w->ud); break;
+    case V_DUAL:
+        value_ids(&((Dual *)o)->p, w->fn, w->ud);
+        value_ids(&((Dual *)o)->t, w->fn, w->ud);
+        break;
+    case V_ENV: {
+        Env *e = (Env *)o;
+        for (int i = 0; i < e->n; i++) value_ids(&e->slots[i], w->fn, w->ud);
+        if (e->vers)
+            for (int i = 0; i < e->n; i++) verlog_each_id(&e->vers[i], w->fn, w->ud);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void each_root(IdFn fn, void *ud)
+{
+    if (eval_roots) eval_roots(fn, ud);
+    Walk w = { fn, ud };
+    gc_each_object(object_ids, &w);
+}
+
+/* ---- marking */
+
+typedef struct {
+    uint32_t lo, n;
+    uint8_t *live;
+    uint32_t *newpos;
+    uint64_t roots;
+    uint32_t at, up;    /* the entry whose extra ids are marked; one past the highest above it newly marked */
+} Pass;
+
+static Pass *current;   /* the pass whose renumbering kink_renumber asks about */
+
+static inline void mark_operand(uint32_t id, void *pp);
+
+static void mark_id(uint32_t *id, void *pp)
+{
+    Pass *p = pp;
+    p->roots++;
+    if (*id >= p->lo && *id < p->n) p->live[*id - p->lo] = 1;
+    else if (*id >= p->n) wg_error("internal error: a number names tape entry #%u beyond the tape (please report)", *id);
+}
+
+static inline void mark_operand(uint32_t id, void *pp)
+{
+    Pass *p = pp;
+    if (id >= p->lo) p->live[id - p->lo] = 1;
+}
+
+/* A side record may list ids above its entry (a fixed point's head lists
+ * g's results): marking goes down from the highest of them once more. */
+static void mark_extra(uint32_t *id, void *pp)
+{
+    Pass *p = pp;
+    if (*id > p->at && *id >= p->lo && *id < p->n && !p->live[*id - p->lo] && *id + 1 > p->up) p->up = *id + 1;
+    mark_operand(*id, pp);
+}
+
+/* A live d call keeps its expansion's results; returns one past the
+ * highest newly marked (0: none), where marking must go down from again. */
+static uint32_t mark_expansion(Pass *p, uint32_t call)
+{
+    uint32_t n, first, top = 0;
+    const uint32_t *res = tape_call_expansion(call, &n, &first);
+    if (first < p->lo) return 0;
+    for (uint32_t w = 0; w < n; w++)
+        if (res[w] >= p->lo && !p->live[res[w] - p->lo]) {
+            p->live[res[w] - p->lo] = 1;
+            if (res[w] + 1 > top) top = res[w] + 1;
+        }
+    return top;
+}
+
+static void rewrite_id(uint32_t *id, void *pp)
+{
+    Pass *p = pp;
+    if (*id >= p->lo) *id = p->newpos[*id - p->lo];
+}
+
+static uint32_t entry_moved(uint32_t id)
+{
+    Pass *p = current;
+    if (id < p->lo) return id;
+    if (id >= p->n || !p->live[id - p->lo]) return 0;
+    return p->newpos[id - p->lo];
+}
+
+static uint32_t position_moved(uint32_t pos)
+{
+    Pass *p = current;
+    if (pos < p->lo) return pos;
+    return p->newpos[(pos > p->n ? p->n : pos) - p->lo];
+}
+
+uint32_t reclaim_now(TapeMark floor)
+{
+    Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, 0 };
+    if (tape.busy || p.lo >= p.n) return 0;
+    if (p.lo < lowest_floor) lowest_floor = p.lo;
+    if (p.lo <= 1) full_passes++;
+    /* everything a pass needs is taken before anything moves, as scratch
+     * memory (an error frees it): a pass that fails changes nothing */
+    p.live = wg_scratch(p.n - p.lo);
+    p.newpos = wg_scratch(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
+    each_root(mark_id, &p);
+    /* a live derivative entry keeps its call's expansion (what a higher
+     * derivative sweeps through again), which lies above it: mark its
+     * results and go down from there once more */
+    for (uint32_t call = 0; call < floor.nderivs; call++)   /* entries below the floor count as live */
+        mark_expansion(&p, call);
+    for (uint32_t top = p.n; top > p.lo; ) {
+        uint32_t again = 0;
+        for (uint32_t i = top; i-- > p.lo; ) {
+            if (!p.live[i - p.lo]) continue;
+            int op = tape_opcode(i);
+            if (op_arity[op] > 0 && !tape_has_side(i)) {   /* the common case, inline */
+                mark_operand(tape_a(i), &p);
+                if (op_arity[op] == 2) mark_operand(tape_b(i), &p);
+                continue;
+            }
+            tape_each_operand(i, mark_operand, &p);
+            p.at = i;
+            p.up = 0;
+            tape_each_extra_id(i, mark_extra, &p);
+            if (p.up > again) again = p.up;
+            if (op != OP_DERIV) continue;
+            uint32_t top_mark = mark_expansion(&p, tape_deriv_call_of(i, NULL));
+            if (top_mark > again) again = top_mark;
+        }
+        top = again;
+    }
+    uint32_t dead = 0;
+    for (uint32_t k = 0; k < p.n - p.lo; k++) dead += !p.live[k];
+    if (dead) {     /* else nothing moves: no renumbering either */
+        tape_compact(floor, p.live, p.newpos);
+        each_root(rewrite_id, &p);
+        current = &p;
+        kink_renumber(p.lo, entry_moved, position_moved);
+        current = NULL;
+    }
+    uint32_t gone = p.n - tape_size();
+    tape.reclaims++;
+    last_roots = p.roots;
+    /* the next pass waits until the tape has grown by what this one cost,
+     * and by more when it found little to give back */
+    uint64_t cost = (uint64_t)(tape_size() - p.lo) + p.roots;
+    uint64_t gap = gone < (p.n - p.lo) / 4 ? 8 * cost : cost;
+    if (gap < (1u << 16)) gap = 1u << 16;
+    schedule((uint64_t)tape_size() + gap);
+    wg_scratch_free(p.live);
+    wg_scratch_free(p.newpos);
+    return gone;
+}
+
+void reclaim_statement(TapeMark made, uint64_t recorded)
+{
+    if (!recorded || tape.busy) return;
+    /* a pass inside the statement moved what came before it: the statement's
+     * own entries are no longer above its mark, so look at everything */
+    TapeMark floor = reclaim_moved_below(made.n + 1) ? reclaim_everything() : made;
+    uint64_t cost = last_roots + (tape_size() > floor.n ? tape_size() - floor.n : 0);
+    if (cost > 8 * recorded + 4096 && !stress) {   /* a small statement in a big session */
+        reclaim_maybe(floor);
+        return;
+    }
+    reclaim_now(floor);
+}
+
+void reclaim_maybe(TapeMark floor)
+{
+    if (__builtin_expect(tape_size() < next_pass_at, 1)) return;
+    if (seen_epoch != tape.epoch) {
+        seen_epoch = tape.epoch;
+        reclaim_reset();
+        return;
+    }
+    if (tape.busy) return;
+    reclaim_now(floor);
+}
