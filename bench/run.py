@@ -10,10 +10,10 @@ project's targets.  Standard library only.
 
 Environment:
   BENCH_REPS=5          runs per implementation (PyTorch W2 always runs once)
-  BENCH_QUICK=1         smaller sizes (W1 1e6, W2 1e5, W3 1e4, W4 1e5)
+  BENCH_QUICK=1         smaller sizes (W1 1e6, W2 1e5, W2C 1e5, W2C7 1e6, W3 1e4, W4 1e5)
   BENCH_TORCH_STEPS=N   steps for the PyTorch W2 row (time scaled to the full
                         size); 0 skips it.  Default: the W2 size.
-  BENCH_ONLY=W1,W3      run only these workloads (W1 W2 W2F W3 W4 START)
+  BENCH_ONLY=W1,W3      run only these workloads (W1 W2 W2C W2C7 W2F W3 W4 START)
   BENCH_WENGERT=PATH    the interpreter to measure (default ./wengert)
   BENCH_TIMEOUT=900     seconds before one run is killed
 
@@ -46,6 +46,7 @@ TOL = 1e-9              # relative tolerance for every check value
 
 # Sizes: (full, quick).  The .wg files hold the full size literally.
 SIZES = {"W1": (10_000_000, 1_000_000), "W2": (1_000_000, 100_000),
+         "W2C": (1_000_000, 100_000), "W2C7": (10_000_000, 1_000_000),
          "W2F": (1_000_000, 100_000), "W3": (100_000, 10_000), "W4": (1_000_000, 100_000)}
 
 
@@ -80,8 +81,11 @@ def expected(w):
         for _ in range(min(n, 200_000)):
             x = math.sin(x) * 0.9 + 0.1
         return [x]
+    if w == "W2C7":         # the checkpointing bar: w = 0.9 (SPEC's figures to 1e-9)
+        h, hw, hb, _ = recurrence_fixed_point(0.9, 0.1)
+        return [h, hw, hb]
     h, hw, hb, hww = recurrence_fixed_point()
-    if w == "W2":
+    if w in ("W2", "W2C"):
         return [h, hw, hb]
     if w == "W2F":
         return [hw]
@@ -124,6 +128,10 @@ def parse_output(text):
     values.  Returns (info dict, list of floats or None)."""
     info, last = {}, None
     for line in text.splitlines():
+        m = re.search(r"checkpointed loops: (\d+) steps run, (\d+) recomputed", line)
+        if m:               # from :tape stats (W2C): the sweeps' recomputation
+            info["ckpt_run"], info["ckpt_recomputed"] = m.group(1), m.group(2)
+            continue
         if line.startswith("# "):
             key, _, val = line[2:].partition(" ")
             info[key] = val.strip()
@@ -279,6 +287,16 @@ def workloads():
                 adolc_ref("ADOL-C, tape + fos_reverse", "w2_adolc.cpp", n), torch],
                [("wengert / C", 1, None), ("wengert / ADOL-C", 2, 2.0), ("wengert / PyTorch", 3, None)]))
 
+    n = size("W2C")
+    ws.append(("W2C", "the W2 loop as `checkpoint for` (32 saved states), %d steps, then d(h, w), d(h, b)" % n,
+               [wengert("wengert checkpoint for", wg_script("w2c.wg", "W2C")),
+                wengert("wengert plain recorded loop (W2)", wg_script("w2.wg", "W2C"))],
+               [("checkpointed / plain recorded", 1, 4.0)]))
+
+    n = size("W2C7")
+    ws.append(("W2C7", "checkpointed W2 at w = 0.9, %d steps under :tape limit 16MB" % n,
+               [wengert("wengert checkpoint for, 16 MB tape", wg_script("w2c7.wg", "W2C7"))], []))
+
     n = size("W2F")
     ws.append(("W2F", "the W2 recurrence by forward mode: jvp(fn(w) {...}, 0.5, 1), %d steps" % n,
                [wengert("wengert (forward, jvp)", wg_script("w2f.wg", "W2F")),
@@ -368,6 +386,10 @@ def report(key, title, impls, ratios):
             extra = "   target <= %gx: %s" % (target, v)
             targets.append(("%s %s <= %gx" % (key, label, target), "%.3gx" % ratio, v))
         print("  %-32s %8sx%s" % (label, "%.3g" % ratio, extra))
+    if wg.ok and "ckpt_run" in wg.info:
+        run, rec = int(wg.info["ckpt_run"]), int(wg.info["ckpt_recomputed"])
+        print("  %-32s %d steps recomputed / %d run = %.2f (both sweeps; %.2f a sweep)" % (
+            "recomputation", rec, run, rec / run, rec / run / 2))
 
 
 # ---------------------------------------------------------------- start-up and tape size

@@ -63,6 +63,7 @@ int lex_next(Lexer *lx, Token *t)
         "false"    { TOK(T_FALSE); }
         "nil"      { TOK(T_NIL); }
         "nograd"   { TOK(T_NOGRAD); }
+        "checkpoint" { TOK(T_CHECKPOINT); }
         ident      { TOK(T_NAME); }
         number     { TOK(T_NUMBER); }
         ["] ([^"\\\n\x00] | "\\" [^\n\x00])* ["] { TOK(T_STRING); }

@@ -123,6 +123,7 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
 %type stmts { NodeList }
 %type stmt_opt { Node * }
 %type stmt { Node * }
+%type loop { Node * }
 %type block { Node * }
 %type else_part { Node * }
 %type expr { Node * }
@@ -157,8 +158,12 @@ else_part(A) ::= .                    { A = NULL; }
 else_part(A) ::= ELSE block(B).       { A = B; }
 else_part(A) ::= ELIF(T) expr(C) block(B) else_part(E). { A = syn_node(ps, N_IF, T); A->a = C; A->b = B; A->c = E; }
 
-stmt(A) ::= WHILE(T) expr(C) block(B). { A = syn_node(ps, N_WHILE, T); A->a = C; A->b = B; }
-stmt(A) ::= FOR(T) NAME(V) IN expr(L) DOTDOT expr(H) block(B).
+stmt(A) ::= loop(L). { A = L; }
+/* checkpoint [(k)] LOOP: parse.c has checked that a loop follows */
+stmt(A) ::= CHECKPOINT(T) loop(L). { A = syn_node(ps, N_CKPT, T); A->a = L; }
+stmt(A) ::= CHECKPOINT(T) LPAREN expr(K) RPAREN loop(L). { A = syn_node(ps, N_CKPT, T); A->a = L; A->b = K; }
+loop(A) ::= WHILE(T) expr(C) block(B). { A = syn_node(ps, N_WHILE, T); A->a = C; A->b = B; }
+loop(A) ::= FOR(T) NAME(V) IN expr(L) DOTDOT expr(H) block(B).
     { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = H; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
 stmt(A) ::= BREAK(T).        { A = syn_node(ps, N_BREAK, T); }
 stmt(A) ::= CONTINUE(T).     { A = syn_node(ps, N_CONTINUE, T); }

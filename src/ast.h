@@ -12,7 +12,8 @@ typedef enum {
     N_BINOP, N_NEG, N_NOT, N_AND, N_OR, N_CALL, N_INDEX, N_SLICE, N_FN,
     /* statements */
     N_EXPR, N_ASSIGN, N_COMPOUND, N_IF, N_WHILE, N_FOR, N_BREAK, N_CONTINUE,
-    N_RETURN, N_BLOCK, N_NOGRAD, N_COMMAND
+    N_RETURN, N_BLOCK, N_NOGRAD, N_COMMAND,
+    N_CKPT      /* checkpoint [(k)] LOOP: a is the loop, b the k expression or NULL */
 } NodeKind;
 
 /* Binary operators; the comparison ones never reach the tape. */

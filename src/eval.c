@@ -22,7 +22,6 @@
 #include "suggest.h"
 #include "reclaim.h"
 
-enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
 #define MAX_CALL_DEPTH 2000
 
 Global *globals;
@@ -76,6 +75,7 @@ void eval_visit_roots(void (*visit)(Value))
         verlog_visit(&globals[i].ver, visit);
     }
     tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
+    ckpt_visit_roots(visit);       /* and checkpointed loops running or recomputed now */
 }
 
 /* The tape ids outside heap objects, for reclaiming: the globals and every
@@ -153,6 +153,10 @@ static Value read_version(Node *n, Env *env)
         wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
     int found;
+    if (verlog_inner(log, (int)n->num))
+        wg_error_at(n, "%s@%d was made inside a checkpointed loop, which keeps only the "
+                    "value it ends with (%s@%d)", n->name, (int)n->num, n->name,
+                    verlog_inner(log, (int)n->num));
     Value r = version_read(log, (int)n->num, &found);
     if (!found)
         wg_error_at(n, "%s@%d was not kept (versions made inside nograd, and before "
@@ -160,8 +164,27 @@ static Value read_version(Node *n, Env *env)
     return r;
 }
 
+/* A store into the variables of a checkpointed loop being run (1) or
+ * recomputed (2), or into a global meanwhile (from a function the loop
+ * calls): no versions (1 counts them). */
+static int ckpt_store(Env *env, const Node *var)
+{
+    return ckpt_mode && (env == ckpt_env || (var && var->kind == N_NAME && var->ref == REF_GLOBAL));
+}
+
 static void store_var(Node *target, Env *env, Value v)
 {
+    if (ckpt_store(env, target)) {
+        VerLog *log;
+        Value *slot = var_slot(target, env, &log);
+        v = bind_copy(v);
+        if (v.t == V_NUM) v.id = tape.recording ? v.id : 0;
+        if (log && ckpt_mode == 1) version_count(log);
+        Value old = *slot;
+        *slot = v;
+        v_release(old);
+        return;
+    }
     if (target->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
         /* a number into a local of a function that keeps no versions */
         Value *slot = &env->slots[target->slot];
@@ -250,8 +273,12 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         v = r;
     }
     check_number(v, target);
-    if (log) version_count(log);
-    if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
+    if (ckpt_store(env, cont)) {
+        if (log && ckpt_mode == 1) version_count(log);
+    } else {
+        if (log) version_count(log);
+        if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
+    }
     Value old = *elem;
     *elem = v;
     v_release(old);
@@ -572,8 +599,10 @@ static int exec_block(Node *n, Env *env)
             block_depth--;
             return code;
         }
-        if (call_depth == 0 && run_nesting == 0) gc_maybe_collect();
-        if (call_depth == 0) reclaim_maybe(reclaim_everything());
+        if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
+        /* not while a checkpointed loop runs or is recomputed: it holds ids
+         * in C locals and in records not yet on the tape */
+        if (call_depth == 0 && !ckpt_mode) reclaim_maybe(reclaim_everything());
     }
     block_depth--;
     return EXEC_NORMAL;
@@ -598,7 +627,10 @@ static int exec_while(Node *n, Env *env)
     }
 }
 
-static double range_bound(Node *e, Env *env)
+double eval_range_bound(Node *e, Env *env);
+static double range_bound(Node *e, Env *env) { return eval_range_bound(e, env); }
+
+double eval_range_bound(Node *e, Env *env)
 {
     Value v = eval_expr(e, env);
     if (!IS_NUMBER(v)) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
@@ -664,7 +696,7 @@ static void exec_compound(Node *n, Env *env)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
-        int places = recording_scope(env), snap = places && log && holder->t == V_ARR;
+        int places = recording_scope(env) && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
@@ -673,7 +705,7 @@ static void exec_compound(Node *n, Env *env)
             v_release(*e);
             *e = r;
         }
-        if (log) version_count(log);
+        if (log && (!ckpt_store(env, n->a) || ckpt_mode == 1)) version_count(log);
         if (snap) version_array(log, AS_ARR(*holder));
         v_release(rhs);
         return;
@@ -727,6 +759,8 @@ static int exec(Node *n, Env *env)
     case N_CONTINUE: return EXEC_CONTINUE;
     case N_RETURN:
         if (!env) wg_error_at(n, "'return' outside a function");
+        if (ckpt_mode && env == ckpt_env)
+            wg_error_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
         ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
     case N_BLOCK: return exec_block(n, env);
@@ -737,7 +771,9 @@ static int exec(Node *n, Env *env)
         tape.recording = saved;
         return code;
     }
+    case N_CKPT: return exec_checkpoint(n, env);
     case N_COMMAND:
+        if (ckpt_mode == 2) return EXEC_NORMAL;      /* recomputation runs no commands */
         if (!eval_command) wg_error_at(n, "':' commands are not available here");
         eval_command(n->text);
         return EXEC_NORMAL;
@@ -765,7 +801,7 @@ static void run_top(void *ud)
         if (run_nesting == 0 && call_depth == 0) gc_maybe_collect();
         /* reclaiming needs only that no call holds numbers in C variables:
          * a :load or :time inside a block at the top level is fine */
-        if (call_depth == 0) {
+        if (call_depth == 0 && !ckpt_mode) {     /* (see exec_block) */
             reclaim_statement_end(&made);
             reclaim_maybe(reclaim_everything());
         }
@@ -810,6 +846,7 @@ int eval_chunk(Chunk *c)
     if (err) {
         block_depth = blocks;
         ad_nesting = 0;
+        ckpt_abandon();
         sweep_abandon();
         release_nested_runs();
         tape.recording = saved_recording;
@@ -820,8 +857,13 @@ int eval_chunk(Chunk *c)
     return err;
 }
 
+int eval_exec(Node *n, Env *env) { return exec(n, env); }
+Value *eval_var_slot(Node *n, Env *env, VerLog **ver) { return var_slot(n, env, ver); }
+int eval_condition(Node *e, Env *env, const char *what) { return as_bool(eval_expr(e, env), e, what); }
+
 void eval_init(void)
 {
+    ckpt_init();
     gc_set_roots(eval_visit_roots);
     reclaim_set_roots(eval_root_ids);
     tape_init();

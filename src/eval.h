@@ -55,4 +55,22 @@ void  define_special(const char *name, SpecialFn fn, const char *help);
 SpecialFn special_for(const Builtin *b);
 const Builtin *builtin_list(int i);     /* NULL after the last */
 
+/* For checkpointed loops (ckpt.c): statements and variables as the
+ * evaluator runs them. */
+enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
+int    eval_exec(Node *n, Env *env);
+Value *eval_var_slot(Node *n, Env *env, VerLog **ver);
+double eval_range_bound(Node *e, Env *env);
+int    eval_condition(Node *e, Env *env, const char *what);
+/* ckpt.c: 0 normally; 1 while a checkpointed loop runs unrecorded (its
+ * variables, in ckpt_env, count versions but keep none); 2 while one is
+ * recomputed (no versions, no commands, no output). */
+extern int ckpt_mode;
+extern Env *ckpt_env;
+int  exec_checkpoint(Node *n, Env *env);
+void ckpt_abandon(void);      /* after an error unwound */
+void ckpt_visit_roots(void (*visit)(Value));
+void ckpt_init(void);
+extern unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
+
 #endif

@@ -27,7 +27,7 @@ static const Entry keywords[] = {
     {"break", "break: leave the innermost loop", "while true { x += 1; if x > 10 { break } }"},
     {"continue", "continue: go on with the next round of the innermost loop", "for i in 0..5 { if i == 2 { continue }; print(i) }"},
     {"nograd", "nograd { ... }: runs the block without recording on the tape", "nograd { w = w - 0.1 * d(loss, w) }"},
-    {"checkpoint", "checkpoint for/while ...: records the loop as a few saved states, recomputed when differentiated (checkpoint(k): at most k)", "checkpoint for i in 0..1000 { h = tanh(w * h) }"},
+    {"checkpoint", "checkpoint for/while ...: records the loop as a few saved states, recomputed when differentiated (checkpoint(k): at most k, default 32)", "checkpoint for i in 0..1000000 { h = tanh(w * h + b) }; d(h, w)"},
     {"and", "A and B: true when both booleans are; B is not evaluated when A is false", "if x > 0 and x < 1 { print(\"inside\") }"},
     {"or", "A or B: true when either boolean is; B is not evaluated when A is true", "if x < 0 or x > 1 { print(\"outside\") }"},
     {"not", "not A: the other boolean", "if not (x == 3) { print(\"not 3\") }"},
@@ -151,6 +151,7 @@ static const Entry topics[] = {
      "  grad(f)        the gradient function of f; nests without perturbation confusion\n"
      "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
      "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
+     "  checkpoint for/while ...  a long loop kept as a few saved states, recomputed by d\n"
      "  fixedpoint(g, x0)  x* = g(x*) by iteration; its derivatives by the implicit function theorem\n"
      "  :tape shows the record; :tape stats its size",
      "x = 2; y = x*x + sin(x); d(y, x)"},

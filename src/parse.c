@@ -24,6 +24,8 @@ typedef struct {
     int prev;               /* last token code fed to the parser, 0 at start */
     int cond, cond_depth;   /* inside the condition of this if/while/elif */
     int last_line;          /* line of the last token fed */
+    int ckpt, ckpt_depth;   /* after `checkpoint` (1), inside its (k) (2), after the (k) (3) */
+    Token ckpt_at;
 } Feeder;
 
 Node *syn_node(ParseState *ps, NodeKind k, Token at)
@@ -108,8 +110,40 @@ static int continues_line(int tok)
     }
 }
 
+/* `checkpoint` and its optional (k) must be followed by a loop: said
+ * here, at the keyword, rather than as an unexpected token. */
+static int check_checkpoint(Feeder *f, int code, Token t)
+{
+    if (code == T_CHECKPOINT) {
+        f->ckpt = 1;
+        f->ckpt_at = t;
+        return 0;
+    }
+    if (f->ckpt == 1 && code == T_LPAREN) {
+        f->ckpt = 2;
+        f->ckpt_depth = f->depth;
+        return 0;
+    }
+    if (f->ckpt == 2) {
+        if (code == T_RPAREN && f->depth == f->ckpt_depth + 1) f->ckpt = 3;
+        return 0;
+    }
+    if (f->ckpt == 0) return 0;
+    f->ckpt = 0;
+    if (code == T_FOR || code == T_WHILE) return 0;
+    char msg[160];
+    if (code == 0 || code == T_SEP || code == T_RBRACE)
+        snprintf(msg, sizeof msg, "'checkpoint' must be followed by a 'for' or 'while' loop");
+    else
+        snprintf(msg, sizeof msg, "'checkpoint' must be followed by a 'for' or 'while' loop, not '%.*s'",
+                 t.len > 40 ? 40 : t.len, t.p);
+    syn_error(f->ps, f->ckpt_at, msg);
+    return 1;
+}
+
 static void feed(Feeder *f, int code, Token t)
 {
+    if (check_checkpoint(f, code, t)) return;
     f->ps->at_line = t.line;
     f->ps->at_col = t.col;
     Parse(f->parser, code, t, f->ps);

@@ -21,6 +21,16 @@
  * Cut entries (the tangents of a place inside jvp, see ad.c) keep their
  * adjoints: the sweep does not go through them.
  *
+ * A checkpointed loop is one OP_CKPT entry followed by its outputs
+ * (OP_CKOUT). Each output hands the loop entry a token 1 (not its adjoint:
+ * adjoints may cancel), so the sweep stops at the loop entry when any
+ * output has an adjoint, and there reads the outputs' adjoints and calls
+ * the evaluator's hook (sweep.h). A plain sweep gets back scratch regions
+ * at the tape's top whose reads below the region land in its own buffers
+ * (as an expansion's do); a recorded sweep gets the loop recorded once
+ * more at the tape's end, reading only the loop's inputs (below the loop
+ * entry), which keeps the invariant above.
+ *
  * This file depends on the tape, the numbers, values and arithmetic, and
  * the rule table only: never on the evaluator. */
 #include <math.h>
@@ -125,6 +135,13 @@ static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
     plain_free(&sub);
 }
 
+/* A loop's outputs follow its entry, in order; reclaiming may drop dead
+ * ones, so they are recognised rather than counted. */
+static inline int is_output_of(uint32_t o, uint32_t loop, uint32_t n)
+{
+    return o < tape_size() && tape_opcode(o) == OP_CKOUT && tape_a(o) == loop && tape_b(o) < n;
+}
+
 static void plain_step(PlainBuf *b, uint32_t i, double a)
 {
     int op = tape_opcode(i);
@@ -148,6 +165,18 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     case OP_DERIV:
         plain_through_deriv(b, i, a);
         return;
+    case OP_CKOUT:
+        give_plain(b, tape_a(i), 1, 1);
+        return;
+    case OP_CKPT: {
+        if (!sweep_loop_hooks.reverse) return;
+        n = sweep_loop_hooks.outputs(i);
+        double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
+        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
+        sweep_loop_hooks.reverse(i, lam, b);
+        wg_scratch_free(lam);
+        return;
+    }
     case OP_FIXIN:
         if (tape_b(i) == 0) plain_fixin(b, i);
         return;
@@ -163,6 +192,8 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     }
     }
 }
+
+LoopHooks sweep_loop_hooks;
 
 /* Sweeps entries top down to stop (at least b's lo). A fixed point's head
  * is visited even with no adjoint of its own: its group's may have some. */
@@ -187,6 +218,27 @@ static void plain_run(PlainBuf *b, uint32_t top, double seed)
     if (b->adj) b->adj[top - b->lo] = seed;
     else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
     plain_run_to(b, top, b->lo);
+}
+
+void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids,
+                  const double *seeds, uint32_t nseeds, const uint32_t *want,
+                  uint32_t nwant, double *out)
+{
+    PlainBuf *parent = ctx;
+    for (uint32_t j = 0; j < nwant; j++) out[j] = 0;
+    if (top < lo) {          /* an empty region: the seeds go below */
+        for (uint32_t j = 0; j < nseeds; j++)
+            if (seeds[j] != 0) give_plain(parent, seed_ids[j], seeds[j], 1);
+        return;
+    }
+    PlainBuf sub;
+    plain_alloc(&sub, lo, top, parent, (Cuts){0});
+    for (uint32_t j = 0; j < nseeds; j++)
+        if (seeds[j] != 0 && seed_ids[j] <= top) give_plain(&sub, seed_ids[j], seeds[j], 1);
+    plain_run_to(&sub, top, sub.lo);
+    for (uint32_t j = 0; j < nwant; j++)
+        if (want[j] >= lo && want[j] <= top) out[j] = take_plain(&sub, want[j]);
+    plain_free(&sub);
 }
 
 double *sweep_adjoints(uint32_t top, uint32_t lo)
@@ -294,6 +346,8 @@ static Value entry_value(uint32_t id)
     return num_rec(tape_val(id), id);
 }
 
+static int is_zero_const(Value v) { return v.t == V_UNDEF || (v.t == V_NUM && v.id == 0 && v.u.n == 0); }
+
 static int is_one(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 1; }
 
 static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
@@ -335,6 +389,37 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
     valbuf_free(&sub, e);
 }
 
+/* A loop entry: the loop is recorded once more from its inputs, and the
+ * outputs' adjoints are swept through those entries. */
+static void val_through_loop(ValBuf *b, uint32_t i)
+{
+    if (!sweep_loop_hooks.rerun) return;
+    uint32_t n = sweep_loop_hooks.outputs(i);
+    Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
+    uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
+    for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
+        lam[tape_b(o)] = b->adj[o - b->lo];
+        v_retain(lam[tape_b(o)]);
+    }
+    uint32_t lo = tape_size();
+    sweep_loop_hooks.rerun(i, ids);
+    uint32_t top = tape_size() - 1;
+    ValBuf sub, *into = b;
+    if (top >= lo) {
+        valbuf_init(&sub, lo, top, b, b->cuts);
+        into = &sub;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        if (!is_zero_const(lam[j]) && ids[j]) give_val(into, ids[j], lam[j], num_val(1));
+    if (into == &sub) {
+        val_run_to(&sub, top, sub.lo);
+        valbuf_free(&sub, top);
+    }
+    for (uint32_t j = 0; j < n; j++) v_release(lam[j]);
+    wg_scratch_free(lam);
+    wg_scratch_free(ids);
+}
+
 static void val_step(ValBuf *b, uint32_t i, Value a)
 {
     int op = tape_opcode(i);
@@ -359,6 +444,12 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
     case OP_DERIV:
         val_through_deriv(b, i, a);
         return;
+    case OP_CKOUT:
+        give_val(b, tape_a(i), num_val(1), num_val(1));
+        return;
+    case OP_CKPT:
+        val_through_loop(b, i);
+        return;
     case OP_FIXIN:
         if (tape_b(i) == 0) val_fixin(b, i);
         return;
@@ -376,7 +467,7 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
     }
 }
 
-static int is_zero_const(Value v) { return v.t == V_UNDEF || (v.t == V_NUM && v.id == 0 && v.u.n == 0); }
+
 
 static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
 {
@@ -723,7 +814,7 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
         double a = *sparse_slot(&sp, i, &fresh);
         int op = tape_opcode(i);
         if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
-            || ++visited > budget) { ok = 0; break; }
+            || op == OP_CKPT || op == OP_CKOUT || ++visited > budget) { ok = 0; break; }
         if (a == 0 || op == OP_LEAF) continue;
         uint32_t x = tape_a(i), y = tape_b(i);
         double da, db;

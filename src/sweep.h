@@ -20,4 +20,30 @@ double *sweep_adjoints(uint32_t top, uint32_t lo);
 /* After an error unwound out of a sweep. */
 void    sweep_abandon(void);
 
+/* Checkpointed loops: the sweeps reach a loop entry (OP_CKPT) and ask the
+ * evaluator, through these hooks, to run the loop again (this file never
+ * calls the evaluator itself).
+ *   reverse: a plain sweep reached loop entry `loop` with the adjoints of
+ *     its outputs in out_adj[0..nout). The hook re-runs segments of the loop
+ *     recorded at the tape's end and sweeps each with sweep_region(ctx, ...),
+ *     which hands what falls below the region to the sweep that reached
+ *     the loop (ctx); it takes the region off the tape again.
+ *   rerun: a recorded sweep (an expansion, for higher order) reached the
+ *     loop: the hook runs the whole loop again recorded at the tape's end,
+ *     from the loop's own input entries, and writes the entry of each
+ *     output in out_ids[0..nout) (0: a constant). The entries stay: the
+ *     expansion reads them. */
+typedef struct {
+    uint32_t (*outputs)(uint32_t loop);     /* how many (its side record knows) */
+    void (*reverse)(uint32_t loop, const double *out_adj, void *ctx);
+    void (*rerun)(uint32_t loop, uint32_t *out_ids);
+} LoopHooks;
+extern LoopHooks sweep_loop_hooks;
+/* Sweeps entries [lo, top] in doubles, seeded with seeds[j] at seed_ids[j]
+ * (an id below lo goes straight to ctx's buffers); adjoints of want[] in
+ * out. ctx is what the reverse hook was given. */
+void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids,
+                  const double *seeds, uint32_t nseeds, const uint32_t *want,
+                  uint32_t nwant, double *out);
+
 #endif

@@ -33,10 +33,11 @@ void tape_init(void)
     free(tape.derivs);
     release_sides(0);
     free(tape.sides);
-    uint32_t epoch = tape.epoch;
+    uint32_t epoch = tape.epoch, clears = tape.clears;
     memset(&tape, 0, sizeof tape);
     tape.limit = limit;
     tape.epoch = epoch + 1;
+    tape.clears = clears + 1;
     tape.recording = 1;
     tape.cap = 1 << 12;         /* grows by 4x; a small start keeps fresh sessions cheap */
     tape.op = wg_malloc(tape.cap);
@@ -166,6 +167,13 @@ uint32_t rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, 
 
 uint32_t rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
 
+typedef struct { void (*fn)(uint32_t id, void *ud); void *ud; } OperandVisit;
+static void visit_operand(uint32_t *id, void *ud)
+{
+    OperandVisit *ov = ud;
+    ov->fn(*id, ov->ud);
+}
+
 void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 {
     int op = tape_opcode(i);
@@ -181,6 +189,12 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
     case OP_DOT: {
         const uint32_t *p = tape_pairs(i, &n);
         for (uint32_t j = 0; j < 2 * n; j++) fn(p[j], ud);
+        return;
+    }
+    case OP_CKPT: {
+        TapeSide *s = tape_side_at(tape.arg[i].a);
+        OperandVisit ov = { fn, ud };
+        if (s && s->kind->each_id) s->kind->each_id(s, visit_operand, &ov);
         return;
     }
     case OP_DERIV: {

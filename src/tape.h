@@ -63,6 +63,7 @@ typedef struct {
     uint64_t  sweeps;           /* adjoint sweeps run */
     uint64_t  expansions;       /* derivative entries expanded for higher order */
     uint32_t  epoch;            /* bumped by clear and truncate: cached ids die */
+    uint32_t  clears;           /* bumped by clear alone */
     uint64_t  reclaimed;        /* entries given back by reclaiming (reclaim.c) */
     uint64_t  reclaimed_bytes;
     uint64_t  reclaims;         /* reclaiming passes run */
@@ -123,7 +124,8 @@ static inline TapeSide *tape_side_at(uint32_t k) { return tape.sides[k]; }
 static inline uint32_t tape_side_count(void) { return tape.nsides; }
 
 /* Every operand of entry i, n-ary ones included (a deriv entry: its y and
- * the places it was taken with respect to). */
+ * the places it was taken with respect to; a checkpointed loop: the ids its
+ * side record lists). */
 void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
 
 /* ---- taking back: entries recorded since a mark are dropped (plot runs

@@ -152,12 +152,23 @@ static void write_edge(FILE *f, const uint8_t *sel, uint32_t from, uint32_t to, 
     if (from && from < tape_size() && sel[from]) fprintf(f, "  n%u -> n%u%s;\n", from, to, attrs);
 }
 
+typedef struct { FILE *f; const uint8_t *sel; uint32_t to; } EdgeTo;
+static void loop_edge(uint32_t id, void *ud)
+{
+    EdgeTo *e = ud;
+    write_edge(e->f, e->sel, id, e->to, "");
+}
+
 static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 {
     int op = tape_opcode(i);
     TapeArgs g = tape_args(i);
     if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");
     else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");
+    else if (op == OP_CKPT) {       /* a checkpointed loop: its inputs */
+        EdgeTo e = { f, sel, i };
+        tape_each_operand(i, loop_edge, &e);
+    }
     else if (op == OP_DERIV) {
         DerivRec *r = tape_deriv_call(g.a);
         write_edge(f, sel, r->y, i, " [style=dashed, color=\"#d55e00\", label=\"d\"]");

@@ -174,6 +174,8 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
+    else if (op == OP_CKOUT)
+        snprintf(args, sizeof args, "#%u[%u]", g.a, g.b);
     else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
         const FixSide *s = fixpt_side(i);
         snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixpt_index(s, g.b)]);
@@ -265,11 +267,11 @@ static void tape_stats(void)
     for (uint32_t i = 1; i < tape_size(); i++) count[tape_opcode(i)]++;
     size_t per = sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double);
     tape_header();
-    printf("  %-8s %12s %14s\n", "op", "entries", "bytes");
+    printf("  %-10s %10s %14s\n", "op", "entries", "bytes");
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
         size_t bytes = count[op] * per;
-        printf("  %-8s %12llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
+        printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
     }
     size_t versions = 0;
     for (int g = 0; g < nglobals; g++) versions += (size_t)globals[g].ver.n;
@@ -282,6 +284,9 @@ static void tape_stats(void)
     printf("  variable versions: %zu\n", versions);
     printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
            (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
+    if (ckpt_steps_run)
+        printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
+               ckpt_steps_run, ckpt_steps_recomputed, (double)ckpt_steps_recomputed / (double)ckpt_steps_run);
     char gone[32];
     cmd_fmt_bytes(tape.reclaimed_bytes, gone, sizeof gone);
     printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "

@@ -261,8 +261,24 @@ Value version_read(const VerLog *log, int k, int *found)
 
 /* ------------------------------------------------------------ lifetime */
 
+void verlog_mark_inner(VerLog *log, int first, int last)
+{
+    log->inner = wg_realloc(log->inner, sizeof(int) * 2 * (size_t)(log->ninner + 1));
+    log->inner[2 * log->ninner] = first;
+    log->inner[2 * log->ninner + 1] = last;
+    log->ninner++;
+}
+
+int verlog_inner(const VerLog *log, int k)
+{
+    for (int i = 0; i < log->ninner; i++)
+        if (k >= log->inner[2 * i] && k <= log->inner[2 * i + 1]) return log->inner[2 * i + 1] + 1;
+    return 0;
+}
+
 void verlog_free_shallow(VerLog *log)
 {
+    free(log->inner);
     free(log->ids);
     free(log->ks);
     for (int i = 0; i < log->nsnaps; i++) free(log->snaps[i]);

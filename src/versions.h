@@ -40,6 +40,8 @@ typedef struct VerLog {
     int nwrites, capwrites;
     HeldVersion *held;
     int nheld, capheld;
+    int *inner;       /* (first, last) pairs: versions made inside checkpointed loops */
+    int ninner;
 } VerLog;
 
 /* Making versions. Each call that records counts one assignment. */
@@ -57,6 +59,12 @@ uint32_t *verlog_array(const VerLog *log, int k, int *n);  /* element ids (scrat
 int      verlog_version_of(const VerLog *log, uint32_t id); /* 0 if not there */
 const Value *verlog_held(const VerLog *log, int k, int index);   /* NULL if not held */
 Value    version_read(const VerLog *log, int k, int *found);   /* x@k; found 0: not kept */
+
+/* Versions first..last were made inside a checkpointed loop (not kept);
+ * verlog_inner gives the version the loop ended with (last + 1) if k is
+ * one of them, else 0. */
+void verlog_mark_inner(VerLog *log, int first, int last);
+int  verlog_inner(const VerLog *log, int k);
 
 void verlog_free(VerLog *log);            /* releases the held values too */
 void verlog_free_shallow(VerLog *log);    /* the collector frees the held values itself */

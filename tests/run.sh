@@ -124,6 +124,12 @@ fi
 # Random programs: every derivative route agrees (tests/gen/routes.py). One
 # entry; on failure, the summary and the first failing program, reduced.
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+# Checkpointed loops give what plain loops give (tests/gen/checkpoint_vs_plain.py),
+# the same random programs with every loop checkpointed, at k = 1 and 2.
+for k in 1 2; do
+    if "$PY" tests/gen/checkpoint_vs_plain.py --bin "$BIN" --seed 7 --count 300 --k $k >"$tmp/ckvp" 2>/dev/null; then ok
+    else bad "tests/gen/checkpoint_vs_plain.py --k $k" "$(tail -5 "$tmp/ckvp")"; fi
+done
 if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The same property with a reclaiming pass at every chance (README

@@ -148,6 +148,30 @@ cmd 'k > 0'
 expect_line 'true'
 cmd 'x + 2500'
 expect_line '2502'
+# Ctrl-C inside a checkpointed loop, and inside the recomputation a
+# derivative through one runs: the session and the tape stay intact
+cmd 'cw = 0.9'
+cmd 'ch = 0.1'
+send 'checkpoint while true { ch = tanh(cw * ch + 0.1) }'
+wait_until last_is 'wg> checkpoint while true { ch = tanh(cw * ch + 0.1) }' || fail "checkpoint loop line not shown"
+sleep 0.2
+tm send-keys -t "$S" C-c
+wait_until at_prompt || fail "no prompt after Ctrl-C in a checkpointed loop"
+cmd 'ch > 0.5'
+expect_line 'true'
+cmd 'ch = 0.1'
+cmd 'checkpoint for i in 0..3000000 { ch = tanh(cw * ch + 0.1) }'
+nint=$(screen | grep -c 'interrupted')
+send 'd(ch, cw) + 1000'
+sleep 0.15
+tm send-keys -t "$S" C-c
+wait_until at_prompt || fail "no prompt after Ctrl-C in a derivative through a checkpointed loop"
+ck_interrupted() { [ "$(screen | grep -c 'interrupted')" -gt "$nint" ]; }
+wait_until ck_interrupted || fail "Ctrl-C did not interrupt the recomputation"
+cmd 'd(ch, cw) + 2000'
+expect_line '2001.1499715244795'
+cmd 'ch + 3000'
+expect_line '3000.501595967536'
 # Ctrl-C while fixedpoint iterates (x = 1 - x never converges; a huge
 # maxiter keeps it going): the session, recording and the tape stay intact
 cmd 'fa = 0.3'

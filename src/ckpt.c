@@ -1,0 +1,1191 @@
+/* ckpt.c: checkpointed loops (SPEC "Long loops and long sessions").
+ *
+ * `checkpoint for ...` / `checkpoint while ...` runs the loop unrecorded
+ * and keeps a few saved states of what it carries: the variables the body
+ * assigns (plain, compound and element writes, and arrays given to view;
+ * found in the syntax tree, also through the functions it calls by name
+ * and the function literals in it), the arrays they hold (by content, one
+ * copy per distinct storage, so views stay aliased), and the generator's
+ * position. Values the body only reads (arrays by content too: a view made
+ * inside may write them) are captured at loop start, since they may be
+ * reassigned before anyone differentiates. The tape gets one OP_CKPT entry
+ * (its side record, below, lists the input ids: the captured numbers and
+ * the carried values at loop start) and one OP_CKOUT entry per number the
+ * loop wrote; a number it never wrote keeps its entry.
+ *
+ * A body that takes d(...) or reads x@k itself runs recorded (a note says
+ * so): such a derivative reaches back through the steps before, which a
+ * recomputation from a saved state cannot replay. A body that calls grad,
+ * hvp, jvp or fwdgrad records each unrecorded step on a scratch region.
+ *
+ * Schedule (online, the trip count of a while loop need not be known):
+ * states are kept at multiples of a spacing d, starting at d = 1; when more
+ * than k are kept, every other one is dropped and d doubles. So at most k
+ * states, at least k/2 of them spread evenly over the loop.
+ *
+ * Reverse (the sweep's hook): segments between saved states are taken from
+ * the last. A segment is run recorded on a scratch region at the tape's
+ * top (its carried numbers at the start as fresh leaves), swept with the
+ * adjoints at its end as seeds, and taken off the tape; the leaves'
+ * adjoints are the seeds of the segment before. A segment whose recording
+ * would not fit in half of what the tape's cap leaves (64 MB at most) is
+ * cut into chunks that do: with enough free slots (k minus the states
+ * still needed) one unrecorded pass saves every chunk's start state, else
+ * the segment is halved revolve-style (the state at its middle saved in a
+ * free slot, the upper half reversed, then the lower); with no free slot
+ * the chunks are recomputed from the segment's start. The first segment starts
+ * from the loop's own input entries, so its sweep hands their adjoints to
+ * the sweep that reached the loop.
+ *
+ * Higher order (a recorded sweep reaches the loop): the whole loop is run
+ * once more recorded from its input entries, and the recorded sweep goes
+ * on through those entries (the loop costs its plain tape then).
+ *
+ * Recomputation prints nothing, runs no `:` commands, draws the same random
+ * numbers (the generator's position is part of a state) and runs in the
+ * backend the loop ran in; the variables and arrays it uses are put back
+ * afterwards, also when an error or Ctrl-C strikes (ckpt_abandon). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "eval.h"
+#include "tape.h"
+#include "sweep.h"
+#include "error.h"
+#include "rng.h"
+#include "num.h"
+#include "reclaim.h"
+
+extern rng_t wg_rng;
+
+int ckpt_mode;
+Env *ckpt_env;
+unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
+
+#define MAX_CHUNK_BYTES ((size_t)64 << 20)
+
+/* ------------------------------------------------------------ records */
+
+enum { SV_UNDEF, SV_NUM, SV_SEQ, SV_OTHER };
+
+typedef struct {
+    uint8_t kind;
+    int sidx;          /* SV_SEQ: its storage in the state */
+    Value v;           /* SV_SEQ: the array or view; SV_OTHER: the value (retained) */
+} SavedVar;
+
+typedef struct State {
+    uint64_t step;     /* steps run before it */
+    rng_t rng;
+    SavedVar *vars;
+    Storage **st;      /* distinct storages, retained */
+    int nst;
+    Value *flat;       /* the carried numbers in flattening order (ids 0 but in the start state) */
+    uint32_t nflat;
+} State;
+
+typedef struct LoopRec {
+    TapeSide side;
+    Node *stmt, *loop, *body;
+    Chunk *chunk;
+    Env *env;
+    int k, backend;
+    Node **vars;       /* carried variables; vars[counter] is a for loop's own */
+    int nvars, counter;
+    Node **capt;       /* variables the body only reads, and their values at loop start */
+    Value *captv;
+    int ncapt;
+    int is_for;
+    int taped;         /* the body takes derivatives itself: unrecorded steps record on scratch */
+    double lo;
+    Storage **cst;     /* storages of the arrays the body only reads (a view made */
+    Value **cstv;      /* inside may write them), and their contents at start; */
+    uint8_t *cstf;     /* those already aliased at start are carried too */
+    int ncst;
+    Node **synth;      /* name nodes made for closures' upvalues (owned) */
+    int nsynth;
+    uint64_t T;
+    State **states;    /* by step; states[0] is the start, with the input ids */
+    int nstates, capstates;
+    uint32_t nout;
+    uint64_t chunk_steps;   /* steps known to fit one recorded chunk (0: unknown) */
+    struct LoopRec *next;   /* running now (not yet on the tape) */
+} LoopRec;
+
+static LoopRec *running;
+
+static void state_free(State *s, int nvars)
+{
+    if (!s) return;
+    for (int i = 0; i < nvars; i++) v_release(s->vars[i].v);
+    for (int i = 0; i < s->nst; i++) v_release(obj_val(V_ARR, s->st[i]));
+    free(s->vars);
+    free(s->st);
+    free(s->flat);
+    free(s);
+}
+
+static void rec_release(TapeSide *side)
+{
+    LoopRec *r = (LoopRec *)side;
+    for (int i = 0; i < r->nstates; i++) state_free(r->states[i], r->nvars);
+    for (int i = 0; i < r->ncapt; i++) v_release(r->captv[i]);
+    for (int i = 0; i < r->ncst; i++) {
+        for (int j = 0; j < r->cst[i]->n; j++) v_release(r->cstv[i][j]);
+        free(r->cstv[i]);
+        v_release(obj_val(V_ARR, r->cst[i]));
+    }
+    free(r->cst);
+    free(r->cstv);
+    free(r->cstf);
+    for (int i = 0; i < r->nsynth; i++) free(r->synth[i]);
+    free(r->synth);
+    if (r->env) v_release(obj_val(V_ENV, r->env));
+    chunk_release(r->chunk);
+    free(r->states);
+    free(r->vars);
+    free(r->capt);
+    free(r->captv);
+    free(r);
+}
+
+static void rec_each_id(TapeSide *side, void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    LoopRec *r = (LoopRec *)side;
+    for (int i = 0; i < r->ncapt; i++)
+        if (r->captv[i].t == V_NUM && r->captv[i].id) fn(&r->captv[i].id, ud);
+    if (r->nstates)
+        for (uint32_t j = 0; j < r->states[0]->nflat; j++)
+            if (r->states[0]->flat[j].id) fn(&r->states[0]->flat[j].id, ud);
+    for (int i = 0; i < r->ncst; i++)
+        for (int j = 0; j < r->cst[i]->n; j++)
+            if (r->cstv[i][j].t == V_NUM && r->cstv[i][j].id) fn(&r->cstv[i][j].id, ud);
+}
+
+static void rec_each_value(TapeSide *side, void (*visit)(Value))
+{
+    LoopRec *r = (LoopRec *)side;
+    if (r->env) visit(obj_val(V_ENV, r->env));
+    for (int i = 0; i < r->ncapt; i++) visit(r->captv[i]);
+    for (int i = 0; i < r->ncst; i++) {
+        visit(obj_val(V_ARR, r->cst[i]));
+        for (int j = 0; j < r->cst[i]->n; j++) visit(r->cstv[i][j]);
+    }
+    for (int m = 0; m < r->nstates; m++) {
+        State *s = r->states[m];
+        for (int i = 0; i < r->nvars; i++) visit(s->vars[i].v);
+        for (int i = 0; i < s->nst; i++) visit(obj_val(V_ARR, s->st[i]));
+    }
+}
+
+static const TapeSideKind loop_kind = { "checkpointed loop", rec_each_id, rec_each_value, rec_release };
+
+/* ------------------------------------------------- what the body carries */
+
+static int same_var(const Node *a, const Node *b)
+{
+    return a->ref == b->ref && a->slot == b->slot && (a->ref != REF_UPVAL || a->depth == b->depth);
+}
+
+static int find_var(Node **list, int n, const Node *x)
+{
+    for (int i = 0; i < n; i++)
+        if (same_var(list[i], x)) return i;
+    return -1;
+}
+
+static void add_var(Node ***list, int *n, Node *x)
+{
+    if (find_var(*list, *n, x) >= 0) return;
+    *list = wg_realloc(*list, sizeof(Node *) * (size_t)(*n + 1));
+    (*list)[(*n)++] = x;
+}
+
+/* Where the analysis is: the loop's body (c NULL, not inner), the body of
+ * a closure it calls (c), or a function literal inside either (inner). */
+typedef struct { Closure *c; int inner; } Scope;
+
+/* The variable a name node means, as a node relative to the loop's env;
+ * NULL for a name the loop cannot reach (a local of some function). A
+ * closure's upvalues in the loop's frame or the frames around it get a
+ * node of their own. */
+static Node *loop_name(LoopRec *r, Node *n, Scope s)
+{
+    if (n->ref == REF_GLOBAL) return n;
+    if (!s.c && !s.inner) return n;
+    if (n->ref != REF_UPVAL || n->depth == 255) return NULL;
+    int k;
+    if (!s.c) {                 /* a function literal in the body: its frames, then the loop's */
+        if (n->depth < s.inner) return NULL;
+        k = n->depth - s.inner;
+    } else {                    /* a closure's body: its defining frame and those around it */
+        if (n->depth <= s.inner) return NULL;
+        Env *target = s.c->env;
+        for (int d = 0; d < n->depth - s.inner - 1 && target; d++) target = target->parent;
+        Env *e = r->env;
+        k = 0;
+        while (e && e != target) e = e->parent, k++;
+        if (!e || !target) return NULL;
+    }
+    r->synth = wg_realloc(r->synth, sizeof(Node *) * (size_t)(r->nsynth + 1));
+    Node *m = wg_calloc(1, sizeof(Node));
+    *m = *n;
+    m->ref = k == 0 ? REF_LOCAL : REF_UPVAL;
+    m->depth = (uint8_t)k;
+    r->synth[r->nsynth++] = m;
+    return m;
+}
+
+/* Names assigned (plain, compound, element writes, for variables). */
+static void find_assigned(LoopRec *r, Node *n, Scope s)
+{
+    if (!n) return;
+    if (n->kind == N_FN) {      /* its element writes into the loop's arrays */
+        Scope in = { s.c, s.inner + 1 };
+        find_assigned(r, n->fn->body, in);
+        return;
+    }
+    if (n->kind == N_ASSIGN || n->kind == N_COMPOUND) {
+        Node *t = n->a;
+        while (t->kind == N_INDEX) t = t->a;
+        Node *m = t->kind == N_NAME ? loop_name(r, t, s) : NULL;
+        if (m) add_var(&r->vars, &r->nvars, m);
+    }
+    if (n->kind == N_FOR) {
+        Node *m = loop_name(r, n->c, s);
+        if (m) add_var(&r->vars, &r->nvars, m);
+    }
+    /* view(a, ...) may split a's storage off (copy on write) and rebind a */
+    if (n->kind == N_CALL && n->a->kind == N_NAME && strcmp(n->a->name, "view") == 0
+        && n->n >= 1 && n->list[0]->kind == N_NAME) {
+        Node *m = loop_name(r, n->list[0], s);
+        if (m) add_var(&r->vars, &r->nvars, m);
+    }
+    find_assigned(r, n->a, s);
+    find_assigned(r, n->b, s);
+    find_assigned(r, n->c, s);
+    for (int i = 0; i < n->n; i++) find_assigned(r, n->list[i], s);
+}
+
+/* Names read (and not assigned). */
+static void find_read(LoopRec *r, Node *n, Scope s)
+{
+    if (!n) return;
+    if (n->kind == N_NAME || n->kind == N_VERSION) {
+        Node *m = loop_name(r, n, s);
+        if (m && find_var(r->vars, r->nvars, m) < 0) add_var(&r->capt, &r->ncapt, m);
+        return;
+    }
+    if (n->kind == N_FN) {
+        Scope in = { s.c, s.inner + 1 };
+        find_read(r, n->fn->body, in);
+        return;
+    }
+    find_read(r, n->a, s);
+    find_read(r, n->b, s);
+    find_read(r, n->c, s);
+    for (int i = 0; i < n->n; i++) find_read(r, n->list[i], s);
+}
+
+static Value *var_at(LoopRec *r, int i) { return eval_var_slot(r->vars[i], r->env, NULL); }
+
+/* ---------------------------------------------------------- flattening */
+
+/* The carried numbers, in one order: each variable's number, or the
+ * elements of its storage the first time that storage is met. */
+typedef struct {
+    Value **slot;
+    uint32_t n, cap;
+    Storage **seen;
+    int nseen, capseen;
+} Flat;
+
+static void flat_push(Flat *f, Value *v)
+{
+    if (f->n == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 16;
+        f->slot = wg_realloc(f->slot, sizeof(Value *) * f->cap);
+    }
+    f->slot[f->n++] = v;
+}
+
+static Storage *seq_storage(Value v) { return v.t == V_ARR ? AS_ARR(v) : AS_VIEW(v)->s; }
+
+static int flat_storage(Flat *f, Storage *s)
+{
+    for (int i = 0; i < f->nseen; i++)
+        if (f->seen[i] == s) return i;
+    if (f->nseen == f->capseen) {
+        f->capseen = f->capseen ? 2 * f->capseen : 4;
+        f->seen = wg_realloc(f->seen, sizeof(Storage *) * (size_t)f->capseen);
+    }
+    f->seen[f->nseen] = s;
+    for (int i = 0; i < s->n; i++) flat_push(f, &s->v[i]);
+    return f->nseen++;
+}
+
+static void flatten_live(LoopRec *r, Flat *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < r->nvars; i++) {
+        if (i == r->counter) continue;
+        Value *v = var_at(r, i);
+        if (v->t == V_NUM) flat_push(f, v);
+        else if (v->t == V_ARR || v->t == V_VIEW) flat_storage(f, seq_storage(*v));
+    }
+    /* arrays the body reads that a view may write into: carried as well */
+    for (int i = 0; i < r->ncst; i++)
+        if (r->cstf[i]) flat_storage(f, r->cst[i]);
+}
+
+static void flat_free(Flat *f)
+{
+    free(f->slot);
+    free(f->seen);
+}
+
+/* --------------------------------------------------------------- states */
+
+static _Noreturn void no_tangents(LoopRec *r)
+{
+    wg_error_at(r->stmt, "a checkpointed loop cannot carry forward-mode tangents (jvp); "
+                "drop 'checkpoint' here");
+}
+
+static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
+{
+    State *s = wg_calloc(1, sizeof(State));
+    s->step = step;
+    s->rng = wg_rng;
+    s->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
+    Flat f;
+    flatten_live(r, &f);
+    for (uint32_t j = 0; j < f.n; j++)
+        if (f.slot[j]->t != V_NUM) {
+            flat_free(&f);
+            state_free(s, r->nvars);
+            no_tangents(r);
+        }
+    s->nflat = f.n;
+    s->flat = wg_malloc(sizeof(Value) * (f.n ? f.n : 1));
+    for (uint32_t j = 0; j < f.n; j++) {
+        s->flat[j] = *f.slot[j];
+        if (!with_ids) s->flat[j].id = 0;
+    }
+    s->nst = f.nseen;
+    s->st = wg_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
+    for (int i = 0; i < f.nseen; i++) {
+        s->st[i] = f.seen[i];
+        s->st[i]->h.rc++;
+    }
+    for (int i = 0; i < r->nvars; i++) {
+        if (i == r->counter) continue;
+        Value v = *var_at(r, i);
+        SavedVar *sv = &s->vars[i];
+        if (v.t == V_UNDEF) sv->kind = SV_UNDEF;
+        else if (v.t == V_NUM) sv->kind = SV_NUM;
+        else if (v.t == V_ARR || v.t == V_VIEW) {
+            sv->kind = SV_SEQ;
+            for (int k = 0; k < f.nseen; k++)
+                if (f.seen[k] == seq_storage(v)) sv->sidx = k;
+            sv->v = v;
+            v_retain(v);
+        } else if (v.t == V_DUAL) {
+            flat_free(&f);
+            state_free(s, r->nvars);
+            no_tangents(r);
+        } else {
+            sv->kind = SV_OTHER;
+            sv->v = v;
+            v_retain(v);
+        }
+    }
+    flat_free(&f);
+    return s;
+}
+
+static void add_state(LoopRec *r, State *s)
+{
+    if (r->nstates == r->capstates) {
+        r->capstates = r->capstates ? 2 * r->capstates : 8;
+        r->states = wg_realloc(r->states, sizeof(State *) * (size_t)r->capstates);
+    }
+    r->states[r->nstates++] = s;
+}
+
+/* ------------------------------------------------------------ sessions */
+
+/* A recomputation: the loop's variables (and captured ones) are swapped
+ * for the states being recomputed and put back at the end. Aliased
+ * storages are written in place (views must see the writes), so their
+ * contents are kept and put back too. */
+typedef struct {
+    Storage *s;
+    Value *v;
+    int n;
+} Dirty;
+
+typedef struct Session {
+    LoopRec *r;
+    Value *vars, *capt;
+    rng_t rng;
+    Dirty *dirty;
+    int ndirty;
+    TapeMark mark;
+    int have_mark;
+    int mode, recording, backend;
+    Env *env;
+    FILE *out;
+    State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
+    int ntmp;
+    struct Session *outer;
+} Session;
+
+static State *tmp_keep(Session *S, State *s)
+{
+    if (S->ntmp < 64) S->tmp[S->ntmp++] = s;
+    return s;
+}
+
+static void tmp_free(Session *S, State *s)
+{
+    for (int i = 0; i < S->ntmp; i++)
+        if (S->tmp[i] == s) {
+            S->tmp[i] = S->tmp[--S->ntmp];
+            break;
+        }
+    state_free(s, S->r->nvars);
+}
+
+static Session *sessions;
+static FILE *devnull;
+
+static int is_cst(LoopRec *r, Storage *s)
+{
+    for (int i = 0; i < r->ncst; i++)
+        if (r->cst[i] == s) return 1;
+    return 0;
+}
+
+static void dirty_add(Session *S, Storage *s)
+{
+    if (!s->aliased && !is_cst(S->r, s)) return;
+    for (int i = 0; i < S->ndirty; i++)
+        if (S->dirty[i].s == s) return;
+    S->dirty = wg_realloc(S->dirty, sizeof(Dirty) * (size_t)(S->ndirty + 1));
+    Dirty *d = &S->dirty[S->ndirty++];
+    d->s = s;
+    d->n = s->n;
+    d->v = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+    for (int i = 0; i < s->n; i++) {
+        d->v[i] = s->v[i];
+        v_retain(d->v[i]);
+    }
+    s->h.rc++;
+}
+
+static void dirty_value(Session *S, Value v)
+{
+    if (v.t == V_ARR || v.t == V_VIEW) dirty_add(S, seq_storage(v));
+}
+
+/* On the heap: an error unwinds past the frame that began it, and
+ * ckpt_abandon ends it afterwards. */
+static Session *session_begin(LoopRec *r)
+{
+    Session *S = wg_calloc(1, sizeof(Session));
+    S->r = r;
+    S->mode = ckpt_mode;
+    S->env = ckpt_env;
+    S->recording = tape.recording;
+    S->backend = num_backend;
+    S->rng = wg_rng;
+    S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
+    S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
+    S->outer = sessions;
+    sessions = S;
+    for (int i = 0; i < r->nvars; i++) {
+        Value *v = var_at(r, i);
+        dirty_value(S, *v);
+        S->vars[i] = *v;      /* taken: the slot is refilled by restore */
+        v->t = V_UNDEF;
+    }
+    for (int i = 0; i < r->ncapt; i++) {
+        Value *v = eval_var_slot(r->capt[i], r->env, NULL);
+        dirty_value(S, *v);
+        dirty_value(S, r->captv[i]);
+        S->capt[i] = *v;
+        *v = r->captv[i];
+        v_retain(*v);
+    }
+    for (int m = 0; m < r->nstates; m++)
+        for (int i = 0; i < r->states[m]->nst; i++) dirty_add(S, r->states[m]->st[i]);
+    for (int i = 0; i < r->ncst; i++) {     /* read-only arrays as they were */
+        Storage *s = r->cst[i];
+        dirty_add(S, s);
+        for (int j = 0; j < s->n; j++) {
+            Value old = s->v[j];
+            s->v[j] = r->cstv[i][j];
+            v_retain(s->v[j]);
+            v_release(old);
+        }
+    }
+    ckpt_mode = 2;
+    ckpt_env = r->env;
+    num_backend = r->backend;
+    fflush(stdout);
+    if (!devnull) devnull = fopen("/dev/null", "w");
+    S->out = stdout;
+    if (devnull) stdout = devnull;
+    return S;
+}
+
+static void session_end(Session *S)
+{
+    LoopRec *r = S->r;
+    if (S->have_mark) tape_truncate(S->mark);
+    if (devnull) fflush(devnull);
+    stdout = S->out;
+    for (int i = 0; i < r->nvars; i++) {
+        Value *v = var_at(r, i);
+        Value old = *v;
+        *v = S->vars[i];
+        v_release(old);
+    }
+    for (int i = 0; i < r->ncapt; i++) {
+        Value *v = eval_var_slot(r->capt[i], r->env, NULL);
+        Value old = *v;
+        *v = S->capt[i];
+        v_release(old);
+    }
+    for (int i = 0; i < S->ndirty; i++) {
+        Dirty *d = &S->dirty[i];
+        for (int j = 0; j < d->n && j < d->s->n; j++) {
+            Value old = d->s->v[j];
+            d->s->v[j] = d->v[j];
+            v_release(old);
+        }
+        free(d->v);
+        v_release(obj_val(V_ARR, d->s));
+    }
+    free(S->dirty);
+    free(S->vars);
+    free(S->capt);
+    wg_rng = S->rng;
+    num_backend = S->backend;
+    ckpt_mode = S->mode;
+    ckpt_env = S->env;
+    tape.recording = S->recording;
+    for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
+    sessions = S->outer;
+    free(S);
+}
+
+/* Sets the loop's variables to state s: numbers with their ids (the start
+ * state, with_ids) or as constants. Unaliased arrays get fresh storage
+ * (others may share the saved one); aliased ones are written in place. */
+static void restore(LoopRec *r, State *s, int with_ids)
+{
+    Storage **map = wg_scratch(sizeof(Storage *) * (size_t)(s->nst ? s->nst : 1));
+    uint8_t *done = wg_scratch((size_t)(s->nst ? s->nst : 1));
+    for (int i = 0; i < s->nst; i++) {
+        Storage *st = s->st[i];
+        map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
+    }
+    uint32_t pos = 0;
+    for (int i = 0; i < r->nvars; i++) {
+        if (i == r->counter) continue;
+        SavedVar *sv = &s->vars[i];
+        Value nv = {0};
+        switch (sv->kind) {
+        case SV_NUM:
+            nv = s->flat[pos++];
+            if (!with_ids) nv.id = 0;
+            break;
+        case SV_SEQ: {
+            Storage *st = map[sv->sidx];
+            if (!done[sv->sidx]) {
+                done[sv->sidx] = 1;
+                for (int j = 0; j < st->n; j++) {
+                    Value e = s->flat[pos++];
+                    if (!with_ids) e.id = 0;
+                    Value old = st->v[j];
+                    st->v[j] = e;
+                    v_release(old);
+                }
+            }
+            if (sv->v.t == V_ARR) {
+                nv = obj_val(V_ARR, st);
+                st->h.rc++;
+            } else {
+                nv = sv->v;
+                v_retain(nv);
+            }
+            break;
+        }
+        case SV_OTHER:
+            nv = sv->v;
+            v_retain(nv);
+            break;
+        default:
+            break;
+        }
+        Value *v = var_at(r, i);
+        Value old = *v;
+        *v = nv;
+        v_release(old);
+    }
+    for (int i = 0; i < s->nst; i++) {      /* storages no variable holds now */
+        if (done[i]) continue;
+        Storage *st = map[i];
+        for (int j = 0; j < st->n; j++) {
+            Value e = s->flat[pos++];
+            if (!with_ids) e.id = 0;
+            Value old = st->v[j];
+            st->v[j] = e;
+            v_release(old);
+        }
+    }
+    for (int i = 0; i < r->ncst; i++) {     /* arrays read only, unless the state has them */
+        int in_state = 0;
+        for (int k = 0; k < s->nst; k++) in_state |= s->st[k] == r->cst[i];
+        if (in_state) continue;
+        Storage *st = r->cst[i];
+        for (int j = 0; j < st->n; j++) {
+            Value old = st->v[j];
+            st->v[j] = r->cstv[i][j];
+            v_retain(st->v[j]);
+            v_release(old);
+        }
+    }
+    for (int i = 0; i < s->nst; i++)
+        if (map[i] != s->st[i]) v_release(obj_val(V_ARR, map[i]));   /* the variables hold it */
+    wg_scratch_free(map);
+    wg_scratch_free(done);
+    wg_rng = s->rng;
+}
+
+/* ------------------------------------------------------------ stepping */
+
+/* Step t: a for loop sets its variable, a while loop tests its condition
+ * (-1: false, the loop is over), then the body. */
+static int run_step_plain(LoopRec *r, uint64_t t);
+
+/* A body that takes derivatives needs its numbers on the tape even when
+ * the loop is not recorded: each step records on a scratch region from
+ * fresh leaves, and the region is taken back after it. */
+static int run_step(LoopRec *r, uint64_t t)
+{
+    if (!r->taped || tape.recording) return run_step_plain(r, t);
+    TapeMark m = tape_mark();
+    tape.recording = 1;
+    Flat f;
+    flatten_live(r, &f);
+    uint32_t nleaf = f.n, *orig = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    for (uint32_t k = 0; k < f.n; k++) {     /* leaves m.n, m.n + 1, ... */
+        orig[k] = f.slot[k]->id;
+        f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+    }
+    flat_free(&f);
+    int code = run_step_plain(r, t);
+    /* what the step did not write gets its entry back; what it computed is
+     * a constant again (as in an unrecorded step) */
+    flatten_live(r, &f);
+    for (uint32_t k = 0; k < f.n; k++) {
+        uint32_t id = f.slot[k]->id;
+        if (id >= m.n && id < m.n + nleaf) f.slot[k]->id = orig[id - m.n];
+        else if (id >= m.n) f.slot[k]->id = 0;
+    }
+    flat_free(&f);
+    wg_scratch_free(orig);
+    tape.recording = 0;
+    tape_truncate(m);
+    return code;
+}
+
+static int run_step_plain(LoopRec *r, uint64_t t)
+{
+    wg_check_interrupt();
+    if (r->is_for) {
+        Value *slot = var_at(r, r->counter);
+        Value old = *slot;
+        *slot = num_val(r->lo + (double)t);
+        v_release(old);
+    } else if (!eval_condition(r->loop->a, r->env, "a while condition")) return -1;
+    return eval_exec(r->body, r->env);
+}
+
+static void advance(LoopRec *r, uint64_t from, uint64_t to)
+{
+    tape.recording = 0;
+    for (uint64_t t = from; t < to; t++) {
+        run_step(r, t);
+        ckpt_steps_recomputed++;
+    }
+}
+
+/* The state at step m, recomputed from state B (at step b) into a new slot. */
+static State *advance_save(LoopRec *r, State *B, uint64_t m)
+{
+    restore(r, B, 0);
+    advance(r, B->step, m);
+    return snapshot(r, m, 0);
+}
+
+static size_t chunk_budget(void)
+{
+    size_t used = tape_bytes(), lim = tape.limit;
+    size_t avail = lim > used ? (lim - used) / 2 : 0;
+    return avail < MAX_CHUNK_BYTES ? avail : MAX_CHUNK_BYTES;
+}
+
+/* From state B: unrecorded to step c, recorded to step j, then swept with
+ * lam_j (the adjoints of the carried numbers at j); returns the adjoints
+ * at c (scratch), or NULL with *fit steps if the recording outgrew the
+ * budget. From the start state at its own step the inputs' entries are
+ * read as they are, and the sweep hands their adjoints on. */
+static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double *lam_j,
+                     uint32_t nlam, void *ctx, uint64_t *fit, uint32_t *nout)
+{
+    LoopRec *r = S->r;
+    int from_inputs = B == r->states[0] && c == B->step;
+    restore(r, B, from_inputs);
+    advance(r, B->step, c);
+    S->mark = tape_mark();
+    S->have_mark = 1;
+    tape.recording = 1;
+    Flat f;
+    flatten_live(r, &f);
+    uint32_t nleaf = from_inputs ? 0 : f.n;
+    *nout = nleaf;
+    uint32_t *leaves = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    for (uint32_t k = 0; k < nleaf; k++) leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+    flat_free(&f);
+    size_t budget = chunk_budget(), start = tape_bytes();
+    for (uint64_t t = c; t < j; t++) {
+        run_step(r, t);
+        ckpt_steps_recomputed++;
+        if (tape_bytes() - start > budget && t + 1 < j) {
+            *fit = t - c + 1;
+            tape_truncate(S->mark);
+            S->have_mark = 0;
+            wg_scratch_free(leaves);
+            return NULL;
+        }
+    }
+    flatten_live(r, &f);
+    if (f.n != nlam) {
+        flat_free(&f);
+        wg_error("internal error: a checkpointed loop recomputed differently (please report)");
+    }
+    uint32_t *seeds = wg_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
+    for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
+    flat_free(&f);
+    double *out = wg_scratch(sizeof(double) * (nleaf ? nleaf : 1));
+    uint32_t top = tape_size() - 1;
+    num_backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
+    sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, leaves, nleaf, out);
+    num_backend = r->backend;
+    tape_truncate(S->mark);
+    S->have_mark = 0;
+    tape.recording = 0;
+    wg_scratch_free(seeds);
+    wg_scratch_free(leaves);
+    return out;
+}
+
+static uint32_t nflat_at(State *s) { return s->nflat; }
+
+/* Reverses steps [B->step, j) given the adjoints at j; `slots` states may
+ * be saved meanwhile. Returns the adjoints at B (scratch; lam_j is freed). */
+static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint32_t nlam,
+                           int slots, void *ctx)
+{
+    LoopRec *r = S->r;
+    uint64_t b = B->step, len = j - b;
+    if (r->chunk_steps == 0 || len <= r->chunk_steps) {
+        uint64_t fit = 0;
+        uint32_t nb;
+        double *out = chunk(S, B, b, j, lam_j, nlam, ctx, &fit, &nb);
+        if (out) {
+            wg_scratch_free(lam_j);
+            return out;
+        }
+        r->chunk_steps = fit > 4 ? fit * 3 / 4 : 1;
+    }
+    uint64_t cs = r->chunk_steps, pieces = (len + cs - 1) / cs;
+    if (pieces >= 2 && pieces <= 32 && (uint64_t)slots >= pieces - 1) {
+        /* enough slots: one unrecorded pass saves the state at every
+         * chunk's start, then the chunks are reversed from the last */
+        State **P = wg_scratch(sizeof(State *) * pieces);
+        P[0] = B;
+        restore(r, B, 0);
+        for (uint64_t p = 1; p < pieces; p++) {
+            advance(r, b + (p - 1) * cs, b + p * cs);
+            P[p] = tmp_keep(S, snapshot(r, b + p * cs, 0));
+        }
+        double *lam = lam_j;
+        uint32_t n = nlam;
+        for (uint64_t p = pieces; p-- > 0; ) {
+            uint64_t end = p + 1 == pieces ? j : b + (p + 1) * cs;
+            lam = reverse_seg(S, P[p], end, lam, n, 0, ctx);
+            n = nflat_at(P[p]);
+            if (p) tmp_free(S, P[p]);
+            P[p] = NULL;
+        }
+        wg_scratch_free(P);
+        return lam;
+    }
+    if (slots > 0) {
+        uint64_t m = b + len / 2;
+        State *M = tmp_keep(S, advance_save(r, B, m));
+        double *lam_m = reverse_seg(S, M, j, lam_j, nlam, slots - 1, ctx);
+        uint32_t nm = nflat_at(M);
+        tmp_free(S, M);
+        return reverse_seg(S, B, m, lam_m, nm, slots, ctx);
+    }
+    /* no slot free: each chunk from B, the last first */
+    uint64_t hi = j;
+    double *lam = lam_j;
+    uint32_t n = nlam;
+    while (hi > b) {
+        uint64_t lo = hi - b > r->chunk_steps ? hi - r->chunk_steps : b, fit = 0;
+        uint32_t nlo;
+        double *out = chunk(S, B, lo, hi, lam, n, ctx, &fit, &nlo);
+        if (!out) {
+            r->chunk_steps = fit > 4 ? fit * 3 / 4 : 1;
+            continue;
+        }
+        wg_scratch_free(lam);
+        lam = out;
+        n = nlo;
+        hi = lo;
+    }
+    return lam;
+}
+
+static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(entry)); }
+
+static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
+
+static void hook_reverse(uint32_t entry, const double *out_adj, void *ctx)
+{
+    LoopRec *r = loop_of(entry);
+    Session *S = session_begin(r);
+    uint32_t n = r->nout;
+    double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
+    memcpy(lam, out_adj, sizeof(double) * n);
+    uint64_t j = r->T;
+    for (int m = r->nstates - 1; m >= 0; m--) {
+        int slots = r->k - (m + 1);
+        lam = reverse_seg(S, r->states[m], j, lam, n, slots > 0 ? slots : 0, ctx);
+        n = nflat_at(r->states[m]);
+        j = r->states[m]->step;
+    }
+    wg_scratch_free(lam);   /* the start state's: handed on by the first chunk */
+    session_end(S);
+}
+
+static void hook_rerun(uint32_t entry, uint32_t *out_ids)
+{
+    LoopRec *r = loop_of(entry);
+    Session *S = session_begin(r);
+    S->mark = tape_mark();
+    S->have_mark = 1;
+    restore(r, r->states[0], 1);
+    tape.recording = 1;
+    for (uint64_t t = 0; t < r->T; t++) {
+        run_step(r, t);
+        ckpt_steps_recomputed++;
+    }
+    Flat f;
+    flatten_live(r, &f);
+    for (uint32_t k = 0; k < r->nout; k++) out_ids[k] = k < f.n ? f.slot[k]->id : 0;
+    flat_free(&f);
+    S->have_mark = 0;        /* the entries stay: the expansion reads them */
+    session_end(S);
+}
+
+/* --------------------------------------------------------- the forward run */
+
+static int has_dual(Value v)
+{
+    if (v.t == V_DUAL) return 1;
+    if (v.t == V_ARR || v.t == V_VIEW) {
+        Storage *s = seq_storage(v);
+        for (int i = 0; i < s->n; i++)
+            if (s->v[i].t == V_DUAL) return 1;
+    }
+    return 0;
+}
+
+/* The body itself calls one of these names (functions it calls record
+ * what they need on their own). */
+static int calls_any(Node *n, const char *const *names, size_t nnames, int versions)
+{
+    if (!n || n->kind == N_FN) return 0;
+    if (versions && n->kind == N_VERSION) return 1;
+    if (n->kind == N_CALL && n->a->kind == N_NAME)
+        for (size_t i = 0; i < nnames; i++)
+            if (strcmp(n->a->name, names[i]) == 0) return 1;
+    if (calls_any(n->a, names, nnames, versions) || calls_any(n->b, names, nnames, versions)
+        || calls_any(n->c, names, nnames, versions)) return 1;
+    for (int i = 0; i < n->n; i++)
+        if (calls_any(n->list[i], names, nnames, versions)) return 1;
+    return 0;
+}
+
+/* grad, hvp, jvp and fwdgrad differentiate at fresh points: a step that
+ * calls them only needs its numbers on the tape. */
+static int takes_derivatives(Node *n)
+{
+    static const char *const ad[] = { "grad", "hvp", "jvp", "fwdgrad" };
+    return calls_any(n, ad, sizeof ad / sizeof *ad, 0);
+}
+
+/* d(y, x) and x@k in the body reach back through the steps before (d of a
+ * value an earlier step computed from x): such a loop runs recorded. */
+static int reaches_back(Node *loop)
+{
+    static const char *const dd[] = { "d" };
+    return calls_any(loop->kind == N_FOR ? loop->list[0] : loop->b, dd, 1, 1)
+        || (loop->kind == N_WHILE && calls_any(loop->a, dd, 1, 1));
+}
+
+static void note_recorded(Node *n)
+{
+    static const Node *noted[64];
+    static int nnoted;
+    for (int i = 0; i < nnoted; i++)
+        if (noted[i] == n) return;
+    if (nnoted < 64) noted[nnoted++] = n;
+    wg_note("%s:%d: this loop takes d(...) or reads x@k in its body: it runs recorded, "
+            "not checkpointed", wg_where.chunk ? wg_where.chunk->filename : "?", n->line);
+}
+
+static void running_pop(LoopRec *r)
+{
+    for (LoopRec **p = &running; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            return;
+        }
+}
+
+int exec_checkpoint(Node *n, Env *env)
+{
+    Node *loop = n->a;
+    if (!tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
+    if (reaches_back(loop)) {
+        note_recorded(n);
+        return eval_exec(loop, env);
+    }
+    int k = 32;
+    if (n->b) {
+        Value kv = eval_expr(n->b, env);
+        double kk = IS_NUMBER(kv) ? v_primal(kv) : 0;
+        v_release(kv);
+        if (!(kk >= 1 && kk <= 1e6) || kk != (double)(int)kk)
+            wg_error_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
+        k = (int)kk;
+    }
+    LoopRec *r = wg_calloc(1, sizeof(LoopRec));
+    r->side.kind = &loop_kind;
+    r->stmt = n;
+    r->loop = loop;
+    r->is_for = loop->kind == N_FOR;
+    r->body = r->is_for ? loop->list[0] : loop->b;
+    r->chunk = (Chunk *)wg_where.chunk;
+    chunk_retain(r->chunk);
+    r->env = env;
+    if (env) env->h.rc++;
+    r->k = k;
+    r->backend = num_backend;
+    r->counter = -1;
+    r->next = running;
+    running = r;
+    if (r->is_for) {
+        add_var(&r->vars, &r->nvars, loop->c);
+        r->counter = 0;
+    }
+    Scope body = { NULL, 0 };
+    find_assigned(r, r->body, body);
+    find_read(r, r->body, body);
+    if (!r->is_for) find_read(r, loop->a, body);
+    /* and the globals and upvalues that the functions it calls (by name)
+     * write into and read, transitively */
+    for (int i = 0; i < r->ncapt; i++) {
+        Value f = *eval_var_slot(r->capt[i], env, NULL);
+        if (f.t == V_FN && AS_FN(f)->fn) {
+            Scope in = { AS_FN(f), 0 };
+            find_assigned(r, AS_FN(f)->fn->body, in);
+            find_read(r, AS_FN(f)->fn->body, in);
+        }
+    }
+    int w = 0;        /* a global found assigned late is carried, not captured */
+    for (int i = 0; i < r->ncapt; i++)
+        if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
+    r->ncapt = w;
+    r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(loop->a));
+    r->captv = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
+    int duals = 0;
+    for (int i = 0; i < r->ncapt; i++) {
+        r->captv[i] = *eval_var_slot(r->capt[i], env, NULL);
+        duals |= has_dual(r->captv[i]);
+        v_retain(r->captv[i]);
+    }
+    for (int i = 0; i < r->nvars; i++) duals |= has_dual(*var_at(r, i));
+    for (int i = 0; i < r->ncapt && !duals; i++) {
+        Value c = r->captv[i];
+        if (c.t != V_ARR && c.t != V_VIEW) continue;    /* a view made inside may write it */
+        Storage *s = seq_storage(c);
+        int seen = 0;
+        for (int k = 0; k < r->ncst; k++) seen |= r->cst[k] == s;
+        if (seen) continue;
+        r->cst = wg_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
+        r->cstf = wg_realloc(r->cstf, (size_t)(r->ncst + 1));
+        r->cstf[r->ncst] = (uint8_t)s->aliased;
+        r->cstv = wg_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
+        r->cstv[r->ncst] = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+        for (int j = 0; j < s->n; j++) {
+            r->cstv[r->ncst][j] = s->v[j];
+            v_retain(s->v[j]);
+        }
+        r->cst[r->ncst++] = s;
+        s->h.rc++;
+    }
+    if (duals) {     /* forward mode (jvp) carries tangents: run the loop as it is */
+        running_pop(r);
+        rec_release(&r->side);
+        return eval_exec(loop, env);
+    }
+    double hi = 0;
+    if (r->is_for) {
+        r->lo = eval_range_bound(loop->a, env);
+        hi = eval_range_bound(loop->b, env);
+    }
+    add_state(r, snapshot(r, 0, 1));
+    int *count0 = wg_scratch(sizeof(int) * (size_t)(r->nvars ? r->nvars : 1));
+    for (int i = 0; i < r->nvars; i++) {
+        VerLog *log;
+        eval_var_slot(r->vars[i], env, &log);
+        count0[i] = log ? log->count : 0;
+    }
+    uint32_t clears = tape.clears, n0 = tape_size();
+    int saved_mode = ckpt_mode;
+    Env *saved_env = ckpt_env;
+    ckpt_mode = 1;
+    ckpt_env = env;
+    tape.recording = 0;
+    uint64_t t = 0, spacing = 1;
+    LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
+    for (;;) {
+        reclaim_loop_step(&floor);
+        if (r->is_for && r->lo + (double)t >= hi) break;
+        if (t > 0 && t % spacing == 0) {
+            add_state(r, snapshot(r, t, 0));
+            if (r->nstates > k) {      /* thin: keep every other state */
+                int w = 1;
+                for (int m = 1; m < r->nstates; m++) {
+                    if (r->states[m]->step % (2 * spacing) == 0) r->states[w++] = r->states[m];
+                    else state_free(r->states[m], r->nvars);
+                }
+                r->nstates = w;
+                spacing *= 2;
+            }
+        }
+        int code = run_step(r, t);
+        if (code < 0) break;
+        t++;
+        ckpt_steps_run++;
+        if (code == EXEC_BREAK) break;
+    }
+    ckpt_mode = saved_mode;
+    ckpt_env = saved_env;
+    tape.recording = 1;
+    r->T = t;
+    running_pop(r);
+    if (tape.clears != clears) {       /* :tape clear inside: nothing to record */
+        wg_scratch_free(count0);
+        rec_release(&r->side);
+        return EXEC_NORMAL;
+    }
+    Flat f;
+    flatten_live(r, &f);
+    for (uint32_t j = 0; j < f.n; j++)
+        if (f.slot[j]->t != V_NUM) {
+            flat_free(&f);
+            wg_scratch_free(count0);
+            rec_release(&r->side);
+            no_tangents(r);
+        }
+    r->nout = f.n;
+    uint32_t side = tape_side_add(&r->side);
+    uint32_t entry = tape_push(OP_CKPT, side, 0, (double)t);
+    /* a number the loop never wrote still names the entry it had (or one it
+     * copied from before the loop): it stays that entry, as in the plain
+     * loop; the others are the loop's outputs */
+    for (uint32_t j = 0; j < f.n; j++)
+        if (!f.slot[j]->id || f.slot[j]->id >= n0)
+            f.slot[j]->id = tape_push(OP_CKOUT, entry, j, f.slot[j]->u.n);
+    flat_free(&f);
+    /* one new version for each variable the loop assigned */
+    int scope = !env || env->fn->records;
+    for (int i = 0; i < r->nvars; i++) {
+        if (i == r->counter) continue;
+        VerLog *log;
+        Value *v = eval_var_slot(r->vars[i], env, &log);
+        if (!log || !scope || v->t == V_UNDEF || log->count == count0[i]) continue;   /* not assigned */
+        verlog_mark_inner(log, count0[i] + 1, log->count);
+        /* a number becomes the variable's next version; an array's version
+         * is counted, its written elements are places (labelled below), and
+         * those it did not write stay the entries they were */
+        if (v->t == V_NUM) version_bind(log, v);
+        else version_count(log);
+    }
+    wg_scratch_free(count0);
+    flatten_live(r, &f);                 /* views' storages: every output is a place */
+    for (uint32_t j = 0; j < f.n; j++)
+        if (f.slot[j]->id > entry && !tape_labeled(f.slot[j]->id)) rec_label(f.slot[j]->id);
+    flat_free(&f);
+    return EXEC_NORMAL;
+}
+
+/* ------------------------------------------------------------- upkeep */
+
+void ckpt_abandon(void)
+{
+    while (sessions) session_end(sessions);
+    while (running) {
+        LoopRec *r = running;
+        running = r->next;
+        rec_release(&r->side);
+    }
+    ckpt_mode = 0;
+    ckpt_env = NULL;
+}
+
+void ckpt_visit_roots(void (*visit)(Value))
+{
+    for (LoopRec *r = running; r; r = r->next) rec_each_value(&r->side, visit);
+    for (Session *S = sessions; S; S = S->outer) {
+        for (int i = 0; i < S->r->nvars; i++) visit(S->vars[i]);
+        for (int i = 0; i < S->r->ncapt; i++) visit(S->capt[i]);
+        for (int i = 0; i < S->ndirty; i++) {
+            visit(obj_val(V_ARR, S->dirty[i].s));
+            for (int j = 0; j < S->dirty[i].n; j++) visit(S->dirty[i].v[j]);
+        }
+        for (int m = 0; m < S->ntmp; m++) {
+            for (int i = 0; i < S->r->nvars; i++) visit(S->tmp[m]->vars[i].v);
+            for (int i = 0; i < S->tmp[m]->nst; i++) visit(obj_val(V_ARR, S->tmp[m]->st[i]));
+        }
+    }
+}
+
+void ckpt_init(void)
+{
+    sweep_loop_hooks.outputs = hook_outputs;
+    sweep_loop_hooks.reverse = hook_reverse;
+    tape_side_op(OP_CKPT);      /* its a field names the side record (reclaiming) */
+    sweep_loop_hooks.rerun = hook_rerun;
+}
