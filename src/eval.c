@@ -392,16 +392,35 @@ Value call_value(Value f, int argc, Value *argv)
 
 #define MAX_ARGS 64
 
-static Value eval_call(Node *n, Env *env)
+/* A call of a global name that holds a builtin: what the builtin is (a
+ * special form, a math function's op) is cached on the call node, keyed by
+ * the builtin, so a name that is rebound is looked at afresh. */
+static void cache_callee(Node *n, const Builtin *bi)
+{
+    n->cached_callee = bi;
+    n->cached_op = builtin_math1_op(bi);
+    n->cached_special = (void *)special_for(bi);
+}
+
+static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
     Node *callee = n->a;
     if (callee->kind == N_NAME && callee->ref == REF_GLOBAL) {
         Value g = globals[callee->slot].v;
         if (g.t == V_BUILTIN) {
-            SpecialFn sf = special_for(g.u.bi);
-            if (sf) {
+            if (__builtin_expect(n->cached_callee != g.u.bi, 0)) cache_callee(n, g.u.bi);
+            if (n->cached_special) {
                 wg_where.node = n;
-                return sf(n, env);
+                return ((SpecialFn)n->cached_special)(n, env);
+            }
+            if (n->cached_op >= 0 && n->n == 1) {
+                /* sin(x) of a number: the op itself, as v_arith would apply it */
+                Value a = eval_expr(n->list[0], env);
+                wg_where.node = n;
+                if (a.t == V_NUM) return num_op(n->cached_op, a, a);
+                Value r = call_value(g, 1, &a);
+                v_release(a);
+                return r;
             }
         }
     }
@@ -479,7 +498,7 @@ static const int binop_code[] = {
     [OP2_DIV] = OP_DIV, [OP2_MOD] = OP_MOD, [OP2_POW] = OP_POW,
 };
 
-static Value eval_binop(Node *n, Env *env)
+static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
     Value b = eval_expr(n->b, env);
@@ -512,7 +531,9 @@ static Value eval_array(Node *n, Env *env)
     return r;
 }
 
-Value eval_expr(Node *n, Env *env)
+/* The hot kinds are dispatched by eval_expr, which keeps its frame small
+ * (every node goes through it); the rest are here. */
+static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
 {
     switch (n->kind) {
     case N_NUM: return literal(n);
@@ -546,6 +567,25 @@ Value eval_expr(Node *n, Env *env)
     default:
         wg_error_at(n, "not an expression");
     }
+}
+
+Value eval_expr(Node *n, Env *env)
+{
+    switch (n->kind) {
+    case N_NUM:
+        if (num_backend == BK_F64) return num_val(n->num);
+        break;
+    case N_NAME:
+        if (n->ref == REF_LOCAL) {
+            Value v = env->slots[n->slot];
+            if (v.t == V_NUM) return v;
+        }
+        break;
+    case N_BINOP: return eval_binop(n, env);
+    case N_CALL: return eval_call(n, env);
+    default: break;
+    }
+    return eval_expr_rest(n, env);
 }
 
 /* ----------------------------------------------------------- statements */
@@ -612,7 +652,18 @@ static void exec_assign(Node *n, Env *env)
 {
     Value v = eval_expr(n->b, env);
     wg_where.node = n;
-    if (n->a->kind == N_NAME) store_var(n->a, env, v);
+    Node *t = n->a;
+    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
+        /* store_var's fast path, here where v is still in registers */
+        Value *slot = &env->slots[t->slot];
+        Value old = *slot;
+        slot->t = V_NUM;
+        slot->id = v.id;
+        slot->u.n = v.u.n;
+        v_release(old);
+        return;
+    }
+    if (t->kind == N_NAME) store_var(t, env, v);
     else store_element(n->a, env, v, -1);
 }
 
