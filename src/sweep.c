@@ -428,7 +428,8 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     return tape_pool_at(off)[j];
 }
 
-void sweep_abandon(void) { expansion_floor = 0; }
+static int kept_busy;
+void sweep_abandon(void) { expansion_floor = 0; kept_busy = 0; }
 
 /* --------------------------------------------------------- sparse sweep */
 
@@ -548,6 +549,57 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
 
 /* ------------------------------------------------------- derivatives */
 
+/* The outermost float64 sweep's adjoints live in one buffer kept between
+ * d calls: grown when a sweep needs more (each page is faulted in once per
+ * session, not once per sweep), zeroed over the range a sweep uses, and
+ * remembered: every entry's adjoint depends only on the entries above it,
+ * so a later d(y, x') with the same y (d(h, w) then d(h, b)) reads its
+ * answer from the last sweep if that swept y from its top down to x' or
+ * lower. Entries never change while tape.epoch stays (clear and truncate
+ * bump it, and so must anything that renumbers ids). */
+static struct {
+    double  *adj;
+    size_t   cap;              /* doubles */
+    uint32_t lo, top, epoch;
+    int      valid;
+} kept;
+
+static int kept_covers(uint32_t lo, uint32_t top)
+{
+    return kept.valid && kept.epoch == tape.epoch && kept.top == top && kept.lo <= lo;
+}
+
+/* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
+ * the kept buffer is in use by a sweep further out. */
+static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
+{
+    size_t n = (size_t)top - lo + 1;
+    memset(b, 0, sizeof *b);
+    b->lo = lo;
+    b->top = top;
+    b->cuts = cuts;
+    kept.valid = 0;
+    if (kept.cap < n) {
+        free(kept.adj);
+        kept.adj = NULL;
+        kept.cap = 0;
+        kept.adj = wg_malloc(n * sizeof(double));
+        kept.cap = n;
+    }
+    memset(kept.adj, 0, n * sizeof(double));
+    b->adj = kept.adj;
+    kept_busy = 1;
+}
+
+static void kept_done(uint32_t lo, uint32_t top, int cut)
+{
+    kept_busy = 0;
+    kept.lo = lo;
+    kept.top = top;
+    kept.epoch = tape.epoch;
+    kept.valid = !cut;         /* a sweep with cuts answers its own question only */
+}
+
 void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     uint32_t top = y.id, lo = top;
@@ -561,15 +613,28 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     }
     if (!top || !any) return;
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
-    int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
+    int f64 = num_backend == BK_F64, hit = f64 && !cuts.n && kept_covers(lo, top);
+    int done = !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
         PlainBuf b;
-        plain_alloc(&b, lo, top, NULL, cuts);
-        plain_run(&b, top, num_round(1));
+        int keep = f64 && !kept_busy;
+        if (hit) {
+            memset(&b, 0, sizeof b);
+            b.lo = kept.lo;
+            b.top = top;
+            b.adj = kept.adj;
+        } else if (keep) {
+            kept_alloc(&b, lo, top, cuts);
+            plain_run(&b, top, num_round(1));
+            kept_done(lo, top, cuts.n != 0);
+        } else {
+            plain_alloc(&b, lo, top, NULL, cuts);
+            plain_run(&b, top, num_round(1));
+        }
         if (kink_watching()) kink_scan(lo, top, plain_adjoint, &b);
         for (int j = 0; j < n; j++)
             g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
-        plain_free(&b);
+        if (!hit && !keep) plain_free(&b);
     }
     tape.sweeps++;
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
