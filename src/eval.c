@@ -418,7 +418,7 @@ static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
                 Value a = eval_expr(n->list[0], env);
                 wg_where.node = n;
                 if (a.t == V_NUM) return num_op(n->cached_op, a, a);
-                Value r = call_value(g, 1, &a);
+                Value r = a.t == V_DUAL ? v_num_op(n->cached_op, a, a) : call_value(g, 1, &a);
                 v_release(a);
                 return r;
             }
@@ -510,6 +510,7 @@ static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
     wg_where.node = n;
     Value r;
     if (n->op >= OP2_LT) r = compare(n, a, b);
+    else if (IS_NUMBER(a) && IS_NUMBER(b)) r = v_num_op(binop_code[n->op], a, b);   /* as v_arith would */
     else r = v_arith(binop_code[n->op], a, b);
     v_release(a);
     v_release(b);
@@ -653,13 +654,15 @@ static void exec_assign(Node *n, Env *env)
     Value v = eval_expr(n->b, env);
     wg_where.node = n;
     Node *t = n->a;
-    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
-        /* store_var's fast path, here where v is still in registers */
+    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL)) {
+        /* store_var's path for a number (or a dual: bind_copy keeps both as
+         * they are) into a local without versions, here where v is still
+         * in registers */
         Value *slot = &env->slots[t->slot];
         Value old = *slot;
-        slot->t = V_NUM;
+        slot->t = v.t;
         slot->id = v.id;
-        slot->u.n = v.u.n;
+        slot->u = v.u;
         v_release(old);
         return;
     }
