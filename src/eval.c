@@ -576,12 +576,12 @@ Value eval_expr(Node *n, Env *env)
     case N_NUM:
         if (num_backend == BK_F64) return num_val(n->num);
         break;
-    case N_NAME:
-        if (n->ref == REF_LOCAL) {
-            Value v = env->slots[n->slot];
-            if (v.t == V_NUM) return v;
-        }
+    case N_NAME: {
+        Value v = n->ref == REF_LOCAL ? env->slots[n->slot]
+                : n->ref == REF_GLOBAL ? globals[n->slot].v : nil_val();
+        if (v.t == V_NUM) return v;
         break;
+    }
     case N_BINOP: return eval_binop(n, env);
     case N_CALL: return eval_call(n, env);
     default: break;
