@@ -52,7 +52,8 @@ Value dual_op(int op, Value a, Value b)
     if (plain_num(ap) && plain_num(at) && plain_num(bp) && plain_num(bt))
         return dual_op_plain(op, binary, tag, ap, at, bp, bt);
     Value p = v_num_op(op, ap, bp);
-    RuleTemps ts = {0};
+    RuleTemps ts;
+    ts.n = 0;                /* the slots are written before they are read */
     Value t = num_val(0);
     if (!is_zero(at)) t = v_num_op(OP_MUL, rule_partial_val(op, 0, ap, bp, p, &ts), at);
     if (binary && !is_zero(bt)) {

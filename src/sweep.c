@@ -381,7 +381,8 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
         val_through_deriv(b, i, a);
         return;
     default: {
-        RuleTemps ts = {0};
+        RuleTemps ts;
+        ts.n = 0;            /* the slots are written before they are read */
         uint32_t x = tape_a(i), y = tape_b(i);
         Value A = entry_value(x), B = entry_value(y), V = entry_value(i);
         give_val(b, x, a, rule_partial_val(op, 0, A, B, V, &ts));
