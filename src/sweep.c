@@ -596,20 +596,30 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
  * d calls: grown when a sweep needs more (each page is faulted in once per
  * session, not once per sweep), zeroed over the range a sweep uses, and
  * remembered: every entry's adjoint depends only on the entries above it,
- * so a later d(y, x') with the same y (d(h, w) then d(h, b)) reads its
+ * so the next d(y, x') with the same y (d(h, w) then d(h, b)) reads its
  * answer from the last sweep if that swept y from its top down to x' or
- * lower. Entries never change while tape.epoch stays (clear and truncate
- * bump it, and so must anything that renumbers ids). */
+ * lower, and the tape is as that d call left it: the same epoch (clear and
+ * truncate bump it), the same size (nothing recorded or reclaimed since)
+ * and the same entry at y's id. */
 static struct {
     double  *adj;
     size_t   cap;              /* doubles */
-    uint32_t lo, top, epoch;
+    uint32_t lo, top, epoch, size;
+    uint64_t print;            /* the top entry's fingerprint */
     int      valid;
 } kept;
 
+static uint64_t entry_print(uint32_t i)
+{
+    union { double d; uint64_t u; } v = { tape_val(i) };
+    TapeArgs a = tape_args(i);
+    return v.u ^ ((uint64_t)a.a << 32 | a.b) * 0x9E3779B97F4A7C15u ^ (uint64_t)tape_opcode(i) << 56;
+}
+
 static int kept_covers(uint32_t lo, uint32_t top)
 {
-    return kept.valid && kept.epoch == tape.epoch && kept.top == top && kept.lo <= lo;
+    return kept.valid && kept.epoch == tape.epoch && kept.size == tape_size() && kept.top == top
+        && kept.lo <= lo && kept.print == entry_print(top);
 }
 
 /* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
@@ -640,6 +650,7 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
     kept.lo = lo;
     kept.top = top;
     kept.epoch = tape.epoch;
+    kept.print = entry_print(top);
     kept.valid = !cut;         /* a sweep with cuts answers its own question only */
 }
 
@@ -656,7 +667,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     }
     if (!top || !any) return;
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
-    int f64 = num_backend == BK_F64, hit = f64 && !cuts.n && kept_covers(lo, top);
+    int f64 = num_backend == BK_F64, hit = f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
     int done = !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
         PlainBuf b;
@@ -667,6 +678,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
             b.top = top;
             b.adj = kept.adj;
         } else if (keep) {
+            kept_here = 1;
             kept_alloc(&b, lo, top, cuts);
             plain_run(&b, top, num_round(1));
             kept_done(lo, top, cuts.n != 0);
@@ -686,5 +698,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         if (tape.recording) out[j] = num_rec(g[j], rec_deriv(rec, (uint32_t)j, g[j]));
         else out[j] = num_val(g[j]);
     }
+    if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
+    else if (!kept_busy) kept.valid = 0;      /* another question came between */
     wg_scratch_free(g);
 }
