@@ -1,4 +1,7 @@
 /* tape.c: storage for the session tape and its memory cap. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* mremap */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
