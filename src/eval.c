@@ -631,22 +631,36 @@ static double range_bound(Node *e, Env *env)
     return d;
 }
 
+/* The body's statements, as exec_block runs them (the loop holds
+ * block_depth up for it). */
+static inline int exec_stmts(Node *body, Env *env)
+{
+    for (int k = 0; k < body->n; k++) {
+        int code = exec(body->list[k], env);
+        if (code != EXEC_NORMAL) return code;
+        if (call_depth == 0 && run_nesting == 0) gc_maybe_collect();
+    }
+    return EXEC_NORMAL;
+}
+
 /* The loop variable is a plain counter: it is not a tape version. */
 static int exec_for(Node *n, Env *env)
 {
     double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
     Node *body = n->list[0];
+    int block = body->kind == N_BLOCK, code = EXEC_NORMAL;
     Value *slot = var_slot(n->c, env, NULL);
+    if (block) block_depth++;
     for (double i = lo; i < hi; i++) {
         wg_check_interrupt();
         v_release(*slot);
         *slot = num_val(i);
-        int code = exec(body, env);
-        if (code == EXEC_BREAK) break;
-        if (code == EXEC_RETURN) return code;
+        code = block ? exec_stmts(body, env) : exec(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
         slot = var_slot(n->c, env, NULL);
     }
-    return EXEC_NORMAL;
+    if (block) block_depth--;
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
 static void exec_assign(Node *n, Env *env)
