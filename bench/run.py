@@ -271,7 +271,7 @@ def workloads():
                [("wengert / C", 1, None), ("wengert / ADOL-C", 2, 0.75), ("wengert / PyTorch", 3, None)]))
 
     n = size("W2U")
-    ws.append(("W2U", "UNDERFLOWING special case: W2 with w = 0.5, h0 = 0 (adjoints reach 0 after ~1100 steps "
+    ws.append(("W2U", "UNDERFLOWING special case: W2 with w = 0.5, h0 = 0 (adjoints reach exactly 0 after 1017 steps "
                "and the sparse sweep stops there), %d steps" % n,
                [wengert("wengert (reverse, d)", wg_script("w2u.wg", "W2U")),
                 c_ref("C, adjoint by hand", "w2.c", n, ["0.5", "0"]),
