@@ -880,6 +880,7 @@ void eval_reset(void)
     gc_collect();
     tape.limit = 0;
     tape_init();
+    sweep_forget();
     num_backend = wg_start_backend;
     builtins_register();
 }

@@ -644,6 +644,13 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     kept_busy = 1;
 }
 
+void sweep_forget(void)
+{
+    if (kept_busy) return;
+    free(kept.adj);
+    memset(&kept, 0, sizeof kept);
+}
+
 static void kept_done(uint32_t lo, uint32_t top, int cut)
 {
     kept_busy = 0;
