@@ -155,52 +155,10 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     }
 }
 
-/* The float64 sweep's loop: an entry of a one- or two-operand op (almost
- * every entry) takes its partials from the rule table and gives them to
- * operands inside the buffer directly; everything else (n-ary and deriv
- * entries, operands below the buffer) goes through plain_step and
- * give_plain as in the general loop, in the same order, so the adjoints
- * are the same to the bit. */
-static void plain_run_f64(PlainBuf *b, uint32_t top)
-{
-    double *adj = b->adj;
-    uint32_t lo = b->lo, at = 0, cut = next_cut(&b->cuts, &at, top);
-    for (uint32_t i = top; i >= lo && i > 0; i--) {
-        if (__builtin_expect(i == cut, 0)) {
-            cut = next_cut(&b->cuts, &at, i - 1);
-            continue;
-        }
-        double a = adj[i - lo];
-        if ((i & 0xfffff) == 0) wg_check_interrupt();
-        if (a == 0) continue;
-        int op = tape_opcode(i), arity = op_arity[op];
-        if (arity < 1) {
-            plain_step(b, i, a);
-            continue;
-        }
-        double da, db;
-        uint32_t x = tape_a(i), y = tape_b(i);
-        rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
-        if (x >= lo) {
-            if (tape_opcode(x) != OP_CONST) adj[x - lo] += a * da;
-        } else give_plain(b, x, a, da);
-        if (arity == 2) {
-            if (y >= lo) {
-                if (tape_opcode(y) != OP_CONST) adj[y - lo] += a * db;
-            } else give_plain(b, y, a, db);
-        }
-    }
-}
-
 static void plain_run(PlainBuf *b, uint32_t top, double seed)
 {
-    if (b->adj) {
-        b->adj[top - b->lo] = seed;
-        plain_run_f64(b, top);
-        return;
-    }
-    acc_add(&b->acc[top - b->lo], seed);
-    b->touched[top - b->lo] = 1;
+    if (b->adj) b->adj[top - b->lo] = seed;
+    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     for (uint32_t i = top; i >= b->lo && i > 0; i--) {
         if (__builtin_expect(i == cut, 0)) {
