@@ -1,5 +1,6 @@
 // W2 reference with ADOL-C: tape h = tanh(w*h + b) for n steps with adoubles
 // (keeping the Taylor values), then one first-order reverse sweep (fos_reverse).
+// w = 0.9, b = 0.1, h0 = 0.1 unless argv says otherwise (N W H0).
 // The buffers are sized so the whole tape stays in memory, as wengert's does.
 // Prints info lines "# key value", then: h dh/dw dh/db
 #include <adolc/adolc.h>
@@ -10,13 +11,14 @@ int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 1000000;
     const short tag = 1;
     unsigned big = (unsigned)(32 * n + 4096);   // elements per buffer: whole tape in core
-    double x[2] = {0.5, 0.1}, y;
+    double x[2] = {argc > 2 ? atof(argv[2]) : 0.9, 0.1}, y;   // w, b
+    double h0 = argc > 3 ? atof(argv[3]) : 0.1;
 
     trace_on(tag, 1, big, big, big, big);
     adouble w, b, h;
     w <<= x[0];
     b <<= x[1];
-    h = 0.0;
+    h = h0;
     for (long t = 0; t < n; t++) h = tanh(w * h + b);
     h >>= y;
     trace_off();

@@ -1,4 +1,4 @@
-/* W4 reference: a = linspace(0.5, 1.5, n); a[i] = a[i]*a[i] in place;
+/* W4 reference: a[i] = 1 + i*1e-6; a[i] = a[i]*a[i] in place;
    g = d(sum(a), a as it was before the loop), by a hand-written adjoint that
    saves each overwritten element, as a tape of in-place writes must.
    Prints: sum(a) sum(g) */
@@ -9,7 +9,7 @@ int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 1000000;
     double *a = malloc(n * sizeof *a), *saved = malloc(n * sizeof *saved);
     if (!a || !saved) { perror("malloc"); return 1; }
-    for (long i = 0; i < n; i++) a[i] = 0.5 + (1.5 - 0.5) * i / (n - 1);
+    for (long i = 0; i < n; i++) a[i] = 1 + i * 1e-6;
 
     for (long i = 0; i < n; i++) { saved[i] = a[i]; a[i] = a[i] * a[i]; }
     double s = 0.0;

@@ -1,4 +1,4 @@
-// W4 reference with ADOL-C: n independents a[i] (from linspace), squared in
+// W4 reference with ADOL-C: n independents a[i] = 1 + i*1e-6, squared in
 // place on the tape, summed; one reverse sweep gives d sum / d a (initial a).
 // Prints info lines, then: sum(a) sum(g)
 #include <adolc/adolc.h>
@@ -10,7 +10,7 @@ int main(int argc, char **argv) {
     const short tag = 3;
     unsigned big = (unsigned)(32 * n + 4096);   // whole tape in core
     double *x = new double[n], *g = new double[n], y;
-    for (long i = 0; i < n; i++) x[i] = 0.5 + (1.5 - 0.5) * i / (n - 1);
+    for (long i = 0; i < n; i++) x[i] = 1 + i * 1e-6;
 
     trace_on(tag, 1, big, big, big, big);
     adouble *a = new adouble[n];

@@ -28,12 +28,6 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     return id;
 }
 
-Value v_num_op(int op, Value a, Value b)
-{
-    if (a.t == V_NUM && (op_arity[op] < 2 || b.t == V_NUM)) return num_op(op, a, b);
-    return dual_op(op, a, b);
-}
-
 static const char *op_symbol(int op)
 {
     switch (op) {

@@ -11,7 +11,7 @@
 /* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
  * is owned by the caller. */
 Value v_arith(int op, Value a, Value b);
-Value v_num_op(int op, Value a, Value b);      /* scalars (numbers or duals) */
+static inline Value v_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
 uint32_t tape_id_of_const(double c);
 
@@ -28,6 +28,16 @@ static inline Value num_op(int op, Value a, Value b)
     if (__builtin_expect((a.id | b.id) != 0, 0) && tape.recording)
         return num_rec(r, arith_record(op, a, b, r));
     return num_val(r);
+}
+
+Value dual_op(int op, Value a, Value b);   /* dual.h */
+
+/* Scalars: plain numbers here, duals in dual.c. Inline: the rules in values
+ * (the recorded sweep) are chains of these. */
+static inline Value v_num_op(int op, Value a, Value b)
+{
+    if (a.t == V_NUM && (op_arity[op] < 2 || b.t == V_NUM)) return num_op(op, a, b);
+    return dual_op(op, a, b);
 }
 
 

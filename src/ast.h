@@ -47,6 +47,11 @@ struct Node {
     /* N_NUM: the literal rounded to the backend it was last evaluated in */
     int      cached_backend;
     double   cached_num;
+    /* N_CALL of a global name: the builtin it last named, and what that
+     * builtin is (eval.c: a math function's op, or a special form) */
+    const void *cached_callee;
+    int      cached_op;         /* OpCode of a one-argument math builtin, else -1 */
+    void    *cached_special;    /* SpecialFn, or NULL */
 };
 
 struct FnInfo {

@@ -215,25 +215,38 @@ static Value bi_max(int argc, Value *argv) { return min_max(OP_MAX, argc, argv, 
 
 /* ----------------------------------------------------------------- math */
 
+#define MATH1_LIST(X) \
+    X(sin, OP_SIN) \
+    X(cos, OP_COS) \
+    X(tan, OP_TAN) \
+    X(asin, OP_ASIN) \
+    X(acos, OP_ACOS) \
+    X(atan, OP_ATAN) \
+    X(sinh, OP_SINH) \
+    X(cosh, OP_COSH) \
+    X(tanh, OP_TANH) \
+    X(sigmoid, OP_SIGMOID) \
+    X(softplus, OP_SOFTPLUS) \
+    X(exp, OP_EXP) \
+    X(log, OP_LOG) \
+    X(sqrt, OP_SQRT) \
+    X(abs, OP_ABS) \
+    X(sign, OP_SIGN) \
+    X(floor, OP_FLOOR)
 #define MATH1(fname, OPC) \
     static Value bi_##fname(int argc, Value *argv) { (void)argc; return v_arith(OPC, argv[0], argv[0]); }
-MATH1(sin, OP_SIN)
-MATH1(cos, OP_COS)
-MATH1(tan, OP_TAN)
-MATH1(asin, OP_ASIN)
-MATH1(acos, OP_ACOS)
-MATH1(atan, OP_ATAN)
-MATH1(sinh, OP_SINH)
-MATH1(cosh, OP_COSH)
-MATH1(tanh, OP_TANH)
-MATH1(sigmoid, OP_SIGMOID)
-MATH1(softplus, OP_SOFTPLUS)
-MATH1(exp, OP_EXP)
-MATH1(log, OP_LOG)
-MATH1(sqrt, OP_SQRT)
-MATH1(abs, OP_ABS)
-MATH1(sign, OP_SIGN)
-MATH1(floor, OP_FLOOR)
+MATH1_LIST(MATH1)
+
+/* The op behind a one-argument math builtin, so the evaluator can apply it
+ * to a number without the call (eval_call caches it per call site); -1 for
+ * every other builtin. */
+int builtin_math1_op(const Builtin *b)
+{
+#define MATH1_OP(fname, OPC) if (b->fn == bi_##fname) return OPC;
+    MATH1_LIST(MATH1_OP)
+#undef MATH1_OP
+    return -1;
+}
 
 static Value bi_atan2(int argc, Value *argv) { (void)argc; return v_arith(OP_ATAN2, argv[0], argv[1]); }
 

@@ -24,6 +24,23 @@ static void split(Value v, uint32_t tag, Value *p, Value *t)
 
 static int is_zero(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 0; }
 
+/* A number the double rules can stand in for: plain, and nothing records. */
+static inline int plain_num(Value v) { return v.t == V_NUM && (v.id == 0 || !tape.recording); }
+static inline int zero_tangent(Value v) { return v.id == 0 && v.u.n == 0; }
+
+/* dual_op on plain numbers (the common case inside a jvp): the same rule
+ * table in doubles (rule_partials_num, rounded op by op in the backend as
+ * rule_partial_val's values are), the same order of operations and the
+ * same zero tangents skipped, so the result is identical; no temporaries. */
+static Value dual_op_plain(int op, int binary, uint32_t tag, Value ap, Value at, Value bp, Value bt)
+{
+    double p = num_apply(op, ap.u.n, bp.u.n), da, db, t = 0;
+    rule_partials_num(op, ap.u.n, bp.u.n, p, &da, &db);
+    if (!zero_tangent(at)) t = num_apply(OP_MUL, da, at.u.n);
+    if (binary && !zero_tangent(bt)) t = num_apply(OP_ADD, t, num_apply(OP_MUL, db, bt.u.n));
+    return dual_new(tag, num_val(p), num_val(t));
+}
+
 Value dual_op(int op, Value a, Value b)
 {
     int binary = op_arity[op] == 2;
@@ -32,8 +49,11 @@ Value dual_op(int op, Value a, Value b)
     Value ap, at, bp = num_val(0), bt = num_val(0);
     split(a, tag, &ap, &at);
     if (binary) split(b, tag, &bp, &bt);
+    if (plain_num(ap) && plain_num(at) && plain_num(bp) && plain_num(bt))
+        return dual_op_plain(op, binary, tag, ap, at, bp, bt);
     Value p = v_num_op(op, ap, bp);
-    RuleTemps ts = {0};
+    RuleTemps ts;
+    ts.n = 0;                /* the slots are written before they are read */
     Value t = num_val(0);
     if (!is_zero(at)) t = v_num_op(OP_MUL, rule_partial_val(op, 0, ap, bp, p, &ts), at);
     if (binary && !is_zero(bt)) {

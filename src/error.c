@@ -292,7 +292,7 @@ volatile sig_atomic_t wg_interrupted;
 
 long wg_step_budget;
 
-void wg_check_interrupt(void)
+void wg_check_interrupt_now(void)
 {
     if (wg_step_budget > 0 && --wg_step_budget == 0) wg_interrupted = 1;
     if (wg_interrupted) {

@@ -66,8 +66,13 @@ void  wg_scratch_free(void *p);
  * (loops, calls, sweeps) and stop with the error "interrupted". */
 #include <signal.h>
 extern volatile sig_atomic_t wg_interrupted;
-void wg_check_interrupt(void);
 extern long wg_step_budget;   /* > 0: "interrupted" after that many more polls (the fuzzer) */
+void wg_check_interrupt_now(void);
+/* Polled by loops and calls: the flag test inline, the rest out of line. */
+static inline void wg_check_interrupt(void)
+{
+    if (__builtin_expect(wg_interrupted || wg_step_budget > 0, 0)) wg_check_interrupt_now();
+}
 
 extern size_t wg_alloc_cap;   /* non-zero: larger requests fail as out of memory (the fuzzer) */
 void *wg_malloc(size_t n);

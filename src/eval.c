@@ -430,16 +430,35 @@ Value call_value(Value f, int argc, Value *argv)
 
 #define MAX_ARGS 64
 
-static Value eval_call(Node *n, Env *env)
+/* A call of a global name that holds a builtin: what the builtin is (a
+ * special form, a math function's op) is cached on the call node, keyed by
+ * the builtin, so a name that is rebound is looked at afresh. */
+static void cache_callee(Node *n, const Builtin *bi)
+{
+    n->cached_callee = bi;
+    n->cached_op = builtin_math1_op(bi);
+    n->cached_special = (void *)special_for(bi);
+}
+
+static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
     Node *callee = n->a;
     if (callee->kind == N_NAME && callee->ref == REF_GLOBAL) {
         Value g = globals[callee->slot].v;
         if (g.t == V_BUILTIN) {
-            SpecialFn sf = special_for(g.u.bi);
-            if (sf) {
+            if (__builtin_expect(n->cached_callee != g.u.bi, 0)) cache_callee(n, g.u.bi);
+            if (n->cached_special) {
                 wg_where.node = n;
-                return sf(n, env);
+                return ((SpecialFn)n->cached_special)(n, env);
+            }
+            if (n->cached_op >= 0 && n->n == 1) {
+                /* sin(x) of a number: the op itself, as v_arith would apply it */
+                Value a = eval_expr(n->list[0], env);
+                wg_where.node = n;
+                if (a.t == V_NUM) return num_op(n->cached_op, a, a);
+                Value r = a.t == V_DUAL ? v_num_op(n->cached_op, a, a) : call_value(g, 1, &a);
+                v_release(a);
+                return r;
             }
         }
     }
@@ -517,7 +536,7 @@ static const int binop_code[] = {
     [OP2_DIV] = OP_DIV, [OP2_MOD] = OP_MOD, [OP2_POW] = OP_POW,
 };
 
-static Value eval_binop(Node *n, Env *env)
+static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
     Value b = eval_expr(n->b, env);
@@ -529,6 +548,7 @@ static Value eval_binop(Node *n, Env *env)
     wg_where.node = n;
     Value r;
     if (n->op >= OP2_LT) r = compare(n, a, b);
+    else if (IS_NUMBER(a) && IS_NUMBER(b)) r = v_num_op(binop_code[n->op], a, b);   /* as v_arith would */
     else r = v_arith(binop_code[n->op], a, b);
     v_release(a);
     v_release(b);
@@ -550,7 +570,9 @@ static Value eval_array(Node *n, Env *env)
     return r;
 }
 
-Value eval_expr(Node *n, Env *env)
+/* The hot kinds are dispatched by eval_expr, which keeps its frame small
+ * (every node goes through it); the rest are here. */
+static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
 {
     switch (n->kind) {
     case N_NUM: return literal(n);
@@ -586,26 +608,50 @@ Value eval_expr(Node *n, Env *env)
     }
 }
 
+Value eval_expr(Node *n, Env *env)
+{
+    switch (n->kind) {
+    case N_NUM:
+        if (num_backend == BK_F64) return num_val(n->num);
+        break;
+    case N_NAME: {
+        Value v = n->ref == REF_LOCAL ? env->slots[n->slot]
+                : n->ref == REF_GLOBAL ? globals[n->slot].v : nil_val();
+        if (v.t == V_NUM) return v;
+        break;
+    }
+    case N_BINOP: return eval_binop(n, env);
+    case N_CALL: return eval_call(n, env);
+    default: break;
+    }
+    return eval_expr_rest(n, env);
+}
+
 /* ----------------------------------------------------------- statements */
 
-/* Between two statements outside any call nothing but the globals holds a
- * value, so a top-level loop can let the collector run as it goes. */
-static int exec_block(Node *n, Env *env)
+/* A block's statements. Between two statements outside any call nothing
+ * but the globals holds a value, so a top-level loop can let the collector
+ * and reclaiming run as it goes (a loop runs its block body through this
+ * directly, holding block_depth up for it). */
+static inline int exec_stmts(Node *body, Env *env)
 {
-    block_depth++;
-    for (int i = 0; i < n->n; i++) {
-        int code = exec(n->list[i], env);
-        if (code != EXEC_NORMAL) {
-            block_depth--;
-            return code;
-        }
+    for (int k = 0; k < body->n; k++) {
+        int code = exec(body->list[k], env);
+        if (code != EXEC_NORMAL) return code;
         if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
         /* not while a checkpointed loop runs or is recomputed: it holds ids
          * in C locals and in records not yet on the tape */
         if (call_depth == 0 && !ckpt_mode) reclaim_maybe(reclaim_everything());
     }
-    block_depth--;
     return EXEC_NORMAL;
+}
+
+static int exec_block(Node *n, Env *env)
+{
+    block_depth++;
+    int code = exec_stmts(n, env);
+    block_depth--;
+    return code;
 }
 
 int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
@@ -645,26 +691,41 @@ static int exec_for(Node *n, Env *env)
 {
     double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
     Node *body = n->list[0];
+    int block = body->kind == N_BLOCK, code = EXEC_NORMAL;
     Value *slot = var_slot(n->c, env, NULL);
     LoopFloor floor = reclaim_loop_begin();
+    if (block) block_depth++;
     for (double i = lo; i < hi; i++) {
         wg_check_interrupt();
         reclaim_loop_step(&floor);
         v_release(*slot);
         *slot = num_val(i);
-        int code = exec(body, env);
-        if (code == EXEC_BREAK) break;
-        if (code == EXEC_RETURN) return code;
+        code = block ? exec_stmts(body, env) : exec(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
         slot = var_slot(n->c, env, NULL);
     }
-    return EXEC_NORMAL;
+    if (block) block_depth--;
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
 static void exec_assign(Node *n, Env *env)
 {
     Value v = eval_expr(n->b, env);
     wg_where.node = n;
-    if (n->a->kind == N_NAME) store_var(n->a, env, v);
+    Node *t = n->a;
+    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL)) {
+        /* store_var's path for a number (or a dual: bind_copy keeps both as
+         * they are) into a local without versions, here where v is still
+         * in registers */
+        Value *slot = &env->slots[t->slot];
+        Value old = *slot;
+        slot->t = v.t;
+        slot->id = v.id;
+        slot->u = v.u;
+        v_release(old);
+        return;
+    }
+    if (t->kind == N_NAME) store_var(t, env, v);
     else store_element(n->a, env, v, -1);
 }
 
@@ -882,6 +943,7 @@ void eval_reset(void)
     gc_collect();
     tape.limit = 0;
     tape_init();
+    sweep_forget();
     num_backend = wg_start_backend;
     builtins_register();
 }

@@ -457,7 +457,8 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
         give_val(b, tape_b(i), a, num_val(1));
         return;
     default: {
-        RuleTemps ts = {0};
+        RuleTemps ts;
+        ts.n = 0;            /* the slots are written before they are read */
         uint32_t x = tape_a(i), y = tape_b(i);
         Value A = entry_value(x), B = entry_value(y), V = entry_value(i);
         give_val(b, x, a, rule_partial_val(op, 0, A, B, V, &ts));
@@ -554,10 +555,12 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     return tape_pool_at(off)[j];
 }
 
+static int kept_busy;
 void sweep_abandon(void)
 {
     expansion_floor = 0;
     tape.busy = 0;
+    kept_busy = 0;
 }
 
 /* --------------------------------------------------------- fixed points */
@@ -840,6 +843,78 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
 
 /* ------------------------------------------------------- derivatives */
 
+/* The outermost float64 sweep's adjoints live in one buffer kept between
+ * d calls: grown when a sweep needs more (each page is faulted in once per
+ * session, not once per sweep), zeroed over the range a sweep uses, and
+ * remembered: every entry's adjoint depends only on the entries above it,
+ * so the next d(y, x') with the same y (d(h, w) then d(h, b)) reads its
+ * answer from the last sweep if that swept y from its top down to x' or
+ * lower, and the tape is as that d call left it: the same epoch (clear and
+ * truncate bump it), the same size (nothing recorded since), no entry
+ * reclaimed since (a pass renumbers), and the same entry at y's id. */
+static struct {
+    double  *adj;
+    size_t   cap;              /* doubles */
+    uint32_t lo, top, epoch, size;
+    uint64_t print;            /* the top entry's fingerprint */
+    uint64_t reclaimed;        /* tape.reclaimed then: a pass that moved entries ends it */
+    int      valid;
+} kept;
+
+static uint64_t entry_print(uint32_t i)
+{
+    union { double d; uint64_t u; } v = { tape_val(i) };
+    TapeArgs a = tape_args(i);
+    return v.u ^ ((uint64_t)a.a << 32 | a.b) * 0x9E3779B97F4A7C15u ^ (uint64_t)tape_opcode(i) << 56;
+}
+
+static int kept_covers(uint32_t lo, uint32_t top)
+{
+    return kept.valid && kept.epoch == tape.epoch && kept.size == tape_size() && kept.top == top
+        && kept.reclaimed == tape.reclaimed     /* reclaiming moved nothing since */
+        && kept.lo <= lo && kept.print == entry_print(top);
+}
+
+/* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
+ * the kept buffer is in use by a sweep further out. */
+static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
+{
+    size_t n = (size_t)top - lo + 1;
+    memset(b, 0, sizeof *b);
+    b->lo = lo;
+    b->top = top;
+    b->cuts = cuts;
+    kept.valid = 0;
+    if (kept.cap < n) {
+        free(kept.adj);
+        kept.adj = NULL;
+        kept.cap = 0;
+        kept.adj = wg_malloc(n * sizeof(double));
+        kept.cap = n;
+    }
+    memset(kept.adj, 0, n * sizeof(double));
+    b->adj = kept.adj;
+    kept_busy = 1;
+}
+
+void sweep_forget(void)
+{
+    if (kept_busy) return;
+    free(kept.adj);
+    memset(&kept, 0, sizeof kept);
+}
+
+static void kept_done(uint32_t lo, uint32_t top, int cut)
+{
+    kept_busy = 0;
+    kept.lo = lo;
+    kept.top = top;
+    kept.epoch = tape.epoch;
+    kept.reclaimed = tape.reclaimed;
+    kept.print = entry_print(top);
+    kept.valid = !cut;         /* a sweep with cuts answers its own question only */
+}
+
 void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     uint32_t top = y.id, lo = top;
@@ -854,15 +929,29 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     if (!top || !any) return;
     tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
-    int done = num_backend == BK_F64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
+    int f64 = num_backend == BK_F64, hit = f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
+    int done = !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
     if (!done) {
         PlainBuf b;
-        plain_alloc(&b, lo, top, NULL, cuts);
-        plain_run(&b, top, num_round(1));
+        int keep = f64 && !kept_busy;
+        if (hit) {
+            memset(&b, 0, sizeof b);
+            b.lo = kept.lo;
+            b.top = top;
+            b.adj = kept.adj;
+        } else if (keep) {
+            kept_here = 1;
+            kept_alloc(&b, lo, top, cuts);
+            plain_run(&b, top, num_round(1));
+            kept_done(lo, top, cuts.n != 0);
+        } else {
+            plain_alloc(&b, lo, top, NULL, cuts);
+            plain_run(&b, top, num_round(1));
+        }
         if (kink_watching()) kink_scan(lo, top, plain_adjoint, &b);
         for (int j = 0; j < n; j++)
             g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
-        plain_free(&b);
+        if (!hit && !keep) plain_free(&b);
     }
     tape.sweeps++;
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
@@ -871,6 +960,8 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         if (tape.recording) out[j] = num_rec(g[j], rec_deriv(rec, (uint32_t)j, g[j]));
         else out[j] = num_val(g[j]);
     }
+    if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
+    else if (!kept_busy) kept.valid = 0;      /* another question came between */
     wg_scratch_free(g);
     tape.busy--;
 }

@@ -19,6 +19,8 @@ void    sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value 
 double *sweep_adjoints(uint32_t top, uint32_t lo);
 /* After an error unwound out of a sweep. */
 void    sweep_abandon(void);
+/* Gives back the adjoint buffer kept between d calls (:tape clear, reset). */
+void    sweep_forget(void);
 
 /* Checkpointed loops: the sweeps reach a loop entry (OP_CKPT) and ask the
  * evaluator, through these hooks, to run the loop again (this file never

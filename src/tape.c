@@ -1,7 +1,11 @@
 /* tape.c: storage for the session tape and its memory cap. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* mremap */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "tape.h"
 #include "error.h"
 
@@ -11,6 +15,103 @@ static uint8_t side_ops[OP_COUNT] = {   /* entry kinds with a side record */
 };
 
 #define ENTRY_BYTES (sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double))
+
+/* ---- where the entry arrays live. Each array is a mapping of address
+ * space reserved for as many entries as the memory cap allows (at most
+ * RESERVE_MAX), backed by memory only where entries are written: the tape
+ * grows without moving, so growing copies nothing and faults each page in
+ * once, and the peak memory of a growing tape is the tape. A raised cap
+ * moves the mappings (mremap, no copy). Where reserving fails (strict
+ * overcommit, a small address-space limit) the arrays are malloc'd and
+ * grown by realloc as before. */
+#define RESERVE_MAX ((size_t)1 << 26)  /* entries: 1.1 GB of address space */
+#if defined(__SANITIZE_ADDRESS__)
+#define RESERVE 0      /* under ASan the malloc'd arrays keep their bounds checked */
+#else
+#define RESERVE 1
+#endif
+static size_t reserved;                /* entries the mappings hold; 0: malloc'd */
+
+static size_t map_bytes(size_t n, size_t size)
+{
+    size_t b = n * size, page = 1 << 16;
+    return (b + page - 1) / page * page;
+}
+
+static void *map_array(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_arrays(void)
+{
+    if (reserved) {
+        if (tape.op) munmap(tape.op, map_bytes(reserved, 1));
+        if (tape.arg) munmap(tape.arg, map_bytes(reserved, sizeof(TapeArgs)));
+        if (tape.val) munmap(tape.val, map_bytes(reserved, sizeof(double)));
+    } else {
+        free(tape.op);
+        free(tape.arg);
+        free(tape.val);
+    }
+    tape.op = NULL;
+    tape.arg = NULL;
+    tape.val = NULL;
+    reserved = 0;
+}
+
+/* Fresh arrays for n entries: reserved mappings, else NULL (the caller
+ * mallocs). */
+static int reserve_arrays(size_t n)
+{
+    uint8_t *op = map_array(map_bytes(n, 1));
+    TapeArgs *arg = op ? map_array(map_bytes(n, sizeof(TapeArgs))) : NULL;
+    double *val = arg ? map_array(map_bytes(n, sizeof(double))) : NULL;
+    if (!val) {
+        if (op) munmap(op, map_bytes(n, 1));
+        if (arg) munmap(arg, map_bytes(n, sizeof(TapeArgs)));
+        return 0;
+    }
+    tape.op = op;
+    tape.arg = arg;
+    tape.val = val;
+    reserved = n;
+    return 1;
+}
+
+/* The mappings moved to hold n entries; 0 if that failed (nothing changed). */
+static int remap_arrays(size_t n)
+{
+    void *p[3] = { tape.op, tape.arg, tape.val };
+    size_t size[3] = { 1, sizeof(TapeArgs), sizeof(double) };
+    for (int k = 0; k < 3; k++) {
+        void *q = mremap(p[k], map_bytes(reserved, size[k]), map_bytes(n, size[k]), MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) {
+            /* the ones already moved are bigger now: keep them, at the old count */
+            tape.op = p[0];
+            tape.arg = p[1];
+            tape.val = p[2];
+            for (int j = 0; j < k; j++) {
+                void *back = mremap(p[j], map_bytes(n, size[j]), map_bytes(reserved, size[j]), 0);
+                if (back == MAP_FAILED) wg_error("out of memory growing the tape to %zu entries", n);
+            }
+            return 0;
+        }
+        p[k] = q;
+    }
+    tape.op = p[0];
+    tape.arg = p[1];
+    tape.val = p[2];
+    reserved = n;
+    return 1;
+}
+
+static size_t max_entries(void)
+{
+    size_t maxn = tape.limit / ENTRY_BYTES;
+    return maxn > 0xF0000000u ? 0xF0000000u : maxn;
+}
 
 /* Side records from index `from` on are released (their entries go). */
 static void release_sides(uint32_t from)
@@ -26,9 +127,7 @@ static void release_sides(uint32_t from)
 void tape_init(void)
 {
     size_t limit = tape.limit ? tape.limit : (size_t)1 << 30;   /* 1 GiB default */
-    free(tape.op);
-    free(tape.arg);
-    free(tape.val);
+    free_arrays();
     free(tape.pool);
     free(tape.derivs);
     release_sides(0);
@@ -39,10 +138,14 @@ void tape_init(void)
     tape.epoch = epoch + 1;
     tape.clears = clears + 1;
     tape.recording = 1;
-    tape.cap = 1 << 12;         /* grows by 4x; a small start keeps fresh sessions cheap */
-    tape.op = wg_malloc(tape.cap);
-    tape.arg = wg_malloc(tape.cap * sizeof(TapeArgs));
-    tape.val = wg_malloc(tape.cap * sizeof(double));
+    size_t maxn = max_entries();
+    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) tape.cap = (uint32_t)(maxn < reserved ? maxn : reserved);
+    else {
+        tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
+        tape.op = wg_malloc(tape.cap);
+        tape.arg = wg_malloc(tape.cap * sizeof(TapeArgs));
+        tape.val = wg_malloc(tape.cap * sizeof(double));
+    }
     tape.n = 1;                 /* entry 0: "constant" */
     tape.op[0] = OP_CONST;
     tape.arg[0].a = tape.arg[0].b = 0;
@@ -79,11 +182,19 @@ static void check_limit(size_t more)
  * is noticed at the entry that crosses it. */
 void tape_grow(void)
 {
-    size_t maxn = tape.limit / ENTRY_BYTES;
-    if (maxn > 0xF0000000u) maxn = 0xF0000000u;
+    size_t maxn = max_entries();
     if (tape.n >= maxn) check_limit(tape.limit);
     size_t cap = (size_t)tape.cap * 4;   /* fewer copies of a growing tape */
     if (cap > maxn) cap = maxn;
+    if (reserved) {
+        /* a raised cap: the reservation may already hold more, else it moves */
+        size_t more = 2 * reserved > RESERVE_MAX ? 2 * reserved : RESERVE_MAX;
+        if (cap <= reserved || remap_arrays(maxn < more ? maxn : more)) {
+            tape.cap = (uint32_t)(maxn < reserved ? maxn : reserved);
+            return;
+        }
+        wg_error("out of memory growing the tape to %zu entries", cap);
+    }
     uint8_t *op = realloc(tape.op, cap);
     if (op) tape.op = op;
     TapeArgs *arg = realloc(tape.arg, cap * sizeof(TapeArgs));

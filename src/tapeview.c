@@ -12,6 +12,7 @@
 #include "eval.h"
 #include "tape.h"
 #include "reclaim.h"
+#include "sweep.h"
 #include "error.h"
 #include "gc.h"
 #include "ad.h"
@@ -322,6 +323,7 @@ static int parse_size(const char *s, size_t *out)
 static void tape_forget(void)
 {
     tape_clear();
+    sweep_forget();
     gc_strip_ids();
     for (int g = 0; g < nglobals; g++) {
         Global *gl = &globals[g];

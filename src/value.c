@@ -50,9 +50,22 @@ Value view_new(Storage *s, int start, int len, int stride)
     return obj_val(V_VIEW, v);
 }
 
+/* Forward mode makes and drops a dual per operation: freed duals wait in a
+ * short list for the next one instead of going back to malloc. */
+#define DUAL_SPARE 64
+static Dual *spare_duals[DUAL_SPARE];
+static int nspare_duals;
+
 Value dual_new(uint32_t tag, Value p, Value t)
 {
-    Dual *d = obj_new(V_DUAL, sizeof(Dual));
+    Dual *d;
+    if (nspare_duals) {
+        d = spare_duals[--nspare_duals];
+        memset(d, 0, sizeof *d);
+        d->h.type = V_DUAL;
+        d->h.rc = 1;
+        gc_link(&d->h);
+    } else d = obj_new(V_DUAL, sizeof(Dual));
     d->tag = tag;
     d->p = p;
     d->t = t;
@@ -109,7 +122,8 @@ void obj_free(Obj *o)
         break;
     }
     gc_unlink(o);
-    free(o);
+    if (o->type == V_DUAL && nspare_duals < DUAL_SPARE) spare_duals[nspare_duals++] = (Dual *)o;
+    else free(o);
 }
 
 int is_seq(Value v) { return v.t == V_ARR || v.t == V_VIEW; }
