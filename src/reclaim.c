@@ -105,7 +105,11 @@ typedef struct {
     uint8_t *live;
     uint32_t *newpos;
     uint64_t roots;
-    uint32_t at, up;    /* the entry whose extra ids are marked; one past the highest above it newly marked */
+    uint32_t at;        /* where the pass down the tape is: ids above it were passed already */
+    uint32_t *stack;    /* marked ids above `at`, still to visit */
+    size_t nstack, capstack;
+    uint32_t calls_lo;  /* d calls made before the floor: all they read lies below it */
+    uint8_t *call_seen; /* d calls from calls_lo on whose operands are marked */
 } Pass;
 
 static Pass *current;   /* the pass whose renumbering kink_renumber asks about */
@@ -120,34 +124,85 @@ static void mark_id(uint32_t *id, void *pp)
     else if (*id >= p->n) wg_error("internal error: a number names tape entry #%u beyond the tape (please report)", *id);
 }
 
+/* live[]: 0 not reached, 1 marked, 2 visited (its operands marked). Almost
+ * every operand lies below its reader, so one pass down the tape visits
+ * each marked entry once. The exceptions point up (a d call's expansion, a
+ * fixed point's g results): an id marked above where the pass is goes on a
+ * stack and is visited at once, its own operands likewise. */
+static void push_up(Pass *p, uint32_t id)
+{
+    if (p->nstack == p->capstack) {
+        size_t cap = p->capstack ? 2 * p->capstack : 256;
+        uint32_t *s = wg_scratch(sizeof(uint32_t) * cap);
+        if (p->nstack) memcpy(s, p->stack, sizeof(uint32_t) * p->nstack);
+        wg_scratch_free(p->stack);
+        p->stack = s;
+        p->capstack = cap;
+    }
+    p->stack[p->nstack++] = id;
+}
+
 static inline void mark_operand(uint32_t id, void *pp)
 {
     Pass *p = pp;
-    if (id >= p->lo) p->live[id - p->lo] = 1;
+    if (id < p->lo || id >= p->n || p->live[id - p->lo]) return;
+    p->live[id - p->lo] = 1;
+    if (id > p->at) push_up(p, id);
 }
 
-/* A side record may list ids above its entry (a fixed point's head lists
- * g's results): marking goes down from the highest of them once more. */
-static void mark_extra(uint32_t *id, void *pp)
-{
-    Pass *p = pp;
-    if (*id > p->at && *id >= p->lo && *id < p->n && !p->live[*id - p->lo] && *id + 1 > p->up) p->up = *id + 1;
-    mark_operand(*id, pp);
-}
+static void mark_extra(uint32_t *id, void *pp) { mark_operand(*id, pp); }
 
-/* A live d call keeps its expansion's results; returns one past the
- * highest newly marked (0: none), where marking must go down from again. */
-static uint32_t mark_expansion(Pass *p, uint32_t call)
+/* A live d call keeps its expansion's results. */
+static void mark_expansion(Pass *p, uint32_t call)
 {
-    uint32_t n, first, top = 0;
+    uint32_t n, first;
     const uint32_t *res = tape_call_expansion(call, &n, &first);
-    if (first < p->lo) return 0;
-    for (uint32_t w = 0; w < n; w++)
-        if (res[w] >= p->lo && !p->live[res[w] - p->lo]) {
-            p->live[res[w] - p->lo] = 1;
-            if (res[w] + 1 > top) top = res[w] + 1;
+    if (first < p->lo) return;
+    for (uint32_t w = 0; w < n; w++) mark_operand(res[w], p);
+}
+
+static void visit(Pass *p, uint32_t i)
+{
+    p->live[i - p->lo] = 2;
+    int op = tape_opcode(i);
+    if (op_arity[op] > 0 && !tape_has_side(i)) {   /* the common case, inline */
+        mark_operand(tape_a(i), p);
+        if (op_arity[op] == 2) mark_operand(tape_b(i), p);
+        return;
+    }
+    if (op == OP_DERIV) {
+        /* one d call with n places has n entries that all read its y and
+         * its n places: mark them once a call, or n entries cost n^2 */
+        uint32_t call = tape_deriv_call_of(i, NULL);
+        if (call < p->calls_lo || p->call_seen[call - p->calls_lo]) return;
+        p->call_seen[call - p->calls_lo] = 1;
+        tape_each_operand(i, mark_operand, p);
+        tape_each_extra_id(i, mark_extra, p);
+        mark_expansion(p, call);
+        return;
+    }
+    tape_each_operand(i, mark_operand, p);
+    tape_each_extra_id(i, mark_extra, p);
+}
+
+static void mark_from_roots(Pass *p, TapeMark floor)
+{
+    each_root(mark_id, p);
+    p->at = p->n;
+    p->calls_lo = floor.nderivs;
+    for (uint32_t call = 0; call < floor.nderivs; call++)   /* entries below the floor count as live */
+        mark_expansion(p, call);
+    for (uint32_t i = p->n; i-- > p->lo; ) {
+        if (p->live[i - p->lo] != 1) continue;
+        p->at = i;
+        visit(p, i);
+        while (p->nstack) {
+            uint32_t j = p->stack[--p->nstack];
+            if (p->live[j - p->lo] == 1) visit(p, j);
         }
-    return top;
+    }
+    wg_scratch_free(p->stack);
+    p->stack = NULL;
 }
 
 static void rewrite_id(uint32_t *id, void *pp)
@@ -173,7 +228,7 @@ static uint32_t position_moved(uint32_t pos)
 
 uint32_t reclaim_now(TapeMark floor)
 {
-    Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, 0 };
+    Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL };
     if (tape.busy || p.lo >= p.n) return 0;
     if (p.lo < lowest_floor) lowest_floor = p.lo;
     if (p.lo <= 1) full_passes++;
@@ -181,33 +236,8 @@ uint32_t reclaim_now(TapeMark floor)
      * memory (an error frees it): a pass that fails changes nothing */
     p.live = wg_scratch(p.n - p.lo);
     p.newpos = wg_scratch(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
-    each_root(mark_id, &p);
-    /* a live derivative entry keeps its call's expansion (what a higher
-     * derivative sweeps through again), which lies above it: mark its
-     * results and go down from there once more */
-    for (uint32_t call = 0; call < floor.nderivs; call++)   /* entries below the floor count as live */
-        mark_expansion(&p, call);
-    for (uint32_t top = p.n; top > p.lo; ) {
-        uint32_t again = 0;
-        for (uint32_t i = top; i-- > p.lo; ) {
-            if (!p.live[i - p.lo]) continue;
-            int op = tape_opcode(i);
-            if (op_arity[op] > 0 && !tape_has_side(i)) {   /* the common case, inline */
-                mark_operand(tape_a(i), &p);
-                if (op_arity[op] == 2) mark_operand(tape_b(i), &p);
-                continue;
-            }
-            tape_each_operand(i, mark_operand, &p);
-            p.at = i;
-            p.up = 0;
-            tape_each_extra_id(i, mark_extra, &p);
-            if (p.up > again) again = p.up;
-            if (op != OP_DERIV) continue;
-            uint32_t top_mark = mark_expansion(&p, tape_deriv_call_of(i, NULL));
-            if (top_mark > again) again = top_mark;
-        }
-        top = again;
-    }
+    p.call_seen = wg_scratch(tape_deriv_calls() - floor.nderivs + 1);
+    mark_from_roots(&p, floor);
     uint32_t dead = 0;
     for (uint32_t k = 0; k < p.n - p.lo; k++) dead += !p.live[k];
     if (dead) {     /* else nothing moves: no renumbering either */
@@ -228,6 +258,7 @@ uint32_t reclaim_now(TapeMark floor)
     schedule((uint64_t)tape_size() + gap);
     wg_scratch_free(p.live);
     wg_scratch_free(p.newpos);
+    wg_scratch_free(p.call_seen);
     return gone;
 }
 
