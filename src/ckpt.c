@@ -584,6 +584,19 @@ static void session_end(Session *S)
 /* Sets the loop's variables to state s: numbers with their ids (the start
  * state, with_ids) or as constants. Unaliased arrays get fresh storage
  * (others may share the saved one); aliased ones are written in place. */
+/* A saved array's elements back into its storage (ids dropped unless
+ * with_ids), from flat[*pos] on. */
+static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
+{
+    for (int j = 0; j < st->n; j++) {
+        Value e = flat[(*pos)++];
+        if (!with_ids) e.id = 0;
+        Value old = st->v[j];
+        st->v[j] = e;
+        v_release(old);
+    }
+}
+
 static void restore(LoopRec *r, State *s, int with_ids)
 {
     Storage **map = wg_scratch(sizeof(Storage *) * (size_t)(s->nst ? s->nst : 1));
@@ -606,13 +619,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
             Storage *st = map[sv->sidx];
             if (!done[sv->sidx]) {
                 done[sv->sidx] = 1;
-                for (int j = 0; j < st->n; j++) {
-                    Value e = s->flat[pos++];
-                    if (!with_ids) e.id = 0;
-                    Value old = st->v[j];
-                    st->v[j] = e;
-                    v_release(old);
-                }
+                restore_elements(st, s->flat, &pos, with_ids);
             }
             if (sv->v.t == V_ARR) {
                 nv = obj_val(V_ARR, st);
@@ -637,14 +644,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     }
     for (int i = 0; i < s->nst; i++) {      /* storages no variable holds now */
         if (done[i]) continue;
-        Storage *st = map[i];
-        for (int j = 0; j < st->n; j++) {
-            Value e = s->flat[pos++];
-            if (!with_ids) e.id = 0;
-            Value old = st->v[j];
-            st->v[j] = e;
-            v_release(old);
-        }
+        restore_elements(map[i], s->flat, &pos, with_ids);
     }
     for (int i = 0; i < r->ncst; i++) {     /* arrays read only, unless the state has them */
         int in_state = 0;
