@@ -15,7 +15,7 @@ static void (*eval_roots)(IdFn fn, void *ud);
 static uint32_t next_pass_at = 1u << 16;    /* tape size that triggers a pass */
 static uint32_t seen_epoch;                 /* a cleared tape starts the count again */
 static uint64_t last_roots;                 /* ids the last pass found outside the tape */
-static uint32_t lowest_floor = UINT32_MAX;  /* of the passes since reclaim_watch */
+static uint32_t lowest_floor = UINT32_MAX;  /* of the passes in the statement running */
 
 static uint64_t full_passes;                 /* passes whose floor was the tape's start */
 

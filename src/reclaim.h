@@ -6,9 +6,12 @@
  * live entry reads it; the rest is compacted away and the live entries
  * keep their order, so ids are renumbered: `:tape` shows positions in the
  * tape as it is now. Reclaiming runs where no number can hide in a C
- * local: between top-level statements (every entry may go), and between
+ * local: after a statement outside any call (what it made, or everything),
+ * between statements inside a top-level loop (everything), and between
  * the iterations of any loop (only entries recorded since the loop began
- * may go: whatever the enclosing expressions hold was made before it). */
+ * may go: whatever an enclosing expression or a C builtin holds was made
+ * before the loop began, since the frames holding it are suspended below
+ * the loop). Never while a sweep holds ids in its buffers (tape.busy). */
 #ifndef WG_RECLAIM_H
 #define WG_RECLAIM_H
 #include "tape.h"
@@ -46,7 +49,8 @@ void          reclaim_statement_end(const StatementMark *m);
 uint32_t reclaim_now(TapeMark floor);
 /* The floor that lets every entry go. */
 TapeMark reclaim_everything(void);
-/* Start over: a fresh tape. */
+/* Schedules the next pass from the tape as it is now (a new cap, a
+ * cleared tape). */
 void reclaim_reset(void);
 
 #endif
