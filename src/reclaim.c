@@ -19,12 +19,12 @@ static uint32_t lowest_floor = UINT32_MAX;  /* of the passes in the statement ru
 
 static uint64_t full_passes;                 /* passes whose floor was the tape's start */
 
-LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes }; }
+LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, tape.epoch }; }
 
 void reclaim_loop_step(LoopFloor *f)
 {
     if (__builtin_expect(tape_size() < next_pass_at, 1)) return;
-    if (f->full != full_passes) *f = reclaim_loop_begin();
+    if (f->full != full_passes || f->epoch != tape.epoch) *f = reclaim_loop_begin();
     reclaim_maybe(f->floor);
 }
 

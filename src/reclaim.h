@@ -27,8 +27,9 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud));
 void reclaim_maybe(TapeMark floor);
 /* A loop's floor: what was recorded before the loop began stays. A pass
  * over everything (between top-level statements inside a top-level loop)
- * moves entries below the floor, so the step takes a new one then. */
-typedef struct { TapeMark floor; uint64_t full; } LoopFloor;
+ * moves entries below the floor, and a cleared tape has none of it, so
+ * the step takes a new one then. */
+typedef struct { TapeMark floor; uint64_t full; uint32_t epoch; } LoopFloor;
 LoopFloor reclaim_loop_begin(void);
 void      reclaim_loop_step(LoopFloor *f);
 

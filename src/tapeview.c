@@ -381,6 +381,9 @@ static void tape_subcommand(const char *args)
     else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
         if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
+        /* a running call holds numbers (and its own versions) in places
+         * the clear cannot reach: they would name entries of the new tape */
+        if (!eval_outside_calls()) wg_error("':tape clear' runs outside functions only");
         tape_forget();
     }
     else if (!strcmp(sub, "limit")) {
