@@ -165,9 +165,17 @@ static void visit(Pass *p, uint32_t i)
 {
     p->live[i - p->lo] = 2;
     int op = tape_opcode(i);
-    if (op_arity[op] > 0 && !tape_has_side(i)) {   /* the common case, inline */
-        mark_operand(tape_a(i), p);
-        if (op_arity[op] == 2) mark_operand(tape_b(i), p);
+    if (__builtin_expect(op_arity[op] > 0 && !tape_side_ops[op], 1)) {   /* the common case, inline */
+        uint32_t a = tape_a(i);
+        if (a >= p->lo && !p->live[a - p->lo]) p->live[a - p->lo] = 1;   /* below i: the pass comes to it */
+        if (op_arity[op] == 2) {
+            uint32_t b = tape_b(i);
+            if (b >= p->lo && !p->live[b - p->lo]) p->live[b - p->lo] = 1;
+        }
+        if (__builtin_expect(i > p->at, 0)) {    /* visited from the stack: operands may lie above `at` */
+            if (a > p->at && p->live[a - p->lo] == 1) push_up(p, a);
+            if (op_arity[op] == 2 && tape_b(i) > p->at && p->live[tape_b(i) - p->lo] == 1) push_up(p, tape_b(i));
+        }
         return;
     }
     if (op == OP_DERIV) {

@@ -10,7 +10,7 @@
 #include "error.h"
 
 Tape tape;
-static uint8_t side_ops[OP_COUNT] = {   /* entry kinds with a side record */
+uint8_t tape_side_ops[OP_COUNT] = {   /* entry kinds with a side record */
     [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */
 };
 
@@ -315,7 +315,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         return;
     }
     default:
-        if (side_ops[op]) {     /* a names the side record; b, if set, an operand */
+        if (tape_side_ops[op]) {     /* a names the side record; b, if set, an operand */
             if (tape.arg[i].b) fn(tape.arg[i].b, ud);
             return;
         }
@@ -326,8 +326,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 
 /* ------------------------------------------------------------ reclaiming */
 
-void tape_side_op(int op) { side_ops[op] = 1; }
-int  tape_has_side(uint32_t i) { return side_ops[tape_opcode(i)]; }
+void tape_side_op(int op) { tape_side_ops[op] = 1; }
 
 const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first)
 {
@@ -342,7 +341,7 @@ void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud
     if (tape_opcode(i) == OP_DERIV) {
         DerivRec *r = &tape.derivs[tape.arg[i].a];
         for (uint32_t j = 0; j < r->ncut; j++) fn(&tape.pool[r->cut_off + j], ud);
-    } else if (side_ops[tape_opcode(i)]) {
+    } else if (tape_side_ops[tape_opcode(i)]) {
         TapeSide *s = tape.sides[tape.arg[i].a];
         if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
     }
@@ -388,7 +387,7 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
         if (!live[i - lo]) continue;
         int op = tape_opcode(i);
         if (op == OP_DERIV && tape.arg[i].a >= m.nderivs) dmap[tape.arg[i].a - m.nderivs] = 1;
-        else if (side_ops[op] && tape.arg[i].a >= m.nsides) smap[tape.arg[i].a - m.nsides] = 1;
+        else if (tape_side_ops[op] && tape.arg[i].a >= m.nsides) smap[tape.arg[i].a - m.nsides] = 1;
     }
     /* an expansion recorded in the region stays when every result of it
      * was kept (reclaim.c keeps those of live calls) and one of them lies
@@ -453,7 +452,7 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
             a.a = off;
         } else if (op == OP_DERIV) {
             if (a.a >= m.nderivs) a.a = dmap[a.a - m.nderivs];
-        } else if (side_ops[op]) {
+        } else if (tape_side_ops[op]) {
             if (a.a >= m.nsides) a.a = smap[a.a - m.nsides];
             a.b = renumbered(&rn, a.b);
         } else if (op_arity[op] > 0) {

@@ -151,7 +151,8 @@ void     tape_truncate(TapeMark m);
 void     tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos);
 /* Entry kinds that hang a side record off their entry (a field: its index). */
 void     tape_side_op(int op);
-int      tape_has_side(uint32_t i);
+extern uint8_t tape_side_ops[OP_COUNT];
+static inline int tape_has_side(uint32_t i) { return tape_side_ops[tape_opcode(i)]; }
 /* Every id entry i holds beyond tape_each_operand: a derivative call's
  * cuts, a side record's ids. */
 void     tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud);
