@@ -641,7 +641,7 @@ static inline int exec_stmts(Node *body, Env *env)
         if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
         /* not while a checkpointed loop runs or is recomputed: it holds ids
          * in C locals and in records not yet on the tape */
-        if (call_depth == 0 && !ckpt_mode) reclaim_maybe(reclaim_everything());
+        if (call_depth == 0 && !ckpt_mode && reclaim_due()) reclaim_maybe(reclaim_everything());
     }
     return EXEC_NORMAL;
 }

@@ -12,7 +12,7 @@
 #include "error.h"
 
 static void (*eval_roots)(IdFn fn, void *ud);
-static uint32_t next_pass_at = 1u << 16;    /* tape size that triggers a pass */
+uint32_t reclaim_next_pass_at = 1u << 16;   /* tape size that triggers a pass */
 static uint32_t seen_epoch;                 /* a cleared tape starts the count again */
 static uint64_t last_roots;                 /* ids the last pass found outside the tape */
 static uint32_t lowest_floor = UINT32_MAX;  /* of the passes in the statement running */
@@ -23,7 +23,7 @@ LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passe
 
 void reclaim_loop_step(LoopFloor *f)
 {
-    if (__builtin_expect(tape_size() < next_pass_at, 1)) return;
+    if (__builtin_expect(tape_size() < reclaim_next_pass_at, 1)) return;
     if (f->full != full_passes || f->epoch != tape.epoch) *f = reclaim_loop_begin();
     reclaim_maybe(f->floor);
 }
@@ -50,7 +50,7 @@ static void schedule(uint64_t at)
     uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
     if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
     if (stress) at = 0;
-    next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
+    reclaim_next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
 }
 
 void reclaim_reset(void) { schedule((uint64_t)tape_size() + (1u << 16)); }
@@ -248,7 +248,10 @@ uint32_t reclaim_now(TapeMark floor)
     mark_from_roots(&p, floor);
     uint32_t dead = 0;
     for (uint32_t k = 0; k < p.n - p.lo; k++) dead += !p.live[k];
-    if (dead) {     /* else nothing moves: no renumbering either */
+    /* moving every entry after a few dead ones would cost more than they
+     * hold: under a sixteenth of what the pass looked at waits for a later
+     * pass (none dead: nothing moves, no renumbering either) */
+    if (dead && (dead >= (p.n - p.lo) / 16 || stress)) {
         tape_compact(floor, p.live, p.newpos);
         each_root(rewrite_id, &p);
         current = &p;
@@ -294,7 +297,7 @@ void reclaim_statement_end(const StatementMark *m)
 
 void reclaim_maybe(TapeMark floor)
 {
-    if (__builtin_expect(tape_size() < next_pass_at, 1)) return;
+    if (__builtin_expect(tape_size() < reclaim_next_pass_at, 1)) return;
     if (seen_epoch != tape.epoch) {
         seen_epoch = tape.epoch;
         reclaim_reset();

@@ -23,8 +23,11 @@ typedef void (*IdFn)(uint32_t *id, void *ud);
 void reclaim_set_roots(void (*roots)(IdFn fn, void *ud));
 
 /* Reclaims entries recorded at or after floor if the tape grew enough
- * since the last pass (the cost of a pass is paid for by that growth). */
+ * since the last pass (the cost of a pass is paid for by that growth).
+ * reclaim_due() is the test alone, for hot paths. */
 void reclaim_maybe(TapeMark floor);
+extern uint32_t reclaim_next_pass_at;
+static inline int reclaim_due(void) { return tape_size() >= reclaim_next_pass_at; }
 /* A loop's floor: what was recorded before the loop began stays. A pass
  * over everything (between top-level statements inside a top-level loop)
  * moves entries below the floor, and a cleared tape has none of it, so
