@@ -127,12 +127,12 @@ fuzz-deps:
 fuzz: fuzz-deps
 	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_wengert
 	@mkdir -p $(FUZZ)/corpus
-	$(FUZZ)/fuzz_wengert $(FUZZ_RUN) $(FUZZ_ARGS) $(FUZZ)/corpus tests/lang examples
+	$(FUZZ)/fuzz_wengert $(FUZZ_RUN) $(FUZZ_ARGS) $(FUZZ)/corpus tests/fuzz/regress tests/lang examples
 
 fuzz-ci: fuzz-deps
 	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_wengert
 	@rm -rf $(FUZZ)/ci && mkdir -p $(FUZZ)/ci
-	$(FUZZ)/fuzz_wengert $(FUZZ_RUN) -seed=1 -runs=$${FUZZ_RUNS:-30000} $(FUZZ)/ci tests/lang examples
+	$(FUZZ)/fuzz_wengert $(FUZZ_RUN) -seed=1 -runs=$${FUZZ_RUNS:-30000} $(FUZZ)/ci tests/fuzz/regress tests/lang examples
 
 bench: $(BIN)
 	/usr/bin/python3 bench/run.py

@@ -202,6 +202,7 @@ void value_print(Value v, void *file)
     case V_NIL: fputs("nil", f); break;
     case V_BOOL: fputs(v.u.b ? "true" : "false", f); break;
     case V_NUM: case V_DUAL:
+        wg_check_interrupt();   /* a long listing stops on Ctrl-C (and counts as work for the fuzzer's step budget) */
         num_format(v_primal(v), buf, sizeof buf);
         fputs(buf, f);
         break;
