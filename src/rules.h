@@ -3,7 +3,10 @@
  *                      reverse sweeps);
  *   rule_partial_val   in values through v_num_op, so a partial of a recorded
  *                      value is itself recorded (derivatives of derivatives)
- *                      and a partial of a dual carries its tangent (jvp).
+ *                      and a partial of a dual carries its tangent (jvp);
+ *   rule_partials_dual in pairs of doubles (value, derivative along one
+ *                      direction): the partials' own derivatives, which the
+ *                      second-order sweep in doubles needs (sweep.c).
  * Included by ad.c and fwd.c only. */
 #ifndef WG_RULES_H
 #define WG_RULES_H
@@ -73,6 +76,46 @@ static inline Value rule_partial_val(int op, int which, Value A, Value B, Value 
 #include "ops.def"
 #undef OP
     default: return num_val(0);
+    }
+}
+
+#include "rules_undef.h"
+
+/* ---- pairs of doubles. Each operation's derivative is its own rule above,
+ * in doubles: no second table. A zero tangent contributes nothing, even
+ * against an infinite partial (sqrt at 0), as in the recorded sweep, which
+ * never records a constant's contribution. */
+typedef struct { double v, t; } RuleDual;
+
+static inline RuleDual rule_dual_apply(int op, RuleDual x, RuleDual y)
+{
+    RuleDual r;
+    double da, db;
+    r.v = num_apply(op, x.v, y.v);
+    rule_partials_num(op, x.v, y.v, r.v, &da, &db);
+    r.t = (x.t != 0 ? x.t * da : 0) + (op_arity[op] == 2 && y.t != 0 ? y.t * db : 0);
+    return r;
+}
+
+#define ONE        ((RuleDual){ 1.0, 0.0 })
+#define ZERO       ((RuleDual){ 0.0, 0.0 })
+#define HALF       ((RuleDual){ 0.5, 0.0 })
+#define N1(o, x)   rule_dual_apply(o, (x), ZERO)
+#define N2(o, x, y) rule_dual_apply(o, (x), (y))
+#include "rules_vocab.h"
+#define LE(x, y)   ((RuleDual){ num_less((y).v, (x).v) ? 0.0 : 1.0, 0.0 })
+#define GE(x, y)   ((RuleDual){ num_less((x).v, (y).v) ? 0.0 : 1.0, 0.0 })
+/* as for values: the product is kept unless the exponent is a fixed 0 */
+#define POWDA(x, y) ((y).v == 0 && ((x).v == 0 || (y).t == 0) ? ZERO : MUL(y, POW(x, SUB(y, ONE))))
+
+static inline void rule_partials_dual(int op, RuleDual A, RuleDual B, RuleDual V, RuleDual *da_out, RuleDual *db_out)
+{
+    (void)A; (void)B; (void)V;
+    switch (op) {
+#define OP(e, name, arity, f, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
+#include "ops.def"
+#undef OP
+    default: *da_out = *db_out = ZERO; return;
     }
 }
 

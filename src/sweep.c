@@ -120,9 +120,250 @@ static void plain_free(PlainBuf *b)
 
 static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); }
 
+/* ------------------------------------------- second order in doubles */
+
+/* An outer sweep that reaches DERIV entry k (g = dy/dw, one result of a d
+ * call) with adjoint a must hand on a times the derivative of g with
+ * respect to everything g depends on. The general way is g's expansion:
+ * y's sweep recorded as operations, swept in turn. When y's cone holds
+ * only elementary operations (and sums and dots), the same is computed
+ * here in doubles, recording nothing (reverse over reverse):
+ *   1. the adjoints ā of y's own sweep, from y down to w (cone: the
+ *      entries that sweep reaches, the call's cuts held);
+ *   2. the outer adjoints τ of those ā, which run the other way, forward
+ *      from w, seeded with a: τ_r = Σ_u ∂r/∂u τ_u over r's operands u;
+ *   3. for each entry r of the cone, each operand v receives
+ *      ā_r Σ_u τ_u ∂(∂r/∂u)/∂v, the partials' own derivatives, from the
+ *      rule table in pairs of doubles (rules.h, rule_partials_dual).
+ * The outer sweep then goes on below k as it would after an expansion.
+ * The two ways agree to rounding (they add the same terms in another
+ * order). Other backends keep the expansion, whose sums are those of the
+ * quire; so do cones holding derivative entries (third order and up),
+ * checkpointed loops and fixed points. A cone decides which way is taken,
+ * not what else the session recorded. */
+static struct {
+    double  *abar, *tau;
+    uint8_t *in;
+    size_t   cap;
+    int      busy;
+} so;
+
+static int so_elementary(int op)
+{
+    if (op == OP_SUM || op == OP_DOT) return 1;
+    return op_arity[op] >= 0 && op != OP_CKOUT;
+}
+
+/* Whether i is a cut, for ascending i: *at walks the cut list (highest
+ * first) from its end. */
+static inline int so_is_cut(const Cuts *c, uint32_t *at, uint32_t i)
+{
+    while (*at > 0 && c->ids[*at - 1] < i) (*at)--;
+    return *at > 0 && c->ids[*at - 1] == i;
+}
+
+static int so_reserve(size_t n)
+{
+    if (so.busy) return 0;
+    if (so.cap < n) {
+        free(so.abar), free(so.tau), free(so.in);
+        so.abar = so.tau = NULL, so.in = NULL, so.cap = 0;
+        so.abar = wg_malloc(n * sizeof(double));
+        so.tau = wg_malloc(n * sizeof(double));
+        so.in = wg_malloc(n);
+        so.cap = n;
+    }
+    memset(so.abar, 0, n * sizeof(double));
+    memset(so.in, 0, n);
+    return 1;
+}
+
+/* Pass 1: the cone of y above lo and its adjoints; 0 if the cone holds an
+ * entry this way does not cover. */
+static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
+{
+    double *abar = so.abar - lo;
+    uint8_t *in = so.in - lo;
+    uint32_t at = 0, cut = next_cut(&cuts, &at, top), n;
+    in[top] = 1;
+    abar[top] = 1;
+    for (uint32_t i = top; i >= lo && i > 0; i--) {
+        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if (i == cut) {
+            cut = next_cut(&cuts, &at, i - 1);
+            continue;
+        }
+        if (!in[i]) continue;
+        int op = tape_opcode(i);
+        if (!so_elementary(op)) return 0;
+        double a = abar[i];
+        switch (op) {
+        case OP_CONST: case OP_LEAF:
+            break;
+        case OP_SUM: {
+            const uint32_t *t = tape_terms(i, &n);
+            for (uint32_t j = 0; j < n; j++)
+                if (t[j] >= lo && tape_opcode(t[j]) != OP_CONST) in[t[j]] = 1, abar[t[j]] += a;
+            break;
+        }
+        case OP_DOT: {
+            const uint32_t *p = tape_pairs(i, &n);
+            for (uint32_t j = 0; j < 2 * n; j++)
+                if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST)
+                    in[p[j]] = 1, abar[p[j]] += a * tape_val(p[j ^ 1]);
+            break;
+        }
+        default: {
+            double da, db;
+            uint32_t x = tape_a(i), y = tape_b(i);
+            int two = op_arity[op] == 2;
+            if (a != 0) rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
+            if (x >= lo && tape_opcode(x) != OP_CONST) {
+                in[x] = 1;
+                if (a != 0) abar[x] += a * da;
+            }
+            if (two && y >= lo && tape_opcode(y) != OP_CONST) {
+                in[y] = 1;
+                if (a != 0) abar[y] += a * db;
+            }
+        }
+        }
+    }
+    return 1;
+}
+
+static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? so.tau[id - lo] : 0; }
+
+/* Pass 2: τ forward from w = lo, seeded with a. */
+static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
+{
+    uint8_t *in = so.in - lo;
+    double *tau = so.tau - lo;
+    uint32_t n, at = cuts.n;
+    tau[lo] = a;
+    for (uint32_t i = lo + 1; i <= top; i++) {
+        tau[i] = 0;
+        /* a cut passes no adjoint to its operands in y's sweep: no τ reaches it */
+        if (!in[i] || so_is_cut(&cuts, &at, i)) continue;
+        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        int op = tape_opcode(i);
+        double t = 0;
+        switch (op) {
+        case OP_CONST: case OP_LEAF:
+            break;
+        case OP_SUM: {
+            const uint32_t *terms = tape_terms(i, &n);
+            for (uint32_t j = 0; j < n; j++) t += so_tau(lo, terms[j]);
+            break;
+        }
+        case OP_DOT: {
+            const uint32_t *p = tape_pairs(i, &n);
+            for (uint32_t j = 0; j < 2 * n; j++) {
+                double tj = so_tau(lo, p[j]);
+                if (tj != 0) t += tape_val(p[j ^ 1]) * tj;
+            }
+            break;
+        }
+        default: {
+            uint32_t x = tape_a(i), y = tape_b(i);
+            double tx = so_tau(lo, x), ty = op_arity[op] == 2 ? so_tau(lo, y) : 0, da, db;
+            if (tx == 0 && ty == 0) break;
+            rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
+            t = (tx != 0 ? da * tx : 0) + (ty != 0 ? db * ty : 0);
+        }
+        }
+        tau[i] = t;
+    }
+}
+
+/* The second-order contributions of binary or unary entry i. A rule reads
+ * up to three entries: its operands (values A, B) and its own result (V,
+ * as tanh's 1 - V^2 does), and an expansion records those reads as they
+ * are written: a place at i itself gets what V's reads give. So each read
+ * entry v gets ā (tx ∂da/∂v + ty ∂db/∂v), each ∂/∂v one evaluation of the
+ * rules in pairs seeded at v alone. */
+static void so_give_rule(PlainBuf *b, uint32_t i, int op, double abar, double tx, double ty)
+{
+    uint32_t ids[3] = { tape_a(i), op_arity[op] == 2 ? tape_b(i) : 0, i };
+    RuleDual in[3] = { { tape_val(ids[0]), 0 }, { tape_val(tape_b(i)), 0 }, { tape_val(i), 0 } };
+    for (int v = 0; v < 3; v++) {
+        if (!ids[v]) continue;
+        RuleDual da, db;
+        in[v].t = 1;
+        rule_partials_dual(op, in[0], in[1], in[2], &da, &db);
+        in[v].t = 0;
+        double c = (tx != 0 ? tx * da.t : 0) + (ty != 0 ? ty * db.t : 0);
+        if (c != 0) give_plain(b, ids[v], abar, c);
+    }
+}
+
+/* Pass 3: what the partials' own derivatives hand to the outer sweep. */
+static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
+{
+    uint8_t *in = so.in - lo;
+    double *abar = so.abar - lo;
+    uint32_t at = 0, cut = next_cut(&cuts, &at, top), n;
+    for (uint32_t i = top; i >= lo && i > 0; i--) {
+        if (i == cut) {
+            cut = next_cut(&cuts, &at, i - 1);
+            continue;
+        }
+        double a = abar[i];
+        if (!in[i] || a == 0) continue;
+        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        int op = tape_opcode(i);
+        switch (op) {
+        case OP_CONST: case OP_LEAF: case OP_SUM: case OP_COPY: case OP_NEG:
+        case OP_ADD: case OP_SUB:          /* linear: no second derivatives */
+            break;
+        case OP_MUL: {
+            uint32_t x = tape_a(i), y = tape_b(i);
+            double tx = so_tau(lo, x), ty = so_tau(lo, y);
+            if (ty != 0) give_plain(b, x, a, ty);
+            if (tx != 0) give_plain(b, y, a, tx);
+            break;
+        }
+        case OP_DOT: {
+            const uint32_t *p = tape_pairs(i, &n);
+            for (uint32_t j = 0; j < 2 * n; j++) {
+                double t = so_tau(lo, p[j ^ 1]);
+                if (t != 0) give_plain(b, p[j], a, t);
+            }
+            break;
+        }
+        default: {
+            double tx = so_tau(lo, tape_a(i)), ty = op_arity[op] == 2 ? so_tau(lo, tape_b(i)) : 0;
+            if (tx != 0 || ty != 0) so_give_rule(b, i, op, a, tx, ty);
+        }
+        }
+    }
+}
+
+/* Steps 1-3 for DERIV entry k with outer adjoint a; 0 if the expansion
+ * must do it. */
+static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
+{
+    if (num_backend != BK_F64 || !b->adj) return 0;
+    uint32_t j, r = tape_deriv_call_of(k, &j);
+    const DerivRec *rec = tape_deriv_call(r);
+    uint32_t y = rec->y, w = tape_pool_at(rec->wrt_off)[j];
+    if (!w || w > y) return 1;                /* g is the constant 0 */
+    Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
+    if (!so_reserve((size_t)y - w + 1)) return 0;
+    so.busy = 1;
+    int ok = so_cone(w, y, cuts);
+    if (ok && so.in[0]) {                     /* w in y's cone */
+        so_forward(w, y, cuts, a);
+        so_give(b, w, y, cuts);
+    }
+    so.busy = 0;
+    return ok;
+}
+
 /* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
 static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
+    if (so_through_deriv(b, k, a)) return;
     uint32_t lo, e = deriv_expand(k, &lo);
     if (!e) return;
     if (e < lo) {            /* the derivative is an entry that existed before */
@@ -558,6 +799,7 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
 static int kept_busy;
 void sweep_abandon(void)
 {
+    so.busy = 0;
     expansion_floor = 0;
     tape.busy = 0;
     kept_busy = 0;
@@ -899,9 +1141,11 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
 
 void sweep_forget(void)
 {
-    if (kept_busy) return;
+    if (kept_busy || so.busy) return;
     free(kept.adj);
     memset(&kept, 0, sizeof kept);
+    free(so.abar), free(so.tau), free(so.in);
+    memset(&so, 0, sizeof so);
 }
 
 static void kept_done(uint32_t lo, uint32_t top, int cut)

@@ -116,12 +116,13 @@ run env PATH=/nonexistent "$BIN" -e 'x = 2
 [ "$rc" != 0 ] || fail "no dot: exit status 0"
 grep -qF "apt-get install graphviz" "$T/err" || fail "no dot: $(cat "$T/err")"
 if command -v dot >/dev/null; then
-    run "$BIN" -e 'x = 2; y = x * x; g = d(y, x); h = d(g, x)
-:tape dot h h.svg
+    # a third derivative expands the second (a second alone records nothing)
+    run "$BIN" -e 'x = 2; y = x * x; g = d(y, x); h = d(g, x); k = d(h, x)
+:tape dot k k.svg
 :tape dot all.png'
     ok_run "dot render"
-    out_has "wrote h.svg (5 entries)" "dot render"
-    grep -q "expansion of d(#2)" h.svg || fail "h.svg lacks the expansion cluster"
+    out_has "wrote k.svg (6 entries)" "dot render"
+    grep -q "expansion of d(#3)" k.svg || fail "k.svg lacks the expansion cluster"
     [ "$(head -c 4 all.png | tail -c 3)" = PNG ] || fail "all.png is not a PNG"
 fi
 
