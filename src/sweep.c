@@ -182,35 +182,33 @@ static int so_reserve(size_t n)
  * entry this way does not cover. */
 static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
 {
-    double *abar = so.abar - lo;
-    uint8_t *in = so.in - lo;
     uint32_t at = 0, cut = next_cut(&cuts, &at, top), n;
-    in[top] = 1;
-    abar[top] = 1;
+    so.in[top - lo] = 1;
+    so.abar[top - lo] = 1;
     for (uint32_t i = top; i >= lo && i > 0; i--) {
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         if (i == cut) {
             cut = next_cut(&cuts, &at, i - 1);
             continue;
         }
-        if (!in[i]) continue;
+        if (!so.in[i - lo]) continue;
         int op = tape_opcode(i);
         if (!so_elementary(op)) return 0;
-        double a = abar[i];
+        double a = so.abar[i - lo];
         switch (op) {
         case OP_CONST: case OP_LEAF:
             break;
         case OP_SUM: {
             const uint32_t *t = tape_terms(i, &n);
             for (uint32_t j = 0; j < n; j++)
-                if (t[j] >= lo && tape_opcode(t[j]) != OP_CONST) in[t[j]] = 1, abar[t[j]] += a;
+                if (t[j] >= lo && tape_opcode(t[j]) != OP_CONST) so.in[t[j] - lo] = 1, so.abar[t[j] - lo] += a;
             break;
         }
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++)
                 if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST)
-                    in[p[j]] = 1, abar[p[j]] += a * tape_val(p[j ^ 1]);
+                    so.in[p[j] - lo] = 1, so.abar[p[j] - lo] += a * tape_val(p[j ^ 1]);
             break;
         }
         default: {
@@ -219,12 +217,12 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             int two = op_arity[op] == 2;
             if (a != 0) rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
             if (x >= lo && tape_opcode(x) != OP_CONST) {
-                in[x] = 1;
-                if (a != 0) abar[x] += a * da;
+                so.in[x - lo] = 1;
+                if (a != 0) so.abar[x - lo] += a * da;
             }
             if (two && y >= lo && tape_opcode(y) != OP_CONST) {
-                in[y] = 1;
-                if (a != 0) abar[y] += a * db;
+                so.in[y - lo] = 1;
+                if (a != 0) so.abar[y - lo] += a * db;
             }
         }
         }
@@ -237,14 +235,12 @@ static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? so.tau
 /* Pass 2: τ forward from w = lo, seeded with a. */
 static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
 {
-    uint8_t *in = so.in - lo;
-    double *tau = so.tau - lo;
     uint32_t n, at = cuts.n;
-    tau[lo] = a;
+    so.tau[0] = a;
     for (uint32_t i = lo + 1; i <= top; i++) {
-        tau[i] = 0;
+        so.tau[i - lo] = 0;
         /* a cut passes no adjoint to its operands in y's sweep: no τ reaches it */
-        if (!in[i] || so_is_cut(&cuts, &at, i)) continue;
+        if (!so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         double t = 0;
@@ -272,7 +268,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
             t = (tx != 0 ? da * tx : 0) + (ty != 0 ? db * ty : 0);
         }
         }
-        tau[i] = t;
+        so.tau[i - lo] = t;
     }
 }
 
@@ -300,16 +296,14 @@ static void so_give_rule(PlainBuf *b, uint32_t i, int op, double abar, double tx
 /* Pass 3: what the partials' own derivatives hand to the outer sweep. */
 static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
 {
-    uint8_t *in = so.in - lo;
-    double *abar = so.abar - lo;
     uint32_t at = 0, cut = next_cut(&cuts, &at, top), n;
     for (uint32_t i = top; i >= lo && i > 0; i--) {
         if (i == cut) {
             cut = next_cut(&cuts, &at, i - 1);
             continue;
         }
-        double a = abar[i];
-        if (!in[i] || a == 0) continue;
+        double a = so.abar[i - lo];
+        if (!so.in[i - lo] || a == 0) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         switch (op) {
