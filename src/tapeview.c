@@ -37,9 +37,13 @@ static int cmp_elem(const void *a, const void *b)
 static void forget_elements(void);
 
 /* Elements of earlier versions of top-level arrays (a@k[i]), by entry,
- * then by k: the entry an element write made is labelled with the version
- * that made it. At most the latest HIST_VERSIONS versions of each array. */
-#define HIST_VERSIONS 256
+ * then by k. Read straight from the version logs: an element write made
+ * its entry at the version it records, and a whole-array snapshot holds
+ * its elements' entries at its version; the earliest k an entry appears
+ * at is its label. No version is replayed, so a million element writes
+ * cost a million records, not a million arrays. Each array gives at most
+ * HIST_PER_ARRAY records, its latest. */
+#define HIST_PER_ARRAY (2 << 20)
 typedef struct { uint32_t id; int owner, index, k; } HistElem;
 static HistElem *hist;
 static int nhist;
@@ -51,22 +55,34 @@ static int cmp_hist(const void *a, const void *b)
     return (x->k > y->k) - (x->k < y->k);
 }
 
-static void index_history(void)
+static void history_push(size_t *cap, uint32_t min_id, uint32_t id, int owner, int index, int k)
 {
-    int cap = 0;
+    if (!id || id < min_id) return;
+    if ((size_t)nhist == *cap) {
+        size_t grown = 2 * *cap + 1024;
+        hist = wg_realloc(hist, sizeof(HistElem) * grown);
+        *cap = grown;
+    }
+    hist[nhist++] = (HistElem){ id, owner, index, k };
+}
+
+static void index_history(uint32_t min_id)
+{
+    size_t cap = 0;
     for (int g = 0; g < nglobals; g++) {
         if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
-        int count = globals[g].ver.count;
-        for (int k = count > HIST_VERSIONS ? count - HIST_VERSIONS + 1 : 1; k <= count; k++) {
-            int n;
-            uint32_t *ids = verlog_array(&globals[g].ver, k, &n);
-            if (!ids) continue;
-            if (nhist + n > cap) {
-                cap = 2 * (nhist + n) + 64;
-                hist = wg_realloc(hist, sizeof(HistElem) * (size_t)cap);
+        const VerLog *log = &globals[g].ver;
+        int budget = HIST_PER_ARRAY;
+        for (int w = log->nwrites - 1; w >= 0 && budget > 0; w--) {
+            const ArrayWrite *aw = &log->writes[w];
+            if (aw->index >= 0) {
+                history_push(&cap, min_id, aw->id, g, aw->index, aw->k);
+                budget--;
+                continue;
             }
-            for (int i = 0; i < n; i++) hist[nhist++] = (HistElem){ids[i], g, i, k};
-            wg_scratch_free(ids);
+            const uint32_t *snap = log->snaps[aw->id];
+            int len = log->snaplen[aw->id];
+            for (int i = 0; i < len && budget > 0; i++, budget--) history_push(&cap, min_id, snap[i], g, i, aw->k);
         }
     }
     if (nhist) qsort(hist, (size_t)nhist, sizeof(HistElem), cmp_hist);
@@ -84,7 +100,9 @@ static const HistElem *find_history(uint32_t id)
     return at < 0 ? NULL : &hist[at];
 }
 
-static void index_elements(void)
+/* Indexes the labels of entries from min_id up (a listing of the latest
+ * entries needs no more). */
+static void index_elements(uint32_t min_id)
 {
     forget_elements();      /* a previous command may have stopped on an error */
     for (int g = 0; g < nglobals; g++)
@@ -96,13 +114,16 @@ static void index_elements(void)
     for (int g = 0; g < nglobals; g++) {
         if (globals[g].v.t != V_ARR) continue;
         Storage *s = AS_ARR(globals[g].v);
-        for (int i = 0; i < s->n; i++, k++) {
+        for (int i = 0; i < s->n; i++) {
+            if (s->v[i].id < min_id) continue;
             ids[k] = s->v[i].id;
             owner[k] = g;
             index[k] = i;
             order[k] = k;
+            k++;
         }
     }
+    nelems = k;
     elem_ids = ids;
     qsort(order, (size_t)nelems, sizeof(int), cmp_elem);
     elem_ids = wg_malloc(sizeof(uint32_t) * (size_t)(nelems + 1));
@@ -117,7 +138,7 @@ static void index_elements(void)
     free(owner);
     free(index);
     free(order);
-    index_history();
+    index_history(min_id);
 }
 
 static void forget_elements(void)
@@ -275,7 +296,7 @@ static void tape_stats(void)
         printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
     }
     size_t versions = 0;
-    for (int g = 0; g < nglobals; g++) versions += (size_t)globals[g].ver.n;
+    for (int g = 0; g < nglobals; g++) versions += (size_t)globals[g].ver.n + (size_t)globals[g].ver.nwrites;   /* numbers, and arrays whole or by element */
     printf("  bytes per entry: %zu (op 1, operands 8, saved value 8)", per);
     if (tape_size() > 1) printf("; %.1f with operand lists", (double)tape_bytes() / (tape_size() - 1));
     printf("\n");
@@ -354,6 +375,9 @@ static void tape_reclaim_now(void)
     printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
 }
 
+/* The first entry `:tape` lists: the latest 20. */
+static uint32_t latest_from(void) { return tape_size() > 20 ? tape_size() - 20 : 1; }
+
 void tapeview_command(const char *args)
 {
     char sub[64];
@@ -362,9 +386,11 @@ void tapeview_command(const char *args)
         tape_reclaim_now();
         return;
     }
-    index_elements();
+    /* the labels a[i] and a@k[i] are for listings and pictures only */
+    int labels = strcmp(sub, "stats") && strcmp(sub, "kinks") && strcmp(sub, "clear") && strcmp(sub, "limit");
+    if (labels) index_elements(sub[0] ? 1 : latest_from());
     tape_subcommand(args);
-    forget_elements();
+    if (labels) forget_elements();
 }
 
 static void tape_subcommand(const char *args)
@@ -372,7 +398,7 @@ static void tape_subcommand(const char *args)
     char sub[64];
     const char *rest = cmd_word(args, sub, sizeof sub);
     if (!sub[0]) {
-        uint32_t from = tape_size() > 20 ? tape_size() - 20 : 1;
+        uint32_t from = latest_from();
         tape_list(from);
         if (from > 1) printf("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
     } else if (!strcmp(sub, "all")) tape_list(1);
