@@ -14,7 +14,7 @@ uint8_t tape_side_ops[OP_COUNT] = {   /* entry kinds with a side record */
     [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */
 };
 
-#define ENTRY_BYTES (sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double))
+#define ENTRY_BYTES (sizeof(uint32_t) + sizeof(double))   /* code and value */
 
 /* ---- where the entry arrays live. Each array is a mapping of address
  * space reserved for as many entries as the memory cap allows (at most
@@ -47,34 +47,35 @@ static void *map_array(size_t bytes)
 static void free_arrays(void)
 {
     if (reserved) {
-        if (tape.op) munmap(tape.op, map_bytes(reserved, 1));
-        if (tape.arg) munmap(tape.arg, map_bytes(reserved, sizeof(TapeArgs)));
+        if (tape.code) munmap(tape.code, map_bytes(reserved, sizeof(uint32_t)));
         if (tape.val) munmap(tape.val, map_bytes(reserved, sizeof(double)));
     } else {
-        free(tape.op);
-        free(tape.arg);
+        free(tape.code);
         free(tape.val);
     }
-    tape.op = NULL;
-    tape.arg = NULL;
+    tape.code = NULL;
     tape.val = NULL;
     reserved = 0;
+    free(tape.far);
+    free(tape.wide);
+    free(tape.chunk_far);
+    free(tape.chunk_wide);
+    tape.far = NULL;
+    tape.wide = NULL;
+    tape.chunk_far = tape.chunk_wide = NULL;
 }
 
 /* Fresh arrays for n entries: reserved mappings, else NULL (the caller
  * mallocs). */
 static int reserve_arrays(size_t n)
 {
-    uint8_t *op = map_array(map_bytes(n, 1));
-    TapeArgs *arg = op ? map_array(map_bytes(n, sizeof(TapeArgs))) : NULL;
-    double *val = arg ? map_array(map_bytes(n, sizeof(double))) : NULL;
+    uint32_t *code = map_array(map_bytes(n, sizeof(uint32_t)));
+    double *val = code ? map_array(map_bytes(n, sizeof(double))) : NULL;
     if (!val) {
-        if (op) munmap(op, map_bytes(n, 1));
-        if (arg) munmap(arg, map_bytes(n, sizeof(TapeArgs)));
+        if (code) munmap(code, map_bytes(n, sizeof(uint32_t)));
         return 0;
     }
-    tape.op = op;
-    tape.arg = arg;
+    tape.code = code;
     tape.val = val;
     reserved = n;
     return 1;
@@ -83,15 +84,14 @@ static int reserve_arrays(size_t n)
 /* The mappings moved to hold n entries; 0 if that failed (nothing changed). */
 static int remap_arrays(size_t n)
 {
-    void *p[3] = { tape.op, tape.arg, tape.val };
-    size_t size[3] = { 1, sizeof(TapeArgs), sizeof(double) };
-    for (int k = 0; k < 3; k++) {
+    void *p[2] = { tape.code, tape.val };
+    size_t size[2] = { sizeof(uint32_t), sizeof(double) };
+    for (int k = 0; k < 2; k++) {
         void *q = mremap(p[k], map_bytes(reserved, size[k]), map_bytes(n, size[k]), MREMAP_MAYMOVE);
         if (q == MAP_FAILED) {
             /* the ones already moved are bigger now: keep them, at the old count */
-            tape.op = p[0];
-            tape.arg = p[1];
-            tape.val = p[2];
+            tape.code = p[0];
+            tape.val = p[1];
             for (int j = 0; j < k; j++) {
                 void *back = mremap(p[j], map_bytes(n, size[j]), map_bytes(reserved, size[j]), 0);
                 if (back == MAP_FAILED) wg_error("out of memory growing the tape to %zu entries", n);
@@ -100,9 +100,8 @@ static int remap_arrays(size_t n)
         }
         p[k] = q;
     }
-    tape.op = p[0];
-    tape.arg = p[1];
-    tape.val = p[2];
+    tape.code = p[0];
+    tape.val = p[1];
     reserved = n;
     return 1;
 }
@@ -111,6 +110,138 @@ static size_t max_entries(void)
 {
     size_t maxn = tape.limit / ENTRY_BYTES;
     return maxn > 0xF0000000u ? 0xF0000000u : maxn;
+}
+
+
+/* ---- the code's far tables and wide entries (tape.h, "the code"). The
+ * far table of the chunk being recorded is also hashed, id to slot. */
+uint8_t tape_id_fields[OP_COUNT];
+
+#define FAR_HASH 4096u          /* twice the slots: probes stay short */
+static struct {
+    uint32_t key[FAR_HASH], stamp[FAR_HASH];
+    uint16_t slot[FAR_HASH];
+    uint32_t now;               /* entries stamped otherwise are empty */
+} far_hash;
+
+static void far_hash_reset(void)
+{
+    tape.far_seen[0] = tape.far_seen[1] = 0;
+    if (++far_hash.now == 0) {
+        memset(far_hash.stamp, 0, sizeof far_hash.stamp);
+        far_hash.now = 1;
+    }
+}
+
+static inline uint32_t far_hash_at(uint32_t id) { return (id * 2654435761u) >> (32 - 12); }
+
+static void far_hash_put(uint32_t id, uint32_t slot)
+{
+    uint32_t h = far_hash_at(id);
+    while (far_hash.stamp[h] == far_hash.now) h = (h + 1) & (FAR_HASH - 1);
+    far_hash.stamp[h] = far_hash.now;
+    far_hash.key[h] = id;
+    far_hash.slot[h] = (uint16_t)slot;
+}
+
+/* The chunk of entry i, and its far and wide tables' first slots. */
+static inline uint32_t chunk_of(uint32_t i) { return i >> TAPE_CHUNK_BITS; }
+
+/* The tables may have to grow by more than one at a time (tape_compact
+ * asks for its worst case up front). */
+static void reserve_far(size_t need)
+{
+    if (need <= tape.capfar) return;
+    size_t grown = tape.capfar ? 2 * tape.capfar : 1024;
+    while (grown < need) grown *= 2;
+    tape.far = wg_realloc(tape.far, grown * sizeof(uint32_t));
+    tape.capfar = grown;
+}
+
+static void reserve_wide(size_t need)
+{
+    if (need <= tape.capwide) return;
+    size_t grown = tape.capwide ? 2 * tape.capwide : 1024;
+    while (grown < need) grown *= 2;
+    tape.wide = wg_realloc(tape.wide, grown * sizeof(TapeArgs));
+    tape.capwide = grown;
+}
+
+void tape_chunk_begin(uint32_t i)
+{
+    uint32_t c = chunk_of(i);
+    if (c >= tape.capchunks) {     /* both grown before either is kept */
+        size_t grown = tape.capchunks ? 2 * tape.capchunks : 64;
+        while (grown <= c) grown *= 2;
+        uint32_t *f = realloc(tape.chunk_far, grown * sizeof(uint32_t));
+        if (f) tape.chunk_far = f;
+        uint32_t *w = realloc(tape.chunk_wide, grown * sizeof(uint32_t));
+        if (w) tape.chunk_wide = w;
+        if (!f || !w) wg_error("out of memory growing the tape to %u entries", i);
+        tape.capchunks = grown;
+    }
+    tape.chunk_far[c] = (uint32_t)tape.nfar;
+    tape.chunk_wide[c] = (uint32_t)tape.nwide;
+    far_hash_reset();
+}
+
+uint32_t tape_far_field(uint32_t id)
+{
+    uint32_t h = far_hash_at(id);
+    uint32_t f;
+    for (; far_hash.stamp[h] == far_hash.now; h = (h + 1) & (FAR_HASH - 1))
+        if (far_hash.key[h] == id) {
+            f = TAPE_NEAR + far_hash.slot[h];
+            goto seen;
+        }
+    uint32_t used = (uint32_t)tape.nfar - tape.chunk_far[chunk_of(tape.n)];
+    if (used >= TAPE_FAR_SLOTS) return TAPE_NOFIELD;
+    reserve_far(tape.nfar + 1);
+    tape.far[tape.nfar++] = id;
+    far_hash_put(id, used);
+    f = TAPE_NEAR + used;
+seen:
+    tape.far_seen[id & 1] = id;
+    tape.far_seen_field[id & 1] = f;
+    return f;
+}
+
+uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+{
+    uint32_t i = tape.n;
+    reserve_wide(tape.nwide + 1);
+    uint32_t k = (uint32_t)tape.nwide - tape.chunk_wide[chunk_of(i)];
+    tape.wide[tape.nwide++] = (TapeArgs){ a, b };
+    tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | k << 8;
+    tape.val[i] = v;
+    tape.n = i + 1;
+    return i;
+}
+
+/* The tape goes back to its first `to` entries, and recording goes on from
+ * there: the far and wide tables keep what the chunk's entries below `to`
+ * use, and that chunk's far table is hashed again. (At `to` = a chunk's
+ * start that is nothing: the next push begins the chunk afresh.) */
+static void tape_rewind(uint32_t to)
+{
+    if (to >= tape.n) return;
+    /* what the chunk's entries below `to` use of its tables (at most a
+     * chunk's worth to look at) */
+    uint32_t c = chunk_of(to), nfar = 0, nwide = 0;
+    for (uint32_t i = c << TAPE_CHUNK_BITS; i < to; i++) {
+        uint32_t code = tape.code[i], fa = (code >> 8) & 0xfff, fb = code >> 20;
+        if (code & TAPE_WIDE) {
+            if ((code >> 8) + 1 > nwide) nwide = (code >> 8) + 1;
+            continue;
+        }
+        if (fa >= TAPE_NEAR && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
+        if (fb >= TAPE_NEAR && fb - TAPE_NEAR + 1 > nfar) nfar = fb - TAPE_NEAR + 1;
+    }
+    tape.nfar = tape.chunk_far[c] + nfar;
+    tape.nwide = tape.chunk_wide[c] + nwide;
+    far_hash_reset();
+    for (uint32_t k = 0; k < nfar; k++) far_hash_put(tape.far[tape.chunk_far[c] + k], k);
+    tape.n = to;
 }
 
 /* Side records from index `from` on are released (their entries go). */
@@ -142,13 +273,13 @@ void tape_init(void)
     if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) tape.cap = (uint32_t)(maxn < reserved ? maxn : reserved);
     else {
         tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
-        tape.op = wg_malloc(tape.cap);
-        tape.arg = wg_malloc(tape.cap * sizeof(TapeArgs));
+        tape.code = wg_malloc(tape.cap * sizeof(uint32_t));
         tape.val = wg_malloc(tape.cap * sizeof(double));
     }
+    for (int op = 0; op < OP_COUNT; op++) tape_id_fields[op] = op_arity[op] >= 0 && op != OP_CKOUT;
+    tape_chunk_begin(0);
     tape.n = 1;                 /* entry 0: "constant" */
-    tape.op[0] = OP_CONST;
-    tape.arg[0].a = tape.arg[0].b = 0;
+    tape.code[0] = OP_CONST;
     tape.val[0] = 0;
 }
 
@@ -162,7 +293,8 @@ void tape_clear(void)
 size_t tape_bytes(void)
 {
     return (size_t)tape.n * ENTRY_BYTES + tape.npool * sizeof(uint32_t)
-         + (size_t)tape.nderivs * sizeof(DerivRec);
+         + (size_t)tape.nderivs * sizeof(DerivRec)
+         + tape.nfar * sizeof(uint32_t) + tape.nwide * sizeof(TapeArgs);
 }
 
 static void check_limit(size_t more)
@@ -195,13 +327,11 @@ void tape_grow(void)
         }
         wg_error("out of memory growing the tape to %zu entries", cap);
     }
-    uint8_t *op = realloc(tape.op, cap);
-    if (op) tape.op = op;
-    TapeArgs *arg = realloc(tape.arg, cap * sizeof(TapeArgs));
-    if (arg) tape.arg = arg;
+    uint32_t *code = realloc(tape.code, cap * sizeof(uint32_t));
+    if (code) tape.code = code;
     double *val = realloc(tape.val, cap * sizeof(double));
     if (val) tape.val = val;
-    if (!op || !arg || !val) wg_error("out of memory growing the tape to %zu entries", cap);
+    if (!code || !val) wg_error("out of memory growing the tape to %zu entries", cap);
     tape.cap = (uint32_t)cap;
 }
 
@@ -303,7 +433,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         return;
     }
     case OP_CKPT: {
-        TapeSide *s = tape_side_at(tape.arg[i].a);
+        TapeSide *s = tape_side_at(tape_a(i));
         OperandVisit ov = { fn, ud };
         if (s && s->kind->each_id) s->kind->each_id(s, visit_operand, &ov);
         return;
@@ -316,11 +446,11 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
     }
     default:
         if (tape_side_ops[op]) {     /* a names the side record; b, if set, an operand */
-            if (tape.arg[i].b) fn(tape.arg[i].b, ud);
+            if (tape_b(i)) fn(tape_b(i), ud);
             return;
         }
-        fn(tape.arg[i].a, ud);
-        if (op_arity[op] == 2) fn(tape.arg[i].b, ud);
+        fn(tape_a(i), ud);
+        if (op_arity[op] == 2) fn(tape_b(i), ud);
     }
 }
 
@@ -339,10 +469,10 @@ const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first)
 void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     if (tape_opcode(i) == OP_DERIV) {
-        DerivRec *r = &tape.derivs[tape.arg[i].a];
+        DerivRec *r = &tape.derivs[tape_a(i)];
         for (uint32_t j = 0; j < r->ncut; j++) fn(&tape.pool[r->cut_off + j], ud);
     } else if (tape_side_ops[tape_opcode(i)]) {
-        TapeSide *s = tape.sides[tape.arg[i].a];
+        TapeSide *s = tape.sides[tape_a(i)];
         if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
     }
 }
@@ -367,6 +497,11 @@ static uint32_t repool(uint32_t *out, size_t *nout, size_t base, uint32_t off, u
     return at;
 }
 
+static void broken_compaction(void)
+{
+    wg_error("internal error: reclaiming misplaced an entry (please report)");
+}
+
 void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
 {
     uint32_t lo = m.n, n = tape.n, j = lo;
@@ -383,11 +518,18 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     uint32_t nd = tape.nderivs - m.nderivs, ns = tape.nsides - m.nsides;
     uint32_t *dmap = wg_scratch(sizeof(uint32_t) * (nd + 1)), *smap = wg_scratch(sizeof(uint32_t) * (ns + 1));
     uint32_t *out = wg_scratch(sizeof(uint32_t) * (tape.npool - m.npool + 1));   /* before anything moves */
-    for (uint32_t i = lo; i < n; i++) {
+    uint32_t kept = j - lo;
+    TapeArgs *args = wg_scratch(sizeof(TapeArgs) * (kept + 1));   /* the kept entries' fields, decoded */
+    /* re-encoding may need a far slot for each operand and a wide entry
+     * each, at worst: had before anything moves */
+    reserve_far(tape.nfar + 2 * (size_t)kept);
+    reserve_wide(tape.nwide + (size_t)kept);
+    for (uint32_t i = lo, k = 0; i < n; i++) {
         if (!live[i - lo]) continue;
         int op = tape_opcode(i);
-        if (op == OP_DERIV && tape.arg[i].a >= m.nderivs) dmap[tape.arg[i].a - m.nderivs] = 1;
-        else if (tape_side_ops[op] && tape.arg[i].a >= m.nsides) smap[tape.arg[i].a - m.nsides] = 1;
+        args[k++] = tape_args(i);
+        if (op == OP_DERIV && tape_a(i) >= m.nderivs) dmap[tape_a(i) - m.nderivs] = 1;
+        else if (tape_side_ops[op] && tape_a(i) >= m.nsides) smap[tape_a(i) - m.nsides] = 1;
     }
     /* an expansion recorded in the region stays when every result of it
      * was kept (reclaim.c keeps those of live calls) and one of them lies
@@ -441,11 +583,14 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     }
     tape.nsides = m.nsides + ks;
 
-    for (uint32_t i = lo; i < n; i++) {
+    tape_rewind(lo);
+    for (uint32_t i = lo, k = 0; i < n; i++) {
         if (!live[i - lo]) continue;
         uint32_t to = newpos[i - lo];
         int op = tape_opcode(i);
-        TapeArgs a = tape.arg[i];
+        uint32_t opbyte = tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
+        double v = tape.val[i];
+        TapeArgs a = args[k++];
         if (op == OP_SUM || op == OP_DOT) {
             uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;
             uint32_t off = repool(out, &nout, base, a.a, cnt, &rn);
@@ -459,9 +604,8 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
             a.a = renumbered(&rn, a.a);
             if (op_arity[op] == 2) a.b = renumbered(&rn, a.b);
         }
-        tape.op[to] = tape.op[i];
-        tape.arg[to] = a;
-        tape.val[to] = tape.val[i];
+        /* entries below i are rewritten already, i itself is read above */
+        if (tape_push_raw(opbyte, a.a, a.b, v) != to) broken_compaction();
     }
     if (nout) memcpy(tape.pool + base, out, nout * sizeof(uint32_t));
     tape.npool = base + nout;
@@ -469,6 +613,7 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     tape.reclaimed += n - j;
     tape.reclaimed_bytes += before - tape_bytes();
     wg_scratch_free(out);
+    wg_scratch_free(args);
     wg_scratch_free(dmap);
     wg_scratch_free(smap);
 }
@@ -485,7 +630,7 @@ void tape_truncate(TapeMark m)
     for (uint32_t i = 0; i < m.nderivs; i++)
         if (tape.derivs[i].exp_lo >= m.n) tape.derivs[i].exp_lo = tape.derivs[i].exp_off = 0;
     release_sides(m.nsides);
-    tape.n = m.n;
+    tape_rewind(m.n);
     tape.nderivs = m.nderivs;
     tape.npool = m.npool;
     tape.epoch++;

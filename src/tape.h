@@ -1,7 +1,8 @@
 /* tape.h: the session tape, a flat append-only record of every recorded
  * number operation, kept for the life of the session (SPEC "Derivatives").
- * Entries are stored as parallel arrays (op byte, two operand indices, the
- * value): 17 bytes an entry. An entry's value is the value the reverse rules
+ * Entries are stored as two parallel arrays: a 32-bit code (the op byte
+ * and two 12-bit operand fields) and the value, 12 bytes an entry (the
+ * encoding is below, at "the code"). An entry's value is the value the reverse rules
  * need later, and it never changes: a variable that is overwritten gets a new
  * entry, so reads of old values are never confused with new ones (this is
  * the single-assignment form the seeds describe, built as the program runs).
@@ -14,7 +15,24 @@
 #include "value.h"
 
 #define TAPE_LABELED 0x80   /* op byte flag: the entry is a variable version */
-#define TAPE_OPMASK  0x7f
+#define TAPE_WIDE    0x40   /* op byte flag: its operands are in the wide table */
+#define TAPE_OPMASK  0x3f
+
+/* The code. Bits 0-7 are the op byte, bits 8-19 and 20-31 the fields of the
+ * first and second operand. A field f names entry i's operand as
+ *   f = 0            id 0 (a constant);
+ *   1 <= f < 2048    i - f (an operand recorded shortly before: most are);
+ *   f >= 2048        slot f - 2048 of the far table of i's chunk (4096
+ *                    entries), which lists the chunk's distant operands
+ *                    once each (a loop's parameters, w and b in W2).
+ * An entry whose operands fit neither way, and an entry whose fields are
+ * not operands (a sum's pool offset and count, a deriv's call, a side
+ * record), is wide: bits 8-31 index the chunk's part of the wide table,
+ * which holds its two fields as they are. So W2 records 12 bytes a step
+ * of its recurrence, and reading an operand is a shift and a subtraction. */
+#define TAPE_CHUNK_BITS 12
+#define TAPE_NEAR       2048u
+#define TAPE_FAR_SLOTS  2048u
 
 typedef struct { uint32_t a, b; } TapeArgs;
 
@@ -49,10 +67,14 @@ typedef struct TapeSideKind {
 struct TapeSide { const TapeSideKind *kind; };
 
 typedef struct {
-    uint8_t  *op;
-    TapeArgs *arg;
+    uint32_t *code;             /* op byte and operand fields (above) */
     double   *val;
     uint32_t  n, cap;
+    uint32_t *far;              /* far tables, chunk after chunk */
+    TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
+    uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
+    size_t    nfar, capfar, nwide, capwide, capchunks;
+    uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
     uint32_t *pool;             /* operand lists of n-ary entries */
     size_t    npool, cappool;
     DerivRec *derivs;
@@ -85,38 +107,86 @@ void     tape_each_side_value(void (*visit)(Value));   /* for the collector's ro
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut);
 
-static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
+/* Out of line: a chunk begins at entry i; a far slot for id (its field, or
+ * TAPE_NOFIELD if the chunk's table is full); a wide entry. */
+#define TAPE_NOFIELD 0xFFFFFFFFu
+void     tape_chunk_begin(uint32_t i);
+uint32_t tape_far_field(uint32_t id);
+uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v);
+extern uint8_t tape_id_fields[OP_COUNT];   /* ops whose two fields are operand ids */
+
+static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
+{
+    if (id == 0) return 0;
+    if (i - id < TAPE_NEAR) return i - id;
+    if (tape.far_seen[id & 1] == id) return tape.far_seen_field[id & 1];   /* a loop's parameters */
+    return tape_far_field(id);
+}
+
+/* opbyte: the op, with TAPE_LABELED if it is a version already. */
+static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
     if (__builtin_expect(tape.n == tape.cap, 0)) tape_grow();
-    uint32_t i = tape.n++;
-    tape.op[i] = (uint8_t)op;
-    tape.arg[i].a = a;
-    tape.arg[i].b = b;
-    tape.val[i] = v;
-    return i;
+    uint32_t i = tape.n;
+    if (__builtin_expect((i & ((1u << TAPE_CHUNK_BITS) - 1)) == 0, 0)) tape_chunk_begin(i);
+    if (__builtin_expect(tape_id_fields[opbyte & TAPE_OPMASK], 1)) {
+        uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
+        if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both fit (TAPE_NOFIELD does not) */
+            tape.code[i] = opbyte | fa << 8 | fb << 20;
+            tape.val[i] = v;
+            tape.n = i + 1;
+            return i;
+        }
+    }
+    return tape_push_wide(opbyte, a, b, v);
+}
+
+static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
+{
+    return tape_push_raw((uint32_t)op, a, b, v);
 }
 
 /* ---- reading entries. Nothing outside src/tape*.[ch] touches the
  * arrays: the layout can change here alone. */
-static inline int      tape_opcode(uint32_t i) { return tape.op[i] & TAPE_OPMASK; }
+static inline uint32_t tape_field_id(uint32_t i, uint32_t f)
+{
+    if (f < TAPE_NEAR) return f ? i - f : 0;
+    return tape.far[tape.chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
+}
+static inline const TapeArgs *tape_wide_at(uint32_t i)
+{
+    return &tape.wide[tape.chunk_wide[i >> TAPE_CHUNK_BITS] + (tape.code[i] >> 8)];
+}
+static inline int      tape_opcode(uint32_t i) { return tape.code[i] & TAPE_OPMASK; }
 static inline double   tape_val(uint32_t i)    { return tape.val[i]; }
-static inline uint32_t tape_a(uint32_t i)      { return tape.arg[i].a; }   /* first operand */
-static inline uint32_t tape_b(uint32_t i)      { return tape.arg[i].b; }   /* second operand */
-static inline int      tape_labeled(uint32_t i) { return (tape.op[i] & TAPE_LABELED) != 0; }
+static inline uint32_t tape_a(uint32_t i)      /* first operand */
+{
+    uint32_t c = tape.code[i];
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->a : tape_field_id(i, (c >> 8) & 0xfff);
+}
+static inline uint32_t tape_b(uint32_t i)      /* second operand */
+{
+    uint32_t c = tape.code[i];
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->b : tape_field_id(i, c >> 20);
+}
+static inline int      tape_labeled(uint32_t i) { return (tape.code[i] & TAPE_LABELED) != 0; }
+static inline int      tape_wide(uint32_t i)    { return (tape.code[i] & TAPE_WIDE) != 0; }
+static inline size_t   tape_far_count(void)     { return tape.nfar; }
 static inline uint32_t tape_size(void)         { return tape.n; }          /* entries, #0 included */
-static inline TapeArgs tape_args(uint32_t i)   { return tape.arg[i]; }     /* raw operand fields */
+static inline TapeArgs tape_args(uint32_t i)   { return (TapeArgs){ tape_a(i), tape_b(i) }; }   /* both fields */
 static inline size_t   tape_pool_size(void)    { return tape.npool; }
 static inline uint32_t tape_deriv_calls(void)  { return tape.nderivs; }
 
 /* n-ary entries keep their operands in the pool: sum its terms, dot its
  * pairs (x0, y0, x1, y1, ...); a deriv entry names its d call and which
  * of the call's results it is. */
-static inline const uint32_t *tape_terms(uint32_t i, uint32_t *n) { *n = tape.arg[i].b; return tape.pool + tape.arg[i].a; }
-static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { *n = tape.arg[i].b; return tape.pool + tape.arg[i].a; }
+static inline const uint32_t *tape_terms(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return tape.pool + w->a; }
+static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return tape.pool + w->a; }
 static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
 {
-    if (which) *which = tape.arg[i].b;
-    return tape.arg[i].a;
+    const TapeArgs *w = tape_wide_at(i);
+    if (which) *which = w->b;
+    return w->a;
 }
 static inline DerivRec *tape_deriv_call(uint32_t r) { return &tape.derivs[r]; }
 static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }
@@ -166,7 +236,7 @@ static inline uint32_t rec_op(int op, uint32_t a, uint32_t b, double v) { return
 static inline uint32_t rec_leaf(double v) { return tape_push(OP_LEAF, 0, 0, v); }
 static inline uint32_t rec_copy(uint32_t a, double v) { return tape_push(OP_COPY, a, 0, v); }
 static inline uint32_t rec_const(double v) { return tape_push(OP_CONST, 0, 0, v); }
-static inline void     rec_label(uint32_t i) { tape.op[i] |= TAPE_LABELED; }
+static inline void     rec_label(uint32_t i) { tape.code[i] |= TAPE_LABELED; }
 /* An n-ary entry: reserve its operand list (n ids for a sum, 2n for a
  * dot), fill it (recording the operands' constants meanwhile, so that
  * every operand precedes the entry), then record the entry. The pointer

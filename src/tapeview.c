@@ -285,21 +285,28 @@ static void tape_depends(const char *name)
 
 static void tape_stats(void)
 {
-    uint64_t count[OP_COUNT] = {0};
-    for (uint32_t i = 1; i < tape_size(); i++) count[tape_opcode(i)]++;
-    size_t per = sizeof(uint8_t) + sizeof(TapeArgs) + sizeof(double);
+    uint64_t count[OP_COUNT] = {0}, wide[OP_COUNT] = {0}, nwide = 0;
+    for (uint32_t i = 1; i < tape_size(); i++) {
+        int op = tape_opcode(i), w = tape_wide(i);
+        count[op]++;
+        wide[op] += w;
+        nwide += w;
+    }
+    size_t per = sizeof(uint32_t) + sizeof(double), wide_bytes = sizeof(TapeArgs);
     tape_header();
     printf("  %-10s %10s %14s\n", "op", "entries", "bytes");
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
-        size_t bytes = count[op] * per;
+        size_t bytes = count[op] * per + wide[op] * wide_bytes;
         printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
     }
     size_t versions = 0;
     for (int g = 0; g < nglobals; g++) versions += (size_t)globals[g].ver.n + (size_t)globals[g].ver.nwrites;   /* numbers, and arrays whole or by element */
-    printf("  bytes per entry: %zu (op 1, operands 8, saved value 8)", per);
-    if (tape_size() > 1) printf("; %.1f with operand lists", (double)tape_bytes() / (tape_size() - 1));
-    printf("\n");
+    double all = tape_size() > 1 ? (double)tape_bytes() / (tape_size() - 1) : (double)per;
+    printf("  bytes per entry: %.1f in all (op and operand fields %zu, saved value %zu; "
+           "the rest: wide entries, far operands, operand lists)\n", all, sizeof(uint32_t), sizeof(double));
+    printf("  operands: %llu wide entries (%zu bytes more each), %zu far operand ids\n",
+           (unsigned long long)nwide, wide_bytes, tape_far_count());
     printf("  saved values: %u (each entry keeps the value its reverse rule reads; "
            "overwritten variables keep theirs in older entries)\n", tape_size() - 1);
     printf("  operand lists (sum, dot, d): %zu ids\n", tape_pool_size());

@@ -440,6 +440,113 @@ static void test_compact_fixed_point(void)
     v_release(hold);
 }
 
+
+/* The code (tape.h): operands near, in a chunk's far table, or wide; every
+ * entry decodes to what was pushed, through chunk boundaries, a full far
+ * table, truncation in the middle of a chunk, and compaction that moves
+ * entries into earlier chunks. A reference copy of every push is kept. */
+typedef struct { int op; uint32_t a, b; double v; } Pushed;
+
+static int decodes_as(uint32_t i, const Pushed *p)
+{
+    return tape_opcode(i) == p->op && tape_a(i) == p->a && tape_b(i) == p->b && tape_val(i) == p->v;
+}
+
+static void test_code(void)
+{
+    tape_clear();
+    enum { N = 40000, FAR = 6000, MORE = 3000 };
+    Pushed *ref = calloc(N + FAR + MORE + 2, sizeof *ref);
+    uint32_t far0 = tape_size();
+    for (int k = 0; k < FAR; k++) {        /* far operands for everything below */
+        uint32_t id = leaf(k);
+        ref[id] = (Pushed){ OP_LEAF, 0, 0, k };
+    }
+    srand(7);
+    for (int k = 0; k < N; k++) {
+        uint32_t i = tape_size(), a, b;
+        int kind = rand() % 3 ? 2 : rand() % 4;
+        if (kind == 0) a = i - 1, b = i - 1 - (uint32_t)(rand() % 2000);
+        else if (kind == 1) a = far0 + (uint32_t)(rand() % 4), b = i - 1;     /* a few parameters */
+        else if (kind == 2) a = far0 + (uint32_t)(rand() % FAR), b = far0 + (uint32_t)(rand() % FAR);
+        else a = i - 1, b = 0;
+        if (b >= i) b = i - 1;
+        uint32_t got = bin(OP_ADD, a, b, k * 0.5);
+        ref[got] = (Pushed){ OP_ADD, a, b, k * 0.5 };
+    }
+    uint32_t n = tape_size(), bad = 0, wide = 0;
+    for (uint32_t i = far0; i < n; i++) {
+        bad += !decodes_as(i, &ref[i]);
+        wide += tape_wide(i);
+    }
+    check(bad == 0, "code: every entry decodes to its push (near, far and wide operands)");
+    check(wide > 0, "code: chunks with more distant operands than far slots go wide");
+    check(tape_far_count() > 0 && tape_far_count() <= (n >> TAPE_CHUNK_BITS) * TAPE_FAR_SLOTS + TAPE_FAR_SLOTS,
+          "code: far tables hold at most their slots a chunk");
+    /* truncation in the middle of a chunk, then more pushes */
+    TapeMark m = tape_mark();
+    m.n = n - 1000 - ((n - 1000) & 7) + 5;   /* somewhere inside a chunk */
+    tape_truncate(m);
+    for (int k = 0; k < MORE; k++) {
+        uint32_t i = tape_size(), a = far0 + (uint32_t)(rand() % FAR), b = i - 1 - (uint32_t)(rand() % 3);
+        uint32_t got = bin(OP_MUL, a, b, -k);
+        ref[got] = (Pushed){ OP_MUL, a, b, -k };
+    }
+    n = tape_size();
+    bad = 0;
+    for (uint32_t i = far0; i < n; i++) {
+        if (!decodes_as(i, &ref[i]) && !bad++)
+            fprintf(stderr, "entry %u (chunk offset %u, m.n %u): op %d a %u b %u, pushed %d %u %u\n", i, i & 4095, m.n,
+                    tape_opcode(i), tape_a(i), tape_b(i), ref[i].op, ref[i].a, ref[i].b);
+    }
+    check(bad == 0, "code: truncated in a chunk and recorded on, every entry decodes");
+    /* compaction: drop every third entry above a mark inside the first
+     * chunks; operands of dropped entries are not read by kept ones here,
+     * so point the kept ones at entries below the mark first */
+    m = tape_mark();
+    uint32_t lo = far0 + 1000;
+    m.n = lo;
+    uint8_t *live = calloc(n - lo + 1, 1);
+    uint32_t *newpos = calloc(n - lo + 2, sizeof *newpos);
+    for (uint32_t i = lo; i < n; i++) live[i - lo] = (i % 3) != 0;
+    /* kept entries read only kept ones or entries below lo: make it so */
+    int reads_dead = 0;
+    for (uint32_t i = lo; i < n && !reads_dead; i++) {
+        if (!live[i - lo]) continue;
+        uint32_t a = ref[i].a, b = ref[i].b;
+        if ((a >= lo && !live[a - lo]) || (b >= lo && !live[b - lo])) live[i - lo] = 0;
+    }
+    /* dropping readers of dead entries may leave other readers: repeat to a fixed point */
+    for (int changed = 1; changed; ) {
+        changed = 0;
+        for (uint32_t i = lo; i < n; i++) {
+            if (!live[i - lo]) continue;
+            uint32_t a = ref[i].a, b = ref[i].b;
+            if ((a >= lo && !live[a - lo]) || (b >= lo && !live[b - lo])) live[i - lo] = 0, changed = 1;
+        }
+    }
+    uint32_t nkept = 0;
+    for (uint32_t i = lo; i < n; i++) nkept += live[i - lo];
+    tape_compact(m, live, newpos);
+    check(tape_size() == lo + nkept, "code: compaction keeps the live entries");
+    bad = 0;
+    for (uint32_t i = lo; i < n; i++) {
+        if (!live[i - lo]) continue;
+        Pushed p = ref[i];
+        if (p.a >= lo) p.a = newpos[p.a - lo];
+        if (p.b >= lo) p.b = newpos[p.b - lo];
+        bad += !decodes_as(newpos[i - lo], &p);
+    }
+    check(bad == 0, "code: compacted entries decode to their renumbered operands");
+    bad = 0;
+    for (uint32_t i = far0; i < lo; i++) bad += !decodes_as(i, &ref[i]);
+    check(bad == 0, "code: entries below the mark are untouched by compaction");
+    free(live);
+    free(newpos);
+    free(ref);
+    tape_clear();
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -456,6 +563,7 @@ static void body(void *ud)
     test_bytes();
     test_compact();
     test_compact_fixed_point();
+    test_code();
 }
 
 int main(void)
