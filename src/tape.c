@@ -116,6 +116,7 @@ static size_t max_entries(void)
 /* ---- the code's far tables and wide entries (tape.h, "the code"). The
  * far table of the chunk being recorded is also hashed, id to slot. */
 uint8_t tape_id_fields[OP_COUNT];
+static void check_limit(size_t more);
 
 #define FAR_HASH 4096u          /* twice the slots: probes stay short */
 static struct {
@@ -196,6 +197,7 @@ uint32_t tape_far_field(uint32_t id)
         }
     uint32_t used = (uint32_t)tape.nfar - tape.chunk_far[chunk_of(tape.n)];
     if (used >= TAPE_FAR_SLOTS) return TAPE_NOFIELD;
+    check_limit(sizeof(uint32_t));
     reserve_far(tape.nfar + 1);
     tape.far[tape.nfar++] = id;
     far_hash_put(id, used);
@@ -209,6 +211,7 @@ seen:
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
     uint32_t i = tape.n;
+    check_limit(sizeof(TapeArgs));
     reserve_wide(tape.nwide + 1);
     uint32_t k = (uint32_t)tape.nwide - tape.chunk_wide[chunk_of(i)];
     tape.wide[tape.nwide++] = (TapeArgs){ a, b };
