@@ -145,28 +145,24 @@ static void far_hash_put(uint32_t id, uint32_t slot)
     far_hash.slot[h] = (uint16_t)slot;
 }
 
-/* The chunk of entry i, and its far and wide tables' first slots. */
+/* The chunk of entry i. */
 static inline uint32_t chunk_of(uint32_t i) { return i >> TAPE_CHUNK_BITS; }
 
-/* The tables may have to grow by more than one at a time (tape_compact
- * asks for its worst case up front). */
-static void reserve_far(size_t need)
+/* Room for `need` items of `size` bytes in a table (*cap items now); the
+ * size is kept only once the memory is had. The tables may grow by more
+ * than one at a time: tape_compact asks for its worst case up front. */
+static void *reserve_table(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= tape.capfar) return;
-    size_t grown = tape.capfar ? 2 * tape.capfar : 1024;
+    if (need <= *cap) return p;
+    size_t grown = *cap ? 2 * *cap : 1024;
     while (grown < need) grown *= 2;
-    tape.far = wg_realloc(tape.far, grown * sizeof(uint32_t));
-    tape.capfar = grown;
+    p = wg_realloc(p, grown * size);
+    *cap = grown;
+    return p;
 }
 
-static void reserve_wide(size_t need)
-{
-    if (need <= tape.capwide) return;
-    size_t grown = tape.capwide ? 2 * tape.capwide : 1024;
-    while (grown < need) grown *= 2;
-    tape.wide = wg_realloc(tape.wide, grown * sizeof(TapeArgs));
-    tape.capwide = grown;
-}
+static void reserve_far(size_t need) { tape.far = reserve_table(tape.far, &tape.capfar, need, sizeof(uint32_t)); }
+static void reserve_wide(size_t need) { tape.wide = reserve_table(tape.wide, &tape.capwide, need, sizeof(TapeArgs)); }
 
 void tape_chunk_begin(uint32_t i)
 {
