@@ -60,9 +60,10 @@ static void free_arrays(void)
     free(tape.wide);
     free(tape.chunk_far);
     free(tape.chunk_wide);
+    free(tape.chunk_window);
     tape.far = NULL;
     tape.wide = NULL;
-    tape.chunk_far = tape.chunk_wide = NULL;
+    tape.chunk_far = tape.chunk_wide = tape.chunk_window = NULL;
 }
 
 /* Fresh arrays for n entries: reserved mappings, else NULL (the caller
@@ -174,14 +175,19 @@ void tape_chunk_begin(uint32_t i)
         if (f) tape.chunk_far = f;
         uint32_t *w = realloc(tape.chunk_wide, grown * sizeof(uint32_t));
         if (w) tape.chunk_wide = w;
-        if (!f || !w) wg_error("out of memory growing the tape to %u entries", i);
+        uint32_t *d = realloc(tape.chunk_window, grown * sizeof(uint32_t));
+        if (d) tape.chunk_window = d;
+        if (!f || !w || !d) wg_error("out of memory growing the tape to %u entries", i);
         tape.capchunks = grown;
     }
     tape.chunk_far[c] = (uint32_t)tape.nfar;
     tape.chunk_wide[c] = (uint32_t)tape.nwide;
+    tape.chunk_window[c] = tape.window = 0;
     far_hash_reset();
 }
 
+/* A distant operand (the inline test of the window failed): its far slot,
+ * or the chunk's window if it has none yet. */
 uint32_t tape_far_field(uint32_t id)
 {
     uint32_t h = far_hash_at(id);
@@ -191,6 +197,10 @@ uint32_t tape_far_field(uint32_t id)
             f = TAPE_NEAR + far_hash.slot[h];
             goto seen;
         }
+    if (!tape.window) {
+        tape.chunk_window[chunk_of(tape.n)] = tape.window = tape.n - id;
+        return TAPE_WINDOW;
+    }
     uint32_t used = (uint32_t)tape.nfar - tape.chunk_far[chunk_of(tape.n)];
     if (used >= TAPE_FAR_SLOTS) return TAPE_NOFIELD;
     check_limit(sizeof(uint32_t));
@@ -233,12 +243,14 @@ static void tape_rewind(uint32_t to)
             if ((code >> 8) + 1 > nwide) nwide = (code >> 8) + 1;
             continue;
         }
-        if (fa >= TAPE_NEAR && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
-        if (fb >= TAPE_NEAR && fb - TAPE_NEAR + 1 > nfar) nfar = fb - TAPE_NEAR + 1;
+        if (fa >= TAPE_NEAR && fa < TAPE_WINDOW && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
+        if (fb >= TAPE_NEAR && fb < TAPE_WINDOW && fb - TAPE_NEAR + 1 > nfar) nfar = fb - TAPE_NEAR + 1;
     }
     tape.nfar = tape.chunk_far[c] + nfar;
     tape.nwide = tape.chunk_wide[c] + nwide;
     far_hash_reset();
+    /* a chunk begun afresh has no window yet; else the chunk keeps its own */
+    tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? tape.chunk_window[c] : 0;
     for (uint32_t k = 0; k < nfar; k++) far_hash_put(tape.far[tape.chunk_far[c] + k], k);
     tape.n = to;
 }

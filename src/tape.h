@@ -20,11 +20,15 @@
 
 /* The code. Bits 0-7 are the op byte, bits 8-19 and 20-31 the fields of the
  * first and second operand. A field f names entry i's operand as
- *   f = 0            id 0 (a constant);
- *   1 <= f < 2048    i - f (an operand recorded shortly before: most are);
- *   f >= 2048        slot f - 2048 of the far table of i's chunk (4096
- *                    entries), which lists the chunk's distant operands
- *                    once each (a loop's parameters, w and b in W2).
+ *   f = 0             id 0 (a constant);
+ *   1 <= f < 2048     i - f (an operand recorded shortly before: most are);
+ *   2048 <= f < 3072  slot f - 2048 of the far table of i's chunk (4096
+ *                     entries), which lists the chunk's distant operands
+ *                     once each (a loop's parameters, w and b in W2);
+ *   f >= 3072         i - D - (f - 3072), D the chunk's window: the distance
+ *                     of its first distant operand. A loop over an array
+ *                     reads each element's entry from the same distance
+ *                     back (W4's a[i] = a[i] * a[i]).
  * An entry whose operands fit neither way, and an entry whose fields are
  * not operands (a sum's pool offset and count, a deriv's call, a side
  * record), is wide: bits 8-31 index the chunk's part of the wide table,
@@ -32,7 +36,9 @@
  * of its recurrence, and reading an operand is a shift and a subtraction. */
 #define TAPE_CHUNK_BITS 12
 #define TAPE_NEAR       2048u
-#define TAPE_FAR_SLOTS  2048u
+#define TAPE_FAR_SLOTS  1024u
+#define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* first window field */
+#define TAPE_WINDOW_LEN 1024u
 
 typedef struct { uint32_t a, b; } TapeArgs;
 
@@ -73,6 +79,8 @@ typedef struct {
     uint32_t *far;              /* far tables, chunk after chunk */
     TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
     uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
+    uint32_t *chunk_window;             /* each chunk's window D (0: none yet) */
+    uint32_t  window;                   /* the window of the chunk being recorded */
     size_t    nfar, capfar, nwide, capwide, capchunks;
     uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
     uint32_t *pool;             /* operand lists of n-ary entries */
@@ -118,8 +126,10 @@ extern uint8_t tape_id_fields[OP_COUNT];   /* ops whose two fields are operand i
 static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
 {
     if (id == 0) return 0;
-    if (i - id < TAPE_NEAR) return i - id;
+    uint32_t d = i - id;
+    if (d < TAPE_NEAR) return d;
     if (tape.far_seen[id & 1] == id) return tape.far_seen_field[id & 1];   /* a loop's parameters */
+    if (d - tape.window < TAPE_WINDOW_LEN && tape.window) return TAPE_WINDOW + (d - tape.window);
     return tape_far_field(id);
 }
 
@@ -151,7 +161,8 @@ static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 static inline uint32_t tape_field_id(uint32_t i, uint32_t f)
 {
     if (f < TAPE_NEAR) return f ? i - f : 0;
-    return tape.far[tape.chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
+    if (f < TAPE_WINDOW) return tape.far[tape.chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
+    return i - tape.chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
 }
 static inline const TapeArgs *tape_wide_at(uint32_t i)
 {

@@ -469,16 +469,19 @@ static void test_code(void)
         if (kind == 0) a = i - 1, b = i - 1 - (uint32_t)(rand() % 2000);
         else if (kind == 1) a = far0 + (uint32_t)(rand() % 4), b = i - 1;     /* a few parameters */
         else if (kind == 2) a = far0 + (uint32_t)(rand() % FAR), b = far0 + (uint32_t)(rand() % FAR);
-        else a = i - 1, b = 0;
+        else if (k % 2) a = i - 1, b = 0;
+        else a = i - 5000 - (uint32_t)(rand() % 900), b = i - 5000;    /* from one distance back: the window */
         if (b >= i) b = i - 1;
         uint32_t got = bin(OP_ADD, a, b, k * 0.5);
         ref[got] = (Pushed){ OP_ADD, a, b, k * 0.5 };
     }
-    uint32_t n = tape_size(), bad = 0, wide = 0;
+    uint32_t n = tape_size(), bad = 0, wide = 0, windowed = 0;
     for (uint32_t i = far0; i < n; i++) {
         bad += !decodes_as(i, &ref[i]);
         wide += tape_wide(i);
+        windowed += !tape_wide(i) && ((tape.code[i] >> 8) & 0xfff) >= TAPE_WINDOW;
     }
+    check(windowed > 0, "code: operands from one distance back go through the chunk's window");
     check(bad == 0, "code: every entry decodes to its push (near, far and wide operands)");
     check(wide > 0, "code: chunks with more distant operands than far slots go wide");
     check(tape_far_count() > 0 && tape_far_count() <= (n >> TAPE_CHUNK_BITS) * TAPE_FAR_SLOTS + TAPE_FAR_SLOTS,
