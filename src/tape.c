@@ -56,14 +56,14 @@ static void free_arrays(void)
     tape.code = NULL;
     tape.val = NULL;
     reserved = 0;
-    free(tape.far);
-    free(tape.wide);
-    free(tape.chunk_far);
-    free(tape.chunk_wide);
-    free(tape.chunk_window);
-    tape.far = NULL;
-    tape.wide = NULL;
-    tape.chunk_far = tape.chunk_wide = tape.chunk_window = NULL;
+    free(tape.tables.far);
+    free(tape.tables.wide);
+    free(tape.tables.chunk_far);
+    free(tape.tables.chunk_wide);
+    free(tape.tables.chunk_window);
+    tape.tables.far = NULL;
+    tape.tables.wide = NULL;
+    tape.tables.chunk_far = tape.tables.chunk_wide = tape.tables.chunk_window = NULL;
 }
 
 /* Fresh arrays for n entries: reserved mappings, else NULL (the caller
@@ -162,8 +162,8 @@ static void *reserve_table(void *p, size_t *cap, size_t need, size_t size)
     return p;
 }
 
-static void reserve_far(size_t need) { tape.far = reserve_table(tape.far, &tape.capfar, need, sizeof(uint32_t)); }
-static void reserve_wide(size_t need) { tape.wide = reserve_table(tape.wide, &tape.capwide, need, sizeof(TapeArgs)); }
+static void reserve_far(size_t need) { tape.tables.far = reserve_table(tape.tables.far, &tape.capfar, need, sizeof(uint32_t)); }
+static void reserve_wide(size_t need) { tape.tables.wide = reserve_table(tape.tables.wide, &tape.capwide, need, sizeof(TapeArgs)); }
 
 void tape_chunk_begin(uint32_t i)
 {
@@ -171,18 +171,18 @@ void tape_chunk_begin(uint32_t i)
     if (c >= tape.capchunks) {     /* both grown before either is kept */
         size_t grown = tape.capchunks ? 2 * tape.capchunks : 64;
         while (grown <= c) grown *= 2;
-        uint32_t *f = realloc(tape.chunk_far, grown * sizeof(uint32_t));
-        if (f) tape.chunk_far = f;
-        uint32_t *w = realloc(tape.chunk_wide, grown * sizeof(uint32_t));
-        if (w) tape.chunk_wide = w;
-        uint32_t *d = realloc(tape.chunk_window, grown * sizeof(uint32_t));
-        if (d) tape.chunk_window = d;
+        uint32_t *f = realloc(tape.tables.chunk_far, grown * sizeof(uint32_t));
+        if (f) tape.tables.chunk_far = f;
+        uint32_t *w = realloc(tape.tables.chunk_wide, grown * sizeof(uint32_t));
+        if (w) tape.tables.chunk_wide = w;
+        uint32_t *d = realloc(tape.tables.chunk_window, grown * sizeof(uint32_t));
+        if (d) tape.tables.chunk_window = d;
         if (!f || !w || !d) wg_error("out of memory growing the tape to %u entries", i);
         tape.capchunks = grown;
     }
-    tape.chunk_far[c] = (uint32_t)tape.nfar;
-    tape.chunk_wide[c] = (uint32_t)tape.nwide;
-    tape.chunk_window[c] = tape.window = 0;
+    tape.tables.chunk_far[c] = (uint32_t)tape.nfar;
+    tape.tables.chunk_wide[c] = (uint32_t)tape.nwide;
+    tape.tables.chunk_window[c] = tape.window = 0;
     far_hash_reset();
 }
 
@@ -198,14 +198,14 @@ uint32_t tape_far_field(uint32_t id)
             goto seen;
         }
     if (!tape.window) {
-        tape.chunk_window[chunk_of(tape.n)] = tape.window = tape.n - id;
+        tape.tables.chunk_window[chunk_of(tape.n)] = tape.window = tape.n - id;
         return TAPE_WINDOW;
     }
-    uint32_t used = (uint32_t)tape.nfar - tape.chunk_far[chunk_of(tape.n)];
+    uint32_t used = (uint32_t)tape.nfar - tape.tables.chunk_far[chunk_of(tape.n)];
     if (used >= TAPE_FAR_SLOTS) return TAPE_NOFIELD;
     check_limit(sizeof(uint32_t));
     reserve_far(tape.nfar + 1);
-    tape.far[tape.nfar++] = id;
+    tape.tables.far[tape.nfar++] = id;
     far_hash_put(id, used);
     f = TAPE_NEAR + used;
 seen:
@@ -219,8 +219,8 @@ uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
     uint32_t i = tape.n;
     check_limit(sizeof(TapeArgs));
     reserve_wide(tape.nwide + 1);
-    uint32_t k = (uint32_t)tape.nwide - tape.chunk_wide[chunk_of(i)];
-    tape.wide[tape.nwide++] = (TapeArgs){ a, b };
+    uint32_t k = (uint32_t)tape.nwide - tape.tables.chunk_wide[chunk_of(i)];
+    tape.tables.wide[tape.nwide++] = (TapeArgs){ a, b };
     tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | k << 8;
     tape.val[i] = v;
     tape.n = i + 1;
@@ -246,12 +246,12 @@ static void tape_rewind(uint32_t to)
         if (fa >= TAPE_NEAR && fa < TAPE_WINDOW && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
         if (fb >= TAPE_NEAR && fb < TAPE_WINDOW && fb - TAPE_NEAR + 1 > nfar) nfar = fb - TAPE_NEAR + 1;
     }
-    tape.nfar = tape.chunk_far[c] + nfar;
-    tape.nwide = tape.chunk_wide[c] + nwide;
+    tape.nfar = tape.tables.chunk_far[c] + nfar;
+    tape.nwide = tape.tables.chunk_wide[c] + nwide;
     far_hash_reset();
     /* a chunk begun afresh has no window yet; else the chunk keeps its own */
-    tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? tape.chunk_window[c] : 0;
-    for (uint32_t k = 0; k < nfar; k++) far_hash_put(tape.far[tape.chunk_far[c] + k], k);
+    tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? tape.tables.chunk_window[c] : 0;
+    for (uint32_t k = 0; k < nfar; k++) far_hash_put(tape.tables.far[tape.tables.chunk_far[c] + k], k);
     tape.n = to;
 }
 
@@ -508,6 +508,49 @@ static uint32_t repool(uint32_t *out, size_t *nout, size_t base, uint32_t off, u
     return at;
 }
 
+static void tables_free(TapeTables *t)
+{
+    free(t->far);
+    free(t->wide);
+    free(t->chunk_far);
+    free(t->chunk_wide);
+    free(t->chunk_window);
+}
+
+/* Tables for recording `kept` entries again from lo on: the current ones'
+ * part up to the end of lo's chunk, copied, and room for the worst case
+ * (a far slot for each operand, up to a chunk's slots, and a wide entry
+ * each), all had before anything moves; memory not written to is not
+ * used. */
+static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capfar_out, size_t *capwide_out)
+{
+    TapeTables t = { 0 };
+    uint32_t c = chunk_of(lo), last = chunk_of(tape.n - 1);
+    size_t far_to = c < last ? tape.tables.chunk_far[c + 1] : tape.nfar;
+    size_t wide_to = c < last ? tape.tables.chunk_wide[c + 1] : tape.nwide;
+    size_t far_worst = 2 * (size_t)kept, chunks = (size_t)chunk_of(lo + kept) - c + 1;
+    if (far_worst > chunks * TAPE_FAR_SLOTS) far_worst = chunks * TAPE_FAR_SLOTS;
+    size_t capfar = far_to + far_worst + 1, capwide = wide_to + (size_t)kept + 1;
+    size_t nchunks = tape.capchunks * sizeof(uint32_t);
+    t.far = malloc(capfar * sizeof(uint32_t));
+    t.wide = malloc(capwide * sizeof(TapeArgs));
+    t.chunk_far = malloc(nchunks);
+    t.chunk_wide = malloc(nchunks);
+    t.chunk_window = malloc(nchunks);
+    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window) {
+        tables_free(&t);
+        wg_error("out of memory reclaiming the tape");
+    }
+    memcpy(t.far, tape.tables.far, far_to * sizeof(uint32_t));
+    memcpy(t.wide, tape.tables.wide, wide_to * sizeof(TapeArgs));
+    memcpy(t.chunk_far, tape.tables.chunk_far, nchunks);
+    memcpy(t.chunk_wide, tape.tables.chunk_wide, nchunks);
+    memcpy(t.chunk_window, tape.tables.chunk_window, nchunks);
+    *capfar_out = capfar;
+    *capwide_out = capwide;
+    return t;
+}
+
 static void broken_compaction(void)
 {
     wg_error("internal error: reclaiming misplaced an entry (please report)");
@@ -529,16 +572,12 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     uint32_t nd = tape.nderivs - m.nderivs, ns = tape.nsides - m.nsides;
     uint32_t *dmap = wg_scratch(sizeof(uint32_t) * (nd + 1)), *smap = wg_scratch(sizeof(uint32_t) * (ns + 1));
     uint32_t *out = wg_scratch(sizeof(uint32_t) * (tape.npool - m.npool + 1));   /* before anything moves */
-    uint32_t kept = j - lo;
-    TapeArgs *args = wg_scratch(sizeof(TapeArgs) * (kept + 1));   /* the kept entries' fields, decoded */
-    /* re-encoding may need a far slot for each operand and a wide entry
-     * each, at worst: had before anything moves */
-    reserve_far(tape.nfar + 2 * (size_t)kept);
-    reserve_wide(tape.nwide + (size_t)kept);
-    for (uint32_t i = lo, k = 0; i < n; i++) {
+    TapeTables old = tape.tables;
+    size_t capfar, capwide;
+    TapeTables fresh = tables_for_compaction(lo, j - lo, &capfar, &capwide);   /* the last memory taken */
+    for (uint32_t i = lo; i < n; i++) {
         if (!live[i - lo]) continue;
         int op = tape_opcode(i);
-        args[k++] = tape_args(i);
         if (op == OP_DERIV && tape_a(i) >= m.nderivs) dmap[tape_a(i) - m.nderivs] = 1;
         else if (tape_side_ops[op] && tape_a(i) >= m.nsides) smap[tape_a(i) - m.nsides] = 1;
     }
@@ -594,14 +633,19 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     }
     tape.nsides = m.nsides + ks;
 
+    /* the kept entries are recorded again from lo on, into the fresh
+     * tables; the old ones decode what has not moved yet */
+    tape.tables = fresh;
+    tape.capfar = capfar;
+    tape.capwide = capwide;
     tape_rewind(lo);
-    for (uint32_t i = lo, k = 0; i < n; i++) {
+    for (uint32_t i = lo; i < n; i++) {
         if (!live[i - lo]) continue;
         uint32_t to = newpos[i - lo];
         int op = tape_opcode(i);
         uint32_t opbyte = tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
         double v = tape.val[i];
-        TapeArgs a = args[k++];
+        TapeArgs a = tape_args_in(&old, i);
         if (op == OP_SUM || op == OP_DOT) {
             uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;
             uint32_t off = repool(out, &nout, base, a.a, cnt, &rn);
@@ -623,8 +667,8 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     tape.n = j;
     tape.reclaimed += n - j;
     tape.reclaimed_bytes += before - tape_bytes();
+    tables_free(&old);
     wg_scratch_free(out);
-    wg_scratch_free(args);
     wg_scratch_free(dmap);
     wg_scratch_free(smap);
 }

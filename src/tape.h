@@ -42,6 +42,14 @@
 
 typedef struct { uint32_t a, b; } TapeArgs;
 
+/* What decoding a code needs besides the code (see "the code" below). */
+typedef struct {
+    uint32_t *far;              /* far tables, chunk after chunk */
+    TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
+    uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
+    uint32_t *chunk_window;     /* each chunk's window D (0: none yet) */
+} TapeTables;
+
 /* One d(y, ...) call, so its result entries (OP_DERIV) can be expanded into
  * recorded operations when something differentiates them again. Cut
  * entries are held fixed by the sweep (their adjoints go no further): the
@@ -76,11 +84,8 @@ typedef struct {
     uint32_t *code;             /* op byte and operand fields (above) */
     double   *val;
     uint32_t  n, cap;
-    uint32_t *far;              /* far tables, chunk after chunk */
-    TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
-    uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
-    uint32_t *chunk_window;             /* each chunk's window D (0: none yet) */
-    uint32_t  window;                   /* the window of the chunk being recorded */
+    TapeTables tables;
+    uint32_t  window;           /* the window of the chunk being recorded */
     size_t    nfar, capfar, nwide, capwide, capchunks;
     uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
     uint32_t *pool;             /* operand lists of n-ary entries */
@@ -158,27 +163,35 @@ static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 
 /* ---- reading entries. Nothing outside src/tape*.[ch] touches the
  * arrays: the layout can change here alone. */
-static inline uint32_t tape_field_id(uint32_t i, uint32_t f)
+static inline uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f)
 {
     if (f < TAPE_NEAR) return f ? i - f : 0;
-    if (f < TAPE_WINDOW) return tape.far[tape.chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
-    return i - tape.chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
+    if (f < TAPE_WINDOW) return t->far[t->chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
+    return i - t->chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
+}
+/* Both fields of entry i, decoded with tables t (tape_compact decodes with
+ * the tables it is replacing). */
+static inline TapeArgs tape_args_in(const TapeTables *t, uint32_t i)
+{
+    uint32_t c = tape.code[i];
+    if (__builtin_expect(c & TAPE_WIDE, 0)) return t->wide[t->chunk_wide[i >> TAPE_CHUNK_BITS] + (c >> 8)];
+    return (TapeArgs){ tape_field_in(t, i, (c >> 8) & 0xfff), tape_field_in(t, i, c >> 20) };
 }
 static inline const TapeArgs *tape_wide_at(uint32_t i)
 {
-    return &tape.wide[tape.chunk_wide[i >> TAPE_CHUNK_BITS] + (tape.code[i] >> 8)];
+    return &tape.tables.wide[tape.tables.chunk_wide[i >> TAPE_CHUNK_BITS] + (tape.code[i] >> 8)];
 }
 static inline int      tape_opcode(uint32_t i) { return tape.code[i] & TAPE_OPMASK; }
 static inline double   tape_val(uint32_t i)    { return tape.val[i]; }
 static inline uint32_t tape_a(uint32_t i)      /* first operand */
 {
     uint32_t c = tape.code[i];
-    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->a : tape_field_id(i, (c >> 8) & 0xfff);
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->a : tape_field_in(&tape.tables, i, (c >> 8) & 0xfff);
 }
 static inline uint32_t tape_b(uint32_t i)      /* second operand */
 {
     uint32_t c = tape.code[i];
-    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->b : tape_field_id(i, c >> 20);
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->b : tape_field_in(&tape.tables, i, c >> 20);
 }
 static inline int      tape_labeled(uint32_t i) { return (tape.code[i] & TAPE_LABELED) != 0; }
 static inline int      tape_wide(uint32_t i)    { return (tape.code[i] & TAPE_WIDE) != 0; }
