@@ -541,8 +541,8 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
         tables_free(&t);
         wg_error("out of memory reclaiming the tape");
     }
-    memcpy(t.far, tape.tables.far, far_to * sizeof(uint32_t));
-    memcpy(t.wide, tape.tables.wide, wide_to * sizeof(TapeArgs));
+    if (far_to) memcpy(t.far, tape.tables.far, far_to * sizeof(uint32_t));       /* NULL while empty */
+    if (wide_to) memcpy(t.wide, tape.tables.wide, wide_to * sizeof(TapeArgs));
     memcpy(t.chunk_far, tape.tables.chunk_far, nchunks);
     memcpy(t.chunk_wide, tape.tables.chunk_wide, nchunks);
     memcpy(t.chunk_window, tape.tables.chunk_window, nchunks);
