@@ -134,7 +134,7 @@ static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
     uint32_t d = i - id;
     if (d < TAPE_NEAR) return d;
     if (tape.far_seen[id & 1] == id) return tape.far_seen_field[id & 1];   /* a loop's parameters */
-    if (d - tape.window < TAPE_WINDOW_LEN && tape.window) return TAPE_WINDOW + (d - tape.window);
+    if (d - tape.window < TAPE_WINDOW_LEN) return TAPE_WINDOW + (d - tape.window);   /* no window: d - 0 >= TAPE_NEAR fails */
     return tape_far_field(id);
 }
 
