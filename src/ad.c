@@ -131,21 +131,16 @@ Value ad_d(Node *call, Env *env)
     Cuts cuts;
     Value shape = wrt_entries(call->list[1], env, &ids, &n, &cuts);
     wg_where.node = call;
-    Value *out = wg_scratch(sizeof(Value) * (size_t)(n ? n : 1));
+    /* an array's derivatives go straight into the result: its zeros hold
+     * no references, and an error leaves it to the collector */
+    Value one, *out = shape.t == V_ARR ? AS_ARR(shape)->v : &one;
     kink_begin();
     derivatives_of(y, ids, n, cuts, out);
     kink_end();
     wg_scratch_free(ids);
     wg_scratch_free((void *)cuts.ids);
     v_release(y);
-    if (shape.t == V_ARR) {
-        for (int i = 0; i < n; i++) AS_ARR(shape)->v[i] = out[i];
-        wg_scratch_free(out);
-        return shape;
-    }
-    Value r = out[0];
-    wg_scratch_free(out);
-    return r;
+    return shape.t == V_ARR ? shape : one;
 }
 
 /* ---------------------------------------------------------------- grad */

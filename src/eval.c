@@ -196,6 +196,7 @@ static void store_var(Node *target, Env *env, Value v)
     VerLog *log;
     Value *slot = var_slot(target, env, &log);
     v = bind_copy(v);
+    uint64_t logged = verlog_ids_logged;
     if (log && recording_scope(env)) version_bind(log, &v);
     else if (log && (!env || env->fn->records)) {
         /* inside nograd: the value is cut from its history, but the
@@ -205,6 +206,7 @@ static void store_var(Node *target, Env *env, Value v)
         version_bind(log, &v);
         tape.recording = 0;
     } else if (log) version_count(log);
+    if (target->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     Value old = *slot;
     *slot = v;
     v_release(old);
@@ -277,7 +279,9 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         if (log && ckpt_mode == 1) version_count(log);
     } else {
         if (log) version_count(log);
+        uint64_t logged = verlog_ids_logged;
         if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
+        if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     }
     Value old = *elem;
     *elem = v;
@@ -767,7 +771,9 @@ static void exec_compound(Node *n, Env *env)
             *e = r;
         }
         if (log && (!ckpt_store(env, n->a) || ckpt_mode == 1)) version_count(log);
+        uint64_t logged = verlog_ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));
+        if (n->a->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
         v_release(rhs);
         return;
     }

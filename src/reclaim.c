@@ -273,9 +273,12 @@ uint32_t reclaim_now(TapeMark floor)
     return gone;
 }
 
+uint64_t reclaim_global_versions;
+
 StatementMark reclaim_statement_begin(void)
 {
-    StatementMark m = { tape_mark(), tape.epoch, tape_size() + tape.reclaimed, lowest_floor };
+    StatementMark m = { tape_mark(), tape.epoch, tape_size() + tape.reclaimed, lowest_floor,
+                        reclaim_global_versions };
     lowest_floor = UINT32_MAX;
     return m;
 }
@@ -288,8 +291,13 @@ void reclaim_statement_end(const StatementMark *m)
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
         TapeMark floor = moved ? reclaim_everything() : m->made;
-        uint64_t cost = last_roots + (tape_size() > floor.n ? tape_size() - floor.n : 0);
-        if (cost > 8 * recorded + 4096 && !stress) reclaim_maybe(floor);   /* a small statement in a big session */
+        uint64_t above = tape_size() > floor.n ? tape_size() - floor.n : 0, cost = last_roots + above;
+        /* what became a global's version stays: if the rest is under the
+         * sixteenth a pass needs before it moves anything, the pass would
+         * walk every root to give nothing back (a loop filling an array) */
+        uint64_t kept = reclaim_global_versions - m->global_versions;
+        int futile = !moved && (above > kept ? above - kept : 0) < above / 16;
+        if ((cost > 8 * recorded + 4096 || futile) && !stress) reclaim_maybe(floor);   /* a small statement in a big session */
         else reclaim_now(floor);
     }
     if (m->outer_lowest < lowest_floor) lowest_floor = m->outer_lowest;   /* the enclosing statement's view */

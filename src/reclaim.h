@@ -45,8 +45,14 @@ typedef struct {
     uint32_t epoch;
     uint64_t before;            /* entries recorded before it began */
     uint32_t outer_lowest;      /* the enclosing statement's lowest floor so far */
+    uint64_t global_versions;   /* reclaim_global_versions when it began */
 } StatementMark;
 StatementMark reclaim_statement_begin(void);
+/* Entries that became versions of global variables: a global's versions
+ * stay live (x@k), so a statement whose entries nearly all went there
+ * leaves a pass too little to give back and skips it. The evaluator
+ * counts them. */
+extern uint64_t reclaim_global_versions;
 void          reclaim_statement_end(const StatementMark *m);
 
 /* Reclaims now (tests, `:tape reclaim`). Returns entries reclaimed. */

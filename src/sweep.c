@@ -983,6 +983,15 @@ static double *sparse_slot(Sparse *sp, uint32_t id, int *fresh)
     return &sp->vals[h];
 }
 
+/* The adjoint of id, 0 if the sweep never reached it. Looking up must not
+ * insert: a d call may ask for more places than the table has slots. */
+static double sparse_find(const Sparse *sp, uint32_t id)
+{
+    size_t h = (id * 2654435761u) & sp->mask;
+    while (sp->keys[h] && sp->keys[h] != id) h = (h + 1) & sp->mask;
+    return sp->keys[h] ? sp->vals[h] : 0;
+}
+
 static void heap_push(Sparse *sp, uint32_t id)
 {
     size_t i = sp->nheap++;
@@ -1021,19 +1030,9 @@ static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
     *slot += c;
 }
 
-static double sparse_adjoint(void *ud, uint32_t id)
-{
-    int fresh;
-    Sparse *sp = ud;
-    double *v = sparse_slot(sp, id, &fresh);
-    if (fresh) {          /* not in the cone: take the slot back */
-        sp->keys[v - sp->vals] = 0;
-        return 0;
-    }
-    return *v;
-}
+static double sparse_adjoint(void *ud, uint32_t id) { return sparse_find(ud, id); }
 
-static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, double *out)
+static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, Value *out)
 {
     size_t budget = ((size_t)top - lo) / 16;
     Sparse sp;
@@ -1063,14 +1062,8 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, d
     }
     if (ok && kink_watching()) kink_scan(lo, top, sparse_adjoint, &sp);
     if (ok)
-        for (int j = 0; j < n; j++) {
-            int fresh;
-            out[j] = 0;
-            if (wrt[j] >= lo && wrt[j] <= top) {
-                double *v = sparse_slot(&sp, wrt[j], &fresh);
-                out[j] = fresh ? 0 : *v;
-            }
-        }
+        for (int j = 0; j < n; j++)
+            out[j].u.n = wrt[j] >= lo && wrt[j] <= top ? sparse_find(&sp, wrt[j]) : 0;
     wg_scratch_free(sp.keys);
     wg_scratch_free(sp.vals);
     wg_scratch_free(sp.heap);
@@ -1166,9 +1159,10 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     }
     if (!top || !any) return;
     tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
-    double *g = wg_scratch(sizeof(double) * (size_t)(n ? n : 1));
+    /* each derivative is taken into its own out[j].u.n, then recorded:
+     * a gradient of a million places needs no second buffer */
     int f64 = num_backend == BK_F64, hit = f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
-    int done = !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, g);
+    int done = !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;
         int keep = f64 && !kept_busy;
@@ -1188,18 +1182,18 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
         if (kink_watching()) kink_scan(lo, top, plain_adjoint, &b);
         for (int j = 0; j < n; j++)
-            g[j] = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
+            out[j].u.n = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
         if (!hit && !keep) plain_free(&b);
     }
     tape.sweeps++;
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
     for (int j = 0; j < n; j++) {
-        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) continue;
-        if (tape.recording) out[j] = num_rec(g[j], rec_deriv(rec, (uint32_t)j, g[j]));
-        else out[j] = num_val(g[j]);
+        double g = out[j].u.n;
+        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) out[j] = num_val(0);
+        else if (tape.recording) out[j] = num_rec(g, rec_deriv(rec, (uint32_t)j, g));
+        else out[j] = num_val(g);
     }
     if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
     else if (!kept_busy) kept.valid = 0;      /* another question came between */
-    wg_scratch_free(g);
     tape.busy--;
 }

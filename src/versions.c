@@ -52,9 +52,12 @@ uint32_t label_place(Value *v)
 
 /* ---------------------------------------------------------------- logs */
 
+uint64_t verlog_ids_logged;
+
 /* Appends entry id as version log->count (the caller counted it). */
 void verlog_push(VerLog *log, uint32_t id)
 {
+    verlog_ids_logged++;
     if (log->n == log->cap) {
         __typeof__(log->cap) grown = log->cap ? 2 * log->cap : 8;   /* the size is kept only once it is had */
         log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)grown);
@@ -74,6 +77,7 @@ static void push_write(VerLog *log, int index, uint32_t id)
         log->capwrites = grown;
     }
     log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, id };
+    verlog_ids_logged += index >= 0;
 }
 
 static void push_snapshot(VerLog *log, Storage *s)
@@ -85,6 +89,7 @@ static void push_snapshot(VerLog *log, Storage *s)
     log->snaps[log->nsnaps] = ids;
     log->snaplen[log->nsnaps] = s->n;
     push_write(log, -1, (uint32_t)log->nsnaps++);
+    verlog_ids_logged += (uint64_t)s->n;
 }
 
 /* Keeps v (retained) as version log->count, element index (-1: whole). */

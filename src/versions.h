@@ -74,4 +74,9 @@ void verlog_visit(const VerLog *log, void (*visit)(Value));
  * inside heap values (duals, arrays) are the collector's to walk. */
 void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud);
 
+/* Ids that have entered any log (a number, an element write, each element
+ * of a snapshot): the evaluator counts those of global variables, which
+ * stay live, so a pass knows what it cannot give back. */
+extern uint64_t verlog_ids_logged;
+
 #endif
