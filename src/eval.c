@@ -214,12 +214,21 @@ static void store_var(Node *target, Env *env, Value v)
 
 /* ------------------------------------------------------------- indexing */
 
-static int index_of(Value idx, int len, Node *at)
+static int index_checked(Value idx, int len, Node *at);
+
+/* The common case inline (a whole number in range); the rest, with its
+ * errors, out of line: every a[i] in a loop comes through here. */
+static inline int index_of(Value idx, int len, Node *at)
 {
-    if (idx.t == V_NUM && idx.u.n >= 0 && idx.u.n < len) {   /* the common case */
+    if (__builtin_expect(idx.t == V_NUM && idx.u.n >= 0 && idx.u.n < len, 1)) {
         int i = (int)idx.u.n;
-        if (i == idx.u.n) return i;
+        if (__builtin_expect(i == idx.u.n, 1)) return i;
     }
+    return index_checked(idx, len, at);
+}
+
+static int index_checked(Value idx, int len, Node *at)
+{
     if (!IS_NUMBER(idx))
         wg_error_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);

@@ -76,12 +76,12 @@ static void index_history(uint32_t min_id)
         for (int w = log->nwrites - 1; w >= 0 && budget > 0; w--) {
             const ArrayWrite *aw = &log->writes[w];
             if (aw->index >= 0) {
-                history_push(&cap, min_id, aw->id, g, aw->index, aw->k);
-                budget--;
+                for (int j = aw->len - 1; j >= 0 && budget > 0; j--, budget--)
+                    history_push(&cap, min_id, log->wids[aw->at + j], g, aw->index + j, aw->k + j);
                 continue;
             }
-            const uint32_t *snap = log->snaps[aw->id];
-            int len = log->snaplen[aw->id];
+            const uint32_t *snap = log->snaps[aw->at];
+            int len = log->snaplen[aw->at];
             for (int i = 0; i < len && budget > 0; i++, budget--) history_push(&cap, min_id, snap[i], g, i, aw->k);
         }
     }
@@ -301,7 +301,8 @@ static void tape_stats(void)
         printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
     }
     size_t versions = 0;
-    for (int g = 0; g < nglobals; g++) versions += (size_t)globals[g].ver.n + (size_t)globals[g].ver.nwrites;   /* numbers, and arrays whole or by element */
+    for (int g = 0; g < nglobals; g++)    /* numbers, and arrays whole and by element */
+        versions += (size_t)globals[g].ver.n + (size_t)globals[g].ver.nsnaps + (size_t)globals[g].ver.nwids;
     double all = tape_size() > 1 ? (double)tape_bytes() / (tape_size() - 1) : (double)per;
     printf("  bytes per entry: %.1f in all (op and operand fields %zu, saved value %zu; "
            "the rest: wide entries, far operands, operand lists)\n", all, sizeof(uint32_t), sizeof(double));

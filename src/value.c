@@ -126,26 +126,12 @@ void obj_free(Obj *o)
     else free(o);
 }
 
-int is_seq(Value v) { return v.t == V_ARR || v.t == V_VIEW; }
-
 void seq_check_numbers(Value v, const char *what)
 {
     int n = seq_len(v);
     for (int i = 0; i < n; i++)
         if (seq_at(v, i)->t == V_STR)
             wg_error("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
-}
-
-int seq_len(Value v)
-{
-    return v.t == V_ARR ? AS_ARR(v)->n : AS_VIEW(v)->len;
-}
-
-Value *seq_at(Value v, int i)
-{
-    if (v.t == V_ARR) return &AS_ARR(v)->v[i];
-    View *w = AS_VIEW(v);
-    return &w->s->v[w->start + (long)i * w->stride];
 }
 
 Value arr_copy(Value v)

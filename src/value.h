@@ -145,10 +145,16 @@ Value   view_new(Storage *s, int start, int len, int stride);
 Value   dual_new(uint32_t tag, Value p, Value t);   /* takes ownership of p, t */
 Env    *env_new(FnInfo *fn, Env *parent, int n);
 
-/* Arrays and views alike: length, element read (borrowed), element slot. */
-int     seq_len(Value v);
-Value  *seq_at(Value v, int i);
-int     is_seq(Value v);
+/* Arrays and views alike: length, element read (borrowed), element slot.
+ * Inline: every element loop of the evaluator and the builtins runs here. */
+static inline int is_seq(Value v) { return v.t == V_ARR || v.t == V_VIEW; }
+static inline int seq_len(Value v) { return v.t == V_ARR ? AS_ARR(v)->n : AS_VIEW(v)->len; }
+static inline Value *seq_at(Value v, int i)
+{
+    if (v.t == V_ARR) return &AS_ARR(v)->v[i];
+    View *w = AS_VIEW(v);
+    return &w->s->v[w->start + (long)i * w->stride];
+}
 /* Arrays of strings (args) exist; arithmetic needs numbers: an error otherwise. */
 void    seq_check_numbers(Value v, const char *what);
 Value   arr_copy(Value v);       /* a fresh unaliased array with v's elements */

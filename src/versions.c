@@ -69,15 +69,32 @@ void verlog_push(VerLog *log, uint32_t id)
     log->n++;
 }
 
-static void push_write(VerLog *log, int index, uint32_t id)
+static void push_run(VerLog *log, int index, uint32_t at)
 {
     if (log->nwrites == log->capwrites) {
         __typeof__(log->capwrites) grown = log->capwrites ? 2 * log->capwrites : 8;   /* the size is kept only once it is had */
         log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)grown);
         log->capwrites = grown;
     }
-    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, id };
-    verlog_ids_logged += index >= 0;
+    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, 1, at };
+}
+
+/* Element index's entry became version log->count: the last run grows if
+ * this write continues it, else a run begins. */
+static void push_write(VerLog *log, int index, uint32_t id)
+{
+    if (log->nwids == log->capwids) {
+        __typeof__(log->capwids) grown = log->capwids ? 2 * log->capwids : 8;   /* the size is kept only once it is had */
+        log->wids = wg_realloc(log->wids, sizeof(uint32_t) * (size_t)grown);
+        log->capwids = grown;
+    }
+    ArrayWrite *last = log->nwrites ? &log->writes[log->nwrites - 1] : NULL;
+    if (last && last->index >= 0 && last->k + last->len == log->count && last->index + last->len == index)
+        last->len++;
+    else
+        push_run(log, index, (uint32_t)log->nwids);
+    log->wids[log->nwids++] = id;
+    verlog_ids_logged++;
 }
 
 static void push_snapshot(VerLog *log, Storage *s)
@@ -88,7 +105,7 @@ static void push_snapshot(VerLog *log, Storage *s)
     log->snaplen = wg_realloc(log->snaplen, sizeof(int) * (size_t)(log->nsnaps + 1));
     log->snaps[log->nsnaps] = ids;
     log->snaplen[log->nsnaps] = s->n;
-    push_write(log, -1, (uint32_t)log->nsnaps++);
+    push_run(log, -1, (uint32_t)log->nsnaps++);
     verlog_ids_logged += (uint64_t)s->n;
 }
 
@@ -205,15 +222,17 @@ uint32_t *verlog_array(const VerLog *log, int k, int *n)
     int last = last_snapshot(log, k);
     if (last < 0) return NULL;
     int found = 0;
-    for (int i = last; i < log->nwrites && log->writes[i].k <= k; i++) found |= log->writes[i].k == k;
+    for (int i = last; i < log->nwrites && log->writes[i].k <= k; i++)
+        found |= k < log->writes[i].k + log->writes[i].len;
     if (!found) return NULL;
-    uint32_t snap = log->writes[last].id;
+    uint32_t snap = log->writes[last].at;
     *n = log->snaplen[snap];
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
     memcpy(ids, log->snaps[snap], sizeof(uint32_t) * (size_t)*n);
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
-        if (log->writes[i].index < 0) break;
-        ids[log->writes[i].index] = log->writes[i].id;
+        const ArrayWrite *w = &log->writes[i];
+        if (w->index < 0) break;
+        for (int j = 0; j < w->len && w->k + j <= k; j++) ids[w->index + j] = log->wids[w->at + j];
     }
     return ids;
 }
@@ -235,8 +254,11 @@ static void overlay_held(const VerLog *log, int k, Storage *r)
         for (int i = 0; i < r->n && i < AS_ARR(*whole)->n; i++)
             if (AS_ARR(*whole)->v[i].t == V_DUAL) put(r, i, &AS_ARR(*whole)->v[i]);
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
-        const Value *e = verlog_held(log, log->writes[i].k, log->writes[i].index);
-        if (e && log->writes[i].index < r->n) put(r, log->writes[i].index, e);
+        const ArrayWrite *w = &log->writes[i];
+        for (int j = 0; j < w->len && w->k + j <= k; j++) {
+            const Value *e = verlog_held(log, w->k + j, w->index + j);
+            if (e && w->index + j < r->n) put(r, w->index + j, e);
+        }
     }
 }
 
@@ -290,6 +312,7 @@ void verlog_free_shallow(VerLog *log)
     free(log->snaps);
     free(log->snaplen);
     free(log->writes);
+    free(log->wids);
     free(log->held);
     memset(log, 0, sizeof *log);
 }
@@ -310,8 +333,7 @@ void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
     for (int i = 0; i < log->n; i++) fn(&log->ids[i], ud);
     for (int s = 0; s < log->nsnaps; s++)
         for (int i = 0; i < log->snaplen[s]; i++) fn(&log->snaps[s][i], ud);
-    for (int i = 0; i < log->nwrites; i++)
-        if (log->writes[i].index >= 0) fn(&log->writes[i].id, ud);   /* -1: a snapshot's number */
+    for (int i = 0; i < log->nwids; i++) fn(&log->wids[i], ud);
     for (int i = 0; i < log->nheld; i++)
         if (log->held[i].v.t == V_NUM) fn(&log->held[i].v.id, ud);
 }

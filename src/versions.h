@@ -16,10 +16,16 @@
 #include <stdint.h>
 #include "value.h"
 
+/* A run of element writes to consecutive elements, each the next version
+ * (a loop filling an array): write j of the run made version k + j of
+ * element index + j, whose entry is wids[at + j]. A loop over a million
+ * elements logs one run and 4 bytes a write. A whole assignment is a run
+ * of its own with index -1, and `at` the snapshot's number. */
 typedef struct {
-    int k;            /* the version this write made */
-    int index;        /* element written, or -1: a whole array (snapshot) */
-    uint32_t id;      /* the element's entry, or the snapshot's number */
+    int k;            /* the version the run's first write made */
+    int index;        /* its element, or -1: a whole array (snapshot) */
+    int len;          /* writes in the run (1 for a snapshot) */
+    uint32_t at;      /* first entry in wids, or the snapshot's number */
 } ArrayWrite;
 
 /* A version whose value carries tangents: the value itself (a dual, or an
@@ -36,8 +42,10 @@ typedef struct VerLog {
     int count;        /* assignments so far, arrays included */
     uint32_t **snaps;
     int *snaplen, nsnaps;
-    ArrayWrite *writes;
+    ArrayWrite *writes;          /* runs of element writes, and snapshots */
     int nwrites, capwrites;
+    uint32_t *wids;              /* the written elements' entries, run after run */
+    int nwids, capwids;
     HeldVersion *held;
     int nheld, capheld;
     int *inner;       /* (first, last) pairs: versions made inside checkpointed loops */
