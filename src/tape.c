@@ -61,9 +61,11 @@ static void free_arrays(void)
     free(tape.tables.chunk_far);
     free(tape.tables.chunk_wide);
     free(tape.tables.chunk_window);
+    free(tape.tables.chunk_deriv);
     tape.tables.far = NULL;
     tape.tables.wide = NULL;
     tape.tables.chunk_far = tape.tables.chunk_wide = tape.tables.chunk_window = NULL;
+    tape.tables.chunk_deriv = NULL;
 }
 
 /* Fresh arrays for n entries: reserved mappings, else NULL (the caller
@@ -177,12 +179,15 @@ void tape_chunk_begin(uint32_t i)
         if (w) tape.tables.chunk_wide = w;
         uint32_t *d = realloc(tape.tables.chunk_window, grown * sizeof(uint32_t));
         if (d) tape.tables.chunk_window = d;
-        if (!f || !w || !d) wg_error("out of memory growing the tape to %u entries", i);
+        TapeDerivBase *b = realloc(tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
+        if (b) tape.tables.chunk_deriv = b;
+        if (!f || !w || !d || !b) wg_error("out of memory growing the tape to %u entries", i);
         tape.capchunks = grown;
     }
     tape.tables.chunk_far[c] = (uint32_t)tape.nfar;
     tape.tables.chunk_wide[c] = (uint32_t)tape.nwide;
     tape.tables.chunk_window[c] = tape.window = 0;
+    tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;
     far_hash_reset();
 }
 
@@ -214,9 +219,29 @@ seen:
     return f;
 }
 
+/* Deriv entry i's fields packed against its chunk's base (the chunk's
+ * first deriv entry sets it), or TAPE_NOFIELD. */
+static uint32_t deriv_packed(uint32_t i, uint32_t call, uint32_t which)
+{
+    TapeDerivBase *base = &tape.tables.chunk_deriv[chunk_of(i)];
+    if (base->call == TAPE_NO_BASE) *base = (TapeDerivBase){ call, which };
+    uint32_t dc = call - base->call, w = dc ? which : which - base->which;
+    if (dc >= TAPE_PACKED_CALLS || w >= TAPE_PACKED_PLACES) return TAPE_NOFIELD;
+    return dc << 8 | w << 19;
+}
+
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
     uint32_t i = tape.n;
+    if ((opbyte & TAPE_OPMASK) == OP_DERIV) {
+        uint32_t f = deriv_packed(i, a, b);
+        if (f != TAPE_NOFIELD) {
+            tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | TAPE_PACKED | f;
+            tape.val[i] = v;
+            tape.n = i + 1;
+            return i;
+        }
+    }
     check_limit(sizeof(TapeArgs));
     reserve_wide(tape.nwide + 1);
     uint32_t k = (uint32_t)tape.nwide - tape.tables.chunk_wide[chunk_of(i)];
@@ -236,11 +261,12 @@ static void tape_rewind(uint32_t to)
     if (to >= tape.n) return;
     /* what the chunk's entries below `to` use of its tables (at most a
      * chunk's worth to look at) */
-    uint32_t c = chunk_of(to), nfar = 0, nwide = 0;
+    uint32_t c = chunk_of(to), nfar = 0, nwide = 0, packed = 0;
     for (uint32_t i = c << TAPE_CHUNK_BITS; i < to; i++) {
         uint32_t code = tape.code[i], fa = (code >> 8) & 0xfff, fb = code >> 20;
         if (code & TAPE_WIDE) {
-            if ((code >> 8) + 1 > nwide) nwide = (code >> 8) + 1;
+            packed |= code & TAPE_PACKED;
+            if (!(code & TAPE_PACKED) && (code >> 8) + 1 > nwide) nwide = (code >> 8) + 1;
             continue;
         }
         if (fa >= TAPE_NEAR && fa < TAPE_WINDOW && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
@@ -248,6 +274,7 @@ static void tape_rewind(uint32_t to)
     }
     tape.nfar = tape.tables.chunk_far[c] + nfar;
     tape.nwide = tape.tables.chunk_wide[c] + nwide;
+    if (!packed && c < tape.capchunks) tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;   /* the next deriv entry sets it */
     far_hash_reset();
     /* a chunk begun afresh has no window yet; else the chunk keeps its own */
     tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? tape.tables.chunk_window[c] : 0;
@@ -515,6 +542,7 @@ static void tables_free(TapeTables *t)
     free(t->chunk_far);
     free(t->chunk_wide);
     free(t->chunk_window);
+    free(t->chunk_deriv);
 }
 
 /* Tables for recording `kept` entries again from lo on: the current ones'
@@ -537,7 +565,8 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     t.chunk_far = malloc(nchunks);
     t.chunk_wide = malloc(nchunks);
     t.chunk_window = malloc(nchunks);
-    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window) {
+    t.chunk_deriv = malloc(tape.capchunks * sizeof(TapeDerivBase));
+    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_deriv) {
         tables_free(&t);
         wg_error("out of memory reclaiming the tape");
     }
@@ -546,6 +575,7 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     memcpy(t.chunk_far, tape.tables.chunk_far, nchunks);
     memcpy(t.chunk_wide, tape.tables.chunk_wide, nchunks);
     memcpy(t.chunk_window, tape.tables.chunk_window, nchunks);
+    memcpy(t.chunk_deriv, tape.tables.chunk_deriv, tape.capchunks * sizeof(TapeDerivBase));
     *capfar_out = capfar;
     *capwide_out = capwide;
     return t;

@@ -33,14 +33,28 @@
  * not operands (a sum's pool offset and count, a deriv's call, a side
  * record), is wide: bits 8-31 index the chunk's part of the wide table,
  * which holds its two fields as they are. So W2 records 12 bytes a step
- * of its recurrence, and reading an operand is a shift and a subtraction. */
+ * of its recurrence, and reading an operand is a shift and a subtraction.
+ *
+ * A deriv entry (its fields: the d call and which of the call's places) is
+ * wide too, but packed when it can be: bit 31 set, bits 8-18 its call less
+ * the call of its chunk's first deriv entry (the chunk's base, under 2048
+ * calls on), bits 19-30 its place less the base's place if it is the
+ * base's call, else its place (under 4096). The n entries of a gradient
+ * over an array are recorded one after another, so they all pack, and
+ * W4's million cost 12 bytes each. */
 #define TAPE_CHUNK_BITS 12
 #define TAPE_NEAR       2048u
 #define TAPE_FAR_SLOTS  1024u
 #define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* first window field */
 #define TAPE_WINDOW_LEN 1024u
+#define TAPE_PACKED     0x80000000u   /* with TAPE_WIDE: a packed deriv entry */
+#define TAPE_PACKED_CALLS  2048u
+#define TAPE_PACKED_PLACES 4096u
 
 typedef struct { uint32_t a, b; } TapeArgs;
+/* A chunk's first deriv entry: its call (TAPE_NO_BASE: none yet) and place. */
+typedef struct { uint32_t call, which; } TapeDerivBase;
+#define TAPE_NO_BASE 0xFFFFFFFFu
 
 /* What decoding a code needs besides the code (see "the code" below). */
 typedef struct {
@@ -48,6 +62,7 @@ typedef struct {
     TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
     uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
     uint32_t *chunk_window;     /* each chunk's window D (0: none yet) */
+    TapeDerivBase *chunk_deriv; /* each chunk's base for packed deriv entries */
 } TapeTables;
 
 /* One d(y, ...) call, so its result entries (OP_DERIV) can be expanded into
@@ -169,14 +184,26 @@ static inline uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f
     if (f < TAPE_WINDOW) return t->far[t->chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
     return i - t->chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
 }
+/* The fields of a wide entry i (packed or in the wide table). */
+static inline TapeArgs tape_wide_in(const TapeTables *t, uint32_t i)
+{
+    uint32_t c = tape.code[i];
+    if (c & TAPE_PACKED) {
+        const TapeDerivBase *base = &t->chunk_deriv[i >> TAPE_CHUNK_BITS];
+        uint32_t dc = (c >> 8) & (TAPE_PACKED_CALLS - 1), w = (c >> 19) & (TAPE_PACKED_PLACES - 1);
+        return (TapeArgs){ base->call + dc, dc ? w : base->which + w };
+    }
+    return t->wide[t->chunk_wide[i >> TAPE_CHUNK_BITS] + (c >> 8)];
+}
 /* Both fields of entry i, decoded with tables t (tape_compact decodes with
  * the tables it is replacing). */
 static inline TapeArgs tape_args_in(const TapeTables *t, uint32_t i)
 {
     uint32_t c = tape.code[i];
-    if (__builtin_expect(c & TAPE_WIDE, 0)) return t->wide[t->chunk_wide[i >> TAPE_CHUNK_BITS] + (c >> 8)];
+    if (__builtin_expect(c & TAPE_WIDE, 0)) return tape_wide_in(t, i);
     return (TapeArgs){ tape_field_in(t, i, (c >> 8) & 0xfff), tape_field_in(t, i, c >> 20) };
 }
+/* The wide-table fields of a sum or dot (never packed). */
 static inline const TapeArgs *tape_wide_at(uint32_t i)
 {
     return &tape.tables.wide[tape.tables.chunk_wide[i >> TAPE_CHUNK_BITS] + (tape.code[i] >> 8)];
@@ -186,15 +213,15 @@ static inline double   tape_val(uint32_t i)    { return tape.val[i]; }
 static inline uint32_t tape_a(uint32_t i)      /* first operand */
 {
     uint32_t c = tape.code[i];
-    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->a : tape_field_in(&tape.tables, i, (c >> 8) & 0xfff);
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&tape.tables, i).a : tape_field_in(&tape.tables, i, (c >> 8) & 0xfff);
 }
 static inline uint32_t tape_b(uint32_t i)      /* second operand */
 {
     uint32_t c = tape.code[i];
-    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_at(i)->b : tape_field_in(&tape.tables, i, c >> 20);
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&tape.tables, i).b : tape_field_in(&tape.tables, i, c >> 20);
 }
 static inline int      tape_labeled(uint32_t i) { return (tape.code[i] & TAPE_LABELED) != 0; }
-static inline int      tape_wide(uint32_t i)    { return (tape.code[i] & TAPE_WIDE) != 0; }
+static inline int      tape_wide(uint32_t i)    { return (tape.code[i] & (TAPE_WIDE | TAPE_PACKED)) == TAPE_WIDE; }   /* has a wide-table slot */
 static inline size_t   tape_far_count(void)     { return tape.nfar; }
 static inline uint32_t tape_size(void)         { return tape.n; }          /* entries, #0 included */
 static inline TapeArgs tape_args(uint32_t i)   { return (TapeArgs){ tape_a(i), tape_b(i) }; }   /* both fields */
@@ -208,9 +235,9 @@ static inline const uint32_t *tape_terms(uint32_t i, uint32_t *n) { const TapeAr
 static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return tape.pool + w->a; }
 static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
 {
-    const TapeArgs *w = tape_wide_at(i);
-    if (which) *which = w->b;
-    return w->a;
+    TapeArgs w = tape_wide_in(&tape.tables, i);
+    if (which) *which = w.b;
+    return w.a;
 }
 static inline DerivRec *tape_deriv_call(uint32_t r) { return &tape.derivs[r]; }
 static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }

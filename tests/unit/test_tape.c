@@ -452,6 +452,89 @@ static int decodes_as(uint32_t i, const Pushed *p)
     return tape_opcode(i) == p->op && tape_a(i) == p->a && tape_b(i) == p->b && tape_val(i) == p->v;
 }
 
+/* Deriv entries pack their call and place against their chunk's first
+ * deriv entry: a gradient's run packs whole; more calls in a chunk than the
+ * field holds, or a place jumping far from the base's, go wide. Every
+ * entry must decode to its push, after truncation and compaction too. */
+typedef struct { uint32_t call, which; } DerivPush;
+
+static int deriv_decodes(uint32_t i, DerivPush p)
+{
+    uint32_t which, call = tape_deriv_call_of(i, &which);
+    return tape_opcode(i) == OP_DERIV && call == p.call && which == p.which;
+}
+
+static void test_deriv_packing(void)
+{
+    tape_clear();
+    enum { PLACES = 10000, SMALL = 3000 };
+    uint32_t y = leaf(1), *wrt = malloc(sizeof(uint32_t) * PLACES);
+    for (int j = 0; j < PLACES; j++) wrt[j] = leaf(j);
+    uint32_t lo = tape_size();
+    DerivPush *ref = calloc(lo + PLACES + 2 * SMALL + 16, sizeof *ref);
+    uint32_t big = tape_deriv_rec(y, wrt, PLACES, NULL, 0);
+    for (uint32_t j = 0; j < PLACES; j++) ref[rec_deriv(big, j, j)] = (DerivPush){ big, j };
+    uint32_t packed = 0;
+    for (uint32_t i = lo; i < tape_size(); i++) packed += !tape_wide(i);
+    check(packed == PLACES, "deriv packing: a gradient over 10000 places packs every entry");
+    for (int k = 0; k < SMALL; k++) {          /* one place each: 3000 calls, beyond a chunk's 2048 */
+        uint32_t c = tape_deriv_rec(y, &wrt[k], 1, NULL, 0);
+        ref[rec_deriv(c, 0, k)] = (DerivPush){ c, 0 };
+    }
+    uint32_t jump = tape_deriv_rec(y, wrt, PLACES, NULL, 0);
+    ref[rec_deriv(jump, 0, 0)] = (DerivPush){ jump, 0 };
+    ref[rec_deriv(jump, 9000, 0)] = (DerivPush){ jump, 9000 };     /* far from its base: wide */
+    uint32_t n = tape_size(), bad = 0, wide = 0;
+    for (uint32_t i = lo; i < n; i++) {
+        bad += !deriv_decodes(i, ref[i]);
+        wide += tape_wide(i);
+    }
+    check(bad == 0, "deriv packing: every deriv entry decodes to its call and place");
+    check(wide > 0, "deriv packing: what does not pack goes wide");
+    /* truncated inside a chunk, then recorded on */
+    TapeMark m = tape_mark();
+    m.n = n - 700;
+    tape_truncate(m);
+    for (int k = 0; k < 600; k++) {
+        uint32_t c = tape_deriv_rec(y, &wrt[k], 1, NULL, 0);
+        ref[rec_deriv(c, 0, k)] = (DerivPush){ c, 0 };
+    }
+    n = tape_size();
+    bad = 0;
+    for (uint32_t i = lo; i < n; i++) bad += !deriv_decodes(i, ref[i]);
+    check(bad == 0, "deriv packing: truncated in a chunk and recorded on, every entry decodes");
+    /* compaction drops every third entry; the calls keep their records
+     * (renumbered if one loses all its entries), places stay */
+    m = tape_mark();
+    m.n = lo;
+    m.nderivs = 0;
+    m.npool = 0;
+    m.nsides = 0;
+    uint8_t *live = calloc(n - lo + 1, 1);
+    uint32_t *newpos = calloc(n - lo + 2, sizeof *newpos);
+    for (uint32_t i = lo; i < n; i++) live[i - lo] = i % 3 != 0;
+    DerivRec *before = malloc(sizeof(DerivRec) * tape_deriv_calls());
+    memcpy(before, tape.derivs, sizeof(DerivRec) * tape_deriv_calls());
+    tape_compact(m, live, newpos);
+    bad = 0;
+    uint32_t still = 0;
+    for (uint32_t i = lo; i < n; i++) {
+        if (!live[i - lo]) continue;
+        uint32_t at = newpos[i - lo], which, call = tape_deriv_call_of(at, &which);
+        const DerivRec *was = &before[ref[i].call], *now = tape_deriv_call(call);
+        bad += tape_opcode(at) != OP_DERIV || which != ref[i].which || now->nwrt != was->nwrt || now->y != was->y;
+        still += !tape_wide(at);
+    }
+    check(bad == 0, "deriv packing: compacted deriv entries decode to their (renumbered) call and place");
+    check(still > PLACES / 2, "deriv packing: a compacted gradient packs again");
+    free(before);
+    free(live);
+    free(newpos);
+    free(ref);
+    free(wrt);
+    tape_clear();
+}
+
 static void test_code(void)
 {
     tape_clear();
@@ -567,6 +650,7 @@ static void body(void *ud)
     test_compact();
     test_compact_fixed_point();
     test_code();
+    test_deriv_packing();
 }
 
 int main(void)
