@@ -132,6 +132,10 @@ for k in 1 2; do
 done
 if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
+# The same property on a long tape: 70000 entries between w and y = F(w), so
+# d(y, w) takes the sparse sweep (a small cone far up the tape).
+if "$PY" tests/gen/routes.py --bin "$BIN" --count 500 --seed 3 --pad 70000 --reduce 1 >"$tmp/routes" 2>&1; then ok
+else bad "tests/gen/routes.py --pad 70000" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The same property with a reclaiming pass at every chance (README
 # "Reclaiming"): every derivative must come out as without it.
 if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" --count 300 --seed 2 --reduce 1 >"$tmp/routes" 2>&1; then ok

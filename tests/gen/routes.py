@@ -9,7 +9,7 @@ by every route the language offers (d on the tape, grad, jvp, hvp and their
 nestings) and agree with central differences.
 
     python3 tests/gen/routes.py --bin ./wengert [--count N] [--seed S]
-        [--jobs J] [--keep-failures DIR] [--verbose]
+        [--jobs J] [--keep-failures DIR] [--pad N] [--verbose]
 
 Exits non-zero on any disagreement, difference mismatch or wengert error,
 printing each failing program (reduced by deleting and simplifying lines
@@ -38,6 +38,7 @@ ROUTE_RTOL = 1e-9
 FD_AGREE = 1e-6  # two step sizes agree: the difference check applies
 FD_MATCH = 1e-5  # then every route must match the smaller step to this
 STEPS = (1e-4, 1e-5)
+PAD = 0          # --pad N: N entries recorded between w and y
 
 # Routes. Each is (label, wengert expression); P is the program's number,
 # W the point as a literal, w the recorded top-level variable, y = F(w).
@@ -1141,6 +1142,9 @@ def program_script(k, body, w):
     out = ["fn F%d(x) {" % k] + body + ["}"]
     out.append("D%d = fn(t) { yy = F%d(t); return d(yy, t) }" % (k, k))
     out.append("w%d = %s" % (k, W))
+    if PAD:    # entries between w and y: d(y, w) spans a long tape (the sparse sweep)
+        out.append("pad%d = 0" % k)
+        out.append("for padi%d in 0..%d { pad%d += 1 }" % (k, PAD, k))
     out.append("y%d = F%d(w%d)" % (k, k, k))
     out.append('print("@%d F", y%d)' % (k, k))
     for label, expr in ROUTES:
@@ -1590,12 +1594,16 @@ def main():
     ap.add_argument("--skip", metavar="ROUTE,...", default="",
                     help="leave these routes out (labels as printed: d.jvp, hvp, ...)")
     ap.add_argument("--no-views", action="store_true", help="generate no views")
+    ap.add_argument("--pad", type=int, default=0, metavar="N",
+                    help="record N entries between w and y = F(w) (over 65536: d's sparse sweep)")
     ap.add_argument("--no-versions", action="store_true", help="generate no x@k")
     ap.add_argument("--no-ad", action="store_true", help="no derivatives inside F")
     ap.add_argument("--show", type=int, metavar="K", help="print program K of this seed and exit")
     ap.add_argument("--verbose", "-v", action="store_true")
     a = ap.parse_args()
     feats = {"views": not a.no_views, "versions": not a.no_versions, "ad": not a.no_ad}
+    global PAD
+    PAD = a.pad
     skip = set(s for s in a.skip.split(",") if s)
     unknown = skip - set(l for l, _ in ROUTES)
     if unknown:
