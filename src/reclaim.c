@@ -286,7 +286,7 @@ StatementMark reclaim_statement_begin(void)
 void reclaim_statement_end(const StatementMark *m)
 {
     uint64_t recorded = tape_size() + tape.reclaimed - m->before;
-    int moved = reclaim_moved_below(m->made.n + 1);
+    int moved = reclaim_moved_below(m->made.n);   /* a pass from its own mark moved only its own entries */
     if (m->epoch == tape.epoch && recorded && !tape.busy) {   /* (not after a :tape clear) */
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
