@@ -48,12 +48,12 @@ typedef struct {
     uint64_t global_versions;   /* reclaim_global_versions when it began */
 } StatementMark;
 StatementMark reclaim_statement_begin(void);
+void          reclaim_statement_end(const StatementMark *m);
 /* Entries that became versions of global variables: a global's versions
  * stay live (x@k), so a statement whose entries nearly all went there
  * leaves a pass too little to give back and skips it. The evaluator
  * counts them. */
 extern uint64_t reclaim_global_versions;
-void          reclaim_statement_end(const StatementMark *m);
 
 /* Reclaims now (tests, `:tape reclaim`). Returns entries reclaimed. */
 uint32_t reclaim_now(TapeMark floor);
