@@ -45,12 +45,15 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
 /* The next pass runs at tape size `at`, or halfway from here to the cap if
  * that comes first: reaching the cap is an error, so passes come closer
  * together as the tape nears it. */
+static uint64_t versions_at_schedule;   /* reclaim_global_versions when it was set */
+
 static void schedule(uint64_t at)
 {
     uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
     if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
     if (stress) at = 0;
     reclaim_next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
+    versions_at_schedule = reclaim_global_versions;
 }
 
 void reclaim_reset(void) { schedule((uint64_t)tape_size() + (1u << 16)); }
@@ -275,6 +278,20 @@ uint32_t reclaim_now(TapeMark floor)
 
 uint64_t reclaim_global_versions;
 
+/* Ids the global variables' versions hold (since the last :tape clear,
+ * which forgets them): a pass walks at least these, so a statement-end
+ * pass is priced with them before any pass has counted its roots. */
+static uint64_t version_roots(void)
+{
+    static uint32_t clears;
+    static uint64_t base;
+    if (clears != tape.clears) {
+        clears = tape.clears;
+        base = reclaim_global_versions;
+    }
+    return reclaim_global_versions - base;
+}
+
 StatementMark reclaim_statement_begin(void)
 {
     StatementMark m = { tape_mark(), tape.epoch, tape_size() + tape.reclaimed, lowest_floor,
@@ -291,7 +308,8 @@ void reclaim_statement_end(const StatementMark *m)
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
         TapeMark floor = moved ? reclaim_everything() : m->made;
-        uint64_t above = tape_size() > floor.n ? tape_size() - floor.n : 0, cost = last_roots + above;
+        uint64_t roots = last_roots > version_roots() ? last_roots : version_roots();
+        uint64_t above = tape_size() > floor.n ? tape_size() - floor.n : 0, cost = roots + above;
         /* what became a global's version stays: if the rest is under the
          * sixteenth a pass needs before it moves anything, the pass would
          * walk every root to give nothing back (a loop filling an array) */
@@ -312,5 +330,13 @@ void reclaim_maybe(TapeMark floor)
         return;
     }
     if (tape.busy) return;
+    /* entries that became versions of global variables since the pass was
+     * set are live (x@k keeps them): it waits for as many more, so filling
+     * and copying arrays at the top level runs no pass that finds nothing */
+    uint64_t held = reclaim_global_versions - versions_at_schedule;
+    if (held && !stress) {
+        schedule((uint64_t)reclaim_next_pass_at + held);
+        if (tape_size() < reclaim_next_pass_at) return;
+    }
     reclaim_now(floor);
 }
