@@ -46,6 +46,7 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
  * that comes first: reaching the cap is an error, so passes come closer
  * together as the tape nears it. */
 static uint64_t versions_at_schedule;   /* reclaim_global_versions when it was set */
+static uint32_t size_at_schedule;       /* and the tape's size */
 
 static void schedule(uint64_t at)
 {
@@ -54,6 +55,7 @@ static void schedule(uint64_t at)
     if (stress) at = 0;
     reclaim_next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
     versions_at_schedule = reclaim_global_versions;
+    size_at_schedule = (uint32_t)here;
 }
 
 void reclaim_reset(void) { schedule((uint64_t)tape_size() + (1u << 16)); }
@@ -330,13 +332,15 @@ void reclaim_maybe(TapeMark floor)
         return;
     }
     if (tape.busy) return;
-    /* entries that became versions of global variables since the pass was
-     * set are live (x@k keeps them): it waits for as many more, so filling
-     * and copying arrays at the top level runs no pass that finds nothing */
+    /* the tape grew by versions of global variables alone (nearly), which
+     * x@k keeps live: a pass would find what the last one left, so it
+     * waits for as much growth again (filling and copying arrays at the
+     * top level runs no pass that finds nothing) */
+    uint64_t grown = tape_size() > size_at_schedule ? tape_size() - size_at_schedule : 0;
     uint64_t held = reclaim_global_versions - versions_at_schedule;
-    if (held && !stress) {
-        schedule((uint64_t)reclaim_next_pass_at + held);
-        if (tape_size() < reclaim_next_pass_at) return;
+    if (!stress && held > grown - grown / 16) {
+        schedule((uint64_t)tape_size() + (reclaim_next_pass_at - size_at_schedule));
+        return;
     }
     reclaim_now(floor);
 }
