@@ -42,12 +42,12 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
     reclaim_reset();
 }
 
+static uint64_t versions_at_schedule;   /* reclaim_global_versions when the next pass was set */
+static uint32_t size_at_schedule;       /* and the tape's size then */
+
 /* The next pass runs at tape size `at`, or halfway from here to the cap if
  * that comes first: reaching the cap is an error, so passes come closer
  * together as the tape nears it. */
-static uint64_t versions_at_schedule;   /* reclaim_global_versions when it was set */
-static uint32_t size_at_schedule;       /* and the tape's size */
-
 static void schedule(uint64_t at)
 {
     uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
