@@ -310,7 +310,7 @@ void reclaim_statement_end(const StatementMark *m)
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
         TapeMark floor = moved ? reclaim_everything() : m->made;
-        uint64_t roots = last_roots > version_roots() ? last_roots : version_roots();
+        uint64_t versions = version_roots(), roots = last_roots > versions ? last_roots : versions;
         uint64_t above = tape_size() > floor.n ? tape_size() - floor.n : 0, cost = roots + above;
         /* what became a global's version stays: if the rest is under the
          * sixteenth a pass needs before it moves anything, the pass would
