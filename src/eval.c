@@ -38,6 +38,12 @@ static int block_depth;          /* blocks being run (0: a top-level statement) 
 
 static int exec(Node *n, Env *env);
 static int run_nesting;      /* chunks running inside chunks (:load, :time) */
+/* Variables a running nograd block assigned (see exec_nograd). */
+typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
+static NogradWrite *nograd_writes;
+static int n_nograd_writes, cap_nograd_writes;
+static uint32_t nograd_serial;    /* numbers blocks and settlings, for VerLog.nograd_mark */
+static uint32_t nograd_block;     /* the running outermost block's number */
 
 /* ------------------------------------------------------------- globals */
 
@@ -75,6 +81,8 @@ void eval_visit_roots(void (*visit)(Value))
         verlog_visit(&globals[i].ver, visit);
     }
     tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
+    for (int i = 0; i < n_nograd_writes; i++)     /* frames a running nograd block will settle */
+        if (nograd_writes[i].home) visit(obj_val(V_ENV, nograd_writes[i].home));
     ckpt_visit_roots(visit);       /* and checkpointed loops running or recomputed now */
 }
 
@@ -105,6 +113,78 @@ static Value detached(Value v)
 static int recording_scope(Env *env)
 {
     return tape.recording && (!env || env->fn->records);
+}
+
+/* ------------------------------------------------------------- nograd */
+
+/* Inside nograd nothing is recorded, yet a variable assigned there is
+ * still a place d can differentiate against afterwards (SPEC "nograd";
+ * tests/lang/ad_nograd_assign.wg). The block lists the variables it
+ * assigns, by =, element write or compound assignment, and when the
+ * outermost block ends each one's value becomes its latest version
+ * (version_settle). Deferred, so a loop filling an array under nograd
+ * records one leaf per element at the end, and nothing for the values it
+ * overwrote on the way; versions made inside the block are forgotten. */
+static void note_nograd_write(Node *var, Env *env, VerLog *log)
+{
+    /* no block: recording is off for a forward-only or plain run, which
+     * settles nothing (the tests reach none with a log) */
+    if (!log || !nograd_block || log->nograd_mark == nograd_block) return;
+    log->nograd_mark = nograd_block;
+    Env *home = NULL;
+    if (var->ref == REF_LOCAL) home = env;
+    else if (var->ref == REF_UPVAL) {
+        home = env;
+        for (int d = 0; d < var->depth; d++) home = home->parent;
+    }
+    if (n_nograd_writes == cap_nograd_writes) {
+        cap_nograd_writes = cap_nograd_writes ? 2 * cap_nograd_writes : 16;
+        nograd_writes = wg_realloc(nograd_writes, sizeof(NogradWrite) * (size_t)cap_nograd_writes);
+    }
+    if (home) home->h.rc++;      /* a frame may end before the block does */
+    nograd_writes[n_nograd_writes++] = (NogradWrite){ home, var->slot };
+}
+
+static void drop_nograd_writes(int from)
+{
+    while (n_nograd_writes > from) {
+        Env *home = nograd_writes[--n_nograd_writes].home;
+        if (home) v_release(obj_val(V_ENV, home));
+    }
+}
+
+/* Entries from `from` on (one block's) are settled, once per variable. */
+static void settle_nograd_writes(int from)
+{
+    uint32_t done = ++nograd_serial;
+    for (int i = from; i < n_nograd_writes; i++) {
+        NogradWrite *w = &nograd_writes[i];
+        Value *slot = w->home ? &w->home->slots[w->slot] : &globals[w->slot].v;
+        VerLog *log = w->home ? &w->home->vers[w->slot] : &globals[w->slot].ver;
+        if (log->nograd_mark != done) {
+            log->nograd_mark = done;
+            uint64_t logged = verlog_ids_logged;
+            version_settle(log, slot);
+            if (!w->home) reclaim_global_versions += verlog_ids_logged - logged;
+        }
+    }
+    drop_nograd_writes(from);
+}
+
+static void settle_protected(void *from) { settle_nograd_writes(*(int *)from); }
+
+static int exec_nograd(Node *n, Env *env)
+{
+    if (!tape.recording) return exec(n->a, env);    /* inside another: that one settles */
+    uint32_t outer = nograd_block;
+    int from = n_nograd_writes;
+    nograd_block = ++nograd_serial;
+    tape.recording = 0;
+    int code = exec(n->a, env);
+    tape.recording = 1;
+    nograd_block = outer;
+    settle_nograd_writes(from);
+    return code;
 }
 
 /* ------------------------------------------------------------ variables */
@@ -199,12 +279,11 @@ static void store_var(Node *target, Env *env, Value v)
     uint64_t logged = verlog_ids_logged;
     if (log && recording_scope(env)) version_bind(log, &v);
     else if (log && (!env || env->fn->records)) {
-        /* inside nograd: the value is cut from its history, but the
-         * variable is still a place d can differentiate against later */
+        /* inside nograd: the value is cut from its history; the variable
+         * becomes a place again when the block ends */
         v = detached(v);
-        tape.recording = 1;
-        version_bind(log, &v);
-        tape.recording = 0;
+        version_count(log);
+        note_nograd_write(target, env, log);
     } else if (log) version_count(log);
     if (target->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     Value old = *slot;
@@ -290,6 +369,10 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         if (log) version_count(log);
         uint64_t logged = verlog_ids_logged;
         if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
+        else if (!tape.recording && (!env || env->fn->records)) {
+            if (v.t == V_NUM) v.id = 0;          /* cut from its history, as store_var does */
+            if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
+        }
         if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     }
     Value old = *elem;
@@ -780,6 +863,7 @@ static void exec_compound(Node *n, Env *env)
             *e = r;
         }
         if (log && (!ckpt_store(env, n->a) || ckpt_mode == 1)) version_count(log);
+        if (!tape.recording && !ckpt_store(env, n->a) && (!env || env->fn->records)) note_nograd_write(n->a, env, log);
         uint64_t logged = verlog_ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));
         if (n->a->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
@@ -840,13 +924,7 @@ static int exec(Node *n, Env *env)
         ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
     case N_BLOCK: return exec_block(n, env);
-    case N_NOGRAD: {
-        int saved = tape.recording;
-        tape.recording = 0;
-        int code = exec(n->a, env);
-        tape.recording = saved;
-        return code;
-    }
+    case N_NOGRAD: return exec_nograd(n, env);
     case N_CKPT: return exec_checkpoint(n, env);
     case N_COMMAND:
         if (ckpt_mode == 2) return EXEC_NORMAL;      /* recomputation runs no commands */
@@ -915,7 +993,8 @@ static void release_nested_runs(void)
 int eval_chunk(Chunk *c)
 {
     int saved_recording = tape.recording;
-    int depth = call_depth, blocks = block_depth;
+    int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes;
+    uint32_t block = nograd_block;
     WgWhere where = wg_where;
     int err = wg_pcall(run_top, c);
     wg_where = where;
@@ -925,7 +1004,12 @@ int eval_chunk(Chunk *c)
         ckpt_abandon();
         sweep_abandon();
         release_nested_runs();
+        nograd_block = block;
         tape.recording = saved_recording;
+        /* a nograd block the error left ends here: what it had assigned
+         * becomes places, unless this chunk runs inside a block that goes on */
+        if (saved_recording && n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
+            drop_nograd_writes(nograds);
         call_depth = depth;
         ret_value = nil_val();
         gc_collect();

@@ -156,6 +156,44 @@ void version_bind(VerLog *log, Value *v)
 
 void version_array(VerLog *log, Storage *s) { snapshot(log, s); }
 
+/* The elements nothing has made places yet (written under nograd: id 0)
+ * become leaves; elements that already are places stay the places they
+ * are: nothing assigned them again. Returns whether any holds tangents. */
+static int settle_elements(Value *v, int n, long stride)
+{
+    int duals = 0;
+    for (int i = 0; i < n; i++, v += stride) {
+        Value *e = v_innermost(v);
+        duals |= v->t == V_DUAL;
+        if (e->t != V_NUM || (e->id && tape_labeled(e->id))) continue;
+        if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
+        if (!e->id) e->id = rec_leaf(e->u.n);
+        rec_label(e->id);
+    }
+    return duals;
+}
+
+void version_settle(VerLog *log, Value *v)
+{
+    if (IS_NUMBER(*v)) {
+        verlog_push(log, label_place(v));
+        if (v->t == V_DUAL) hold(log, -1, *v);
+    } else if (v->t == V_ARR) {
+        arr_own(v);
+        Storage *s = AS_ARR(*v);
+        int duals = settle_elements(s->v, s->n, 1);
+        push_snapshot(log, s);
+        if (duals) {
+            Value copy = arr_copy(*v);
+            hold(log, -1, copy);
+            v_release(copy);
+        }
+    } else if (v->t == V_VIEW) {
+        View *w = AS_VIEW(*v);
+        settle_elements(w->s->v + w->start, w->len, w->stride);
+    }
+}
+
 /* An element write: the element is a place whether or not its variable
  * keeps versions (log NULL: a view, or a frame that keeps none). */
 void version_element(VerLog *log, int index, Value *v)

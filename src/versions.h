@@ -50,6 +50,7 @@ typedef struct VerLog {
     int nheld, capheld;
     int *inner;       /* (first, last) pairs: versions made inside checkpointed loops */
     int ninner;
+    uint32_t nograd_mark;   /* eval.c: the nograd block that listed it last */
 } VerLog;
 
 /* Making versions. Each call that records counts one assignment. */
@@ -59,6 +60,10 @@ void     version_bind(VerLog *log, Value *v);    /* a value bound to the variabl
 void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
 void     version_array(VerLog *log, Storage *s); /* the array as it is now (after an in-place update) */
 void     version_count(VerLog *log);             /* an assignment that keeps no version */
+/* The variable's value as a nograd block leaves it becomes its latest
+ * version (counted already): numbers nothing made places yet get leaves,
+ * elements that are places stay as they are. A view labels its storage. */
+void     version_settle(VerLog *log, Value *v);
 void     verlog_push(VerLog *log, uint32_t id);  /* entry id as version log->count */
 
 /* Reading them. */
