@@ -80,9 +80,8 @@ static void index_history(uint32_t min_id)
                     history_push(&cap, min_id, log->wids[aw->at + j], g, aw->index + j, aw->k + j);
                 continue;
             }
-            const uint32_t *snap = log->snaps[aw->at];
-            int len = log->snaplen[aw->at];
-            for (int i = 0; i < len && budget > 0; i++, budget--) history_push(&cap, min_id, snap[i], g, i, aw->k);
+            const Snapshot *snap = &log->snaps[aw->at];
+            for (int i = 0; i < snap->len && budget > 0; i++, budget--) history_push(&cap, min_id, snapshot_id(snap, i), g, i, aw->k);
         }
     }
     if (nhist) qsort(hist, (size_t)nhist, sizeof(HistElem), cmp_hist);

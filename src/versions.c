@@ -97,14 +97,19 @@ static void push_write(VerLog *log, int index, uint32_t id)
     verlog_ids_logged++;
 }
 
+static uint32_t element_id(const Value *v) { return v->t == V_DUAL ? v_innermost((Value *)v)->id : v->id; }
+
 static void push_snapshot(VerLog *log, Storage *s)
 {
-    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
-    for (int i = 0; i < s->n; i++) ids[i] = s->v[i].t == V_DUAL ? v_innermost(&s->v[i])->id : s->v[i].id;
-    log->snaps = wg_realloc(log->snaps, sizeof(uint32_t *) * (size_t)(log->nsnaps + 1));
-    log->snaplen = wg_realloc(log->snaplen, sizeof(int) * (size_t)(log->nsnaps + 1));
-    log->snaps[log->nsnaps] = ids;
-    log->snaplen[log->nsnaps] = s->n;
+    Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n };
+    int run = snap.first != 0;
+    for (int i = 1; i < s->n && run; i++) run = element_id(&s->v[i]) == snap.first + (uint32_t)i;
+    if (!run) {
+        snap.ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
+        for (int i = 0; i < s->n; i++) snap.ids[i] = element_id(&s->v[i]);
+    }
+    log->snaps = wg_realloc(log->snaps, sizeof(Snapshot) * (size_t)(log->nsnaps + 1));
+    log->snaps[log->nsnaps] = snap;
     push_run(log, -1, (uint32_t)log->nsnaps++);
     verlog_ids_logged += (uint64_t)s->n;
 }
@@ -263,10 +268,10 @@ uint32_t *verlog_array(const VerLog *log, int k, int *n)
     for (int i = last; i < log->nwrites && log->writes[i].k <= k; i++)
         found |= k < log->writes[i].k + log->writes[i].len;
     if (!found) return NULL;
-    uint32_t snap = log->writes[last].at;
-    *n = log->snaplen[snap];
+    const Snapshot *snap = &log->snaps[log->writes[last].at];
+    *n = snap->len;
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
-    memcpy(ids, log->snaps[snap], sizeof(uint32_t) * (size_t)*n);
+    for (int i = 0; i < *n; i++) ids[i] = snapshot_id(snap, i);
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
         const ArrayWrite *w = &log->writes[i];
         if (w->index < 0) break;
@@ -346,9 +351,8 @@ void verlog_free_shallow(VerLog *log)
     free(log->inner);
     free(log->ids);
     free(log->ks);
-    for (int i = 0; i < log->nsnaps; i++) free(log->snaps[i]);
+    for (int i = 0; i < log->nsnaps; i++) free(log->snaps[i].ids);
     free(log->snaps);
-    free(log->snaplen);
     free(log->writes);
     free(log->wids);
     free(log->held);
@@ -366,11 +370,33 @@ void verlog_visit(const VerLog *log, void (*visit)(Value))
     for (int i = 0; i < log->nheld; i++) visit(log->held[i].v);
 }
 
+/* A run's ids one by one; renumbering keeps a run a run (its entries are
+ * all live, and compaction keeps their order), but should one come apart
+ * it is listed from there on, so nothing depends on that. */
+static void each_snapshot_id(Snapshot *s, void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    if (s->ids) {
+        for (int i = 0; i < s->len; i++) fn(&s->ids[i], ud);
+        return;
+    }
+    uint32_t first = s->first;
+    for (int i = 0; i < s->len; i++) {
+        uint32_t id = s->first + (uint32_t)i;
+        fn(&id, ud);
+        if (i == 0) first = id;
+        else if (!s->ids && id != first + (uint32_t)i) {
+            s->ids = wg_malloc(sizeof(uint32_t) * (size_t)s->len);
+            for (int j = 0; j < i; j++) s->ids[j] = first + (uint32_t)j;
+        }
+        if (s->ids) s->ids[i] = id;
+    }
+    s->first = first;
+}
+
 void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     for (int i = 0; i < log->n; i++) fn(&log->ids[i], ud);
-    for (int s = 0; s < log->nsnaps; s++)
-        for (int i = 0; i < log->snaplen[s]; i++) fn(&log->snaps[s][i], ud);
+    for (int s = 0; s < log->nsnaps; s++) each_snapshot_id(&log->snaps[s], fn, ud);
     for (int i = 0; i < log->nwids; i++) fn(&log->wids[i], ud);
     for (int i = 0; i < log->nheld; i++)
         if (log->held[i].v.t == V_NUM) fn(&log->held[i].v.id, ud);

@@ -35,13 +35,23 @@ typedef struct {
     Value v;
 } HeldVersion;
 
+/* An array's element entries at a whole assignment: listed, or (ids NULL)
+ * the run first, first + 1, ...: an array labelled in one go, as nearly
+ * every whole assignment is, costs nothing per element. */
+typedef struct {
+    uint32_t *ids;
+    uint32_t first;
+    int len;
+} Snapshot;
+static inline uint32_t snapshot_id(const Snapshot *s, int i) { return s->ids ? s->ids[i] : s->first + (uint32_t)i; }
+
 typedef struct VerLog {
     uint32_t *ids;
     int *ks;
     int n, cap;
     int count;        /* assignments so far, arrays included */
-    uint32_t **snaps;
-    int *snaplen, nsnaps;
+    Snapshot *snaps;
+    int nsnaps;
     ArrayWrite *writes;          /* runs of element writes, and snapshots */
     int nwrites, capwrites;
     uint32_t *wids;              /* the written elements' entries, run after run */
