@@ -718,6 +718,23 @@ Value eval_expr(Node *n, Env *env)
     }
     case N_BINOP: return eval_binop(n, env);
     case N_CALL: return eval_call(n, env);
+    case N_INDEX: {
+        /* a[i] with both names local or global, a an array, i a whole
+         * number in range, the element a number: no call and no reference
+         * count (every element loop reads through here) */
+        const Node *an = n->a, *in = n->b;
+        if (an->kind == N_NAME && in->kind == N_NAME && (an->ref == REF_LOCAL || an->ref == REF_GLOBAL)
+            && (in->ref == REF_LOCAL || in->ref == REF_GLOBAL)) {
+            const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
+            const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
+            if (av->t == V_ARR && iv->t == V_NUM) {
+                const Storage *s = AS_ARR(*av);
+                double x = iv->u.n;
+                if (x >= 0 && x < s->n && (int)x == x && s->v[(int)x].t == V_NUM) return s->v[(int)x];
+            }
+        }
+        break;
+    }
     default: break;
     }
     return eval_expr_rest(n, env);
