@@ -77,7 +77,7 @@ static void index_history(uint32_t min_id)
             const ArrayWrite *aw = &log->writes[w];
             if (aw->index >= 0) {
                 for (int j = aw->len - 1; j >= 0 && budget > 0; j--, budget--)
-                    history_push(&cap, min_id, log->wids[aw->at + j], g, aw->index + j, aw->k + j);
+                    history_push(&cap, min_id, write_id(log->wids, aw, j), g, aw->index + j, aw->k + j);
                 continue;
             }
             const Snapshot *snap = &log->snaps[aw->at];
@@ -301,7 +301,7 @@ static void tape_stats(void)
     }
     size_t versions = 0;
     for (int g = 0; g < nglobals; g++)    /* numbers, and arrays whole and by element */
-        versions += (size_t)globals[g].ver.n + (size_t)globals[g].ver.nsnaps + (size_t)globals[g].ver.nwids;
+        versions += verlog_kept(&globals[g].ver);
     double all = tape_size() > 1 ? (double)tape_bytes() / (tape_size() - 1) : (double)per;
     printf("  bytes per entry: %.1f in all (op and operand fields %zu, saved value %zu; "
            "the rest: wide entries, far operands, operand lists)\n", all, sizeof(uint32_t), sizeof(double));

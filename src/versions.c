@@ -76,25 +76,47 @@ static void push_run(VerLog *log, int index, uint32_t at)
         log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)grown);
         log->capwrites = grown;
     }
-    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, 1, at };
+    log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, 1, at, 0 };
+}
+
+static void reserve_wids(VerLog *log, int more)
+{
+    if (log->nwids + more <= log->capwids) return;
+    __typeof__(log->capwids) grown = log->capwids ? 2 * log->capwids : 8;   /* the size is kept only once it is had */
+    while (grown < log->nwids + more) grown *= 2;
+    log->wids = wg_realloc(log->wids, sizeof(uint32_t) * (size_t)grown);
+    log->capwids = grown;
+}
+
+/* A run's entries listed at the end of wids (they stopped being
+ * consecutive, or a listed run must grow at the end). */
+static void list_run(VerLog *log, ArrayWrite *w)
+{
+    reserve_wids(log, w->len + 1);
+    uint32_t at = (uint32_t)log->nwids;
+    for (int j = 0; j < w->len; j++) log->wids[log->nwids++] = write_id(log->wids, w, j);
+    w->at = at;
 }
 
 /* Element index's entry became version log->count: the last run grows if
  * this write continues it, else a run begins. */
 static void push_write(VerLog *log, int index, uint32_t id)
 {
-    if (log->nwids == log->capwids) {
-        __typeof__(log->capwids) grown = log->capwids ? 2 * log->capwids : 8;   /* the size is kept only once it is had */
-        log->wids = wg_realloc(log->wids, sizeof(uint32_t) * (size_t)grown);
-        log->capwids = grown;
-    }
     ArrayWrite *last = log->nwrites ? &log->writes[log->nwrites - 1] : NULL;
-    if (last && last->index >= 0 && last->k + last->len == log->count && last->index + last->len == index)
-        last->len++;
-    else
-        push_run(log, index, (uint32_t)log->nwids);
-    log->wids[log->nwids++] = id;
     verlog_ids_logged++;
+    if (!(last && last->index >= 0 && last->k + last->len == log->count && last->index + last->len == index)) {
+        push_run(log, index, WRITES_IN_ORDER);
+        log->writes[log->nwrites - 1].first = id;
+        return;
+    }
+    if (last->at == WRITES_IN_ORDER && id == last->first + (uint32_t)last->len) {
+        last->len++;
+        return;
+    }
+    if (last->at == WRITES_IN_ORDER || last->at + (uint32_t)last->len != (uint32_t)log->nwids) list_run(log, last);
+    reserve_wids(log, 1);
+    log->wids[log->nwids++] = id;
+    last->len++;
 }
 
 static uint32_t element_id(const Value *v) { return v->t == V_DUAL ? v_innermost((Value *)v)->id : v->id; }
@@ -275,7 +297,7 @@ uint32_t *verlog_array(const VerLog *log, int k, int *n)
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
         const ArrayWrite *w = &log->writes[i];
         if (w->index < 0) break;
-        for (int j = 0; j < w->len && w->k + j <= k; j++) ids[w->index + j] = log->wids[w->at + j];
+        for (int j = 0; j < w->len && w->k + j <= k; j++) ids[w->index + j] = write_id(log->wids, w, j);
     }
     return ids;
 }
@@ -393,11 +415,45 @@ static void each_snapshot_id(Snapshot *s, void (*fn)(uint32_t *id, void *ud), vo
     s->first = first;
 }
 
+size_t verlog_kept(const VerLog *log)
+{
+    size_t n = (size_t)log->n + (size_t)log->nsnaps;
+    for (int r = 0; r < log->nwrites; r++)
+        if (log->writes[r].index >= 0) n += (size_t)log->writes[r].len;
+    return n;
+}
+
 void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     for (int i = 0; i < log->n; i++) fn(&log->ids[i], ud);
     for (int s = 0; s < log->nsnaps; s++) each_snapshot_id(&log->snaps[s], fn, ud);
-    for (int i = 0; i < log->nwids; i++) fn(&log->wids[i], ud);
+    int listed = log->nwids;     /* runs listed below append after these */
+    for (int i = 0; i < listed; i++) fn(&log->wids[i], ud);
+    for (int r = 0; r < log->nwrites; r++) {
+        ArrayWrite *w = &log->writes[r];
+        if (w->index < 0 || w->at != WRITES_IN_ORDER) continue;
+        uint32_t first = w->first, broke = 0;
+        for (int j = 0; j < w->len; j++) {
+            uint32_t id = w->first + (uint32_t)j;
+            fn(&id, ud);
+            if (j == 0) first = id;
+            else if (!broke && id != first + (uint32_t)j) {   /* listed from here on (see each_snapshot_id) */
+                broke = 1;
+                uint32_t old = w->first;
+                w->first = first;
+                int len = w->len;
+                w->len = j;
+                list_run(log, w);     /* the j renumbered so far */
+                w->len = len;
+                w->first = old;
+            }
+            if (broke) {
+                reserve_wids(log, 1);
+                log->wids[log->nwids++] = id;
+            }
+        }
+        if (!broke) w->first = first;
+    }
     for (int i = 0; i < log->nheld; i++)
         if (log->held[i].v.t == V_NUM) fn(&log->held[i].v.id, ud);
 }

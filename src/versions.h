@@ -18,15 +18,23 @@
 
 /* A run of element writes to consecutive elements, each the next version
  * (a loop filling an array): write j of the run made version k + j of
- * element index + j, whose entry is wids[at + j]. A loop over a million
- * elements logs one run and 4 bytes a write. A whole assignment is a run
- * of its own with index -1, and `at` the snapshot's number. */
+ * element index + j, whose entry is wids[at + j], or first + j while the
+ * entries are consecutive too (at WRITES_IN_ORDER): a loop over a million
+ * elements that records one entry a write logs 20 bytes in all. A whole
+ * assignment is a run of its own with index -1, and `at` the snapshot's
+ * number. */
 typedef struct {
     int k;            /* the version the run's first write made */
     int index;        /* its element, or -1: a whole array (snapshot) */
     int len;          /* writes in the run (1 for a snapshot) */
-    uint32_t at;      /* first entry in wids, or the snapshot's number */
+    uint32_t at;      /* first entry in wids, the snapshot's number, or WRITES_IN_ORDER */
+    uint32_t first;   /* WRITES_IN_ORDER: the entry of the run's first write */
 } ArrayWrite;
+#define WRITES_IN_ORDER 0xFFFFFFFFu
+static inline uint32_t write_id(const uint32_t *wids, const ArrayWrite *w, int j)
+{
+    return w->at == WRITES_IN_ORDER ? w->first + (uint32_t)j : wids[w->at + j];
+}
 
 /* A version whose value carries tangents: the value itself (a dual, or an
  * array copy for a whole array), or one element written (index >= 0). */
@@ -96,6 +104,7 @@ void verlog_visit(const VerLog *log, void (*visit)(Value));
  * entries, keeping their order, so the columns stay sorted). Numbers held
  * inside heap values (duals, arrays) are the collector's to walk. */
 void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud);
+size_t   verlog_kept(const VerLog *log);   /* versions kept: numbers, snapshots, element writes */
 
 /* Ids that have entered any log (a number, an element write, each element
  * of a snapshot): the evaluator counts those of global variables, which
