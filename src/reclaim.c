@@ -42,6 +42,7 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
     reclaim_reset();
 }
 
+static int poor_passes;      /* passes running that gave back under a quarter of what they looked at */
 static uint64_t versions_at_schedule;   /* reclaim_global_versions when the next pass was set */
 static uint32_t size_at_schedule;       /* and the tape's size then */
 
@@ -58,7 +59,11 @@ static void schedule(uint64_t at)
     size_at_schedule = (uint32_t)here;
 }
 
-void reclaim_reset(void) { schedule((uint64_t)tape_size() + (1u << 16)); }
+void reclaim_reset(void)
+{
+    poor_passes = 0;
+    schedule((uint64_t)tape_size() + (1u << 16));
+}
 
 TapeMark reclaim_everything(void) { return (TapeMark){ 1, 0, 0, 0 }; }
 
@@ -267,9 +272,14 @@ uint32_t reclaim_now(TapeMark floor)
     tape.reclaims++;
     last_roots = p.roots;
     /* the next pass waits until the tape has grown by what this one cost,
-     * and by more when it found little to give back */
+     * and by eight times that after two passes running that found little
+     * to give back: a loop whose garbage only its next iterations make
+     * (c = b * 2 over a big array in a function) finds little on its
+     * first pass, and waiting 8x after that one let it grow to 530 MB
+     * (tests/lang/reclaim_backoff.wg) */
     uint64_t cost = (uint64_t)(tape_size() - p.lo) + p.roots;
-    uint64_t gap = gone < (p.n - p.lo) / 4 ? 8 * cost : cost;
+    poor_passes = gone < (p.n - p.lo) / 4 ? poor_passes + 1 : 0;
+    uint64_t gap = poor_passes >= 2 ? 8 * cost : cost;
     if (gap < (1u << 16)) gap = 1u << 16;
     schedule((uint64_t)tape_size() + gap);
     wg_scratch_free(p.live);
