@@ -99,16 +99,33 @@ static void eval_root_ids(IdFn fn, void *ud)
 
 /* ------------------------------------------------------------ versions */
 
+/* v as detach(v) gives it: the number without its tape entry or its
+ * tangents (takes ownership; an array is one bind_copy made unaliased). */
 static Value detached(Value v)
 {
     if (v.t == V_NUM) v.id = 0;
-    else if (v.t == V_ARR) {
-        arr_own(&v);    /* v was bound with bind_copy: never aliased here */
-        for (int i = 0; i < AS_ARR(v)->n; i++)
-            if (AS_ARR(v)->v[i].t == V_NUM) AS_ARR(v)->v[i].id = 0;
+    else if (v.t == V_DUAL) {
+        Value p = num_val(v_primal(v));
+        v_release(v);
+        v = p;
+    } else if (v.t == V_ARR) {
+        arr_own(&v);
+        for (int i = 0; i < AS_ARR(v)->n; i++) {
+            Value *e = &AS_ARR(v)->v[i];
+            if (e->t == V_NUM) e->id = 0;
+            else if (e->t == V_DUAL) *e = detached(*e);
+        }
     }
     return v;
 }
+
+/* The frame (call depth) running the innermost nograd block, -1 none.
+ * What a nograd block assigns in its own frame, and what it returns, is
+ * cut as detach cuts it: no tape history and no tangents, so reverse and
+ * forward mode agree that nothing flows through it. Functions it calls run
+ * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
+static int nograd_frame = -1;
+static inline int in_nograd(void) { return nograd_frame == call_depth; }
 
 static int recording_scope(Env *env)
 {
@@ -175,15 +192,21 @@ static void settle_protected(void *from) { settle_nograd_writes(*(int *)from); }
 
 static int exec_nograd(Node *n, Env *env)
 {
-    if (!tape.recording) return exec(n->a, env);    /* inside another: that one settles */
-    uint32_t outer = nograd_block;
-    int from = n_nograd_writes;
-    nograd_block = ++nograd_serial;
-    tape.recording = 0;
-    int code = exec(n->a, env);
-    tape.recording = 1;
-    nograd_block = outer;
-    settle_nograd_writes(from);
+    int outer_frame = nograd_frame, code;
+    nograd_frame = call_depth;
+    if (!tape.recording) code = exec(n->a, env);    /* inside another (it settles), or forward-only */
+    else {
+        uint32_t outer = nograd_block;
+        int from = n_nograd_writes;
+        nograd_block = ++nograd_serial;
+        tape.recording = 0;
+        code = exec(n->a, env);
+        tape.recording = 1;
+        nograd_block = outer;
+        settle_nograd_writes(from);
+    }
+    nograd_frame = outer_frame;
+    if (code == EXEC_RETURN) ret_value = detached(bind_copy(ret_value));   /* returned from inside the block */
     return code;
 }
 
@@ -265,6 +288,7 @@ static void store_var(Node *target, Env *env, Value v)
         v_release(old);
         return;
     }
+    if (__builtin_expect(in_nograd(), 0)) v = detached(bind_copy(v));
     if (target->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
         /* a number into a local of a function that keeps no versions */
         Value *slot = &env->slots[target->slot];
@@ -278,10 +302,9 @@ static void store_var(Node *target, Env *env, Value v)
     v = bind_copy(v);
     uint64_t logged = verlog_ids_logged;
     if (log && recording_scope(env)) version_bind(log, &v);
-    else if (log && (!env || env->fn->records)) {
-        /* inside nograd: the value is cut from its history; the variable
-         * becomes a place again when the block ends */
-        v = detached(v);
+    else if (log && in_nograd()) {
+        /* cut from its history above; the variable becomes a place again
+         * when the block ends */
         version_count(log);
         note_nograd_write(target, env, log);
     } else if (log) version_count(log);
@@ -369,8 +392,8 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
         if (log) version_count(log);
         uint64_t logged = verlog_ids_logged;
         if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
-        else if (!tape.recording && (!env || env->fn->records)) {
-            if (v.t == V_NUM) v.id = 0;          /* cut from its history, as store_var does */
+        else if (in_nograd()) {
+            v = detached(v);                      /* as store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
         }
         if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
@@ -826,7 +849,7 @@ static void exec_assign(Node *n, Env *env)
     Value v = eval_expr(n->b, env);
     wg_where.node = n;
     Node *t = n->a;
-    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL)) {
+    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd()) {
         /* store_var's path for a number (or a dual: bind_copy keeps both as
          * they are) into a local without versions, here where v is still
          * in registers */
@@ -875,12 +898,13 @@ static void exec_compound(Node *n, Env *env)
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
+            if (in_nograd()) r = detached(r);
             if (places && !snap) label_place(&r);
             v_release(*e);
             *e = r;
         }
         if (log && (!ckpt_store(env, n->a) || ckpt_mode == 1)) version_count(log);
-        if (!tape.recording && !ckpt_store(env, n->a) && (!env || env->fn->records)) note_nograd_write(n->a, env, log);
+        if (in_nograd() && !ckpt_store(env, n->a)) note_nograd_write(n->a, env, log);
         uint64_t logged = verlog_ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));
         if (n->a->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
@@ -1010,7 +1034,7 @@ static void release_nested_runs(void)
 int eval_chunk(Chunk *c)
 {
     int saved_recording = tape.recording;
-    int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes;
+    int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes, frame = nograd_frame;
     uint32_t block = nograd_block;
     WgWhere where = wg_where;
     int err = wg_pcall(run_top, c);
@@ -1022,6 +1046,7 @@ int eval_chunk(Chunk *c)
         sweep_abandon();
         release_nested_runs();
         nograd_block = block;
+        nograd_frame = frame;
         tape.recording = saved_recording;
         /* a nograd block the error left ends here: what it had assigned
          * becomes places, unless this chunk runs inside a block that goes on */
