@@ -130,6 +130,10 @@ for k in 1 2; do
     if "$PY" tests/gen/checkpoint_vs_plain.py --bin "$BIN" --seed 7 --count 300 --k $k >"$tmp/ckvp" 2>/dev/null; then ok
     else bad "tests/gen/checkpoint_vs_plain.py --k $k" "$(tail -5 "$tmp/ckvp")"; fi
 done
+# An assignment inside nograd is the assignment of detach(...): the same
+# random programs with some assignments in nograd, against detach twins.
+if "$PY" tests/gen/nograd_vs_detach.py --bin "$BIN" --seed 4 --count 400 >"$tmp/ngvd" 2>/dev/null; then ok
+else bad "tests/gen/nograd_vs_detach.py" "$(tail -5 "$tmp/ngvd")"; fi
 if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The same property on a long tape: 70000 entries between w and y = F(w), so
