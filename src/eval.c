@@ -190,7 +190,7 @@ static void settle_nograd_writes(int from)
 
 static void settle_protected(void *from) { settle_nograd_writes(*(int *)from); }
 
-static int exec_nograd(Node *n, Env *env)
+static __attribute__((noinline)) int exec_nograd(Node *n, Env *env)
 {
     int outer_frame = nograd_frame, code;
     nograd_frame = call_depth;
@@ -404,8 +404,22 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     v_release(tmp);
 }
 
-static Value eval_index(Node *n, Env *env)
+static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
 {
+    /* a[i] with both names local or global, a an array, i a whole number
+     * in range, the element a number: no reference count and no calls
+     * (every element loop reads through here) */
+    const Node *an = n->a, *in = n->b;
+    if (an->kind == N_NAME && in->kind == N_NAME && (an->ref == REF_LOCAL || an->ref == REF_GLOBAL)
+        && (in->ref == REF_LOCAL || in->ref == REF_GLOBAL)) {
+        const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
+        const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
+        if (av->t == V_ARR && iv->t == V_NUM) {
+            const Storage *st = AS_ARR(*av);
+            double x = iv->u.n;
+            if (x >= 0 && x < st->n && (int)x == x && st->v[(int)x].t == V_NUM) return st->v[(int)x];
+        }
+    }
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) {
         v_release(a);
@@ -559,6 +573,8 @@ static void cache_callee(Node *n, const Builtin *bi)
     n->cached_special = (void *)special_for(bi);
 }
 
+static Value eval_call_general(Node *n, Env *env);
+
 static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
     Node *callee = n->a;
@@ -581,7 +597,13 @@ static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
             }
         }
     }
-    Value f = eval_expr(callee, env);
+    return eval_call_general(n, env);
+}
+
+/* Any other call: the arguments' array stays out of the fast path's frame. */
+static __attribute__((noinline)) Value eval_call_general(Node *n, Env *env)
+{
+    Value f = eval_expr(n->a, env);
     if (n->n > MAX_ARGS) wg_error_at(n, "too many arguments (at most %d)", MAX_ARGS);
     Value args[MAX_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = eval_expr(n->list[i], env);
@@ -741,23 +763,6 @@ Value eval_expr(Node *n, Env *env)
     }
     case N_BINOP: return eval_binop(n, env);
     case N_CALL: return eval_call(n, env);
-    case N_INDEX: {
-        /* a[i] with both names local or global, a an array, i a whole
-         * number in range, the element a number: no call and no reference
-         * count (every element loop reads through here) */
-        const Node *an = n->a, *in = n->b;
-        if (an->kind == N_NAME && in->kind == N_NAME && (an->ref == REF_LOCAL || an->ref == REF_GLOBAL)
-            && (in->ref == REF_LOCAL || in->ref == REF_GLOBAL)) {
-            const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
-            const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
-            if (av->t == V_ARR && iv->t == V_NUM) {
-                const Storage *s = AS_ARR(*av);
-                double x = iv->u.n;
-                if (x >= 0 && x < s->n && (int)x == x && s->v[(int)x].t == V_NUM) return s->v[(int)x];
-            }
-        }
-        break;
-    }
     default: break;
     }
     return eval_expr_rest(n, env);
