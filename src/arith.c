@@ -125,6 +125,11 @@ Value arith_sum(Value a)
     }
     if (num_backend != BK_F64) s = acc_result(&q);
     if (!recorded || !tape.recording) return num_val(s);
+    /* consecutive entries (an array one loop or one vector op wrote): no list */
+    uint32_t first = seq_at(a, 0)->id;
+    int run = first != 0 && n >= 2;
+    for (int i = 1; i < n && run; i++) run = seq_at(a, i)->id == first + (uint32_t)i;
+    if (run) return num_rec(s, rec_sum_run(first, (uint32_t)n, s));
     uint32_t off, *terms = rec_operands((uint32_t)n, &off);
     for (int i = 0; i < n; i++) terms[i] = seq_at(a, i)->id;
     return num_rec(s, rec_sum(off, (uint32_t)n, s));

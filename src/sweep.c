@@ -199,9 +199,11 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         case OP_CONST: case OP_LEAF:
             break;
         case OP_SUM: {
-            const uint32_t *t = tape_terms(i, &n);
-            for (uint32_t j = 0; j < n; j++)
-                if (t[j] >= lo && tape_opcode(t[j]) != OP_CONST) so.in[t[j] - lo] = 1, so.abar[t[j] - lo] += a;
+            TapeTerms t = tape_terms(i);
+            for (uint32_t j = 0; j < t.n; j++) {
+                uint32_t x = tape_term(t, j);
+                if (x >= lo && tape_opcode(x) != OP_CONST) so.in[x - lo] = 1, so.abar[x - lo] += a;
+            }
             break;
         }
         case OP_DOT: {
@@ -248,8 +250,8 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
         case OP_CONST: case OP_LEAF:
             break;
         case OP_SUM: {
-            const uint32_t *terms = tape_terms(i, &n);
-            for (uint32_t j = 0; j < n; j++) t += so_tau(lo, terms[j]);
+            TapeTerms terms = tape_terms(i);
+            for (uint32_t j = 0; j < terms.n; j++) t += so_tau(lo, tape_term(terms, j));
             break;
         }
         case OP_DOT: {
@@ -385,8 +387,11 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     case OP_CONST: case OP_LEAF:
         return;
     case OP_SUM: {
-        const uint32_t *t = tape_terms(i, &n);
-        for (uint32_t j = 0; j < n; j++) give_plain(b, t[j], a, 1);
+        TapeTerms t = tape_terms(i);
+        if (!t.list)
+            for (uint32_t j = 0; j < t.n; j++) give_plain(b, t.first + j, a, 1);
+        else
+            for (uint32_t j = 0; j < t.n; j++) give_plain(b, t.list[j], a, 1);
         return;
     }
     case OP_DOT: {
@@ -663,8 +668,8 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
     case OP_CONST: case OP_LEAF:
         return;
     case OP_SUM: {
-        const uint32_t *t = tape_terms(i, &n);
-        for (uint32_t j = 0; j < n; j++) give_val(b, t[j], a, num_val(1));
+        TapeTerms t = tape_terms(i);
+        for (uint32_t j = 0; j < t.n; j++) give_val(b, tape_term(t, j), a, num_val(1));
         return;
     }
     case OP_DOT: {

@@ -442,6 +442,7 @@ uint32_t *rec_operands(uint32_t count, uint32_t *off)
 }
 
 uint32_t rec_sum(uint32_t off, uint32_t n, double v) { return tape_push(OP_SUM, off, n, v); }
+uint32_t rec_sum_run(uint32_t first, uint32_t n, double v) { return tape_push(OP_SUM, first, n | TAPE_SUM_RUN, v); }
 uint32_t rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, off, n, v); }
 
 uint32_t rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
@@ -461,8 +462,8 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
     case OP_CONST: case OP_LEAF:
         return;
     case OP_SUM: {
-        const uint32_t *t = tape_terms(i, &n);
-        for (uint32_t j = 0; j < n; j++) fn(t[j], ud);
+        TapeTerms t = tape_terms(i);
+        for (uint32_t j = 0; j < t.n; j++) fn(tape_term(t, j), ud);
         return;
     }
     case OP_DOT: {
@@ -676,7 +677,9 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
         uint32_t opbyte = tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
         double v = tape.val[i];
         TapeArgs a = tape_args_in(&old, i);
-        if (op == OP_SUM || op == OP_DOT) {
+        if (op == OP_SUM && (a.b & TAPE_SUM_RUN))
+            a.a = renumbered(&rn, a.a);     /* its terms all live: still consecutive */
+        else if (op == OP_SUM || op == OP_DOT) {
             uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;
             uint32_t off = repool(out, &nout, base, a.a, cnt, &rn);
             a.a = off;

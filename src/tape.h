@@ -230,8 +230,20 @@ static inline uint32_t tape_deriv_calls(void)  { return tape.nderivs; }
 
 /* n-ary entries keep their operands in the pool: sum its terms, dot its
  * pairs (x0, y0, x1, y1, ...); a deriv entry names its d call and which
- * of the call's results it is. */
-static inline const uint32_t *tape_terms(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return tape.pool + w->a; }
+ * of the call's results it is. A sum over consecutive entries (an array
+ * written by one loop or one vector op, a gradient) keeps no list: its
+ * fields are the first entry and the count with TAPE_SUM_RUN set. Every
+ * term of a live sum is live, and reclaiming keeps the order, so a run
+ * stays a run. */
+#define TAPE_SUM_RUN 0x80000000u
+typedef struct { const uint32_t *list; uint32_t first, n; } TapeTerms;
+static inline TapeTerms tape_terms(uint32_t i)
+{
+    const TapeArgs *w = tape_wide_at(i);
+    if (w->b & TAPE_SUM_RUN) return (TapeTerms){ NULL, w->a, w->b & ~TAPE_SUM_RUN };
+    return (TapeTerms){ tape.pool + w->a, 0, w->b };
+}
+static inline uint32_t tape_term(TapeTerms t, uint32_t j) { return t.list ? t.list[j] : t.first + j; }
 static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return tape.pool + w->a; }
 static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
 {
@@ -294,6 +306,7 @@ static inline void     rec_label(uint32_t i) { tape.code[i] |= TAPE_LABELED; }
  * is valid until the next reservation. */
 uint32_t *rec_operands(uint32_t count, uint32_t *off);
 uint32_t rec_sum(uint32_t off, uint32_t n, double v);
+uint32_t rec_sum_run(uint32_t first, uint32_t n, double v);   /* terms first .. first + n - 1 */
 uint32_t rec_dot(uint32_t off, uint32_t n, double v);
 uint32_t rec_deriv(uint32_t call, uint32_t which, double v);
 

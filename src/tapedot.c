@@ -163,7 +163,10 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 {
     int op = tape_opcode(i);
     TapeArgs g = tape_args(i);
-    if (op == OP_SUM) for (uint32_t j = 0; j < g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");
+    if (op == OP_SUM) {
+        TapeTerms t = tape_terms(i);
+        for (uint32_t j = 0; j < t.n; j++) write_edge(f, sel, tape_term(t, j), i, "");
+    }
     else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");
     else if (op == OP_CKPT) {       /* a checkpointed loop: its inputs */
         EdgeTo e = { f, sel, i };

@@ -192,7 +192,7 @@ static void print_entry(FILE *f, uint32_t i)
     int op = tape_opcode(i);
     TapeArgs g = tape_args(i);
     if (op == OP_SUM || op == OP_DOT)
-        snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b);
+        snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b & ~TAPE_SUM_RUN);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);
     else if (op == OP_CKOUT)

@@ -374,9 +374,8 @@ static void test_compact(void)
     check(newpos[n] == tape_size(), "compact: the end maps to the new end");
     uint32_t np = m.n, ns = m.n + 1, nr = m.n + 2;
     check(tape_opcode(np) == OP_MUL && tape_a(np) == x && tape_b(np) == y, "compact: mul keeps operands below the mark");
-    uint32_t cnt;
-    const uint32_t *t = tape_terms(ns, &cnt);
-    check(tape_opcode(ns) == OP_SUM && cnt == 3 && t[0] == np && t[1] == x && t[2] == np,
+    TapeTerms t = tape_terms(ns);
+    check(tape_opcode(ns) == OP_SUM && t.list && t.n == 3 && t.list[0] == np && t.list[1] == x && t.list[2] == np,
           "compact: the sum's operand list is renumbered");
     check(tape_opcode(nr) == OP_SIN && tape_a(nr) == ns, "compact: sin reads the moved sum");
     check(tape_pool_size() == pool_before, "compact: the live operand list is kept whole");
@@ -385,6 +384,40 @@ static void test_compact(void)
     /* dr/dx = cos(15) (2 y + 1), dr/dy = cos(15) 2 x */
     check_close(adj[x - x], cos(15) * 5, "compact: dr/dx through the compacted tape");
     check_close(adj[y - x], cos(15) * 6, "compact: dr/dy through the compacted tape");
+    wg_scratch_free(adj);
+    free(live);
+    free(newpos);
+}
+
+/* A sum over consecutive entries keeps no operand list, only its first
+ * term and count; compaction renumbers the first, and the terms stay
+ * consecutive (each is live, being read by a live sum). */
+static void test_compact_sum_run(void)
+{
+    tape_clear();
+    uint32_t x = leaf(3);
+    TapeMark m = tape_mark();
+    uint32_t dead1 = un(OP_SIN, x, sin(3)), dead2 = un(OP_COS, x, cos(3));
+    uint32_t t0 = bin(OP_MUL, x, x, 9), t1 = un(OP_SIN, x, sin(3)), t2 = bin(OP_ADD, x, x, 6);
+    (void)dead1; (void)dead2; (void)t1; (void)t2;
+    size_t pool_before = tape_pool_size();
+    uint32_t s = rec_sum_run(t0, 3, 9 + sin(3) + 6);   /* x^2 + sin x + 2x */
+    TapeTerms t = tape_terms(s);
+    check(!t.list && t.first == t0 && t.n == 3 && tape_term(t, 2) == t2 && tape_pool_size() == pool_before,
+          "sum run: first and count, no operand list");
+    uint32_t n = tape_size() - m.n;
+    uint8_t *live = calloc(n, 1);
+    for (uint32_t i = t0; i <= s; i++) live[i - m.n] = 1;
+    uint32_t *newpos = calloc(n + 1, sizeof(uint32_t));
+    tape_compact(m, live, newpos);
+    uint32_t ns = m.n + 3;
+    t = tape_terms(ns);
+    check(tape_size() == m.n + 4 && tape_opcode(ns) == OP_SUM && !t.list && t.first == m.n && t.n == 3,
+          "sum run: compaction renumbers its first term, still a run");
+    check(tape_opcode(tape_term(t, 0)) == OP_MUL && tape_opcode(tape_term(t, 1)) == OP_SIN
+          && tape_opcode(tape_term(t, 2)) == OP_ADD, "sum run: its terms moved down together");
+    double *adj = sweep_adjoints(ns, x);
+    check_close(adj[0], 2 * 3 + cos(3) + 2, "sum run: d/dx through the compacted run");
     wg_scratch_free(adj);
     free(live);
     free(newpos);
@@ -648,6 +681,7 @@ static void body(void *ud)
     test_fixed_point();
     test_bytes();
     test_compact();
+    test_compact_sum_run();
     test_compact_fixed_point();
     test_code();
     test_deriv_packing();
