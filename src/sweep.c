@@ -342,7 +342,7 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     if (num_backend != BK_F64 || !b->adj) return 0;
     uint32_t j, r = tape_deriv_call_of(k, &j);
     const DerivRec *rec = tape_deriv_call(r);
-    uint32_t y = rec->y, w = tape_pool_at(rec->wrt_off)[j];
+    uint32_t y = rec->y, w = tape_deriv_wrt(rec, j);
     if (!w || w > y) return 1;                /* g is the constant 0 */
     Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
     if (!so_reserve((size_t)y - w + 1)) return 0;
@@ -754,7 +754,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y;
     for (uint32_t w = 0; w < nwrt; w++) {
-        uint32_t id = tape_pool_at(tape_deriv_call(r)->wrt_off)[w];
+        uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
         if (id && id < lo) lo = id;
     }
     ValBuf b;
@@ -762,7 +762,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     val_run(&b, y, num_val(1));
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
-        uint32_t id = tape_pool_at(tape_deriv_call(r)->wrt_off)[w];
+        uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
         Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }

@@ -417,7 +417,10 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     }
     DerivRec *r = &tape.derivs[tape.nderivs];
     r->y = y;
-    r->wrt_off = tape_pool_push(wrt, nwrt);
+    int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
+    for (uint32_t j = 1; j < nwrt && run; j++) run = wrt[j] == wrt[0] + j;
+    r->wrt_run = (uint32_t)run;
+    r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
     r->nwrt = nwrt;
     r->cut_off = ncut ? tape_pool_push(cuts, ncut) : 0;
     r->ncut = ncut;
@@ -480,7 +483,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
     case OP_DERIV: {
         const DerivRec *r = tape_deriv_call(tape_deriv_call_of(i, NULL));
         fn(r->y, ud);
-        for (uint32_t j = 0; j < r->nwrt; j++) fn(tape.pool[r->wrt_off + j], ud);
+        for (uint32_t j = 0; j < r->nwrt; j++) fn(tape_deriv_wrt(r, j), ud);
         return;
     }
     default:
@@ -638,7 +641,7 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
         if (!dmap[k]) continue;
         DerivRec r = tape.derivs[m.nderivs + k];
         r.y = renumbered(&rn, r.y);
-        r.wrt_off = repool(out, &nout, base, r.wrt_off, r.nwrt, &rn);
+        r.wrt_off = r.wrt_run ? renumbered(&rn, r.wrt_off) : repool(out, &nout, base, r.wrt_off, r.nwrt, &rn);
         r.cut_off = r.ncut ? repool(out, &nout, base, r.cut_off, r.ncut, &rn) : 0;
         dmap[k] = m.nderivs + kd;
         tape.derivs[m.nderivs + kd++] = r;

@@ -72,10 +72,11 @@ typedef struct {
  * respect to p and not also through p's own tangent. */
 typedef struct {
     uint32_t y;
-    uint32_t wrt_off, nwrt;     /* wrt entry ids in the pool */
+    uint32_t wrt_off, nwrt;     /* wrt entry ids in the pool, or (wrt_run) the first of them */
     uint32_t cut_off, ncut;     /* cut entry ids in the pool, highest first */
     uint32_t exp_lo;            /* first entry of the expansion, 0 = not yet */
     uint32_t exp_off;           /* expanded ids in the pool */
+    uint32_t wrt_run;           /* the places are consecutive entries (d over an array): no list */
 } DerivRec;
 
 /* Side records: an entry kind that needs more than its two operand fields
@@ -252,6 +253,9 @@ static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
     return w.a;
 }
 static inline DerivRec *tape_deriv_call(uint32_t r) { return &tape.derivs[r]; }
+/* Place j of a d call (a run stays a run when reclaiming: every place of
+ * a live call is live, and the order is kept). */
+static inline uint32_t tape_deriv_wrt(const DerivRec *r, uint32_t j) { return r->wrt_run ? r->wrt_off + j : tape.pool[r->wrt_off + j]; }
 static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }
 static inline TapeSide *tape_side_at(uint32_t k) { return tape.sides[k]; }
 static inline uint32_t tape_side_count(void) { return tape.nsides; }

@@ -176,7 +176,7 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
         DerivRec *r = tape_deriv_call(g.a);
         write_edge(f, sel, r->y, i, " [style=dashed, color=\"#d55e00\", label=\"d\"]");
         if (g.b < r->nwrt)
-            write_edge(f, sel, tape_pool_at(r->wrt_off)[g.b], i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
+            write_edge(f, sel, tape_deriv_wrt(r, g.b), i, " [style=dotted, color=\"#d55e00\", label=\"wrt\"]");
         if (r->exp_lo && g.b < r->nwrt)
             write_edge(f, sel, tape_pool_at(r->exp_off)[g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
     } else if (op == OP_FIXPT) {
