@@ -45,6 +45,11 @@ def twins(body, r, p):
     """(nograd twin, detach twin, lines changed) of F's body."""
     funcs = {m.group(1) for m in map(FUNC.match, body) if m}
     views = {m.group(1) for m in (re.match(r"^\s*(\w+) = view\(", l) for l in body) if m}
+    grew = True
+    while grew:         # a name bound to a view is a view too (v2 = v1)
+        alias = {m.group(1) for m in (re.match(r"^\s*(\w+) = (\w+)$", l) for l in body) if m and m.group(2) in views}
+        grew = not alias <= views
+        views |= alias
     viewed = set(re.findall(r"\bview\((\w+)", "\n".join(body)))
     a, b, n = [], [], 0
     for line in body:
