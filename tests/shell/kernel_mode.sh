@@ -82,6 +82,16 @@ IFS= read -r -t 20 line <&"${COPROC[0]}"
 ask '{"op":"run","code":"n > 0"}'
 expect '{"done":"ok","value":"true"}' "after the interrupt"
 
+# A nograd block that an error leaves still ends (src/eval.c, eval_chunk):
+# what it had assigned becomes places, as when it ends normally.
+ask '{"op":"run","code":"ngx = 1"}'
+ask '{"op":"run","code":"nograd { ngx = 5; ngy = [1, 2]; ngy[0] = 3; error(\"stop\") }"}'
+contains '"message":"stop"' "an error inside nograd"
+ask '{"op":"run","code":"ngz = ngx * ngy[0]\n[d(ngz, ngx), d(ngz, ngy)[0], d(ngz, ngy)[1]]"}'
+contains '"value":"[3, 5, 0]"' "derivatives after an error inside nograd"
+ask '{"op":"run","code":"nograd { ngx = 7 }\nd(ngx * ngx, ngx)"}'
+contains '"value":"14"' "a nograd block after the error"
+
 ask '{"op":"reset"}'
 ask '{"op":"run","code":"x"}'
 contains "undefined variable 'x'" reset
