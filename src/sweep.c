@@ -73,12 +73,21 @@ static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop);
 static void plain_fixin(PlainBuf *b, uint32_t head);
 static uint32_t deriv_expand(uint32_t k, uint32_t *lo);
 
+static void give_plain_elsewhere(PlainBuf *b, uint32_t id, double a, double partial);
+
 static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial)
 {
     if (__builtin_expect(id >= b->lo && b->adj != NULL, 1)) {   /* float64, own buffer */
         if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
         return;
     }
+    give_plain_elsewhere(b, id, a, partial);
+}
+
+/* Below this buffer (a leaf sink, or an enclosing buffer), or into exact
+ * sums in the other backends: out of line, so the common case inlines. */
+static __attribute__((noinline)) void give_plain_elsewhere(PlainBuf *b, uint32_t id, double a, double partial)
+{
     while (b && id < b->lo) {
         if (b->sink && id - b->sink_lo < b->nsink) {
             b->sink[id - b->sink_lo].u.n += a * partial;
