@@ -42,7 +42,9 @@ $(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(BINLIBS)
 
 # Generated front end: lemon writes parser.c/parser.h, re2c writes lexer.c.
-$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
+# One lemon run writes both files (`&:`): with a plain rule, `make -j` would
+# run lemon twice at once in the same directory.
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: grammar/parser.y
 	@mkdir -p $(BUILD)/gen
 	cp grammar/parser.y $(BUILD)/gen/parser.y
 	cd $(BUILD)/gen && lemon -q parser.y
