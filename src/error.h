@@ -60,6 +60,7 @@ int wg_pcall(void (*fn)(void *), void *ud);
  * adjoint buffers of a sweep interrupted by Ctrl-C). wg_pcall frees what
  * was taken inside it and not given back. Give back in any order. */
 void *wg_scratch(size_t n);               /* zeroed */
+void *wg_scratch_uninit(size_t n);        /* not: for what is written before it is read */
 void  wg_scratch_free(void *p);
 
 /* Ctrl-C: the signal handler only sets the flag; long computations poll it
@@ -78,5 +79,7 @@ extern size_t wg_alloc_cap;   /* non-zero: larger requests fail as out of memory
 void *wg_malloc(size_t n);
 void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);
+#define WG_HUGE_BYTES ((size_t)4 << 20)
+void wg_advise_huge(void *p, size_t n);   /* big blocks: huge pages where the kernel offers them */
 
 #endif

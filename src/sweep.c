@@ -1054,16 +1054,25 @@ static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
 
 static double sparse_adjoint(void *ud, uint32_t id) { return sparse_find(ud, id); }
 
+/* The entries the sparse sweep leaves to the dense one. */
+static int sparse_gives_up(int op)
+{
+    return op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
+        || op == OP_CKPT || op == OP_CKOUT;
+}
+
 static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, Value *out)
 {
+    /* y itself may be one (sum(a): W4): then no table is worth clearing */
+    if (sparse_gives_up(tape_opcode(top))) return 0;
     size_t budget = ((size_t)top - lo) / 16;
     Sparse sp;
     sp.cap = 64;
     while (sp.cap < 2 * budget + 2) sp.cap *= 2;
     sp.mask = sp.cap - 1;
-    sp.keys = wg_scratch(sp.cap * sizeof(uint32_t));
-    sp.vals = wg_scratch(sp.cap * sizeof(double));
-    sp.heap = wg_scratch(sp.cap * sizeof(uint32_t));
+    sp.keys = wg_scratch(sp.cap * sizeof(uint32_t));          /* 0: an empty slot */
+    sp.vals = wg_scratch_uninit(sp.cap * sizeof(double));     /* set when a key is */
+    sp.heap = wg_scratch_uninit(sp.cap * sizeof(uint32_t));
     sp.nheap = 0;
     int ok = 1;
     size_t visited = 0;
@@ -1073,8 +1082,7 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
         int fresh;
         double a = *sparse_slot(&sp, i, &fresh);
         int op = tape_opcode(i);
-        if (op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
-            || op == OP_CKPT || op == OP_CKOUT || ++visited > budget) { ok = 0; break; }
+        if (sparse_gives_up(op) || ++visited > budget) { ok = 0; break; }
         if (a == 0 || op == OP_LEAF) continue;
         uint32_t x = tape_a(i), y = tape_b(i);
         double da, db;
