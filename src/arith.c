@@ -108,10 +108,33 @@ Value arith_fold(int op, Value a, const char *fname)
     return acc;
 }
 
+int arith_sum_plain(Value a, Value *out)
+{
+    if (a.t != V_ARR || num_backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
+    const Storage *st = AS_ARR(a);
+    const Value *e = st->v;
+    int n = st->n;
+    uint32_t first = e[0].id, ids = 0;
+    int run = 1;
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        if (e[i].t != V_NUM) return 0;
+        s += e[i].u.n;
+        ids |= e[i].id;
+        run &= e[i].id == first + (uint32_t)i;
+    }
+    if (!ids || !tape.recording) *out = num_val(s);
+    else if (run && first && n >= 2) *out = num_rec(s, rec_sum_run(first, (uint32_t)n, s));
+    else return 0;
+    return 1;
+}
+
 Value arith_sum(Value a)
 {
     int n = seq_len(a);
     if (n == 0) return num_val(0);
+    Value r;
+    if (arith_sum_plain(a, &r)) return r;
     if (any_dual(a)) return arith_fold(OP_ADD, a, "sum");
     NumAcc q;
     acc_clear(&q);

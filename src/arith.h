@@ -18,6 +18,10 @@ uint32_t tape_id_of_const(double c);
 /* Reductions of an array or view of numbers: sum and dot record one n-ary
  * entry (the quire in posit backends); fold chains op left to right. */
 Value arith_sum(Value a);
+/* sum(a) over an array of plain numbers in float64, in one pass over the
+ * elements (the sum, whether any is recorded, whether their entries are
+ * consecutive); 0 if a is anything else: then arith_sum has it. */
+int   arith_sum_plain(Value a, Value *out);
 Value arith_dot(Value a, Value b);
 Value arith_fold(int op, Value a, const char *fname);
 

@@ -361,9 +361,44 @@ static void check_number(Value v, Node *at)
         wg_error_at(at, "array elements must be numbers, got %s", type_name(v));
 }
 
+/* a[i] = x with a and i names (local or global), a an array whose
+ * storage this name may write (not shared by value), i a whole number in
+ * range, x a plain number, no checkpointed loop running: what store_element
+ * does, without reference counts or calls. Every element loop writes
+ * through here (W4). 0: store_element has it. */
+static inline int store_element_plain(Node *target, Env *env, Value v)
+{
+    const Node *cont = target->a, *in = target->b;
+    if (v.t != V_NUM || ckpt_mode || cont->kind != N_NAME || in->kind != N_NAME
+        || (cont->ref != REF_LOCAL && cont->ref != REF_GLOBAL) || (in->ref != REF_LOCAL && in->ref != REF_GLOBAL))
+        return 0;
+    Value *holder = cont->ref == REF_LOCAL ? &env->slots[cont->slot] : &globals[cont->slot].v;
+    const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
+    if (holder->t != V_ARR || iv->t != V_NUM) return 0;
+    Storage *st = AS_ARR(*holder);
+    double x = iv->u.n;
+    if (!(x >= 0 && x < st->n) || (int)x != x || (st->h.rc > 1 && !st->aliased)) return 0;
+    int i = (int)x;
+    Value *elem = &st->v[i];
+    if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
+    VerLog *log = cont->ref == REF_GLOBAL ? &globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
+    if (log) version_count(log);
+    if (recording_scope(env)) {
+        uint64_t logged = verlog_ids_logged;
+        version_element(log, i, &v);      /* a[i] is a place too */
+        if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+    } else if (in_nograd()) {
+        v.id = 0;                           /* as store_var cuts it */
+        note_nograd_write((Node *)cont, env, log);
+    }
+    *elem = v;
+    return 1;
+}
+
 static void store_element(Node *target, Env *env, Value v, int compound_op)
 {
     Node *cont = target->a;
+    if (compound_op < 0 && store_element_plain(target, env, v)) return;
     Value tmp = {0}, *holder;
     VerLog *log = NULL;
     /* The index first: evaluating it may run code (a :load) that moves the
