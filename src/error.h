@@ -79,7 +79,7 @@ extern size_t wg_alloc_cap;   /* non-zero: larger requests fail as out of memory
 void *wg_malloc(size_t n);
 void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);
-#define WG_HUGE_BYTES ((size_t)4 << 20)
-void wg_advise_huge(void *p, size_t n);   /* big blocks: huge pages where the kernel offers them */
+#define WG_PREFAULT_BYTES ((size_t)1 << 20)   /* wg_calloc prefaults blocks this big */
+void wg_prefault(void *p, size_t n);      /* fault in the pages of memory about to be written */
 
 #endif

@@ -31,6 +31,7 @@ uint8_t tape_side_ops[OP_COUNT] = {   /* entry kinds with a side record */
 #define RESERVE 1
 #endif
 static size_t reserved;                /* entries the mappings hold; 0: malloc'd */
+static size_t prefaulted;              /* entries of the mappings faulted in */
 
 static size_t map_bytes(size_t n, size_t size)
 {
@@ -41,9 +42,7 @@ static size_t map_bytes(size_t n, size_t size)
 static void *map_array(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    wg_advise_huge(p, bytes);   /* backed as it is written, 2 MB at a time */
-    return p;
+    return p == MAP_FAILED ? NULL : p;
 }
 
 static void free_arrays(void)
@@ -83,7 +82,27 @@ static int reserve_arrays(size_t n)
     tape.code = code;
     tape.val = val;
     reserved = n;
+    prefaulted = 0;
     return 1;
+}
+
+/* The capacity of the mappings for a tape of n entries, at most limit:
+ * the mappings' pages are faulted in ahead of the tape, a stretch at a
+ * time (a quarter of what is in, 4096 to 131072 entries, 1.5 MB at most
+ * ahead of the last entry), so a growing tape takes one call per stretch
+ * instead of a fault per page (wg_prefault). */
+static size_t prefault_to(size_t n, size_t limit)
+{
+    size_t from = prefaulted > n ? prefaulted : n, step = from / 4;
+    if (step < 4096) step = 4096;
+    if (step > 131072) step = 131072;
+    size_t to = from + step < limit ? from + step : limit;
+    if (to > prefaulted) {
+        wg_prefault(tape.code + prefaulted, (to - prefaulted) * sizeof(uint32_t));
+        wg_prefault(tape.val + prefaulted, (to - prefaulted) * sizeof(double));
+        prefaulted = to;
+    }
+    return to;
 }
 
 /* The mappings moved to hold n entries; 0 if that failed (nothing changed). */
@@ -310,7 +329,7 @@ void tape_init(void)
     tape.clears = clears + 1;
     tape.recording = 1;
     size_t maxn = max_entries();
-    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) tape.cap = (uint32_t)(maxn < reserved ? maxn : reserved);
+    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) tape.cap = (uint32_t)prefault_to(0, maxn < reserved ? maxn : reserved);
     else {
         tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
         tape.code = wg_malloc(tape.cap * sizeof(uint32_t));
@@ -359,13 +378,13 @@ void tape_grow(void)
     size_t cap = (size_t)tape.cap * 4;   /* fewer copies of a growing tape */
     if (cap > maxn) cap = maxn;
     if (reserved) {
-        /* a raised cap: the reservation may already hold more, else it moves */
+        /* the next stretch of the mappings; a raised cap whose entries
+         * the reservation does not hold moves it */
         size_t more = 2 * reserved > RESERVE_MAX ? 2 * reserved : RESERVE_MAX;
-        if (cap <= reserved || remap_arrays(maxn < more ? maxn : more)) {
-            tape.cap = (uint32_t)(maxn < reserved ? maxn : reserved);
-            return;
-        }
-        wg_error("out of memory growing the tape to %zu entries", cap);
+        if (tape.n >= reserved && !remap_arrays(maxn < more ? maxn : more))
+            wg_error("out of memory growing the tape to %zu entries", cap);
+        tape.cap = (uint32_t)prefault_to(tape.n, maxn < reserved ? maxn : reserved);
+        return;
     }
     uint32_t *code = realloc(tape.code, cap * sizeof(uint32_t));
     if (code) tape.code = code;
