@@ -383,15 +383,19 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
     VerLog *log = cont->ref == REF_GLOBAL ? &globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
     if (log) version_count(log);
+    /* written field by field, while v is in registers, and labelled where
+     * it lands: v itself never goes through memory (a copy through the
+     * stack cost a stalled load per write) */
+    elem->id = v.id;
+    elem->u.n = v.u.n;
     if (recording_scope(env)) {
         uint64_t logged = verlog_ids_logged;
-        version_element(log, i, &v);      /* a[i] is a place too */
+        version_element(log, i, elem);     /* a[i] is a place too */
         if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     } else if (in_nograd()) {
-        v.id = 0;                           /* as store_var cuts it */
+        elem->id = 0;                      /* as store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
     }
-    *elem = v;
     return 1;
 }
 
