@@ -23,8 +23,9 @@
 #define GE(x, y)   (num_less((x), (y)) ? 0.0 : 1.0)
 #define POWDA(x, y) ((y) == 0 ? 0.0 : MUL(y, POW(x, SUB(y, ONE))))
 
-/* Both partials in one dispatch: the plain reverse sweep's inner step. */
-static inline void rule_partials_num(int op, double A, double B, double V, double *da_out, double *db_out)
+/* Both partials in one dispatch: the plain reverse sweep's inner step,
+ * always inlined there so the partials stay in registers. */
+static inline __attribute__((always_inline)) void rule_partials_num(int op, double A, double B, double V, double *da_out, double *db_out)
 {
     (void)A; (void)B; (void)V;
     switch (op) {

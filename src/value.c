@@ -27,12 +27,22 @@ Value str_new(const char *s, int len)
     return obj_val(V_STR, o);
 }
 
-Storage *storage_new(int n)
+/* Storage for n elements the caller fills at once (big blocks are
+ * faulted in first, in one call: error.h). */
+static Storage *storage_unfilled(int n)
 {
     Storage *s = obj_new(V_ARR, sizeof(Storage));
+    size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
+    s->v = wg_malloc(bytes);
     s->n = n;
-    s->v = wg_calloc((size_t)(n ? n : 1), sizeof(Value));
-    for (int i = 0; i < n; i++) s->v[i].t = V_NUM;
+    if (bytes >= WG_PREFAULT_BYTES) wg_prefault(s->v, bytes);
+    return s;
+}
+
+Storage *storage_new(int n)
+{
+    Storage *s = storage_unfilled(n);
+    for (int i = 0; i < n; i++) s->v[i] = num_val(0);
     return s;
 }
 
@@ -137,13 +147,12 @@ void seq_check_numbers(Value v, const char *what)
 Value arr_copy(Value v)
 {
     int n = seq_len(v);
-    Value r = arr_new(n);
-    Storage *s = AS_ARR(r);
+    Storage *s = storage_unfilled(n);
     for (int i = 0; i < n; i++) {
         s->v[i] = *seq_at(v, i);
         v_retain(s->v[i]);
     }
-    return r;
+    return obj_val(V_ARR, s);
 }
 
 Value bind_copy(Value v)

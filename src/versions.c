@@ -18,9 +18,10 @@
  * version_element): an unlabelled entry is held by no name. */
 uint32_t label_number(Value *v)
 {
-    if (v->id == 0) v->id = rec_leaf(v->u.n);
-    else if (tape_labeled(v->id)) v->id = rec_copy(v->id, v->u.n);
-    rec_label(v->id);
+    /* a new entry is recorded labelled: no second write to its code */
+    if (v->id == 0) v->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, v->u.n);
+    else if (tape_labeled(v->id)) v->id = tape_push_raw(OP_COPY | TAPE_LABELED, v->id, 0, v->u.n);
+    else rec_label(v->id);
     return v->id;
 }
 
@@ -153,8 +154,12 @@ static void snapshot(VerLog *log, Storage *s)
 {
     int duals = 0;
     for (int i = 0; i < s->n; i++) {
-        label_place(&s->v[i]);
-        duals |= s->v[i].t == V_DUAL;
+        Value *e = &s->v[i];
+        if (e->t == V_NUM) label_number(e);     /* no dual to unshare on the way */
+        else {
+            label_place(e);
+            duals |= e->t == V_DUAL;
+        }
     }
     push_snapshot(log, s);
     if (duals) {
