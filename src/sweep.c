@@ -81,6 +81,10 @@ static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial
         if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
         return;
     }
+    if (id - b->sink_lo < b->nsink) {     /* a leaf of this sweep's sink (W4's a0) */
+        b->sink[id - b->sink_lo].u.n += a * partial;
+        return;
+    }
     give_plain_elsewhere(b, id, a, partial);
 }
 
