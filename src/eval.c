@@ -390,7 +390,7 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     elem->u.n = v.u.n;
     if (recording_scope(env)) {
         uint64_t logged = verlog_ids_logged;
-        version_element(log, i, elem);     /* a[i] is a place too */
+        version_element_num(log, i, elem); /* a[i] is a place too */
         if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     } else if (in_nograd()) {
         elem->id = 0;                      /* as store_var cuts it */

@@ -15,6 +15,7 @@
 #define WG_VERSIONS_H
 #include <stdint.h>
 #include "value.h"
+#include "tape.h"
 
 /* A run of element writes to consecutive elements, each the next version
  * (a loop filling an array): write j of the run made version k + j of
@@ -84,6 +85,28 @@ void     version_count(VerLog *log);             /* an assignment that keeps no 
 void     version_settle(VerLog *log, Value *v);
 void     verlog_push(VerLog *log, uint32_t id);  /* entry id as version log->count */
 
+/* Ids that have entered any log (a number, an element write, each element
+ * of a snapshot): the evaluator counts those of global variables, which
+ * stay live, so a pass knows what it cannot give back. */
+extern uint64_t verlog_ids_logged;
+
+/* version_element for a plain number whose entry is not a place yet (just
+ * computed) and continues the variable's last run of writes: every write
+ * of an element loop after its first (W4's a[i] = a[i] * a[i]), inline. */
+static inline void version_element_num(VerLog *log, int index, Value *v)
+{
+    ArrayWrite *last = log && log->nwrites ? &log->writes[log->nwrites - 1] : NULL;
+    if (last && v->id && !tape_labeled(v->id) && last->at == WRITES_IN_ORDER && last->index >= 0
+        && last->k + last->len == log->count && last->index + last->len == index
+        && v->id == last->first + (uint32_t)last->len) {
+        rec_label(v->id);
+        last->len++;
+        verlog_ids_logged++;
+        return;
+    }
+    version_element(log, index, v);
+}
+
 /* Reading them. */
 uint32_t verlog_find(const VerLog *log, int k);            /* 0 if not kept */
 uint32_t *verlog_array(const VerLog *log, int k, int *n);  /* element ids (scratch: wg_scratch_free), or NULL */
@@ -105,10 +128,5 @@ void verlog_visit(const VerLog *log, void (*visit)(Value));
  * inside heap values (duals, arrays) are the collector's to walk. */
 void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud);
 size_t   verlog_kept(const VerLog *log);   /* versions kept: numbers, snapshots, element writes */
-
-/* Ids that have entered any log (a number, an element write, each element
- * of a snapshot): the evaluator counts those of global variables, which
- * stay live, so a pass knows what it cannot give back. */
-extern uint64_t verlog_ids_logged;
 
 #endif
