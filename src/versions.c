@@ -199,8 +199,8 @@ static int settle_elements(Value *v, int n, long stride)
         duals |= v->t == V_DUAL;
         if (e->t != V_NUM || (e->id && tape_labeled(e->id))) continue;
         if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
-        if (!e->id) e->id = rec_leaf(e->u.n);
-        rec_label(e->id);
+        if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
+        else rec_label(e->id);
     }
     return duals;
 }
