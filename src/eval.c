@@ -813,11 +813,20 @@ Value eval_expr(Node *n, Env *env)
  * but the globals holds a value, so a top-level loop can let the collector
  * and reclaiming run as it goes (a loop runs its block body through this
  * directly, holding block_depth up for it). */
+static void exec_assign(Node *n, Env *env);
 static inline int exec_stmts(Node *body, Env *env)
 {
     for (int k = 0; k < body->n; k++) {
-        int code = exec(body->list[k], env);
-        if (code != EXEC_NORMAL) return code;
+        Node *stmt = body->list[k];
+        /* an assignment, the commonest statement of a loop body, without
+         * exec's dispatch (and its frame) */
+        if (stmt->kind == N_ASSIGN) {
+            wg_where.node = stmt;
+            exec_assign(stmt, env);
+        } else {
+            int code = exec(stmt, env);
+            if (code != EXEC_NORMAL) return code;
+        }
         if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
         /* not while a checkpointed loop runs or is recomputed: it holds ids
          * in C locals and in records not yet on the tape */
@@ -888,7 +897,7 @@ static int exec_for(Node *n, Env *env)
     return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
-static void exec_assign(Node *n, Env *env)
+static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
 {
     Value v = eval_expr(n->b, env);
     wg_where.node = n;
