@@ -1238,11 +1238,17 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     }
     tape.sweeps++;
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
-    for (int j = 0; j < n; j++) {
-        double g = out[j].u.n;
-        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) out[j] = num_val(0);
-        else if (tape.recording) out[j] = num_rec(g, rec_deriv(rec, (uint32_t)j, g));
-        else out[j] = num_val(g);
+    for (int j = 0; j < n;) {
+        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) {
+            out[j++] = num_val(0);
+            continue;
+        }
+        int run = j + 1;        /* places answered one after another: one call */
+        while (run < n && wrt[run] && wrt[run] <= top && wrt[run] >= lo) run++;
+        if (tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
+        else
+            for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
+        j = run;
     }
     if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
     else if (!kept_busy) kept.valid = 0;      /* another question came between */

@@ -471,6 +471,23 @@ uint32_t rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, 
 
 uint32_t rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
 
+void rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        double g = out[j].u.n;
+        if (__builtin_expect(tape.n == tape.cap, 0)) tape_grow();
+        uint32_t i = tape.n;
+        if (__builtin_expect((i & ((1u << TAPE_CHUNK_BITS) - 1)) == 0, 0)) tape_chunk_begin(i);
+        uint32_t f = deriv_packed(i, call, which + j);
+        if (__builtin_expect(f != TAPE_NOFIELD, 1)) {    /* as tape_push_wide packs it */
+            tape.code[i] = OP_DERIV | TAPE_WIDE | TAPE_PACKED | f;
+            tape.val[i] = g;
+            tape.n = i + 1;
+        } else i = tape_push_wide(OP_DERIV, call, which + j, g);
+        out[j] = num_rec(g, i);
+    }
+}
+
 typedef struct { void (*fn)(uint32_t id, void *ud); void *ud; } OperandVisit;
 static void visit_operand(uint32_t *id, void *ud)
 {

@@ -313,5 +313,9 @@ uint32_t rec_sum(uint32_t off, uint32_t n, double v);
 uint32_t rec_sum_run(uint32_t first, uint32_t n, double v);   /* terms first .. first + n - 1 */
 uint32_t rec_dot(uint32_t off, uint32_t n, double v);
 uint32_t rec_deriv(uint32_t call, uint32_t which, double v);
+/* rec_deriv for places which .. which + n - 1 of the call, their values in
+ * out[0 .. n - 1].u.n, each out[j] becoming its recorded number: the n
+ * entries of a gradient over an array in one loop. */
+void     rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out);
 
 #endif

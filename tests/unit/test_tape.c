@@ -497,6 +497,45 @@ static int deriv_decodes(uint32_t i, DerivPush p)
     return tape_opcode(i) == OP_DERIV && call == p.call && which == p.which;
 }
 
+/* rec_deriv_run records exactly what rec_deriv would, entry for entry:
+ * across chunk boundaries, after another call's entries in the chunk (its
+ * base), and where a place no longer packs. */
+static void test_deriv_run(void)
+{
+    enum { PLACES = 9000 };
+    tape_clear();
+    uint32_t y = leaf(1), *wrt = malloc(sizeof(uint32_t) * PLACES);
+    for (int j = 0; j < PLACES; j++) wrt[j] = leaf(j);
+    uint32_t other = tape_deriv_rec(y, wrt, 2, NULL, 0), call = tape_deriv_rec(y, wrt, PLACES, NULL, 0);
+    for (int k = 0; k < 3; k++) rec_deriv(other, 0, k);     /* the chunk's base is another call */
+    TapeMark m = tape_mark();
+    /* places FROM.. of the call: in this chunk too far from the base's
+     * place to pack, in the next ones packed against their own base */
+    enum { FROM = 4500, RUN = PLACES - FROM };
+    Value *out = malloc(sizeof(Value) * RUN);
+    for (int j = 0; j < RUN; j++) out[j] = num_val(0.5 * j);
+    rec_deriv_run(call, FROM, RUN, out);
+    uint32_t n = tape_size(), *code = malloc(sizeof(uint32_t) * n);
+    double *val = malloc(sizeof(double) * n);
+    memcpy(code, tape.code, sizeof(uint32_t) * n);
+    memcpy(val, tape.val, sizeof(double) * n);
+    int bad = 0, wide = 0, packed = 0;
+    for (int j = 0; j < RUN; j++) bad += out[j].t != V_NUM || out[j].id != m.n + (uint32_t)j || out[j].u.n != 0.5 * j;
+    check(bad == 0, "deriv run: each result is its recorded number");
+    tape_truncate(m);
+    for (int j = 0; j < RUN; j++) rec_deriv(call, FROM + (uint32_t)j, 0.5 * j);
+    check(tape_size() == n, "deriv run: as many entries as one call each");
+    for (uint32_t i = m.n; i < n; i++) {
+        bad += tape.code[i] != code[i] || tape.val[i] != val[i];
+        wide += tape_wide(i);
+        packed += !tape_wide(i);
+    }
+    check(bad == 0, "deriv run: the same entries as one call each");
+    check(packed > 0, "deriv run: places near their chunk's base pack");
+    check(wide > 0, "deriv run: places past the packed range go wide, as one call each does");
+    free(wrt), free(out), free(code), free(val);
+}
+
 static void test_deriv_packing(void)
 {
     tape_clear();
@@ -685,6 +724,7 @@ static void body(void *ud)
     test_compact_fixed_point();
     test_code();
     test_deriv_packing();
+    test_deriv_run();
 }
 
 int main(void)
