@@ -1154,6 +1154,7 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
         kept.cap = 0;
         kept.adj = wg_malloc(n * sizeof(double));
         kept.cap = n;
+        if (n * sizeof(double) >= WG_PREFAULT_BYTES) wg_prefault(kept.adj, n * sizeof(double));   /* cleared below: every page */
     }
     memset(kept.adj, 0, n * sizeof(double));
     b->adj = kept.adj;
