@@ -142,11 +142,19 @@ static int recording_scope(Env *env)
  * (version_settle). Deferred, so a loop filling an array under nograd
  * records one leaf per element at the end, and nothing for the values it
  * overwrote on the way; versions made inside the block are forgotten. */
-static void note_nograd_write(Node *var, Env *env, VerLog *log)
+static void list_nograd_write(Node *var, Env *env, VerLog *log);
+
+/* The block's element loops come here at every write: the test inline. */
+static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
 {
     /* no block: recording is off for a forward-only or plain run, which
      * settles nothing (the tests reach none with a log) */
     if (!log || !nograd_block || log->nograd_mark == nograd_block) return;
+    list_nograd_write(var, env, log);
+}
+
+static void list_nograd_write(Node *var, Env *env, VerLog *log)
+{
     log->nograd_mark = nograd_block;
     Env *home = NULL;
     if (var->ref == REF_LOCAL) home = env;
@@ -813,6 +821,17 @@ Value eval_expr(Node *n, Env *env)
  * but the globals holds a value, so a top-level loop can let the collector
  * and reclaiming run as it goes (a loop runs its block body through this
  * directly, holding block_depth up for it). */
+/* Between two statements outside any call, when the collector or
+ * reclaiming is due (exec_stmts tests that inline, at every statement of
+ * a top-level loop). */
+static __attribute__((noinline)) void between_statements(void)
+{
+    if (run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
+    /* not while a checkpointed loop runs or is recomputed: it holds ids
+     * in C locals and in records not yet on the tape */
+    if (!ckpt_mode && reclaim_due()) reclaim_maybe(reclaim_everything());
+}
+
 static void exec_assign(Node *n, Env *env);
 static inline int exec_stmts(Node *body, Env *env)
 {
@@ -827,10 +846,7 @@ static inline int exec_stmts(Node *body, Env *env)
             int code = exec(stmt, env);
             if (code != EXEC_NORMAL) return code;
         }
-        if (call_depth == 0 && run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
-        /* not while a checkpointed loop runs or is recomputed: it holds ids
-         * in C locals and in records not yet on the tape */
-        if (call_depth == 0 && !ckpt_mode && reclaim_due()) reclaim_maybe(reclaim_everything());
+        if (call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) between_statements();
     }
     return EXEC_NORMAL;
 }

@@ -11,7 +11,7 @@ static Obj *all;
 static void (*visit_roots)(void (*visit)(Value));
 
 void gc_set_roots(void (*roots)(void (*visit)(Value))) { visit_roots = roots; }
-static size_t live, at_last_collect = 1024;
+size_t gc_live, gc_collect_at = 2 * 1024;   /* gc.h */
 
 void gc_link(Obj *o)
 {
@@ -19,7 +19,7 @@ void gc_link(Obj *o)
     o->next = all;
     if (all) all->prev = o;
     all = o;
-    live++;
+    gc_live++;
 }
 
 void gc_unlink(Obj *o)
@@ -27,7 +27,7 @@ void gc_unlink(Obj *o)
     if (o->prev) o->prev->next = o->next;
     else all = o->next;
     if (o->next) o->next->prev = o->prev;
-    live--;
+    gc_live--;
 }
 
 static void visit_value(Value v);
@@ -103,7 +103,7 @@ void gc_collect(void)
     if (visit_roots) visit_roots(visit_value);
     Obj *o = all;
     all = NULL;
-    live = 0;
+    gc_live = 0;
     while (o) {
         Obj *next = o->next;
         if (o->mark) {
@@ -114,7 +114,7 @@ void gc_collect(void)
         }
         o = next;
     }
-    at_last_collect = live > 1024 ? live : 1024;
+    gc_collect_at = 2 * (gc_live > 1024 ? gc_live : 1024);
 }
 
 void gc_each_object(void (*fn)(Obj *o, void *ud), void *ud)
@@ -124,7 +124,7 @@ void gc_each_object(void (*fn)(Obj *o, void *ud), void *ud)
 
 void gc_maybe_collect(void)
 {
-    if (live > 2 * at_last_collect) gc_collect();
+    if (gc_due()) gc_collect();
 }
 
 static uint32_t strip_from;

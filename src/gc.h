@@ -13,6 +13,10 @@ void   gc_link(Obj *o);
 void   gc_unlink(Obj *o);
 void   gc_collect(void);          /* trace from the roots, recount, free the rest */
 void   gc_maybe_collect(void);    /* collect when enough was allocated since last time */
+/* Whether gc_maybe_collect would collect: heap objects alive now, and the
+ * count (twice those the last collection kept) at which it does. */
+extern size_t gc_live, gc_collect_at;
+static inline int gc_due(void) { return gc_live > gc_collect_at; }
 void   gc_each_object(void (*fn)(Obj *o, void *ud), void *ud);   /* every heap object, live or not yet collected */
 void   gc_strip_ids(void);        /* every number in a heap object becomes a constant */
 void   gc_strip_ids_from(uint32_t lo);   /* ... every number naming entry lo or later */

@@ -170,7 +170,6 @@ static void snapshot(VerLog *log, Storage *s)
     }
 }
 
-void version_count(VerLog *log) { log->count++; }
 
 void version_bind(VerLog *log, Value *v)
 {

@@ -78,7 +78,7 @@ uint32_t label_place(Value *v);            /* the same for a number or a dual (i
 void     version_bind(VerLog *log, Value *v);    /* a value bound to the variable: its next version */
 void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
 void     version_array(VerLog *log, Storage *s); /* the array as it is now (after an in-place update) */
-void     version_count(VerLog *log);             /* an assignment that keeps no version */
+static inline void version_count(VerLog *log) { log->count++; }   /* an assignment that keeps no version */
 /* The variable's value as a nograd block leaves it becomes its latest
  * version (counted already): numbers nothing made places yet get leaves,
  * elements that are places stay as they are. A view labels its storage. */
