@@ -407,10 +407,19 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     return 1;
 }
 
-static void store_element(Node *target, Env *env, Value v, int compound_op)
+static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op);
+
+/* a[...] = v: the short path in a function of its own (no frame for the
+ * general one's locals), else the general path. */
+static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
+{
+    if (!store_element_plain(target, env, v)) store_element_general(target, env, v, -1);
+}
+
+/* a[...] = v, or a[...] op= v (compound_op >= 0). */
+static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op)
 {
     Node *cont = target->a;
-    if (compound_op < 0 && store_element_plain(target, env, v)) return;
     Value tmp = {0}, *holder;
     VerLog *log = NULL;
     /* The index first: evaluating it may run code (a :load) that moves the
@@ -451,11 +460,14 @@ static void store_element(Node *target, Env *env, Value v, int compound_op)
     v_release(tmp);
 }
 
+static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env);
+
 static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
 {
     /* a[i] with both names local or global, a an array, i a whole number
      * in range, the element a number: no reference count and no calls
-     * (every element loop reads through here) */
+     * (every element loop reads through here); the rest is a function of
+     * its own, so this one needs no frame */
     const Node *an = n->a, *in = n->b;
     if (an->kind == N_NAME && in->kind == N_NAME && (an->ref == REF_LOCAL || an->ref == REF_GLOBAL)
         && (in->ref == REF_LOCAL || in->ref == REF_GLOBAL)) {
@@ -467,6 +479,11 @@ static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
             if (x >= 0 && x < st->n && (int)x == x && st->v[(int)x].t == V_NUM) return st->v[(int)x];
         }
     }
+    return eval_index_general(n, env);
+}
+
+static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
+{
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) {
         v_release(a);
@@ -931,7 +948,7 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
         return;
     }
     if (t->kind == N_NAME) store_var(t, env, v);
-    else store_element(n->a, env, v, -1);
+    else store_element(n->a, env, v);
 }
 
 /* x op= e: on arrays and views it writes in place (through every alias);
@@ -942,7 +959,7 @@ static void exec_compound(Node *n, Env *env)
     Value rhs = eval_expr(n->b, env);
     wg_where.node = n;
     if (n->a->kind == N_INDEX) {
-        store_element(n->a, env, rhs, op);
+        store_element_general(n->a, env, rhs, op);
         return;
     }
     VerLog *log;
