@@ -741,10 +741,13 @@ static const int binop_code[] = {
     [OP2_DIV] = OP_DIV, [OP2_MOD] = OP_MOD, [OP2_POW] = OP_POW,
 };
 
+static __attribute__((noinline)) Value eval_index(Node *n, Env *env);
+
 static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
-    Value a = eval_expr(n->a, env);
-    Value b = eval_expr(n->b, env);
+    /* element reads (a[i] * a[i] in element loops) straight to eval_index */
+    Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);
+    Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
     if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
         /* the common case: no allocation, no call */
         if (n->op == OP2_MOD) wg_where.node = n;   /* a kink note names it */
