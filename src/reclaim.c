@@ -21,9 +21,8 @@ static uint64_t full_passes;                 /* passes whose floor was the tape'
 
 LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, tape.epoch }; }
 
-void reclaim_loop_step(LoopFloor *f)
+void reclaim_loop_pass(LoopFloor *f)
 {
-    if (__builtin_expect(tape_size() < reclaim_next_pass_at, 1)) return;
     if (f->full != full_passes || f->epoch != tape.epoch) *f = reclaim_loop_begin();
     reclaim_maybe(f->floor);
 }

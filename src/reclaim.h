@@ -34,7 +34,9 @@ static inline int reclaim_due(void) { return tape_size() >= reclaim_next_pass_at
  * the step takes a new one then. */
 typedef struct { TapeMark floor; uint64_t full; uint32_t epoch; } LoopFloor;
 LoopFloor reclaim_loop_begin(void);
-void      reclaim_loop_step(LoopFloor *f);
+void      reclaim_loop_pass(LoopFloor *f);   /* the step's pass, when one is due */
+/* Every iteration: the test inline, the pass out of line. */
+static inline void reclaim_loop_step(LoopFloor *f) { if (__builtin_expect(reclaim_due(), 0)) reclaim_loop_pass(f); }
 
 /* A statement outside any call (at a chunk's top level: the session's, or
  * a :load or :time inside it) begins and ends: what it made and nothing

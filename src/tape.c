@@ -242,7 +242,7 @@ seen:
 
 /* Deriv entry i's fields packed against its chunk's base (the chunk's
  * first deriv entry sets it), or TAPE_NOFIELD. */
-static uint32_t deriv_packed(uint32_t i, uint32_t call, uint32_t which)
+static inline uint32_t deriv_packed(uint32_t i, uint32_t call, uint32_t which)
 {
     TapeDerivBase *base = &tape.tables.chunk_deriv[chunk_of(i)];
     if (base->call == TAPE_NO_BASE) *base = (TapeDerivBase){ call, which };
