@@ -291,6 +291,28 @@ void wg_prefault(void *p, size_t n)
 #endif
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ZERO_PAGES 0    /* under ASan calloc, so the bounds stay checked */
+#else
+#define ZERO_PAGES 1
+#endif
+
+void *wg_zero_pages(size_t n)
+{
+    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
+    if (!ZERO_PAGES) return wg_calloc(n ? n : 1, 1);
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) wg_error("out of memory (asked for %zu bytes)", n);
+    return p;
+}
+
+void wg_zero_pages_free(void *p, size_t n)
+{
+    if (!p) return;
+    if (ZERO_PAGES) munmap(p, n ? n : 1);
+    else free(p);
+}
+
 void *wg_malloc(size_t n)
 {
     if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);

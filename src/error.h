@@ -81,5 +81,9 @@ void *wg_realloc(void *p, size_t n);
 void *wg_calloc(size_t n, size_t size);
 #define WG_PREFAULT_BYTES ((size_t)1 << 20)   /* wg_calloc prefaults blocks this big */
 void wg_prefault(void *p, size_t n);      /* fault in the pages of memory about to be written */
+/* n bytes of zeros straight from the kernel, faulted in (no clearing
+ * pass of our own): for a big buffer kept a long time and grown rarely. */
+void *wg_zero_pages(size_t n);
+void  wg_zero_pages_free(void *p, size_t n);
 
 #endif

@@ -1149,14 +1149,13 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     b->cuts = cuts;
     kept.valid = 0;
     if (kept.cap < n) {
-        free(kept.adj);
+        /* fresh zeros from the kernel: the range needs no clearing */
+        wg_zero_pages_free(kept.adj, kept.cap * sizeof(double));
         kept.adj = NULL;
         kept.cap = 0;
-        kept.adj = wg_malloc(n * sizeof(double));
+        kept.adj = wg_zero_pages(n * sizeof(double));
         kept.cap = n;
-        if (n * sizeof(double) >= WG_PREFAULT_BYTES) wg_prefault(kept.adj, n * sizeof(double));   /* cleared below: every page */
-    }
-    memset(kept.adj, 0, n * sizeof(double));
+    } else memset(kept.adj, 0, n * sizeof(double));
     b->adj = kept.adj;
     kept_busy = 1;
 }
@@ -1164,7 +1163,7 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
 void sweep_forget(void)
 {
     if (kept_busy || so.busy) return;
-    free(kept.adj);
+    wg_zero_pages_free(kept.adj, kept.cap * sizeof(double));
     memset(&kept, 0, sizeof kept);
     free(so.abar), free(so.tau), free(so.in);
     memset(&so, 0, sizeof so);

@@ -122,11 +122,16 @@ static void push_write(VerLog *log, int index, uint32_t id)
 
 static uint32_t element_id(const Value *v) { return v->t == V_DUAL ? v_innermost((Value *)v)->id : v->id; }
 
-static void push_snapshot(VerLog *log, Storage *s)
+/* The elements' entries become a snapshot: a run (first, n) when they
+ * are consecutive (run: the caller saw that while labelling them; -1:
+ * look), else their list. */
+static void push_snapshot(VerLog *log, Storage *s, int run)
 {
     Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n };
-    int run = snap.first != 0;
-    for (int i = 1; i < s->n && run; i++) run = element_id(&s->v[i]) == snap.first + (uint32_t)i;
+    if (run < 0) {
+        run = snap.first != 0;
+        for (int i = 1; i < s->n && run; i++) run = element_id(&s->v[i]) == snap.first + (uint32_t)i;
+    }
     if (!run) {
         snap.ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
         for (int i = 0; i < s->n; i++) snap.ids[i] = element_id(&s->v[i]);
@@ -152,16 +157,21 @@ static void hold(VerLog *log, int index, Value v)
 /* The elements of an array, as they are now, become one version of it. */
 static void snapshot(VerLog *log, Storage *s)
 {
-    int duals = 0;
+    int duals = 0, run = s->n > 0;
+    uint32_t first = 0;
     for (int i = 0; i < s->n; i++) {
         Value *e = &s->v[i];
-        if (e->t == V_NUM) label_number(e);     /* no dual to unshare on the way */
+        uint32_t id;
+        if (e->t == V_NUM) id = label_number(e);     /* no dual to unshare on the way */
         else {
             label_place(e);
             duals |= e->t == V_DUAL;
+            id = element_id(e);
         }
+        if (i == 0) first = id;
+        run &= id != 0 && id == first + (uint32_t)i;
     }
-    push_snapshot(log, s);
+    push_snapshot(log, s, run);
     if (duals) {
         Value whole = obj_val(V_ARR, s);
         Value copy = arr_copy(whole);
@@ -213,7 +223,7 @@ void version_settle(VerLog *log, Value *v)
         arr_own(v);
         Storage *s = AS_ARR(*v);
         int duals = settle_elements(s->v, s->n, 1);
-        push_snapshot(log, s);
+        push_snapshot(log, s, -1);
         if (duals) {
             Value copy = arr_copy(*v);
             hold(log, -1, copy);
