@@ -200,17 +200,22 @@ void version_array(VerLog *log, Storage *s) { snapshot(log, s); }
 /* The elements nothing has made places yet (written under nograd: id 0)
  * become leaves; elements that already are places stay the places they
  * are: nothing assigned them again. Returns whether any holds tangents. */
-static int settle_elements(Value *v, int n, long stride)
+static int settle_elements(Value *v, int n, long stride, int *run)
 {
-    int duals = 0;
+    int duals = 0, consecutive = n > 0;
+    uint32_t first = 0;
     for (int i = 0; i < n; i++, v += stride) {
         Value *e = v_innermost(v);
         duals |= v->t == V_DUAL;
-        if (e->t != V_NUM || (e->id && tape_labeled(e->id))) continue;
-        if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
-        if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
-        else rec_label(e->id);
+        if (e->t == V_NUM && !(e->id && tape_labeled(e->id))) {
+            if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
+            if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
+            else rec_label(e->id);
+        }
+        if (i == 0) first = e->id;
+        consecutive &= e->id != 0 && e->id == first + (uint32_t)i;
     }
+    if (run) *run = consecutive;
     return duals;
 }
 
@@ -222,8 +227,8 @@ void version_settle(VerLog *log, Value *v)
     } else if (v->t == V_ARR) {
         arr_own(v);
         Storage *s = AS_ARR(*v);
-        int duals = settle_elements(s->v, s->n, 1);
-        push_snapshot(log, s, -1);
+        int run, duals = settle_elements(s->v, s->n, 1, &run);
+        push_snapshot(log, s, run);
         if (duals) {
             Value copy = arr_copy(*v);
             hold(log, -1, copy);
@@ -231,7 +236,7 @@ void version_settle(VerLog *log, Value *v)
         }
     } else if (v->t == V_VIEW) {
         View *w = AS_VIEW(*v);
-        settle_elements(w->s->v + w->start, w->len, w->stride);
+        settle_elements(w->s->v + w->start, w->len, w->stride, NULL);
     }
 }
 
