@@ -34,6 +34,7 @@ struct Node {
     uint8_t  op;        /* BinOp for N_BINOP / N_COMPOUND */
     uint8_t  ref;       /* RefKind for N_NAME, N_VERSION, N_ASSIGN targets, N_FOR var */
     uint8_t  depth;     /* REF_UPVAL: how many frames out */
+    uint8_t  plain_names;   /* N_INDEX: a[i] with a and i both names of locals or globals (resolve.c) */
     int      line, col;
     int      slot;      /* local slot or global index */
     const char *name;   /* identifier (interned in the chunk arena) */

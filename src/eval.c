@@ -377,9 +377,7 @@ static void check_number(Value v, Node *at)
 static inline int store_element_plain(Node *target, Env *env, Value v)
 {
     const Node *cont = target->a, *in = target->b;
-    if (v.t != V_NUM || ckpt_mode || cont->kind != N_NAME || in->kind != N_NAME
-        || (cont->ref != REF_LOCAL && cont->ref != REF_GLOBAL) || (in->ref != REF_LOCAL && in->ref != REF_GLOBAL))
-        return 0;
+    if (v.t != V_NUM || ckpt_mode || !target->plain_names) return 0;
     Value *holder = cont->ref == REF_LOCAL ? &env->slots[cont->slot] : &globals[cont->slot].v;
     const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
     if (holder->t != V_ARR || iv->t != V_NUM) return 0;
@@ -469,8 +467,7 @@ static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
      * (every element loop reads through here); the rest is a function of
      * its own, so this one needs no frame */
     const Node *an = n->a, *in = n->b;
-    if (an->kind == N_NAME && in->kind == N_NAME && (an->ref == REF_LOCAL || an->ref == REF_GLOBAL)
-        && (in->ref == REF_LOCAL || in->ref == REF_GLOBAL)) {
+    if (n->plain_names) {
         const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
         const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
         if (av->t == V_ARR && iv->t == V_NUM) {

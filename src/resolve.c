@@ -100,6 +100,11 @@ static void bind_name(Scope *s, Node *n)
 
 static void resolve(Scope *s, Node *n);
 
+static int local_or_global(const Node *n)
+{
+    return n && n->kind == N_NAME && (n->ref == REF_LOCAL || n->ref == REF_GLOBAL);
+}
+
 static void resolve_fn(Scope *outer, Node *n)
 {
     FnInfo *f = n->fn;
@@ -153,6 +158,8 @@ static void resolve(Scope *s, Node *n)
     resolve(s, n->b);
     resolve(s, n->c);
     for (int i = 0; i < n->n; i++) resolve(s, n->list[i]);
+    /* what the evaluator's element short paths need to know statically */
+    if (n->kind == N_INDEX) n->plain_names = local_or_global(n->a) && local_or_global(n->b);
 }
 
 /* Errors found here (break outside a loop, a repeated parameter) are
