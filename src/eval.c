@@ -373,7 +373,7 @@ static void check_number(Value v, Node *at)
  * storage this name may write (not shared by value), i a whole number in
  * range, x a plain number, no checkpointed loop running: what store_element
  * does, without reference counts or calls. Every element loop writes
- * through here (W4). 0: store_element has it. */
+ * through here (W4). 0: store_element_general has it. */
 static inline int store_element_plain(Node *target, Env *env, Value v)
 {
     const Node *cont = target->a, *in = target->b;
@@ -834,10 +834,6 @@ Value eval_expr(Node *n, Env *env)
 
 /* ----------------------------------------------------------- statements */
 
-/* A block's statements. Between two statements outside any call nothing
- * but the globals holds a value, so a top-level loop can let the collector
- * and reclaiming run as it goes (a loop runs its block body through this
- * directly, holding block_depth up for it). */
 /* Between two statements outside any call, when the collector or
  * reclaiming is due (exec_stmts tests that inline, at every statement of
  * a top-level loop). */
@@ -850,6 +846,11 @@ static __attribute__((noinline)) void between_statements(void)
 }
 
 static void exec_assign(Node *n, Env *env);
+
+/* A block's statements. Between two statements outside any call nothing
+ * but the globals holds a value, so a top-level loop can let the collector
+ * and reclaiming run as it goes (a loop runs its block body through this
+ * directly, holding block_depth up for it). */
 static inline int exec_stmts(Node *body, Env *env)
 {
     for (int k = 0; k < body->n; k++) {
