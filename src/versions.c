@@ -180,7 +180,6 @@ static void snapshot(VerLog *log, Storage *s)
     }
 }
 
-
 void version_bind(VerLog *log, Value *v)
 {
     log->count++;
