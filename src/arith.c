@@ -108,6 +108,23 @@ Value arith_fold(int op, Value a, const char *fname)
     return acc;
 }
 
+/* The recorded sum s of a's n elements: one entry over a run of
+ * consecutive entries (an array one loop or one vector op wrote: no
+ * list), else over the list of them. run: the caller knows (0 or 1), or
+ * -1: look. */
+static Value recorded_sum(Value a, int n, double s, int run)
+{
+    uint32_t first = seq_at(a, 0)->id;
+    if (run < 0) {
+        run = 1;
+        for (int i = 1; i < n && run; i++) run = seq_at(a, i)->id == first + (uint32_t)i;
+    }
+    if (run && first != 0 && n >= 2) return num_rec(s, rec_sum_run(first, (uint32_t)n, s));
+    uint32_t off, *terms = rec_operands((uint32_t)n, &off);
+    for (int i = 0; i < n; i++) terms[i] = seq_at(a, i)->id;
+    return num_rec(s, rec_sum(off, (uint32_t)n, s));
+}
+
 int arith_sum_plain(Value a, Value *out)
 {
     if (a.t != V_ARR || num_backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
@@ -123,9 +140,7 @@ int arith_sum_plain(Value a, Value *out)
         ids |= e[i].id;
         run &= e[i].id == first + (uint32_t)i;
     }
-    if (!ids || !tape.recording) *out = num_val(s);
-    else if (run && first && n >= 2) *out = num_rec(s, rec_sum_run(first, (uint32_t)n, s));
-    else return 0;
+    *out = !ids || !tape.recording ? num_val(s) : recorded_sum(a, n, s, run);
     return 1;
 }
 
@@ -148,14 +163,7 @@ Value arith_sum(Value a)
     }
     if (num_backend != BK_F64) s = acc_result(&q);
     if (!recorded || !tape.recording) return num_val(s);
-    /* consecutive entries (an array one loop or one vector op wrote): no list */
-    uint32_t first = seq_at(a, 0)->id;
-    int run = first != 0 && n >= 2;
-    for (int i = 1; i < n && run; i++) run = seq_at(a, i)->id == first + (uint32_t)i;
-    if (run) return num_rec(s, rec_sum_run(first, (uint32_t)n, s));
-    uint32_t off, *terms = rec_operands((uint32_t)n, &off);
-    for (int i = 0; i < n; i++) terms[i] = seq_at(a, i)->id;
-    return num_rec(s, rec_sum(off, (uint32_t)n, s));
+    return recorded_sum(a, n, s, -1);
 }
 
 Value arith_dot(Value a, Value b)

@@ -20,7 +20,8 @@ uint32_t tape_id_of_const(double c);
 Value arith_sum(Value a);
 /* sum(a) over an array of plain numbers in float64, in one pass over the
  * elements (the sum, whether any is recorded, whether their entries are
- * consecutive); 0 if a is anything else: then arith_sum has it. */
+ * consecutive); 0 if a is anything else (a view, a dual, a string, another
+ * backend): then arith_sum has it, after the caller's checks. */
 int   arith_sum_plain(Value a, Value *out);
 Value arith_dot(Value a, Value b);
 Value arith_fold(int op, Value a, const char *fname);

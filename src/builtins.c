@@ -184,7 +184,7 @@ static Value bi_sum(int argc, Value *argv)
     /* an array of plain numbers in one pass (a million-element sum(a)
      * was four); anything else is checked first */
     Value r;
-    if (argv[0].t == V_ARR && arith_sum_plain(argv[0], &r)) return r;
+    if (arith_sum_plain(argv[0], &r)) return r;
     arg_seq(argv, 0, "sum");
     return arith_sum(argv[0]);
 }

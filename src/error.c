@@ -1,5 +1,6 @@
 /* error.c: error reporting and the protected-call boundary. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,8 @@ size_t wg_alloc_cap;
 void wg_prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-    const uintptr_t page = 4096;
+    static uintptr_t page;
+    if (!page) page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = ((uintptr_t)p + n + page - 1) & ~(page - 1);
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #else
@@ -332,7 +334,7 @@ void *wg_realloc(void *p, size_t n)
 void *wg_calloc(size_t n, size_t size)
 {
     if (wg_alloc_cap && size && n > wg_alloc_cap / size) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
-    if (n && size && n * size >= WG_PREFAULT_BYTES) {
+    if (n && size && n <= SIZE_MAX / size && n * size >= WG_PREFAULT_BYTES) {
         /* clearing touches every page: fault them in first, all at once */
         void *p = wg_malloc(n * size);
         wg_prefault(p, n * size);

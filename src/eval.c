@@ -369,6 +369,22 @@ static void check_number(Value v, Node *at)
         wg_error_at(at, "array elements must be numbers, got %s", type_name(v));
 }
 
+/* For a[i] marked plain_names (both local or global names): a's storage
+ * and the index, when a holds an array and i a whole number in range;
+ * NULL otherwise (the general paths have it, with their errors). */
+static inline Storage *plain_element(const Node *n, Env *env, int *index)
+{
+    const Node *an = n->a, *in = n->b;
+    const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
+    const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
+    if (av->t != V_ARR || iv->t != V_NUM) return NULL;
+    Storage *st = AS_ARR(*av);
+    double x = iv->u.n;
+    if (!(x >= 0 && x < st->n) || (int)x != x) return NULL;
+    *index = (int)x;
+    return st;
+}
+
 /* a[i] = x with a and i names (local or global), a an array whose
  * storage this name may write (not shared by value), i a whole number in
  * range, x a plain number, no checkpointed loop running: what store_element
@@ -376,15 +392,12 @@ static void check_number(Value v, Node *at)
  * through here (W4). 0: store_element_general has it. */
 static inline int store_element_plain(Node *target, Env *env, Value v)
 {
-    const Node *cont = target->a, *in = target->b;
-    if (v.t != V_NUM || ckpt_mode || !target->plain_names) return 0;
-    Value *holder = cont->ref == REF_LOCAL ? &env->slots[cont->slot] : &globals[cont->slot].v;
-    const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
-    if (holder->t != V_ARR || iv->t != V_NUM) return 0;
-    Storage *st = AS_ARR(*holder);
-    double x = iv->u.n;
-    if (!(x >= 0 && x < st->n) || (int)x != x || (st->h.rc > 1 && !st->aliased)) return 0;
-    int i = (int)x;
+    const Node *cont = target->a;
+    int i;
+    Storage *st;
+    if (v.t != V_NUM || ckpt_mode || !target->plain_names || !(st = plain_element(target, env, &i))
+        || (st->h.rc > 1 && !st->aliased))
+        return 0;
     Value *elem = &st->v[i];
     if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
     VerLog *log = cont->ref == REF_GLOBAL ? &globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
@@ -466,16 +479,9 @@ static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
      * in range, the element a number: no reference count and no calls
      * (every element loop reads through here); the rest is a function of
      * its own, so this one needs no frame */
-    const Node *an = n->a, *in = n->b;
-    if (n->plain_names) {
-        const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
-        const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
-        if (av->t == V_ARR && iv->t == V_NUM) {
-            const Storage *st = AS_ARR(*av);
-            double x = iv->u.n;
-            if (x >= 0 && x < st->n && (int)x == x && st->v[(int)x].t == V_NUM) return st->v[(int)x];
-        }
-    }
+    int i;
+    const Storage *st = n->plain_names ? plain_element(n, env, &i) : NULL;
+    if (st && st->v[i].t == V_NUM) return st->v[i];
     return eval_index_general(n, env);
 }
 

@@ -251,18 +251,21 @@ static inline uint32_t deriv_packed(uint32_t i, uint32_t call, uint32_t which)
     return dc << 8 | w << 19;
 }
 
+/* Deriv entry i (the next one) packed, if its fields pack; 0 if not. */
+static inline int push_packed_deriv(uint32_t opbyte, uint32_t i, uint32_t call, uint32_t which, double v)
+{
+    uint32_t f = deriv_packed(i, call, which);
+    if (f == TAPE_NOFIELD) return 0;
+    tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | TAPE_PACKED | f;
+    tape.val[i] = v;
+    tape.n = i + 1;
+    return 1;
+}
+
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
     uint32_t i = tape.n;
-    if ((opbyte & TAPE_OPMASK) == OP_DERIV) {
-        uint32_t f = deriv_packed(i, a, b);
-        if (f != TAPE_NOFIELD) {
-            tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | TAPE_PACKED | f;
-            tape.val[i] = v;
-            tape.n = i + 1;
-            return i;
-        }
-    }
+    if ((opbyte & TAPE_OPMASK) == OP_DERIV && push_packed_deriv(opbyte, i, a, b, v)) return i;
     check_limit(sizeof(TapeArgs));
     reserve_wide(tape.nwide + 1);
     uint32_t k = (uint32_t)tape.nwide - tape.tables.chunk_wide[chunk_of(i)];
@@ -475,15 +478,8 @@ void rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {
     for (uint32_t j = 0; j < n; j++) {
         double g = out[j].u.n;
-        if (__builtin_expect(tape.n == tape.cap, 0)) tape_grow();
-        uint32_t i = tape.n;
-        if (__builtin_expect((i & ((1u << TAPE_CHUNK_BITS) - 1)) == 0, 0)) tape_chunk_begin(i);
-        uint32_t f = deriv_packed(i, call, which + j);
-        if (__builtin_expect(f != TAPE_NOFIELD, 1)) {    /* as tape_push_wide packs it */
-            tape.code[i] = OP_DERIV | TAPE_WIDE | TAPE_PACKED | f;
-            tape.val[i] = g;
-            tape.n = i + 1;
-        } else i = tape_push_wide(OP_DERIV, call, which + j, g);
+        uint32_t i = tape_next_slot();
+        if (!push_packed_deriv(OP_DERIV, i, call, which + j, g)) i = tape_push_wide(OP_DERIV, call, which + j, g);
         out[j] = num_rec(g, i);
     }
 }

@@ -154,12 +154,19 @@ static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
     return tape_far_field(id);
 }
 
-/* opbyte: the op, with TAPE_LABELED if it is a version already. */
-static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+/* The id the next entry gets, with room for it and its chunk begun. */
+static inline uint32_t tape_next_slot(void)
 {
     if (__builtin_expect(tape.n == tape.cap, 0)) tape_grow();
     uint32_t i = tape.n;
     if (__builtin_expect((i & ((1u << TAPE_CHUNK_BITS) - 1)) == 0, 0)) tape_chunk_begin(i);
+    return i;
+}
+
+/* opbyte: the op, with TAPE_LABELED if it is a version already. */
+static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+{
+    uint32_t i = tape_next_slot();
     if (__builtin_expect(tape_id_fields[opbyte & TAPE_OPMASK], 1)) {
         uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
         if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both fit (TAPE_NOFIELD does not) */

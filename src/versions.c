@@ -123,15 +123,11 @@ static void push_write(VerLog *log, int index, uint32_t id)
 static uint32_t element_id(const Value *v) { return v->t == V_DUAL ? v_innermost((Value *)v)->id : v->id; }
 
 /* The elements' entries become a snapshot: a run (first, n) when they
- * are consecutive (run: the caller saw that while labelling them; -1:
- * look), else their list. */
+ * are consecutive (run: the caller saw that while labelling them), else
+ * their list. */
 static void push_snapshot(VerLog *log, Storage *s, int run)
 {
     Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n };
-    if (run < 0) {
-        run = snap.first != 0;
-        for (int i = 1; i < s->n && run; i++) run = element_id(&s->v[i]) == snap.first + (uint32_t)i;
-    }
     if (!run) {
         snap.ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
         for (int i = 0; i < s->n; i++) snap.ids[i] = element_id(&s->v[i]);
