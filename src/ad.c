@@ -136,6 +136,7 @@ Value ad_d(Node *call, Env *env)
     Value one, *out = shape.t == V_ARR ? AS_ARR(shape)->v : &one;
     kink_begin();
     derivatives_of(y, ids, n, cuts, out);
+    kink_branches(ids, n);
     kink_end();
     wg_scratch_free(ids);
     wg_scratch_free((void *)cuts.ids);
@@ -177,12 +178,14 @@ static Value derivative_at(Value r, Value x)
     if (!is_seq(x)) {
         uint32_t id = v_innermost(&x)->id;
         derivatives_of(r, &id, 1, cuts, &g);
+        kink_branches(&id, 1);
     } else {
         int n = AS_ARR(x)->n;
         uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
         g = arr_new(n);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
+        kink_branches(ids, n);
         wg_scratch_free(ids);
     }
     wg_scratch_free((void *)cuts.ids);

@@ -8,9 +8,9 @@
 
 typedef struct {
     uint32_t id;          /* kink: the entry; branch: the tape size when it ran */
-    uint32_t end;         /* branch: the tape size when its top-level statement ended, 0 if running */
-    uint32_t ida, idb;    /* branch: the compared entries */
+    uint32_t ida, idb;    /* branch: the compared entries (0: not recorded); reclaim roots */
     int branch;
+    int tie;              /* branch: a min/max near a tie (listed as a kink) */
     int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
     double a, b;
     char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
@@ -68,17 +68,25 @@ static int at_kink(int op, double a, double b)
     switch (op) {
     case OP_ABS: case OP_SIGN: return a == 0;
     case OP_FLOOR: return a == floor(a);
-    case OP_MIN: case OP_MAX: return a == b;
     case OP_MOD: { double q = a / b; return isfinite(q) && q == floor(q); }
     default: return 0;
     }
 }
 
+/* An operand entry a branch note keeps: one that depends on something. */
+static uint32_t compared(uint32_t id) { return id && tape_opcode(id) != OP_CONST ? id : 0; }
+
 void kink_note_op(int op, double a, double b, uint32_t id)
 {
-    if (!at_kink(op, a, b)) return;
+    int tie = op == OP_MIN || op == OP_MAX;
+    if (tie ? !isfinite(a) || !isfinite(b) || !kink_near(a, b) : !at_kink(op, a, b)) return;
+    uint32_t ida = tie ? compared(tape_a(id)) : 0, idb = tie ? compared(tape_b(id)) : 0;
+    if (tie && !(ida | idb)) return;
     Note *note = new_note();
-    note->id = id;
+    note->id = tie ? tape_size() : id;
+    note->branch = note->tie = tie;
+    note->ida = ida;
+    note->idb = idb;
     note->a = a;
     note->b = b;
     const Node *n = wg_where.node;
@@ -99,7 +107,9 @@ void kink_note_op(int op, double a, double b, uint32_t id)
     num_format(b, vb, sizeof vb);
     switch (op) {
     case OP_MIN: case OP_MAX:
-        snprintf(note->what, sizeof note->what, "%s(%s, %s) at a tie, both %s", op_names[op], xs, ys, va);
+        if (a == b) snprintf(note->what, sizeof note->what, "%s(%s, %s) at a tie, both %s", op_names[op], xs, ys, va);
+        else snprintf(note->what, sizeof note->what, "%s(%s, %s) within 1e-9 of a tie, %s and %s",
+                      op_names[op], xs, ys, va, vb);
         break;
     case OP_MOD:
         snprintf(note->what, sizeof note->what, "%s %% %s at a jump, %s / %s whole", xs, ys, va, vb);
@@ -119,9 +129,10 @@ static const char *cmp_symbol(int op)
 
 void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_t ida, uint32_t idb)
 {
-    if (!isfinite(x) || !isfinite(y)) return;
-    double scale = fmax(fabs(x), fabs(y));
-    if (fabs(x - y) > 1e-9 * scale) return;
+    if (!isfinite(x) || !isfinite(y) || !kink_near(x, y)) return;
+    ida = compared(ida);
+    idb = compared(idb);
+    if (!(ida | idb)) return;      /* constants: nothing can move it */
     Note *note = new_note();
     note->branch = 1;
     note->id = tape_size();
@@ -152,10 +163,14 @@ void kink_begin(void)
 
 int kink_watching(void) { return depth > 0; }
 
+/* The latest derivative passed note k: listed once, and once for what a
+ * loop or repeated call noted again at the same place with the same
+ * values. */
 static void pass(uint32_t k)
 {
     for (uint32_t i = 0; i < npassed; i++)
-        if (passed[i] == k) return;
+        if (passed[i] == k || (!strcmp(notes[passed[i]].where, notes[k].where)
+                               && !strcmp(notes[passed[i]].what, notes[k].what))) return;
     if (npassed == cappassed) {
         __typeof__(cappassed) grown = cappassed ? 2 * cappassed : 8;   /* the size is kept only once it is had */
         passed = wg_realloc(passed, sizeof(uint32_t) * grown);
@@ -176,34 +191,101 @@ static uint32_t first_note(uint32_t lo)
     return a;
 }
 
-/* Whether any entry in [from, to] got an adjoint: what the branch decided
- * reached the result. A very long stretch is taken as reached. */
-static int reached(uint32_t from, uint32_t to, double (*adjoint)(void *ud, uint32_t id), void *ud)
-{
-    if (to - from > (1u << 22)) return 1;
-    for (uint32_t i = from; i <= to; i++)
-        if (adjoint(ud, i) != 0) return 1;
-    return 0;
-}
-
-/* A kink counts when its entry got an adjoint. A branch counts when it
- * compared values recorded inside the swept range (only those can depend
- * on what the derivative is taken with respect to) and something computed
- * after it, in the same top-level statement, reached the result. */
+/* A kink counts when its entry got an adjoint. */
 void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t id), void *ud)
 {
     check_epoch();
     for (uint32_t k = first_note(lo); k < nnotes && notes[k].id <= top; k++) {
         Note *n = &notes[k];
-        if (n->gone) continue;
-        if (!n->branch) {
-            if (adjoint(ud, n->id) != 0) pass(k);
-            continue;
-        }
-        int compared = (n->ida >= lo && n->ida <= top) || (n->idb >= lo && n->idb <= top);
-        uint32_t to = n->end && n->end - 1 < top ? n->end - 1 : top;
-        if (compared && n->id <= to && reached(n->id, to, adjoint, ud)) pass(k);
+        if (!n->gone && !n->branch && adjoint(ud, n->id) != 0) pass(k);
     }
+}
+
+/* Which entries in [lo, hi] depend on a place: reach[i - lo] is set for
+ * the places themselves and for every entry with an operand so marked.
+ * Operands lie below their reader except in a few entries (a d call's
+ * results, a fixed point's): a pass that met one marked anything runs
+ * again until nothing changes. */
+typedef struct {
+    uint8_t *reach;
+    uint32_t lo, hi, at;
+    int hit, up;
+} Reach;
+
+static void reach_operand(uint32_t id, void *ud)
+{
+    Reach *r = ud;
+    if (id > r->at) r->up = 1;
+    if (id >= r->lo && id <= r->hi && r->reach[id - r->lo]) r->hit = 1;
+}
+
+static void reach_extra(uint32_t *id, void *ud) { reach_operand(*id, ud); }
+
+static void reach_pass(Reach *r)
+{
+    int changed;
+    do {
+        changed = r->up = 0;
+        for (uint32_t i = r->lo + 1; i <= r->hi; i++) {
+            if (r->reach[i - r->lo]) continue;
+            int op = tape_opcode(i);
+            if (op == OP_CONST || op == OP_LEAF) continue;
+            if (op_arity[op] > 0 && !tape_side_ops[op]) {
+                uint32_t a = tape_a(i), b = op_arity[op] == 2 ? tape_b(i) : 0;
+                r->hit = (a >= r->lo && a <= r->hi && r->reach[a - r->lo]) || (b >= r->lo && b <= r->hi && r->reach[b - r->lo]);
+                if (a > i || b > i) r->up = 1;
+            } else {
+                r->hit = 0;
+                r->at = i;
+                tape_each_operand(i, reach_operand, r);
+                tape_each_extra_id(i, reach_extra, r);
+            }
+            if (r->hit) r->reach[i - r->lo] = changed = 1;
+        }
+    } while (changed && r->up);
+}
+
+/* A branch counts when one of its compared entries depends on one of the
+ * places wrt (a dependency, whichever side was taken and whether or not
+ * that side recorded anything). Only the rare notes pay: the pass over
+ * the tape runs when a note compared an entry at or above the lowest
+ * place. */
+void kink_branches(const uint32_t *wrt, int n)
+{
+    check_epoch();
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (int j = 0; j < n; j++)
+        if (wrt[j] && wrt[j] < lo) lo = wrt[j];
+    if (lo == UINT32_MAX) return;
+    uint32_t first = first_note(lo);
+    for (uint32_t k = first; k < nnotes; k++) {
+        const Note *b = &notes[k];
+        if (!b->branch) continue;
+        if (b->ida >= lo && b->ida > hi) hi = b->ida;
+        if (b->idb >= lo && b->idb > hi) hi = b->idb;
+    }
+    if (hi < lo) return;
+    Reach r = { wg_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0 };
+    for (int j = 0; j < n; j++)
+        if (wrt[j] >= lo && wrt[j] <= hi) r.reach[wrt[j] - lo] = 1;
+    reach_pass(&r);
+    for (uint32_t k = first; k < nnotes; k++) {
+        const Note *b = &notes[k];
+        if (b->branch && ((b->ida >= lo && b->ida <= hi && r.reach[b->ida - lo])
+                          || (b->idb >= lo && b->idb <= hi && r.reach[b->idb - lo])))
+            pass(k);
+    }
+    wg_scratch_free(r.reach);
+}
+
+void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    check_epoch();
+    for (uint32_t k = 0; k < nnotes; k++)
+        if (notes[k].branch) {
+            if (notes[k].ida) fn(&notes[k].ida, ud);
+            if (notes[k].idb) fn(&notes[k].idb, ud);
+        }
 }
 
 void kink_end(void)
@@ -212,13 +294,11 @@ void kink_end(void)
     noted = 1;
     const Note *n = &notes[passed[0]];
     wg_note("this derivative passed %s%s (%s); :tape kinks for all",
-            n->branch ? "" : "a kink: ", n->what, n->where);
+            n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
 }
 
 void kink_statement(void)
 {
-    check_epoch();
-    for (uint32_t k = nnotes; k-- > 0 && !notes[k].end;) notes[k].end = tape_size();
     noted = 0;
     depth = 0;     /* an error may have unwound out of a derivative */
 }
@@ -231,11 +311,8 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
      * derivative's list, which names notes by index; then close the gaps */
     for (uint32_t k = 0; k < nnotes; k++) {
         Note *n = &notes[k];
-        if (n->branch) {
+        if (n->branch) {     /* its entries are roots: the pass renumbered them */
             if (n->id >= lo) n->id = position(n->id);
-            if (n->end > lo) n->end = position(n->end);
-            if (n->ida >= lo) n->ida = entry(n->ida);
-            if (n->idb >= lo) n->idb = entry(n->idb);
         } else if (n->id >= lo) {
             uint32_t id = entry(n->id);
             if (!id) {
@@ -268,6 +345,6 @@ void kink_list(FILE *f)
     fprintf(f, "kinks: %u in the latest derivative\n", npassed);
     for (uint32_t i = 0; i < npassed; i++) {
         const Note *n = &notes[passed[i]];
-        fprintf(f, "  %s%s (%s)\n", n->branch ? "" : "kink: ", n->what, n->where);
+        fprintf(f, "  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
     }
 }

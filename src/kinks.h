@@ -1,12 +1,15 @@
 /* kinks.h: where a derivative took a convention (SPEC "Derivatives"): the
- * kinks it passed (abs, sign, floor at their kink, a min/max tie, % at a
- * jump) and the branches whose comparison, on recorded values, was within
- * a relative 1e-9 of going the other way. Recording notes such events as
- * they happen (rare: a cheap test on the op or on the operands' ids);
- * d and grad ask which ones their sweep passed, print one note on standard
- * error, and keep the list for `:tape kinks`. */
+ * kinks it passed (abs, sign, floor at their kink, % at a jump) and the
+ * branches (comparisons, min/max) whose comparison, on
+ * recorded values, was within a relative 1e-9 of going the other way.
+ * Recording notes such events as they happen (rare: a cheap test on the op
+ * or on the operands' values); d and grad ask which ones they passed, print
+ * one note on standard error, and keep the list for `:tape kinks`. A kink
+ * counts when the sweep gave its entry an adjoint; a branch when a compared
+ * entry depends on a place differentiated (whichever side was taken). */
 #ifndef WG_KINKS_H
 #define WG_KINKS_H
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "ast.h"
@@ -17,9 +20,15 @@
                   (1ull << OP_MIN) | (1ull << OP_MAX) | (1ull << OP_MOD))
 _Static_assert(OP_COUNT <= 64, "KINK_OPS is a 64-bit mask");
 
-/* Entry id was just recorded for op on operands a, b: note it if at a kink. */
+/* Within a relative 1e-9 of switching: the only test a comparison on
+ * recorded values pays before kink_note_branch. */
+static inline int kink_near(double x, double y) { return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y)); }
+
+/* Entry id was just recorded for op on operands a, b: note it if at a kink
+ * (min and max: near a tie, as a branch on the operands' entries). */
 void kink_note_op(int op, double a, double b, uint32_t id);
-/* A comparison n on values x, y (entries ida, idb; 0 = constant). */
+/* A comparison n on values x, y (entries ida, idb; 0 = constant) that is
+ * kink_near: noted if an entry depends on something. */
 void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_t ida, uint32_t idb);
 
 /* A derivative operator (d, grad) brackets its sweeps with begin/end; the
@@ -30,10 +39,17 @@ int  kink_watching(void);
 /* After a sweep of [lo, top]: adjoint(ud, id) is the final adjoint of an
  * entry in that range. */
 void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t id), void *ud);
+/* The branches noted so far whose compared entries depend on one of the
+ * places wrt (tape ids, 0 = none). */
+void kink_branches(const uint32_t *wrt, int n);
+/* A branch note's compared entries are reclaim roots (a later derivative
+ * asks what they depend on); fn may renumber them. */
+void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud);
 
 /* Reclaiming moved the entries at or above lo: entry(id) is a kept
  * entry's new id (0: it was reclaimed), position(p) where tape position p
- * went. Notes of reclaimed kinks go (no live value can pass them). */
+ * went. Notes of reclaimed kinks go (no live value can pass them); a
+ * branch's entries were renumbered as roots. */
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p));
 
 void kink_statement(void);          /* a top-level statement begins: notes may print again */

@@ -103,6 +103,7 @@ static void object_ids(Obj *o, void *wp)
 static void each_root(IdFn fn, void *ud)
 {
     if (eval_roots) eval_roots(fn, ud);
+    kink_each_root(fn, ud);
     Walk w = { fn, ud };
     gc_each_object(object_ids, &w);
 }
