@@ -18,14 +18,14 @@ typedef struct {
 } Note;
 
 static Note *notes;            /* in tape order */
-static uint32_t nnotes, capnotes, epoch;
+static uint32_t nnotes, capnotes, epoch, nbranches;   /* nbranches: branch notes among them */
 static uint32_t *passed, npassed, cappassed;   /* the latest derivative's notes */
 static int depth, noted;
 
 static void check_epoch(void)
 {
     if (epoch != tape.epoch) {
-        nnotes = npassed = 0;
+        nnotes = npassed = nbranches = 0;
         epoch = tape.epoch;
     }
 }
@@ -79,12 +79,13 @@ static uint32_t compared(uint32_t id) { return id && tape_opcode(id) != OP_CONST
 void kink_note_op(int op, double a, double b, uint32_t id)
 {
     int tie = op == OP_MIN || op == OP_MAX;
-    if (tie ? !isfinite(a) || !isfinite(b) || !kink_near(a, b) : !at_kink(op, a, b)) return;
+    if (tie ? !kink_near(a, b) || !isfinite(a) || !isfinite(b) : !at_kink(op, a, b)) return;
     uint32_t ida = tie ? compared(tape_a(id)) : 0, idb = tie ? compared(tape_b(id)) : 0;
     if (tie && !(ida | idb)) return;
     Note *note = new_note();
     note->id = tie ? tape_size() : id;
     note->branch = note->tie = tie;
+    nbranches += tie;
     note->ida = ida;
     note->idb = idb;
     note->a = a;
@@ -129,12 +130,13 @@ static const char *cmp_symbol(int op)
 
 void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_t ida, uint32_t idb)
 {
-    if (!isfinite(x) || !isfinite(y) || !kink_near(x, y)) return;
+    if (!kink_near(x, y) || !isfinite(x) || !isfinite(y)) return;
     ida = compared(ida);
     idb = compared(idb);
     if (!(ida | idb)) return;      /* constants: nothing can move it */
     Note *note = new_note();
     note->branch = 1;
+    nbranches++;
     note->id = tape_size();
     note->ida = ida;
     note->idb = idb;
@@ -226,6 +228,10 @@ static void reach_pass(Reach *r)
     int changed;
     do {
         changed = r->up = 0;
+        /* the n entries of one d call read the same y and n places: their
+         * answer is asked once a call, or a gradient would cost n^2 */
+        uint32_t call = UINT32_MAX;
+        int call_hit = 0;
         for (uint32_t i = r->lo + 1; i <= r->hi; i++) {
             if (r->reach[i - r->lo]) continue;
             int op = tape_opcode(i);
@@ -234,11 +240,14 @@ static void reach_pass(Reach *r)
                 uint32_t a = tape_a(i), b = op_arity[op] == 2 ? tape_b(i) : 0;
                 r->hit = (a >= r->lo && a <= r->hi && r->reach[a - r->lo]) || (b >= r->lo && b <= r->hi && r->reach[b - r->lo]);
                 if (a > i || b > i) r->up = 1;
+            } else if (op == OP_DERIV && tape_deriv_call_of(i, NULL) == call) {
+                r->hit = call_hit;
             } else {
                 r->hit = 0;
                 r->at = i;
                 tape_each_operand(i, reach_operand, r);
                 tape_each_extra_id(i, reach_extra, r);
+                if (op == OP_DERIV) call = tape_deriv_call_of(i, NULL), call_hit = r->hit;
             }
             if (r->hit) r->reach[i - r->lo] = changed = 1;
         }
@@ -253,6 +262,7 @@ static void reach_pass(Reach *r)
 void kink_branches(const uint32_t *wrt, int n)
 {
     check_epoch();
+    if (!nbranches) return;     /* the common case: no place is looked at */
     uint32_t lo = UINT32_MAX, hi = 0;
     for (int j = 0; j < n; j++)
         if (wrt[j] && wrt[j] < lo) lo = wrt[j];
@@ -281,7 +291,7 @@ void kink_branches(const uint32_t *wrt, int n)
 void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     check_epoch();
-    for (uint32_t k = 0; k < nnotes; k++)
+    for (uint32_t k = 0; nbranches && k < nnotes; k++)
         if (notes[k].branch) {
             if (notes[k].ida) fn(&notes[k].ida, ud);
             if (notes[k].idb) fn(&notes[k].idb, ud);

@@ -22,7 +22,11 @@ _Static_assert(OP_COUNT <= 64, "KINK_OPS is a 64-bit mask");
 
 /* Within a relative 1e-9 of switching: the only test a comparison on
  * recorded values pays before kink_note_branch. */
-static inline int kink_near(double x, double y) { return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y)); }
+static inline int kink_near(double x, double y)
+{
+    double ax = fabs(x), ay = fabs(y);
+    return fabs(x - y) <= 1e-9 * (ax > ay ? ax : ay);     /* NaN: no; inf: the caller asks */
+}
 
 /* Entry id was just recorded for op on operands a, b: note it if at a kink
  * (min and max: near a tie, as a branch on the operands' entries). */
