@@ -134,6 +134,10 @@ done
 # random programs with some assignments in nograd, against detach twins.
 if "$PY" tests/gen/nograd_vs_detach.py --bin "$BIN" --seed 4 --count 400 >"$tmp/ngvd" 2>/dev/null; then ok
 else bad "tests/gen/nograd_vs_detach.py" "$(tail -5 "$tmp/ngvd")"; fi
+# Branch notes appear exactly when moving the place differentiated by a
+# relative 1e-9 flips a comparison the program evaluated (tests/gen/branch_notes.py).
+if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 5 --count 200 >"$tmp/bnotes" 2>&1; then ok
+else bad tests/gen/branch_notes.py "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi
 if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The same property on a long tape: 70000 entries between w and y = F(w), so
