@@ -44,7 +44,10 @@ static void visit_obj(Obj *o)
         for (int i = 0; i < s->n; i++) visit_value(s->v[i]);
         break;
     }
-    case V_VIEW: visit_obj(&((View *)o)->s->h); break;
+    case V_VIEW:
+        visit_obj(&((View *)o)->s->h);
+        visit_obj(((View *)o)->home ? &((View *)o)->home->h : NULL);
+        break;
     case V_FN: {
         Closure *c = (Closure *)o;
         visit_obj(c->env ? &c->env->h : NULL);

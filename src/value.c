@@ -57,6 +57,8 @@ Value view_new(Storage *s, int start, int len, int stride)
     v->start = start;
     v->len = len;
     v->stride = stride;
+    v->home = NULL;
+    v->owner = -1;
     return obj_val(V_VIEW, v);
 }
 
@@ -104,7 +106,9 @@ void obj_free(Obj *o)
     }
     case V_VIEW: {
         Storage *s = ((View *)o)->s;
+        Env *home = ((View *)o)->home;
         if (--s->h.rc == 0) obj_free(&s->h);
+        if (home) v_release(obj_val(V_ENV, home));
         break;
     }
     case V_FN: {

@@ -58,13 +58,20 @@ typedef struct Storage {
     Value *v;
 } Storage;
 
+typedef struct Env Env;
+/* A view of a variable's array (view(a, ...), or a view of such a view)
+ * names that variable, its owner: a write through the view makes a new
+ * version of it while it still holds the storage (SPEC "Derivatives").
+ * owner is the slot, in home (held) or among the globals (home NULL);
+ * -1: a view of a value no name held. */
 typedef struct View {
     Obj h;
     Storage *s;
     int start, len, stride;
+    Env *home;
+    int owner;
 } View;
 
-typedef struct Env Env;
 /* A function value: user code (fn set), or a derived function such as
  * grad(f) (fn NULL, kind says which, target is f). */
 typedef enum { FK_USER, FK_GRAD } FnKind;
