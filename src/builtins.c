@@ -376,7 +376,7 @@ static Value sp_view(Node *call, Env *env)
     if (call->n < 1 || call->n > 4) wg_error("view expects 1 to 4 arguments, got %d", call->n);
     Value base;
     Place pl;
-    Env *home = NULL;
+    EnvCell *home = NULL;
     int owner = -1;      /* the variable a write through the view makes a version of */
     if (call->list[0]->kind == N_NAME && eval_place(call->list[0], env, &pl)) {
         if (pl.slot->t == V_UNDEF) wg_undefined(call->list[0], env);
@@ -384,7 +384,11 @@ static Value sp_view(Node *call, Env *env)
         base = *pl.slot;
         v_retain(base);
         if (base.t == V_ARR) {
-            home = pl.home;
+            if (pl.home && !pl.home->cell) {
+                pl.home->cell = wg_malloc(sizeof(EnvCell));
+                *pl.home->cell = (EnvCell){ 1, pl.home };
+            }
+            home = pl.home ? pl.home->cell : NULL;
             owner = pl.index;
         }
     } else {
@@ -425,7 +429,7 @@ static Value sp_view(Node *call, Env *env)
     if (owner >= 0) {
         AS_VIEW(r)->home = home;
         AS_VIEW(r)->owner = owner;
-        if (home) home->h.rc++;
+        if (home) home->rc++;
     }
     v_release(base);
     return r;

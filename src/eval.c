@@ -405,10 +405,10 @@ static inline Storage *plain_element(const Node *n, Env *env, int *index)
  * holds the storage. The elements are places already where recording. */
 static void version_owner(const View *w, int i0, int n)
 {
-    Env *home = w->home;
+    Env *home = w->home ? w->home->env : NULL;
     Value *slot;
     VerLog *log;
-    if (w->owner < 0) return;
+    if (w->owner < 0 || (w->home && !home)) return;    /* no owner, or its frame ended */
     if (home) {
         slot = &home->slots[w->owner];
         log = home->vers ? &home->vers[w->owner] : NULL;

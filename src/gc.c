@@ -44,10 +44,7 @@ static void visit_obj(Obj *o)
         for (int i = 0; i < s->n; i++) visit_value(s->v[i]);
         break;
     }
-    case V_VIEW:
-        visit_obj(&((View *)o)->s->h);
-        visit_obj(((View *)o)->home ? &((View *)o)->home->h : NULL);
-        break;
+    case V_VIEW: visit_obj(&((View *)o)->s->h); break;
     case V_FN: {
         Closure *c = (Closure *)o;
         visit_obj(c->env ? &c->env->h : NULL);
@@ -81,11 +78,16 @@ static void free_shallow(Obj *o)
 {
     switch (o->type) {
     case V_ARR: free(((Storage *)o)->v); break;
+    case V_VIEW: envcell_release(((View *)o)->home); break;
     case V_FN:
         if (((Closure *)o)->fn) chunk_release(((Closure *)o)->fn->chunk);
         break;
     case V_ENV: {
         Env *e = (Env *)o;
+        if (e->cell) {
+            e->cell->env = NULL;
+            envcell_release(e->cell);
+        }
         if (e->vers) {
             for (int i = 0; i < e->n; i++) verlog_free_shallow(&e->vers[i]);
             free(e->vers);
