@@ -376,11 +376,21 @@ static Value sp_view(Node *call, Env *env)
     if (call->n < 1 || call->n > 4) wg_error("view expects 1 to 4 arguments, got %d", call->n);
     Value base;
     Place pl;
+    EnvCell *home = NULL;
+    int owner = -1;      /* the variable a write through the view makes a version of */
     if (call->list[0]->kind == N_NAME && eval_place(call->list[0], env, &pl)) {
         if (pl.slot->t == V_UNDEF) wg_undefined(call->list[0], env);
         arr_own(pl.slot);
         base = *pl.slot;
         v_retain(base);
+        if (base.t == V_ARR) {
+            if (pl.home && !pl.home->cell) {
+                pl.home->cell = wg_malloc(sizeof(EnvCell));
+                *pl.home->cell = (EnvCell){ 1, pl.home };
+            }
+            home = pl.home ? pl.home->cell : NULL;
+            owner = pl.index;
+        }
     } else {
         base = eval_expr(call->list[0], env);
     }
@@ -405,6 +415,8 @@ static Value sp_view(Node *call, Env *env)
     if (base.t == V_VIEW) {      /* compose in 64 bits: the result must index the storage */
         View *w = AS_VIEW(base);
         s = w->s;
+        home = w->home;      /* a view of a view writes its owner */
+        owner = w->owner;
         long long st = w->start + (long long)start * w->stride, sd = (long long)stride * w->stride;
         if (len == 0) st = 0;
         if (sd > INT_MAX || sd < -INT_MAX) sd = sd > 0 ? INT_MAX : -INT_MAX;   /* len <= 1 here */
@@ -414,6 +426,11 @@ static Value sp_view(Node *call, Env *env)
         s = AS_ARR(base);
     }
     Value r = view_new(s, start, len, stride);
+    if (owner >= 0) {
+        AS_VIEW(r)->home = home;
+        AS_VIEW(r)->owner = owner;
+        if (home) home->rc++;
+    }
     v_release(base);
     return r;
 }

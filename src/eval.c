@@ -153,21 +153,29 @@ static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
     list_nograd_write(var, env, log);
 }
 
+static void list_nograd_home(Env *home, int slot, VerLog *log);
+
 static void list_nograd_write(Node *var, Env *env, VerLog *log)
 {
-    log->nograd_mark = nograd_block;
     Env *home = NULL;
     if (var->ref == REF_LOCAL) home = env;
     else if (var->ref == REF_UPVAL) {
         home = env;
         for (int d = 0; d < var->depth; d++) home = home->parent;
     }
+    list_nograd_home(home, var->slot, log);
+}
+
+/* The variable in slot of home (NULL: a global) is listed. */
+static void list_nograd_home(Env *home, int slot, VerLog *log)
+{
+    log->nograd_mark = nograd_block;
     if (n_nograd_writes == cap_nograd_writes) {
         cap_nograd_writes = cap_nograd_writes ? 2 * cap_nograd_writes : 16;
         nograd_writes = wg_realloc(nograd_writes, sizeof(NogradWrite) * (size_t)cap_nograd_writes);
     }
     if (home) home->h.rc++;      /* a frame may end before the block does */
-    nograd_writes[n_nograd_writes++] = (NogradWrite){ home, var->slot };
+    nograd_writes[n_nograd_writes++] = (NogradWrite){ home, slot };
 }
 
 static void drop_nograd_writes(int from)
@@ -251,6 +259,12 @@ int eval_place(Node *n, Env *env, Place *out)
     if (n->kind != N_NAME && n->kind != N_VERSION) return 0;
     out->slot = var_slot(n, env, &out->ver);
     out->name = n->name;
+    out->home = NULL;
+    if (n->ref == REF_LOCAL || n->ref == REF_UPVAL) {
+        out->home = env;
+        for (int d = 0; n->ref == REF_UPVAL && d < n->depth; d++) out->home = out->home->parent;
+    }
+    out->index = n->slot;
     return 1;
 }
 
@@ -385,6 +399,41 @@ static inline Storage *plain_element(const Node *n, Env *env, int *index)
     return st;
 }
 
+/* A write through view w wrote its elements i0 .. i0 + n - 1: one new
+ * version of the variable whose storage it is (SPEC: a write through a
+ * view of x's storage makes a new version of x), if that variable still
+ * holds the storage. The elements are places already where recording. */
+static void version_owner(const View *w, int i0, int n)
+{
+    Env *home = w->home ? w->home->env : NULL;
+    Value *slot;
+    VerLog *log;
+    if (w->owner < 0 || (w->home && !home)) return;    /* no owner, or its frame ended */
+    if (home) {
+        slot = &home->slots[w->owner];
+        log = home->vers ? &home->vers[w->owner] : NULL;
+    } else {
+        if (w->owner >= nglobals) return;      /* a front end forgot the globals */
+        slot = &globals[w->owner].v;
+        log = &globals[w->owner].ver;
+    }
+    if (!log || slot->t != V_ARR || AS_ARR(*slot) != w->s) return;
+    if (ckpt_mode) {           /* counted as the loop's own stores are, none kept */
+        if (ckpt_mode == 1) version_count(log);
+        return;
+    }
+    version_count(log);
+    if (tape.recording) {
+        uint64_t logged = verlog_ids_logged;
+        for (int i = i0; i < i0 + n; i++) {
+            long at = w->start + (long)i * w->stride;
+            version_element_logged(log, (int)at, &w->s->v[at]);
+        }
+        if (!home) reclaim_global_versions += verlog_ids_logged - logged;
+    } else if (nograd_block && log->nograd_mark != nograd_block)
+        list_nograd_home(home, w->owner, log);
+}
+
 /* a[i] = x with a and i names (local or global), a an array whose
  * storage this name may write (not shared by value), i a whole number in
  * range, x a plain number, no checkpointed loop running: what store_element
@@ -414,7 +463,16 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     } else if (in_nograd()) {
         elem->id = 0;                      /* as store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
-    }
+    } else if (tape.recording && elem->id) {
+        /* from a function that keeps no versions: a place all the same */
+        uint64_t logged = verlog_ids_logged;
+        if (log) version_element_own(log, i, elem);
+        else label_place(elem);            /* a local array: held by it alone */
+        if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+    } else if (tape.recording && log)
+        version_element_own(log, i, elem);
+    else if (nograd_block && log)
+        note_nograd_write((Node *)cont, env, log);   /* from a function a nograd block calls */
     return 1;
 }
 
@@ -462,12 +520,18 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         else if (in_nograd()) {
             v = detached(v);                      /* as store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
-        }
+        } else if (tape.recording && (log || holder->t == V_VIEW))
+            version_element_own(log, i, &v);      /* from a function that keeps no versions */
+        else if (tape.recording && v.id)
+            label_place(&v);                      /* a local array's: held by it alone */
+        else if (nograd_block && log && cont->kind == N_NAME)
+            note_nograd_write(cont, env, log);    /* from a function a nograd block calls */
         if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
     }
     Value old = *elem;
     *elem = v;
     v_release(old);
+    if (holder->t == V_VIEW) version_owner(AS_VIEW(*holder), i, 1);
     v_release(tmp);
 }
 
@@ -986,7 +1050,7 @@ static void exec_compound(Node *n, Env *env)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
-        int places = recording_scope(env) && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
+        int places = tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
@@ -1001,6 +1065,7 @@ static void exec_compound(Node *n, Env *env)
         uint64_t logged = verlog_ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));
         if (n->a->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+        if (holder->t == V_VIEW) version_owner(AS_VIEW(*holder), 0, len);
         v_release(rhs);
         return;
     }

@@ -43,6 +43,8 @@ typedef struct {
     Value  *slot;      /* the variable's current value */
     VerLog *ver;       /* its versions, or NULL where none are kept */
     const char *name;
+    Env    *home;      /* the frame that holds slot, NULL for a global */
+    int     index;     /* slot's number there */
 } Place;
 int   eval_place(Node *n, Env *env, Place *out);   /* n is N_NAME/N_VERSION */
 Value eval_expr(Node *n, Env *env);

@@ -78,11 +78,16 @@ static void free_shallow(Obj *o)
 {
     switch (o->type) {
     case V_ARR: free(((Storage *)o)->v); break;
+    case V_VIEW: envcell_release(((View *)o)->home); break;
     case V_FN:
         if (((Closure *)o)->fn) chunk_release(((Closure *)o)->fn->chunk);
         break;
     case V_ENV: {
         Env *e = (Env *)o;
+        if (e->cell) {
+            e->cell->env = NULL;
+            envcell_release(e->cell);
+        }
         if (e->vers) {
             for (int i = 0; i < e->n; i++) verlog_free_shallow(&e->vers[i]);
             free(e->vers);

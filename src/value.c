@@ -57,6 +57,8 @@ Value view_new(Storage *s, int start, int len, int stride)
     v->start = start;
     v->len = len;
     v->stride = stride;
+    v->home = NULL;
+    v->owner = -1;
     return obj_val(V_VIEW, v);
 }
 
@@ -82,6 +84,11 @@ Value dual_new(uint32_t tag, Value p, Value t)
     return obj_val(V_DUAL, d);
 }
 
+void envcell_release(EnvCell *c)
+{
+    if (c && --c->rc == 0) free(c);
+}
+
 Env *env_new(FnInfo *fn, Env *parent, int n)
 {
     Env *e = obj_new(V_ENV, sizeof(Env) + sizeof(Value) * (size_t)n);
@@ -105,6 +112,7 @@ void obj_free(Obj *o)
     case V_VIEW: {
         Storage *s = ((View *)o)->s;
         if (--s->h.rc == 0) obj_free(&s->h);
+        envcell_release(((View *)o)->home);
         break;
     }
     case V_FN: {
@@ -120,6 +128,10 @@ void obj_free(Obj *o)
         break;
     case V_ENV: {
         Env *e = (Env *)o;
+        if (e->cell) {
+            e->cell->env = NULL;
+            envcell_release(e->cell);
+        }
         for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
         if (e->vers) {
             for (int i = 0; i < e->n; i++) verlog_free(&e->vers[i]);

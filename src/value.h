@@ -58,13 +58,29 @@ typedef struct Storage {
     Value *v;
 } Storage;
 
+typedef struct Env Env;
+/* A frame as views of its arrays know it: a weak reference (the frame
+ * sets env to NULL when it ends), so a view kept in the frame's own slot
+ * makes no cycle. Reference counted by the frame and those views. */
+typedef struct EnvCell {
+    uint32_t rc;
+    Env *env;
+} EnvCell;
+void envcell_release(EnvCell *c);
+
+/* A view of a variable's array (view(a, ...), or a view of such a view)
+ * names that variable, its owner: a write through the view makes a new
+ * version of it while it still holds the storage (SPEC "Derivatives").
+ * owner is the slot, in home's frame or among the globals (home NULL);
+ * -1: a view of a value no name held. */
 typedef struct View {
     Obj h;
     Storage *s;
     int start, len, stride;
+    EnvCell *home;
+    int owner;
 } View;
 
-typedef struct Env Env;
 /* A function value: user code (fn set), or a derived function such as
  * grad(f) (fn NULL, kind says which, target is f). */
 typedef enum { FK_USER, FK_GRAD } FnKind;
@@ -84,6 +100,7 @@ struct Env {
     Env *parent;
     FnInfo *fn;
     struct VerLog *vers;   /* one per slot when fn->records, else NULL */
+    EnvCell *cell;         /* once a view of one of its arrays was made */
     int n;
     Value slots[];
 };

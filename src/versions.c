@@ -51,6 +51,19 @@ uint32_t label_place(Value *v)
     return label_number(own_innermost(v));
 }
 
+/* A place of its own whatever the entry is: a function that keeps no
+ * versions labels none of its variables, so an unlabelled entry there may
+ * still be held by a name (t in `t = x + 1; a[0] = t`), and labelling it
+ * in place would make that name's value the element's place too. */
+uint32_t label_own(Value *v)
+{
+    if (!IS_NUMBER(*v)) return 0;
+    Value *e = own_innermost(v);
+    e->id = e->id ? tape_push_raw(OP_COPY | TAPE_LABELED, e->id, 0, e->u.n)
+                  : tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
+    return e->id;
+}
+
 /* ---------------------------------------------------------------- logs */
 
 uint64_t verlog_ids_logged;
@@ -245,6 +258,24 @@ void version_element(VerLog *log, int index, Value *v)
     if (v->t == V_DUAL) hold(log, index, *v);
 }
 
+void version_element_own(VerLog *log, int index, Value *v)
+{
+    uint32_t id = label_own(v);
+    if (!log || !log->nwrites) return;
+    push_write(log, index, id);
+    if (v->t == V_DUAL) hold(log, index, *v);
+}
+
+/* Element index, a place already, written as part of version log->count
+ * (a write through a view of the variable's storage: one version, however
+ * many elements it wrote). */
+void version_element_logged(VerLog *log, int index, const Value *v)
+{
+    if (!log->nwrites || !IS_NUMBER(*v)) return;
+    push_write(log, index, element_id(v));
+    if (v->t == V_DUAL) hold(log, index, *v);
+}
+
 /* ------------------------------------------------------------- reading */
 
 uint32_t verlog_find(const VerLog *log, int k)
@@ -271,13 +302,19 @@ int verlog_version_of(const VerLog *log, uint32_t id)
     return 0;
 }
 
-/* Held versions are in increasing k, one per k. */
+/* Held versions are in increasing k; a write through a view holds one per
+ * element it wrote, all with the same k. */
 const Value *verlog_held(const VerLog *log, int k, int index)
 {
     int lo = 0, hi = log->nheld - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        if (log->held[mid].k == k) return log->held[mid].index == index ? &log->held[mid].v : NULL;
+        if (log->held[mid].k == k) {
+            while (mid > 0 && log->held[mid - 1].k == k) mid--;
+            for (; mid < log->nheld && log->held[mid].k == k; mid++)
+                if (log->held[mid].index == index) return &log->held[mid].v;
+            return NULL;
+        }
         if (log->held[mid].k < k) lo = mid + 1;
         else hi = mid - 1;
     }

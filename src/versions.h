@@ -77,6 +77,13 @@ uint32_t label_number(Value *v);           /* a number becomes a place of its ow
 uint32_t label_place(Value *v);            /* the same for a number or a dual (its innermost number); 0 otherwise */
 void     version_bind(VerLog *log, Value *v);    /* a value bound to the variable: its next version */
 void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
+/* The same from a function that keeps no versions: v gets an entry of its
+ * own (label_own); log may be NULL (a local array: the place alone). */
+uint32_t label_own(Value *v);
+void     version_element_own(VerLog *log, int index, Value *v);
+/* An element, a place already, written by a write through a view of the
+ * variable's storage: part of version log->count (counted already). */
+void     version_element_logged(VerLog *log, int index, const Value *v);
 void     version_array(VerLog *log, Storage *s); /* the array as it is now (after an in-place update) */
 static inline void version_count(VerLog *log) { log->count++; }   /* an assignment that keeps no version */
 /* The variable's value as a nograd block leaves it becomes its latest
