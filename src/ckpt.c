@@ -1130,7 +1130,7 @@ int exec_checkpoint(Node *n, Env *env)
             f.slot[j]->id = tape_push(OP_CKOUT, entry, j, f.slot[j]->u.n);
     flat_free(&f);
     /* one new version for each variable the loop assigned */
-    int scope = !env || env->fn->records;
+    int scope = !env || env->vers;
     for (int i = 0; i < r->nvars; i++) {
         if (i == r->counter) continue;
         VerLog *log;

@@ -129,7 +129,7 @@ static inline int in_nograd(void) { return nograd_frame == call_depth; }
 
 static int recording_scope(Env *env)
 {
-    return tape.recording && (!env || env->fn->records);
+    return tape.recording && (!env || env->vers);
 }
 
 /* ------------------------------------------------------------- nograd */
@@ -635,14 +635,17 @@ static Value call_closure(Closure *c, int argc, Value *argv)
         wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
     wg_check_interrupt();
     Env *frame = env_new(f, c->env, f->nslots);
-    if (f->records) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
+    /* a frame whose closures record keeps versions while recording: its
+     * locals are labelled places, so a closure's parameter bound to one of
+     * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
+    if (f->records || (f->labels && tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = tape.recording;
     if (f->records) tape.recording = 1;
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
         v = bind_copy(v);
-        if (f->records) version_bind(&frame->vers[i], &v);
+        if (frame->vers) version_bind(&frame->vers[i], &v);
         frame->slots[i] = v;
     }
     WgWhere saved = wg_where;

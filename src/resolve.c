@@ -129,6 +129,7 @@ static void resolve(Scope *s, Node *n)
         return;
     case N_FN:
         resolve_fn(s, n);
+        if (s->fn && (n->fn->records || n->fn->labels)) s->fn->labels = 1;
         return;
     case N_BREAK: case N_CONTINUE:
         if (!s->loops)

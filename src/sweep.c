@@ -524,12 +524,27 @@ typedef struct {
     int n, cap;
 } Pairs;
 
+/* A wide buffer starts sparse: a derivative taken late in a long function
+ * of places made at its start spans the whole tape between them, of which
+ * its cone may be a sliver, and a nested derivative sweeps such a range
+ * once per expansion (a third-order program that recorded little took
+ * minutes in buffers it never used). Sparse, the adjoints live in a hash
+ * table and the entries that have one wait in a max-heap, popped largest
+ * first (a valid reverse order, as in the plain sparse sweep below). The
+ * buffer turns dense, keeping what it has, when its cone passes an eighth
+ * of its range, or at an entry whose rule reads neighbours' adjoints by
+ * position (loops, fixed points); posit backends (pairs) stay dense. */
+enum { VAL_SPARSE_MIN = 4096 };
+
 typedef struct ValBuf {
     uint32_t lo, top;
     Cuts cuts;
-    Value *adj;            /* V_UNDEF: no contribution yet */
+    Value *adj;            /* dense: V_UNDEF: no contribution yet; NULL while sparse */
     Pairs *pairs;          /* posit backends only */
     struct ValBuf *parent;
+    uint32_t *keys, *heap; /* sparse: ids (0: free slot), and those waiting */
+    Value *vals;
+    size_t nkeys, nheap, mask;
 } ValBuf;
 
 static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cuts cuts)
@@ -538,13 +553,29 @@ static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cu
     b->lo = lo;
     b->top = top;
     b->cuts = cuts;
-    b->adj = wg_scratch(n * sizeof(Value));
-    b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
     b->parent = parent;
+    b->keys = b->heap = NULL;
+    b->vals = NULL;
+    b->nkeys = b->nheap = b->mask = 0;
+    b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
+    if (n >= VAL_SPARSE_MIN && !b->pairs) {
+        b->adj = NULL;
+        b->mask = 63;
+        b->keys = wg_scratch((b->mask + 1) * sizeof(uint32_t));
+        b->vals = wg_scratch((b->mask + 1) * sizeof(Value));
+        b->heap = wg_scratch((b->mask + 1) * sizeof(uint32_t));
+    } else b->adj = wg_scratch(n * sizeof(Value));
 }
 
 static void valbuf_free(ValBuf *b, uint32_t top)
 {
+    if (!b->adj) {
+        for (size_t k = 0; k <= b->mask; k++) v_release(b->vals[k]);
+        wg_scratch_free(b->keys);
+        wg_scratch_free(b->vals);
+        wg_scratch_free(b->heap);
+        return;
+    }
     for (uint32_t i = 0; i <= top - b->lo; i++) {
         v_release(b->adj[i]);
         if (b->pairs) {
@@ -554,6 +585,99 @@ static void valbuf_free(ValBuf *b, uint32_t top)
     }
     wg_scratch_free(b->adj);
     wg_scratch_free(b->pairs);
+}
+
+static inline size_t vb_hash(const ValBuf *b, uint32_t id) { return (id * 2654435761u) & b->mask; }
+
+/* The slot of id in a sparse buffer, or where it would go. */
+static size_t vb_find(const ValBuf *b, uint32_t id)
+{
+    size_t k = vb_hash(b, id);
+    while (b->keys[k] && b->keys[k] != id) k = (k + 1) & b->mask;
+    return k;
+}
+
+/* Sparse to dense, everything kept (the heap is no longer needed: the
+ * dense loop visits every entry below where the sparse one stopped). */
+static void vb_densify(ValBuf *b)
+{
+    b->adj = wg_scratch(((size_t)b->top - b->lo + 1) * sizeof(Value));
+    for (size_t k = 0; k <= b->mask; k++)
+        if (b->keys[k]) b->adj[b->keys[k] - b->lo] = b->vals[k];   /* moved, not copied */
+    wg_scratch_free(b->keys);
+    wg_scratch_free(b->vals);
+    wg_scratch_free(b->heap);
+    b->keys = b->heap = NULL;
+    b->vals = NULL;
+}
+
+static void vb_heap_push(ValBuf *b, uint32_t id)
+{
+    size_t i = b->nheap++;
+    while (i > 0 && b->heap[(i - 1) / 2] < id) {
+        b->heap[i] = b->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    b->heap[i] = id;
+}
+
+static uint32_t vb_heap_pop(ValBuf *b)
+{
+    uint32_t top = b->heap[0], last = b->heap[--b->nheap];
+    size_t i = 0, n = b->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && b->heap[c + 1] > b->heap[c]) c++;
+        if (b->heap[c] <= last) break;
+        b->heap[i] = b->heap[c];
+        i = c;
+    }
+    if (n) b->heap[i] = last;
+    return top;
+}
+
+/* The adjoint slot of id in b, made (V_UNDEF) if it has none: valid until
+ * the next call (a sparse table may grow or turn dense). */
+static Value *vb_slot(ValBuf *b, uint32_t id)
+{
+    if (b->adj) return &b->adj[id - b->lo];
+    size_t k = vb_find(b, id);
+    if (b->keys[k]) return &b->vals[k];
+    if (8 * (b->nkeys + 1) > (size_t)b->top - b->lo + 1) {   /* a wide cone: dense is faster */
+        vb_densify(b);
+        return &b->adj[id - b->lo];
+    }
+    if (2 * (b->nkeys + 1) > b->mask + 1) {
+        ValBuf old = *b;
+        b->mask = 2 * old.mask + 1;
+        b->keys = wg_scratch((b->mask + 1) * sizeof(uint32_t));
+        b->vals = wg_scratch((b->mask + 1) * sizeof(Value));
+        b->heap = wg_scratch((b->mask + 1) * sizeof(uint32_t));
+        memcpy(b->heap, old.heap, old.nheap * sizeof(uint32_t));
+        for (size_t j = 0; j <= old.mask; j++)
+            if (old.keys[j]) {
+                size_t at = vb_find(b, old.keys[j]);
+                b->keys[at] = old.keys[j];
+                b->vals[at] = old.vals[j];
+            }
+        wg_scratch_free(old.keys);
+        wg_scratch_free(old.vals);
+        wg_scratch_free(old.heap);
+        k = vb_find(b, id);
+    }
+    b->keys[k] = id;
+    b->nkeys++;
+    vb_heap_push(b, id);
+    return &b->vals[k];
+}
+
+/* The adjoint of id in b (V_UNDEF: none); b covers id. */
+static Value vb_get(const ValBuf *b, uint32_t id)
+{
+    if (b->adj) return b->adj[id - b->lo];
+    size_t k = vb_find(b, id);
+    return b->keys[k] ? b->vals[k] : (Value){0};
 }
 
 static void pairs_push(Pairs *q, Value a, Value p)
@@ -625,7 +749,7 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
     if (is_one(a)) c = partial, v_retain(c);
     else if (is_one(partial)) c = a, v_retain(c);
     else c = v_num_op(OP_MUL, a, partial);
-    Value *slot = &b->adj[id - b->lo];
+    Value *slot = vb_slot(b, id);
     if (slot->t == V_UNDEF) {
         *slot = c;
         return;
@@ -659,7 +783,7 @@ static void val_through_loop(ValBuf *b, uint32_t i)
     Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
     for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
-        lam[tape_b(o)] = b->adj[o - b->lo];
+        lam[tape_b(o)] = vb_get(b, o);
         v_retain(lam[tape_b(o)]);
     }
     uint32_t lo = tape_size();
@@ -731,10 +855,42 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
 
 
 
+/* A sparse buffer's sweep: the waiting entries from top down to stop, until
+ * the buffer turns dense; returns the entry below which the dense loop
+ * goes on, or 0 when done. */
+static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
+{
+    uint32_t at = 0, n = 0;
+    while (b->nheap && b->heap[0] >= stop) {
+        uint32_t i = b->heap[0];
+        if (i > top) {            /* above the range asked for: not swept, as dense */
+            vb_heap_pop(b);
+            continue;
+        }
+        int op = tape_opcode(i);
+        if (op == OP_CKPT || op == OP_CKOUT || op == OP_FIXIN || op == OP_FIXPT) {
+            vb_densify(b);        /* these read their neighbours by position */
+            return i + 1;
+        }
+        vb_heap_pop(b);
+        if (i == next_cut(&b->cuts, &at, i)) continue;
+        Value a = vb_get(b, i);
+        if (!is_zero_const(a)) val_step(b, i, a);
+        if (b->adj) return i;     /* the cone grew wide */
+        if ((++n & 0xffff) == 0) wg_check_interrupt();
+    }
+    return 0;
+}
+
 static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
 {
-    uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     if (stop < b->lo) stop = b->lo;
+    if (!b->adj) {
+        uint32_t below = val_run_sparse(b, top, stop);
+        if (!below || below - 1 < stop) return;
+        top = below - 1;
+    }
+    uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     for (uint32_t i = top; i >= stop && i > 0; i--) {
         if (b->pairs) settle_pairs(b, i);
         if (__builtin_expect(i == cut, 0)) {
@@ -751,7 +907,9 @@ static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
 static void val_run(ValBuf *b, uint32_t top, Value seed)
 {
     v_retain(seed);
-    b->adj[top - b->lo] = seed;
+    Value *slot = vb_slot(b, top);
+    v_release(*slot);
+    *slot = seed;
     val_run_to(b, top, b->lo);
 }
 
@@ -784,7 +942,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
-        Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
+        Value v = (id && id >= lo && id <= y) ? vb_get(&b, id) : nil_val();
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, y);
@@ -950,7 +1108,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
         xbar[j] = num_val(0);
         if (x >= b->lo && x <= b->top) {
             if (b->pairs) settle_pairs(b, x);
-            Value v = b->adj[x - b->lo];
+            Value v = vb_get(b, x);
             if (!is_zero_const(v)) xbar[j] = v, any = 1;
         }
         xb[j] = v_primal(xbar[j]);
@@ -967,7 +1125,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
         for (uint32_t j = 0; j < g.n; j++) {
             uint32_t x = g.s->ids[j];
             if (sub.pairs) settle_pairs(&sub, x);
-            Value v = sub.adj[x - g.lo], h;
+            Value v = vb_get(&sub, x), h;
             if (is_zero_const(v)) h = xbar[j], v_retain(h);
             else if (is_zero_const(xbar[j])) h = v, v_retain(h);
             else h = v_num_op(OP_ADD, xbar[j], v);
