@@ -10,6 +10,14 @@ nestings) and agree with central differences.
 
     python3 tests/gen/routes.py --bin ./wengert [--count N] [--seed S]
         [--jobs J] [--keep-failures DIR] [--pad N] [--verbose]
+        [--wide | --fnwrites --checkpoint --sidefx --fixedpoint --nograd
+         --kinks --strongzero] [--no-FEATURE] [--backend float32|posit32]
+
+The wider features (FEATURES below) are off unless asked for, so a seed
+gives the same programs with or without them in the code. Programs with a
+kink exactly at the point or a nograd block are checked by route agreement
+alone; in a narrow backend routes agree to the format's precision and
+central differences are not checked.
 
 Exits non-zero on any disagreement, difference mismatch or wengert error,
 printing each failing program (reduced by deleting and simplifying lines
@@ -39,6 +47,29 @@ FD_AGREE = 1e-6  # two step sizes agree: the difference check applies
 FD_MATCH = 1e-5  # then every route must match the smaller step to this
 STEPS = (1e-4, 1e-5)
 PAD = 0          # --pad N: N entries recorded between w and y
+BACKEND = None   # --backend NAME: the wengert binary runs in that number format
+USE_FD = True    # central differences apply (off in the narrow backends)
+# A program whose body holds this line is checked by route agreement alone:
+# it has a kink exactly at the point (central differences straddle it) or a
+# nograd block (a constant to every route, not to differences).
+NOFD = "    # routes only: a kink at the point or a nograd"
+# Lines an assertion's truth rests on end with this comment: the reducer
+# leaves them (and the assertions) as they are.
+KEEP = "  # kept: an assert rests on it"
+# The wider features (issue 25), each off unless asked for, so that a seed
+# gives the programs it always gave: --wide turns them all on, --X one,
+# --no-X one off again.
+FEATURES = [
+    ("writers", "closures that write elements of captured arrays and views, called anywhere"),
+    ("fnwrites", "a closure writes a captured array reading v; y reads both; then v (or the array) is "
+                 "reassigned or written and d(y, v) = 0 (d(y, a) = what is left) is asserted"),
+    ("checkpoint", "half the for/while loops are checkpointed (checkpoint, checkpoint(k))"),
+    ("sidefx", "rand() in expressions; conditions call array-writing closures or draw"),
+    ("fixedpoint", "fixedpoint of contractions (numbers and arrays) in expressions"),
+    ("nograd", "nograd { s = e } statements (route agreement only)"),
+    ("kinks", "min/max/clip ties, abs and relu at exactly 0, kinks at the point (route agreement only)"),
+    ("strongzero", "sqrt, ^0.3, log behind relu(e - c) < 0 or abs(e - e): a zero partial meets inf"),
+]
 
 # Routes. Each is (label, wengert expression); P is the program's number,
 # W the point as a literal, w the recorded top-level variable, y = F(w).
@@ -138,6 +169,28 @@ class Gen:
         self.conservative = False   # inside a stored closure: captures may grow
         self.ad_level = 0
         self.in_while = False
+        # the wider features (all off unless asked for: see FEATURES)
+        self.ckpt_depth = 0     # checkpointed loops around this point
+        self.vcap = None        # inside one: name -> highest version kept from before it
+        self.writers = []       # closures that write a captured array
+        self.uses_rand = False  # F draws: it starts with seed(...)
+        self.nofd = False       # a kink at the point or a nograd: routes only
+        self.pure = 0           # inside a fixedpoint's g: no draws, no writes
+        self.no_reach = 0       # a checkpointed body without d(...) or x@k outside
+                                # lambdas (with them it runs recorded: src/ckpt.c)
+
+    def fe(self, name):
+        """Is the wider feature name on? (off by default: old seeds give
+        the programs they always gave)"""
+        return self.feats.get(name, False)
+
+    def readable(self, v):
+        """The highest version of v that can be read here (0: none)."""
+        if self.no_reach and not self.lams:
+            return 0
+        if self.vcap is None:
+            return v.known
+        return min(v.known, self.vcap.get(v.name, 0))
 
     # -- helpers
     def w(self, table):
@@ -259,9 +312,9 @@ class Gen:
         opts = []
         for v in self.nums():
             opts.append((2 if v.mutable else 1, lambda v=v: (v.name, self.vb(v))))
-            if v.versioned and v.known >= 1 and self.feats.get("versions", True) and (
+            if v.versioned and self.readable(v) >= 1 and self.feats.get("versions", True) and (
                     not self.lams or self.feats.get("captured_versions")):
-                opts.append((0.6, lambda v=v: ("%s@%d" % (v.name, self.r.randint(1, v.known)),
+                opts.append((0.6, lambda v=v: ("%s@%d" % (v.name, self.r.randint(1, self.readable(v))),
                                                max(v.maxb, CAP) if self.conservative else v.maxb)))
         for a in self.arrays():
             opts.append((1.2, lambda a=a: ("%s[%s]" % (a.name, self.index(a.length)), self.sb(a))))
@@ -269,9 +322,9 @@ class Gen:
             opts.append((0.5, lambda name=name, hi=hi: (name, float(hi))))
         for params in self.lams[-1:]:
             for (p, b, kind, length) in params:
-                if kind == "num":
+                if kind in ("num", "cap"):
                     opts.append((6, lambda p=p, b=b: (p, b)))
-                    if self.feats.get("versions", True):
+                    if self.feats.get("versions", True) and kind == "num":
                         opts.append((0.8, lambda p=p, b=b: (p + "@1", b)))
                 else:
                     opts.append((3, lambda p=p, b=b, length=length:
@@ -294,8 +347,12 @@ class Gen:
             (0.7, lambda: self.stdfn(d1)),
             (0.4, lambda: self.kinky(d1)),
             (1.2 if self.arrays() or self.lam_arrays() else 0.3, lambda: self.reduce(d1)),
-            (1 if self.clos("num") or self.clos("arr") else 0, lambda: self.call(d1)),
+            (1 if [c for c in self.clos("num") + self.clos("arr")
+                   if not self.pure or c.name not in self.writers] else 0, lambda: self.call(d1)),
             (0.5 if self.ad_level < 2 and self.feats.get("ad", True) else 0, lambda: self.ad(d1)),
+            (0.5 if self.fe("kinks") else 0, lambda: self.kink(d1)),
+            (0.4 if self.fe("strongzero") else 0, lambda: self.strong_zero(d1)),
+            (0.4 if self.fe("fixedpoint") and self.ad_level < 2 else 0, lambda: self.fixedpt(d1)),
         ]
         return self.w(ops)()
 
@@ -412,6 +469,125 @@ class Gen:
             (0.3, lambda: ("sign(%s)" % t, 1.0)),
         ])()
 
+    # -- kinks and ties on purpose (--kinks, --strongzero)
+    def at_point(self):
+        """The parameter's value as F was called (exactly the point w when
+        the routes call F there), or None when no such text is safe here."""
+        x = self.vars.get("x")
+        if x is None or self.conservative:
+            return None
+        if x.cnt == 1:
+            return "x"
+        if not self.lams and self.feats.get("versions", True) and self.readable(x) >= 1 and not self.no_reach:
+            return "x@1"
+        return None
+
+    def kink(self, d):
+        """A kink or tie that is hit exactly. Ties of an expression with
+        itself and abs/relu of a difference that is exactly 0 hold at every
+        point (central differences still apply); kinks at the point w itself
+        mark the program as checked by route agreement only."""
+        a = self.num(d)
+        t, p, b = strip(a[0]), self.paren(a[0]), a[1]
+        opts = [
+            (2, lambda: ("%s(%s, %s)" % (self.r.choice(["min", "max"]), t, t), b)),
+            (1, lambda: ("abs(%s - %s)" % (p, p), 0.0)),
+            (1, lambda: ("relu(%s - %s)" % (p, p), 0.0)),
+            (1, lambda: ("(%s * abs(%s - %s))" % (p, p, p), 0.0)),
+            (1, lambda: ("clip(%s, %s, %s)" % (t, t, t), b)),
+        ]
+        xp = self.at_point()
+        if xp is not None:
+            def at():
+                self.nofd = True
+                return self.w([
+                    (1, lambda: ("relu(%s - WPT)" % xp, 3.4)),
+                    (1, lambda: ("abs(%s - WPT)" % xp, 3.4)),
+                    (1, lambda: ("(%s * abs(WPT - %s))" % (p, xp), b * 3.4)),
+                    (1, lambda: ("%s(%s, WPT)" % (self.r.choice(["min", "max"]), xp), 1.7)),
+                    (1, lambda: ("%s(WPT, %s)" % (self.r.choice(["min", "max"]), xp), 1.7)),
+                    (1, lambda: ("clip(%s, WPT, 2)" % xp, 2.0)),
+                ])()
+            opts.append((2.5, at))
+        return self.w(opts)()
+
+    def strong_zero(self, d):
+        """A partial that is exactly 0 meeting an infinite one (SPEC,
+        "strong zero"): sqrt, a power below 1 or log behind relu of an
+        argument that is surely negative, or behind abs(e - e)."""
+        a = self.num(d)
+        t, p, b = strip(a[0]), self.paren(a[0]), a[1]
+        c = fmt(math.ceil(min(b, 1e6)) + 1)
+        opts = [
+            (2, lambda: ("sqrt(relu(%s - %s))" % (t, c), 0.0)),
+            (1, lambda: ("(relu(%s - %s) ^ 0.3)" % (t, c), 0.0)),
+            (1, lambda: ("(log(1 + relu(%s - %s)) ^ 0.5)" % (t, c), 0.0)),
+            (1, lambda: ("sqrt(abs(%s - %s))" % (p, p), 0.0)),
+            (1, lambda: ("(%s * sqrt(relu((-%s) - %s)))" % (p, p, c), 0.0)),
+        ]
+        xp = self.at_point()
+        if xp is not None:
+            def at():
+                self.nofd = True
+                return self.r.choice([("sqrt(relu(%s - WPT))" % xp, 1.9),
+                                      ("sqrt(relu(WPT - %s))" % xp, 1.9),
+                                      ("(abs(%s - WPT) ^ 0.5)" % xp, 1.9)])
+            opts.append((1, at))
+        return self.w(opts)()
+
+    # -- fixed points (--fixedpoint)
+    def fixedpt(self, d):
+        """fixedpoint of a contraction (Lipschitz at most 0.5 in its
+        argument) that reads what it captures."""
+        self.ad_level += 1
+        try:
+            return self.fixedpt_(d)
+        finally:
+            self.ad_level -= 1
+
+    def fixedpt_(self, d):
+        u = self.fresh("u")
+        # what g reads, as captures: no versions of them (x@k of a capture)
+        frame = [(p[0], p[1], "cap" if p[2] == "num" else p[2], p[3]) for p in (self.lams[-1] if self.lams else [])]
+        self.lams.append(frame)
+        self.pure += 1
+        try:
+            e = self.num(max(d, 0))
+            k = self.K(e)
+            tol = self.r.choice(["", ", 1e-14, 500"])
+            arr = self.r.random() < 0.3 and (self.arrays() or self.lam_arrays())
+            if arr:
+                t, b, n = self.arr(max(d, 0))
+        finally:
+            self.lams.pop()
+            self.pure -= 1
+        if arr:
+            if b > 3:
+                t = "tanh(%s)" % strip(t)
+            return "sum(fixedpoint(fn(%s) => 0.5 * tanh(%s) + 0.3 * %s + 1, zeros(%d)%s))" % (
+                u, u, self.paren(t), n, tol), 1.5 * n
+        how = self.r.random()
+        if how < 0.4:
+            g = "0.3 * sin(%s) + 0.2 * %s + 1" % (u, k[0])
+        elif how < 0.7:
+            g = "0.4 * cos(%s + %s) + 0.3 * %s + 1" % (u, self.paren(k[0]), k[0])
+        else:
+            g = "1 + 0.3 * %s * tanh(%s)" % (self.paren(k[0]), u)
+        return "fixedpoint(fn(%s) => %s, %s%s)" % (u, g, self.r.choice(["0", "0.3", "(-1)"]), tol), 1.8
+
+    def s_draw(self):
+        """A draw into a new variable (F then starts with seed(...), so
+        every call draws alike). Never in an expression: the generator
+        writes some expressions twice (e / sqrt(1 + e * e)), and two draws
+        differ."""
+        self.uses_rand = True
+        name = self.fresh("s")
+        e = self.num(self.r.randint(0, 2))
+        e = self.K(e) if e[1] > CAP else e
+        t, b = self.r.choice([("rand()", 1.0), ("rand() - 0.5", 0.5), ("0.5 * randn()", 3.0)])
+        self.vars[name] = Num(name, b + e[1], self.loop_depth)
+        return [self.ind() + "%s = %s + %s" % (name, t, strip(e[0]))]
+
     def minmax(self, a, d):
         b = self.num(d)
         return "%s(%s, %s)" % (self.r.choice(["min", "max"]), strip(a[0]), strip(b[0])), max(a[1], b[1])
@@ -507,6 +683,8 @@ class Gen:
     # -- closures
     def call(self, d):
         cs = self.clos("num") + self.clos("arr")
+        if self.pure:
+            cs = [c for c in cs if c.name not in self.writers]
         c = self.r.choice(cs)
         if c.kind == "num":
             a = self.guard(self.num(d), c.argb)
@@ -548,11 +726,14 @@ class Gen:
 
     def closure_stmt(self):
         name = self.fresh("g")
-        kind = self.w([(4, "num"), (2, "block"), (1.5, "arr"), (2.5 if self.feats.get("views", True) else 0, "mut")])
+        kind = self.w([(4, "num"), (2, "block"), (1.5, "arr"), (2.5 if self.feats.get("views", True) else 0, "mut"),
+                       (3 if self.fe("writers") and self.arrays() else 0, "writer")])
         old = self.conservative
         self.conservative = True
         try:
-            if kind in ("num", "block"):
+            if kind == "writer":
+                text, clo = self.writer(name)
+            elif kind in ("num", "block"):
                 p = (self.lam_name("num"), 3.0, "num", None)
                 if kind == "num":
                     e = self.lam_body([p], self.r.randint(1, 3))
@@ -579,6 +760,131 @@ class Gen:
         self.vars[name] = clo
         return [self.ind() + "%s = %s" % (name, text)]
 
+    def writer(self, name, a=None, v=None):
+        """A closure of one number that writes elements of a captured array
+        (or view), reading a captured number: (text, Clo). Each write is a
+        contraction, so the storage stays within max(its bound, 1.3)."""
+        a = a or self.pick_arr()
+        nums = [n for n in self.nums() if n.name != "x" or n.cnt == 1]
+        v = v or (self.r.choice(nums) if nums else None)
+        p = self.lam_name("num")
+        self.lams.append([(p, 3.0, "num", None)])
+        try:
+            arg = "%s + %s" % (p, v.name) if v else p
+            k = self.K(("(%s)" % arg, 3.0 + CAP))
+            how = self.r.random()
+            if how < 0.4:
+                i = self.r.randrange(a.length)
+                body = "%s[%d] = 0.5 * %s[%d] + 0.4 * %s" % (a.name, i, a.name, i, k[0])
+            elif how < 0.7:
+                body = "for k in 0..len(%s) { %s[k] = 0.5 * %s[k] + 0.4 * %s }" % (
+                    a.name, a.name, a.name, self.K(("(%s * k)" % arg, 3 * (3.0 + CAP)))[0])
+            else:
+                i = self.r.randrange(a.length)
+                body = "%s[%d] *= 0.6 + 0.3 * %s" % (a.name, i, k[0])
+            ret = self.r.choice(["%s * %s" % (p, self.K(("%s[%d]" % (a.name, self.r.randrange(a.length)), CAP))[0]),
+                                 "%s(%s[%d]) + %s" % (self.r.choice(["sin", "tanh"]), a.name,
+                                                      self.r.randrange(a.length), p),
+                                 p])
+        finally:
+            self.lams.pop()
+        self.st[a.sid][0] = max(self.st[a.sid][0], 1.3)
+        self.writers.append(name)
+        return "fn(%s) { %s; return %s }" % (p, body, ret), Clo(name, "num", 3.0, 5.0)
+
+    def s_fnwrite_seq(self):
+        """Bug 1's shape (issue 25): a function writes elements of a captured
+        array reading a captured number v; y reads both; then v (or the
+        array) is reassigned. d(y, v) (or d(y, a)) must be 0 and is asserted
+        so; d(y, v@k) reaches the value y read."""
+        a = self.r.choice(self.arrays())
+        vs = [n for n in self.nums(True) if n.cnt is not None and self.free(n)]
+        if not vs:
+            return self.s_new_num()
+        v = self.r.choice(vs)
+        g = self.fresh("g")
+        old = self.conservative
+        self.conservative = True
+        try:
+            text, clo = self.writer(g, a, v)
+        finally:
+            self.conservative = old
+        self.vars[g] = clo
+        ind = self.ind()
+        lines = [ind + "%s = %s" % (g, text)]
+        lines.append(ind + "%s(%s)" % (g, strip(self.guard(self.num(self.r.randint(0, 2)), 3.0)[0])))
+        y = self.fresh("s")
+        e = self.rhs(self.r.randint(0, 2))
+        lines.append(ind + "%s = %s + %s * %s + %s" % (y, self.paren(e[0]), fmt(self.r.choice([0.5, 2, -1])),
+                                                      v.name, self.K(("sum(%s)" % a.name, CAP))[0]))
+        self.vars[y] = Num(y, e[1] + 2 * self.vb(v) + 1.6, self.loop_depth)
+        k_before = v.known
+        how = self.r.random()
+        if how < 0.5 or a.view:
+            r = self.K(("%s[%s]" % (a.name, self.index(a.length)), CAP))
+            if self.r.random() < 0.4:       # the element's own number (bug 1's x = a2[1])
+                r = ("%s[%s]" % (a.name, self.index(a.length)), self.sb(a))
+            lines.append(ind + "%s = %s" % (v.name, r[0]) + KEEP)
+            v.bound = r[1]
+            self.bump(v)
+            lines.append(ind + 'assert(d(%s, %s) == 0, "d(y, v) after v was reassigned")' % (y, v.name))
+            if self.feats.get("versions", True) and self.vcap is None and k_before >= 1:
+                q = self.fresh("q")
+                lines.append(ind + "%s = d(%s, %s@%d)" % (q, y, v.name, k_before))
+                self.vars[q] = Num(q, 4.0, self.loop_depth)
+        elif how < 0.7 and self.block_depth == 0:
+            text, b, _ = self.arr(1, a.length)
+            if b > CAP:
+                text, b = "tanh(%s)" % strip(text), 1.0
+            a.sid = self.new_sid(max(b, 1.3))
+            lines.append(ind + "%s = %s" % (a.name, strip(text)) + KEEP)
+            lines.append(ind + 'assert(sum(abs(d(%s, %s))) == 0, "d(y, a) after a was reassigned")' % (y, a.name))
+        else:
+            # an element write makes a new version of a, and the element it
+            # wrote a new place; the others stay the places y read (README,
+            # "Where the SPEC is silent"): d(y, a) loses exactly those
+            # elements. The writer's elements are in its text.
+            qb = self.fresh("q")
+            lines.append(ind + "%s = d(%s, %s)" % (qb, y, a.name) + KEEP)
+            lines[0] += KEEP
+            if how < 0.85:
+                lines.append(ind + "%s(%s)" % (g, self.const()[0]) + KEEP)
+                wr = text[text.index("{"):]
+                written = set(range(a.length)) if "[k]" in wr else \
+                    set(int(i) for i in re.findall(r"%s\[(\d+)\] \*?=" % a.name, wr))
+            else:
+                i = self.r.randrange(a.length)
+                lines.append(ind + "%s[%d] = 0.5 * %s[%d]" % (a.name, i, a.name, i) + KEEP)
+                written = {i}
+            mask = "[%s]" % ", ".join("0" if i in written else "1" for i in range(a.length))
+            lines.append(ind + 'assert(sum(abs(d(%s, %s) - %s * %s)) <= 1e-5 * (1 + sum(abs(%s))), '
+                               '"d(y, a) after elements of a were written")' % (y, a.name, mask, qb, qb))
+        if how >= 0.5 and not a.view:
+            q = self.fresh("q")
+            lines.append(ind + "%s = sum(d(%s, %s))" % (q, y, a.name))
+            self.vars[q] = Num(q, 1.0, self.loop_depth)
+        return lines
+
+    def s_nograd(self):
+        """nograd { s = e }: s is a constant to every route, not to central
+        differences (the program is checked by route agreement only)."""
+        self.nofd = True
+        name = self.fresh("s")
+        e = self.rhs()
+        self.vars[name] = Num(name, e[1], self.loop_depth)
+        return [self.ind() + "nograd { %s = %s }" % (name, strip(e[0]))]
+
+    def side_cmp(self):
+        """A comparison whose evaluation writes captured arrays or draws."""
+        if self.writers and self.r.random() < 0.7:
+            g = self.r.choice([w for w in self.writers if w in self.vars] or [None])
+            if g:
+                a = self.guard(self.num(1), 3.0)
+                return "%s(%s) %s %s" % (g, strip(a[0]), self.r.choice(["<", ">"]),
+                                         fmt(self.r.choice([-1, 0, 0.5, 1, 3])))
+        self.uses_rand = True
+        return "rand() < %s" % self.r.choice(["0.8", "0.9", "0.6"])
+
     # -- derivatives inside the function
     def ad(self, d):
         """A derivative-valued number: d, jvp, grad or hvp inside F."""
@@ -586,6 +892,10 @@ class Gen:
         try:
             if self.lams:
                 opts = [(3, self.ad_d_lam), (2, self.ad_jvp), (2, self.ad_grad), (0.5, self.ad_hvp)]
+            elif self.no_reach:
+                opts = [(3, self.ad_jvp), (3, self.ad_grad), (1, self.ad_hvp),
+                        (1 if self.clos("num") else 0, self.ad_clo),
+                        (1.5 if self.arrays() else 0, self.ad_arr_fwd_rev)]
             else:
                 opts = [(3, self.ad_d), (1, self.ad_d_version), (1, self.ad_d_old),
                         (1.5 if self.arrays() else 0, self.ad_d_array),
@@ -598,9 +908,9 @@ class Gen:
         return t, min(max(1.0, b) * 3, 1e6)
 
     def ad_d_lam(self, d):
-        p = self.lams[-1][0]
-        if p[2] == "arr":
+        if not self.lams[-1] or self.lams[-1][0][2] != "num":
             return self.ad_jvp(d)
+        p = self.lams[-1][0]
         e = self.focus_local(d, p[0], p[1])
         return "d(%s, %s)" % (strip(e[0]), p[0]), e[1]
 
@@ -618,11 +928,11 @@ class Gen:
         return e
 
     def ad_d_version(self, d):
-        vs = [v for v in self.nums(True) if v.versioned and v.known >= 1]
+        vs = [v for v in self.nums(True) if v.versioned and self.readable(v) >= 1]
         if not vs or not self.feats.get("versions", True):
             return self.ad_d(d)
         v = self.r.choice(vs)
-        k = self.r.randint(1, v.known)
+        k = self.r.randint(1, self.readable(v))
         e = self.focus_local(d, v.name, self.vb(v))
         if self.r.random() < 0.4:
             e = self.mention(e, ("%s@%d" % (v.name, k), v.maxb, "num", None))
@@ -710,6 +1020,8 @@ class Gen:
             b = self.num(self.r.randint(0, depth))
             return "%s %s %s" % (strip(a[0]), self.r.choice(["<", ">", "<=", ">="]), strip(b[0]))
         c = cmp()
+        if self.fe("sidefx") and self.r.random() < 0.35:
+            c = self.side_cmp() if self.r.random() < 0.5 else "%s and %s" % (self.side_cmp(), c)
         k = self.r.random()
         if k < 0.15:
             return "%s and %s" % (c, cmp())
@@ -755,6 +1067,10 @@ class Gen:
             (3 if self.clos("mut") and self.arrays() else 0, self.s_mut_call),
             (3 if self.feats.get("ad", True) else 0, self.s_ad),
             (0.4 if bd == 0 else 0, self.s_early_return),
+            (2 if self.fe("fnwrites") and self.arrays() and not self.no_reach else 0, self.s_fnwrite_seq),
+            (2 if self.feats.get("ad", True) and self.ckpt_depth else 0, self.s_ad),
+            (0.7 if self.fe("nograd") else 0, self.s_nograd),
+            (0.8 if self.fe("sidefx") else 0, self.s_draw),
         ]
         return self.w(kinds)()
 
@@ -1050,6 +1366,26 @@ class Gen:
                 v.cnt, v.known = None, e.known
         self.vars = after
 
+    def ckpt_open(self):
+        """With --checkpoint, half the loops are checkpointed: the prefix,
+        and the version cap inside (versions made inside such a loop are not
+        kept, SPEC "Long loops")."""
+        if not self.fe("checkpoint") or self.r.random() < 0.5:
+            return "", None
+        saved = self.vcap
+        if self.vcap is None:
+            self.vcap = {v.name: v.known for v in self.nums()}
+        self.ckpt_depth += 1
+        reach = self.r.random() < 0.25
+        self.no_reach += not reach
+        return self.r.choice(["checkpoint ", "checkpoint(1) ", "checkpoint(2) ", "checkpoint(4) "]), (saved, reach)
+
+    def ckpt_close(self, prefix, saved):
+        if prefix:
+            self.ckpt_depth -= 1
+            self.vcap, reach = saved
+            self.no_reach -= not reach
+
     def s_for(self):
         lv = ("i", "j", "m")[self.loop_depth]
         lo = 0 if self.r.random() < 0.85 else 1
@@ -1063,9 +1399,10 @@ class Gen:
         trips = hi - lo
         self.loop_enter()
         entry = self.snap()
+        ck, saved = self.ckpt_open()
         self.loop_depth += 1
         self.loopvars.append((lv, lo, hi))
-        lines = [self.ind() + "for %s in %s {" % (lv, rng_text)]
+        lines = [self.ind() + "%sfor %s in %s {" % (ck, lv, rng_text)]
         try:
             n = self.r.randint(1, 3)
             brk = self.r.random() < 0.12
@@ -1074,8 +1411,9 @@ class Gen:
         finally:
             self.loop_depth -= 1
             self.loopvars.pop()
+            self.ckpt_close(ck, saved)
         lines.append(self.ind() + "}")
-        self.loop_exit(entry, None if brk else trips)
+        self.loop_exit(entry, None if brk or ck else trips)
         return lines
 
     def s_while(self):
@@ -1088,12 +1426,14 @@ class Gen:
         cond = self.cond(1)
         if " and " in cond or " or " in cond:
             cond = "(%s)" % cond
-        lines.append(self.ind() + "while %s < %d and %s {" % (cname, m, cond))
+        ck, saved = self.ckpt_open()
+        lines.append(self.ind() + "%swhile %s < %d and %s {" % (ck, cname, m, cond))
         self.loop_depth += 1
         try:
             lines += self.body(self.r.randint(1, 3))
         finally:
             self.loop_depth -= 1
+            self.ckpt_close(ck, saved)
         lines.append(self.ind() + "    %s += 1" % cname)
         lines.append(self.ind() + "}")
         self.loop_exit(entry, None)
@@ -1115,15 +1455,21 @@ class Gen:
             elif isinstance(v, Clo) and v.kind == "num":
                 terms.append("%s(0.5)" % v.name)
         lines.append("    return %s" % " + ".join(terms))
+        if self.uses_rand:
+            lines.insert(0, "    seed(%d)" % self.r.randrange(1000))
+        if self.nofd:
+            lines.insert(0, NOFD)
         return lines
 
 
 def make_program(seed, index, feats):
-    """Program number index for this seed: (body lines, point)."""
+    """Program number index for this seed: (body lines, point). A body
+    may name the point as WPT (kinks placed at it); it is written in here."""
     r = random.Random("%d:%d" % (seed, index))
     g = Gen(r, feats)
     body = g.function()
     w = round(r.uniform(0.3, 1.7), 4)
+    body = [l.replace("WPT", fmt(w)) for l in body]
     return body, w
 
 
@@ -1180,7 +1526,7 @@ def run_wengert(binary, text, timeout, tmpdir):
     with os.fdopen(fd, "w") as f:
         f.write(text)
     try:
-        p = subprocess.run([binary, os.path.basename(path)], cwd=tmpdir, capture_output=True,
+        p = subprocess.run([binary] + (["--backend", BACKEND] if BACKEND else []) + [os.path.basename(path)], cwd=tmpdir, capture_output=True,
                            timeout=timeout, text=True, errors="replace")
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
@@ -1307,9 +1653,10 @@ def fd_value(r, w, prefix, at_w=None):
     return out
 
 
-def check(r, w):
+def check(r, w, fd_on=True):
     """Classify a result: (status, info). status is one of ok, skip,
-    disagree, fd, error; info has failing route labels and the reference."""
+    disagree, fd, error; info has failing route labels and the reference.
+    fd_on False: route agreement only (see NOFD)."""
     info = {"bad": [], "ref1": None, "ref2": None, "fd1": None, "fd2": None}
     if r.error is not None:
         if any(re.search(p, r.error) for p in EXPECTED_ERRORS):
@@ -1324,7 +1671,7 @@ def check(r, w):
     for order, routes, prefix in ((1, FIRST, "fp"), (2, SECOND, "gp")):
         labels = [l for l, _ in routes]
         vals = [r.vals.get(l) for l in labels]
-        fd = fd_value(r, w, prefix, y if order == 1 else info["ref1"])
+        fd = fd_value(r, w, prefix, y if order == 1 else info["ref1"]) if fd_on and USE_FD else None
         info["fd%d" % order] = fd
         fd_ok = fd is not None and close(fd[0], fd[1], FD_AGREE)
         info["fdok%d" % order] = fd_ok
@@ -1486,7 +1833,7 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
         key = "\n".join(cand)
         if key not in cache:
             res = run_programs(binary, [(1, cand, w)], tmpdir, timeout)[1]
-            st, info = check(res, w)
+            st, info = check(res, w, NOFD not in cand)
             cache[key] = st not in ("ok", "skip") and signature(st, info, res) == sig
         return cache[key]
 
@@ -1516,10 +1863,10 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
             if a == i:
                 return [cur[:a] + cur[b + 1:]] + unwraps(cur, a, b)
         s = cur[i].strip()
-        if s.endswith("{") or s.startswith("}"):
+        if s.endswith("{") or s.startswith("}") or s.startswith("#") or s.endswith(KEEP.strip()):
             return []
         m = re.fullmatch(r"(n[0-9]+) \+= 1", s)
-        if m and any(l.strip().startswith("while %s <" % m.group(1)) for l in cur):
+        if m and any(re.match(r"(checkpoint(\(\d+\))? )?while %s <" % m.group(1), l.strip()) for l in cur):
             return []                      # the loop would not end
         out = [cur[:i] + cur[i + 1:]]
         m = re.fullmatch(r"(\s*)([a-z][a-z0-9]*) = (.*)", cur[i])
@@ -1529,6 +1876,7 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
             pat = re.compile(r"\b%s\b(?![@(])" % name)
             if sum(1 for l in cur if re.match(r"\s*%s\b(\[.*\])? *[-+*/]?= " % name, l)) == 1 \
                     and not any(re.search(r"\b%s@" % name, l) for l in cur) \
+                    and not any(pat.search(l) for l in cur if "assert(" in l) \
                     and "fn(" not in rhs:
                 new = cur[:i] + [pat.sub(lambda _: rhs if atomic(rhs) else "(%s)" % rhs, l)
                                  for l in cur[i + 1:]]
@@ -1536,6 +1884,8 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
         return out
 
     def simpler(cur, i):
+        if cur[i].endswith(KEEP) or cur[i].strip().startswith("assert("):
+            return []
         return [cur[:i] + [e] + cur[i + 1:] for e in expr_candidates(cur[i])]
 
     t0 = time.time()
@@ -1572,7 +1922,10 @@ def show_values(r, info, w):
 
 def standalone(body, w):
     """A script that shows the failure without the test harness."""
-    return ":tape limit %s\n" % TAPE_LIMIT + "\n".join(program_script(1, body, w)) + "\n"
+    head = ":tape limit %s\n" % TAPE_LIMIT
+    if BACKEND:
+        head = ":backend %s\n" % BACKEND + head
+    return head + "\n".join(program_script(1, body, w)) + "\n"
 
 
 def main():
@@ -1598,12 +1951,28 @@ def main():
                     help="record N entries between w and y = F(w) (over 65536: d's sparse sweep)")
     ap.add_argument("--no-versions", action="store_true", help="generate no x@k")
     ap.add_argument("--no-ad", action="store_true", help="no derivatives inside F")
+    ap.add_argument("--wide", action="store_true", help="every wider feature below on (--no-X leaves one out)")
+    for name, what in FEATURES:
+        ap.add_argument("--" + name, action="store_true", help=what)
+        ap.add_argument("--no-" + name, action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--backend", metavar="NAME",
+                    help="run wengert in this number backend (float32, posit32, ...): routes agree "
+                         "to the format's precision, central differences are not checked")
     ap.add_argument("--show", type=int, metavar="K", help="print program K of this seed and exit")
     ap.add_argument("--verbose", "-v", action="store_true")
     a = ap.parse_args()
     feats = {"views": not a.no_views, "versions": not a.no_versions, "ad": not a.no_ad}
-    global PAD
+    for name, _ in FEATURES:
+        feats[name] = (a.wide or getattr(a, name)) and not getattr(a, "no_" + name)
+    global PAD, BACKEND, USE_FD, ROUTE_RTOL
     PAD = a.pad
+    if a.backend and a.backend != "float64":
+        # about 250 units in the last place of the format near 1: the routes
+        # round differently (seen over 600 programs: float32 spreads up to
+        # 1.2e-6, posit32 to 4e-8); central differences in 24 or 27 bits
+        # say nothing at steps the routes could be checked with
+        BACKEND, USE_FD = a.backend, False
+        ROUTE_RTOL = {"float32": 3e-5, "posit32": 3e-6}.get(a.backend, 3e-2)
     skip = set(s for s in a.skip.split(",") if s)
     unknown = skip - set(l for l, _ in ROUTES)
     if unknown:
@@ -1642,7 +2011,7 @@ def main():
             progs = [(k,) + make_program(a.seed, k, feats)
                      for k in range(lo, min(lo + a.batch, a.first + a.count))]
             res = run_programs(binary, progs, tmp, a.timeout)
-            return [(k, body, w, res[k]) + check(res[k], w) for k, body, w in progs]
+            return [(k, body, w, res[k]) + check(res[k], w, NOFD not in body) for k, body, w in progs]
 
         done = 0
         for outs in pool.map(work, range(a.first, a.first + a.count, a.batch)):
@@ -1684,7 +2053,7 @@ def main():
             if n < a.reduce:
                 small = reduce_program(binary, body, w, sig, tmp, a.timeout, pool, a.jobs)
                 res = run_programs(binary, [(1, small, w)], tmp, a.timeout)[1]
-                st2, info2 = check(res, w)
+                st2, info2 = check(res, w, NOFD not in small)
                 if st2 not in ("ok", "skip") and signature(st2, info2, res) == sig:
                     shown, rr, ii = small, res, info2
                     print("  reduced from %d to %d lines:" % (len(body) + 2, len(small) + 2))
