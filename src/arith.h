@@ -48,12 +48,9 @@ static inline Value v_num_op(int op, Value a, Value b)
 /* An adjoint times a partial (sweep.c), or a partial times a tangent
  * (dual.c, fwd.c): mul, except where an exact 0 meets inf or nan, there
  * mul0 (ops.def), which gives 0 (strong zero) and has mul's derivatives.
- * So a tape shows mul0 only where the two differ. */
-static inline Value v_mul_strong(Value a, Value b)
-{
-    double x = v_primal(a), y = v_primal(b), r = x * y;
-    return v_num_op(r != r && (x == 0 || y == 0) ? OP_MUL0 : OP_MUL, a, b);
-}
+ * So a tape shows mul0 only where the two differ. Out of line (arith.c):
+ * the sweeps' hot loops keep their inlining. */
+Value v_mul_strong(Value a, Value b);
 
 
 #endif
