@@ -28,6 +28,12 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     return id;
 }
 
+Value v_mul_strong(Value a, Value b)
+{
+    double x = v_primal(a), y = v_primal(b), r = x * y;
+    return v_num_op(r != r && (x == 0 || y == 0) ? OP_MUL0 : OP_MUL, a, b);
+}
+
 static const char *op_symbol(int op)
 {
     switch (op) {

@@ -45,5 +45,12 @@ static inline Value v_num_op(int op, Value a, Value b)
     return dual_op(op, a, b);
 }
 
+/* An adjoint times a partial (sweep.c), or a partial times a tangent
+ * (dual.c, fwd.c): mul, except where an exact 0 meets inf or nan, there
+ * mul0 (ops.def), which gives 0 (strong zero) and has mul's derivatives.
+ * So a tape shows mul0 only where the two differ. Out of line (arith.c):
+ * the sweeps' hot loops keep their inlining. */
+Value v_mul_strong(Value a, Value b);
+
 
 #endif

@@ -36,8 +36,8 @@ static Value dual_op_plain(int op, int binary, uint32_t tag, Value ap, Value at,
 {
     double p = num_apply(op, ap.u.n, bp.u.n), da, db, t = 0;
     rule_partials_num(op, ap.u.n, bp.u.n, p, &da, &db);
-    if (!zero_tangent(at)) t = num_apply(OP_MUL, da, at.u.n);
-    if (binary && !zero_tangent(bt)) t = num_apply(OP_ADD, t, num_apply(OP_MUL, db, bt.u.n));
+    if (!zero_tangent(at) && da != 0) t = num_apply(OP_MUL, da, at.u.n);   /* strong zero */
+    if (binary && !zero_tangent(bt) && db != 0) t = num_apply(OP_ADD, t, num_apply(OP_MUL, db, bt.u.n));
     return dual_new(tag, num_val(p), num_val(t));
 }
 
@@ -55,9 +55,10 @@ Value dual_op(int op, Value a, Value b)
     RuleTemps ts;
     ts.n = 0;                /* the slots are written before they are read */
     Value t = num_val(0);
-    if (!is_zero(at)) t = v_num_op(OP_MUL, rule_partial_val(op, 0, ap, bp, p, &ts), at);
+    /* partial times tangent: an exact 0 wins over inf and nan (strong zero) */
+    if (!is_zero(at)) t = v_mul_strong(rule_partial_val(op, 0, ap, bp, p, &ts), at);
     if (binary && !is_zero(bt)) {
-        Value tb2 = v_num_op(OP_MUL, rule_partial_val(op, 1, ap, bp, p, &ts), bt);
+        Value tb2 = v_mul_strong(rule_partial_val(op, 1, ap, bp, p, &ts), bt);
         Value sum = v_num_op(OP_ADD, t, tb2);
         v_release(t);
         v_release(tb2);

@@ -79,7 +79,7 @@ static Value lower(Value v, const Perturbations *pt)
     }
     Dual *d = AS_DUAL(v);
     Value p = lower(d->p, pt), t = lower(d->t, pt);
-    Value m = v_num_op(OP_MUL, epsilon_of(pt, d->tag), t);
+    Value m = v_mul_strong(epsilon_of(pt, d->tag), t);     /* E = 0 against inf: 0 */
     Value s = v_num_op(OP_ADD, p, m);
     v_release(p);
     v_release(t);
@@ -105,7 +105,7 @@ static Value raise_number(Value r, const Perturbations *pt, int k)
          * higher tags: base + t·ε through the arithmetic of duals, which
          * keeps higher tags outermost */
         Value eps = dual_new(pt->tag[k - 1], num_val(0), num_val(1));
-        Value e = v_num_op(OP_MUL, t, eps);
+        Value e = v_mul_strong(t, eps);
         out = v_num_op(OP_ADD, base, e);
         v_release(base);
         v_release(e);

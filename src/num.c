@@ -101,6 +101,13 @@ static double floor_mod(double a, double b)
     return r;
 }
 
+/* a * b, but an exact 0 factor wins over inf and nan (OP_MUL0) */
+static double mul0_of(double a, double b)
+{
+    double r = a * b;
+    return r != r && (a == 0 || b == 0) ? 0 : r;
+}
+
 static double sign_of(double a) { return a > 0 ? 1 : a < 0 ? -1 : a == 0 ? 0 : a; }
 
 /* 1 / (1 + e^-a) and log(1 + e^a) without overflow at either end: an
@@ -149,6 +156,8 @@ double num_apply_slow(int op, double a, double b)
         case OP_ADD: return p->to_double(p->arith[0](p->from_double(a), p->from_double(b)));
         case OP_SUB: return p->to_double(p->arith[1](p->from_double(a), p->from_double(b)));
         case OP_MUL: return p->to_double(p->arith[2](p->from_double(a), p->from_double(b)));
+        case OP_MUL0: if (a == 0 || b == 0) return 0;   /* NaR too */
+                      return p->to_double(p->arith[2](p->from_double(a), p->from_double(b)));
         case OP_DIV: return p->to_double(p->arith[3](p->from_double(a), p->from_double(b)));
         case OP_SQRT: return p->to_double(p->sqrt(p->from_double(a)));
         case OP_NEG: return isnan(a) ? a : a == 0 ? 0 : -a;

@@ -85,7 +85,8 @@ static inline Value rule_partial_val(int op, int which, Value A, Value B, Value 
 /* ---- pairs of doubles. Each operation's derivative is its own rule above,
  * in doubles: no second table. A zero tangent contributes nothing, even
  * against an infinite partial (sqrt at 0), as in the recorded sweep, which
- * never records a constant's contribution. */
+ * never records a constant's contribution; nor does a zero partial, even
+ * against an infinite tangent (strong zero). */
 typedef struct { double v, t; } RuleDual;
 
 static inline RuleDual rule_dual_apply(int op, RuleDual x, RuleDual y)
@@ -94,7 +95,7 @@ static inline RuleDual rule_dual_apply(int op, RuleDual x, RuleDual y)
     double da, db;
     r.v = num_apply(op, x.v, y.v);
     rule_partials_num(op, x.v, y.v, r.v, &da, &db);
-    r.t = (x.t != 0 ? x.t * da : 0) + (op_arity[op] == 2 && y.t != 0 ? y.t * db : 0);
+    r.t = (x.t != 0 && da != 0 ? x.t * da : 0) + (op_arity[op] == 2 && y.t != 0 && db != 0 ? y.t * db : 0);
     return r;
 }
 

@@ -109,6 +109,20 @@ static __attribute__((noinline)) void give_plain_elsewhere(PlainBuf *b, uint32_t
     }
 }
 
+/* Strong zero (SPEC): a partial that is exactly 0 passes nothing on, even
+ * to an adjoint that is inf or nan (NaR). Against a finite adjoint a zero
+ * partial adds a zero, which changes nothing, so the plain sweeps test the
+ * adjoint once an entry, in place of the test for 0 they make anyway, and
+ * no partial: an adjoint that is finite and not 0 (nearly all) steps
+ * untested; the first that is inf or nan sends the rest of that sweep to
+ * a loop that skips zero partials (plain_run_as). */
+static inline int finite_nonzero(double a)
+{
+    uint64_t u;
+    memcpy(&u, &a, sizeof u);
+    return (u << 1) - 1 < 0xffdfffffffffffffull;
+}
+
 static double take_plain(PlainBuf *b, uint32_t i)
 {
     uint32_t k = i - b->lo;
@@ -230,22 +244,25 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++)
-                if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST)
-                    so.in[p[j] - lo] = 1, so.abar[p[j] - lo] += a * tape_val(p[j ^ 1]);
+                if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST) {
+                    double pj = tape_val(p[j ^ 1]);
+                    so.in[p[j] - lo] = 1;
+                    if (pj != 0) so.abar[p[j] - lo] += a * pj;      /* strong zero */
+                }
             break;
         }
         default: {
-            double da, db;
+            double da = 0, db = 0;        /* a zero partial passes nothing (strong zero) */
             uint32_t x = tape_a(i), y = tape_b(i);
             int two = op_arity[op] == 2;
             if (a != 0) rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
             if (x >= lo && tape_opcode(x) != OP_CONST) {
                 so.in[x - lo] = 1;
-                if (a != 0) so.abar[x - lo] += a * da;
+                if (da != 0) so.abar[x - lo] += a * da;
             }
             if (two && y >= lo && tape_opcode(y) != OP_CONST) {
                 so.in[y - lo] = 1;
-                if (a != 0) so.abar[y - lo] += a * db;
+                if (db != 0) so.abar[y - lo] += a * db;
             }
         }
         }
@@ -278,8 +295,8 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
-                double tj = so_tau(lo, p[j]);
-                if (tj != 0) t += tape_val(p[j ^ 1]) * tj;
+                double tj = so_tau(lo, p[j]), pj = tape_val(p[j ^ 1]);
+                if (tj != 0 && pj != 0) t += pj * tj;
             }
             break;
         }
@@ -288,7 +305,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
             double tx = so_tau(lo, x), ty = op_arity[op] == 2 ? so_tau(lo, y) : 0, da, db;
             if (tx == 0 && ty == 0) break;
             rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
-            t = (tx != 0 ? da * tx : 0) + (ty != 0 ? db * ty : 0);
+            t = (tx != 0 && da != 0 ? da * tx : 0) + (ty != 0 && db != 0 ? db * ty : 0);
         }
         }
         so.tau[i - lo] = t;
@@ -311,7 +328,7 @@ static void so_give_rule(PlainBuf *b, uint32_t i, int op, double abar, double tx
         in[v].t = 1;
         rule_partials_dual(op, in[0], in[1], in[2], &da, &db);
         in[v].t = 0;
-        double c = (tx != 0 ? tx * da.t : 0) + (ty != 0 ? ty * db.t : 0);
+        double c = (tx != 0 && da.t != 0 ? tx * da.t : 0) + (ty != 0 && db.t != 0 ? ty * db.t : 0);
         if (c != 0) give_plain(b, ids[v], abar, c);
     }
 }
@@ -400,7 +417,9 @@ static inline int is_output_of(uint32_t o, uint32_t loop, uint32_t n)
     return o < tape_size() && tape_opcode(o) == OP_CKOUT && tape_a(o) == loop && tape_b(o) < n;
 }
 
-static void plain_step(PlainBuf *b, uint32_t i, double a)
+/* One entry's step; strong (a constant): the adjoint is inf or nan, and
+ * the partials that are 0 are skipped. */
+static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong)
 {
     int op = tape_opcode(i);
     uint32_t n;
@@ -418,8 +437,9 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
     case OP_DOT: {
         const uint32_t *p = tape_pairs(i, &n);
         for (uint32_t j = 0; j < n; j++) {
-            give_plain(b, p[2 * j], a, tape_val(p[2 * j + 1]));
-            give_plain(b, p[2 * j + 1], a, tape_val(p[2 * j]));
+            double u = tape_val(p[2 * j]), v = tape_val(p[2 * j + 1]);
+            if (!strong || v != 0) give_plain(b, p[2 * j], a, v);
+            if (!strong || u != 0) give_plain(b, p[2 * j + 1], a, u);
         }
         return;
     }
@@ -448,17 +468,21 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
         double da, db;
         uint32_t x = tape_a(i), y = tape_b(i);
         rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
-        give_plain(b, x, a, da);
-        if (op_arity[op] == 2) give_plain(b, y, a, db);
+        if (!strong || da != 0) give_plain(b, x, a, da);
+        if (op_arity[op] == 2 && (!strong || db != 0)) give_plain(b, y, a, db);
     }
     }
 }
 
 LoopHooks sweep_loop_hooks;
 
+static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
+
 /* Sweeps entries top down to stop (at least b's lo). A fixed point's head
- * is visited even with no adjoint of its own: its group's may have some. */
-static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop)
+ * is visited even with no adjoint of its own: its group's may have some.
+ * The first adjoint that is inf or nan hands the rest of the sweep to the
+ * strong loop (finite_nonzero): the fast one never tests a partial. */
+static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint32_t top, uint32_t stop, const int strong)
 {
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     if (stop < b->lo) stop = b->lo;
@@ -468,10 +492,20 @@ static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop)
             continue;
         }
         double a = take_plain(b, i);
-        if (a != 0) plain_step(b, i, a);
-        else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
+        if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong);
+        else if (!strong && a != 0) {
+            plain_run_strong(b, i, stop);
+            return;
+        } else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
         if ((i & 0xfffff) == 0) wg_check_interrupt();
     }
+}
+
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop) { plain_run_as(b, top, stop, 0); }
+
+static __attribute__((noinline)) void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop)
+{
+    plain_run_as(b, top, stop, 1);
 }
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed)
@@ -718,7 +752,14 @@ static void settle_pairs(ValBuf *b, uint32_t i)
         v_release(q->p[k]);
     }
     q->n = 0;
-    b->adj[i - b->lo] = s;
+    Value *slot = vb_slot(b, i);
+    if (slot->t != V_UNDEF) {       /* products with a zero factor (give_val) */
+        Value t = v_num_op(OP_ADD, s, *slot);
+        v_release(s);
+        v_release(*slot);
+        s = t;
+    }
+    *slot = s;
 }
 
 static void val_run(ValBuf *b, uint32_t top, Value seed);
@@ -735,12 +776,19 @@ static int is_zero_const(Value v) { return v.t == V_UNDEF || (v.t == V_NUM && v.
 
 static int is_one(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 1; }
 
+/* Strong zero, recorded: a partial that is the constant 0 gives nothing;
+ * one that is recorded and 0 (or an adjoint that is) against inf or nan
+ * gives the product mul0 (v_mul_strong), whose value is 0 and whose own
+ * derivatives are those of the product. In posits the pairs' dot keeps
+ * the quire's sum; a product with a zero factor is added beside it
+ * (settle_pairs). */
 static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
 {
+    if (is_zero_const(partial)) return;
     while (b && id < b->lo) b = b->parent;
     if (!b || id == 0 || tape_opcode(id) == OP_CONST) return;
     if (id > b->top) broken_invariant(id);
-    if (b->pairs) {
+    if (b->pairs && v_primal(a) != 0 && v_primal(partial) != 0) {
         pairs_push(&b->pairs[id - b->lo], a, partial);
         return;
     }
@@ -748,7 +796,7 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
     /* seeds and many partials are the constant 1: record no product */
     if (is_one(a)) c = partial, v_retain(c);
     else if (is_one(partial)) c = a, v_retain(c);
-    else c = v_num_op(OP_MUL, a, partial);
+    else c = v_mul_strong(a, partial);
     Value *slot = vb_slot(b, id);
     if (slot->t == V_UNDEF) {
         *slot = c;
@@ -1216,6 +1264,17 @@ static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
 
 static double sparse_adjoint(void *ud, uint32_t id) { return sparse_find(ud, id); }
 
+/* An entry whose adjoint is inf or nan: its zero partials give nothing
+ * (strong zero; see finite_nonzero). */
+static __attribute__((noinline)) void sparse_step_strong(Sparse *sp, uint32_t lo, uint32_t i, int op, double a)
+{
+    uint32_t x = tape_a(i), y = tape_b(i);
+    double da, db;
+    rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
+    if (da != 0) sparse_give(sp, lo, x, a * da);
+    if (op_arity[op] == 2 && db != 0) sparse_give(sp, lo, y, a * db);
+}
+
 /* The entries the sparse sweep leaves to the dense one. */
 static int sparse_gives_up(int op)
 {
@@ -1245,7 +1304,11 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
         double a = *sparse_slot(&sp, i, &fresh);
         int op = tape_opcode(i);
         if (sparse_gives_up(op) || ++visited > budget) { ok = 0; break; }
-        if (a == 0 || op == OP_LEAF) continue;
+        if (__builtin_expect(!finite_nonzero(a), 0)) {    /* 0, or inf or nan */
+            if (a != 0 && op != OP_LEAF) sparse_step_strong(&sp, lo, i, op, a);
+            continue;
+        }
+        if (op == OP_LEAF) continue;
         uint32_t x = tape_a(i), y = tape_b(i);
         double da, db;
         rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
