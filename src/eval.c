@@ -1188,7 +1188,10 @@ int eval_chunk(Chunk *c)
         top_loops = 0;
         ret_value = nil_val();
         gc_collect();
-        if (depth == 0 && tape_size() + tape.reclaimed > recorded && !tape.busy) wg_pcall(reclaim_abandoned, NULL);
+        /* (not after running out of memory: a pass needs some) */
+        const char *why = wg_last_error()->message;
+        if (depth == 0 && tape_size() + tape.reclaimed > recorded && !tape.busy && !(why && strstr(why, "out of memory")))
+            wg_pcall(reclaim_abandoned, NULL);
     }
     return err;
 }

@@ -148,6 +148,8 @@ static void label_window(uint32_t id)
 {
     free(lab_ids);
     free(lab_of);
+    lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
+    lab_of = NULL;
     nlab = 0;
     lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
     uint32_t i = id;
@@ -233,16 +235,18 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
     return mark;
 }
 
+/* The entries a value holds, as scratch (an error while its cone is
+ * marked gives them back). */
 static int value_ids(Value v, uint32_t **ids)
 {
     if (v.t == V_NUM) {
-        *ids = wg_malloc(sizeof(uint32_t));
+        *ids = wg_scratch(sizeof(uint32_t));
         (*ids)[0] = v.id;
         return 1;
     }
     if (is_seq(v)) {
         int n = seq_len(v);
-        *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) (*ids)[i] = seq_at(v, i)->id;
         return n;
     }
@@ -279,7 +283,7 @@ static void tape_depends(const char *name)
     uint32_t *ids;
     int n = value_ids(g->v, &ids);
     uint8_t *mark = cone_of(ids, n);
-    free(ids);
+    wg_scratch_free(ids);
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape_size(); i++) count += mark[i];
     printf("tape: %u entries that %s depends on\n", count, name);
