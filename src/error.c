@@ -223,13 +223,17 @@ static void reserve_scratch(void)
 void *wg_scratch(size_t n)
 {
     reserve_scratch();
-    return scratch[nscratch++] = wg_calloc(n ? n : 1, 1);
+    /* taken first, then listed: an allocation that fails (an error) must
+     * not leave a slot counted that holds an old, freed pointer */
+    void *p = wg_calloc(n ? n : 1, 1);
+    return scratch[nscratch++] = p;
 }
 
 void *wg_scratch_uninit(size_t n)
 {
     reserve_scratch();
-    return scratch[nscratch++] = wg_malloc(n ? n : 1);
+    void *p = wg_malloc(n ? n : 1);     /* (as wg_scratch) */
+    return scratch[nscratch++] = p;
 }
 
 void wg_scratch_free(void *p)

@@ -956,7 +956,31 @@ int eval_outside_calls(void) { return call_depth == 0; }
 /* Between iterations, entries recorded since the loop began that nothing
  * holds go (reclaim.h: anything an enclosing expression holds in a C local
  * was recorded before the loop began). */
+/* Loops at the top level being run: each step's assignments to globals
+ * stay on the tape as versions, so the tape limit's error says so. */
+static int top_loops;
+
+static const char *limit_hint(void)
+{
+    if (!top_loops) return NULL;
+    return "in a loop at the top level, which records every step: each value it assigns to a variable "
+           "stays on the tape as a version (x@2, x@3, ...); run the loop inside a function, count with "
+           "'for k in 0..n' (its counter is not recorded), put it in 'nograd { }' if no derivative of it "
+           "is needed, or write 'checkpoint while' or 'checkpoint for'; or raise the limit with ':tape limit 4GB'";
+}
+
+static int while_steps(Node *n, Env *env);
+
 static int exec_while(Node *n, Env *env)
+{
+    int top = !env && call_depth == 0;
+    top_loops += top;
+    int code = while_steps(n, env);
+    top_loops -= top;
+    return code;
+}
+
+static int while_steps(Node *n, Env *env)
 {
     LoopFloor floor = reclaim_loop_begin();
     for (;;) {
@@ -990,6 +1014,8 @@ static int exec_for(Node *n, Env *env)
     int block = body->kind == N_BLOCK, code = EXEC_NORMAL;
     Value *slot = var_slot(n->c, env, NULL);
     LoopFloor floor = reclaim_loop_begin();
+    int top = !env && call_depth == 0;
+    top_loops += top;
     if (block) block_depth++;
     for (double i = lo; i < hi; i++) {
         wg_check_interrupt();
@@ -1001,6 +1027,7 @@ static int exec_for(Node *n, Env *env)
         slot = var_slot(n->c, env, NULL);
     }
     if (block) block_depth--;
+    top_loops -= top;
     return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
@@ -1192,8 +1219,20 @@ static void release_nested_runs(void)
     }
 }
 
+/* After an error or Ctrl-C, what the abandoned statement recorded and
+ * nothing holds goes at once: nothing else would reach it (the next
+ * statement's passes stop at their floors), and an interrupted grad of a
+ * long function left hundreds of MB that made the next one reach the
+ * limit. */
+static void reclaim_abandoned(void *ud)
+{
+    (void)ud;
+    reclaim_now(reclaim_everything());
+}
+
 int eval_chunk(Chunk *c)
 {
+    uint64_t recorded = tape_size() + tape.reclaimed;
     int saved_recording = tape.recording;
     int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes, frame = nograd_frame;
     uint32_t block = nograd_block;
@@ -1214,8 +1253,13 @@ int eval_chunk(Chunk *c)
         if (saved_recording && n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
             drop_nograd_writes(nograds);
         call_depth = depth;
+        top_loops = 0;
         ret_value = nil_val();
         gc_collect();
+        /* (not after running out of memory: a pass needs some) */
+        const char *why = wg_last_error()->message;
+        if (depth == 0 && tape_size() + tape.reclaimed > recorded && !tape.busy && !(why && strstr(why, "out of memory")))
+            wg_pcall(reclaim_abandoned, NULL);
     }
     return err;
 }
@@ -1229,6 +1273,7 @@ void eval_init(void)
     ckpt_init();
     gc_set_roots(eval_visit_roots);
     reclaim_set_roots(eval_root_ids);
+    tape_limit_hint = limit_hint;
     tape_init();
     builtins_register();
 }

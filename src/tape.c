@@ -359,6 +359,8 @@ size_t tape_bytes(void)
          + tape.nfar * sizeof(uint32_t) + tape.nwide * sizeof(TapeArgs);
 }
 
+const char *(*tape_limit_hint)(void);
+
 static void check_limit(size_t more)
 {
     if (tape_bytes() + more > tape.limit) {
@@ -367,6 +369,8 @@ static void check_limit(size_t more)
         if (b >= 1 << 30) snprintf(lim, sizeof lim, "%.4gGB", b / (1 << 30));
         else if (b >= 1 << 20) snprintf(lim, sizeof lim, "%.4gMB", b / (1 << 20));
         else snprintf(lim, sizeof lim, "%.4gKB", b / 1024);
+        const char *hint = tape_limit_hint ? tape_limit_hint() : NULL;
+        if (hint) wg_error("tape limit of %s reached (%u entries) %s", lim, tape.n, hint);
         wg_error("tape limit of %s reached (%u entries); raise it with ':tape limit 4GB' "
                  "or forget the tape with ':tape clear'", lim, tape.n);
     }

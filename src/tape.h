@@ -129,6 +129,9 @@ void     tape_clear(void);
 void     tape_grow(void);
 size_t   tape_bytes(void);
 void     tape_set_limit(size_t bytes);
+/* Set by the evaluator: why the limit was reached and what to do, when it
+ * knows better than "raise it" (a loop at the top level); NULL if not. */
+extern const char *(*tape_limit_hint)(void);
 uint32_t tape_pool_push(const uint32_t *ids, uint32_t n);
 uint32_t tape_side_add(TapeSide *s);            /* index for the entry's a field */
 static inline TapeSide *tape_side_at(uint32_t k);

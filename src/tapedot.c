@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "tapedot.h"
 #include "fixpt.h"
@@ -70,21 +71,28 @@ static uint8_t *cone(Value v)
 {
     uint8_t *mark = wg_scratch(tape_size());
     uint32_t *stack = wg_scratch(sizeof(uint32_t) * tape_size()), n = 0;
+    /* the entries of one d call all read its y and its places: marked once
+     * a call, or a gradient over a million places costs 10^12 steps */
+    uint8_t *call_seen = wg_scratch(tape_deriv_calls() + 1);
     if (v.t == V_NUM) push_mark(mark, stack, &n, v.id);
     else if (is_seq(v))
         for (int i = 0; i < seq_len(v); i++)
             if (seq_at(v, i)->t == V_NUM) push_mark(mark, stack, &n, seq_at(v, i)->id);
-    while (n) {
+    for (uint32_t steps = 0; n; steps++) {
+        if ((steps & 0xfffff) == 0) wg_check_interrupt();
         uint32_t i = stack[--n];
         MarkList l = { mark, stack, &n };
+        if (tape_opcode(i) == OP_DERIV) {     /* the expansion standing for it */
+            uint32_t which, call = tape_deriv_call_of(i, &which);
+            DerivRec *r = tape_deriv_call(call);
+            if (r->exp_lo) push_mark(mark, stack, &n, tape_pool_at(r->exp_off)[which]);
+            if (call_seen[call]) continue;
+            call_seen[call] = 1;
+        }
         tape_each_operand(i, push_operand, &l);
         if (tape_has_side(i)) tape_each_extra_id(i, push_extra, &l);   /* a fixed point's group */
-        if (tape_opcode(i) == OP_DERIV) {     /* and the expansion standing for it */
-            uint32_t which;
-            DerivRec *r = tape_deriv_call(tape_deriv_call_of(i, &which));
-            if (r->exp_lo) push_mark(mark, stack, &n, tape_pool_at(r->exp_off)[which]);
-        }
     }
+    wg_scratch_free(call_seen);
     wg_scratch_free(stack);
     return mark;
 }
@@ -189,6 +197,10 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
     }
 }
 
+/* Set when a Ctrl-C stopped write_dot part way: the caller tidies up (a
+ * temporary file, a half-written one) and then reports "interrupted". */
+static int dot_stopped;
+
 /* Nodes in tape order, each expansion's entries inside its cluster. */
 static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryLabel label)
 {
@@ -201,7 +213,12 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
     /* a cluster is written only if it holds a selected entry */
     uint32_t *before = wg_scratch(sizeof(uint32_t) * ((size_t)tape_size() + 1));
     for (uint32_t i = 0; i < tape_size(); i++) before[i + 1] = before[i] + (i ? sel[i] : 0);
+    dot_stopped = 0;
     for (uint32_t i = 1; i < tape_size(); i++) {
+        if ((i & 0xfff) == 0 && wg_interrupted) {
+            dot_stopped = 1;
+            break;
+        }
         while (nopen && spans[open[nopen - 1]].hi < i) {
             nopen--;
             if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
@@ -227,8 +244,10 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
         nopen--;
         if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
     }
-    for (uint32_t i = 1; i < tape_size(); i++)
-        if (sel[i]) write_edges(f, sel, i);
+    for (uint32_t i = 1; i < tape_size() && !dot_stopped; i++) {
+        if ((i & 0xfff) == 0 && wg_interrupted) dot_stopped = 1;
+        else if (sel[i]) write_edges(f, sel, i);
+    }
     fprintf(f, "}\n");
     wg_scratch_free(before);
     wg_scratch_free(shown);
@@ -271,6 +290,16 @@ static int run_dot(const char *prog, const char *format, const char *file, const
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* A nonempty regular file is there. */
+static int written(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/* dot draws into a temporary file beside FILE, renamed to FILE once it
+ * is there whole: an interrupted or failed drawing leaves FILE as it was
+ * (Graphviz exits 0 when Ctrl-C stops it, having written nothing). */
 static void render(const uint8_t *sel, const char *title, const char *file, EntryLabel label)
 {
     const char *format = ends_with(file, ".svg") ? "svg" : "png";
@@ -288,10 +317,38 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
     uint32_t count = write_dot(f, sel, title, label);
     int bad = ferror(f);
     bad |= fclose(f) != 0;
-    int rc = bad ? -2 : run_dot(prog, format, file, tmp);
+    if (dot_stopped) {
+        unlink(tmp);
+        wg_check_interrupt_now();
+    }
+    char *out = wg_scratch(strlen(file) + 32);
+    sprintf(out, "%s.wengert-XXXXXX", file);
+    int ofd = bad ? -1 : mkstemp(out);
+    if (ofd >= 0) {
+        mode_t mask = umask(0);       /* the picture gets a new file's usual mode */
+        umask(mask);
+        fchmod(ofd, 0666 & ~mask);
+        close(ofd);
+    }
+    int rc = bad ? -2 : ofd < 0 ? -3 : run_dot(prog, format, out, tmp);
     unlink(tmp);
     if (rc == -2) wg_error("cannot write a temporary file for dot in /tmp");
-    if (rc != 0) wg_error("Graphviz's dot could not draw '%s' (exit status %d)", file, rc);
+    if (rc == -3) wg_error("cannot write '%s': %s", file, strerror(errno));
+    if (wg_interrupted) {         /* Ctrl-C reached dot too */
+        unlink(out);
+        wg_check_interrupt_now();
+    }
+    if (rc != 0 || !written(out)) {
+        unlink(out);
+        if (rc != 0) wg_error("Graphviz's dot could not draw '%s' (exit status %d)", file, rc);
+        wg_error("Graphviz's dot wrote nothing for '%s'", file);
+    }
+    if (rename(out, file) != 0) {
+        int e = errno;
+        unlink(out);
+        wg_error("cannot write '%s': %s", file, strerror(e));
+    }
+    wg_scratch_free(out);
     printf("wrote %s (%u entries)\n", file, count);
 }
 
@@ -326,6 +383,10 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
     if (!f) wg_error("out of memory");
     write_dot(f, sel, title, label);
     fclose(f);
+    if (dot_stopped) {
+        free(text);
+        wg_check_interrupt_now();
+    }
     char dotfile[] = "/tmp/wengert-tape-XXXXXX", svgfile[] = "/tmp/wengert-svg-XXXXXX";
     int fd = -1, fs = -1, shown = 0;
     if (find_dot(prog, sizeof prog) && (fd = mkstemp(dotfile)) >= 0 && (fs = mkstemp(svgfile)) >= 0 &&
@@ -342,6 +403,26 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
     if (fs >= 0) { close(fs); unlink(svgfile); }
     if (!shown) fwrite(text, 1, ntext, stdout);
     free(text);
+}
+
+/* Graphviz lays out a few thousand nodes in seconds; the whole tape of a
+ * long loop (millions) it cannot, and its DOT text alone would be
+ * gigabytes. Past these sizes the command says how to draw less. */
+#define DOT_PICTURE_MAX 5000u
+#define DOT_TEXT_MAX    1000000u
+
+static void check_size(const char *name, const char *file, uint32_t count, int picture)
+{
+    uint32_t max = picture ? DOT_PICTURE_MAX : DOT_TEXT_MAX;
+    if (count <= max) return;
+    const char *what = picture ? "a picture" : "DOT text";
+    if (!name)
+        wg_error("the tape has %u entries, too many for %s (at most %u): draw what one variable "
+                 "depends on with ':tape dot NAME%s%s'%s", count, what, max, file ? " " : "", file ? file : "",
+                 picture ? ", or write the DOT text with ':tape dot FILE.dot'" : "");
+    wg_error("'%s' depends on %u entries, too many for %s (at most %u): draw a variable made in "
+             "fewer steps (a smaller case of the computation, after ':tape clear')%s", name, count, what, max,
+             picture ? ", or write the DOT text with ':tape dot NAME FILE.dot'" : "");
 }
 
 void tapedot_command(const char *args, EntryLabel label)
@@ -365,25 +446,38 @@ void tapedot_command(const char *args, EntryLabel label)
 
     uint8_t *sel;
     char title[1200], *tp = NULL;
+    uint32_t count;
     if (name) {
         Global *g = global_lookup(name);
         if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
         sel = cone(g->v);
         snprintf(title, sizeof title, "the entries that %s depends on", name);
         tp = title;
+        count = 0;
+        for (uint32_t i = 1; i < tape_size(); i++) count += sel[i];
     } else {
         sel = wg_scratch(tape_size());
         memset(sel + 1, 1, tape_size() - 1);
+        count = tape_size() - 1;
     }
-    if (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) render(sel, tp, file, label);
+    int picture = (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) || (!file && wg_display);
+    check_size(name, file, count, picture);
+    if (file && picture) render(sel, tp, file, label);
     else if (file) {
         FILE *f = fopen(file, "w");
         if (!f) wg_error("cannot write '%s'", file);
-        uint32_t count = write_dot(f, sel, tp, label);
+        count = write_dot(f, sel, tp, label);
         int bad = ferror(f);
         if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
+        if (dot_stopped) {
+            unlink(file);
+            wg_check_interrupt_now();
+        }
         printf("wrote %s (%u entries)\n", file, count);
     } else if (wg_display) display_graph(sel, tp, label);
-    else write_dot(stdout, sel, tp, label);
+    else {
+        write_dot(stdout, sel, tp, label);
+        if (dot_stopped) wg_check_interrupt_now();
+    }
     wg_scratch_free(sel);
 }

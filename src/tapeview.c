@@ -22,166 +22,154 @@
 
 /* ------------------------------------------------------ tape labels */
 
-/* The variable version an entry was assigned to, found by binary search
- * in each global's version log (logs are in tape order). */
-/* Elements of top-level arrays, by entry: filled once per command. */
-static uint32_t *elem_ids;
-static int *elem_owner, *elem_index, nelems;
+/* The label of an entry that is a variable version: a global's x@k, an
+ * element of a top-level array as it is now (a[i]), or an element of an
+ * earlier version (a@k[i]), in that order of preference; "(local)" for a
+ * function's variables. Labels are found for a set of entries at a time
+ * (the ones a command shows) by one walk over the globals' values and
+ * version logs: no array version is replayed, and the memory is the set's,
+ * so `:tape` and `:tape NAME` cost the same on a tape of a million
+ * entries as on one of ten. A run of element writes or a snapshot whose
+ * entries are consecutive is one range, looked up by binary search. */
+enum { LAB_NONE, LAB_HIST, LAB_ELEM, LAB_VERSION };   /* in increasing preference */
+typedef struct { int kind, owner, index, k; } Label;
 
-static int cmp_elem(const void *a, const void *b)
+static uint32_t *lab_ids;          /* the set, ascending */
+static Label *lab_of;
+static int nlab;
+static uint32_t lab_lo, lab_hi;    /* lazy mode: the set is every labelled entry in [lo, hi) */
+static int lab_lazy;               /* listings in tape order (all, dot): windows on demand */
+#define LABEL_WINDOW (1 << 20)     /* entries a window labels at most */
+
+static void forget_labels(void)
 {
-    uint32_t x = elem_ids[*(const int *)a], y = elem_ids[*(const int *)b];
-    return x < y ? -1 : x > y;
+    free(lab_ids);
+    free(lab_of);
+    lab_ids = NULL;
+    lab_of = NULL;
+    nlab = 0;
+    lab_lo = lab_hi = 0;
+    lab_lazy = 0;
 }
 
-static void forget_elements(void);
-
-/* Elements of earlier versions of top-level arrays (a@k[i]), by entry,
- * then by k. Read straight from the version logs: an element write made
- * its entry at the version it records, and a whole-array snapshot holds
- * its elements' entries at its version; the earliest k an entry appears
- * at is its label. No version is replayed, so a million element writes
- * cost a million records, not a million arrays. Each array gives at most
- * HIST_PER_ARRAY records, its latest. */
-#define HIST_PER_ARRAY (2 << 20)
-typedef struct { uint32_t id; int owner, index, k; } HistElem;
-static HistElem *hist;
-static int nhist;
-
-static int cmp_hist(const void *a, const void *b)
+/* The first position in the set holding an id >= id. */
+static int lab_lower(uint32_t id)
 {
-    const HistElem *x = a, *y = b;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return (x->k > y->k) - (x->k < y->k);
-}
-
-static void history_push(size_t *cap, uint32_t min_id, uint32_t id, int owner, int index, int k)
-{
-    if (!id || id < min_id) return;
-    if ((size_t)nhist == *cap) {
-        size_t grown = 2 * *cap + 1024;
-        hist = wg_realloc(hist, sizeof(HistElem) * grown);
-        *cap = grown;
+    int lo = 0, hi = nlab;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (lab_ids[mid] < id) lo = mid + 1;
+        else hi = mid;
     }
-    hist[nhist++] = (HistElem){ id, owner, index, k };
+    return lo;
 }
 
-static void index_history(uint32_t min_id)
+static void lab_offer(int at, int kind, int owner, int index, int k)
 {
-    size_t cap = 0;
+    Label *l = &lab_of[at];
+    if (kind < l->kind) return;
+    if (kind == l->kind && (kind != LAB_HIST || k >= l->k)) return;   /* the first, or the earliest version */
+    *l = (Label){ kind, owner, index, k };
+}
+
+static void lab_offer_id(uint32_t id, int kind, int owner, int index, int k)
+{
+    if (!nlab || id < lab_ids[0] || id > lab_ids[nlab - 1]) return;
+    int at = lab_lower(id);
+    if (at < nlab && lab_ids[at] == id) lab_offer(at, kind, owner, index, k);
+}
+
+/* Entries first, first + 1, ... of a run: element index + j at version k + step * j. */
+static void lab_offer_run(uint32_t first, int len, int owner, int index, int k, int step)
+{
+    if (!nlab || len <= 0 || first > lab_ids[nlab - 1] || first + (uint32_t)len <= lab_ids[0]) return;
+    for (int at = lab_lower(first); at < nlab && lab_ids[at] - first < (uint32_t)len; at++) {
+        int j = (int)(lab_ids[at] - first);
+        lab_offer(at, LAB_HIST, owner, index + j, k + step * j);
+    }
+}
+
+/* Fills lab_of[] for the set lab_ids[0..nlab). */
+static void label_set(void)
+{
+    lab_of = wg_calloc((size_t)nlab + 1, sizeof(Label));
+    if (!nlab) return;
     for (int g = 0; g < nglobals; g++) {
-        if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
         const VerLog *log = &globals[g].ver;
-        int budget = HIST_PER_ARRAY;
-        for (int w = log->nwrites - 1; w >= 0 && budget > 0; w--) {
+        for (int i = 0; i < log->n; i++) lab_offer_id(log->ids[i], LAB_VERSION, g, 0, log->ks[i]);
+        if (globals[g].v.t == V_ARR) {
+            Storage *s = AS_ARR(globals[g].v);
+            for (int i = 0; i < s->n; i++)
+                if (s->v[i].id) lab_offer_id(s->v[i].id, LAB_ELEM, g, i, 0);
+        }
+        if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
+        for (int w = 0; w < log->nwrites; w++) {
             const ArrayWrite *aw = &log->writes[w];
             if (aw->index >= 0) {
-                for (int j = aw->len - 1; j >= 0 && budget > 0; j--, budget--)
-                    history_push(&cap, min_id, write_id(log->wids, aw, j), g, aw->index + j, aw->k + j);
+                if (aw->at == WRITES_IN_ORDER) lab_offer_run(aw->first, aw->len, g, aw->index, aw->k, 1);
+                else
+                    for (int j = 0; j < aw->len; j++)
+                        lab_offer_id(log->wids[aw->at + j], LAB_HIST, g, aw->index + j, aw->k + j);
                 continue;
             }
             const Snapshot *snap = &log->snaps[aw->at];
-            for (int i = 0; i < snap->len && budget > 0; i++, budget--) history_push(&cap, min_id, snapshot_id(snap, i), g, i, aw->k);
+            if (!snap->ids) lab_offer_run(snap->first, snap->len, g, 0, aw->k, 0);
+            else
+                for (int i = 0; i < snap->len; i++)
+                    if (snap->ids[i]) lab_offer_id(snap->ids[i], LAB_HIST, g, i, aw->k);
         }
     }
-    if (nhist) qsort(hist, (size_t)nhist, sizeof(HistElem), cmp_hist);
 }
 
-/* The earliest version whose element i is entry id, or NULL. */
-static const HistElem *find_history(uint32_t id)
+static int cmp_u32(const void *a, const void *b)
 {
-    int lo = 0, hi = nhist - 1, at = -1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (hist[mid].id >= id) { if (hist[mid].id == id) at = mid; hi = mid - 1; }
-        else lo = mid + 1;
-    }
-    return at < 0 ? NULL : &hist[at];
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-/* Indexes the labels of entries from min_id up (a listing of the latest
- * entries needs no more). */
-static void index_elements(uint32_t min_id)
+/* Labels for the given entries (any order; those that are not versions
+ * are left out). */
+static void label_entries(const uint32_t *ids, int n)
 {
-    forget_elements();      /* a previous command may have stopped on an error */
-    for (int g = 0; g < nglobals; g++)
-        if (globals[g].v.t == V_ARR) nelems += AS_ARR(globals[g].v)->n;
-    int *order = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
-    uint32_t *ids = wg_malloc(sizeof(uint32_t) * (size_t)(nelems + 1));
-    int *owner = wg_malloc(sizeof(int) * (size_t)(nelems + 1)), *index = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
-    int k = 0;
-    for (int g = 0; g < nglobals; g++) {
-        if (globals[g].v.t != V_ARR) continue;
-        Storage *s = AS_ARR(globals[g].v);
-        for (int i = 0; i < s->n; i++) {
-            if (s->v[i].id < min_id) continue;
-            ids[k] = s->v[i].id;
-            owner[k] = g;
-            index[k] = i;
-            order[k] = k;
-            k++;
-        }
-    }
-    nelems = k;
-    elem_ids = ids;
-    qsort(order, (size_t)nelems, sizeof(int), cmp_elem);
-    elem_ids = wg_malloc(sizeof(uint32_t) * (size_t)(nelems + 1));
-    elem_owner = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
-    elem_index = wg_malloc(sizeof(int) * (size_t)(nelems + 1));
-    for (int i = 0; i < nelems; i++) {
-        elem_ids[i] = ids[order[i]];
-        elem_owner[i] = owner[order[i]];
-        elem_index[i] = index[order[i]];
-    }
-    free(ids);
-    free(owner);
-    free(index);
-    free(order);
-    index_history(min_id);
+    forget_labels();
+    lab_ids = wg_malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+        if (ids[i] && ids[i] < tape_size() && tape_labeled(ids[i])) lab_ids[nlab++] = ids[i];
+    qsort(lab_ids, (size_t)nlab, sizeof(uint32_t), cmp_u32);
+    int u = 0;
+    for (int i = 0; i < nlab; i++)
+        if (!u || lab_ids[u - 1] != lab_ids[i]) lab_ids[u++] = lab_ids[i];
+    nlab = u;
+    label_set();
 }
 
-static void forget_elements(void)
+/* Lazy mode: the labelled entries from id on, LABEL_WINDOW of them at most. */
+static void label_window(uint32_t id)
 {
-    free(elem_ids);
-    free(elem_owner);
-    free(elem_index);
-    elem_ids = NULL;
-    elem_owner = elem_index = NULL;
-    nelems = 0;
-    free(hist);
-    hist = NULL;
-    nhist = 0;
+    free(lab_ids);
+    free(lab_of);
+    lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
+    lab_of = NULL;
+    nlab = 0;
+    lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
+    uint32_t i = id;
+    for (; i < tape_size() && nlab < LABEL_WINDOW; i++)
+        if (tape_labeled(i)) lab_ids[nlab++] = i;
+    lab_lo = id;
+    lab_hi = i;
+    label_set();
 }
 
-/* The variable version (x@k), current array element (a[i]) or element of
- * an earlier array version (a@k[i]) an entry was assigned to; "(local)"
- * for a function's variables. */
 static int entry_label(uint32_t id, char *buf, size_t size)
 {
     if (!(tape_labeled(id))) return 0;
-    for (int g = 0; g < nglobals; g++) {
-        int k = verlog_version_of(&globals[g].ver, id);
-        if (k) {
-            snprintf(buf, size, "%s@%d", globals[g].name, k);
-            return 1;
-        }
-    }
-    int lo = 0, hi = nelems - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (elem_ids[mid] == id) {
-            snprintf(buf, size, "%s[%d]", globals[elem_owner[mid]].name, elem_index[mid]);
-            return 1;
-        }
-        if (elem_ids[mid] < id) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    const HistElem *h = find_history(id);
-    if (h) {
-        snprintf(buf, size, "%s@%d[%d]", globals[h->owner].name, h->k, h->index);
-        return 1;
-    }
-    snprintf(buf, size, "(local)");
+    if (lab_lazy && (id < lab_lo || id >= lab_hi)) label_window(id);
+    int at = nlab ? lab_lower(id) : 0;
+    const Label *l = at < nlab && lab_ids[at] == id ? &lab_of[at] : NULL;
+    if (!l || l->kind == LAB_NONE) snprintf(buf, size, "(local)");
+    else if (l->kind == LAB_VERSION) snprintf(buf, size, "%s@%d", globals[l->owner].name, l->k);
+    else if (l->kind == LAB_ELEM) snprintf(buf, size, "%s[%d]", globals[l->owner].name, l->index);
+    else snprintf(buf, size, "%s@%d[%d]", globals[l->owner].name, l->k, l->index);
     return 1;
 }
 
@@ -221,31 +209,44 @@ static void mark_extra(uint32_t *id, void *mark) { if (*id < tape_size()) ((uint
 
 static uint8_t *cone_of(const uint32_t *ids, int n)
 {
-    uint8_t *mark = wg_calloc(tape_size(), 1);
+    uint8_t *mark = wg_scratch(tape_size());
+    /* the n entries of one d call over n places all read its y and its n
+     * places: they are marked once a call, or a gradient over a million
+     * places would cost 10^12 steps */
+    uint8_t *call_seen = wg_scratch(tape_deriv_calls() + 1);
     uint32_t top = 0;
     for (int i = 0; i < n; i++) {
         if (ids[i] && ids[i] < tape_size()) mark[ids[i]] = 1;
         if (ids[i] > top && ids[i] < tape_size()) top = ids[i];
     }
-    for (uint32_t i = top; i > 0; i--)
-        if (mark[i]) {
-            tape_each_operand(i, mark_operand, mark);
-            if (tape_has_side(i)) tape_each_extra_id(i, mark_extra, mark);   /* a fixed point's group */
+    for (uint32_t i = top; i > 0; i--) {
+        if (!mark[i]) continue;
+        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if (tape_opcode(i) == OP_DERIV) {
+            uint32_t call = tape_deriv_call_of(i, NULL);
+            if (call_seen[call]) continue;
+            call_seen[call] = 1;
         }
+        tape_each_operand(i, mark_operand, mark);
+        if (tape_has_side(i)) tape_each_extra_id(i, mark_extra, mark);   /* a fixed point's group */
+    }
+    wg_scratch_free(call_seen);
     mark[0] = 0;
     return mark;
 }
 
+/* The entries a value holds, as scratch (an error while its cone is
+ * marked gives them back). */
 static int value_ids(Value v, uint32_t **ids)
 {
     if (v.t == V_NUM) {
-        *ids = wg_malloc(sizeof(uint32_t));
+        *ids = wg_scratch(sizeof(uint32_t));
         (*ids)[0] = v.id;
         return 1;
     }
     if (is_seq(v)) {
         int n = seq_len(v);
-        *ids = wg_malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) (*ids)[i] = seq_at(v, i)->id;
         return n;
     }
@@ -258,10 +259,21 @@ static void tape_header(void)
     printf("tape: %u entries, %zu bytes\n", tape_size() - 1, tape_bytes());
 }
 
+/* Entries from..to-1, labelled. */
 static void tape_list(uint32_t from)
 {
     tape_header();
-    for (uint32_t i = from < 1 ? 1 : from; i < tape_size(); i++) print_entry(stdout, i);
+    if (from < 1) from = 1;
+    if (tape_size() - from <= 20) {         /* the latest: labelled in one go */
+        uint32_t ids[20];
+        int n = 0;
+        for (uint32_t i = from; i < tape_size(); i++) ids[n++] = i;
+        label_entries(ids, n);
+    } else lab_lazy = 1;                    /* all of them: window after window */
+    for (uint32_t i = from; i < tape_size(); i++) {
+        if ((i & 0xffff) == 0) wg_check_interrupt();
+        print_entry(stdout, i);
+    }
 }
 
 static void tape_depends(const char *name)
@@ -271,15 +283,18 @@ static void tape_depends(const char *name)
     uint32_t *ids;
     int n = value_ids(g->v, &ids);
     uint8_t *mark = cone_of(ids, n);
-    free(ids);
+    wg_scratch_free(ids);
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape_size(); i++) count += mark[i];
     printf("tape: %u entries that %s depends on\n", count, name);
-    uint32_t skip = count > 20 ? count - 20 : 0, seen = 0;   /* the latest 20, as :tape */
-    for (uint32_t i = 1; i < tape_size(); i++)
-        if (mark[i] && seen++ >= skip) print_entry(stdout, i);
-    if (skip) printf("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", skip, name);
-    free(mark);
+    uint32_t latest[20] = {0};      /* the latest 20, as :tape */
+    int nlatest = 0;
+    for (uint32_t i = tape_size(); i-- > 1 && nlatest < 20;)
+        if (mark[i]) latest[nlatest++] = i;
+    label_entries(latest, nlatest);
+    for (int k = nlatest; k-- > 0;) print_entry(stdout, latest[k]);
+    if (count > 20) printf("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
+    wg_scratch_free(mark);
 }
 
 static void tape_stats(void)
@@ -294,17 +309,24 @@ static void tape_stats(void)
     size_t per = sizeof(uint32_t) + sizeof(double), wide_bytes = sizeof(TapeArgs);
     tape_header();
     printf("  %-10s %10s %14s\n", "op", "entries", "bytes");
+    size_t total = 0;
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
         size_t bytes = count[op] * per + wide[op] * wide_bytes;
         printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
+        total += bytes;
     }
     size_t versions = 0;
     for (int g = 0; g < nglobals; g++)    /* numbers, and arrays whole and by element */
         versions += verlog_kept(&globals[g].ver);
+    /* the rows, then what is no entry's own: the sum is the header's bytes */
+    size_t zero = per, far = tape_far_count() * sizeof(uint32_t), lists = tape_pool_size() * sizeof(uint32_t),
+           calls = (size_t)tape_deriv_calls() * sizeof(DerivRec);
     double all = tape_size() > 1 ? (double)tape_bytes() / (tape_size() - 1) : (double)per;
-    printf("  bytes per entry: %.1f in all (op and operand fields %zu, saved value %zu; "
-           "the rest: wide entries, far operands, operand lists)\n", all, sizeof(uint32_t), sizeof(double));
+    printf("  bytes: rows %zu + entry #0 %zu + far ids %zu + op lists %zu + d calls %zu = %zu (%.1f an entry; "
+           "an entry is %zu: op and operand fields %zu, saved value %zu; a wide one %zu more)\n",
+           total, zero, far, lists, calls, total + zero + far + lists + calls, all, per, sizeof(uint32_t),
+           sizeof(double), wide_bytes);
     printf("  operands: %llu wide entries (%zu bytes more each), %zu far operand ids\n",
            (unsigned long long)nwide, wide_bytes, tape_far_count());
     printf("  saved values: %u (each entry keeps the value its reverse rule reads; "
@@ -393,11 +415,10 @@ void tapeview_command(const char *args)
         tape_reclaim_now();
         return;
     }
-    /* the labels a[i] and a@k[i] are for listings and pictures only */
-    int labels = strcmp(sub, "stats") && strcmp(sub, "kinks") && strcmp(sub, "clear") && strcmp(sub, "limit");
-    if (labels) index_elements(sub[0] ? 1 : latest_from());
+    forget_labels();      /* a previous command may have stopped on an error */
+    if (!strcmp(sub, "dot")) lab_lazy = 1;     /* labelled in tape order, window after window */
     tape_subcommand(args);
-    if (labels) forget_elements();
+    forget_labels();
 }
 
 static void tape_subcommand(const char *args)

@@ -90,6 +90,15 @@ static const char *stdlib_dir(void)
         if (access(dir, R_OK) == 0) return dir;
         snprintf(dir, sizeof dir, "%s/../share/wengert/stdlib", exe);   /* installed */
         if (access(dir, R_OK) == 0) return dir;
+        /* a binary built inside the source tree, a folder or two down
+         * (build/wengert-dyn, build/san/wengert): the tree's stdlib */
+        static const char *const up[] = { "/..", "/../.." };
+        for (int i = 0; i < 2; i++) {
+            char marker[PATH_MAX + 64];
+            snprintf(marker, sizeof marker, "%s%s/src/wengert.c", exe, up[i]);
+            snprintf(dir, sizeof dir, "%s%s/stdlib", exe, up[i]);
+            if (access(marker, R_OK) == 0 && access(dir, R_OK) == 0) return dir;
+        }
     }
     snprintf(dir, sizeof dir, "%s/share/wengert/stdlib", WG_PREFIX);
     return dir;
