@@ -449,6 +449,13 @@ typedef struct Session {
     int mode, recording, backend;
     Env *env;
     FILE *out;
+    /* the outputs' whole adjoints (sweep.h): output j is found as the
+     * carried number at[j] of the segment being reversed, until the
+     * segment that wrote it last */
+    double *total;
+    uint32_t *at;
+    uint8_t *found;
+    uint32_t nout;
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
     int ntmp;
     struct Session *outer;
@@ -583,6 +590,8 @@ static void session_end(Session *S)
         v_release(obj_val(V_ARR, d->s));
     }
     free(S->dirty);
+    free(S->at);
+    free(S->found);
     free(S->vars);
     free(S->capt);
     wg_rng = S->rng;
@@ -845,11 +854,34 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     uint32_t *seeds = wg_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
     for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
-    double *out = wg_scratch(sizeof(double) * (nleaf ? nleaf : 1));
+    /* the adjoints wanted: the leaves', then those of the outputs' entries
+     * this segment made (the numbers it carries at j that are no leaf) */
+    uint32_t nwant = nleaf, *want = wg_scratch(sizeof(uint32_t) * (nleaf + S->nout + 1));
+    uint32_t *which = wg_scratch(sizeof(uint32_t) * (S->nout + 1));
+    memcpy(want, leaves, sizeof(uint32_t) * nleaf);
+    for (uint32_t o = 0; o < S->nout; o++) {
+        if (S->found[o]) continue;
+        uint32_t at = S->at[o], id = at < nlam ? seeds[at] : 0;
+        if (at >= nlam || id < S->mark.n) {       /* lost track, or no entry of this loop */
+            S->found[o] = 1;
+            continue;
+        }
+        if (id < S->mark.n + nleaf) {             /* not written here: earlier */
+            S->at[o] = id - S->mark.n;
+            continue;
+        }
+        S->found[o] = 1;
+        which[nwant - nleaf] = o;
+        want[nwant++] = id;
+    }
+    double *out = wg_scratch(sizeof(double) * (nwant ? nwant : 1));
     uint32_t top = tape_size() - 1;
     num_backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
-    sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, leaves, nleaf, out);
+    sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, want, nwant, out);
     num_backend = r->backend;
+    for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
+    wg_scratch_free(want);
+    wg_scratch_free(which);
     tape_truncate(S->mark);
     S->have_mark = 0;
     tape.recording = 0;
@@ -932,11 +964,16 @@ static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(
 
 static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
 
-static void hook_reverse(uint32_t entry, const double *out_adj, void *ctx)
+static void hook_reverse(uint32_t entry, const double *out_adj, double *out_total, void *ctx)
 {
     LoopRec *r = loop_of(entry);
     Session *S = session_begin(r);
     uint32_t n = r->nout;
+    S->total = out_total;
+    S->nout = n;
+    S->at = wg_malloc(sizeof(uint32_t) * (n ? n : 1));
+    S->found = wg_calloc(n ? n : 1, 1);
+    for (uint32_t o = 0; o < n; o++) S->at[o] = o;
     double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;

@@ -116,6 +116,41 @@ static double take_plain(PlainBuf *b, uint32_t i)
     return b->touched[k] ? acc_result(&b->acc[k]) : 0;
 }
 
+static void put_plain(PlainBuf *b, uint32_t i, double v)
+{
+    uint32_t k = i - b->lo;
+    if (b->adj) b->adj[k] = v;
+    else {
+        acc_clear(&b->acc[k]);
+        acc_add(&b->acc[k], v);
+        b->touched[k] = 1;
+    }
+}
+
+/* The lowest entry a sweep must reach to answer for wrt: an output of a
+ * checkpointed loop is answered at the loop entry (its adjoint is whole
+ * once the loop's steps after it were swept). */
+static inline uint32_t sweep_floor(uint32_t wrt)
+{
+    return wrt && tape_opcode(wrt) == OP_CKOUT ? tape_a(wrt) : wrt;
+}
+
+/* A sweep with respect to a loop's output (ckout_wrt) that meets the
+ * expansion of a derivative taken through a checkpointed loop cannot
+ * answer: the expansion re-ran the loop from its inputs, and its entries
+ * for the outputs are not the outputs' own. expansion_reran counts the
+ * loops expansions went through (kept ones included). */
+static int ckout_wrt;
+static uint32_t expansion_reran;
+
+static void through_rerun(void)
+{
+    if (ckout_wrt)
+        wg_error("d with respect to a number a checkpointed loop left behind, of a derivative taken "
+                 "through a checkpointed loop, is not supported: differentiate with respect to what "
+                 "the loop started from (x@k), or drop 'checkpoint'");
+}
+
 static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
 {
     size_t n = (size_t)top - lo + 1;
@@ -365,6 +400,7 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     const DerivRec *rec = tape_deriv_call(r);
     uint32_t y = rec->y, w = tape_deriv_wrt(rec, j);
     if (!w || w > y) return 1;                /* g is the constant 0 */
+    if (sweep_floor(w) != w) return 0;        /* a loop's output: the loop's steps after it count */
     Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
     if (!so_reserve((size_t)y - w + 1)) return 0;
     so.busy = 1;
@@ -433,9 +469,15 @@ static void plain_step(PlainBuf *b, uint32_t i, double a)
         if (!sweep_loop_hooks.reverse) return;
         n = sweep_loop_hooks.outputs(i);
         double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
+        double *total = wg_scratch(sizeof(double) * (n ? n : 1));
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
-        sweep_loop_hooks.reverse(i, lam, b);
+        memcpy(total, lam, sizeof(double) * n);
+        sweep_loop_hooks.reverse(i, lam, total, b);
+        /* an output's own adjoint becomes its whole one (for d with
+         * respect to it); it was handed on already */
+        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) put_plain(b, o, total[tape_b(o)]);
         wg_scratch_free(lam);
+        wg_scratch_free(total);
         return;
     }
     case OP_FIXIN:
@@ -663,6 +705,7 @@ static void val_through_loop(ValBuf *b, uint32_t i)
         v_retain(lam[tape_b(o)]);
     }
     uint32_t lo = tape_size();
+    expansion_reran++;
     sweep_loop_hooks.rerun(i, ids);
     uint32_t top = tape_size() - 1;
     ValBuf sub, *into = b;
@@ -674,6 +717,15 @@ static void val_through_loop(ValBuf *b, uint32_t i)
         if (!is_zero_const(lam[j]) && ids[j]) give_val(into, ids[j], lam[j], num_val(1));
     if (into == &sub) {
         val_run_to(&sub, top, sub.lo);
+        /* an output's adjoint becomes its entry's whole one (see sweep.h) */
+        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
+            uint32_t e = ids[tape_b(o)];
+            if (e < sub.lo || e > top || is_zero_const(sub.adj[e - sub.lo])) continue;
+            Value *slot = &b->adj[o - b->lo];
+            v_release(*slot);
+            *slot = sub.adj[e - sub.lo];
+            v_retain(*slot);
+        }
         valbuf_free(&sub, top);
     }
     for (uint32_t j = 0; j < n; j++) v_release(lam[j]);
@@ -775,12 +827,21 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y;
     for (uint32_t w = 0; w < nwrt; w++) {
-        uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
+        uint32_t id = sweep_floor(tape_deriv_wrt(tape_deriv_call(r), w));
         if (id && id < lo) lo = id;
+    }
+    int saved_ckout = ckout_wrt;
+    uint32_t reran = expansion_reran;
+    ckout_wrt = 0;
+    for (uint32_t w = 0; w < nwrt && !ckout_wrt; w++) {
+        uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
+        ckout_wrt = id && id <= y && tape_opcode(id) == OP_CKOUT;
     }
     ValBuf b;
     valbuf_init(&b, lo, y, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
+    ckout_wrt = saved_ckout;
+    if (expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
@@ -803,10 +864,15 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     uint32_t j, r = tape_deriv_call_of(k, &j);
     uint32_t kept = tape_deriv_call(r)->exp_lo;
     if (kept && (!expansion_floor || kept >= expansion_floor)) {
+        if (tape_deriv_call(r)->through_loop) {
+            expansion_reran++;       /* an expansion recording now reads it */
+            through_rerun();
+        }
         *lo = kept;
         return tape_pool_at(tape_deriv_call(r)->exp_off)[j];
     }
     uint32_t first, off = record_expansion(r, &first);
+    if (tape_deriv_call(r)->through_loop) through_rerun();
     if (!kept) {
         tape_deriv_call(r)->exp_off = off;
         tape_deriv_call(r)->exp_lo = first;
@@ -823,6 +889,7 @@ void sweep_abandon(void)
     expansion_floor = 0;
     tape.busy = 0;
     kept_busy = 0;
+    ckout_wrt = 0;
 }
 
 /* --------------------------------------------------------- fixed points */
@@ -1192,15 +1259,19 @@ static int leaf_run(const uint32_t *wrt, int n, uint32_t top)
 void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     uint32_t top = y.id, lo = top;
-    int any = 0;
+    int any = 0, ck = 0;
     for (int j = 0; j < n; j++) {
         out[j] = num_val(0);
         if (wrt[j] && wrt[j] <= top) {
             any = 1;
-            if (wrt[j] < lo) lo = wrt[j];
+            uint32_t f = sweep_floor(wrt[j]);
+            ck |= f != wrt[j];
+            if (f < lo) lo = f;
         }
     }
     if (!top || !any) return;
+    int saved_ckout = ckout_wrt;
+    ckout_wrt = ck;
     tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
@@ -1253,4 +1324,5 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
     else if (!kept_busy) kept.valid = 0;      /* another question came between */
     tape.busy--;
+    ckout_wrt = saved_ckout;
 }
