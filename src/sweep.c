@@ -399,7 +399,7 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     uint32_t j, r = tape_deriv_call_of(k, &j);
     const DerivRec *rec = tape_deriv_call(r);
     uint32_t y = rec->y, w = tape_deriv_wrt(rec, j);
-    if (!w || w > y) return 1;                /* g is the constant 0 */
+    if (!w || sweep_floor(w) > y) return 1;   /* g is the constant 0 */
     if (sweep_floor(w) != w) return 0;        /* a loop's output: the loop's steps after it count */
     Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
     if (!so_reserve((size_t)y - w + 1)) return 0;
@@ -825,30 +825,31 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     tape.recording = 1;
     *first = expansion_floor = tape_size();
     /* the pool and the call table may move while recording: re-read them */
-    uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y;
+    uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y, btop = y;
     for (uint32_t w = 0; w < nwrt; w++) {
-        uint32_t id = sweep_floor(tape_deriv_wrt(tape_deriv_call(r), w));
+        uint32_t wid = tape_deriv_wrt(tape_deriv_call(r), w), id = sweep_floor(wid);
         if (id && id < lo) lo = id;
+        if (id && id <= y && wid > btop) btop = wid;    /* a loop's output above y */
     }
     int saved_ckout = ckout_wrt;
     uint32_t reran = expansion_reran;
     ckout_wrt = 0;
     for (uint32_t w = 0; w < nwrt && !ckout_wrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
-        ckout_wrt = id && id <= y && tape_opcode(id) == OP_CKOUT;
+        ckout_wrt = id && sweep_floor(id) <= y && tape_opcode(id) == OP_CKOUT;
     }
     ValBuf b;
-    valbuf_init(&b, lo, y, NULL, deriv_cuts(tape_deriv_call(r)));
+    valbuf_init(&b, lo, btop, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
     ckout_wrt = saved_ckout;
     if (expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
-        Value v = (id && id >= lo && id <= y) ? b.adj[id - lo] : nil_val();
+        Value v = (id && id >= lo && id <= btop && sweep_floor(id) <= y) ? b.adj[id - lo] : nil_val();
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
-    valbuf_free(&b, y);
+    valbuf_free(&b, btop);
     expansion_floor = saved_floor;
     tape.recording = saved;
     return off;
@@ -1258,28 +1259,32 @@ static int leaf_run(const uint32_t *wrt, int n, uint32_t top)
 
 void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
-    uint32_t top = y.id, lo = top;
+    uint32_t top = y.id, lo = top, btop = top;
     int any = 0, ck = 0;
     for (int j = 0; j < n; j++) {
         out[j] = num_val(0);
-        if (wrt[j] && wrt[j] <= top) {
+        if (!wrt[j]) continue;
+        uint32_t f = sweep_floor(wrt[j]);
+        if (f <= top) {      /* a loop's output above y (written before y was) too */
             any = 1;
-            uint32_t f = sweep_floor(wrt[j]);
             ck |= f != wrt[j];
             if (f < lo) lo = f;
+            if (wrt[j] > btop) btop = wrt[j];
         }
     }
     if (!top || !any) return;
-    int saved_ckout = ckout_wrt;
+    /* wrt entries answered: those in [lo, top], and loops' outputs above */
+#define REACHED(w) ((w) && (w) >= lo && ((w) <= top || (ck && (w) <= btop && sweep_floor(w) <= top)))
+    int saved_ckout = ckout_wrt, above = btop > top;
     ckout_wrt = ck;
     tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
-    int f64 = num_backend == BK_F64, hit = f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
-    int done = !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
+    int f64 = num_backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
+    int done = !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;
-        int keep = f64 && !kept_busy;
+        int keep = f64 && !kept_busy && !above;
         /* places that are a run of leaves at the bottom of the range (d
          * over an array of independents) need no room in the buffer:
          * nothing is swept below them, so their adjoints go straight into
@@ -1297,25 +1302,25 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
             plain_run(&b, top, num_round(1));
             kept_done(blo, top, cuts.n != 0);
         } else {
-            plain_alloc(&b, blo, top, NULL, cuts);
+            plain_alloc(&b, blo, btop, NULL, cuts);
             if (sink) b.sink = out, b.sink_lo = lo, b.nsink = sink;
             plain_run(&b, top, num_round(1));
         }
         if (kink_watching()) kink_scan(b.lo, top, plain_adjoint, &b);
         if (!sink)
             for (int j = 0; j < n; j++)
-                out[j].u.n = wrt[j] && wrt[j] <= top && wrt[j] >= lo ? take_plain(&b, wrt[j]) : 0;
+                out[j].u.n = REACHED(wrt[j]) ? take_plain(&b, wrt[j]) : 0;
         if (!hit && !keep) plain_free(&b);
     }
     tape.sweeps++;
     uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
     for (int j = 0; j < n;) {
-        if (!wrt[j] || wrt[j] > top || wrt[j] < lo) {
+        if (!REACHED(wrt[j])) {
             out[j++] = num_val(0);
             continue;
         }
         int run = j + 1;        /* places answered one after another: one call */
-        while (run < n && wrt[run] && wrt[run] <= top && wrt[run] >= lo) run++;
+        while (run < n && REACHED(wrt[run])) run++;
         if (tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
         else
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
@@ -1325,4 +1330,5 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     else if (!kept_busy) kept.valid = 0;      /* another question came between */
     tape.busy--;
     ckout_wrt = saved_ckout;
+#undef REACHED
 }
