@@ -55,6 +55,7 @@
 #include "rng.h"
 #include "num.h"
 #include "reclaim.h"
+#include "fwd.h"
 
 extern rng_t wg_rng;
 
@@ -104,12 +105,14 @@ typedef struct LoopRec {
     int ncst;
     Node **synth;      /* name nodes made for closures' upvalues (owned) */
     int nsynth;
-    uint64_t T;
+    uint64_t T;        /* steps to recompute (a while loop's failing test is one) */
     State **states;    /* by step; states[0] is the start, with the input ids */
     int nstates, capstates;
     uint32_t nout;
     uint64_t chunk_steps;   /* steps known to fit one recorded chunk (0: unknown) */
     struct LoopRec *next;   /* running now (not yet on the tape) */
+    Storage **held;    /* storages a recorded step holds (run_step), until it ends */
+    int nheld;
 } LoopRec;
 
 static LoopRec *running;
@@ -125,9 +128,19 @@ static void state_free(State *s, int nvars)
     free(s);
 }
 
+/* What a step that an error interrupted held. */
+static void held_drop(LoopRec *r)
+{
+    for (int i = 0; i < r->nheld; i++) v_release(obj_val(V_ARR, r->held[i]));
+    free(r->held);
+    r->held = NULL;
+    r->nheld = 0;
+}
+
 static void rec_release(TapeSide *side)
 {
     LoopRec *r = (LoopRec *)side;
+    held_drop(r);
     for (int i = 0; i < r->nstates; i++) state_free(r->states[i], r->nvars);
     for (int i = 0; i < r->ncapt; i++) v_release(r->captv[i]);
     for (int i = 0; i < r->ncst; i++) {
@@ -436,6 +449,13 @@ typedef struct Session {
     int mode, recording, backend;
     Env *env;
     FILE *out;
+    /* the outputs' whole adjoints (sweep.h): output j is found as the
+     * carried number at[j] of the segment being reversed, until the
+     * segment that wrote it last */
+    double *total;
+    uint32_t *at;
+    uint8_t *found;
+    uint32_t nout;
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
     int ntmp;
     struct Session *outer;
@@ -543,6 +563,7 @@ static Session *session_begin(LoopRec *r)
 static void session_end(Session *S)
 {
     LoopRec *r = S->r;
+    held_drop(r);
     if (S->have_mark) tape_truncate(S->mark);
     if (devnull) fflush(devnull);
     stdout = S->out;
@@ -569,6 +590,8 @@ static void session_end(Session *S)
         v_release(obj_val(V_ARR, d->s));
     }
     free(S->dirty);
+    free(S->at);
+    free(S->found);
     free(S->vars);
     free(S->capt);
     wg_rng = S->rng;
@@ -686,10 +709,28 @@ static int run_step(LoopRec *r, uint64_t t)
         orig[k] = f.slot[k]->id;
         f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
     }
+    /* The leaves went into the storages in place, which others may share
+     * (a saved state, a version, another variable): held through the step
+     * (so that a write copies them), they get their entries back after it
+     * even if the loop's variables no longer hold them. */
+    held_drop(r);
+    r->nheld = f.nseen;
+    r->held = wg_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
+    for (int i = 0; i < f.nseen; i++) {
+        r->held[i] = f.seen[i];
+        r->held[i]->h.rc++;
+    }
     flat_free(&f);
     int code = run_step_plain(r, t);
     /* what the step did not write gets its entry back; what it computed is
      * a constant again (as in an unrecorded step) */
+    for (int i = 0; i < r->nheld; i++) {
+        Storage *st = r->held[i];
+        for (int j = 0; j < st->n; j++)
+            if (st->v[j].t == V_NUM && st->v[j].id >= m.n)
+                st->v[j].id = st->v[j].id < m.n + nleaf ? orig[st->v[j].id - m.n] : 0;
+    }
+    held_drop(r);
     flatten_live(r, &f);
     for (uint32_t k = 0; k < f.n; k++) {
         uint32_t id = f.slot[k]->id;
@@ -703,16 +744,48 @@ static int run_step(LoopRec *r, uint64_t t)
     return code;
 }
 
+/* A dual of a tag above tag0 was made by a jvp that the step called and
+ * that has returned: its perturbation is dead (jvp itself reads only the
+ * primal of such a value), so what the loop carries is the primal. */
+static Value dead_tangents_off(Value v, uint32_t tag0)
+{
+    while (v.t == V_DUAL && AS_DUAL(v)->tag > tag0) {
+        Value p = AS_DUAL(v)->p;
+        v_retain(p);
+        v_release(v);
+        v = p;
+    }
+    return v;
+}
+
+static void drop_dead_tangents(LoopRec *r, uint32_t tag0)
+{
+    for (int i = 0; i < r->nvars; i++)
+        if (i != r->counter) {
+            Value *v = var_at(r, i);
+            *v = dead_tangents_off(*v, tag0);
+        }
+    Flat f;
+    flatten_live(r, &f);
+    for (uint32_t k = 0; k < f.n; k++) *f.slot[k] = dead_tangents_off(*f.slot[k], tag0);
+    flat_free(&f);
+}
+
 static int run_step_plain(LoopRec *r, uint64_t t)
 {
     wg_check_interrupt();
+    uint32_t tag0 = fwd_last_tag();
+    int code;
     if (r->is_for) {
         Value *slot = var_at(r, r->counter);
         Value old = *slot;
         *slot = num_val(r->lo + (double)t);
         v_release(old);
-    } else if (!eval_condition(r->loop->a, r->env, "a while condition")) return -1;
-    return eval_exec(r->body, r->env);
+        code = eval_exec(r->body, r->env);
+    } else if (!eval_condition(r->loop->a, r->env, "a while condition")) code = -1;
+    else code = eval_exec(r->body, r->env);
+    if (fwd_last_tag() != tag0) drop_dead_tangents(r, tag0);
+    return code;
 }
 
 static void advance(LoopRec *r, uint64_t from, uint64_t to)
@@ -781,11 +854,34 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     uint32_t *seeds = wg_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
     for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
-    double *out = wg_scratch(sizeof(double) * (nleaf ? nleaf : 1));
+    /* the adjoints wanted: the leaves', then those of the outputs' entries
+     * this segment made (the numbers it carries at j that are no leaf) */
+    uint32_t nwant = nleaf, *want = wg_scratch(sizeof(uint32_t) * (nleaf + S->nout + 1));
+    uint32_t *which = wg_scratch(sizeof(uint32_t) * (S->nout + 1));
+    memcpy(want, leaves, sizeof(uint32_t) * nleaf);
+    for (uint32_t o = 0; o < S->nout; o++) {
+        if (S->found[o]) continue;
+        uint32_t at = S->at[o], id = at < nlam ? seeds[at] : 0;
+        if (at >= nlam || id < S->mark.n) {       /* lost track, or no entry of this loop */
+            S->found[o] = 1;
+            continue;
+        }
+        if (id < S->mark.n + nleaf) {             /* not written here: earlier */
+            S->at[o] = id - S->mark.n;
+            continue;
+        }
+        S->found[o] = 1;
+        which[nwant - nleaf] = o;
+        want[nwant++] = id;
+    }
+    double *out = wg_scratch(sizeof(double) * (nwant ? nwant : 1));
     uint32_t top = tape_size() - 1;
     num_backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
-    sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, leaves, nleaf, out);
+    sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, want, nwant, out);
     num_backend = r->backend;
+    for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
+    wg_scratch_free(want);
+    wg_scratch_free(which);
     tape_truncate(S->mark);
     S->have_mark = 0;
     tape.recording = 0;
@@ -868,11 +964,16 @@ static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(
 
 static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
 
-static void hook_reverse(uint32_t entry, const double *out_adj, void *ctx)
+static void hook_reverse(uint32_t entry, const double *out_adj, double *out_total, void *ctx)
 {
     LoopRec *r = loop_of(entry);
     Session *S = session_begin(r);
     uint32_t n = r->nout;
+    S->total = out_total;
+    S->nout = n;
+    S->at = wg_malloc(sizeof(uint32_t) * (n ? n : 1));
+    S->found = wg_calloc(n ? n : 1, 1);
+    for (uint32_t o = 0; o < n; o++) S->at[o] = o;
     double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;
@@ -1078,6 +1179,7 @@ int exec_checkpoint(Node *n, Env *env)
     ckpt_env = env;
     tape.recording = 0;
     uint64_t t = 0, spacing = 1;
+    int last_test = 0;
     LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
     for (;;) {
         reclaim_loop_step(&floor);
@@ -1095,7 +1197,10 @@ int exec_checkpoint(Node *n, Env *env)
             }
         }
         int code = run_step(r, t);
-        if (code < 0) break;
+        if (code < 0) {     /* the test that ended it is a step too: it may */
+            last_test = 1;  /* write or draw, so recomputation runs it */
+            break;
+        }
         t++;
         ckpt_steps_run++;
         if (code == EXEC_BREAK) break;
@@ -1103,23 +1208,23 @@ int exec_checkpoint(Node *n, Env *env)
     ckpt_mode = saved_mode;
     ckpt_env = saved_env;
     tape.recording = 1;
-    r->T = t;
-    running_pop(r);
+    r->T = t + (uint64_t)last_test;
     if (tape.clears != clears) {       /* :tape clear inside: nothing to record */
         wg_scratch_free(count0);
+        running_pop(r);
         rec_release(&r->side);
         return EXEC_NORMAL;
     }
     Flat f;
     flatten_live(r, &f);
     for (uint32_t j = 0; j < f.n; j++)
-        if (f.slot[j]->t != V_NUM) {
+        if (f.slot[j]->t != V_NUM) {     /* r stays running: ckpt_abandon frees it */
             flat_free(&f);
             wg_scratch_free(count0);
-            rec_release(&r->side);
             no_tangents(r);
         }
     r->nout = f.n;
+    running_pop(r);                      /* from here on the tape owns it */
     uint32_t side = tape_side_add(&r->side);
     uint32_t entry = tape_push(OP_CKPT, side, 0, (double)t);
     /* a number the loop never wrote still names the entry it had (or one it
@@ -1167,8 +1272,12 @@ void ckpt_abandon(void)
 
 void ckpt_visit_roots(void (*visit)(Value))
 {
-    for (LoopRec *r = running; r; r = r->next) rec_each_value(&r->side, visit);
+    for (LoopRec *r = running; r; r = r->next) {
+        rec_each_value(&r->side, visit);
+        for (int i = 0; i < r->nheld; i++) visit(obj_val(V_ARR, r->held[i]));
+    }
     for (Session *S = sessions; S; S = S->outer) {
+        for (int i = 0; i < S->r->nheld; i++) visit(obj_val(V_ARR, S->r->held[i]));
         for (int i = 0; i < S->r->nvars; i++) visit(S->vars[i]);
         for (int i = 0; i < S->r->ncapt; i++) visit(S->capt[i]);
         for (int i = 0; i < S->ndirty; i++) {

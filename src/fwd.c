@@ -213,6 +213,8 @@ Value fwd_jvp(Value f, Value x, Value v)
     return t;
 }
 
+uint32_t fwd_last_tag(void) { return next_tag; }
+
 Value fwd_jvp_builtin(int argc, Value *argv)
 {
     (void)argc;

@@ -10,5 +10,9 @@ Value fwd_jvp(Value f, Value x, Value v);
  * perturbed on the tape (see fwd.c). */
 int   fwd_needs_tape(int argc, const Value *argv);
 Value fwd_call_on_tape(Value f, int argc, Value *argv);   /* f'(x)·v by dual numbers */
+/* The newest tag handed out: a dual of a higher tag than this value had
+ * before a call belongs to a jvp that began in the call; once the call
+ * has returned, so has that jvp (checkpointed loops drop such tangents). */
+uint32_t fwd_last_tag(void);
 
 #endif

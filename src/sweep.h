@@ -29,15 +29,20 @@ void    sweep_forget(void);
  *     its outputs in out_adj[0..nout). The hook re-runs segments of the loop
  *     recorded at the tape's end and sweeps each with sweep_region(ctx, ...),
  *     which hands what falls below the region to the sweep that reached
- *     the loop (ctx); it takes the region off the tape again.
+ *     the loop (ctx); it takes the region off the tape again. In
+ *     out_total[j] it leaves the whole adjoint of output j as the plain
+ *     loop's entry for it would have it: out_adj[j] and what the loop's
+ *     later steps computed from it (the outputs are not side by side:
+ *     d(y, p) for p one of them sees those paths).
  *   rerun: a recorded sweep (an expansion, for higher order) reached the
  *     loop: the hook runs the whole loop again recorded at the tape's end,
  *     from the loop's own input entries, and writes the entry of each
  *     output in out_ids[0..nout) (0: a constant). The entries stay: the
- *     expansion reads them. */
+ *     expansion reads them; the recorded sweep takes the whole adjoints
+ *     of the outputs from those entries too. */
 typedef struct {
     uint32_t (*outputs)(uint32_t loop);     /* how many (its side record knows) */
-    void (*reverse)(uint32_t loop, const double *out_adj, void *ctx);
+    void (*reverse)(uint32_t loop, const double *out_adj, double *out_total, void *ctx);
     void (*rerun)(uint32_t loop, uint32_t *out_ids);
 } LoopHooks;
 extern LoopHooks sweep_loop_hooks;

@@ -76,7 +76,8 @@ typedef struct {
     uint32_t cut_off, ncut;     /* cut entry ids in the pool, highest first */
     uint32_t exp_lo;            /* first entry of the expansion, 0 = not yet */
     uint32_t exp_off;           /* expanded ids in the pool */
-    uint32_t wrt_run;           /* the places are consecutive entries (d over an array): no list */
+    uint16_t wrt_run;           /* the places are consecutive entries (d over an array): no list */
+    uint16_t through_loop;      /* its expansion re-ran a checkpointed loop (sweep.c) */
 } DerivRec;
 
 /* Side records: an entry kind that needs more than its two operand fields
