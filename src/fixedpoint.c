@@ -92,6 +92,52 @@ static int same_shape(const Flat *a, const Flat *b)
         && !memcmp(a->shape, b->shape, sizeof(uint32_t) * a->nshape);
 }
 
+/* A number's dual structure is not a function of its value alone: an
+ * operation skips a tangent that is an unrecorded 0, so g may return a
+ * plain tangent for a constant x and a dual one for recorded stand-ins
+ * (or the other way round). A plain number p is the dual p + 0·ε of any
+ * tag, so two numbers always share the union of their structures; higher
+ * tags are outermost, as in dual.c. One number's parts from a (NULL: 0)
+ * in the union of its structure and b's (NULL: plain) go to out; new
+ * parts are unrecorded zeros. */
+static void merge_number(const Flat *a, uint32_t *as, uint32_t *av, const Flat *b, uint32_t *bs, Flat *out)
+{
+    uint32_t ta = a ? a->shape[*as] : 0, tb = b ? b->shape[*bs] : 0;
+    if (!ta && !tb) {
+        out->shape[out->nshape++] = 0;
+        out->val[out->nval] = a ? a->val[*av] : 0;
+        out->id[out->nval++] = a ? a->id[(*av)++] : 0;
+        if (a) (*as)++;
+        if (b) (*bs)++;
+        return;
+    }
+    uint32_t tag = ta > tb ? ta : tb;
+    out->shape[out->nshape++] = tag;
+    if (ta == tag) (*as)++;
+    if (tb == tag) (*bs)++;
+    /* the primal: a dual's own, or the whole of a number of a lower tag */
+    merge_number(a, as, av, b, bs, out);
+    /* the tangent: that number's is 0 */
+    merge_number(ta == tag ? a : NULL, as, av, tb == tag ? b : NULL, bs, out);
+}
+
+/* a in the union of a's structure and b's (of the same length); whether
+ * that added parts to a. */
+static int widen(Flat *a, const Flat *b)
+{
+    Flat out = {.len = a->len};
+    out.shape = wg_scratch(sizeof(uint32_t) * (a->nshape + b->nshape + 1));
+    out.val = wg_scratch(sizeof(double) * (a->nval + b->nval + 1));
+    out.id = wg_scratch(sizeof(uint32_t) * (a->nval + b->nval + 1));
+    uint32_t as = 0, av = 0, bs = 0;
+    int count = a->len < 0 ? 1 : a->len;
+    for (int i = 0; i < count; i++) merge_number(a, &as, &av, b, &bs, &out);
+    int grew = out.nshape != a->nshape;
+    flat_free(a);
+    *a = out;
+    return grew;
+}
+
 static Value rebuild_number(const Flat *f, uint32_t *si, uint32_t *vi, const uint32_t *ids)
 {
     uint32_t tag = f->shape[(*si)++];
@@ -167,16 +213,18 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
     for (int k = 0; k < maxiter && !done; k++) {
         Flat next;
         apply(g, cur, x, &next);
-        if (same_shape(x, &next)) {
-            double scale = 0;
-            change = 0;
-            for (uint32_t j = 0; j < next.nval; j++) {
-                double c = fabs(next.val[j] - x->val[j]);
-                if (c > change || c != c) change = c;
-                if (fabs(next.val[j]) > scale) scale = fabs(next.val[j]);
-            }
-            done = fixpt_step(&prog, change, scale, tol);
+        if (!same_shape(x, &next)) {    /* compared, and kept, in the union */
+            widen(x, &next);
+            widen(&next, x);
         }
+        double scale = 0;
+        change = 0;
+        for (uint32_t j = 0; j < next.nval; j++) {
+            double c = fabs(next.val[j] - x->val[j]);
+            if (c > change || c != c) change = c;
+            if (fabs(next.val[j]) > scale) scale = fabs(next.val[j]);
+        }
+        done = fixpt_step(&prog, change, scale, tol);
         flat_free(x);
         *x = next;
         v_release(cur);
@@ -241,17 +289,30 @@ Value fixedpoint_builtin(int argc, Value *argv)
         flat_free(&x);
         return r;
     }
-    /* The stand-ins, g applied to them once, the results. */
-    uint32_t n = x.nval, head = fixpt_standins(n, x.val, tol, (uint32_t)maxiter);
-    uint32_t *ids = wg_scratch(sizeof(uint32_t) * n);
-    for (uint32_t j = 0; j < n; j++) ids[j] = head + j;
-    Value xh = rebuild(&x, ids);
+    /* The stand-ins, g applied to them once, the results. On stand-ins,
+     * which are recorded, g may give a tangent structure that constants
+     * did not (see widen): then x takes the union and this is redone. */
+    uint32_t n, head, *ids;
     Flat y;
-    apply(g, xh, &x, &y);
-    v_release(xh);
-    if (!same_shape(&x, &y))
-        wg_error("fixedpoint: g's result at the fixed point carries other dual numbers (forward-mode "
-                 "perturbations) than x does");
+    for (int tries = 0;; tries++) {
+        TapeMark mark = tape_mark();
+        n = x.nval;
+        head = fixpt_standins(n, x.val, tol, (uint32_t)maxiter);
+        ids = wg_scratch(sizeof(uint32_t) * n);
+        for (uint32_t j = 0; j < n; j++) ids[j] = head + j;
+        Value xh = rebuild(&x, ids);
+        apply(g, xh, &x, &y);
+        v_release(xh);
+        widen(&y, &x);
+        if (!widen(&x, &y)) break;
+        flat_free(&y);
+        wg_scratch_free(ids);
+        gc_strip_ids_from(mark.n);
+        tape_truncate(mark);
+        if (tries == 16)
+            wg_error("fixedpoint: g's result at the fixed point carries other dual numbers (forward-mode "
+                     "perturbations) than x does");
+    }
     for (uint32_t j = 0; j < n; j++) ids[j] = fixpt_result(head, j, y.id[j], x.val[j]);
     r = rebuild(&x, ids);
     wg_scratch_free(ids);
