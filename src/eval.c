@@ -290,11 +290,24 @@ static Value read_version(Node *n, Env *env)
 }
 
 /* A store into the variables of a checkpointed loop being run (1) or
- * recomputed (2), or into a global meanwhile (from a function the loop
- * calls): no versions (1 counts them). */
+ * recomputed (2), or into a global or a variable of the loop's frame or
+ * the frames around it meanwhile (from a function the loop calls; the
+ * loop carries them all): no versions (1 counts them). A version logged
+ * there would name an entry of the step's scratch region, which is taken
+ * back after the step. */
+static __attribute__((noinline)) int ckpt_store_upval(Env *env, const Node *var)
+{
+    Env *home = env;
+    for (int d = 0; d < var->depth && home; d++) home = home->parent;
+    for (Env *e = ckpt_env; e; e = e->parent)
+        if (e == home) return 1;
+    return 0;
+}
+
 static int ckpt_store(Env *env, const Node *var)
 {
-    return ckpt_mode && (env == ckpt_env || (var && var->kind == N_NAME && var->ref == REF_GLOBAL));
+    return ckpt_mode && (env == ckpt_env || (var && var->kind == N_NAME
+                         && (var->ref == REF_GLOBAL || (var->ref == REF_UPVAL && ckpt_store_upval(env, var)))));
 }
 
 static void store_var(Node *target, Env *env, Value v)
