@@ -151,12 +151,9 @@ if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" --count 300 -
 else bad "tests/gen/routes.py (WENGERT_RECLAIM_STRESS=1)" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The wider generator (issue 25): checkpointed loops, closures writing
 # captured arrays, draws and side-effecting conditions, fixed points, nograd,
-# kinks and ties hit exactly, in float64 and in the float32 and posit32
-# backends. Left out until their fixes land (then drop the flag):
-# --no-strongzero (a zero partial meeting inf/nan), --no-fnwrites (element
-# writes inside functions as labelled places). Seed 5 meets none of the
-# known checkpoint bugs; other seeds do.
-WIDE="--wide --no-strongzero --no-fnwrites"
+# kinks and ties hit exactly, strong zeros and element writes inside
+# functions, in float64 and in the float32 and posit32 backends.
+WIDE="--wide"
 for be in float64 float32 posit32; do
     n=800; [ $be = float64 ] || n=300
     if "$PY" tests/gen/routes.py --bin "$BIN" $WIDE --backend $be --count $n --seed 5 --reduce 1 >"$tmp/routes" 2>&1; then ok
