@@ -602,6 +602,34 @@ typedef struct {
     int n, cap;
 } Pairs;
 
+/* A max-heap of entry ids (the sparse sweeps take the highest waiting
+ * entry next): heap holds *n ids. */
+static void id_heap_push(uint32_t *heap, size_t *n, uint32_t id)
+{
+    size_t i = (*n)++;
+    while (i > 0 && heap[(i - 1) / 2] < id) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = id;
+}
+
+static uint32_t id_heap_pop(uint32_t *heap, size_t *n)
+{
+    uint32_t top = heap[0], last = heap[--*n];
+    size_t i = 0, m = *n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= m) break;
+        if (c + 1 < m && heap[c + 1] > heap[c]) c++;
+        if (heap[c] <= last) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (m) heap[i] = last;
+    return top;
+}
+
 /* A wide buffer starts sparse: a derivative taken late in a long function
  * of places made at its start spans the whole tape between them, of which
  * its cone may be a sliver, and a nested derivative sweeps such a range
@@ -689,32 +717,6 @@ static void vb_densify(ValBuf *b)
     b->vals = NULL;
 }
 
-static void vb_heap_push(ValBuf *b, uint32_t id)
-{
-    size_t i = b->nheap++;
-    while (i > 0 && b->heap[(i - 1) / 2] < id) {
-        b->heap[i] = b->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    b->heap[i] = id;
-}
-
-static uint32_t vb_heap_pop(ValBuf *b)
-{
-    uint32_t top = b->heap[0], last = b->heap[--b->nheap];
-    size_t i = 0, n = b->nheap;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && b->heap[c + 1] > b->heap[c]) c++;
-        if (b->heap[c] <= last) break;
-        b->heap[i] = b->heap[c];
-        i = c;
-    }
-    if (n) b->heap[i] = last;
-    return top;
-}
-
 /* The adjoint slot of id in b, made (V_UNDEF) if it has none: valid until
  * the next call (a sparse table may grow or turn dense). */
 static Value *vb_slot(ValBuf *b, uint32_t id)
@@ -746,7 +748,7 @@ static Value *vb_slot(ValBuf *b, uint32_t id)
     }
     b->keys[k] = id;
     b->nkeys++;
-    vb_heap_push(b, id);
+    id_heap_push(b->heap, &b->nheap, id);
     return &b->vals[k];
 }
 
@@ -968,7 +970,7 @@ static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
     while (b->nheap && b->heap[0] >= stop) {
         uint32_t i = b->heap[0];
         if (i > top) {            /* above the range asked for: not swept, as dense */
-            vb_heap_pop(b);
+            id_heap_pop(b->heap, &b->nheap);
             continue;
         }
         int op = tape_opcode(i);
@@ -976,7 +978,7 @@ static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
             vb_densify(b);        /* these read their neighbours by position */
             return i + 1;
         }
-        vb_heap_pop(b);
+        id_heap_pop(b->heap, &b->nheap);
         if (i == next_cut(&b->cuts, &at, i)) continue;
         Value a = vb_get(b, i);
         if (!is_zero_const(a)) val_step(b, i, a);
@@ -1296,32 +1298,6 @@ static double sparse_find(const Sparse *sp, uint32_t id)
     return sp->keys[h] ? sp->vals[h] : 0;
 }
 
-static void heap_push(Sparse *sp, uint32_t id)
-{
-    size_t i = sp->nheap++;
-    while (i > 0 && sp->heap[(i - 1) / 2] < id) {
-        sp->heap[i] = sp->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    sp->heap[i] = id;
-}
-
-static uint32_t heap_pop(Sparse *sp)
-{
-    uint32_t top = sp->heap[0], last = sp->heap[--sp->nheap];
-    size_t i = 0, n = sp->nheap;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && sp->heap[c + 1] > sp->heap[c]) c++;
-        if (sp->heap[c] <= last) break;
-        sp->heap[i] = sp->heap[c];
-        i = c;
-    }
-    if (n) sp->heap[i] = last;
-    return top;
-}
-
 static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
 {
     if (id < lo || id == 0 || tape_opcode(id) == OP_CONST) return;
@@ -1329,7 +1305,7 @@ static void sparse_give(Sparse *sp, uint32_t lo, uint32_t id, double c)
     double *slot = sparse_slot(sp, id, &fresh);
     if (fresh) {
         *slot = 0;
-        heap_push(sp, id);
+        id_heap_push(sp->heap, &sp->nheap, id);
     }
     *slot += c;
 }
@@ -1371,7 +1347,7 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
     size_t visited = 0;
     sparse_give(&sp, lo, top, 1);
     while (sp.nheap) {
-        uint32_t i = heap_pop(&sp);
+        uint32_t i = id_heap_pop(sp.heap, &sp.nheap);
         int fresh;
         double a = *sparse_slot(&sp, i, &fresh);
         int op = tape_opcode(i);
