@@ -299,7 +299,17 @@ static Value read_version(Node *n, Env *env)
  * calls): no versions (1 counts them). */
 static int ckpt_store(Env *env, const Node *var)
 {
-    return ckpt_mode && (env == ckpt_env || (var && var->kind == N_NAME && var->ref == REF_GLOBAL));
+    if (!ckpt_mode) return 0;
+    if (env == ckpt_env || (var && var->kind == N_NAME && var->ref == REF_GLOBAL)) return 1;
+    if (!var || var->kind != N_NAME || var->ref != REF_UPVAL) return 0;
+    /* a closure's write into the loop's frame or one around it: versions
+     * logged there by a recomputed step would name entries the step's
+     * region loses (closure g writing a captured array in the body) */
+    Env *home = env;
+    for (int d = 0; d < var->depth; d++) home = home->parent;
+    for (Env *e = ckpt_env; e; e = e->parent)
+        if (e == home) return 1;
+    return 0;
 }
 
 /* A number stored into a checkpointed loop's variables while its steps
