@@ -349,6 +349,7 @@ static void store_var(Node *target, Env *env, Value v)
         Value *slot = var_slot(target, env, &log);
         v = bind_copy(v);
         if (v.t == V_NUM) v.id = tape.recording ? v.id : 0;
+        if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
         if (log && ckpt_mode == 1) version_count(log);
         ckpt_place(&v);
         if (ckpt_mode == 2 && log && nograd_block && in_nograd()) note_nograd_write(target, env, log);
