@@ -352,7 +352,8 @@ static void store_var(Node *target, Env *env, Value v)
         if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
         if (log && ckpt_mode == 1) version_count(log);
         ckpt_place(&v);
-        if (ckpt_mode == 2 && log && nograd_block && in_nograd()) note_nograd_write(target, env, log);
+        if (ckpt_mode == 2 && log && nograd_block && (in_nograd() || !tape.recording))
+            note_nograd_write(target, env, log);      /* also from a function the block calls */
         Value old = *slot;
         *slot = v;
         v_release(old);
@@ -561,10 +562,10 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     check_number(v, target);
     if (ckpt_store(env, cont)) {
         if (log && ckpt_mode == 1) version_count(log);
-        if (in_nograd()) {
-            v = detached(v);                      /* as store_var cuts it */
-            if (ckpt_mode == 2 && log && nograd_block && cont->kind == N_NAME) note_nograd_write(cont, env, log);
-        } else ckpt_place(&v);
+        if (in_nograd()) v = detached(v);         /* as store_var cuts it */
+        else ckpt_place(&v);
+        if (ckpt_mode == 2 && log && nograd_block && cont->kind == N_NAME && (in_nograd() || !tape.recording))
+            note_nograd_write(cont, env, log);    /* also from a function the block calls */
     } else {
         if (log) version_count(log);
         uint64_t logged = verlog_ids_logged;
