@@ -60,6 +60,7 @@
 extern rng_t wg_rng;
 
 int ckpt_mode;
+uint32_t ckpt_floor;
 Env *ckpt_env;
 unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
 
@@ -832,7 +833,11 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
     uint32_t *leaves = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
-    for (uint32_t k = 0; k < nleaf; k++) leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+    for (uint32_t k = 0; k < nleaf; k++) {
+        leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+        rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
+    }
+    ckpt_floor = S->mark.n;
     flat_free(&f);
     size_t budget = chunk_budget(), start = tape_bytes();
     for (uint64_t t = c; t < j; t++) {
@@ -995,6 +1000,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     S->have_mark = 1;
     restore(r, r->states[0], 1);
     tape.recording = 1;
+    ckpt_floor = S->mark.n;
     for (uint64_t t = 0; t < r->T; t++) {
         run_step(r, t);
         ckpt_steps_recomputed++;

@@ -154,6 +154,7 @@ static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
 }
 
 static void list_nograd_home(Env *home, int slot, VerLog *log);
+static void ckpt_settle(Value *v);
 
 static void list_nograd_write(Node *var, Env *env, VerLog *log)
 {
@@ -196,6 +197,10 @@ static void settle_nograd_writes(int from)
         VerLog *log = w->home ? &w->home->vers[w->slot] : &globals[w->slot].ver;
         if (log->nograd_mark != done) {
             log->nograd_mark = done;
+            if (ckpt_mode == 2) {       /* a recomputed step's: leaves, no versions */
+                ckpt_settle(slot);
+                continue;
+            }
             uint64_t logged = verlog_ids_logged;
             version_settle(log, slot);
             if (!w->home) reclaim_global_versions += verlog_ids_logged - logged;
@@ -310,6 +315,36 @@ static int ckpt_store(Env *env, const Node *var)
                          && (var->ref == REF_GLOBAL || (var->ref == REF_UPVAL && ckpt_store_upval(env, var)))));
 }
 
+/* A number stored into a checkpointed loop's variables while its steps
+ * are recomputed recorded becomes a place of its own, as a plain loop's
+ * store makes it: an entry two names shared would hand one name's adjoint
+ * the other's paths (d(y, s) after `u = s` in the loop). An entry the
+ * region made and no name holds is labelled in place; one from below it,
+ * or one a name holds, is copied. */
+static void ckpt_place(Value *v)
+{
+    if (ckpt_mode != 2 || !tape.recording || !IS_NUMBER(*v)) return;
+    Value *e = v_innermost(v);
+    if (e->id >= ckpt_floor && !tape_labeled(e->id)) rec_label(e->id);
+    else label_own(v);
+}
+
+/* The end of a nograd block in a recomputed step: what it assigned to the
+ * loop's variables (id 0 there) becomes a leaf, as a plain loop's block
+ * settles it. */
+static void ckpt_settle(Value *v)
+{
+    if (IS_NUMBER(*v)) {
+        if (!v_innermost(v)->id) label_own(v);
+    } else if (v->t == V_ARR || v->t == V_VIEW) {
+        int n = seq_len(*v);
+        for (int i = 0; i < n; i++) {
+            Value *e = seq_at(*v, i);
+            if (IS_NUMBER(*e) && !v_innermost(e)->id) label_own(e);
+        }
+    }
+}
+
 static void store_var(Node *target, Env *env, Value v)
 {
     if (ckpt_store(env, target)) {
@@ -317,7 +352,11 @@ static void store_var(Node *target, Env *env, Value v)
         Value *slot = var_slot(target, env, &log);
         v = bind_copy(v);
         if (v.t == V_NUM) v.id = tape.recording ? v.id : 0;
+        if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
         if (log && ckpt_mode == 1) version_count(log);
+        ckpt_place(&v);
+        if (ckpt_mode == 2 && log && nograd_block && (in_nograd() || !tape.recording))
+            note_nograd_write(target, env, log);      /* also from a function the block calls */
         Value old = *slot;
         *slot = v;
         v_release(old);
@@ -526,6 +565,10 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     check_number(v, target);
     if (ckpt_store(env, cont)) {
         if (log && ckpt_mode == 1) version_count(log);
+        if (in_nograd()) v = detached(v);         /* as store_var cuts it */
+        else ckpt_place(&v);
+        if (ckpt_mode == 2 && log && nograd_block && cont->kind == N_NAME && (in_nograd() || !tape.recording))
+            note_nograd_write(cont, env, log);    /* also from a function the block calls */
     } else {
         if (log) version_count(log);
         uint64_t logged = verlog_ids_logged;

@@ -69,6 +69,7 @@ int    eval_condition(Node *e, Env *env, const char *what);
  * variables, in ckpt_env, count versions but keep none); 2 while one is
  * recomputed (no versions, no commands, no output). */
 extern int ckpt_mode;
+extern uint32_t ckpt_floor;   /* first entry of the region a recomputation records */
 extern Env *ckpt_env;
 int  exec_checkpoint(Node *n, Env *env);
 void ckpt_abandon(void);      /* after an error unwound */

@@ -19,6 +19,7 @@ Lines starting "internal error" are counted apart.
     python3 tests/gen/checkpoint_vs_plain.py --bin ./wengert --count 60 --seed 1 --k 2
 """
 import argparse
+import concurrent.futures
 import os
 import random
 import re
@@ -138,40 +139,53 @@ def main():
     ap.add_argument("--k", default="2")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--wide", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--dump", default="", help="keep every program's two texts in this directory (pN.wg plain, cN.wg checkpointed)")
     a = ap.parse_args()
     feats = {"versions": False}
     bad = ran = internal = 0
+
+    def one(i, tmp):
+        body, w = routes.make_program(a.seed, i, feats)
+        plain = "\n".join([":tape limit 64MB"] + routes.program_script(1, body, w)) + "\n"
+        ck = LOOP.sub(lambda m: m.group(1) + "checkpoint(%s) %s " % (a.k, m.group(2)), plain)
+        if a.wide:
+            block = "\n".join(ck_block(random.Random(a.seed * 1000003 + i), a.k)) + "\n"
+            ck += block
+            plain += re.sub(r"checkpoint\(\w+\) ", "", block)
+        if ck == plain:
+            return None
+        outs = []
+        for name, text in (("p%d.wg" % i, plain), ("c%d.wg" % i, ck)):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            try:
+                r = subprocess.run([a.bin, path], capture_output=True, text=True, timeout=a.timeout)
+                outs.append((r.returncode, r.stdout, r.stderr))
+            except subprocess.TimeoutExpired:
+                outs.append((-1, "", "timeout"))
+        return outs
+
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(a.count):
-            body, w = routes.make_program(a.seed, i, feats)
-            plain = "\n".join([":tape limit 64MB"] + routes.program_script(1, body, w)) + "\n"
-            ck = LOOP.sub(lambda m: m.group(1) + "checkpoint(%s) %s " % (a.k, m.group(2)), plain)
-            if a.wide:
-                block = "\n".join(ck_block(random.Random(a.seed * 1000003 + i), a.k)) + "\n"
-                ck += block
-                plain += re.sub(r"checkpoint\(\w+\) ", "", block)
-            if ck == plain:
-                continue
-            ran += 1
-            outs = []
-            for name, text in (("p.wg", plain), ("c.wg", ck)):
-                path = os.path.join(tmp, name)
-                with open(path, "w") as f:
-                    f.write(text)
-                try:
-                    r = subprocess.run([a.bin, path], capture_output=True, text=True, timeout=a.timeout)
-                    outs.append((r.returncode, r.stdout, r.stderr))
-                except subprocess.TimeoutExpired:
-                    outs.append((-1, "", "timeout"))
-            (rp, op, ep), (rc, oc, ec) = outs
-            if "tape limit" in ep and "tape limit" not in ec:
-                continue        # the plain form does not run: nothing to compare
-            if "internal error" in ep + ec:
-                internal += 1
-            if rp != rc or not same(values(op), values(oc)):
-                bad += 1
-                first = next(((x, y) for x, y in zip(op.splitlines(), oc.splitlines()) if x != y), None)
-                print("program %d (seed %d): %s %s" % (i, a.seed, first, ec.strip().splitlines()[-1:] if ec else ""))
+        if a.dump:
+            os.makedirs(a.dump, exist_ok=True)
+            tmp = a.dump
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+            results = ex.map(lambda i: one(i, tmp), range(a.count))
+            for i, outs in enumerate(results):
+                if outs is None:
+                    continue
+                ran += 1
+                (rp, op, ep), (rc, oc, ec) = outs
+                if "tape limit" in ep and "tape limit" not in ec:
+                    continue        # the plain form does not run: nothing to compare
+                if "internal error" in ep + ec:
+                    internal += 1
+                if rp != rc or not same(values(op), values(oc)):
+                    bad += 1
+                    first = next(((x, y) for x, y in zip(op.splitlines(), oc.splitlines()) if x != y), None)
+                    print("program %d (seed %d): %s %s" % (i, a.seed, first, ec.strip().splitlines()[-1:] if ec else ""))
     print("checkpoint_vs_plain: %d programs, %d differ, %d internal errors" % (ran, bad, internal))
     return 1 if bad else 0
 
