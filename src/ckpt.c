@@ -62,6 +62,7 @@ extern rng_t wg_rng;
 int ckpt_mode;
 uint32_t ckpt_floor;
 Env *ckpt_env;
+uint32_t ckpt_born;
 unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
@@ -1181,8 +1182,10 @@ int exec_checkpoint(Node *n, Env *env)
     uint32_t clears = tape.clears, n0 = tape_size();
     int saved_mode = ckpt_mode;
     Env *saved_env = ckpt_env;
+    uint32_t saved_born = ckpt_born;
     ckpt_mode = 1;
     ckpt_env = env;
+    ckpt_born = env_made;
     tape.recording = 0;
     uint64_t t = 0, spacing = 1;
     int last_test = 0;
@@ -1213,6 +1216,7 @@ int exec_checkpoint(Node *n, Env *env)
     }
     ckpt_mode = saved_mode;
     ckpt_env = saved_env;
+    ckpt_born = saved_born;
     tape.recording = 1;
     r->T = t + (uint64_t)last_test;
     if (tape.clears != clears) {       /* :tape clear inside: nothing to record */

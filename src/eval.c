@@ -306,6 +306,13 @@ static __attribute__((noinline)) int ckpt_store_upval(Env *env, const Node *var)
     for (int d = 0; d < var->depth && home; d++) home = home->parent;
     for (Env *e = ckpt_env; e; e = e->parent)
         if (e == home) return 1;
+    /* a frame older than the loop that it does not carry (a closure made
+     * elsewhere): recomputing a step from a saved state would see what
+     * later steps wrote there, so the derivatives would silently differ */
+    if (ckpt_mode == 1 && home && home->born <= ckpt_born)
+        wg_error_at(var, "a checkpointed loop cannot carry '%s', a variable of a closure made "
+                    "outside the loop that the loop writes; run the loop without checkpoint, "
+                    "or pass the value in and out through the loop's own variables", var->name);
     return 0;
 }
 

@@ -71,6 +71,7 @@ int    eval_condition(Node *e, Env *env, const char *what);
 extern int ckpt_mode;
 extern uint32_t ckpt_floor;   /* first entry of the region a recomputation records */
 extern Env *ckpt_env;
+extern uint32_t ckpt_born;    /* env_made when the running loop began */
 int  exec_checkpoint(Node *n, Env *env);
 void ckpt_abandon(void);      /* after an error unwound */
 void ckpt_visit_roots(void (*visit)(Value));

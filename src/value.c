@@ -89,6 +89,8 @@ void envcell_release(EnvCell *c)
     if (c && --c->rc == 0) free(c);
 }
 
+uint32_t env_made;
+
 Env *env_new(FnInfo *fn, Env *parent, int n)
 {
     Env *e = obj_new(V_ENV, sizeof(Env) + sizeof(Value) * (size_t)n);
@@ -96,6 +98,7 @@ Env *env_new(FnInfo *fn, Env *parent, int n)
     e->parent = parent;
     if (parent) parent->h.rc++;
     e->n = n;
+    e->born = ++env_made;
     return e;
 }
 

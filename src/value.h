@@ -73,6 +73,8 @@ void envcell_release(EnvCell *c);
  * version of it while it still holds the storage (SPEC "Derivatives").
  * owner is the slot, in home's frame or among the globals (home NULL);
  * -1: a view of a value no name held. */
+extern uint32_t env_made;   /* frames made so far (wraps) */
+
 typedef struct View {
     Obj h;
     Storage *s;
@@ -102,6 +104,8 @@ struct Env {
     struct VerLog *vers;   /* one per slot when fn->records, else NULL */
     EnvCell *cell;         /* once a view of one of its arrays was made */
     int n;
+    uint32_t born;         /* env_made when it was made (a checkpointed loop
+                            * tells frames older than itself) */
     Value slots[];
 };
 
