@@ -61,7 +61,7 @@ int    num_less(double a, double b);           /* backend order (posit NaR lowes
 int    num_equal(double a, double b);
 
 /* Apply a scalar op in the active backend. */
-static inline double num_apply(int op, double a, double b)
+static inline __attribute__((always_inline)) double num_apply(int op, double a, double b)
 {
     if (__builtin_expect(num_backend == BK_F64, 1)) {
         switch (op) {

@@ -190,7 +190,7 @@ static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 
 /* ---- reading entries. Nothing outside src/tape*.[ch] touches the
  * arrays: the layout can change here alone. */
-static inline uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f)
+static inline __attribute__((always_inline)) uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f)
 {
     if (f < TAPE_NEAR) return f ? i - f : 0;
     if (f < TAPE_WINDOW) return t->far[t->chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
@@ -222,12 +222,12 @@ static inline const TapeArgs *tape_wide_at(uint32_t i)
 }
 static inline int      tape_opcode(uint32_t i) { return tape.code[i] & TAPE_OPMASK; }
 static inline double   tape_val(uint32_t i)    { return tape.val[i]; }
-static inline uint32_t tape_a(uint32_t i)      /* first operand */
+static inline __attribute__((always_inline)) uint32_t tape_a(uint32_t i)      /* first operand */
 {
     uint32_t c = tape.code[i];
     return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&tape.tables, i).a : tape_field_in(&tape.tables, i, (c >> 8) & 0xfff);
 }
-static inline uint32_t tape_b(uint32_t i)      /* second operand */
+static inline __attribute__((always_inline)) uint32_t tape_b(uint32_t i)      /* second operand */
 {
     uint32_t c = tape.code[i];
     return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&tape.tables, i).b : tape_field_in(&tape.tables, i, c >> 20);
