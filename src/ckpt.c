@@ -629,6 +629,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
         map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
+        if (map[i] != st) storage_shape_like(map[i], st);
     }
     uint32_t pos = 0;
     for (int i = 0; i < r->nvars; i++) {
