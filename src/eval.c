@@ -454,7 +454,7 @@ static inline Storage *plain_element(const Node *n, Env *env, int *index)
     if (av->t != V_ARR || iv->t != V_NUM) return NULL;
     Storage *st = AS_ARR(*av);
     double x = iv->u.n;
-    if (!(x >= 0 && x < st->n) || (int)x != x || st->ndim == 2) return NULL;   /* a[i] of a matrix is a row */
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return NULL;   /* plain_n: 0 for a matrix, whose a[i] is a row */
     *index = (int)x;
     return st;
 }

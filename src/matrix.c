@@ -24,12 +24,7 @@
 
 /* ------------------------------------------------------------- basics */
 
-static void set_shape(Storage *s, int rows, int cols)
-{
-    s->ndim = 2;
-    s->rows = rows;
-    s->cols = cols;
-}
+static void set_shape(Storage *s, int rows, int cols) { storage_set_shape(s, 2, rows, cols); }
 
 Value mat_new(int rows, int cols)
 {

@@ -36,6 +36,7 @@ static Storage *storage_unfilled(int n)
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
     s->v = wg_malloc(bytes);
     s->n = n;
+    s->plain_n = n;
     if (bytes >= WG_PREFAULT_BYTES) wg_prefault(s->v, bytes);
     return s;
 }

@@ -58,6 +58,9 @@ typedef struct Storage {
     int ndim;         /* 2: a matrix of rows x cols (n = rows * cols), stored
                        * row by row (matrix.h); anything else: an array */
     int rows, cols;
+    int plain_n;      /* n for an array, 0 for a matrix (whose a[i] is a row):
+                       * the evaluator's short paths for a[i] bound i by it,
+                       * so they leave matrices to the general path for free */
     Value *v;
 } Storage;
 
@@ -184,11 +187,16 @@ static inline Value *seq_at(Value v, int i)
  * row; matrix.c adds what the shape changes. A new array made from an
  * old one element for element takes its shape with shape_like. */
 static inline int is_mat(Value v) { return v.t == V_ARR && AS_ARR(v)->ndim == 2; }
+static inline void storage_set_shape(Storage *s, int ndim, int rows, int cols)
+{
+    s->ndim = ndim;
+    s->rows = rows;
+    s->cols = cols;
+    s->plain_n = ndim == 2 ? 0 : s->n;
+}
 static inline void storage_shape_like(Storage *to, const Storage *from)
 {
-    to->ndim = from->ndim;
-    to->rows = from->rows;
-    to->cols = from->cols;
+    storage_set_shape(to, from->ndim, from->rows, from->cols);
 }
 static inline void shape_like(Value to, Value from)
 {

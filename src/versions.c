@@ -399,9 +399,7 @@ Value version_read(const VerLog *log, int k, int *found)
         AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
     wg_scratch_free(ids);
     const Snapshot *snap = &log->snaps[log->writes[last_snapshot(log, k)].at];   /* a matrix's versions are matrices */
-    AS_ARR(r)->ndim = snap->ndim;
-    AS_ARR(r)->rows = snap->rows;
-    AS_ARR(r)->cols = snap->cols;
+    storage_set_shape(AS_ARR(r), snap->ndim, snap->rows, snap->cols);
     if (log->nheld) overlay_held(log, k, AS_ARR(r));
     return r;
 }
