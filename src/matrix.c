@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "matrix.h"
+#include "eval.h"
 #include "arith.h"
 #include "tape.h"
 #include "num.h"

@@ -4,11 +4,11 @@
  * works on an array's elements (element writes, versions x@k, views, the
  * tape, checkpointed loops, reclaiming) works on a matrix's unchanged.
  * What the shape adds is here, called from a few hooks in the evaluator,
- * arith.c and the builtins. */
+ * arith.c and the builtins. (Below the evaluator, arith.c reaches only the
+ * value-level part: mat_elementwise, which calls back no evaluator.) */
 #ifndef WG_MATRIX_H
 #define WG_MATRIX_H
 #include "value.h"
-#include "eval.h"
 
 Value mat_new(int rows, int cols);                 /* zeros */
 const char *mat_describe(Value v);                 /* "2x3 matrix", "array of 3", "number", ... */
