@@ -1,10 +1,12 @@
-/* matrix.c: matrices (SPEC "Arrays and views", the matrices paragraph).
+/* matrix.c: matrices as values (SPEC "Arrays and views", the matrices
+ * paragraph), below the evaluator: shapes, printing, broadcasting, the
+ * product, reductions along an axis (the language's side, literals,
+ * indexing and the builtins, is matrix_lang.c).
  * A matrix is an array whose storage knows two dimensions (value.h), its
  * elements row by row, so every path that works on an array's elements
  * (element writes, versions x@k, views, the tape, checkpointed loops,
  * reclaiming) works on a matrix's unchanged. Here is what the shape adds:
- * literals, a[i, j] and rows, broadcasting, the product a @ b, reductions
- * along an axis, and the builtins that make and reshape matrices.
+ * broadcasting, the product a @ b, reductions along an axis.
  *
  * Numbers are recorded element by element, as array operations are: an
  * elementwise op records one entry an element, a reduction of a row or a
@@ -17,7 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "matrix.h"
-#include "eval.h"
 #include "arith.h"
 #include "tape.h"
 #include "num.h"
@@ -85,92 +86,13 @@ void mat_print(Value v, void *file, int brief)
 }
 
 /* A whole number in [0, len) as index `what` ("row", "column") of m. */
-static int index_in(Value idx, int len, Node *at, const char *what, Value m)
+int mat_index_in(Value idx, int len, Node *at, const char *what, Value m)
 {
     if (!IS_NUMBER(idx)) wg_error_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);
     if (d != floor(d) || isnan(d)) wg_error_at(at, "index %s is not a whole number", num_str(d));
     if (d < 0 || d >= len) wg_error_at(at, "%s index %s out of range for %s", what, num_str(d), mat_describe(m));
     return (int)d;
-}
-
-/* ----------------------------------------------------------- literals */
-
-Value mat_literal(Node *n, Env *env, Value first)
-{
-    int rows = n->n, cols = seq_len(first);
-    Value r = mat_new(rows, cols);
-    Storage *s = AS_ARR(r);
-    for (int i = 0; i < rows; i++) {
-        Value row = i ? eval_expr(n->list[i], env) : first;
-        if (!is_seq(row) || is_mat(row)) {
-            const char *what = mat_describe(row);
-            v_release(row);
-            wg_error_at(n->list[i], "the rows of a matrix must be arrays of numbers, but row %d is %s", i, what);
-        }
-        int len = seq_len(row);
-        if (len != cols) {
-            v_release(row);
-            wg_error_at(n->list[i], "the rows of a matrix must have equal lengths: row 0 has %d element%s, row %d has %d",
-                        cols, cols == 1 ? "" : "s", i, len);
-        }
-        for (int j = 0; j < cols; j++) {
-            Value e = *seq_at(row, j);
-            if (!IS_NUMBER(e)) {
-                const char *what = type_name(e);
-                v_release(row);
-                wg_error_at(n->list[i], "matrix elements must be numbers, but element %d of row %d is %s", j, i, what);
-            }
-            v_retain(e);
-            s->v[(long)i * cols + j] = e;
-        }
-        v_release(row);
-    }
-    return r;
-}
-
-/* ------------------------------------------------------------ indexing */
-
-Value mat_index(Node *n, Value a, Env *env)
-{
-    if (!is_mat(a))
-        wg_error_at(n, "a[i, j] needs a matrix, got %s (an array takes one index: a[i])", mat_describe(a));
-    Value iv = eval_expr(n->b, env);
-    const Storage *s = AS_ARR(a);
-    int i = index_in(iv, s->rows, n->b, "row", a);
-    v_release(iv);
-    const Value *row = s->v + (long)i * s->cols;
-    if (!n->c) {         /* row i, a copy */
-        Value r = arr_new(s->cols);
-        for (int j = 0; j < s->cols; j++) {
-            v_retain(row[j]);
-            AS_ARR(r)->v[j] = row[j];
-        }
-        return r;
-    }
-    Value jv = eval_expr(n->c, env);
-    int j = index_in(jv, s->cols, n->c, "column", a);
-    v_release(jv);
-    v_retain(row[j]);
-    return row[j];
-}
-
-int mat_store_index(Node *target, Value holder, Value iv, Value jv)
-{
-    if (!is_mat(holder))
-        wg_error_at(target, "a[i, j] = x needs a matrix, got %s (an array takes one index: a[i])", mat_describe(holder));
-    if (!target->c)
-        wg_error_at(target, "a[i] of a matrix is row i, a copy, and cannot be assigned; write its elements "
-                    "(a[i, j] = x), or write through the view row(a, i)");
-    const Storage *s = AS_ARR(holder);
-    int i = index_in(iv, s->rows, target->b, "row", holder);
-    int j = index_in(jv, s->cols, target->c, "column", holder);
-    return i * s->cols + j;
-}
-
-_Noreturn void mat_row_write_error(Node *target)
-{
-    wg_error_at(target, "a[i][j] = x would write into a copy (a[i] of a matrix is row i, a copy): write a[i, j] = x");
 }
 
 Value mat_rows(Value a, int lo, int hi)
@@ -476,13 +398,13 @@ Value mat_reduce_axis(int op, Value *argv, const char *fname)
     return along(kind, argv[0], axis_of(argv[1], fname, hint), fname);
 }
 
-static Value bi_mean(int argc, Value *argv)
+Value mat_mean(int argc, Value *argv)
 {
     int axis = reduction(R_MEAN, argc, argv, "mean");
     return axis ? along(R_MEAN, argv[0], axis, "mean") : mean_of(argv[0]);
 }
 
-static Value bi_logsumexp(int argc, Value *argv)
+Value mat_logsumexp(int argc, Value *argv)
 {
     int axis = reduction(R_LSE, argc, argv, "logsumexp");
     return axis ? along(R_LSE, argv[0], axis, "logsumexp") : logsumexp_of(argv[0]);
@@ -490,7 +412,7 @@ static Value bi_logsumexp(int argc, Value *argv)
 
 /* ------------------------------------------------------------ builtins */
 
-static int dim_arg(Value *argv, int i, const char *fname)
+int mat_dim_arg(Value *argv, int i, const char *fname)
 {
     double d = IS_NUMBER(argv[i]) ? v_primal(argv[i]) : -1;
     if (!IS_NUMBER(argv[i]) || d != floor(d) || d < 0 || d > 1e9)
@@ -501,8 +423,8 @@ static int dim_arg(Value *argv, int i, const char *fname)
 
 void mat_dims(Value *argv, const char *fname, int *rows, int *cols)
 {
-    *rows = dim_arg(argv, 0, fname);
-    *cols = dim_arg(argv, 1, fname);
+    *rows = mat_dim_arg(argv, 0, fname);
+    *cols = mat_dim_arg(argv, 1, fname);
     if ((long long)*rows * *cols > INT_MAX)
         wg_error("%s: a %dx%d matrix is too big (at most %d elements)", fname, *rows, *cols, INT_MAX);
 }
@@ -514,112 +436,4 @@ Value mat_filled(Value *argv, double x, const char *fname)
     Value r = mat_new(rows, cols);
     for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
     return r;
-}
-
-static Value bi_eye(int argc, Value *argv)
-{
-    (void)argc;
-    int n = dim_arg(argv, 0, "eye");
-    if ((long long)n * n > INT_MAX) wg_error("eye: a %dx%d matrix is too big (at most %d elements)", n, n, INT_MAX);
-    Value r = mat_new(n, n);
-    for (int i = 0; i < n; i++) AS_ARR(r)->v[(long)i * n + i] = num_val(num_round(1));
-    return r;
-}
-
-static Value bi_shape(int argc, Value *argv)
-{
-    (void)argc;
-    Value a = argv[0];
-    if (IS_NUMBER(a)) return arr_new(0);
-    if (!is_seq(a)) wg_error("shape: argument 1 must be a number, an array or a matrix, got %s", type_name(a));
-    Value r = arr_new(is_mat(a) ? 2 : 1);
-    if (is_mat(a)) {
-        AS_ARR(r)->v[0] = num_val(AS_ARR(a)->rows);
-        AS_ARR(r)->v[1] = num_val(AS_ARR(a)->cols);
-    } else AS_ARR(r)->v[0] = num_val(seq_len(a));
-    return r;
-}
-
-static Value bi_reshape(int argc, Value *argv)
-{
-    Value a = argv[0];
-    if (!is_seq(a)) wg_error("reshape: argument 1 must be an array or a matrix, got %s", type_name(a));
-    seq_check_numbers(a, "reshape");
-    int n = seq_len(a), rows, cols = 0;
-    if (argc == 2) rows = dim_arg(argv, 1, "reshape");
-    else mat_dims(argv + 1, "reshape", &rows, &cols);
-    long long want = argc == 2 ? rows : (long long)rows * cols;
-    if (want != n) {
-        if (argc == 2) wg_error("reshape: %s has %d element%s, not %d", mat_describe(a), n, n == 1 ? "" : "s", rows);
-        wg_error("reshape: %s has %d element%s, not %dx%d = %lld", mat_describe(a), n, n == 1 ? "" : "s", rows, cols, want);
-    }
-    Value r = argc == 2 ? arr_new(n) : mat_new(rows, cols);
-    for (int i = 0; i < n; i++) {
-        Value e = *seq_at(a, i);
-        v_retain(e);
-        AS_ARR(r)->v[i] = e;
-    }
-    return r;
-}
-
-static Value bi_transpose(int argc, Value *argv)
-{
-    (void)argc;
-    Value a = argv[0];
-    if (!is_mat(a))
-        wg_error("transpose: argument 1 must be a matrix, got %s (reshape(a, 1, n) makes an array a row, "
-                 "reshape(a, n, 1) a column)", mat_describe(a));
-    const Storage *s = AS_ARR(a);
-    Value r = mat_new(s->cols, s->rows);
-    for (int i = 0; i < s->rows; i++)
-        for (int j = 0; j < s->cols; j++) {
-            Value e = s->v[(long)i * s->cols + j];
-            v_retain(e);
-            AS_ARR(r)->v[(long)j * s->rows + i] = e;
-        }
-    return r;
-}
-
-/* row(a, i) and col(a, j): views of a matrix's storage, aliases as view
- * gives them (a write through one is a write to a, a new version of it). */
-static Value row_or_col(Node *call, Env *env, int is_row)
-{
-    const char *fname = is_row ? "row" : "col";
-    if (call->n != 2) wg_error("%s(a, %s) expects 2 arguments, got %d", fname, is_row ? "i" : "j", call->n);
-    EnvCell *home;
-    int owner;
-    Value base = view_base(call->list[0], env, &home, &owner);
-    if (!is_mat(base)) {
-        const char *what = mat_describe(base);
-        v_release(base);
-        wg_where.node = call;
-        wg_error("%s: argument 1 must be a matrix, got %s", fname, what);
-    }
-    Value iv = eval_expr(call->list[1], env);
-    wg_where.node = call;
-    const Storage *s = AS_ARR(base);
-    int rows = s->rows, cols = s->cols;
-    int k = index_in(iv, is_row ? rows : cols, call->list[1], is_row ? "row" : "column", base);
-    v_release(iv);
-    if (is_row) return view_over(base, home, owner, k * cols, cols, 1);
-    return view_over(base, home, owner, k, rows, cols ? cols : 1);
-}
-
-static Value sp_row(Node *call, Env *env) { return row_or_col(call, env, 1); }
-static Value sp_col(Node *call, Env *env) { return row_or_col(call, env, 0); }
-
-static const Builtin matrix_builtins[] = {
-    {"shape", 1, 1, bi_shape, "shape(a): [m, n] for an m x n matrix, [n] for an array of n, [] for a number"},
-    {"reshape", 2, 3, bi_reshape, "reshape(a, m, n): a's elements, row by row, as an m x n matrix (a copy); reshape(a, n): as an array"},
-    {"eye", 1, 1, bi_eye, "eye(n): the n x n identity matrix"},
-    {"transpose", 1, 1, bi_transpose, "transpose(a): the matrix a with rows and columns swapped (a copy)"},
-    {"mean", 1, 2, bi_mean, "mean(a): the average of the elements of a; mean(a, 1) / mean(a, 2) of a matrix: down the columns / along the rows"},
-    {"logsumexp", 1, 2, bi_logsumexp, "logsumexp(a): log(sum(exp(a))), computed without overflow by shifting by max(a); logsumexp(a, 1) / logsumexp(a, 2) of a matrix: down the columns / along the rows"},
-};
-
-void matrix_register(void)
-{
-    for (size_t i = 0; i < sizeof matrix_builtins / sizeof matrix_builtins[0]; i++) define_builtin(&matrix_builtins[i]);
-    define_special("row", sp_row, "row(a, i): row i of the matrix a as a view (an alias: writing it writes a)");
-    define_special("col", sp_col, "col(a, j): column j of the matrix a as a view (an alias, strided: writing it writes a)");
 }

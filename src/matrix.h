@@ -14,7 +14,7 @@ Value mat_new(int rows, int cols);                 /* zeros */
 const char *mat_describe(Value v);                 /* "2x3 matrix", "array of 3", "number", ... */
 void  mat_print(Value v, void *file, int brief);   /* nested lists, one row a line */
 
-/* [[1, 2], [3, 4]]: the literal n whose first item evaluated to first (an
+/* (matrix_lang.c) [[1, 2], [3, 4]]: the literal n whose first item evaluated to first (an
  * array or view, owned). */
 Value mat_literal(Node *n, Env *env, Value first);
 /* a[i, j] (n->c set) or a[i] (row i, a copy) of a, borrowed. */
@@ -43,7 +43,14 @@ Value mat_filled(Value *argv, double x, const char *fname);
 void  mat_dims(Value *argv, const char *fname, int *rows, int *cols);
 Value mat_reduce_axis(int op, Value *argv, const char *fname);
 
-/* shape, reshape, eye, transpose, row, col, mean, logsumexp. */
+/* Helpers of the builtins: index `what` ("row", "column") of m, checked;
+ * argument i as a whole count; mean and logsumexp (with an axis). */
+int   mat_index_in(Value idx, int len, Node *at, const char *what, Value m);
+int   mat_dim_arg(Value *argv, int i, const char *fname);
+Value mat_mean(int argc, Value *argv);
+Value mat_logsumexp(int argc, Value *argv);
+
+/* (matrix_lang.c) shape, reshape, eye, transpose, row, col, mean, logsumexp. */
 void  matrix_register(void);
 
 /* (builtins.c) The value view(a, ...), row and col view, taken as a place
