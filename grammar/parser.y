@@ -74,7 +74,7 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
         Token t = at;
         t.line = target->line;
         t.col = target->col;
-        syn_error(ps, t, "cannot assign to this expression (only to a variable or an element a[i])");
+        syn_error(ps, t, "cannot assign to this expression (only to a variable or an element a[i] or a[i, j])");
     }
     Node *n = syn_node(ps, k, at);
     n->op = (uint8_t)op;
@@ -113,7 +113,7 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
 %right NOT.
 %nonassoc LT LE GT GE EQ NE.
 %left PLUS MINUS.
-%left STAR SLASH PERCENT.
+%left STAR SLASH PERCENT MATMUL.
 %right UMINUS.
 %right CARET.
 %left LPAREN LBRACKET.
@@ -193,6 +193,8 @@ expr(A) ::= expr(L) STAR(T) expr(R).       { A = binop(ps, OP2_MUL, L, R, T); }
 expr(A) ::= expr(L) SLASH(T) expr(R).      { A = binop(ps, OP2_DIV, L, R, T); }
 expr(A) ::= expr(L) PERCENT(T) expr(R).    { A = binop(ps, OP2_MOD, L, R, T); }
 expr(A) ::= expr(L) CARET(T) expr(R).      { A = binop(ps, OP2_POW, L, R, T); }
+/* a @ b: the matrix product (a version x@k is the token AT: lexer.re) */
+expr(A) ::= expr(L) MATMUL(T) expr(R).     { A = binop(ps, 0, L, R, T); A->kind = N_MATMUL; }
 expr(A) ::= MINUS(T) expr(E). [UMINUS]     { A = unop(ps, N_NEG, E, T); }
 
 primary(A) ::= NUMBER(T).   { A = syn_num(ps, T); }
@@ -209,6 +211,8 @@ primary(A) ::= LBRACKET(T) args(L) RBRACKET. { A = syn_node(ps, N_ARRAY, T); A->
 primary(A) ::= primary(F) LPAREN(T) args(L) RPAREN.
     { A = syn_node(ps, N_CALL, T); A->a = F; A->list = L.items; A->n = L.n; }
 primary(A) ::= primary(E) LBRACKET(T) expr(I) RBRACKET. { A = syn_node(ps, N_INDEX, T); A->a = E; A->b = I; }
+/* a[i, j]: an element of a matrix (c is the column) */
+primary(A) ::= primary(E) LBRACKET(T) expr(I) COMMA expr(J) RBRACKET. { A = syn_node(ps, N_INDEX, T); A->a = E; A->b = I; A->c = J; }
 primary(A) ::= primary(E) LBRACKET(T) opt_expr(I) COLON opt_expr(J) RBRACKET.
     { A = syn_node(ps, N_SLICE, T); A->a = E; A->b = I; A->c = J; }
 expr(A) ::= FN(T) LPAREN params(P) RPAREN ARROW expr(E). [ARROW] { A = fn_literal(ps, T, NULL, P, E, 1); }

@@ -107,6 +107,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
         *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
         for (int i = 0; i < *n; i++) (*ids)[i] = v_innermost(seq_at(v, i))->id;
         shape = arr_new(*n);
+        shape_like(shape, v);
     } else {
         const char *what = type_name(v);
         v_release(v);
@@ -165,6 +166,7 @@ static Value fresh_point(Value x)
         int n = seq_len(x);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = fresh_number(*seq_at(x, i));
+        shape_like(r, x);
         return r;
     }
     wg_error("grad: the first argument must be a number or an array, got %s", type_name(x));
@@ -184,6 +186,7 @@ static Value derivative_at(Value r, Value x)
         uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
         g = arr_new(n);
+        shape_like(g, x);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
         kink_branches(ids, n);
         wg_scratch_free(ids);

@@ -13,6 +13,10 @@
 Value v_arith(int op, Value a, Value b);
 static inline Value v_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
+/* op on the elements of a and b in storage order, the shapes of matrices
+ * unlooked at (v_arith looks: matrix.c); the result is an array. */
+Value arith_elementwise_flat(int op, Value a, Value b);
+const char *arith_op_symbol(int op);     /* "+", "*", ..., or the op's name */
 uint32_t tape_id_of_const(double c);
 
 /* Reductions of an array or view of numbers: sum and dot record one n-ary

@@ -270,8 +270,10 @@ static void find_assigned(LoopRec *r, Node *n, Scope s)
         Node *m = loop_name(r, n->c, s);
         if (m) add_var(&r->vars, &r->nvars, m);
     }
-    /* view(a, ...) may split a's storage off (copy on write) and rebind a */
-    if (n->kind == N_CALL && n->a->kind == N_NAME && strcmp(n->a->name, "view") == 0
+    /* view(a, ...), row(a, i) and col(a, j) may split a's storage off
+     * (copy on write) and rebind a */
+    if (n->kind == N_CALL && n->a->kind == N_NAME && (strcmp(n->a->name, "view") == 0
+        || strcmp(n->a->name, "row") == 0 || strcmp(n->a->name, "col") == 0)
         && n->n >= 1 && n->list[0]->kind == N_NAME) {
         Node *m = loop_name(r, n->list[0], s);
         if (m) add_var(&r->vars, &r->nvars, m);
@@ -629,6 +631,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
         map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
+        if (map[i] != st) storage_shape_like(map[i], st);
     }
     uint32_t pos = 0;
     for (int i = 0; i < r->nvars; i++) {

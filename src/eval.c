@@ -21,6 +21,7 @@
 #include "kinks.h"
 #include "suggest.h"
 #include "reclaim.h"
+#include "matrix.h"
 
 #define MAX_CALL_DEPTH 2000
 
@@ -453,7 +454,7 @@ static inline Storage *plain_element(const Node *n, Env *env, int *index)
     if (av->t != V_ARR || iv->t != V_NUM) return NULL;
     Storage *st = AS_ARR(*av);
     double x = iv->u.n;
-    if (!(x >= 0 && x < st->n) || (int)x != x) return NULL;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return NULL;   /* plain_n: 0 for a matrix, whose a[i] is a row */
     *index = (int)x;
     return st;
 }
@@ -553,6 +554,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     /* The index first: evaluating it may run code (a :load) that moves the
      * globals, so the variable's slot is looked up only afterwards. */
     Value iv = eval_expr(target->b, env);
+    Value jv = target->c ? eval_expr(target->c, env) : nil_val();   /* a[i, j] */
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
         if (holder->t == V_UNDEF) wg_undefined(cont, env);
@@ -561,8 +563,11 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         holder = &tmp;
     }
     holder = writable_seq(holder, cont);
-    int i = index_of(iv, seq_len(*holder), target->b);
+    if (cont->kind == N_INDEX && tmp.t == V_ARR) mat_row_write_error(target);   /* a[i][j] = x: a[i] is a copy */
+    int i = target->c || is_mat(*holder) ? mat_store_index(target, *holder, iv, jv)
+          : index_of(iv, seq_len(*holder), target->b);
     v_release(iv);
+    v_release(jv);
     Value *elem = seq_at(*holder, i);
     if (compound_op >= 0) {
         Value r = v_arith(compound_op, *elem, v);
@@ -619,6 +624,11 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
         v_release(a);
         wg_error_at(n, "cannot index into %s", type_name(a));
     }
+    if (n->c || is_mat(a)) {
+        Value r = mat_index(n, a, env);
+        v_release(a);
+        return r;
+    }
     Value iv = eval_expr(n->b, env);
     int i = index_of(iv, seq_len(a), n->b);
     Value r = *seq_at(a, i);
@@ -644,8 +654,14 @@ static Value eval_slice(Node *n, Env *env)
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) wg_error_at(n, "cannot slice %s", type_name(a));
     int len = seq_len(a);
+    if (is_mat(a)) len = AS_ARR(a)->rows;
     int lo = slice_bound(n->b, env, 0, len), hi = slice_bound(n->c, env, len, len);
     if (hi < lo) hi = lo;
+    if (is_mat(a)) {      /* rows lo .. hi - 1 */
+        Value r = mat_rows(a, lo, hi);
+        v_release(a);
+        return r;
+    }
     Value r = arr_new(hi - lo);
     for (int i = lo; i < hi; i++) {
         AS_ARR(r)->v[i - lo] = *seq_at(a, i);
@@ -902,6 +918,10 @@ static Value eval_array(Node *n, Env *env)
     for (int i = 0; i < n->n; i++) {
         Value v = eval_expr(n->list[i], env);
         if (!IS_NUMBER(v)) {
+            if (i == 0 && is_seq(v)) {      /* [[1, 2], [3, 4]]: rows of a matrix */
+                v_release(r);
+                return mat_literal(n, env, v);
+            }
             v_release(v);
             v_release(r);
             wg_error_at(n->list[i], "array elements must be numbers, got %s", type_name(v));
@@ -944,6 +964,15 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
     case N_SLICE: return eval_slice(n, env);
     case N_ARRAY: return eval_array(n, env);
     case N_FN: return make_closure(n, env);
+    case N_MATMUL: {
+        Value a = eval_expr(n->a, env);
+        Value b = eval_expr(n->b, env);
+        wg_where.node = n;
+        Value r = mat_product(a, b);
+        v_release(a);
+        v_release(b);
+        return r;
+    }
     default:
         wg_error_at(n, "not an expression");
     }
@@ -1139,6 +1168,7 @@ static void exec_compound(Node *n, Env *env)
         }
         Value *holder = writable_seq(slot, n->a);
         int len = seq_len(*holder);
+        if (is_mat(*holder) || is_mat(rhs)) rhs = mat_compound_rhs(n, op, *holder, rhs);
         if (is_seq(rhs) && seq_len(rhs) != len)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an

@@ -14,6 +14,7 @@
 #include "rng.h"
 #include "ad.h"
 #include "tape.h"
+#include "matrix.h"
 
 static uint32_t next_tag;
 extern rng_t wg_rng;
@@ -71,6 +72,7 @@ static Value lower(Value v, const Perturbations *pt)
         int n = seq_len(v);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = lower(*seq_at(v, i), pt);
+        shape_like(r, v);
         return r;
     }
     if (v.t != V_DUAL) {
@@ -122,6 +124,7 @@ static Value raise_value(Value r, const Perturbations *pt)
         int n = seq_len(r);
         Value out = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = raise_value(*seq_at(r, i), pt);
+        shape_like(out, r);
         return out;
     }
     if (!IS_NUMBER(r)) {
@@ -171,8 +174,11 @@ static Value seed_dual(uint32_t tag, Value x, Value v)
     if (is_seq(x) && is_seq(v)) {
         int n = seq_len(x);
         if (seq_len(v) != n) wg_error("jvp: x has %d elements but v has %d", n, seq_len(v));
+        if (is_mat(x) != is_mat(v) || (is_mat(x) && AS_ARR(x)->rows != AS_ARR(v)->rows))
+            wg_error("jvp: x is %s but v is %s: they must have the same shape", mat_describe(x), mat_describe(v));
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = seed_dual(tag, *seq_at(x, i), *seq_at(v, i));
+        shape_like(r, x);
         return r;
     }
     wg_error("jvp: x and v must both be numbers or both arrays, got %s and %s", type_name(x), type_name(v));
@@ -196,6 +202,7 @@ static Value tangent_of(Value r, uint32_t tag)
         int n = seq_len(r);
         Value out = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = tangent_of(*seq_at(r, i), tag);
+        shape_like(out, r);
         return out;
     }
     wg_error("jvp: the function must return a number or an array, got %s", type_name(r));
@@ -231,6 +238,7 @@ Value fwd_fwdgrad(int argc, Value *argv)
         int n = seq_len(x);
         v = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&wg_rng)));
+        shape_like(v, x);
     } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
     if (!IS_NUMBER(s)) {

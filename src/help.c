@@ -53,9 +53,9 @@ static const Entry operators[] = {
     {"<", "less than (also <=, >, >=); gives a boolean", "1 < 2           # true"},
     {"=", "assignment: the variable's next version (x@1, x@2, ...)", "x = 2"},
     {"+=", "compound assignment (also -= *= /=); on arrays and views it writes in place", "a[1] *= 3"},
-    {"@", "x@k: the k-th value assigned to x, to read or to differentiate against", "d(y, x@1)"},
+    {"@", "x@k (a digit right after the @): the k-th value assigned to x, to read or to differentiate against; a @ b otherwise: the matrix product", "d(y, x@1); [[1, 2], [3, 4]] @ [1, 1]   # [3, 7]"},
     {"..", "A..B: the whole numbers from A up to B, B left out (in for loops)", "for i in 0..n - 1 { }"},
-    {"[ ]", "[a, b, c] makes an array; a[i] reads element i (from 0); a[i:j] copies a part", "a = [1, 2, 3]; a[0] = 5; b = a[1:3]"},
+    {"[ ]", "[a, b, c] makes an array; a[i] reads element i (from 0); a[i:j] copies a part; [[1, 2], [3, 4]] a matrix, m[i, j] its element, m[i] a copy of its row", "a = [1, 2, 3]; a[0] = 5; b = a[1:3]"},
     {"( )", "grouping, and calls: f(x, y)", "(1 + 2) * 3      # 9"},
     {"#", "a comment, to the end of the line", "x = 1   # one"},
     {";", "ends a statement, as a newline does", "x = 1; y = 2"},
@@ -133,6 +133,12 @@ static const Entry examples[] = {
     {"logsumexp", NULL, "logsumexp([0, 0])       # 0.6931471805599453"},
     {"lgamma", NULL, "lgamma(5)               # log(24) = 3.1780538303471"},
     {"take", NULL, "take([10, 20, 30], [2, 0])   # [30, 10]"},
+    {"shape", NULL, "shape([[1, 2, 3], [4, 5, 6]])   # [2, 3]"},
+    {"reshape", NULL, "reshape([1, 2, 3, 4], 2, 2)     # [[1, 2], [3, 4]]"},
+    {"eye", NULL, "eye(2) @ [5, 6]         # [5, 6]"},
+    {"transpose", NULL, "transpose([[1, 2]])     # [[1], [2]]"},
+    {"row", NULL, "m = zeros(2, 2); r = row(m, 0); r += 1   # m is [[1, 1], [0, 0]]"},
+    {"col", NULL, "m = zeros(2, 2); c = col(m, 1); c[0] = 5   # m is [[0, 5], [0, 0]]"},
 };
 
 static const Entry topics[] = {
@@ -140,9 +146,10 @@ static const Entry topics[] = {
      "  x = 2; x += 1            assignment, compound assignment (+= -= *= /=)\n"
      "  a = [1, 2, 3]; a[0] = 5  arrays (indexing from 0), a[1:3] is a copy\n"
      "  v = view(a, 0, 2, 1)     a view aliases a's elements: v[0] = 1 writes a\n"
+     "  m = [[1, 2], [3, 4]]     a matrix: m[1, 0], row(m, 0), col(m, 1), m @ m, transpose(m)\n"
      "  if c { } elif d { } else { }    while c { }    for i in 0..n { }\n"
      "  fn f(x) { return x * x }   g = fn(x) => x + 1   break  continue  return\n"
-     "  operators: or and not  < <= > >= == !=  + -  * / %  unary -  ^  (loosest first)\n"
+     "  operators: or and not  < <= > >= == !=  + -  * / % @  unary -  ^  (loosest first)\n"
      "  x@k is the k-th value assigned to x; nograd { } runs without recording",
      "fn f(x) { return x * x }; print(f(3))"},
     {"derivatives",

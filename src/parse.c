@@ -99,7 +99,7 @@ void syn_error(ParseState *ps, Token t, const char *msg)
 static int continues_line(int tok)
 {
     switch (tok) {
-    case T_PLUS: case T_MINUS: case T_STAR: case T_SLASH: case T_PERCENT:
+    case T_PLUS: case T_MINUS: case T_STAR: case T_SLASH: case T_PERCENT: case T_MATMUL:
     case T_CARET: case T_LT: case T_LE: case T_GT: case T_GE: case T_EQ:
     case T_NE: case T_AND: case T_OR: case T_NOT: case T_COMMA:
     case T_ASSIGN: case T_PLUSEQ: case T_MINUSEQ: case T_STAREQ:

@@ -160,7 +160,7 @@ static void resolve(Scope *s, Node *n)
     resolve(s, n->c);
     for (int i = 0; i < n->n; i++) resolve(s, n->list[i]);
     /* what the evaluator's element short paths need to know statically */
-    if (n->kind == N_INDEX) n->plain_names = local_or_global(n->a) && local_or_global(n->b);
+    if (n->kind == N_INDEX) n->plain_names = local_or_global(n->a) && local_or_global(n->b) && !n->c;
 }
 
 /* Errors found here (break outside a loop, a repeated parameter) are

@@ -140,7 +140,7 @@ static uint32_t element_id(const Value *v) { return v->t == V_DUAL ? v_innermost
  * their list. */
 static void push_snapshot(VerLog *log, Storage *s, int run)
 {
-    Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n };
+    Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n, s->ndim, s->rows, s->cols };
     if (!run) {
         snap.ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
         for (int i = 0; i < s->n; i++) snap.ids[i] = element_id(&s->v[i]);
@@ -398,6 +398,8 @@ Value version_read(const VerLog *log, int k, int *found)
     for (int i = 0; i < len; i++)
         AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
     wg_scratch_free(ids);
+    const Snapshot *snap = &log->snaps[log->writes[last_snapshot(log, k)].at];   /* a matrix's versions are matrices */
+    storage_set_shape(AS_ARR(r), snap->ndim, snap->rows, snap->cols);
     if (log->nheld) overlay_held(log, k, AS_ARR(r));
     return r;
 }

@@ -51,6 +51,7 @@ typedef struct {
     uint32_t *ids;
     uint32_t first;
     int len;
+    int ndim, rows, cols;    /* the array's shape (a matrix: value.h) */
 } Snapshot;
 static inline uint32_t snapshot_id(const Snapshot *s, int i) { return s->ids ? s->ids[i] : s->first + (uint32_t)i; }
 
