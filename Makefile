@@ -34,7 +34,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench clean install install-man gradbench gradbench-tool jupyter
+.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks
 
 all: $(BIN)
 
@@ -160,14 +160,27 @@ gradbench: deps
 # The Jupyter kernel (jupyter/README.md): Debian's ipykernel and
 # jupyter-client when missing, then the kernel spec `wengert` for this user,
 # running this tree's ./wengert.
-jupyter: $(BIN)
-	@for p in python3-ipykernel python3-jupyter-client; do \
+jupyter: $(BIN) jupyter-deps
+	/usr/bin/python3 jupyter/install.py $(BIN)
+
+jupyter-deps:
+	@for p in python3-ipykernel python3-jupyter-client python3-nbclient python3-nbformat; do \
 	    dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
 	if [ -n "$$need" ]; then \
 	    SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	    echo "installing:$$need"; \
 	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need || exit 1; fi
-	/usr/bin/python3 jupyter/install.py $(BIN)
+
+# The course (examples/course/, docs/course.md): every lesson as shipped (each
+# check says "not yet answered") and every solution (each check passes), as
+# scripts and as notebooks run through the kernel; the notebooks must be what
+# the scripts make. `make course-notebooks` writes them anew. `make test` runs
+# the same check (tests/shell/course.sh).
+course: $(BIN) jupyter-deps
+	/usr/bin/python3 jupyter/course.py check $(BIN)
+
+course-notebooks: $(BIN) jupyter-deps
+	/usr/bin/python3 jupyter/course.py build $(BIN)
 
 clean:
 	rm -rf build wengert

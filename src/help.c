@@ -130,6 +130,8 @@ static const Entry examples[] = {
     {"adam", NULL, "adam(fn(w) => (w - 3)^2, 0, 0.1, 500)  # close to 3"},
     {"fdiff", NULL, "fdiff(fn(t) => t^2, 3, 1e-5)   # about 6"},
     {"fdcheck", NULL, "fdcheck(fn(t) => sin(t), 1)    # tiny: grad agrees"},
+    {"check", NULL, "check(\"1a\", 2 * 3, 6, \"multiply\")   # exercise 1a is right: 6"},
+    {"check_close", NULL, "check_close(\"2b\", 3.14, pi, 0.01, \"about pi\")   # exercise 2b is right: 3.14"},
     {"logsumexp", NULL, "logsumexp([0, 0])       # 0.6931471805599453"},
     {"lgamma", NULL, "lgamma(5)               # log(24) = 3.1780538303471"},
     {"take", NULL, "take([10, 20, 30], [2, 0])   # [30, 10]"},

@@ -174,7 +174,8 @@ fi
 
 for r in tests/repl/*.sh tests/shell/*.sh; do
     [ -f "$r" ] || continue
-    if WG_BIN="$BIN" timeout 120 bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
+    t=120; [ "$r" = tests/shell/course.sh ] && t=900    # twenty scripts and twenty notebooks
+    if WG_BIN="$BIN" timeout $t bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
     grep '^SKIP' "$tmp/rout"     # a test that cannot run here says so, and passes
 done
 
