@@ -458,6 +458,50 @@ static Value bi_type(int argc, Value *argv)
     return str_new(t, (int)strlen(t));
 }
 
+/* ceil and round are made of floor, so their derivative is floor's (0,
+ * SPEC "Derivatives") and their kink notes are floor's, at their jumps:
+ * ceil(x) = -floor(-x); round(x) = floor(x + 1/2) less a constant (0 or 1)
+ * that sends halves to the even neighbour, as Python, Julia and numpy
+ * round, and keeps 0.49999999999999994 at 0. */
+static Value bi_ceil(int argc, Value *argv)
+{
+    (void)argc;
+    Value n = v_arith(OP_NEG, argv[0], argv[0]);
+    Value f = v_arith(OP_FLOOR, n, n);
+    Value r = v_arith(OP_NEG, f, f);
+    v_release(n);
+    v_release(f);
+    return r;
+}
+
+static double round_fix(Value x, Value f)
+{
+    return v_primal(f) - nearbyint(v_primal(x));
+}
+
+static Value bi_round(int argc, Value *argv)
+{
+    (void)argc;
+    Value x = argv[0];
+    if (!IS_NUMBER(x) && !is_seq(x)) wg_error("round: argument 1 must be a number or an array, got %s", type_name(x));
+    Value half = num_val(num_round(0.5));
+    Value s = v_arith(OP_ADD, x, half);
+    Value f = v_arith(OP_FLOOR, s, s);
+    v_release(s);
+    Value fix;
+    if (is_seq(x)) {
+        int n = seq_len(x);
+        fix = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(fix)->v[i] = num_val(round_fix(*seq_at(x, i), *seq_at(f, i)));
+    } else {
+        fix = num_val(round_fix(x, f));
+    }
+    Value r = v_arith(OP_SUB, f, fix);
+    v_release(f);
+    v_release(fix);
+    return r;
+}
+
 static const Builtin builtins[] = {
     {"type", 1, 1, bi_type, "type(x): \"number\", \"array\", \"view\", \"string\", \"boolean\", \"function\" or \"nil\""},
     {"print", 0, -1, bi_print, "print(a, b, ...): write the values separated by spaces, then a newline"},
@@ -487,6 +531,8 @@ static const Builtin builtins[] = {
     {"abs", 1, 1, bi_abs, "abs(x): absolute value (derivative 0 at 0)"},
     {"sign", 1, 1, bi_sign, "sign(x): -1, 0 or 1 (derivative 0)"},
     {"floor", 1, 1, bi_floor, "floor(x): largest whole number <= x (derivative 0)"},
+    {"ceil", 1, 1, bi_ceil, "ceil(x): smallest whole number >= x (derivative 0)"},
+    {"round", 1, 1, bi_round, "round(x): the nearest whole number, halves to the even one (derivative 0)"},
     {"min", 1, 2, bi_min, "min(a) of an array, or min(x, y) elementwise (a tie goes to x)"},
     {"max", 1, 2, bi_max, "max(a) of an array, or max(x, y) elementwise (a tie goes to x)"},
     {"assert", 1, 2, bi_assert, "assert(cond, msg): stop with an error when cond is false"},
