@@ -135,9 +135,14 @@ static int blank(const char *s)
     return *s == 0;
 }
 
+/* Each input is named by its number, as IPython's In[12]: errors and
+ * tracebacks say <repl 12>:LINE:COL, so lines from different inputs differ. */
 static void run_input(Input *in)
 {
-    wg_run(session, "<repl>", in->buf, in->len, NULL);
+    static int number;
+    char name[32];
+    snprintf(name, sizeof name, "<repl %d>", ++number);
+    wg_run(session, name, in->buf, in->len, NULL);
 }
 
 static int starts_with_else(const char *line)

@@ -99,7 +99,7 @@ tm send-keys -t "$S" C-c
 wait_until at_prompt || fail "no prompt after C-c"
 # :tape cos says what cos is
 cmd ':tape cos'
-expect_line "<repl>:1:1: error: 'cos' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on"
+expect_line "<repl 4>:1:1: error: 'cos' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on"
 
 echo "repl_complete.sh: $fails failure(s)"
 [ "$fails" = 0 ]
