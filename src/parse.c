@@ -272,11 +272,15 @@ static int at_statement_start(const Feeder *f)
 /* `:cmd rest of line` becomes one COMMAND token holding "cmd rest of line". */
 static Token take_command(Feeder *f, Token colon)
 {
-    const char *p = colon.p + 1;
-    while (p < f->lx.lim && *p != '\n') p++;
+    const char *p = colon.p + 1, *end = NULL;
+    while (p < f->lx.lim && *p != '\n') {
+        /* a comment after the command: `:tape   # look inside` */
+        if (!end && *p == '#' && (p[-1] == ' ' || p[-1] == '\t')) end = p;
+        p++;
+    }
     Token t = colon;
     t.p = colon.p + 1;
-    t.len = (int)(p - t.p);
+    t.len = (int)((end ? end : p) - t.p);
     while (t.len > 0 && (t.p[t.len - 1] == ' ' || t.p[t.len - 1] == '\t' || t.p[t.len - 1] == '\r'))
         t.len--;
     f->lx.cur = p;
