@@ -3,7 +3,7 @@
  * through these calls alone, as lua.c uses only lua.h.
  *
  * What holds the session today: the interpreter's state lives in the
- * process (globals, tape, generator, backend: see README "Design"), so a
+ * process (globals, tape, generator, backend: see docs/design.md), so a
  * process has one session at a time; wg_Session is the handle a future
  * session struct will replace without changing this interface. */
 #ifndef WENGERT_H

@@ -9,18 +9,29 @@
                  script is run as example.wg in a scratch folder and its
                  standard output and error must be that block.
 
-Each block runs in a fresh session (LANG=C.UTF-8, NO_COLOR=1, 72-column
-plots), the REPL's inputs through `wengert --kernel` named <repl 1>, <repl 2>
-... as the REPL names them. Trailing spaces are ignored.
-Usage: check_blocks.py WENGERT FILE.md...   (exit status 1 on a mismatch)"""
+Each block runs in a fresh session (LANG=C.UTF-8, NO_COLOR=1), a transcript
+in the REPL itself on a pseudo-terminal (TERM=dumb), typed line by line,
+each line once the prompt is back. Trailing spaces are ignored.
+Usage: check_blocks.py [--fix] WENGERT FILE.md...   (exit status 1 on a mismatch)
+--fix writes what wengert prints into the blocks instead (review the diff)."""
+import fcntl
 import json
 import os
+import pty
+import select
+import struct
+import termios
+import time
 import re
 import subprocess
 import sys
 import tempfile
 
+fix = sys.argv[1] == "--fix"
+if fix:
+    del sys.argv[1]
 wengert = os.path.abspath(sys.argv[1])
+fixes = {}       # (path, first line of the block's body) -> its new lines
 failures = 0
 ENV = dict(os.environ, LANG="C.UTF-8", NO_COLOR="1")
 for k in ("LC_ALL", "LC_CTYPE"):
@@ -98,29 +109,68 @@ class Kernel:
         self.p.wait()
 
 
+class Repl:
+    """The REPL itself on a pseudo-terminal (TERM=dumb: no line-editing
+    escapes), read up to each prompt: the screen a user sees."""
+    def __init__(self, cwd):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.chdir(cwd)
+            os.execve(wengert, [wengert], dict(ENV, TERM="dumb"))
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+        self.read()                                   # the banner
+
+    def read(self, timeout=120):
+        buf, end = b"", time.time() + timeout
+        while time.time() < end:
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if r:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+            elif buf.endswith(b"wg> ") or buf.endswith(b"..> "):
+                break
+        return buf.decode("utf-8", "replace").replace("\r", "")
+
+    def type(self, line):
+        os.write(self.fd, (line + "\n").encode())
+        return self.read()
+
+    def close(self):
+        os.write(self.fd, b":quit\n")
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
 def check_repl(path, line, body, tmp):
-    inputs = []               # [code lines, shown output lines]
+    want, typed = [], []
     for l in body:
         if l.startswith("$ "):
             continue
-        if l.startswith("wg> ") or l == "wg>":
-            inputs.append([[l[4:]], []])
-        elif (l.startswith("..> ") or l == "..>") and inputs:
-            inputs[-1][0].append(l[4:])
-        elif inputs:
-            inputs[-1][1].append(l)
-        else:
+        if l.startswith("wg> ") or l == "wg>" or l.startswith("..> ") or l == "..>":
+            typed.append(l[4:])
+        elif not typed:
             report(path, line, "a wg-repl block must start with 'wg> '", [], [l])
             return
-    k = Kernel(tmp)
-    want, got = [], []
-    for i, (code, shown) in enumerate(inputs, 1):
-        want += ["wg> " + code[0]] + ["..> " + c for c in code[1:]] + norm(shown)
-        got += ["wg> " + code[0]] + ["..> " + c for c in code[1:]]
-        got += norm(k.run("\n".join(code) + "\n", f"<repl {i}>").split("\n"))
-    k.close()
-    if want != got:
-        report(path, line, "the transcript is not what wengert prints", want, got)
+        want.append(l)
+    r = Repl(tmp)
+    screen = "wg> "
+    for t in typed:
+        screen += r.type(t)
+    r.close()
+    got = screen.split("\n")
+    if got and got[-1] in ("wg> ", "..> "):
+        got.pop()
+    got = norm(got)
+    if norm(want) != got:
+        if fix:
+            fixes[(path, line)] = got
+            return
+        report(path, line, "the transcript is not what wengert prints", norm(want), got)
 
 
 def check_script(path, line, body, output, tmp):
@@ -137,7 +187,9 @@ def check_script(path, line, body, output, tmp):
     r = subprocess.run([wengert, "example.wg"], cwd=tmp, env=ENV, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=120)
     got = norm(r.stdout.split("\n"))
-    if norm(output) != got:
+    if norm(output) != got and fix:
+        fixes[(path, line + len(body) + 2)] = got
+    elif norm(output) != got:
         report(path, line, "the output shown is not what the script prints", norm(output), got)
 
 
@@ -153,5 +205,32 @@ for path in sys.argv[2:]:
                 nxt = bs[i + 1] if i + 1 < len(bs) else None
                 check_script(path, line, body, nxt[2] if nxt and nxt[0] == "output" else None, tmp)
                 checked += 1
+# The README's table of examples lists every script in examples/, and
+# the count it states is theirs.
+for path in sys.argv[2:]:
+    if os.path.basename(path) != "README.md":
+        continue
+    text = open(path, encoding="utf-8").read()
+    listed = re.findall(r"^\| (\d\d_\w+) \|", text, re.M)
+    folder = os.path.join(os.path.dirname(os.path.abspath(path)), "examples")
+    scripts = sorted(f[:-3] for f in os.listdir(folder) if re.match(r"\d\d_.*\.wg$", f))
+    stated = re.findall(r"in (\d+) short scripts", text)
+    if listed != scripts or stated != [str(len(scripts))]:
+        report(path, 0, "the table of examples (and the count the text states) is not examples/*.wg",
+               listed + ["count: " + ", ".join(stated)], scripts + ["count: %d" % len(scripts)])
+    checked += 1
+
+for path in sorted({p for p, _ in fixes}):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    for (p, line), new in sorted(fixes.items(), reverse=True):
+        if p != path:
+            continue
+        indent = re.match(r"^(\s*)", lines[line - 1]).group(1)
+        end = line
+        while not re.match(r"^\s*```\s*$", lines[end]):
+            end += 1
+        lines[line:end] = [indent + l if l else l for l in new]
+    open(path, "w", encoding="utf-8").write("\n".join(lines))
+    print(f"check_blocks.py: rewrote blocks of {path}")
 print(f"check_blocks.py: {checked} blocks, {failures} failed")
 sys.exit(1 if failures else 0)
