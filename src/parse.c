@@ -269,13 +269,23 @@ static int at_statement_start(const Feeder *f)
     return !inside_parens(f) && (f->prev == 0 || f->prev == T_SEP || f->prev == T_LBRACE);
 }
 
+/* Whether [from, at) is `help` and blanks: the `#` at `at` is :help's topic. */
+static int help_word_here(const char *from, const char *at)
+{
+    if (at - from < 5 || strncmp(from, "help", 4) != 0) return 0;
+    for (const char *q = from + 4; q < at; q++)
+        if (*q != ' ' && *q != '\t') return 0;
+    return 1;
+}
+
 /* `:cmd rest of line` becomes one COMMAND token holding "cmd rest of line". */
 static Token take_command(Feeder *f, Token colon)
 {
     const char *p = colon.p + 1, *end = NULL;
     while (p < f->lx.lim && *p != '\n') {
-        /* a comment after the command: `:tape   # look inside` */
-        if (!end && *p == '#' && (p[-1] == ' ' || p[-1] == '\t')) end = p;
+        /* a comment after the command: `:tape   # look inside` (but
+         * `:help #` asks about the comment sign) */
+        if (!end && *p == '#' && (p[-1] == ' ' || p[-1] == '\t') && !help_word_here(colon.p + 1, p)) end = p;
         p++;
     }
     Token t = colon;
