@@ -73,6 +73,8 @@ static const Entry examples[] = {
     {"sum", NULL, "sum([1, 2, 3])          # 6"},
     {"prod", NULL, "prod([2, 3, 4])         # 24"},
     {"dot", NULL, "dot([1, 2], [3, 4])     # 11"},
+    {"ceil", NULL, "ceil(1.2)               # 2"},
+    {"round", NULL, "round([1.4, 2.5, 3.5])  # [1, 2, 4]: halves go to the even one"},
     {"sin", NULL, "sin(pi / 2)             # 1"},
     {"cos", NULL, "cos(0)                  # 1"},
     {"tan", NULL, "tan(pi / 4)             # 0.9999999999999999"},
@@ -315,7 +317,7 @@ void help_show(const char *topic)
             if (!e) e = find(keywords, COUNT(keywords), w);
             if (e) printf("  %-5s %s\n", w, e->text);
         }
-        printf("  (:help NAME gives each one's example)\n");
+        printf("  example: 2^3 - 4 / 2 * 3 < 2 or not true   # (8 - 6) < 2 or false: false\n");
         return;
     }
     if ((e = find(topics, COUNT(topics), topic))) {
