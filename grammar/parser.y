@@ -165,6 +165,9 @@ stmt(A) ::= CHECKPOINT(T) LPAREN expr(K) RPAREN loop(L). { A = syn_node(ps, N_CK
 loop(A) ::= WHILE(T) expr(C) block(B). { A = syn_node(ps, N_WHILE, T); A->a = C; A->b = B; }
 loop(A) ::= FOR(T) NAME(V) IN expr(L) DOTDOT expr(H) block(B).
     { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = H; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
+/* for v in a { }: the elements of an array (b is NULL) */
+loop(A) ::= FOR(T) NAME(V) IN expr(L) block(B).
+    { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = NULL; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
 stmt(A) ::= BREAK(T).        { A = syn_node(ps, N_BREAK, T); }
 stmt(A) ::= CONTINUE(T).     { A = syn_node(ps, N_CONTINUE, T); }
 stmt(A) ::= RETURN(T).       { A = syn_node(ps, N_RETURN, T); }

@@ -2,6 +2,7 @@
  * built on the sweeps of sweep.c. Inside forward mode (jvp) the values are
  * dual numbers: the derivative of a dual is a dual (derivatives_of), which
  * is how hvp and d inside jvp work. */
+#include <string.h>
 #include <stdlib.h>
 #include "ad.h"
 #include "arith.h"
@@ -195,50 +196,79 @@ static Value derivative_at(Value r, Value x)
     return g;
 }
 
-static Value grad_at(Value f, int argc, Value *argv)
+/* The gradient of f at argv in argument k (from 0); k = -1: the
+ * derivatives in every argument, numbers all, as one array. */
+static Value grad_at(Value f, int k, int argc, Value *argv)
 {
     if (argc < 1) wg_error("a gradient function needs at least one argument");
+    if (k >= argc)
+        wg_error("grad(f, %d) differentiates argument %d (counting from 0), but the call has %d argument%s",
+                 k, k, argc, argc == 1 ? "" : "s");
+    if (argc > 64) wg_error("grad: at most 64 arguments");
+    if (k < 0)
+        for (int i = 0; i < argc; i++)
+            if (!IS_NUMBER(argv[i]))
+                wg_error("grad(f, \"all\") needs number arguments, argument %d is %s\n"
+                         "note: grad(f, k) gives the gradient in argument k (from 0), also an array", i, type_name(argv[i]));
     int saved = tape.recording;
     tape.recording = 1;
     ad_nesting++;
-    Value x = fresh_point(argv[0]);
     Value args[64];
-    args[0] = x;
-    for (int i = 1; i < argc && i < 64; i++) args[i] = argv[i];
+    for (int i = 0; i < argc; i++) {
+        args[i] = (k < 0 || i == k) ? fresh_point(argv[i]) : argv[i];
+    }
     Value r = call_value(f, argc, args);
     if (!IS_NUMBER(r)) {
         v_release(r);
-        v_release(x);
+        for (int i = 0; i < argc; i++) if (k < 0 || i == k) v_release(args[i]);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
     tape.recording = saved;
     ad_nesting--;
     kink_begin();
-    Value g = derivative_at(r, x);
+    Value g;
+    if (k >= 0) {
+        g = derivative_at(r, args[k]);
+    } else {
+        /* the fresh arguments as one array of places */
+        Value x = arr_new(argc);
+        for (int i = 0; i < argc; i++) AS_ARR(x)->v[i] = args[i];
+        g = derivative_at(r, x);
+        v_release(x);
+    }
     kink_end();
     v_release(r);
-    v_release(x);
+    if (k >= 0) v_release(args[k]);
     return g;
 }
 
 Value derived_call(Closure *c, int argc, Value *argv)
 {
     switch (c->kind) {
-    case FK_GRAD: return grad_at(c->target, argc, argv);
+    case FK_GRAD: return grad_at(c->target, c->argnum, argc, argv);
     default: wg_error("cannot call this function");
     }
 }
 
+/* grad(f): in the first argument (SPEC); grad(f, k): in argument k
+ * (from 0, as indices count); grad(f, "all"): every argument, an array. */
 Value ad_grad(int argc, Value *argv)
 {
-    (void)argc;
     if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
         wg_error("grad: expects a function, got %s", type_name(argv[0]));
+    int k = 0;
+    if (argc > 1) {
+        Value w = argv[1];
+        if (w.t == V_STR && AS_STR(w)->len == 3 && !memcmp(AS_STR(w)->s, "all", 3)) k = -1;
+        else if (w.t == V_NUM && w.u.n >= 0 && w.u.n <= 63 && w.u.n == (double)(int)w.u.n) k = (int)w.u.n;
+        else wg_error("grad(f, k): k must be a whole argument number from 0, or \"all\"");
+    }
     Closure *c = obj_new(V_FN, sizeof(Closure));
     c->kind = FK_GRAD;
     c->target = argv[0];
     v_retain(argv[0]);
     c->label = "grad";
+    c->argnum = k;
     return obj_val(V_FN, c);
 }
 

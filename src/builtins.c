@@ -497,6 +497,50 @@ static Value bi_type(int argc, Value *argv)
     return str_new(t, (int)strlen(t));
 }
 
+/* ceil and round are made of floor, so their derivative is floor's (0,
+ * SPEC "Derivatives") and their kink notes are floor's, at their jumps:
+ * ceil(x) = -floor(-x); round(x) = floor(x + 1/2) less a constant (0 or 1)
+ * that sends halves to the even neighbour, as Python, Julia and numpy
+ * round, and keeps 0.49999999999999994 at 0. */
+static Value bi_ceil(int argc, Value *argv)
+{
+    (void)argc;
+    Value n = v_arith(OP_NEG, argv[0], argv[0]);
+    Value f = v_arith(OP_FLOOR, n, n);
+    Value r = v_arith(OP_NEG, f, f);
+    v_release(n);
+    v_release(f);
+    return r;
+}
+
+static double round_fix(Value x, Value f)
+{
+    return v_primal(f) - nearbyint(v_primal(x));
+}
+
+static Value bi_round(int argc, Value *argv)
+{
+    (void)argc;
+    Value x = argv[0];
+    if (!IS_NUMBER(x) && !is_seq(x)) wg_error("round: argument 1 must be a number or an array, got %s", type_name(x));
+    Value half = num_val(num_round(0.5));
+    Value s = v_arith(OP_ADD, x, half);
+    Value f = v_arith(OP_FLOOR, s, s);
+    v_release(s);
+    Value fix;
+    if (is_seq(x)) {
+        int n = seq_len(x);
+        fix = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(fix)->v[i] = num_val(round_fix(*seq_at(x, i), *seq_at(f, i)));
+    } else {
+        fix = num_val(round_fix(x, f));
+    }
+    Value r = v_arith(OP_SUB, f, fix);
+    v_release(f);
+    v_release(fix);
+    return r;
+}
+
 static const Builtin builtins[] = {
     {"type", 1, 1, bi_type, "type(x): \"number\", \"array\", \"view\", \"string\", \"boolean\", \"function\" or \"nil\""},
     {"print", 0, -1, bi_print, "print(a, b, ...): write the values separated by spaces, then a newline"},
@@ -526,6 +570,8 @@ static const Builtin builtins[] = {
     {"abs", 1, 1, bi_abs, "abs(x): absolute value (derivative 0 at 0)"},
     {"sign", 1, 1, bi_sign, "sign(x): -1, 0 or 1 (derivative 0)"},
     {"floor", 1, 1, bi_floor, "floor(x): largest whole number <= x (derivative 0)"},
+    {"ceil", 1, 1, bi_ceil, "ceil(x): smallest whole number >= x (derivative 0)"},
+    {"round", 1, 1, bi_round, "round(x): the nearest whole number, halves to the even one (derivative 0)"},
     {"min", 1, 2, bi_min, "min(a) of an array, or min(x, y) elementwise (a tie goes to x); min(a, 1) / min(a, 2) of a matrix a: down the columns / along the rows"},
     {"max", 1, 2, bi_max, "max(a) of an array, or max(x, y) elementwise (a tie goes to x); max(a, 1) / max(a, 2) of a matrix a: down the columns / along the rows"},
     {"assert", 1, 2, bi_assert, "assert(cond, msg): stop with an error when cond is false"},
@@ -537,7 +583,7 @@ static const Builtin builtins[] = {
     {"frombits", 1, 1, bi_frombits, "frombits(s): the number with bit pattern s in the active backend"},
     {"num", 1, 1, bi_num, "num(s): the number the string s spells (\"2.5\", \"-1e3\", \"inf\"); an error for anything else"},
     {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},
-    {"grad", 1, 1, ad_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
+    {"grad", 1, 2, ad_grad, "grad(f): the gradient function of f in its first argument only (a number or array; the result a number); grad(f, k): in argument k, from 0; grad(f, \"all\"): in every argument (numbers), an array"},
     {"hvp", 3, 3, ad_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},
     {"jvp", 3, 3, fwd_jvp_builtin, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
     {"fixedpoint", 2, 4, fixedpoint_builtin, "fixedpoint(g, x0), fixedpoint(g, x0, tol, maxiter): iterate x = g(x) until a step changes x by at most tol (relative; 1e-12, at most 1000 steps); derivatives of x* by the implicit function theorem"},

@@ -1087,6 +1087,9 @@ int exec_checkpoint(Node *n, Env *env)
 {
     Node *loop = n->a;
     if (!tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
+    if (loop->kind == N_FOR && !loop->b)
+        wg_error_at(loop, "checkpoint for needs a range: write for i in 0..len(%s) and read the element by index",
+                    loop->a->kind == N_NAME ? loop->a->name : "a");
     if (reaches_back(loop)) {
         note_recorded(n);
         return eval_exec(loop, env);

@@ -1099,8 +1099,43 @@ double eval_range_bound(Node *e, Env *env)
 }
 
 /* The loop variable is a plain counter: it is not a tape version. */
+/* for v in a { }: v takes each element of a snapshot of a (writes to a
+ * inside do not change what v sees), bound as `v = a[i]` would bind it. */
+static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
+{
+    Value a = eval_expr(n->a, env);
+    if (!is_seq(a)) {
+        v_release(a);
+        wg_error_at(n->a, "for %s in ... needs an array, got %s\nnote: a range of numbers is written for %s in 0..n",
+                    n->name, type_name(a), n->name);
+    }
+    Value snap = arr_copy(a);
+    v_release(a);
+    Node *body = n->list[0];
+    int block = body->kind == N_BLOCK, code = EXEC_NORMAL, len = seq_len(snap);
+    LoopFloor floor = reclaim_loop_begin();
+    int top = !env && call_depth == 0;
+    top_loops += top;
+    if (block) block_depth++;
+    for (int i = 0; i < len; i++) {
+        wg_check_interrupt();
+        reclaim_loop_step(&floor);
+        Value e = *seq_at(snap, i);
+        v_retain(e);
+        wg_where.node = n;
+        store_var(n->c, env, e);
+        code = block ? exec_stmts(body, env) : exec(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
+    }
+    if (block) block_depth--;
+    top_loops -= top;
+    v_release(snap);
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
+}
+
 static int exec_for(Node *n, Env *env)
 {
+    if (!n->b) return exec_for_each(n, env);
     double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
     Node *body = n->list[0];
     int block = body->kind == N_BLOCK, code = EXEC_NORMAL;

@@ -19,8 +19,8 @@ static const Entry keywords[] = {
     {"elif", "elif COND { ... }: another condition after an if (may begin the line after '}')", "if x < 0 { s = -1 } elif x == 0 { s = 0 } else { s = 1 }"},
     {"else", "else { ... }: runs when no condition of the if held (may begin the line after '}')", "if x > 0 { y = x } else { y = -x }"},
     {"while", "while COND { ... }: repeats the block while COND is true", "while x < 100 { x = x * 2 }"},
-    {"for", "for NAME in A..B { ... }: NAME runs over the whole numbers A, A+1, ..., B-1", "for i in 0..len(a) { a[i] = a[i] * 2 }"},
-    {"in", "the 'in' of 'for NAME in A..B'", "for k in 1..4 { print(k) }"},
+    {"for", "for NAME in A..B { ... }: NAME runs over the whole numbers A, A+1, ..., B-1; for NAME in ARRAY { ... }: over its elements (a snapshot)", "for i in 0..len(a) { a[i] = a[i] * 2 }; for v in a { print(v) }"},
+    {"in", "the 'in' of 'for NAME in A..B' and 'for NAME in ARRAY'", "for k in 1..4 { print(k) }"},
     {"fn", "fn NAME(PARAMS) { ... } names a function; fn(PARAMS) => EXPR and fn(PARAMS) { ... } are anonymous", "fn square(t) { return t * t }"},
     {"=>", "fn(PARAMS) => EXPR: a function whose body is one expression", "cube = fn(t) => t * t * t"},
     {"return", "return [EXPR]: leave the function with EXPR's value (nil without one)", "fn sign_of(x) { if x < 0 { return -1 }; return 1 }"},
@@ -73,6 +73,8 @@ static const Entry examples[] = {
     {"sum", NULL, "sum([1, 2, 3])          # 6"},
     {"prod", NULL, "prod([2, 3, 4])         # 24"},
     {"dot", NULL, "dot([1, 2], [3, 4])     # 11"},
+    {"ceil", NULL, "ceil(1.2)               # 2"},
+    {"round", NULL, "round([1.4, 2.5, 3.5])  # [1, 2, 4]: halves go to the even one"},
     {"sin", NULL, "sin(pi / 2)             # 1"},
     {"cos", NULL, "cos(0)                  # 1"},
     {"tan", NULL, "tan(pi / 4)             # 0.9999999999999999"},
@@ -149,7 +151,7 @@ static const Entry topics[] = {
      "  a = [1, 2, 3]; a[0] = 5  arrays (indexing from 0), a[1:3] is a copy\n"
      "  v = view(a, 0, 2, 1)     a view aliases a's elements: v[0] = 1 writes a\n"
      "  m = [[1, 2], [3, 4]]     a matrix: m[1, 0], row(m, 0), col(m, 1), m @ m, transpose(m)\n"
-     "  if c { } elif d { } else { }    while c { }    for i in 0..n { }\n"
+     "  if c { } elif d { } else { }    while c { }    for i in 0..n { }    for v in a { }\n"
      "  fn f(x) { return x * x }   g = fn(x) => x + 1   break  continue  return\n"
      "  operators: or and not  < <= > >= == !=  + -  * / % @  unary -  ^  (loosest first)\n"
      "  x@k is the k-th value assigned to x; nograd { } runs without recording",
@@ -211,6 +213,7 @@ const char *help_word(int i)
     i -= COUNT(variables);
     if (i < COUNT(topics)) return topics[i].name;
     i -= COUNT(topics);
+    if (i-- == 0) return "operators";
     const char *c = cmd_name(i);
     if (c) return c;
     for (int k = 0; cmd_name(k); k++) i--;
@@ -281,9 +284,14 @@ const char *help_keyword(int i)
         if (strcmp(keywords[k].name, "=>") && i-- == 0) return keywords[k].name;
     return NULL;
 }
-static const char *operator_name(int i) { return i < COUNT(operators) ? operators[i].name : NULL; }
+/* Every operator, those that share an entry too (<= > >= -= *= /=). */
+static const char *const all_operators[] = {
+    "+", "-", "*", "/", "%", "^", "==", "!=", "<", "<=", ">", ">=", "and", "or", "not",
+    "=", "+=", "-=", "*=", "/=", "@", "..", "[ ]", "( )", "=>", "#", ";",
+};
+static const char *operator_name(int i) { return i < COUNT(all_operators) ? all_operators[i] : NULL; }
 static const char *variable_name(int i) { return i < COUNT(variables) ? variables[i].name : i == COUNT(variables) ? "pi" : NULL; }
-static const char *topic_name(int i) { return i < COUNT(topics) ? topics[i].name : NULL; }
+static const char *topic_name(int i) { return i < COUNT(topics) ? topics[i].name : i == COUNT(topics) ? "operators" : NULL; }
 static const char *builtin_name(int i) { return builtin_list(i) ? builtin_list(i)->name : NULL; }
 static const char *command_name(int i)
 {
@@ -310,6 +318,17 @@ void help_show(const char *topic)
 {
     if (!topic[0]) { overview(); return; }
     const Entry *e;
+    if (!strcmp(topic, "operators")) {
+        printf("operators (loosest first: or, and, not, comparisons, + -, * / %%, unary -, ^):\n");
+        for (int i = 0; i < COUNT(all_operators); i++) {
+            const char *w = all_operators[i];
+            e = find(operators, COUNT(operators), w);
+            if (!e) e = find(keywords, COUNT(keywords), w);
+            if (e) printf("  %-5s %s\n", w, e->text);
+        }
+        printf("  example: 2^3 - 4 / 2 * 3 < 2 or not true   # (8 - 6) < 2 or false: false\n");
+        return;
+    }
     if ((e = find(topics, COUNT(topics), topic))) {
         printf("%s:\n", topic);
         show(e->text, e->example);

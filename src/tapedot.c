@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "tapedot.h"
+#include "tapeview.h"
 #include "fixpt.h"
 #include "eval.h"
 #include "error.h"
@@ -448,8 +449,7 @@ void tapedot_command(const char *args, EntryLabel label)
     char title[1200], *tp = NULL;
     uint32_t count;
     if (name) {
-        Global *g = global_lookup(name);
-        if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+        Global *g = tape_variable(name);
         sel = cone(g->v);
         snprintf(title, sizeof title, "the entries that %s depends on", name);
         tp = title;

@@ -276,10 +276,22 @@ static void tape_list(uint32_t from)
     }
 }
 
-static void tape_depends(const char *name)
+/* The variable :tape NAME and :tape dot NAME show: one that holds numbers
+ * (a builtin's or a function's name says what it is instead). */
+Global *tape_variable(const char *name)
 {
     Global *g = global_lookup(name);
     if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+    if (g->v.t == V_BUILTIN)
+        wg_error("'%s' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on", name);
+    if (g->v.t == V_FN)
+        wg_error("'%s' is a function, not a variable of numbers: :tape NAME shows what a variable's numbers depend on", name);
+    return g;
+}
+
+static void tape_depends(const char *name)
+{
+    Global *g = tape_variable(name);
     uint32_t *ids;
     int n = value_ids(g->v, &ids);
     uint8_t *mark = cone_of(ids, n);

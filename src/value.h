@@ -99,6 +99,7 @@ typedef struct Closure {
     int kind;
     Value target;
     const char *label;   /* name shown for derived functions */
+    int argnum;          /* FK_GRAD: the argument differentiated (from 0), -1 for all */
 } Closure;
 
 struct VerLog;   /* versions.h */

@@ -406,6 +406,10 @@ const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
         for (int g = 0; g < nglobals; g++)
             if (globals[g].v.t != V_UNDEF && i-- == 0) return globals[g].name;
         return NULL;
+    case WG_NAMES_DATA:
+        for (int g = 0; g < nglobals; g++)
+            if ((IS_NUMBER(globals[g].v) || is_seq(globals[g].v)) && i-- == 0) return globals[g].name;
+        return NULL;
     }
     return NULL;
 }

@@ -3,7 +3,7 @@
  * through these calls alone, as lua.c uses only lua.h.
  *
  * What holds the session today: the interpreter's state lives in the
- * process (globals, tape, generator, backend: see README "Design"), so a
+ * process (globals, tape, generator, backend: see docs/design.md), so a
  * process has one session at a time; wg_Session is the handle a future
  * session struct will replace without changing this interface. */
 #ifndef WENGERT_H
@@ -80,7 +80,7 @@ void        wg_set_color(int mode);
 
 /* Names for completion, the i-th of a kind, NULL after the last. */
 typedef enum { WG_NAMES_COMMANDS, WG_NAMES_BACKENDS, WG_NAMES_HELP, WG_NAMES_KEYWORDS,
-               WG_NAMES_VARIABLES } wg_NameKind;
+               WG_NAMES_VARIABLES, WG_NAMES_DATA } wg_NameKind;   /* DATA: variables of numbers (for :tape NAME) */
 const char *wg_name(wg_Session *s, wg_NameKind kind, int i);
 
 #endif

@@ -917,9 +917,9 @@ class Gen:
             lines.append(ind + 'assert(sum(abs(d(%s, %s))) == 0, "d(y, a) after a was reassigned")' % (y, a.name))
         else:
             # an element write makes a new version of a, and the element it
-            # wrote a new place; the others stay the places y read (README,
-            # "Where the SPEC is silent"): d(y, a) loses exactly those
-            # elements. The writer's elements are in its text.
+            # wrote a new place; the others stay the places y read
+            # (docs/language.md): d(y, a) loses exactly those elements.
+            # The writer's elements are in its text.
             qb = self.fresh("q")
             lines.append(ind + "%s = d(%s, %s)" % (qb, y, a.name) + KEEP)
             lines[0] += KEEP

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The layering the code rests on (README "Design"): nothing outside
+# The layering the code rests on (docs/design.md): nothing outside
 # src/tape.[ch] touches the tape's arrays (the entry layout can change in
 # one file), and the sweeps never call the evaluator. Fails naming the
 # offending lines.
