@@ -56,6 +56,7 @@
 #include "num.h"
 #include "reclaim.h"
 #include "fwd.h"
+#include "kinks.h"
 
 extern rng_t wg_rng;
 
@@ -361,6 +362,17 @@ static void flat_free(Flat *f)
 
 /* --------------------------------------------------------------- states */
 
+static uint32_t loop_entry(void);
+
+/* A recomputed region is taken off the tape; the kinks its sweep passed
+ * stay noted for the derivative being taken, where the loop's entry is. */
+static void region_drop(TapeMark m)
+{
+    uint32_t epoch = tape.epoch;
+    tape_truncate(m);
+    kink_truncated(m.n, epoch, loop_entry());
+}
+
 static _Noreturn void no_tangents(LoopRec *r)
 {
     wg_error_at(r->stmt, "a checkpointed loop cannot carry forward-mode tangents (jvp); "
@@ -458,6 +470,8 @@ typedef struct Session {
     uint32_t *at;
     uint8_t *found;
     uint32_t nout;
+    uint32_t entry;    /* the loop's entry (0: none yet) */
+    int kinks;         /* kink_quiet's, for kink_loud */
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
     int ntmp;
     struct Session *outer;
@@ -481,6 +495,9 @@ static void tmp_free(Session *S, State *s)
 
 static Session *sessions;
 static FILE *devnull;
+
+/* The entry of the loop being recomputed, or where the tape ends. */
+static uint32_t loop_entry(void) { return sessions && sessions->entry ? sessions->entry : tape_size(); }
 
 static int is_cst(LoopRec *r, Storage *s)
 {
@@ -555,6 +572,7 @@ static Session *session_begin(LoopRec *r)
     ckpt_mode = 2;
     ckpt_env = r->env;
     num_backend = r->backend;
+    S->kinks = kink_quiet();
     fflush(stdout);
     if (!devnull) devnull = fopen("/dev/null", "w");
     S->out = stdout;
@@ -566,7 +584,7 @@ static void session_end(Session *S)
 {
     LoopRec *r = S->r;
     held_drop(r);
-    if (S->have_mark) tape_truncate(S->mark);
+    if (S->have_mark) region_drop(S->mark);
     if (devnull) fflush(devnull);
     stdout = S->out;
     for (int i = 0; i < r->nvars; i++) {
@@ -601,6 +619,7 @@ static void session_end(Session *S)
     ckpt_mode = S->mode;
     ckpt_env = S->env;
     tape.recording = S->recording;
+    kink_loud(S->kinks);
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     sessions = S->outer;
     free(S);
@@ -742,7 +761,7 @@ static int run_step(LoopRec *r, uint64_t t)
     flat_free(&f);
     wg_scratch_free(orig);
     tape.recording = 0;
-    tape_truncate(m);
+    region_drop(m);
     return code;
 }
 
@@ -846,7 +865,7 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
         ckpt_steps_recomputed++;
         if (tape_bytes() - start > budget && t + 1 < j) {
             *fit = t - c + 1;
-            tape_truncate(S->mark);
+            region_drop(S->mark);
             S->have_mark = 0;
             wg_scratch_free(leaves);
             return NULL;
@@ -888,7 +907,7 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
     wg_scratch_free(want);
     wg_scratch_free(which);
-    tape_truncate(S->mark);
+    region_drop(S->mark);
     S->have_mark = 0;
     tape.recording = 0;
     wg_scratch_free(seeds);
@@ -974,6 +993,7 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
 {
     LoopRec *r = loop_of(entry);
     Session *S = session_begin(r);
+    S->entry = entry;
     uint32_t n = r->nout;
     S->total = out_total;
     S->nout = n;
@@ -997,6 +1017,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
 {
     LoopRec *r = loop_of(entry);
     Session *S = session_begin(r);
+    S->entry = entry;
     S->mark = tape_mark();
     S->have_mark = 1;
     restore(r, r->states[0], 1);

@@ -565,6 +565,7 @@ void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids
     for (uint32_t j = 0; j < nseeds; j++)
         if (seeds[j] != 0 && seed_ids[j] <= top) give_plain(&sub, seed_ids[j], seeds[j], 1);
     plain_run_to(&sub, top, sub.lo);
+    if (kink_watching()) kink_scan(lo, top, plain_adjoint, &sub);   /* the loop's kinks, as the plain loop's */
     for (uint32_t j = 0; j < nwant; j++)
         if (want[j] >= lo && want[j] <= top) out[j] = take_plain(&sub, want[j]);
     plain_free(&sub);
