@@ -1,4 +1,5 @@
 /* kinks.c: notes of kinks and near-switch branches (see kinks.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static Note *notes;            /* in tape order */
 static uint32_t nnotes, capnotes, epoch, nbranches;   /* nbranches: branch notes among them */
 static uint32_t *passed, npassed, cappassed;   /* the latest derivative's notes */
 static int depth, noted;
+static int quiet_above = INT_MAX;   /* derivatives nested deeper pass nothing (kink_quiet) */
 
 static void check_epoch(void)
 {
@@ -170,6 +172,7 @@ int kink_watching(void) { return depth > 0; }
  * values. */
 static void pass(uint32_t k)
 {
+    if (depth > quiet_above) return;
     for (uint32_t i = 0; i < npassed; i++)
         if (passed[i] == k || (!strcmp(notes[passed[i]].where, notes[k].where)
                                && !strcmp(notes[passed[i]].what, notes[k].what))) return;
@@ -298,19 +301,47 @@ void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
         }
 }
 
+/* The kinks passed in tape order, then the branches: as one sweep and the
+ * branch test after it list them (a checkpointed loop's recomputation
+ * passes its kinks before the sweep that reached it gets to the rest). */
+static void passed_in_order(void)
+{
+    for (uint32_t i = 1; i < npassed; i++) {
+        uint32_t k = passed[i], j = i;
+        for (; j > 0; j--) {
+            uint32_t p = passed[j - 1];
+            if (notes[p].branch < notes[k].branch || (notes[p].branch == notes[k].branch && p < k)) break;
+            passed[j] = p;
+        }
+        passed[j] = k;
+    }
+}
+
 void kink_end(void)
 {
-    if (--depth > 0 || !npassed || noted) return;
+    if (--depth > 0) return;
+    passed_in_order();
+    if (!npassed || noted) return;
     noted = 1;
     const Note *n = &notes[passed[0]];
     wg_note("this derivative passed %s%s (%s); :tape kinks for all",
             n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
 }
 
+int kink_quiet(void)
+{
+    int was = quiet_above;
+    quiet_above = depth;
+    return was;
+}
+
+void kink_loud(int was) { quiet_above = was; }
+
 void kink_statement(void)
 {
     noted = 0;
     depth = 0;     /* an error may have unwound out of a derivative */
+    quiet_above = INT_MAX;
 }
 
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
@@ -343,6 +374,60 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
     for (uint32_t k = 0; k < nnotes; k++)
         if (notes[k].gone != 2) notes[kept++] = notes[k];
     nnotes = kept;
+}
+
+static int listed_at(uint32_t k)
+{
+    for (uint32_t i = 0; i < npassed; i++)
+        if (passed[i] == k) return (int)i;
+    return -1;
+}
+
+void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
+{
+    if (epoch != before) return;     /* out of step already: check_epoch forgets them all */
+    epoch = tape.epoch;
+    if (at > n) at = n;
+    /* in place: the notes below the region stay, the region's kinks that
+     * were passed move to just after the notes at or below `at` */
+    uint32_t moved = 0, first = nnotes;
+    for (uint32_t k = 0; k < nnotes; k++)
+        if (notes[k].id >= n) {
+            first = k;
+            break;
+        }
+    for (uint32_t k = first; k < nnotes; k++) {
+        int listed = listed_at(k);
+        if (listed < 0 || notes[k].branch) {
+            nbranches -= notes[k].branch;
+            if (listed >= 0) passed[listed] = UINT32_MAX;   /* a branch here is never passed yet */
+            continue;
+        }
+        Note note = notes[k];
+        note.gone = 1;           /* its entry went: listed, never passed again */
+        note.id = at;
+        note.ida = note.idb = 0;
+        passed[listed] = first + moved;
+        notes[first + moved++] = note;
+    }
+    /* rotate the moved ones into place: after the notes with id <= at */
+    uint32_t place = 0;
+    while (place < first && notes[place].id <= at) place++;
+    for (uint32_t m = 0; m < moved; m++) {
+        Note t = notes[first + m];
+        for (uint32_t k = first + m; k > place + m; k--) notes[k] = notes[k - 1];
+        notes[place + m] = t;
+    }
+    for (uint32_t i = 0; i < npassed; i++) {
+        uint32_t k = passed[i];
+        if (k >= place && k < first) passed[i] = k + moved;
+        else if (k >= first && k < first + moved) passed[i] = place + (k - first);
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < npassed; i++)
+        if (passed[i] != UINT32_MAX) passed[kept++] = passed[i];
+    npassed = kept;
+    nnotes = first + moved;
 }
 
 void kink_list(FILE *f)

@@ -448,7 +448,7 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
     for (uint32_t j = 1; j < nwrt && run; j++) run = wrt[j] == wrt[0] + j;
     r->wrt_run = (uint16_t)(run != 0);
-    r->through_loop = 0;
+    r->reruns = 0;
     r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
     r->nwrt = nwrt;
     r->cut_off = ncut ? tape_pool_push(cuts, ncut) : 0;

@@ -77,7 +77,8 @@ typedef struct {
     uint32_t exp_lo;            /* first entry of the expansion, 0 = not yet */
     uint32_t exp_off;           /* expanded ids in the pool */
     uint16_t wrt_run;           /* the places are consecutive entries (d over an array): no list */
-    uint16_t through_loop;      /* its expansion re-ran a checkpointed loop (sweep.c) */
+    uint16_t reruns;            /* its expansion re-ran checkpointed loops: 1 + the index of
+                                 * what that re-run gave them in sweep.c's table (0: none) */
 } DerivRec;
 
 /* Side records: an entry kind that needs more than its two operand fields
