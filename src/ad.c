@@ -12,7 +12,7 @@
 #include "sweep.h"
 #include "kinks.h"
 
-int ad_nesting;
+int G->ad.nesting;
 
 /* Derivatives of a dual y = p + t·ε are p' + t'·ε, each taken with respect
  * to the place's innermost numbers (wrt) while the place's own tangents
@@ -123,7 +123,7 @@ Value ad_d(Node *call, Env *env)
 {
     if (call->n != 2) wg_error("d expects 2 arguments, d(y, place), got %d", call->n);
     Value y = eval_expr(call->list[0], env);
-    wg_where.node = call;
+    G->err.where.node = call;
     if (!IS_NUMBER(y)) {
         v_release(y);
         wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", type_name(y));
@@ -132,7 +132,7 @@ Value ad_d(Node *call, Env *env)
     int n;
     Cuts cuts;
     Value shape = wrt_entries(call->list[1], env, &ids, &n, &cuts);
-    wg_where.node = call;
+    G->err.where.node = call;
     /* an array's derivatives go straight into the result: its zeros hold
      * no references, and an error leaves it to the collector */
     Value one, *out = shape.t == V_ARR ? AS_ARR(shape)->v : &one;
@@ -210,9 +210,8 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
             if (!IS_NUMBER(argv[i]))
                 wg_error("grad(f, \"all\") needs number arguments, argument %d is %s\n"
                          "note: grad(f, k) gives the gradient in argument k (from 0), also an array", i, type_name(argv[i]));
-    int saved = tape.recording;
-    tape.recording = 1;
-    ad_nesting++;
+    int saved = rec_on();
+    G->ad.nesting++;
     Value args[64];
     for (int i = 0; i < argc; i++) {
         args[i] = (k < 0 || i == k) ? fresh_point(argv[i]) : argv[i];
@@ -223,8 +222,8 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
         for (int i = 0; i < argc; i++) if (k < 0 || i == k) v_release(args[i]);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
-    tape.recording = saved;
-    ad_nesting--;
+    rec_restore(saved);
+    G->ad.nesting--;
     kink_begin();
     Value g;
     if (k >= 0) {

@@ -178,7 +178,7 @@ Value mat_compound_rhs(Node *at, int op, Value target, Value rhs)
     if (IS_NUMBER(rhs)) return rhs;
     char what[16];
     snprintf(what, sizeof what, "%s=", arith_op_symbol(op));
-    wg_where.node = at;
+    G->err.where.node = at;
     if (!is_mat(target) || !is_mat(rhs)) mismatch(what, target, rhs);
     const Storage *t = AS_ARR(target), *r = AS_ARR(rhs);
     if ((r->rows != t->rows && r->rows != 1) || (r->cols != t->cols && r->cols != 1)) mismatch(what, target, rhs);
@@ -252,14 +252,14 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
     }
     NumAcc q;
     double s = 0;
-    if (num_backend != BK_F64) acc_clear(&q);
+    if (G->num.backend != BK_F64) acc_clear(&q);
     for (int t = 0; t < k; t++) {
         double x = elem(a, pa + t * da)->u.n, y = elem(b, pb + t * db)->u.n;
-        if (num_backend == BK_F64) s += x * y;
+        if (G->num.backend == BK_F64) s += x * y;
         else acc_fma(&q, x, y);
     }
-    if (num_backend != BK_F64) s = acc_result(&q);
-    if (!ids || !tape.recording) return num_val(s);
+    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (!ids || !G->tape.recording) return num_val(s);
     for (int t = 0; t < k; t++) {        /* the constants first: they are entries of their own */
         id_or_const(a, pa + t * da);
         id_or_const(b, pb + t * db);

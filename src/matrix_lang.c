@@ -165,11 +165,11 @@ static Value row_or_col(Node *call, Env *env, int is_row)
     if (!is_mat(base)) {
         const char *what = mat_describe(base);
         v_release(base);
-        wg_where.node = call;
+        G->err.where.node = call;
         wg_error("%s: argument 1 must be a matrix, got %s", fname, what);
     }
     Value iv = eval_expr(call->list[1], env);
-    wg_where.node = call;
+    G->err.where.node = call;
     const Storage *s = AS_ARR(base);
     int rows = s->rows, cols = s->cols;
     int k = mat_index_in(iv, is_row ? rows : cols, call->list[1], is_row ? "row" : "column", base);

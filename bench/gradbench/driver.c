@@ -83,7 +83,7 @@ static FILE *capture;
 
 static void capture_begin(void)
 {
-    fflush(stderr);
+    io_flush();
     capture = tmpfile();
     if (capture) dup2(fileno(capture), 2);
 }
@@ -91,7 +91,7 @@ static void capture_begin(void)
 /* Restores stderr; returns what was written (caller frees). */
 static char *capture_end(void)
 {
-    fflush(stderr);
+    io_flush();
     if (!capture) return strdup("");
     dup2(real_stderr, 2);
     long n = ftell(capture);
@@ -102,7 +102,7 @@ static char *capture_end(void)
     buf[got] = 0;
     fclose(capture);
     capture = NULL;
-    fputs(buf, stderr);
+    io_puts(IO_ERR, buf);
     return buf;
 }
 
@@ -157,7 +157,7 @@ static void bind(const char *name, json_t *j)
         size_t count = json_shape(j, dims, &nd), k = 0;
         Value a = arr_new((int)count);
         flatten(j, AS_ARR(a)->v, &k);
-        if (k != count) fprintf(stderr, "wengert-gradbench: '%s' is not rectangular\n", name);
+        if (k != count) io_err("wengert-gradbench: '%s' is not rectangular\n", name);
         set_global(name, a);
         Value dv = arr_new(nd);
         for (int i = 0; i < nd; i++) AS_ARR(dv)->v[i] = num_val(dims[i]);
@@ -446,7 +446,7 @@ static json_t *on_evaluate(json_t *msg, json_t *r)
     char *out = capture_end();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    fprintf(stderr, "wengert-gradbench: %s %s: %ld runs, mean %.3f ms, %u tape entries in one run, peak RSS %ld MB\n",
+    io_err("wengert-gradbench: %s %s: %ld runs, mean %.3f ms, %u tape entries in one run, peak RSS %ld MB\n",
             module, function, runs, runs ? total / runs / 1e6 : 0.0, entries, ru.ru_maxrss / 1024);
     if (call) chunk_release(call);
     if (clear) chunk_release(clear);
@@ -477,7 +477,7 @@ static void serve(void)
         json_error_t jerr;
         json_t *msg = json_loadb(line, (size_t)len, 0, &jerr);
         if (!msg) {   /* still answered, so that the harness never waits */
-            fprintf(stderr, "wengert-gradbench: bad message: %s\n", jerr.text);
+            io_err("wengert-gradbench: bad message: %s\n", jerr.text);
             const char *id = strstr(line, "\"id\"");
             long long n = -1;
             if (id) sscanf(id + 4, " : %lld", &n);
@@ -493,7 +493,7 @@ static void serve(void)
         if (!strcmp(kind, "start")) {
             json_t *cfg = json_object();
             json_object_set_new(cfg, "version", json_string(TOOL_VERSION));
-            json_object_set_new(cfg, "backend", json_string(formats[num_backend].name));
+            json_object_set_new(cfg, "backend", json_string(formats[G->num.backend].name));
             json_object_set_new(r, "tool", json_string("wengert"));
             json_object_set_new(r, "config", cfg);
         } else if (!strcmp(kind, "define")) {

@@ -55,7 +55,7 @@ static void parse_prelude(void)
     if (!dir || !*dir) dir = FUZZ_STDLIB;
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "fuzz: no standard library at %s\n", dir);
+        io_err("fuzz: no standard library at %s\n", dir);
         exit(1);
     }
     char *names[64];
@@ -81,11 +81,11 @@ static void parse_prelude(void)
 
 static void run_prelude(void)
 {
-    int recording = tape.recording;
+    int recording = G->tape.recording;
     for (int i = 0; i < nprelude; i++) eval_chunk(prelude[i]);   /* the chunks stay ours */
-    tape.recording = recording;
-    prelude_globals = nglobals;
-    for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);
+    rec_restore(recording);
+    G->eval.prelude_globals = G->eval.nglobals;
+    for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);
     tape_set_limit(TAPE_LIMIT);   /* again after a :reset in the input */
 }
 
@@ -94,10 +94,10 @@ static void run_prelude(void)
 static void fresh_session(void)
 {
     eval_reset();
-    for (int i = base_globals; i < nglobals; i++) free((char *)globals[i].name);
-    if (nglobals > base_globals) nglobals = base_globals;
+    for (int i = base_globals; i < G->eval.nglobals; i++) free((char *)G->eval.globals[i].name);
+    if (G->eval.nglobals > base_globals) G->eval.nglobals = base_globals;
     run_prelude();
-    eval_quit = 0;
+    G->eval.quit = 0;
     wg_interrupted = 0;
 }
 
@@ -144,7 +144,7 @@ static void *run_input(void *ud)
     }
     wg_step_budget = 0;
     wg_alloc_cap = 0;
-    fflush(stdout);
+    io_flush();
     return NULL;
 }
 
@@ -181,11 +181,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     eval_init();
-    eval_command = cmd_run;      /* as wg_open hands it (wengert.h) */
+    G->eval.command = cmd_run;      /* as wg_open hands it (wengert.h) */
     parse_prelude();
-    base_globals = nglobals;
-    wg_reset_hook = run_prelude;
-    wg_echo = 0;
+    base_globals = G->eval.nglobals;
+    G->cmd.reset_hook = run_prelude;
+    G->eval.echo = 0;
     start_worker();
     return 0;
 }

@@ -19,7 +19,7 @@ static void check(int ok, const char *what)
     n_checks++;
     if (!ok) {
         n_failed++;
-        printf("FAIL: %s\n", what);
+        io_out("FAIL: %s\n", what);
     }
 }
 
@@ -37,16 +37,16 @@ static void intern_many(void *ud)
 
 int main(void)
 {
-    int before = nglobals, many = 100000;
+    int before = G->eval.nglobals, many = 100000;
     wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
-    fprintf(stderr, "(an out-of-memory message is expected here)\n");
+    io_err("(an out-of-memory message is expected here)\n");
     check(wg_pcall(intern_many, &many) == 1, "growing past the cap is an error");
-    int reached = nglobals;
+    int reached = G->eval.nglobals;
     check(reached > before, "names were added before the cap");
     wg_alloc_cap = 0;
     int more = 5000;
     check(wg_pcall(intern_many, &more) == 0, "after the error the table grows again");
-    check(nglobals == reached + more, "every new name gets one slot");
+    check(G->eval.nglobals == reached + more, "every new name gets one slot");
     char name[32];
     int ok = 1;
     for (int i = 0; i < next_name; i++) {
@@ -82,6 +82,6 @@ int main(void)
     const char *after = "print(d(z, c) == d(z, c))\n:tape reclaim\n";
     check(wg_run(s, "<oom>", after, strlen(after), NULL) == WG_OK, "the tape is whole after it");
     check(wg_run(s, "<oom>", loop, strlen(loop), NULL) == WG_OK, "and reclaims without the cap");
-    printf("test_oom: %d checks, %d failed\n", n_checks, n_failed);
+    io_out("test_oom: %d checks, %d failed\n", n_checks, n_failed);
     return n_failed != 0;
 }
