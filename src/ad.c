@@ -195,8 +195,8 @@ static Value derivative_at(Value r, Value x)
 static Value grad_at(Value f, int argc, Value *argv)
 {
     if (argc < 1) wg_error("a gradient function needs at least one argument");
-    int saved = tape.recording;
-    tape.recording = 1;
+    int saved = G->tape.recording;
+    G->tape.recording = 1;
     ad_nesting++;
     Value x = fresh_point(argv[0]);
     Value args[64];
@@ -208,7 +208,7 @@ static Value grad_at(Value f, int argc, Value *argv)
         v_release(x);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
-    tape.recording = saved;
+    G->tape.recording = saved;
     ad_nesting--;
     kink_begin();
     Value g = derivative_at(r, x);

@@ -69,7 +69,7 @@ static Value elementwise(int op, Value a, Value b)
         Value x = na >= 0 ? *seq_at(a, i) : a;
         Value y = unary ? b : nb >= 0 ? *seq_at(b, i) : b;
         Value *other = na >= 0 ? &x : &y;
-        if (const_scalar && other->t == V_NUM && other->id && tape.recording) {
+        if (const_scalar && other->t == V_NUM && other->id && G->tape.recording) {
             if (!scalar.id) scalar.id = tape_id_of_const(scalar.u.n);
             if (na < 0) x = scalar;
             else y = scalar;
@@ -146,7 +146,7 @@ int arith_sum_plain(Value a, Value *out)
         ids |= e[i].id;
         run &= e[i].id == first + (uint32_t)i;
     }
-    *out = !ids || !tape.recording ? num_val(s) : recorded_sum(a, n, s, run);
+    *out = !ids || !G->tape.recording ? num_val(s) : recorded_sum(a, n, s, run);
     return 1;
 }
 
@@ -168,7 +168,7 @@ Value arith_sum(Value a)
         else acc_add(&q, e->u.n);
     }
     if (num_backend != BK_F64) s = acc_result(&q);
-    if (!recorded || !tape.recording) return num_val(s);
+    if (!recorded || !G->tape.recording) return num_val(s);
     return recorded_sum(a, n, s, -1);
 }
 
@@ -193,7 +193,7 @@ Value arith_dot(Value a, Value b)
         else acc_fma(&q, x->u.n, y->u.n);
     }
     if (num_backend != BK_F64) s = acc_result(&q);
-    if (!recorded || !tape.recording) return num_val(s);
+    if (!recorded || !G->tape.recording) return num_val(s);
     uint32_t off, *pairs = rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);

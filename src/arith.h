@@ -30,7 +30,7 @@ Value arith_fold(int op, Value a, const char *fname);
 static inline Value num_op(int op, Value a, Value b)
 {
     double r = num_apply(op, a.u.n, b.u.n);
-    if (__builtin_expect((a.id | b.id) != 0, 0) && tape.recording)
+    if (__builtin_expect((a.id | b.id) != 0, 0) && G->tape.recording)
         return num_rec(r, arith_record(op, a, b, r));
     return num_val(r);
 }

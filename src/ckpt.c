@@ -519,7 +519,7 @@ static Session *session_begin(LoopRec *r)
     S->r = r;
     S->mode = ckpt_mode;
     S->env = ckpt_env;
-    S->recording = tape.recording;
+    S->recording = G->tape.recording;
     S->backend = num_backend;
     S->rng = wg_rng;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
@@ -600,7 +600,7 @@ static void session_end(Session *S)
     num_backend = S->backend;
     ckpt_mode = S->mode;
     ckpt_env = S->env;
-    tape.recording = S->recording;
+    G->tape.recording = S->recording;
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     sessions = S->outer;
     free(S);
@@ -701,9 +701,9 @@ static int run_step_plain(LoopRec *r, uint64_t t);
  * fresh leaves, and the region is taken back after it. */
 static int run_step(LoopRec *r, uint64_t t)
 {
-    if (!r->taped || tape.recording) return run_step_plain(r, t);
+    if (!r->taped || G->tape.recording) return run_step_plain(r, t);
     TapeMark m = tape_mark();
-    tape.recording = 1;
+    G->tape.recording = 1;
     Flat f;
     flatten_live(r, &f);
     uint32_t nleaf = f.n, *orig = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
@@ -741,7 +741,7 @@ static int run_step(LoopRec *r, uint64_t t)
     }
     flat_free(&f);
     wg_scratch_free(orig);
-    tape.recording = 0;
+    G->tape.recording = 0;
     tape_truncate(m);
     return code;
 }
@@ -792,7 +792,7 @@ static int run_step_plain(LoopRec *r, uint64_t t)
 
 static void advance(LoopRec *r, uint64_t from, uint64_t to)
 {
-    tape.recording = 0;
+    G->tape.recording = 0;
     for (uint64_t t = from; t < to; t++) {
         run_step(r, t);
         ckpt_steps_recomputed++;
@@ -809,7 +809,7 @@ static State *advance_save(LoopRec *r, State *B, uint64_t m)
 
 static size_t chunk_budget(void)
 {
-    size_t used = tape_bytes(), lim = tape.limit;
+    size_t used = tape_bytes(), lim = G->tape.limit;
     size_t avail = lim > used ? (lim - used) / 2 : 0;
     return avail < MAX_CHUNK_BYTES ? avail : MAX_CHUNK_BYTES;
 }
@@ -828,7 +828,7 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     advance(r, B->step, c);
     S->mark = tape_mark();
     S->have_mark = 1;
-    tape.recording = 1;
+    G->tape.recording = 1;
     Flat f;
     flatten_live(r, &f);
     uint32_t nleaf = from_inputs ? 0 : f.n;
@@ -890,7 +890,7 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     wg_scratch_free(which);
     tape_truncate(S->mark);
     S->have_mark = 0;
-    tape.recording = 0;
+    G->tape.recording = 0;
     wg_scratch_free(seeds);
     wg_scratch_free(leaves);
     return out;
@@ -1000,7 +1000,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     S->mark = tape_mark();
     S->have_mark = 1;
     restore(r, r->states[0], 1);
-    tape.recording = 1;
+    G->tape.recording = 1;
     ckpt_floor = S->mark.n;
     for (uint64_t t = 0; t < r->T; t++) {
         run_step(r, t);
@@ -1083,7 +1083,7 @@ static void running_pop(LoopRec *r)
 int exec_checkpoint(Node *n, Env *env)
 {
     Node *loop = n->a;
-    if (!tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
+    if (!G->tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
     if (reaches_back(loop)) {
         note_recorded(n);
         return eval_exec(loop, env);
@@ -1179,14 +1179,14 @@ int exec_checkpoint(Node *n, Env *env)
         eval_var_slot(r->vars[i], env, &log);
         count0[i] = log ? log->count : 0;
     }
-    uint32_t clears = tape.clears, n0 = tape_size();
+    uint32_t clears = G->tape.clears, n0 = tape_size();
     int saved_mode = ckpt_mode;
     Env *saved_env = ckpt_env;
     uint32_t saved_born = ckpt_born;
     ckpt_mode = 1;
     ckpt_env = env;
     ckpt_born = env_made;
-    tape.recording = 0;
+    G->tape.recording = 0;
     uint64_t t = 0, spacing = 1;
     int last_test = 0;
     LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
@@ -1217,9 +1217,9 @@ int exec_checkpoint(Node *n, Env *env)
     ckpt_mode = saved_mode;
     ckpt_env = saved_env;
     ckpt_born = saved_born;
-    tape.recording = 1;
+    G->tape.recording = 1;
     r->T = t + (uint64_t)last_test;
-    if (tape.clears != clears) {       /* :tape clear inside: nothing to record */
+    if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
         wg_scratch_free(count0);
         running_pop(r);
         rec_release(&r->side);

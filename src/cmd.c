@@ -192,20 +192,20 @@ static void cmd_time(const char *args)
     free(src);
     if (!c) wg_error("':time': syntax error (above)");
     /* reclaiming may give entries back meanwhile: count what was recorded */
-    uint64_t before = tape_size() + tape.reclaimed, reclaimed = tape.reclaimed;
-    size_t bytes = tape_bytes() + tape.reclaimed_bytes;
+    uint64_t before = tape_size() + G->tape.reclaimed, reclaimed = G->tape.reclaimed;
+    size_t bytes = tape_bytes() + G->tape.reclaimed_bytes;
     double t0 = now();
     wg_call_push(":time");
     eval_run_chunk(c);
     wg_call_pop();
     double dt = now() - t0;
     char b[32];
-    cmd_fmt_bytes(tape_bytes() + tape.reclaimed_bytes - bytes, b, sizeof b);
+    cmd_fmt_bytes(tape_bytes() + G->tape.reclaimed_bytes - bytes, b, sizeof b);
     if (dt >= 1) printf("time: %.3f s", dt);
     else printf("time: %.3f ms", dt * 1e3);
-    printf(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + tape.reclaimed - before), b);
-    if (tape.reclaimed > reclaimed)
-        printf(", %llu reclaimed meanwhile", (unsigned long long)(tape.reclaimed - reclaimed));
+    printf(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + G->tape.reclaimed - before), b);
+    if (G->tape.reclaimed > reclaimed)
+        printf(", %llu reclaimed meanwhile", (unsigned long long)(G->tape.reclaimed - reclaimed));
     printf("\n");
 }
 

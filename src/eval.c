@@ -129,7 +129,7 @@ static inline int in_nograd(void) { return nograd_frame == call_depth; }
 
 static int recording_scope(Env *env)
 {
-    return tape.recording && (!env || env->vers);
+    return G->tape.recording && (!env || env->vers);
 }
 
 /* ------------------------------------------------------------- nograd */
@@ -215,14 +215,14 @@ static __attribute__((noinline)) int exec_nograd(Node *n, Env *env)
 {
     int outer_frame = nograd_frame, code;
     nograd_frame = call_depth;
-    if (!tape.recording) code = exec(n->a, env);    /* inside another (it settles), or forward-only */
+    if (!G->tape.recording) code = exec(n->a, env);    /* inside another (it settles), or forward-only */
     else {
         uint32_t outer = nograd_block;
         int from = n_nograd_writes;
         nograd_block = ++nograd_serial;
-        tape.recording = 0;
+        G->tape.recording = 0;
         code = exec(n->a, env);
-        tape.recording = 1;
+        G->tape.recording = 1;
         nograd_block = outer;
         settle_nograd_writes(from);
     }
@@ -330,7 +330,7 @@ static int ckpt_store(Env *env, const Node *var)
  * or one a name holds, is copied. */
 static void ckpt_place(Value *v)
 {
-    if (ckpt_mode != 2 || !tape.recording || !IS_NUMBER(*v)) return;
+    if (ckpt_mode != 2 || !G->tape.recording || !IS_NUMBER(*v)) return;
     Value *e = v_innermost(v);
     if (e->id >= ckpt_floor && !tape_labeled(e->id)) rec_label(e->id);
     else label_own(v);
@@ -358,11 +358,11 @@ static void store_var(Node *target, Env *env, Value v)
         VerLog *log;
         Value *slot = var_slot(target, env, &log);
         v = bind_copy(v);
-        if (v.t == V_NUM) v.id = tape.recording ? v.id : 0;
+        if (v.t == V_NUM) v.id = G->tape.recording ? v.id : 0;
         if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
         if (log && ckpt_mode == 1) version_count(log);
         ckpt_place(&v);
-        if (ckpt_mode == 2 && log && nograd_block && (in_nograd() || !tape.recording))
+        if (ckpt_mode == 2 && log && nograd_block && (in_nograd() || !G->tape.recording))
             note_nograd_write(target, env, log);      /* also from a function the block calls */
         Value old = *slot;
         *slot = v;
@@ -482,7 +482,7 @@ static void version_owner(const View *w, int i0, int n)
         return;
     }
     version_count(log);
-    if (tape.recording) {
+    if (G->tape.recording) {
         uint64_t logged = verlog_ids_logged;
         for (int i = i0; i < i0 + n; i++) {
             long at = w->start + (long)i * w->stride;
@@ -522,13 +522,13 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     } else if (in_nograd()) {
         elem->id = 0;                      /* as store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
-    } else if (tape.recording && elem->id) {
+    } else if (G->tape.recording && elem->id) {
         /* from a function that keeps no versions: a place all the same */
         uint64_t logged = verlog_ids_logged;
         if (log) version_element_own(log, i, elem);
         else label_place(elem);            /* a local array: held by it alone */
         if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
-    } else if (tape.recording && log)
+    } else if (G->tape.recording && log)
         version_element_own(log, i, elem);
     else if (nograd_block && log)
         note_nograd_write((Node *)cont, env, log);   /* from a function a nograd block calls */
@@ -574,7 +574,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         if (log && ckpt_mode == 1) version_count(log);
         if (in_nograd()) v = detached(v);         /* as store_var cuts it */
         else ckpt_place(&v);
-        if (ckpt_mode == 2 && log && nograd_block && cont->kind == N_NAME && (in_nograd() || !tape.recording))
+        if (ckpt_mode == 2 && log && nograd_block && cont->kind == N_NAME && (in_nograd() || !G->tape.recording))
             note_nograd_write(cont, env, log);    /* also from a function the block calls */
     } else {
         if (log) version_count(log);
@@ -583,9 +583,9 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         else if (in_nograd()) {
             v = detached(v);                      /* as store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
-        } else if (tape.recording && (log || holder->t == V_VIEW))
+        } else if (G->tape.recording && (log || holder->t == V_VIEW))
             version_element_own(log, i, &v);      /* from a function that keeps no versions */
-        else if (tape.recording && v.id)
+        else if (G->tape.recording && v.id)
             label_place(&v);                      /* a local array's: held by it alone */
         else if (nograd_block && log && cont->kind == N_NAME)
             note_nograd_write(cont, env, log);    /* from a function a nograd block calls */
@@ -701,9 +701,9 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     /* a frame whose closures record keeps versions while recording: its
      * locals are labelled places, so a closure's parameter bound to one of
      * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
-    if (f->records || (f->labels && tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
-    int saved_recording = tape.recording;
-    if (f->records) tape.recording = 1;
+    if (f->records || (f->labels && G->tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
+    int saved_recording = G->tape.recording;
+    if (f->records) G->tape.recording = 1;
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
@@ -717,7 +717,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     Value r = run_body(c, frame);
     call_depth--;
     wg_where = saved;
-    tape.recording = saved_recording;
+    G->tape.recording = saved_recording;
     Value fv = obj_val(V_ENV, frame);
     v_release(fv);
     return r;
@@ -851,7 +851,7 @@ static Value compare(Node *n, Value a, Value b)
     int op = n->op;
     if (op == OP2_EQ || op == OP2_NE) {
         if (is_seq(a) || is_seq(b)) wg_error_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
-        if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && tape.recording)
+        if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && G->tape.recording)
             kink_note_branch(n, wg_where.chunk, v_primal(a), v_primal(b), v_innermost(&a)->id, v_innermost(&b)->id);
         int eq = values_equal(a, b);
         return bool_val(op == OP2_EQ ? eq : !eq);
@@ -860,7 +860,7 @@ static Value compare(Node *n, Value a, Value b)
         wg_error_at(n, "cannot order %s and %s", type_name(a), type_name(b));
     double x = v_primal(a), y = v_primal(b);
     uint32_t ida = v_innermost(&a)->id, idb = v_innermost(&b)->id;
-    if ((ida | idb) && tape.recording) kink_note_branch(n, wg_where.chunk, x, y, ida, idb);
+    if ((ida | idb) && G->tape.recording) kink_note_branch(n, wg_where.chunk, x, y, ida, idb);
     switch (op) {
     case OP2_LT: return bool_val(num_less(x, y));
     case OP2_LE: return bool_val(num_less(x, y) || num_equal(x, y));
@@ -1143,7 +1143,7 @@ static void exec_compound(Node *n, Env *env)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
-        int places = tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
+        int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
@@ -1295,8 +1295,8 @@ static void reclaim_abandoned(void *ud)
 
 int eval_chunk(Chunk *c)
 {
-    uint64_t recorded = tape_size() + tape.reclaimed;
-    int saved_recording = tape.recording;
+    uint64_t recorded = tape_size() + G->tape.reclaimed;
+    int saved_recording = G->tape.recording;
     int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes, frame = nograd_frame;
     uint32_t block = nograd_block;
     WgWhere where = wg_where;
@@ -1310,7 +1310,7 @@ int eval_chunk(Chunk *c)
         release_nested_runs();
         nograd_block = block;
         nograd_frame = frame;
-        tape.recording = saved_recording;
+        G->tape.recording = saved_recording;
         /* a nograd block the error left ends here: what it had assigned
          * becomes places, unless this chunk runs inside a block that goes on */
         if (saved_recording && n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
@@ -1321,7 +1321,7 @@ int eval_chunk(Chunk *c)
         gc_collect();
         /* (not after running out of memory: a pass needs some) */
         const char *why = wg_last_error()->message;
-        if (depth == 0 && tape_size() + tape.reclaimed > recorded && !tape.busy && !(why && strstr(why, "out of memory")))
+        if (depth == 0 && tape_size() + G->tape.reclaimed > recorded && !G->tape.busy && !(why && strstr(why, "out of memory")))
             wg_pcall(reclaim_abandoned, NULL);
     }
     return err;
@@ -1336,7 +1336,7 @@ void eval_init(void)
     ckpt_init();
     gc_set_roots(eval_visit_roots);
     reclaim_set_roots(eval_root_ids);
-    tape_limit_hint = limit_hint;
+    G->tape.limit_hint = limit_hint;
     tape_init();
     builtins_register();
 }
@@ -1351,7 +1351,7 @@ void eval_reset(void)
         memset(&globals[i].ver, 0, sizeof(VerLog));
     }
     gc_collect();
-    tape.limit = 0;
+    G->tape.limit = 0;
     tape_init();
     sweep_forget();
     num_backend = wg_start_backend;

@@ -24,9 +24,9 @@ static int depth, noted;
 
 static void check_epoch(void)
 {
-    if (epoch != tape.epoch) {
+    if (epoch != G->tape.epoch) {
         nnotes = npassed = nbranches = 0;
-        epoch = tape.epoch;
+        epoch = G->tape.epoch;
     }
 }
 

@@ -106,14 +106,14 @@ typedef struct {
 
 static PlotMark plot_mark(void)
 {
-    PlotMark m = { tape_mark(), tape.recording };
-    tape.recording = 0;
+    PlotMark m = { tape_mark(), G->tape.recording };
+    G->tape.recording = 0;
     return m;
 }
 
 static void plot_restore(PlotMark m)
 {
-    tape.recording = m.recording;
+    G->tape.recording = m.recording;
     if (!tape_grew_since(m.mark)) return;
     gc_strip_ids_from(m.mark.n);
     tape_truncate(m.mark);

@@ -19,11 +19,11 @@ static uint32_t lowest_floor = UINT32_MAX;  /* of the passes in the statement ru
 
 static uint64_t full_passes;                 /* passes whose floor was the tape's start */
 
-LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, tape.epoch }; }
+LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, G->tape.epoch }; }
 
 void reclaim_loop_pass(LoopFloor *f)
 {
-    if (f->full != full_passes || f->epoch != tape.epoch) *f = reclaim_loop_begin();
+    if (f->full != full_passes || f->epoch != G->tape.epoch) *f = reclaim_loop_begin();
     reclaim_maybe(f->floor);
 }
 
@@ -50,7 +50,7 @@ static uint32_t size_at_schedule;       /* and the tape's size then */
  * together as the tape nears it. */
 static void schedule(uint64_t at)
 {
-    uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
+    uint64_t cap = G->tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
     if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
     if (stress) at = 0;
     reclaim_next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
@@ -247,7 +247,7 @@ static uint32_t position_moved(uint32_t pos)
 uint32_t reclaim_now(TapeMark floor)
 {
     Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL };
-    if (tape.busy || p.lo >= p.n) return 0;
+    if (G->tape.busy || p.lo >= p.n) return 0;
     if (p.lo < lowest_floor) lowest_floor = p.lo;
     if (p.lo <= 1) full_passes++;
     /* everything a pass needs is taken before anything moves, as scratch
@@ -269,7 +269,7 @@ uint32_t reclaim_now(TapeMark floor)
         current = NULL;
     }
     uint32_t gone = p.n - tape_size();
-    tape.reclaims++;
+    G->tape.reclaims++;
     last_roots = p.roots;
     /* the next pass waits until the tape has grown by what this one cost,
      * and by eight times that after two passes running that found little
@@ -297,8 +297,8 @@ static uint64_t version_roots(void)
 {
     static uint32_t clears;
     static uint64_t base;
-    if (clears != tape.clears) {
-        clears = tape.clears;
+    if (clears != G->tape.clears) {
+        clears = G->tape.clears;
         base = reclaim_global_versions;
     }
     return reclaim_global_versions - base;
@@ -306,7 +306,7 @@ static uint64_t version_roots(void)
 
 StatementMark reclaim_statement_begin(void)
 {
-    StatementMark m = { tape_mark(), tape.epoch, tape_size() + tape.reclaimed, lowest_floor,
+    StatementMark m = { tape_mark(), G->tape.epoch, tape_size() + G->tape.reclaimed, lowest_floor,
                         reclaim_global_versions };
     lowest_floor = UINT32_MAX;
     return m;
@@ -314,9 +314,9 @@ StatementMark reclaim_statement_begin(void)
 
 void reclaim_statement_end(const StatementMark *m)
 {
-    uint64_t recorded = tape_size() + tape.reclaimed - m->before;
+    uint64_t recorded = tape_size() + G->tape.reclaimed - m->before;
     int moved = reclaim_moved_below(m->made.n);   /* a pass from its own mark moved only its own entries */
-    if (m->epoch == tape.epoch && recorded && !tape.busy) {   /* (not after a :tape clear) */
+    if (m->epoch == G->tape.epoch && recorded && !G->tape.busy) {   /* (not after a :tape clear) */
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
         TapeMark floor = moved ? reclaim_everything() : m->made;
@@ -336,12 +336,12 @@ void reclaim_statement_end(const StatementMark *m)
 void reclaim_maybe(TapeMark floor)
 {
     if (__builtin_expect(tape_size() < reclaim_next_pass_at, 1)) return;
-    if (seen_epoch != tape.epoch) {
-        seen_epoch = tape.epoch;
+    if (seen_epoch != G->tape.epoch) {
+        seen_epoch = G->tape.epoch;
         reclaim_reset();
         return;
     }
-    if (tape.busy) return;
+    if (G->tape.busy) return;
     /* the tape grew by versions of global variables alone (nearly), which
      * x@k keeps live: a pass would find what the last one left, so it
      * waits for as much growth again (filling and copying arrays at the

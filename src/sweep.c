@@ -1032,9 +1032,9 @@ static Cuts deriv_cuts(const DerivRec *r)
  * returns the pool offset of the entry each wrt got (0: a constant). */
 static uint32_t record_expansion(uint32_t r, uint32_t *first)
 {
-    int saved = tape.recording;
+    int saved = G->tape.recording;
     uint32_t saved_floor = expansion_floor;
-    tape.recording = 1;
+    G->tape.recording = 1;
     *first = expansion_floor = tape_size();
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y, btop = y;
@@ -1063,7 +1063,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     }
     valbuf_free(&b, btop);
     expansion_floor = saved_floor;
-    tape.recording = saved;
+    G->tape.recording = saved;
     return off;
 }
 
@@ -1089,7 +1089,7 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     if (!kept) {
         tape_deriv_call(r)->exp_off = off;
         tape_deriv_call(r)->exp_lo = first;
-        tape.expansions++;
+        G->tape.expansions++;
     }
     *lo = first;
     return tape_pool_at(off)[j];
@@ -1100,7 +1100,7 @@ void sweep_abandon(void)
 {
     so.busy = 0;
     expansion_floor = 0;
-    tape.busy = 0;
+    G->tape.busy = 0;
     kept_busy = 0;
     ckout_wrt = 0;
 }
@@ -1389,7 +1389,7 @@ static struct {
     size_t   cap;              /* doubles */
     uint32_t lo, top, epoch, size;
     uint64_t print;            /* the top entry's fingerprint */
-    uint64_t reclaimed;        /* tape.reclaimed then: a pass that moved entries ends it */
+    uint64_t reclaimed;        /* G->tape.reclaimed then: a pass that moved entries ends it */
     int      valid;
 } kept;
 
@@ -1402,8 +1402,8 @@ static uint64_t entry_print(uint32_t i)
 
 static int kept_covers(uint32_t lo, uint32_t top)
 {
-    return kept.valid && kept.epoch == tape.epoch && kept.size == tape_size() && kept.top == top
-        && kept.reclaimed == tape.reclaimed     /* reclaiming moved nothing since */
+    return kept.valid && kept.epoch == G->tape.epoch && kept.size == tape_size() && kept.top == top
+        && kept.reclaimed == G->tape.reclaimed     /* reclaiming moved nothing since */
         && kept.lo <= lo && kept.print == entry_print(top);
 }
 
@@ -1443,8 +1443,8 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
     kept_busy = 0;
     kept.lo = lo;
     kept.top = top;
-    kept.epoch = tape.epoch;
-    kept.reclaimed = tape.reclaimed;
+    kept.epoch = G->tape.epoch;
+    kept.reclaimed = G->tape.reclaimed;
     kept.print = entry_print(top);
     kept.valid = !cut;         /* a sweep with cuts answers its own question only */
 }
@@ -1478,7 +1478,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
 #define REACHED(w) ((w) && (w) >= lo && ((w) <= top || (ck && (w) <= btop && sweep_floor(w) <= top)))
     int saved_ckout = ckout_wrt, above = btop > top;
     ckout_wrt = ck;
-    tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
+    G->tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
     int f64 = num_backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
@@ -1513,8 +1513,8 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
                 out[j].u.n = REACHED(wrt[j]) ? take_plain(&b, wrt[j]) : 0;
         if (!hit && !keep) plain_free(&b);
     }
-    tape.sweeps++;
-    uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
+    G->tape.sweeps++;
+    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
     for (int j = 0; j < n;) {
         if (!REACHED(wrt[j])) {
             out[j++] = num_val(0);
@@ -1522,14 +1522,14 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
         int run = j + 1;        /* places answered one after another: one call */
         while (run < n && REACHED(wrt[run])) run++;
-        if (tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
+        if (G->tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
         else
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
         j = run;
     }
     if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
     else if (!kept_busy) kept.valid = 0;      /* another question came between */
-    tape.busy--;
+    G->tape.busy--;
     ckout_wrt = saved_ckout;
 #undef REACHED
 }

@@ -334,20 +334,20 @@ static void tape_stats(void)
     printf("  operand lists (sum, dot, d): %zu ids\n", tape_pool_size());
     printf("  variable versions: %zu\n", versions);
     printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
-           (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
+           (unsigned long long)G->tape.sweeps, (unsigned long long)G->tape.expansions);
     if (ckpt_steps_run)
         printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
                ckpt_steps_run, ckpt_steps_recomputed, (double)ckpt_steps_recomputed / (double)ckpt_steps_run);
     char gone[32];
-    cmd_fmt_bytes(tape.reclaimed_bytes, gone, sizeof gone);
+    cmd_fmt_bytes(G->tape.reclaimed_bytes, gone, sizeof gone);
     printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
            "(entry numbers are positions: the entries after a reclaimed one move down)\n",
-           (unsigned long long)tape.reclaimed, gone, (unsigned long long)tape.reclaims);
+           (unsigned long long)G->tape.reclaimed, gone, (unsigned long long)G->tape.reclaims);
     if (backend_is_posit(num_backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                formats[num_backend].posit->quire_bits);
     char lim[32], used[32];
-    cmd_fmt_bytes(tape.limit, lim, sizeof lim);
+    cmd_fmt_bytes(G->tape.limit, lim, sizeof lim);
     cmd_fmt_bytes(tape_bytes(), used, sizeof used);
     printf("  in use: %s of a limit of %s\n", used, lim);
 }
@@ -448,7 +448,7 @@ static void tape_subcommand(const char *args)
             tape_set_limit(lim);
             reclaim_reset();     /* the next pass comes before the new cap */
         }
-        cmd_fmt_bytes(tape.limit, b, sizeof b);
+        cmd_fmt_bytes(G->tape.limit, b, sizeof b);
         printf("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());
     } else tape_depends(sub);
 }

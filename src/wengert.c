@@ -17,18 +17,21 @@
 #include "num.h"
 #include "tape.h"
 #include "help.h"
+#include "state.h"
 
 #ifndef WG_PREFIX
 #define WG_PREFIX "/usr/local"
 #endif
 
 struct wg_Session {
+    wg_State *state;              /* everything the session keeps (state.h) */
     int echo;
     FILE *out, *err;              /* the writers' streams, or NULL */
     FILE *saved_out, *saved_err;
 };
 
-static wg_Session the_session;    /* one a process, for now (wengert.h) */
+/* Every call below first makes its session's state the running one. */
+static void enter(wg_Session *s) { G = s->state; }
 
 /* ------------------------------------------------------------ start-up */
 
@@ -140,7 +143,7 @@ static void load_prelude(void)
     qsort(names, (size_t)n, sizeof names[0], cmp_names);
     int echo = wg_echo;
     wg_echo = 0;
-    int recording = tape.recording;
+    int recording = G->tape.recording;
     for (int i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -157,7 +160,7 @@ static void load_prelude(void)
         }
         free(names[i]);
     }
-    tape.recording = recording;
+    G->tape.recording = recording;
     define_args();
     docs_loaded = 1;
     wg_echo = echo;
@@ -170,8 +173,13 @@ static void load_prelude(void)
 
 wg_Session *wg_open(const wg_Options *opt)
 {
-    wg_Session *s = &the_session;
-    memset(s, 0, sizeof *s);
+    wg_Session *s = calloc(1, sizeof *s);
+    if (!s || !(s->state = state_open())) {
+        free(s);
+        fprintf(stderr, "wengert: out of memory\n");
+        return NULL;
+    }
+    enter(s);
     if (opt) {
         script_args = (const char **)opt->args;
         nscript_args = opt->nargs;
@@ -179,6 +187,9 @@ wg_Session *wg_open(const wg_Options *opt)
     int b = BK_F64;
     if (opt && opt->backend && (b = backend_lookup(opt->backend)) < 0) {
         fprintf(stderr, "wengert: unknown backend '%s' (see --help)\n", opt->backend);
+        state_close(s->state);
+        free(s);
+        G = NULL;
         return NULL;
     }
     eval_init();
@@ -191,18 +202,19 @@ wg_Session *wg_open(const wg_Options *opt)
 
 void wg_close(wg_Session *s)
 {
+    enter(s);
     wg_set_output(s, NULL, NULL, NULL);
     fflush(stdout);
 }
 
 void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
-int  wg_quitting(wg_Session *s) { (void)s; return eval_quit; }
+int  wg_quitting(wg_Session *s) { enter(s); return eval_quit; }
 void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
 void wg_set_color(int mode) { wg_color_init(mode); }
 
 void wg_reset(wg_Session *s)
 {
-    (void)s;
+    enter(s);
     cmd_run("reset");
 }
 
@@ -235,6 +247,7 @@ static void parse_protected(void *ud)
 wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, wg_Result *r)
 {
     if (r) memset(r, 0, sizeof *r);
+    enter(s);
     wg_interrupted = 0;          /* a Ctrl-C before the run does not carry into it */
     Global *ans = global_lookup("ans");
     int before = ans ? ans->ver.count : 0;
@@ -319,7 +332,7 @@ static int ends_with_open_if(const Chunk *c)
 
 wg_Status wg_check(wg_Session *s, const char *src, size_t len, int *open_if)
 {
-    (void)s;
+    enter(s);
     Attempt a = { src, len, NULL, 0 };
     if (open_if) *open_if = 0;
     if (wg_pcall(try_parse, &a)) return WG_ERROR;
@@ -386,7 +399,7 @@ static void display(const char *mime, const char *data, size_t len, const char *
 
 void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
 {
-    (void)s;
+    enter(s);
     display_fn = fn;
     display_ud = ud;
     wg_display = fn ? display : NULL;
@@ -396,7 +409,7 @@ void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
 
 const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
 {
-    (void)s;
+    enter(s);
     switch (kind) {
     case WG_NAMES_COMMANDS: return cmd_name(i);
     case WG_NAMES_BACKENDS: return i < BK_COUNT ? formats[i].name : NULL;

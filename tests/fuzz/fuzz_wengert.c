@@ -81,9 +81,9 @@ static void parse_prelude(void)
 
 static void run_prelude(void)
 {
-    int recording = tape.recording;
+    int recording = G->tape.recording;
     for (int i = 0; i < nprelude; i++) eval_chunk(prelude[i]);   /* the chunks stay ours */
-    tape.recording = recording;
+    G->tape.recording = recording;
     prelude_globals = nglobals;
     for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);
     tape_set_limit(TAPE_LIMIT);   /* again after a :reset in the input */
@@ -180,6 +180,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    G = state_open();
     eval_init();
     eval_command = cmd_run;      /* as wg_open hands it (wengert.h) */
     parse_prelude();

@@ -1,0 +1,18 @@
+/* state.c: making and freeing a session's state (state.h). */
+#include <stdlib.h>
+#include "state.h"
+#include "error.h"
+
+wg_State *G;
+
+wg_State *state_open(void)
+{
+    wg_State *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    return s;
+}
+
+void state_close(wg_State *s)
+{
+    free(s);
+}
