@@ -4,6 +4,7 @@
 #include "dual.h"
 #include "error.h"
 #include "kinks.h"
+#include "state.h"
 
 uint32_t tape_id_of_const(double c) { return rec_const(c); }
 
@@ -133,7 +134,7 @@ static Value recorded_sum(Value a, int n, double s, int run)
 
 int arith_sum_plain(Value a, Value *out)
 {
-    if (a.t != V_ARR || num_backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
+    if (a.t != V_ARR || G->num.backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
     const Storage *st = AS_ARR(a);
     const Value *e = st->v;
     int n = st->n;
@@ -164,10 +165,10 @@ Value arith_sum(Value a)
     for (int i = 0; i < n; i++) {
         Value *e = seq_at(a, i);
         recorded |= e->id != 0;
-        if (num_backend == BK_F64) s += e->u.n;
+        if (G->num.backend == BK_F64) s += e->u.n;
         else acc_add(&q, e->u.n);
     }
-    if (num_backend != BK_F64) s = acc_result(&q);
+    if (G->num.backend != BK_F64) s = acc_result(&q);
     if (!recorded || !G->tape.recording) return num_val(s);
     return recorded_sum(a, n, s, -1);
 }
@@ -189,10 +190,10 @@ Value arith_dot(Value a, Value b)
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);
         recorded |= (x->id | y->id) != 0;
-        if (num_backend == BK_F64) s += x->u.n * y->u.n;
+        if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
         else acc_fma(&q, x->u.n, y->u.n);
     }
-    if (num_backend != BK_F64) s = acc_result(&q);
+    if (G->num.backend != BK_F64) s = acc_result(&q);
     if (!recorded || !G->tape.recording) return num_val(s);
     uint32_t off, *pairs = rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {

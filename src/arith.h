@@ -11,6 +11,11 @@
 /* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
  * is owned by the caller. */
 Value v_arith(int op, Value a, Value b);
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_ARITH_H_STATE)
+#define WG_ARITH_H_STATE
 static inline Value v_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
 uint32_t tape_id_of_const(double c);

@@ -18,21 +18,16 @@
 #include "suggest.h"
 #include "parse.h"
 #include "plot.h"
+#include "state.h"
 
-#define MAX_BUILTINS 96
-static const Builtin *table[MAX_BUILTINS];
-static SpecialFn specials[MAX_BUILTINS];
-static Builtin special_defs[MAX_BUILTINS];
-static int nbuiltins;
-rng_t wg_rng;
 
 void define_builtin(const Builtin *b)
 {
     int i = 0;
-    while (i < nbuiltins && table[i] != b) i++;
-    if (i == nbuiltins) table[nbuiltins++] = b;
+    while (i < G->builtins.n && G->builtins.table[i] != b) i++;
+    if (i == G->builtins.n) G->builtins.table[G->builtins.n++] = b;
     int gi = global_index(b->name);   /* may move the globals array */
-    Global *g = &globals[gi];
+    Global *g = &G->eval.globals[gi];
     v_release(g->v);
     g->v.t = V_BUILTIN;
     g->v.id = 0;
@@ -41,30 +36,30 @@ void define_builtin(const Builtin *b)
 
 void define_special(const char *name, SpecialFn fn, const char *help)
 {
-    for (int i = 0; i < nbuiltins; i++)
-        if (strcmp(table[i]->name, name) == 0) {
-            define_builtin(table[i]);
+    for (int i = 0; i < G->builtins.n; i++)
+        if (strcmp(G->builtins.table[i]->name, name) == 0) {
+            define_builtin(G->builtins.table[i]);
             return;
         }
-    Builtin *b = &special_defs[nbuiltins];
+    Builtin *b = &G->builtins.special_defs[G->builtins.n];
     b->name = name;
     b->minargs = 0;
     b->maxargs = -1;
     b->fn = NULL;
     b->help = help;
-    specials[nbuiltins] = fn;
+    G->builtins.specials[G->builtins.n] = fn;
     define_builtin(b);
 }
 
 SpecialFn special_for(const Builtin *b)
 {
     if (b->fn) return NULL;
-    for (int i = 0; i < nbuiltins; i++)
-        if (table[i] == b) return specials[i];
+    for (int i = 0; i < G->builtins.n; i++)
+        if (G->builtins.table[i] == b) return G->builtins.specials[i];
     return NULL;
 }
 
-const Builtin *builtin_list(int i) { return i < nbuiltins ? table[i] : NULL; }
+const Builtin *builtin_list(int i) { return i < G->builtins.n ? G->builtins.table[i] : NULL; }
 
 /* -------------------------------------------------------------- helpers */
 
@@ -261,8 +256,8 @@ static Value bi_atan2(int argc, Value *argv) { (void)argc; return v_arith(OP_ATA
  * const operand), so the tape keeps the very numbers a replay must see. */
 static Value draw(int normal)
 {
-    if (normal) return num_val(num_round(rng_normal(&wg_rng)));
-    double u = num_round(rng_uniform(&wg_rng));
+    if (normal) return num_val(num_round(rng_normal(&G->rng)));
+    double u = num_round(rng_uniform(&G->rng));
     if (u >= 1) u = num_below_one();   /* rounding to a narrow format must not reach 1 */
     return num_val(u);
 }
@@ -285,7 +280,7 @@ static Value bi_seed(int argc, Value *argv)
     double d = arg_number(argv, 0, "seed");
     if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
         wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
-    rng_seed(&wg_rng, (uint64_t)d);
+    rng_seed(&G->rng, (uint64_t)d);
     return nil_val();
 }
 
@@ -356,7 +351,7 @@ static Value bi_frombits(int argc, Value *argv)
     double x;
     if ((int)strlen(AS_STR(argv[0])->s) != AS_STR(argv[0])->len || !num_frombits(AS_STR(argv[0])->s, &x))
         wg_error("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
-                 AS_STR(argv[0])->s, formats[num_backend].name, formats[num_backend].width / 4);
+                 AS_STR(argv[0])->s, formats[G->num.backend].name, formats[G->num.backend].width / 4);
     return num_val(x);
 }
 
@@ -402,7 +397,7 @@ static Value sp_view(Node *call, Env *env)
     Value args[3];
     int nargs = call->n - 1;
     for (int i = 0; i < nargs; i++) args[i] = eval_expr(call->list[i + 1], env);
-    wg_where.node = call;
+    G->err.where.node = call;
     if (nargs >= 1) start = whole(args[0], "start");
     len = nargs >= 2 ? whole(args[1], "len") : n - start;
     if (nargs >= 3) stride = whole(args[2], "stride");
@@ -512,8 +507,8 @@ void builtins_register(void)
     define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     plot_register();
     int pi_index = global_index("pi");
-    Global *g = &globals[pi_index];
+    Global *g = &G->eval.globals[pi_index];
     v_release(g->v);
     g->v = num_val(M_PI);
-    rng_seed(&wg_rng, 0);
+    rng_seed(&G->rng, 0);
 }

@@ -56,14 +56,9 @@
 #include "num.h"
 #include "reclaim.h"
 #include "fwd.h"
+#include "state.h"
 
-extern rng_t wg_rng;
 
-int ckpt_mode;
-uint32_t ckpt_floor;
-Env *ckpt_env;
-uint32_t ckpt_born;
-unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
 
@@ -117,7 +112,6 @@ typedef struct LoopRec {
     int nheld;
 } LoopRec;
 
-static LoopRec *running;
 
 static void state_free(State *s, int nvars)
 {
@@ -371,7 +365,7 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
 {
     State *s = wg_calloc(1, sizeof(State));
     s->step = step;
-    s->rng = wg_rng;
+    s->rng = G->rng;
     s->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
     flatten_live(r, &f);
@@ -479,7 +473,6 @@ static void tmp_free(Session *S, State *s)
     state_free(s, S->r->nvars);
 }
 
-static Session *sessions;
 static FILE *devnull;
 
 static int is_cst(LoopRec *r, Storage *s)
@@ -517,15 +510,15 @@ static Session *session_begin(LoopRec *r)
 {
     Session *S = wg_calloc(1, sizeof(Session));
     S->r = r;
-    S->mode = ckpt_mode;
-    S->env = ckpt_env;
+    S->mode = G->ckpt.mode;
+    S->env = G->ckpt.env;
     S->recording = G->tape.recording;
-    S->backend = num_backend;
-    S->rng = wg_rng;
+    S->backend = G->num.backend;
+    S->rng = G->rng;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
-    S->outer = sessions;
-    sessions = S;
+    S->outer = G->ckpt.sessions;
+    G->ckpt.sessions = S;
     for (int i = 0; i < r->nvars; i++) {
         Value *v = var_at(r, i);
         dirty_value(S, *v);
@@ -552,9 +545,9 @@ static Session *session_begin(LoopRec *r)
             v_release(old);
         }
     }
-    ckpt_mode = 2;
-    ckpt_env = r->env;
-    num_backend = r->backend;
+    G->ckpt.mode = 2;
+    G->ckpt.env = r->env;
+    G->num.backend = r->backend;
     fflush(stdout);
     if (!devnull) devnull = fopen("/dev/null", "w");
     S->out = stdout;
@@ -596,13 +589,13 @@ static void session_end(Session *S)
     free(S->found);
     free(S->vars);
     free(S->capt);
-    wg_rng = S->rng;
-    num_backend = S->backend;
-    ckpt_mode = S->mode;
-    ckpt_env = S->env;
+    G->rng = S->rng;
+    G->num.backend = S->backend;
+    G->ckpt.mode = S->mode;
+    G->ckpt.env = S->env;
     G->tape.recording = S->recording;
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
-    sessions = S->outer;
+    G->ckpt.sessions = S->outer;
     free(S);
 }
 
@@ -687,7 +680,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
         if (map[i] != s->st[i]) v_release(obj_val(V_ARR, map[i]));   /* the variables hold it */
     wg_scratch_free(map);
     wg_scratch_free(done);
-    wg_rng = s->rng;
+    G->rng = s->rng;
 }
 
 /* ------------------------------------------------------------ stepping */
@@ -795,7 +788,7 @@ static void advance(LoopRec *r, uint64_t from, uint64_t to)
     G->tape.recording = 0;
     for (uint64_t t = from; t < to; t++) {
         run_step(r, t);
-        ckpt_steps_recomputed++;
+        G->ckpt.steps_recomputed++;
     }
 }
 
@@ -838,12 +831,12 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
         leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
         rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
     }
-    ckpt_floor = S->mark.n;
+    G->ckpt.floor = S->mark.n;
     flat_free(&f);
     size_t budget = chunk_budget(), start = tape_bytes();
     for (uint64_t t = c; t < j; t++) {
         run_step(r, t);
-        ckpt_steps_recomputed++;
+        G->ckpt.steps_recomputed++;
         if (tape_bytes() - start > budget && t + 1 < j) {
             *fit = t - c + 1;
             tape_truncate(S->mark);
@@ -882,9 +875,9 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     }
     double *out = wg_scratch(sizeof(double) * (nwant ? nwant : 1));
     uint32_t top = tape_size() - 1;
-    num_backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
+    G->num.backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
     sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, want, nwant, out);
-    num_backend = r->backend;
+    G->num.backend = r->backend;
     for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
     wg_scratch_free(want);
     wg_scratch_free(which);
@@ -1001,10 +994,10 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     S->have_mark = 1;
     restore(r, r->states[0], 1);
     G->tape.recording = 1;
-    ckpt_floor = S->mark.n;
+    G->ckpt.floor = S->mark.n;
     for (uint64_t t = 0; t < r->T; t++) {
         run_step(r, t);
-        ckpt_steps_recomputed++;
+        G->ckpt.steps_recomputed++;
     }
     Flat f;
     flatten_live(r, &f);
@@ -1062,18 +1055,16 @@ static int reaches_back(Node *loop)
 
 static void note_recorded(Node *n)
 {
-    static const Node *noted[64];
-    static int nnoted;
-    for (int i = 0; i < nnoted; i++)
-        if (noted[i] == n) return;
-    if (nnoted < 64) noted[nnoted++] = n;
+    for (int i = 0; i < G->ckpt.nnoted; i++)
+        if (G->ckpt.noted[i] == n) return;
+    if (G->ckpt.nnoted < 64) G->ckpt.noted[G->ckpt.nnoted++] = n;
     wg_note("%s:%d: this loop takes d(...) or reads x@k in its body: it runs recorded, "
-            "not checkpointed", wg_where.chunk ? wg_where.chunk->filename : "?", n->line);
+            "not checkpointed", G->err.where.chunk ? G->err.where.chunk->filename : "?", n->line);
 }
 
 static void running_pop(LoopRec *r)
 {
-    for (LoopRec **p = &running; *p; p = &(*p)->next)
+    for (LoopRec **p = &G->ckpt.running; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
             return;
@@ -1083,7 +1074,7 @@ static void running_pop(LoopRec *r)
 int exec_checkpoint(Node *n, Env *env)
 {
     Node *loop = n->a;
-    if (!G->tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
+    if (!G->tape.recording || G->ckpt.mode) return eval_exec(loop, env);   /* nothing to record */
     if (reaches_back(loop)) {
         note_recorded(n);
         return eval_exec(loop, env);
@@ -1103,15 +1094,15 @@ int exec_checkpoint(Node *n, Env *env)
     r->loop = loop;
     r->is_for = loop->kind == N_FOR;
     r->body = r->is_for ? loop->list[0] : loop->b;
-    r->chunk = (Chunk *)wg_where.chunk;
+    r->chunk = (Chunk *)G->err.where.chunk;
     chunk_retain(r->chunk);
     r->env = env;
     if (env) env->h.rc++;
     r->k = k;
-    r->backend = num_backend;
+    r->backend = G->num.backend;
     r->counter = -1;
-    r->next = running;
-    running = r;
+    r->next = G->ckpt.running;
+    G->ckpt.running = r;
     if (r->is_for) {
         add_var(&r->vars, &r->nvars, loop->c);
         r->counter = 0;
@@ -1180,12 +1171,12 @@ int exec_checkpoint(Node *n, Env *env)
         count0[i] = log ? log->count : 0;
     }
     uint32_t clears = G->tape.clears, n0 = tape_size();
-    int saved_mode = ckpt_mode;
-    Env *saved_env = ckpt_env;
-    uint32_t saved_born = ckpt_born;
-    ckpt_mode = 1;
-    ckpt_env = env;
-    ckpt_born = env_made;
+    int saved_mode = G->ckpt.mode;
+    Env *saved_env = G->ckpt.env;
+    uint32_t saved_born = G->ckpt.born;
+    G->ckpt.mode = 1;
+    G->ckpt.env = env;
+    G->ckpt.born = G->value.env_made;
     G->tape.recording = 0;
     uint64_t t = 0, spacing = 1;
     int last_test = 0;
@@ -1211,12 +1202,12 @@ int exec_checkpoint(Node *n, Env *env)
             break;
         }
         t++;
-        ckpt_steps_run++;
+        G->ckpt.steps_run++;
         if (code == EXEC_BREAK) break;
     }
-    ckpt_mode = saved_mode;
-    ckpt_env = saved_env;
-    ckpt_born = saved_born;
+    G->ckpt.mode = saved_mode;
+    G->ckpt.env = saved_env;
+    G->ckpt.born = saved_born;
     G->tape.recording = 1;
     r->T = t + (uint64_t)last_test;
     if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
@@ -1270,23 +1261,23 @@ int exec_checkpoint(Node *n, Env *env)
 
 void ckpt_abandon(void)
 {
-    while (sessions) session_end(sessions);
-    while (running) {
-        LoopRec *r = running;
-        running = r->next;
+    while (G->ckpt.sessions) session_end(G->ckpt.sessions);
+    while (G->ckpt.running) {
+        LoopRec *r = G->ckpt.running;
+        G->ckpt.running = r->next;
         rec_release(&r->side);
     }
-    ckpt_mode = 0;
-    ckpt_env = NULL;
+    G->ckpt.mode = 0;
+    G->ckpt.env = NULL;
 }
 
 void ckpt_visit_roots(void (*visit)(Value))
 {
-    for (LoopRec *r = running; r; r = r->next) {
+    for (LoopRec *r = G->ckpt.running; r; r = r->next) {
         rec_each_value(&r->side, visit);
         for (int i = 0; i < r->nheld; i++) visit(obj_val(V_ARR, r->held[i]));
     }
-    for (Session *S = sessions; S; S = S->outer) {
+    for (Session *S = G->ckpt.sessions; S; S = S->outer) {
         for (int i = 0; i < S->r->nheld; i++) visit(obj_val(V_ARR, S->r->held[i]));
         for (int i = 0; i < S->r->nvars; i++) visit(S->vars[i]);
         for (int i = 0; i < S->r->ncapt; i++) visit(S->capt[i]);

@@ -16,6 +16,7 @@
 #include "ad.h"
 #include "tapeview.h"
 #include "help.h"
+#include "state.h"
 
 void (*wg_reset_hook)(void);
 
@@ -79,13 +80,13 @@ static void cmd_backend(const char *args)
             }
             wg_error("unknown backend '%s' (one of %s)", name, list);
         }
-        num_backend = b;
+        G->num.backend = b;
     }
-    printf("backend: %s", formats[num_backend].name);
-    if (backend_is_posit(num_backend))
+    printf("backend: %s", formats[G->num.backend].name);
+    if (backend_is_posit(G->num.backend))
         printf(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
-               formats[num_backend].width,
-               formats[num_backend].posit->quire_bits);
+               formats[G->num.backend].width,
+               formats[G->num.backend].posit->quire_bits);
     printf("\n");
 }
 
@@ -95,10 +96,10 @@ static void cmd_vars(const char *args)
 {
     (void)args;
     int shown = 0;
-    for (int g = 0; g < nglobals; g++) {
-        Global *gl = &globals[g];
+    for (int g = 0; g < G->eval.nglobals; g++) {
+        Global *gl = &G->eval.globals[g];
         if (gl->v.t == V_UNDEF || gl->v.t == V_BUILTIN) continue;
-        if (g < prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
+        if (g < G->eval.prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
         printf("%s = ", gl->name);
         if (gl->v.t == V_STR) printf("\"");
         value_print_brief(gl->v, stdout);
@@ -118,7 +119,7 @@ static void cmd_vars(const char *args)
  * real file, not <repl> or <-e>), then in the current directory. */
 static FILE *open_beside(const char *name, char *path, size_t size)
 {
-    const char *from = wg_where.chunk ? wg_where.chunk->filename : NULL;
+    const char *from = G->err.where.chunk ? G->err.where.chunk->filename : NULL;
     const char *slash = from && from[0] != '<' ? strrchr(from, '/') : NULL;
     if (name[0] != '/' && slash) {
         snprintf(path, size, "%.*s/%s", (int)(slash - from), from, name);
@@ -156,12 +157,12 @@ static void cmd_load(const char *args)
     Chunk *c = parse_chunk(args, buf ? buf : "", len, 0, NULL);
     free(buf);
     if (!c) wg_error("'%s' not loaded: syntax error (above)", args);
-    int echo = wg_echo;
-    wg_echo = 0;
+    int echo = G->eval.echo;
+    G->eval.echo = 0;
     wg_call_push(":load");
     eval_run_chunk(c);
     wg_call_pop();
-    wg_echo = echo;
+    G->eval.echo = echo;
 }
 
 static double now(void)
@@ -174,10 +175,10 @@ static double now(void)
 static void cmd_time(const char *args)
 {
     if (!*args) wg_error("':time' needs a statement to run");
-    const char *file = wg_where.chunk ? wg_where.chunk->filename : "<time>";
+    const char *file = G->err.where.chunk ? G->err.where.chunk->filename : "<time>";
     /* The statement keeps its place in the file: padded with the lines and
      * columns before it, its errors name the line and column of the :time. */
-    const Node *at = wg_where.node;
+    const Node *at = G->err.where.node;
     int line = 1, col = 1;
     if (at && at->kind == N_COMMAND && at->text && args >= at->text && args <= at->text + strlen(at->text)) {
         line = at->line;
@@ -225,7 +226,7 @@ static void cmd_reset(const char *args)
 static void cmd_quit(const char *args)
 {
     (void)args;
-    eval_quit = 1;
+    G->eval.quit = 1;
 }
 
 /* ---------------------------------------------------------------- :save */

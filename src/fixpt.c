@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "fixpt.h"
 #include "error.h"
+#include "state.h"
 
 static void fix_each_id(TapeSide *s, void (*fn)(uint32_t *id, void *ud), void *ud)
 {
@@ -52,7 +53,7 @@ uint32_t fixpt_index(const FixSide *s, uint32_t standin)
 /* The distance from x > 0 to the next value of the active format. */
 static double ulp_at(double x)
 {
-    const Format *f = &formats[num_backend];
+    const Format *f = &formats[G->num.backend];
     double next = f->from_bits(f->to_bits(x) + 1);
     return next > x && isfinite(next) ? next - x : 0;
 }

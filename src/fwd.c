@@ -14,9 +14,8 @@
 #include "rng.h"
 #include "ad.h"
 #include "tape.h"
+#include "state.h"
 
-static uint32_t next_tag;
-extern rng_t wg_rng;
 
 /* ---------------------------------------------- recording functions */
 
@@ -204,7 +203,7 @@ static Value tangent_of(Value r, uint32_t tag)
 Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
-    uint32_t tag = ++next_tag;
+    uint32_t tag = ++G->fwd.next_tag;
     Value xd = seed_dual(tag, x, v);
     Value r = call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);
@@ -213,7 +212,7 @@ Value fwd_jvp(Value f, Value x, Value v)
     return t;
 }
 
-uint32_t fwd_last_tag(void) { return next_tag; }
+uint32_t fwd_last_tag(void) { return G->fwd.next_tag; }
 
 Value fwd_jvp_builtin(int argc, Value *argv)
 {
@@ -226,11 +225,11 @@ Value fwd_fwdgrad(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[1], v;
-    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&wg_rng)));
+    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&G->rng)));
     else if (is_seq(x)) {
         int n = seq_len(x);
         v = arr_new(n);
-        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&wg_rng)));
+        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&G->rng)));
     } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
     if (!IS_NUMBER(s)) {

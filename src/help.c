@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "eval.h"
 #include "error.h"
+#include "state.h"
 
 typedef struct {
     const char *name, *text, *example;

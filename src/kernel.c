@@ -31,6 +31,7 @@
 #include <jansson.h>
 #include "kernel.h"
 #include "complete.h"
+#include "state.h"
 
 static wg_Session *session;
 static FILE *proto;             /* the protocol's output */

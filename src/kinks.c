@@ -5,6 +5,7 @@
 #include "kinks.h"
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
 typedef struct {
     uint32_t id;          /* kink: the entry; branch: the tape size when it ran */
@@ -90,8 +91,8 @@ void kink_note_op(int op, double a, double b, uint32_t id)
     note->idb = idb;
     note->a = a;
     note->b = b;
-    const Node *n = wg_where.node;
-    locate(note, n, wg_where.chunk);
+    const Node *n = G->err.where.node;
+    locate(note, n, G->err.where.chunk);
     /* the call or operator that made it, when the evaluator stands on it */
     const Node *na = NULL, *nb = NULL;
     if (n && n->kind == N_CALL && n->n >= 1) {

@@ -25,6 +25,7 @@
 #include "gc.h"
 #include "num.h"
 #include "tape.h"
+#include "state.h"
 
 #define PLOT_W 72          /* canvas columns */
 #define PLOT_H 20          /* canvas rows */
@@ -533,7 +534,7 @@ static void display_svg(const Series *s)
         fclose(g);
         stdout = out;
     }
-    wg_display("image/svg+xml", svg, nsvg, text ? text : "");
+    G->eval.display("image/svg+xml", svg, nsvg, text ? text : "");
     free(svg);
     free(text);
 }
@@ -571,11 +572,11 @@ static Value bi_plot(int argc, Value *argv)
         double lo = bound(argv[1], "lo"), hi = bound(argv[2], "hi");
         if (!(lo < hi)) wg_error("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
         if (argc == 4) path = svg_path(argv[3]);
-        int n = path || wg_display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
+        int n = path || G->eval.display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
         sample_function(&s, argv[0], lo, hi, n);
     } else wg_error("plot: expects a function or an array, got %s", type_name(argv[0]));
     if (path) render_svg(&s, path);
-    else if (wg_display) display_svg(&s);
+    else if (G->eval.display) display_svg(&s);
     else render_terminal(&s);
     series_free(&s);
     return nil_val();

@@ -10,6 +10,7 @@
 #include "versions.h"
 #include "kinks.h"
 #include "error.h"
+#include "state.h"
 
 static void (*eval_roots)(IdFn fn, void *ud);
 uint32_t reclaim_next_pass_at = 1u << 16;   /* tape size that triggers a pass */

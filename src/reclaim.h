@@ -26,6 +26,11 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud));
  * since the last pass (the cost of a pass is paid for by that growth).
  * reclaim_due() is the test alone, for hot paths. */
 void reclaim_maybe(TapeMark floor);
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_RECLAIM_H_STATE)
+#define WG_RECLAIM_H_STATE
 extern uint32_t reclaim_next_pass_at;
 static inline int reclaim_due(void) { return tape_size() >= reclaim_next_pass_at; }
 /* A loop's floor: what was recorded before the loop began stays. A pass

@@ -13,6 +13,7 @@
 #include <editline/readline.h>
 #include "repl.h"
 #include "complete.h"
+#include "state.h"
 
 static char history_path[4096];
 static sigjmp_buf at_prompt;

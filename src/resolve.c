@@ -8,6 +8,7 @@
 #include "parse.h"
 #include <stdio.h>
 #include "error.h"
+#include "state.h"
 
 /* The first error found; resolution goes on but the chunk will not run. */
 static const Node *error_at;

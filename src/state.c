@@ -9,6 +9,10 @@ wg_State *state_open(void)
 {
     wg_State *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->gc.collect_at = 2 * 1024;
+    s->eval.nograd_frame = -1;
+    s->eval.ans_slot = -1;
+    s->num.backend = s->num.start_backend = BK_F64;
     return s;
 }
 

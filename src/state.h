@@ -10,17 +10,35 @@
  * Hot loops take a local copy of the sub-struct's address (Tape *t =
  * &G->tape) so that the pointer is loaded once.
  *
- * The headers' type sections come before their `#include "state.h"`,
- * and their inline functions that reach G after it: this file includes
- * them all before its guard, so whichever comes first, the struct is
- * complete before any inline function reads it. */
-#include "tape.h"
-
+ * A header's inline functions that read G come after its guard, in a
+ * part compiled once the state is complete (WG_STATE_DONE): this file
+ * includes those headers again at its end. Every .c file includes it. */
 #ifndef WG_STATE_H
 #define WG_STATE_H
+#include "tape.h"
+#include "num.h"
+#include "value.h"
+#include "gc.h"
+#include "error.h"
+#include "eval.h"
+#include "ad.h"
+#include "fwd.h"
+#include "versions.h"
+#include "rng.h"
 
 struct wg_State {
     Tape tape;
+    NumState num;
+    ValueState value;
+    GcState gc;
+    ErrorState err;
+    EvalState eval;
+    CkptState ckpt;
+    BuiltinsState builtins;
+    AdState ad;
+    FwdState fwd;
+    VersionsState versions;
+    rng_t rng;                /* the generator (rng.h) */
 };
 typedef struct wg_State wg_State;
 
@@ -28,5 +46,15 @@ extern wg_State *G;        /* the running session's state */
 
 wg_State *state_open(void);              /* zeroed, with each subsystem's defaults */
 void      state_close(wg_State *s);
+
+/* The headers' parts that read the state: once it is complete. */
+#define WG_STATE_DONE
+#include "num.h"
+#include "gc.h"
+#include "tape.h"
+#include "versions.h"
+#include "arith.h"
+#include "reclaim.h"
+#include "fixpt.h"
 
 #endif

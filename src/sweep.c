@@ -42,6 +42,7 @@
 #include "rules.h"
 #include "kinks.h"
 #include "fixpt.h"
+#include "state.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -175,7 +176,7 @@ static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent
     b->top = top;
     b->cuts = cuts;
     b->parent = parent;
-    if (num_backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
+    if (G->num.backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
     else {
         b->acc = wg_scratch(n * sizeof(NumAcc));
         for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
@@ -414,7 +415,7 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
  * must do it. */
 static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
-    if (num_backend != BK_F64 || !b->adj) return 0;
+    if (G->num.backend != BK_F64 || !b->adj) return 0;
     uint32_t j, r = tape_deriv_call_of(k, &j);
     const DerivRec *rec = tape_deriv_call(r);
     uint32_t y = rec->y, w = tape_deriv_wrt(rec, j);
@@ -583,11 +584,11 @@ void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids
 double *sweep_adjoints(uint32_t top, uint32_t lo)
 {
     PlainBuf b;
-    int saved = num_backend;
-    num_backend = BK_F64;
+    int saved = G->num.backend;
+    G->num.backend = BK_F64;
     plain_alloc(&b, lo, top, NULL, (Cuts){0});
     plain_run(&b, top, 1);
-    num_backend = saved;
+    G->num.backend = saved;
     return b.adj;
 }
 
@@ -663,7 +664,7 @@ static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cu
     b->keys = b->heap = NULL;
     b->vals = NULL;
     b->nkeys = b->nheap = b->mask = 0;
-    b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
+    b->pairs = backend_is_posit(G->num.backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
     if (n >= VAL_SPARSE_MIN && !b->pairs) {
         b->adj = NULL;
         b->mask = 63;
@@ -1481,7 +1482,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     G->tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
-    int f64 = num_backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
+    int f64 = G->num.backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
     int done = !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;

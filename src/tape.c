@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
 uint8_t tape_side_ops[OP_COUNT] = {   /* entry kinds with a side record */
     [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */

@@ -97,6 +97,12 @@ typedef struct TapeSideKind {
 } TapeSideKind;
 struct TapeSide { const TapeSideKind *kind; };
 
+/* A place on the tape to take entries back to (tape_mark, below). */
+typedef struct {
+    uint32_t n, nderivs, nsides;
+    size_t npool;
+} TapeMark;
+
 /* The far table of the chunk being recorded, hashed: id to slot. */
 #define FAR_HASH 4096u          /* twice the slots: probes stay short */
 typedef struct {
@@ -135,7 +141,6 @@ typedef struct {
     const char *(*limit_hint)(void);   /* kept by tape_init (below) */
 } Tape;
 
-#include "state.h"
 
 void     tape_init(void);
 void     tape_clear(void);
@@ -160,6 +165,11 @@ uint32_t tape_far_field(uint32_t id);
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v);
 extern uint8_t tape_id_fields[OP_COUNT];   /* ops whose two fields are operand ids */
 
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_TAPE_H_STATE)
+#define WG_TAPE_H_STATE
 static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
 {
     if (id == 0) return 0;
@@ -291,10 +301,6 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
 /* ---- taking back: entries recorded since a mark are dropped (plot runs
  * functions that record anyway). The caller makes sure no live value names
  * them; derivative entries expanded meanwhile forget the expansion. */
-typedef struct {
-    uint32_t n, nderivs, nsides;
-    size_t npool;
-} TapeMark;
 TapeMark tape_mark(void);
 int      tape_grew_since(TapeMark m);
 void     tape_truncate(TapeMark m);

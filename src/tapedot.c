@@ -24,6 +24,7 @@
 #include "eval.h"
 #include "error.h"
 #include "tape.h"
+#include "state.h"
 
 extern char **environ;
 
@@ -394,7 +395,7 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
         size_t nsvg;
         char *svg = slurp(svgfile, &nsvg);
         if (svg && nsvg) {
-            wg_display("image/svg+xml", svg, nsvg, text);
+            G->eval.display("image/svg+xml", svg, nsvg, text);
             shown = 1;
         }
         free(svg);
@@ -460,7 +461,7 @@ void tapedot_command(const char *args, EntryLabel label)
         memset(sel + 1, 1, tape_size() - 1);
         count = tape_size() - 1;
     }
-    int picture = (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) || (!file && wg_display);
+    int picture = (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) || (!file && G->eval.display);
     check_size(name, file, count, picture);
     if (file && picture) render(sel, tp, file, label);
     else if (file) {
@@ -474,7 +475,7 @@ void tapedot_command(const char *args, EntryLabel label)
             wg_check_interrupt_now();
         }
         printf("wrote %s (%u entries)\n", file, count);
-    } else if (wg_display) display_graph(sel, tp, label);
+    } else if (G->eval.display) display_graph(sel, tp, label);
     else {
         write_dot(stdout, sel, tp, label);
         if (dot_stopped) wg_check_interrupt_now();

@@ -19,6 +19,7 @@
 #include "kinks.h"
 #include "tapedot.h"
 #include "fixpt.h"
+#include "state.h"
 
 /* ------------------------------------------------------ tape labels */
 
@@ -94,15 +95,15 @@ static void label_set(void)
 {
     lab_of = wg_calloc((size_t)nlab + 1, sizeof(Label));
     if (!nlab) return;
-    for (int g = 0; g < nglobals; g++) {
-        const VerLog *log = &globals[g].ver;
+    for (int g = 0; g < G->eval.nglobals; g++) {
+        const VerLog *log = &G->eval.globals[g].ver;
         for (int i = 0; i < log->n; i++) lab_offer_id(log->ids[i], LAB_VERSION, g, 0, log->ks[i]);
-        if (globals[g].v.t == V_ARR) {
-            Storage *s = AS_ARR(globals[g].v);
+        if (G->eval.globals[g].v.t == V_ARR) {
+            Storage *s = AS_ARR(G->eval.globals[g].v);
             for (int i = 0; i < s->n; i++)
                 if (s->v[i].id) lab_offer_id(s->v[i].id, LAB_ELEM, g, i, 0);
         }
-        if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
+        if (G->eval.globals[g].v.t == V_NUM || G->eval.globals[g].v.t == V_UNDEF) continue;
         for (int w = 0; w < log->nwrites; w++) {
             const ArrayWrite *aw = &log->writes[w];
             if (aw->index >= 0) {
@@ -167,9 +168,9 @@ static int entry_label(uint32_t id, char *buf, size_t size)
     int at = nlab ? lab_lower(id) : 0;
     const Label *l = at < nlab && lab_ids[at] == id ? &lab_of[at] : NULL;
     if (!l || l->kind == LAB_NONE) snprintf(buf, size, "(local)");
-    else if (l->kind == LAB_VERSION) snprintf(buf, size, "%s@%d", globals[l->owner].name, l->k);
-    else if (l->kind == LAB_ELEM) snprintf(buf, size, "%s[%d]", globals[l->owner].name, l->index);
-    else snprintf(buf, size, "%s@%d[%d]", globals[l->owner].name, l->k, l->index);
+    else if (l->kind == LAB_VERSION) snprintf(buf, size, "%s@%d", G->eval.globals[l->owner].name, l->k);
+    else if (l->kind == LAB_ELEM) snprintf(buf, size, "%s[%d]", G->eval.globals[l->owner].name, l->index);
+    else snprintf(buf, size, "%s@%d[%d]", G->eval.globals[l->owner].name, l->k, l->index);
     return 1;
 }
 
@@ -317,8 +318,8 @@ static void tape_stats(void)
         total += bytes;
     }
     size_t versions = 0;
-    for (int g = 0; g < nglobals; g++)    /* numbers, and arrays whole and by element */
-        versions += verlog_kept(&globals[g].ver);
+    for (int g = 0; g < G->eval.nglobals; g++)    /* numbers, and arrays whole and by element */
+        versions += verlog_kept(&G->eval.globals[g].ver);
     /* the rows, then what is no entry's own: the sum is the header's bytes */
     size_t zero = per, far = tape_far_count() * sizeof(uint32_t), lists = tape_pool_size() * sizeof(uint32_t),
            calls = (size_t)tape_deriv_calls() * sizeof(DerivRec);
@@ -335,17 +336,17 @@ static void tape_stats(void)
     printf("  variable versions: %zu\n", versions);
     printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
            (unsigned long long)G->tape.sweeps, (unsigned long long)G->tape.expansions);
-    if (ckpt_steps_run)
+    if (G->ckpt.steps_run)
         printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
-               ckpt_steps_run, ckpt_steps_recomputed, (double)ckpt_steps_recomputed / (double)ckpt_steps_run);
+               G->ckpt.steps_run, G->ckpt.steps_recomputed, (double)G->ckpt.steps_recomputed / (double)G->ckpt.steps_run);
     char gone[32];
     cmd_fmt_bytes(G->tape.reclaimed_bytes, gone, sizeof gone);
     printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
            "(entry numbers are positions: the entries after a reclaimed one move down)\n",
            (unsigned long long)G->tape.reclaimed, gone, (unsigned long long)G->tape.reclaims);
-    if (backend_is_posit(num_backend))
+    if (backend_is_posit(G->num.backend))
         printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
-               formats[num_backend].posit->quire_bits);
+               formats[G->num.backend].posit->quire_bits);
     char lim[32], used[32];
     cmd_fmt_bytes(G->tape.limit, lim, sizeof lim);
     cmd_fmt_bytes(tape_bytes(), used, sizeof used);
@@ -375,8 +376,8 @@ static void tape_forget(void)
     tape_clear();
     sweep_forget();
     gc_strip_ids();
-    for (int g = 0; g < nglobals; g++) {
-        Global *gl = &globals[g];
+    for (int g = 0; g < G->eval.nglobals; g++) {
+        Global *gl = &G->eval.globals[g];
         if (gl->v.t == V_NUM) gl->v.id = 0;
         int count = gl->ver.count;
         verlog_free(&gl->ver);
@@ -395,7 +396,7 @@ static void tape_subcommand(const char *args);
 static void tape_reclaim_now(void)
 {
     char b[32];
-    if (!eval_outside_calls() || ad_nesting)
+    if (!eval_outside_calls() || G->ad.nesting)
         wg_error("':tape reclaim' runs outside functions only (inside one, its loops reclaim as they go)");
     size_t bytes = tape_bytes();
     gc_collect();        /* closures no one holds let go of what they captured */
@@ -434,7 +435,7 @@ static void tape_subcommand(const char *args)
     else if (!strcmp(sub, "kinks")) kink_list(stdout);
     else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
-        if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
+        if (G->ad.nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
         /* a running call holds numbers (and its own versions) in places
          * the clear cannot reach: they would name entries of the new tape */
         if (!eval_outside_calls()) wg_error("':tape clear' runs outside functions only");

@@ -118,7 +118,7 @@ static void define_args(void)
     Value a = arr_new(nscript_args);
     for (int i = 0; i < nscript_args; i++)
         AS_ARR(a)->v[i] = str_new(script_args[i], (int)strlen(script_args[i]));
-    Global *g = &globals[global_index("args")];
+    Global *g = &G->eval.globals[global_index("args")];
     v_release(g->v);
     g->v = a;
 }
@@ -141,8 +141,8 @@ static void load_prelude(void)
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], cmp_names);
-    int echo = wg_echo;
-    wg_echo = 0;
+    int echo = G->eval.echo;
+    G->eval.echo = 0;
     int recording = G->tape.recording;
     for (int i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
@@ -163,9 +163,9 @@ static void load_prelude(void)
     G->tape.recording = recording;
     define_args();
     docs_loaded = 1;
-    wg_echo = echo;
-    prelude_globals = nglobals;
-    for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);   /* user versions start at 1 */
+    G->eval.echo = echo;
+    G->eval.prelude_globals = G->eval.nglobals;
+    for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);   /* user versions start at 1 */
 }
 
 
@@ -193,10 +193,10 @@ wg_Session *wg_open(const wg_Options *opt)
         return NULL;
     }
     eval_init();
-    eval_command = cmd_run;
+    G->eval.command = cmd_run;
     wg_reset_hook = load_prelude;
     load_prelude();
-    num_backend = wg_start_backend = b;
+    G->num.backend = G->num.start_backend = b;
     return s;
 }
 
@@ -208,7 +208,7 @@ void wg_close(wg_Session *s)
 }
 
 void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
-int  wg_quitting(wg_Session *s) { enter(s); return eval_quit; }
+int  wg_quitting(wg_Session *s) { enter(s); return G->eval.quit; }
 void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
 void wg_set_color(int mode) { wg_color_init(mode); }
 
@@ -257,10 +257,10 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
     ParseJob p = { name, src, len, NULL };
     Chunk *c = wg_pcall(parse_protected, &p) ? NULL : p.chunk;
     if (c) {
-        int echo = wg_echo;
-        wg_echo = s->echo;
+        int echo = G->eval.echo;
+        G->eval.echo = s->echo;
         int err = eval_chunk(c);
-        wg_echo = echo;
+        G->eval.echo = echo;
         chunk_release(c);
         if (!err) cmd_log_input(src, len);
         st = err ? WG_ERROR : WG_OK;
@@ -402,7 +402,7 @@ void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
     enter(s);
     display_fn = fn;
     display_ud = ud;
-    wg_display = fn ? display : NULL;
+    G->eval.display = fn ? display : NULL;
 }
 
 /* ------------------------------------------------------------ names */
@@ -416,8 +416,8 @@ const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
     case WG_NAMES_HELP: return help_word(i);
     case WG_NAMES_KEYWORDS: return help_keyword(i);
     case WG_NAMES_VARIABLES:
-        for (int g = 0; g < nglobals; g++)
-            if (globals[g].v.t != V_UNDEF && i-- == 0) return globals[g].name;
+        for (int g = 0; g < G->eval.nglobals; g++)
+            if (G->eval.globals[g].v.t != V_UNDEF && i-- == 0) return G->eval.globals[g].name;
         return NULL;
     }
     return NULL;

@@ -18,6 +18,7 @@
 #include "../../src/tape.h"
 #include "../../src/fixpt.h"
 #include "../../src/reclaim.h"
+#include "../../src/state.h"
 
 static int n_checks, n_failed;
 
