@@ -26,7 +26,7 @@ void define_builtin(const Builtin *b)
     int i = 0;
     while (i < G->builtins.n && G->builtins.table[i] != b) i++;
     if (i == G->builtins.n) G->builtins.table[G->builtins.n++] = b;
-    int gi = global_index(b->name);   /* may move the globals array */
+    int gi = global_index(b->name);   /* may move the G->eval.globals array */
     Global *g = &G->eval.globals[gi];
     v_release(g->v);
     g->v.t = V_BUILTIN;

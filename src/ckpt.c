@@ -107,7 +107,7 @@ typedef struct LoopRec {
     int nstates, capstates;
     uint32_t nout;
     uint64_t chunk_steps;   /* steps known to fit one recorded chunk (0: unknown) */
-    struct LoopRec *next;   /* running now (not yet on the tape) */
+    struct LoopRec *next;   /* G->ckpt.running now (not yet on the tape) */
     Storage **held;    /* storages a recorded step holds (run_step), until it ends */
     int nheld;
 } LoopRec;
@@ -1219,7 +1219,7 @@ int exec_checkpoint(Node *n, Env *env)
     Flat f;
     flatten_live(r, &f);
     for (uint32_t j = 0; j < f.n; j++)
-        if (f.slot[j]->t != V_NUM) {     /* r stays running: ckpt_abandon frees it */
+        if (f.slot[j]->t != V_NUM) {     /* r stays G->ckpt.running: ckpt_abandon frees it */
             flat_free(&f);
             wg_scratch_free(count0);
             no_tangents(r);
@@ -1294,8 +1294,8 @@ void ckpt_visit_roots(void (*visit)(Value))
 
 void ckpt_init(void)
 {
-    sweep_loop_hooks.outputs = hook_outputs;
-    sweep_loop_hooks.reverse = hook_reverse;
+    G->sweep.loop_hooks.outputs = hook_outputs;
+    G->sweep.loop_hooks.reverse = hook_reverse;
     tape_side_op(OP_CKPT);      /* its a field names the side record (reclaiming) */
-    sweep_loop_hooks.rerun = hook_rerun;
+    G->sweep.loop_hooks.rerun = hook_rerun;
 }

@@ -18,21 +18,17 @@
 #include "help.h"
 #include "state.h"
 
-void (*wg_reset_hook)(void);
-
-typedef struct { const char *name, *help; } HelpEntry;
-static HelpEntry *lib_help;
-static int nlib_help, cap_lib_help;
+typedef struct HelpEntry { const char *name, *help; } HelpEntry;
 
 void cmd_add_help(const char *name, const char *help)
 {
-    if (nlib_help == cap_lib_help) {
-        cap_lib_help = cap_lib_help ? 2 * cap_lib_help : 32;
-        lib_help = wg_realloc(lib_help, sizeof(HelpEntry) * (size_t)cap_lib_help);
+    if (G->cmd.nlib_help == G->cmd.cap_lib_help) {
+        G->cmd.cap_lib_help = G->cmd.cap_lib_help ? 2 * G->cmd.cap_lib_help : 32;
+        G->cmd.lib_help = wg_realloc(G->cmd.lib_help, sizeof(HelpEntry) * (size_t)G->cmd.cap_lib_help);
     }
-    lib_help[nlib_help].name = strdup(name);
-    lib_help[nlib_help].help = strdup(help);
-    nlib_help++;
+    G->cmd.lib_help[G->cmd.nlib_help].name = strdup(name);
+    G->cmd.lib_help[G->cmd.nlib_help].help = strdup(help);
+    G->cmd.nlib_help++;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -219,7 +215,7 @@ static void cmd_reset(const char *args)
         wg_error("':reset' works only at the top level, outside blocks and functions");
     eval_reset();
     forget_inputs();
-    if (wg_reset_hook) wg_reset_hook();
+    if (G->cmd.reset_hook) G->cmd.reset_hook();
     printf("session reset\n");
 }
 
@@ -231,13 +227,11 @@ static void cmd_quit(const char *args)
 
 /* ---------------------------------------------------------------- :save */
 
-static char **inputs;
-static int ninputs, capinputs;
 
 static void forget_inputs(void)
 {
-    for (int i = 0; i < ninputs; i++) free(inputs[i]);
-    ninputs = 0;
+    for (int i = 0; i < G->cmd.ninputs; i++) free(G->cmd.inputs[i]);
+    G->cmd.ninputs = 0;
 }
 
 /* Commands that change nothing a script could rebuild are not kept. */
@@ -261,15 +255,15 @@ void cmd_log_input(const char *src, size_t len)
     const char *p = skip_space(src);
     while (*p == '\n') p = skip_space(p + 1);
     if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
-    if (ninputs == capinputs) {
-        __typeof__(capinputs) grown = capinputs ? 2 * capinputs : 64;   /* the size is kept only once it is had */
-        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)grown);
-        capinputs = grown;
+    if (G->cmd.ninputs == G->cmd.capinputs) {
+        __typeof__(G->cmd.capinputs) grown = G->cmd.capinputs ? 2 * G->cmd.capinputs : 64;   /* the size is kept only once it is had */
+        G->cmd.inputs = wg_realloc(G->cmd.inputs, sizeof(char *) * (size_t)grown);
+        G->cmd.capinputs = grown;
     }
     char *copy = wg_malloc(len + 1);
     memcpy(copy, src, len);
     copy[len] = 0;
-    inputs[ninputs++] = copy;
+    G->cmd.inputs[G->cmd.ninputs++] = copy;
 }
 
 static void save(const char *file, int overwrite)
@@ -280,11 +274,11 @@ static void save(const char *file, int overwrite)
         wg_error("'%s' exists; ':save! %s' overwrites it", file, file);
     FILE *f = fopen(file, "w");
     if (!f) wg_error("cannot write '%s': %s", file, strerror(errno));
-    fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", ninputs, ninputs == 1 ? "" : "s");
-    for (int i = 0; i < ninputs; i++) fprintf(f, "%s\n", inputs[i]);
+    fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s");
+    for (int i = 0; i < G->cmd.ninputs; i++) fprintf(f, "%s\n", G->cmd.inputs[i]);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
-    printf("saved %d input%s to %s\n", ninputs, ninputs == 1 ? "" : "s", file);
+    printf("saved %d input%s to %s\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s", file);
 }
 
 static void cmd_save(const char *args) { save(args, 0); }
@@ -303,7 +297,7 @@ static const Command commands[] = {
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session (FILE is looked up beside the loading file, then here)"},
-    {"save", cmd_save, ":save FILE        write this session's inputs as a script (:save! FILE overwrites)"},
+    {"save", cmd_save, ":save FILE        write this session's G->cmd.inputs as a script (:save! FILE overwrites)"},
     {"time", cmd_time, ":time STATEMENT   run it, then print the time taken and tape entries added"},
     {"reset", cmd_reset, ":reset            a fresh session"},
     {"quit", cmd_quit, ":quit             leave"},
@@ -312,7 +306,7 @@ static const Command commands[] = {
 
 const char *cmd_name(int i) { return i < NCOMMANDS ? commands[i].name : NULL; }
 
-const char *cmd_lib_name(int i) { return i < nlib_help ? lib_help[i].name : NULL; }
+const char *cmd_lib_name(int i) { return i < G->cmd.nlib_help ? G->cmd.lib_help[i].name : NULL; }
 
 const char *cmd_help_text(const char *name)
 {
@@ -324,8 +318,8 @@ const char *cmd_help_text(const char *name)
     if (!strcmp(name, "pi")) return "pi: the constant 3.141592653589793, rounded to the active backend when used";
     for (int i = 0; builtin_list(i); i++)
         if (!strcmp(builtin_list(i)->name, name)) return builtin_list(i)->help;
-    for (int i = 0; i < nlib_help; i++)
-        if (!strcmp(lib_help[i].name, name)) return lib_help[i].help;
+    for (int i = 0; i < G->cmd.nlib_help; i++)
+        if (!strcmp(G->cmd.lib_help[i].name, name)) return G->cmd.lib_help[i].help;
     return NULL;
 }
 

@@ -271,8 +271,7 @@ size_t wg_alloc_cap;
 void wg_prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-    static uintptr_t page;
-    if (!page) page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = ((uintptr_t)p + n + page - 1) & ~(page - 1);
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #else

@@ -185,7 +185,7 @@ static void settle_nograd_writes(int from)
             }
             uint64_t logged = G->versions.ids_logged;
             version_settle(log, slot);
-            if (!w->home) reclaim_global_versions += G->versions.ids_logged - logged;
+            if (!w->home) G->reclaim.global_versions += G->versions.ids_logged - logged;
         }
     }
     drop_nograd_writes(from);
@@ -371,7 +371,7 @@ static void store_var(Node *target, Env *env, Value v)
         version_count(log);
         note_nograd_write(target, env, log);
     } else if (log) version_count(log);
-    if (target->ref == REF_GLOBAL) reclaim_global_versions += G->versions.ids_logged - logged;
+    if (target->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     Value old = *slot;
     *slot = v;
     v_release(old);
@@ -454,7 +454,7 @@ static void version_owner(const View *w, int i0, int n)
         slot = &home->slots[w->owner];
         log = home->vers ? &home->vers[w->owner] : NULL;
     } else {
-        if (w->owner >= G->eval.nglobals) return;      /* a front end forgot the globals */
+        if (w->owner >= G->eval.nglobals) return;      /* a front end forgot the G->eval.globals */
         slot = &G->eval.globals[w->owner].v;
         log = &G->eval.globals[w->owner].ver;
     }
@@ -470,7 +470,7 @@ static void version_owner(const View *w, int i0, int n)
             long at = w->start + (long)i * w->stride;
             version_element_logged(log, (int)at, &w->s->v[at]);
         }
-        if (!home) reclaim_global_versions += G->versions.ids_logged - logged;
+        if (!home) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (G->eval.nograd_block && log->nograd_mark != G->eval.nograd_block)
         list_nograd_home(home, w->owner, log);
 }
@@ -500,7 +500,7 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     if (recording_scope(env)) {
         uint64_t logged = G->versions.ids_logged;
         version_element_num(log, i, elem); /* a[i] is a place too */
-        if (cont->ref == REF_GLOBAL) reclaim_global_versions += G->versions.ids_logged - logged;
+        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (in_nograd()) {
         elem->id = 0;                      /* as store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
@@ -509,7 +509,7 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
         uint64_t logged = G->versions.ids_logged;
         if (log) version_element_own(log, i, elem);
         else label_place(elem);            /* a local array: held by it alone */
-        if (cont->ref == REF_GLOBAL) reclaim_global_versions += G->versions.ids_logged - logged;
+        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (G->tape.recording && log)
         version_element_own(log, i, elem);
     else if (G->eval.nograd_block && log)
@@ -571,7 +571,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
             label_place(&v);                      /* a local array's: held by it alone */
         else if (G->eval.nograd_block && log && cont->kind == N_NAME)
             note_nograd_write(cont, env, log);    /* from a function a nograd block calls */
-        if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) reclaim_global_versions += G->versions.ids_logged - logged;
+        if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     }
     Value old = *elem;
     *elem = v;
@@ -1138,7 +1138,7 @@ static void exec_compound(Node *n, Env *env)
         if (in_nograd() && !ckpt_store(env, n->a)) note_nograd_write(n->a, env, log);
         uint64_t logged = G->versions.ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));
-        if (n->a->ref == REF_GLOBAL) reclaim_global_versions += G->versions.ids_logged - logged;
+        if (n->a->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
         if (holder->t == V_VIEW) version_owner(AS_VIEW(*holder), 0, len);
         v_release(rhs);
         return;

@@ -13,6 +13,8 @@ wg_State *state_open(void)
     s->eval.nograd_frame = -1;
     s->eval.ans_slot = -1;
     s->num.backend = s->num.start_backend = BK_F64;
+    s->reclaim.next_pass_at = 1u << 16;
+    s->reclaim.lowest_floor = UINT32_MAX;
     return s;
 }
 

@@ -25,6 +25,12 @@
 #include "fwd.h"
 #include "versions.h"
 #include "rng.h"
+#include "kinks.h"
+#include "reclaim.h"
+#include "sweep.h"
+#include "tapeview.h"
+#include "parse.h"
+#include "cmd.h"
 
 struct wg_State {
     Tape tape;
@@ -39,6 +45,12 @@ struct wg_State {
     FwdState fwd;
     VersionsState versions;
     rng_t rng;                /* the generator (rng.h) */
+    KinkState kinks;
+    ReclaimState reclaim;
+    SweepState sweep;
+    TapeviewState tapeview;
+    ResolveState resolve;
+    CmdState cmd;
 };
 typedef struct wg_State wg_State;
 

@@ -155,8 +155,6 @@ static inline uint32_t sweep_floor(uint32_t wrt)
  * answer: the expansion re-ran the loop from its inputs, and its entries
  * for the outputs are not the outputs' own. expansion_reran counts the
  * loops expansions went through (kept ones included). */
-static int ckout_wrt;
-static uint32_t expansion_reran;
 
 static void through_rerun(void)
 {
@@ -165,7 +163,7 @@ static void through_rerun(void)
      * whose answer is right): a sweep with respect to a loop's output
      * through an expansion that re-ran that same loop misses the paths
      * through the re-run's entry for that output (d(d(v, u), u)). */
-    (void)ckout_wrt;
+    (void)G->sweep.ckout_wrt;
 }
 
 static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
@@ -214,12 +212,6 @@ static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); 
  * quire; so do cones holding derivative entries (third order and up),
  * checkpointed loops and fixed points. A cone decides which way is taken,
  * not what else the session recorded. */
-static struct {
-    double  *abar, *tau;
-    uint8_t *in;
-    size_t   cap;
-    int      busy;
-} so;
 
 static int so_elementary(int op)
 {
@@ -237,17 +229,17 @@ static inline int so_is_cut(const Cuts *c, uint32_t *at, uint32_t i)
 
 static int so_reserve(size_t n)
 {
-    if (so.busy) return 0;
-    if (so.cap < n) {
-        free(so.abar), free(so.tau), free(so.in);
-        so.abar = so.tau = NULL, so.in = NULL, so.cap = 0;
-        so.abar = wg_malloc(n * sizeof(double));
-        so.tau = wg_malloc(n * sizeof(double));
-        so.in = wg_malloc(n);
-        so.cap = n;
+    if (G->sweep.so.busy) return 0;
+    if (G->sweep.so.cap < n) {
+        free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
+        G->sweep.so.abar = G->sweep.so.tau = NULL, G->sweep.so.in = NULL, G->sweep.so.cap = 0;
+        G->sweep.so.abar = wg_malloc(n * sizeof(double));
+        G->sweep.so.tau = wg_malloc(n * sizeof(double));
+        G->sweep.so.in = wg_malloc(n);
+        G->sweep.so.cap = n;
     }
-    memset(so.abar, 0, n * sizeof(double));
-    memset(so.in, 0, n);
+    memset(G->sweep.so.abar, 0, n * sizeof(double));
+    memset(G->sweep.so.in, 0, n);
     return 1;
 }
 
@@ -256,18 +248,18 @@ static int so_reserve(size_t n)
 static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
 {
     uint32_t at = 0, cut = next_cut(&cuts, &at, top), n;
-    so.in[top - lo] = 1;
-    so.abar[top - lo] = 1;
+    G->sweep.so.in[top - lo] = 1;
+    G->sweep.so.abar[top - lo] = 1;
     for (uint32_t i = top; i >= lo && i > 0; i--) {
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         if (i == cut) {
             cut = next_cut(&cuts, &at, i - 1);
             continue;
         }
-        if (!so.in[i - lo]) continue;
+        if (!G->sweep.so.in[i - lo]) continue;
         int op = tape_opcode(i);
         if (!so_elementary(op)) return 0;
-        double a = so.abar[i - lo];
+        double a = G->sweep.so.abar[i - lo];
         switch (op) {
         case OP_CONST: case OP_LEAF:
             break;
@@ -275,7 +267,7 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             TapeTerms t = tape_terms(i);
             for (uint32_t j = 0; j < t.n; j++) {
                 uint32_t x = tape_term(t, j);
-                if (x >= lo && tape_opcode(x) != OP_CONST) so.in[x - lo] = 1, so.abar[x - lo] += a;
+                if (x >= lo && tape_opcode(x) != OP_CONST) G->sweep.so.in[x - lo] = 1, G->sweep.so.abar[x - lo] += a;
             }
             break;
         }
@@ -284,8 +276,8 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             for (uint32_t j = 0; j < 2 * n; j++)
                 if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST) {
                     double pj = tape_val(p[j ^ 1]);
-                    so.in[p[j] - lo] = 1;
-                    if (pj != 0) so.abar[p[j] - lo] += a * pj;      /* strong zero */
+                    G->sweep.so.in[p[j] - lo] = 1;
+                    if (pj != 0) G->sweep.so.abar[p[j] - lo] += a * pj;      /* strong zero */
                 }
             break;
         }
@@ -295,12 +287,12 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             int two = op_arity[op] == 2;
             if (a != 0) rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
             if (x >= lo && tape_opcode(x) != OP_CONST) {
-                so.in[x - lo] = 1;
-                if (da != 0) so.abar[x - lo] += a * da;
+                G->sweep.so.in[x - lo] = 1;
+                if (da != 0) G->sweep.so.abar[x - lo] += a * da;
             }
             if (two && y >= lo && tape_opcode(y) != OP_CONST) {
-                so.in[y - lo] = 1;
-                if (db != 0) so.abar[y - lo] += a * db;
+                G->sweep.so.in[y - lo] = 1;
+                if (db != 0) G->sweep.so.abar[y - lo] += a * db;
             }
         }
         }
@@ -308,17 +300,17 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
     return 1;
 }
 
-static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? so.tau[id - lo] : 0; }
+static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? G->sweep.so.tau[id - lo] : 0; }
 
 /* Pass 2: τ forward from w = lo, seeded with a. */
 static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
 {
     uint32_t n, at = cuts.n;
-    so.tau[0] = a;
+    G->sweep.so.tau[0] = a;
     for (uint32_t i = lo + 1; i <= top; i++) {
-        so.tau[i - lo] = 0;
+        G->sweep.so.tau[i - lo] = 0;
         /* a cut passes no adjoint to its operands in y's sweep: no τ reaches it */
-        if (!so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
+        if (!G->sweep.so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         double t = 0;
@@ -346,7 +338,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
             t = (tx != 0 && da != 0 ? da * tx : 0) + (ty != 0 && db != 0 ? db * ty : 0);
         }
         }
-        so.tau[i - lo] = t;
+        G->sweep.so.tau[i - lo] = t;
     }
 }
 
@@ -380,8 +372,8 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
             cut = next_cut(&cuts, &at, i - 1);
             continue;
         }
-        double a = so.abar[i - lo];
-        if (!so.in[i - lo] || a == 0) continue;
+        double a = G->sweep.so.abar[i - lo];
+        if (!G->sweep.so.in[i - lo] || a == 0) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         switch (op) {
@@ -423,13 +415,13 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     if (sweep_floor(w) != w) return 0;        /* a loop's output: the loop's steps after it count */
     Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
     if (!so_reserve((size_t)y - w + 1)) return 0;
-    so.busy = 1;
+    G->sweep.so.busy = 1;
     int ok = so_cone(w, y, cuts);
-    if (ok && so.in[0]) {                     /* w in y's cone */
+    if (ok && G->sweep.so.in[0]) {                     /* w in y's cone */
         so_forward(w, y, cuts, a);
         so_give(b, w, y, cuts);
     }
-    so.busy = 0;
+    G->sweep.so.busy = 0;
     return ok;
 }
 
@@ -489,13 +481,13 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
         give_plain(b, tape_a(i), 1, 1);
         return;
     case OP_CKPT: {
-        if (!sweep_loop_hooks.reverse) return;
-        n = sweep_loop_hooks.outputs(i);
+        if (!G->sweep.loop_hooks.reverse) return;
+        n = G->sweep.loop_hooks.outputs(i);
         double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
         double *total = wg_scratch(sizeof(double) * (n ? n : 1));
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
         memcpy(total, lam, sizeof(double) * n);
-        sweep_loop_hooks.reverse(i, lam, total, b);
+        G->sweep.loop_hooks.reverse(i, lam, total, b);
         /* an output's own adjoint becomes its whole one (for d with
          * respect to it); it was handed on already */
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) put_plain(b, o, total[tape_b(o)]);
@@ -519,7 +511,6 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     }
 }
 
-LoopHooks sweep_loop_hooks;
 
 static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
 
@@ -873,8 +864,8 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
  * outputs' adjoints are swept through those entries. */
 static void val_through_loop(ValBuf *b, uint32_t i)
 {
-    if (!sweep_loop_hooks.rerun) return;
-    uint32_t n = sweep_loop_hooks.outputs(i);
+    if (!G->sweep.loop_hooks.rerun) return;
+    uint32_t n = G->sweep.loop_hooks.outputs(i);
     Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
     for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
@@ -882,8 +873,8 @@ static void val_through_loop(ValBuf *b, uint32_t i)
         v_retain(lam[tape_b(o)]);
     }
     uint32_t lo = tape_size();
-    expansion_reran++;
-    sweep_loop_hooks.rerun(i, ids);
+    G->sweep.expansion_reran++;
+    G->sweep.loop_hooks.rerun(i, ids);
     uint32_t top = tape_size() - 1;
     ValBuf sub, *into = b;
     if (top >= lo) {
@@ -1022,7 +1013,6 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
 
 
 /* The first entry of the expansion being recorded, 0 if none. */
-static uint32_t expansion_floor;
 
 static Cuts deriv_cuts(const DerivRec *r)
 {
@@ -1034,9 +1024,9 @@ static Cuts deriv_cuts(const DerivRec *r)
 static uint32_t record_expansion(uint32_t r, uint32_t *first)
 {
     int saved = G->tape.recording;
-    uint32_t saved_floor = expansion_floor;
+    uint32_t saved_floor = G->sweep.expansion_floor;
     G->tape.recording = 1;
-    *first = expansion_floor = tape_size();
+    *first = G->sweep.expansion_floor = tape_size();
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y, btop = y;
     for (uint32_t w = 0; w < nwrt; w++) {
@@ -1044,18 +1034,18 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
         if (id && id < lo) lo = id;
         if (id && id <= y && wid > btop) btop = wid;    /* a loop's output above y */
     }
-    int saved_ckout = ckout_wrt;
-    uint32_t reran = expansion_reran;
-    ckout_wrt = 0;
-    for (uint32_t w = 0; w < nwrt && !ckout_wrt; w++) {
+    int saved_ckout = G->sweep.ckout_wrt;
+    uint32_t reran = G->sweep.expansion_reran;
+    G->sweep.ckout_wrt = 0;
+    for (uint32_t w = 0; w < nwrt && !G->sweep.ckout_wrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
-        ckout_wrt = id && sweep_floor(id) <= y && tape_opcode(id) == OP_CKOUT;
+        G->sweep.ckout_wrt = id && sweep_floor(id) <= y && tape_opcode(id) == OP_CKOUT;
     }
     ValBuf b;
     valbuf_init(&b, lo, btop, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
-    ckout_wrt = saved_ckout;
-    if (expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
+    G->sweep.ckout_wrt = saved_ckout;
+    if (G->sweep.expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
@@ -1063,7 +1053,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, btop);
-    expansion_floor = saved_floor;
+    G->sweep.expansion_floor = saved_floor;
     G->tape.recording = saved;
     return off;
 }
@@ -1077,9 +1067,9 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
 {
     uint32_t j, r = tape_deriv_call_of(k, &j);
     uint32_t kept = tape_deriv_call(r)->exp_lo;
-    if (kept && (!expansion_floor || kept >= expansion_floor)) {
+    if (kept && (!G->sweep.expansion_floor || kept >= G->sweep.expansion_floor)) {
         if (tape_deriv_call(r)->through_loop) {
-            expansion_reran++;       /* an expansion recording now reads it */
+            G->sweep.expansion_reran++;       /* an expansion recording now reads it */
             through_rerun();
         }
         *lo = kept;
@@ -1096,14 +1086,13 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     return tape_pool_at(off)[j];
 }
 
-static int kept_busy;
 void sweep_abandon(void)
 {
-    so.busy = 0;
-    expansion_floor = 0;
+    G->sweep.so.busy = 0;
+    G->sweep.expansion_floor = 0;
     G->tape.busy = 0;
-    kept_busy = 0;
-    ckout_wrt = 0;
+    G->sweep.kept_busy = 0;
+    G->sweep.ckout_wrt = 0;
 }
 
 /* --------------------------------------------------------- fixed points */
@@ -1140,8 +1129,8 @@ static FixGroup fix_group(uint32_t head)
  * at every step (the floor is put back after, or by sweep_abandon). */
 static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
 {
-    uint32_t floor = expansion_floor;
-    expansion_floor = 0;
+    uint32_t floor = G->sweep.expansion_floor;
+    G->sweep.expansion_floor = 0;
     size_t bytes = sizeof(double) * g->n;
     double *lam = wg_scratch(bytes), *next = wg_scratch(bytes), change = 0;
     memcpy(lam, xbar, bytes);
@@ -1167,7 +1156,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         wg_check_interrupt();
     }
     wg_scratch_free(next);
-    expansion_floor = floor;
+    G->sweep.expansion_floor = floor;
     if (prog.met) return lam;
     wg_error("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
              "(last change %s)", g->s->maxiter, num_str(change));
@@ -1385,14 +1374,6 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
  * lower, and the tape is as that d call left it: the same epoch (clear and
  * truncate bump it), the same size (nothing recorded since), no entry
  * reclaimed since (a pass renumbers), and the same entry at y's id. */
-static struct {
-    double  *adj;
-    size_t   cap;              /* doubles */
-    uint32_t lo, top, epoch, size;
-    uint64_t print;            /* the top entry's fingerprint */
-    uint64_t reclaimed;        /* G->tape.reclaimed then: a pass that moved entries ends it */
-    int      valid;
-} kept;
 
 static uint64_t entry_print(uint32_t i)
 {
@@ -1403,9 +1384,9 @@ static uint64_t entry_print(uint32_t i)
 
 static int kept_covers(uint32_t lo, uint32_t top)
 {
-    return kept.valid && kept.epoch == G->tape.epoch && kept.size == tape_size() && kept.top == top
-        && kept.reclaimed == G->tape.reclaimed     /* reclaiming moved nothing since */
-        && kept.lo <= lo && kept.print == entry_print(top);
+    return G->sweep.kept.valid && G->sweep.kept.epoch == G->tape.epoch && G->sweep.kept.size == tape_size() && G->sweep.kept.top == top
+        && G->sweep.kept.reclaimed == G->tape.reclaimed     /* reclaiming moved nothing since */
+        && G->sweep.kept.lo <= lo && G->sweep.kept.print == entry_print(top);
 }
 
 /* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
@@ -1417,37 +1398,37 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     b->lo = lo;
     b->top = top;
     b->cuts = cuts;
-    kept.valid = 0;
-    if (kept.cap < n) {
+    G->sweep.kept.valid = 0;
+    if (G->sweep.kept.cap < n) {
         /* fresh zeros from the kernel: the range needs no clearing */
-        wg_zero_pages_free(kept.adj, kept.cap * sizeof(double));
-        kept.adj = NULL;
-        kept.cap = 0;
-        kept.adj = wg_zero_pages(n * sizeof(double));
-        kept.cap = n;
-    } else memset(kept.adj, 0, n * sizeof(double));
-    b->adj = kept.adj;
-    kept_busy = 1;
+        wg_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+        G->sweep.kept.adj = NULL;
+        G->sweep.kept.cap = 0;
+        G->sweep.kept.adj = wg_zero_pages(n * sizeof(double));
+        G->sweep.kept.cap = n;
+    } else memset(G->sweep.kept.adj, 0, n * sizeof(double));
+    b->adj = G->sweep.kept.adj;
+    G->sweep.kept_busy = 1;
 }
 
 void sweep_forget(void)
 {
-    if (kept_busy || so.busy) return;
-    wg_zero_pages_free(kept.adj, kept.cap * sizeof(double));
-    memset(&kept, 0, sizeof kept);
-    free(so.abar), free(so.tau), free(so.in);
-    memset(&so, 0, sizeof so);
+    if (G->sweep.kept_busy || G->sweep.so.busy) return;
+    wg_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+    memset(&G->sweep.kept, 0, sizeof G->sweep.kept);
+    free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
+    memset(&G->sweep.so, 0, sizeof G->sweep.so);
 }
 
 static void kept_done(uint32_t lo, uint32_t top, int cut)
 {
-    kept_busy = 0;
-    kept.lo = lo;
-    kept.top = top;
-    kept.epoch = G->tape.epoch;
-    kept.reclaimed = G->tape.reclaimed;
-    kept.print = entry_print(top);
-    kept.valid = !cut;         /* a sweep with cuts answers its own question only */
+    G->sweep.kept_busy = 0;
+    G->sweep.kept.lo = lo;
+    G->sweep.kept.top = top;
+    G->sweep.kept.epoch = G->tape.epoch;
+    G->sweep.kept.reclaimed = G->tape.reclaimed;
+    G->sweep.kept.print = entry_print(top);
+    G->sweep.kept.valid = !cut;         /* a sweep with cuts answers its own question only */
 }
 
 /* The places are entries first .. first + n - 1, all leaves, below top. */
@@ -1477,8 +1458,8 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     if (!top || !any) return;
     /* wrt entries answered: those in [lo, top], and loops' outputs above */
 #define REACHED(w) ((w) && (w) >= lo && ((w) <= top || (ck && (w) <= btop && sweep_floor(w) <= top)))
-    int saved_ckout = ckout_wrt, above = btop > top;
-    ckout_wrt = ck;
+    int saved_ckout = G->sweep.ckout_wrt, above = btop > top;
+    G->sweep.ckout_wrt = ck;
     G->tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
@@ -1486,7 +1467,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     int done = !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;
-        int keep = f64 && !kept_busy && !above;
+        int keep = f64 && !G->sweep.kept_busy && !above;
         /* places that are a run of leaves at the bottom of the range (d
          * over an array of independents) need no room in the buffer:
          * nothing is swept below them, so their adjoints go straight into
@@ -1494,9 +1475,9 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         uint32_t sink = !hit && f64 && !cuts.n && leaf_run(wrt, n, top) ? (uint32_t)n : 0, blo = lo + sink;
         if (hit) {
             memset(&b, 0, sizeof b);
-            b.lo = kept.lo;
+            b.lo = G->sweep.kept.lo;
             b.top = top;
-            b.adj = kept.adj;
+            b.adj = G->sweep.kept.adj;
         } else if (keep) {
             kept_here = 1;
             kept_alloc(&b, blo, top, cuts);
@@ -1528,9 +1509,9 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
         j = run;
     }
-    if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
-    else if (!kept_busy) kept.valid = 0;      /* another question came between */
+    if (kept_here) G->sweep.kept.size = tape_size();    /* the tape as this call leaves it */
+    else if (!G->sweep.kept_busy) G->sweep.kept.valid = 0;      /* another question came between */
     G->tape.busy--;
-    ckout_wrt = saved_ckout;
+    G->sweep.ckout_wrt = saved_ckout;
 #undef REACHED
 }

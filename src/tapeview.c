@@ -33,33 +33,28 @@
  * entries as on one of ten. A run of element writes or a snapshot whose
  * entries are consecutive is one range, looked up by binary search. */
 enum { LAB_NONE, LAB_HIST, LAB_ELEM, LAB_VERSION };   /* in increasing preference */
-typedef struct { int kind, owner, index, k; } Label;
+typedef struct Label { int kind, owner, index, k; } Label;
 
-static uint32_t *lab_ids;          /* the set, ascending */
-static Label *lab_of;
-static int nlab;
-static uint32_t lab_lo, lab_hi;    /* lazy mode: the set is every labelled entry in [lo, hi) */
-static int lab_lazy;               /* listings in tape order (all, dot): windows on demand */
 #define LABEL_WINDOW (1 << 20)     /* entries a window labels at most */
 
 static void forget_labels(void)
 {
-    free(lab_ids);
-    free(lab_of);
-    lab_ids = NULL;
-    lab_of = NULL;
-    nlab = 0;
-    lab_lo = lab_hi = 0;
-    lab_lazy = 0;
+    free(G->tapeview.lab_ids);
+    free(G->tapeview.lab_of);
+    G->tapeview.lab_ids = NULL;
+    G->tapeview.lab_of = NULL;
+    G->tapeview.nlab = 0;
+    G->tapeview.lab_lo = G->tapeview.lab_hi = 0;
+    G->tapeview.lab_lazy = 0;
 }
 
 /* The first position in the set holding an id >= id. */
 static int lab_lower(uint32_t id)
 {
-    int lo = 0, hi = nlab;
+    int lo = 0, hi = G->tapeview.nlab;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (lab_ids[mid] < id) lo = mid + 1;
+        if (G->tapeview.lab_ids[mid] < id) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -67,7 +62,7 @@ static int lab_lower(uint32_t id)
 
 static void lab_offer(int at, int kind, int owner, int index, int k)
 {
-    Label *l = &lab_of[at];
+    Label *l = &G->tapeview.lab_of[at];
     if (kind < l->kind) return;
     if (kind == l->kind && (kind != LAB_HIST || k >= l->k)) return;   /* the first, or the earliest version */
     *l = (Label){ kind, owner, index, k };
@@ -75,17 +70,17 @@ static void lab_offer(int at, int kind, int owner, int index, int k)
 
 static void lab_offer_id(uint32_t id, int kind, int owner, int index, int k)
 {
-    if (!nlab || id < lab_ids[0] || id > lab_ids[nlab - 1]) return;
+    if (!G->tapeview.nlab || id < G->tapeview.lab_ids[0] || id > G->tapeview.lab_ids[G->tapeview.nlab - 1]) return;
     int at = lab_lower(id);
-    if (at < nlab && lab_ids[at] == id) lab_offer(at, kind, owner, index, k);
+    if (at < G->tapeview.nlab && G->tapeview.lab_ids[at] == id) lab_offer(at, kind, owner, index, k);
 }
 
 /* Entries first, first + 1, ... of a run: element index + j at version k + step * j. */
 static void lab_offer_run(uint32_t first, int len, int owner, int index, int k, int step)
 {
-    if (!nlab || len <= 0 || first > lab_ids[nlab - 1] || first + (uint32_t)len <= lab_ids[0]) return;
-    for (int at = lab_lower(first); at < nlab && lab_ids[at] - first < (uint32_t)len; at++) {
-        int j = (int)(lab_ids[at] - first);
+    if (!G->tapeview.nlab || len <= 0 || first > G->tapeview.lab_ids[G->tapeview.nlab - 1] || first + (uint32_t)len <= G->tapeview.lab_ids[0]) return;
+    for (int at = lab_lower(first); at < G->tapeview.nlab && G->tapeview.lab_ids[at] - first < (uint32_t)len; at++) {
+        int j = (int)(G->tapeview.lab_ids[at] - first);
         lab_offer(at, LAB_HIST, owner, index + j, k + step * j);
     }
 }
@@ -93,8 +88,8 @@ static void lab_offer_run(uint32_t first, int len, int owner, int index, int k, 
 /* Fills lab_of[] for the set lab_ids[0..nlab). */
 static void label_set(void)
 {
-    lab_of = wg_calloc((size_t)nlab + 1, sizeof(Label));
-    if (!nlab) return;
+    G->tapeview.lab_of = wg_calloc((size_t)G->tapeview.nlab + 1, sizeof(Label));
+    if (!G->tapeview.nlab) return;
     for (int g = 0; g < G->eval.nglobals; g++) {
         const VerLog *log = &G->eval.globals[g].ver;
         for (int i = 0; i < log->n; i++) lab_offer_id(log->ids[i], LAB_VERSION, g, 0, log->ks[i]);
@@ -133,40 +128,40 @@ static int cmp_u32(const void *a, const void *b)
 static void label_entries(const uint32_t *ids, int n)
 {
     forget_labels();
-    lab_ids = wg_malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    G->tapeview.lab_ids = wg_malloc(sizeof(uint32_t) * (size_t)(n + 1));
     for (int i = 0; i < n; i++)
-        if (ids[i] && ids[i] < tape_size() && tape_labeled(ids[i])) lab_ids[nlab++] = ids[i];
-    qsort(lab_ids, (size_t)nlab, sizeof(uint32_t), cmp_u32);
+        if (ids[i] && ids[i] < tape_size() && tape_labeled(ids[i])) G->tapeview.lab_ids[G->tapeview.nlab++] = ids[i];
+    qsort(G->tapeview.lab_ids, (size_t)G->tapeview.nlab, sizeof(uint32_t), cmp_u32);
     int u = 0;
-    for (int i = 0; i < nlab; i++)
-        if (!u || lab_ids[u - 1] != lab_ids[i]) lab_ids[u++] = lab_ids[i];
-    nlab = u;
+    for (int i = 0; i < G->tapeview.nlab; i++)
+        if (!u || G->tapeview.lab_ids[u - 1] != G->tapeview.lab_ids[i]) G->tapeview.lab_ids[u++] = G->tapeview.lab_ids[i];
+    G->tapeview.nlab = u;
     label_set();
 }
 
 /* Lazy mode: the labelled entries from id on, LABEL_WINDOW of them at most. */
 static void label_window(uint32_t id)
 {
-    free(lab_ids);
-    free(lab_of);
-    lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
-    lab_of = NULL;
-    nlab = 0;
-    lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
+    free(G->tapeview.lab_ids);
+    free(G->tapeview.lab_of);
+    G->tapeview.lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
+    G->tapeview.lab_of = NULL;
+    G->tapeview.nlab = 0;
+    G->tapeview.lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
     uint32_t i = id;
-    for (; i < tape_size() && nlab < LABEL_WINDOW; i++)
-        if (tape_labeled(i)) lab_ids[nlab++] = i;
-    lab_lo = id;
-    lab_hi = i;
+    for (; i < tape_size() && G->tapeview.nlab < LABEL_WINDOW; i++)
+        if (tape_labeled(i)) G->tapeview.lab_ids[G->tapeview.nlab++] = i;
+    G->tapeview.lab_lo = id;
+    G->tapeview.lab_hi = i;
     label_set();
 }
 
 static int entry_label(uint32_t id, char *buf, size_t size)
 {
     if (!(tape_labeled(id))) return 0;
-    if (lab_lazy && (id < lab_lo || id >= lab_hi)) label_window(id);
-    int at = nlab ? lab_lower(id) : 0;
-    const Label *l = at < nlab && lab_ids[at] == id ? &lab_of[at] : NULL;
+    if (G->tapeview.lab_lazy && (id < G->tapeview.lab_lo || id >= G->tapeview.lab_hi)) label_window(id);
+    int at = G->tapeview.nlab ? lab_lower(id) : 0;
+    const Label *l = at < G->tapeview.nlab && G->tapeview.lab_ids[at] == id ? &G->tapeview.lab_of[at] : NULL;
     if (!l || l->kind == LAB_NONE) snprintf(buf, size, "(local)");
     else if (l->kind == LAB_VERSION) snprintf(buf, size, "%s@%d", G->eval.globals[l->owner].name, l->k);
     else if (l->kind == LAB_ELEM) snprintf(buf, size, "%s[%d]", G->eval.globals[l->owner].name, l->index);
@@ -270,7 +265,7 @@ static void tape_list(uint32_t from)
         int n = 0;
         for (uint32_t i = from; i < tape_size(); i++) ids[n++] = i;
         label_entries(ids, n);
-    } else lab_lazy = 1;                    /* all of them: window after window */
+    } else G->tapeview.lab_lazy = 1;                    /* all of them: window after window */
     for (uint32_t i = from; i < tape_size(); i++) {
         if ((i & 0xffff) == 0) wg_check_interrupt();
         print_entry(stdout, i);
@@ -417,7 +412,7 @@ void tapeview_command(const char *args)
         return;
     }
     forget_labels();      /* a previous command may have stopped on an error */
-    if (!strcmp(sub, "dot")) lab_lazy = 1;     /* labelled in tape order, window after window */
+    if (!strcmp(sub, "dot")) G->tapeview.lab_lazy = 1;     /* labelled in tape order, window after window */
     tape_subcommand(args);
     forget_labels();
 }

@@ -194,7 +194,7 @@ wg_Session *wg_open(const wg_Options *opt)
     }
     eval_init();
     G->eval.command = cmd_run;
-    wg_reset_hook = load_prelude;
+    G->cmd.reset_hook = load_prelude;
     load_prelude();
     G->num.backend = G->num.start_backend = b;
     return s;

@@ -186,7 +186,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     G->eval.command = cmd_run;      /* as wg_open hands it (wengert.h) */
     parse_prelude();
     base_globals = G->eval.nglobals;
-    wg_reset_hook = run_prelude;
+    G->cmd.reset_hook = run_prelude;
     G->eval.echo = 0;
     start_worker();
     return 0;
