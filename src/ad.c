@@ -195,8 +195,7 @@ static Value derivative_at(Value r, Value x)
 static Value grad_at(Value f, int argc, Value *argv)
 {
     if (argc < 1) wg_error("a gradient function needs at least one argument");
-    int saved = G->tape.recording;
-    G->tape.recording = 1;
+    int saved = rec_on();
     G->ad.nesting++;
     Value x = fresh_point(argv[0]);
     Value args[64];
@@ -208,7 +207,7 @@ static Value grad_at(Value f, int argc, Value *argv)
         v_release(x);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
-    G->tape.recording = saved;
+    rec_restore(saved);
     G->ad.nesting--;
     kink_begin();
     Value g = derivative_at(r, x);

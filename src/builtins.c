@@ -90,10 +90,10 @@ static void arg_seq(Value *argv, int i, const char *fname)
 static Value bi_print(int argc, Value *argv)
 {
     for (int i = 0; i < argc; i++) {
-        if (i) fputc(' ', stdout);
-        value_print(argv[i], stdout);
+        if (i) io_putc(IO_OUT, ' ');
+        io_value(IO_OUT, argv[i], 0);
     }
-    fputc('\n', stdout);
+    io_putc(IO_OUT, '\n');
     return nil_val();
 }
 

@@ -437,14 +437,12 @@ typedef struct {
 typedef struct Session {
     LoopRec *r;
     Value *vars, *capt;
-    rng_t rng;
+    RunMode outer_mode;        /* the session's, put back by session_end */
     Dirty *dirty;
     int ndirty;
     TapeMark mark;
     int have_mark;
-    int mode, recording, backend;
-    Env *env;
-    FILE *out;
+    int backend;               /* the backend of the sweep that reached the loop */
     /* the outputs' whole adjoints (sweep.h): output j is found as the
      * carried number at[j] of the segment being reversed, until the
      * segment that wrote it last */
@@ -473,7 +471,6 @@ static void tmp_free(Session *S, State *s)
     state_free(s, S->r->nvars);
 }
 
-static FILE *devnull;
 
 static int is_cst(LoopRec *r, Storage *s)
 {
@@ -510,11 +507,8 @@ static Session *session_begin(LoopRec *r)
 {
     Session *S = wg_calloc(1, sizeof(Session));
     S->r = r;
-    S->mode = G->ckpt.mode;
-    S->env = G->ckpt.env;
-    S->recording = G->tape.recording;
+    S->outer_mode = state_mode();
     S->backend = G->num.backend;
-    S->rng = G->rng;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     S->outer = G->ckpt.sessions;
@@ -545,13 +539,13 @@ static Session *session_begin(LoopRec *r)
             v_release(old);
         }
     }
-    G->ckpt.mode = 2;
-    G->ckpt.env = r->env;
-    G->num.backend = r->backend;
-    fflush(stdout);
-    if (!devnull) devnull = fopen("/dev/null", "w");
-    S->out = stdout;
-    if (devnull) stdout = devnull;
+    RunMode replay = S->outer_mode;
+    replay.ckpt_mode = 2;
+    replay.ckpt_env = r->env;
+    replay.backend = r->backend;
+    replay.muted = 1;
+    io_flush();
+    state_set_mode(&replay);
     return S;
 }
 
@@ -560,8 +554,6 @@ static void session_end(Session *S)
     LoopRec *r = S->r;
     held_drop(r);
     if (S->have_mark) tape_truncate(S->mark);
-    if (devnull) fflush(devnull);
-    stdout = S->out;
     for (int i = 0; i < r->nvars; i++) {
         Value *v = var_at(r, i);
         Value old = *v;
@@ -589,11 +581,7 @@ static void session_end(Session *S)
     free(S->found);
     free(S->vars);
     free(S->capt);
-    G->rng = S->rng;
-    G->num.backend = S->backend;
-    G->ckpt.mode = S->mode;
-    G->ckpt.env = S->env;
-    G->tape.recording = S->recording;
+    state_set_mode(&S->outer_mode);
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     G->ckpt.sessions = S->outer;
     free(S);
@@ -696,7 +684,7 @@ static int run_step(LoopRec *r, uint64_t t)
 {
     if (!r->taped || G->tape.recording) return run_step_plain(r, t);
     TapeMark m = tape_mark();
-    G->tape.recording = 1;
+    rec_on();
     Flat f;
     flatten_live(r, &f);
     uint32_t nleaf = f.n, *orig = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
@@ -734,7 +722,7 @@ static int run_step(LoopRec *r, uint64_t t)
     }
     flat_free(&f);
     wg_scratch_free(orig);
-    G->tape.recording = 0;
+    rec_off();
     tape_truncate(m);
     return code;
 }
@@ -785,7 +773,7 @@ static int run_step_plain(LoopRec *r, uint64_t t)
 
 static void advance(LoopRec *r, uint64_t from, uint64_t to)
 {
-    G->tape.recording = 0;
+    rec_off();
     for (uint64_t t = from; t < to; t++) {
         run_step(r, t);
         G->ckpt.steps_recomputed++;
@@ -821,7 +809,7 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     advance(r, B->step, c);
     S->mark = tape_mark();
     S->have_mark = 1;
-    G->tape.recording = 1;
+    rec_on();
     Flat f;
     flatten_live(r, &f);
     uint32_t nleaf = from_inputs ? 0 : f.n;
@@ -883,7 +871,7 @@ static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double 
     wg_scratch_free(which);
     tape_truncate(S->mark);
     S->have_mark = 0;
-    G->tape.recording = 0;
+    rec_off();
     wg_scratch_free(seeds);
     wg_scratch_free(leaves);
     return out;
@@ -993,7 +981,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     S->mark = tape_mark();
     S->have_mark = 1;
     restore(r, r->states[0], 1);
-    G->tape.recording = 1;
+    rec_on();
     G->ckpt.floor = S->mark.n;
     for (uint64_t t = 0; t < r->T; t++) {
         run_step(r, t);
@@ -1177,7 +1165,7 @@ int exec_checkpoint(Node *n, Env *env)
     G->ckpt.mode = 1;
     G->ckpt.env = env;
     G->ckpt.born = G->value.env_made;
-    G->tape.recording = 0;
+    rec_off();
     uint64_t t = 0, spacing = 1;
     int last_test = 0;
     LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
@@ -1208,7 +1196,7 @@ int exec_checkpoint(Node *n, Env *env)
     G->ckpt.mode = saved_mode;
     G->ckpt.env = saved_env;
     G->ckpt.born = saved_born;
-    G->tape.recording = 1;
+    rec_on();
     r->T = t + (uint64_t)last_test;
     if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
         wg_scratch_free(count0);

@@ -78,12 +78,12 @@ static void cmd_backend(const char *args)
         }
         G->num.backend = b;
     }
-    printf("backend: %s", formats[G->num.backend].name);
+    io_out("backend: %s", formats[G->num.backend].name);
     if (backend_is_posit(G->num.backend))
-        printf(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
+        io_out(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
                formats[G->num.backend].width,
                formats[G->num.backend].posit->quire_bits);
-    printf("\n");
+    io_out("\n");
 }
 
 
@@ -96,19 +96,19 @@ static void cmd_vars(const char *args)
         Global *gl = &G->eval.globals[g];
         if (gl->v.t == V_UNDEF || gl->v.t == V_BUILTIN) continue;
         if (g < G->eval.prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
-        printf("%s = ", gl->name);
-        if (gl->v.t == V_STR) printf("\"");
-        value_print_brief(gl->v, stdout);
-        if (gl->v.t == V_STR) printf("\"");
+        io_out("%s = ", gl->name);
+        if (gl->v.t == V_STR) io_out("\"");
+        io_value(IO_OUT, gl->v, 1);
+        if (gl->v.t == V_STR) io_out("\"");
         if (gl->ver.count) {
-            printf("    (%s@%d", gl->name, gl->ver.count);
-            if (gl->v.t == V_NUM && gl->v.id) printf(", tape #%u", gl->v.id);
-            printf(")");
+            io_out("    (%s@%d", gl->name, gl->ver.count);
+            if (gl->v.t == V_NUM && gl->v.id) io_out(", tape #%u", gl->v.id);
+            io_out(")");
         }
-        printf("\n");
+        io_out("\n");
         shown++;
     }
-    if (!shown) printf("(no variables yet)\n");
+    if (!shown) io_out("(no variables yet)\n");
 }
 
 /* A relative path is looked up beside the file that holds the :load (a
@@ -198,12 +198,12 @@ static void cmd_time(const char *args)
     double dt = now() - t0;
     char b[32];
     cmd_fmt_bytes(tape_bytes() + G->tape.reclaimed_bytes - bytes, b, sizeof b);
-    if (dt >= 1) printf("time: %.3f s", dt);
-    else printf("time: %.3f ms", dt * 1e3);
-    printf(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + G->tape.reclaimed - before), b);
+    if (dt >= 1) io_out("time: %.3f s", dt);
+    else io_out("time: %.3f ms", dt * 1e3);
+    io_out(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + G->tape.reclaimed - before), b);
     if (G->tape.reclaimed > reclaimed)
-        printf(", %llu reclaimed meanwhile", (unsigned long long)(G->tape.reclaimed - reclaimed));
-    printf("\n");
+        io_out(", %llu reclaimed meanwhile", (unsigned long long)(G->tape.reclaimed - reclaimed));
+    io_out("\n");
 }
 
 static void forget_inputs(void);
@@ -216,7 +216,7 @@ static void cmd_reset(const char *args)
     eval_reset();
     forget_inputs();
     if (G->cmd.reset_hook) G->cmd.reset_hook();
-    printf("session reset\n");
+    io_out("session reset\n");
 }
 
 static void cmd_quit(const char *args)
@@ -278,7 +278,7 @@ static void save(const char *file, int overwrite)
     for (int i = 0; i < G->cmd.ninputs; i++) fprintf(f, "%s\n", G->cmd.inputs[i]);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
-    printf("saved %d input%s to %s\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s", file);
+    io_out("saved %d input%s to %s\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s", file);
 }
 
 static void cmd_save(const char *args) { save(args, 0); }
@@ -297,7 +297,7 @@ static const Command commands[] = {
     {"backend", cmd_backend, ":backend [NAME]   show or switch: float64 float32 float16 bfloat16 posit8 posit16 posit32"},
     {"vars", cmd_vars, ":vars             variables with their values and versions"},
     {"load", cmd_load, ":load FILE        run a script into this session (FILE is looked up beside the loading file, then here)"},
-    {"save", cmd_save, ":save FILE        write this session's G->cmd.inputs as a script (:save! FILE overwrites)"},
+    {"save", cmd_save, ":save FILE        write this session's inputs as a script (:save! FILE overwrites)"},
     {"time", cmd_time, ":time STATEMENT   run it, then print the time taken and tape entries added"},
     {"reset", cmd_reset, ":reset            a fresh session"},
     {"quit", cmd_quit, ":quit             leave"},
@@ -336,13 +336,13 @@ void cmd_run(const char *text)
     const char *args = cmd_word(text, name, sizeof name);
     if (!strcmp(name, "save!")) {
         save(args, 1);
-        fflush(stdout);
+        io_flush();
         return;
     }
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, name)) {
             commands[i].run(args);
-            fflush(stdout);
+            io_flush();
             return;
         }
     wg_error("unknown command ':%s' (try :help)", name);

@@ -46,7 +46,7 @@ static void snapshot_calls(void)
         if (G->err.ncalls > 3 * SHOWN && i == G->err.ncalls - 1 - SHOWN) {
             int more = G->err.ncalls - 2 * SHOWN;
             if (at < sizeof G->err.trace) {
-                int k = snprintf(G->err.trace + at, sizeof G->err.trace - at, "  ... %d more G->err.calls\n", more);
+                int k = snprintf(G->err.trace + at, sizeof G->err.trace - at, "  ... %d more calls\n", more);
                 if (k > 0) at += (size_t)k;
             }
             i = SHOWN - 1;
@@ -75,10 +75,10 @@ void wg_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);
-    fprintf(stderr, "%snote:%s ", paint(CYAN), paint(PLAIN));
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    io_flush();
+    io_err("%snote:%s ", paint(CYAN), paint(PLAIN));
+    io_vprintf(IO_ERR, fmt, ap);
+    io_putc(IO_ERR, '\n');
     va_end(ap);
 }
 
@@ -113,14 +113,14 @@ static void echo_line(const char *text, int len, int from, int width)
         if (ch == '\t') {
             int next = (col - 1) / 8 * 8 + 9;
             for (; col < next; col++)
-                if (col >= from && col < from + width) fputc(' ', stderr);
+                if (col >= from && col < from + width) io_putc(IO_ERR, ' ');
             continue;
         }
         if ((ch & 0xC0) == 0x80) {                /* the rest of a character */
-            if (col - 1 >= from && col - 1 < from + width) fputc(ch, stderr);
+            if (col - 1 >= from && col - 1 < from + width) io_putc(IO_ERR, ch);
             continue;
         }
-        if (col >= from && col < from + width) fputc(ch, stderr);
+        if (col >= from && col < from + width) io_putc(IO_ERR, ch);
         col++;
     }
 }
@@ -141,28 +141,28 @@ static void remember(const Chunk *c, int line, int dcol, const char *msg)
  * below the source line and caret. */
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
-    fflush(stdout);
+    io_flush();
     remember(c, line, c ? wg_display_col(c, line, col) : 0, msg);
     const char *notes = strchr(msg, '\n');
     int head = notes ? (int)(notes - msg) : (int)strlen(msg);
     if (!c) {
-        fprintf(stderr, "%serror:%s %.*s\n", paint(RED), paint(PLAIN), head, msg);
-        if (notes) fprintf(stderr, "%s\n", notes + 1);
+        io_err("%serror:%s %.*s\n", paint(RED), paint(PLAIN), head, msg);
+        if (notes) io_err("%s\n", notes + 1);
         return;
     }
     int len;
     const char *text = chunk_line(c, line, &len);
     int dcol = display_col(text, len, col);
-    fprintf(stderr, "%s:%d:%d: %serror:%s %.*s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), head, msg);
+    io_err("%s:%d:%d: %serror:%s %.*s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), head, msg);
     if (len > 0 || line > 0) {
         int from = dcol > 80 ? dcol - 80 : 1;     /* a huge line: the part around the column */
-        fputs("    ", stderr);
+        io_puts(IO_ERR, "    ");
         echo_line(text, len, from, 160);
-        fputs("\n    ", stderr);
-        for (int i = from; i < dcol; i++) fputc(' ', stderr);
-        fprintf(stderr, "%s^%s\n", paint(GREEN), paint(PLAIN));
+        io_puts(IO_ERR, "\n    ");
+        for (int i = from; i < dcol; i++) io_putc(IO_ERR, ' ');
+        io_err("%s^%s\n", paint(GREEN), paint(PLAIN));
     }
-    if (notes) fprintf(stderr, "%s\n", notes + 1);
+    if (notes) io_err("%s\n", notes + 1);
 }
 
 static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
@@ -174,7 +174,7 @@ static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
     snapshot_calls();
     if (!G->err.handler) {
         wg_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
-        fputs(G->err.trace, stderr);
+        io_puts(IO_ERR, G->err.trace);
         exit(1);
     }
     longjmp(G->err.handler->buf, 1);
@@ -255,7 +255,7 @@ int wg_pcall(void (*fn)(void *), void *ud)
     G->err.ncalls = depth;
     free_scratch_since(mark);
     wg_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
-    fputs(G->err.trace, stderr);
+    io_puts(IO_ERR, G->err.trace);
     G->err.trace[0] = 0;
     return 1;
 }

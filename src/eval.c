@@ -107,7 +107,7 @@ static Value detached(Value v)
  * cut as detach cuts it: no tape history and no tangents, so reverse and
  * forward mode agree that nothing flows through it. Functions it calls run
  * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
-static inline int in_nograd(void) { return G->eval.nograd_frame == G->eval.call_depth; }
+static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
 
 static int recording_scope(Env *env)
 {
@@ -131,7 +131,7 @@ static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
 {
     /* no block: recording is off for a forward-only or plain run, which
      * settles nothing (the tests reach none with a log) */
-    if (!log || !G->eval.nograd_block || log->nograd_mark == G->eval.nograd_block) return;
+    if (!log || !G->eval.run.nograd_block || log->nograd_mark == G->eval.run.nograd_block) return;
     list_nograd_write(var, env, log);
 }
 
@@ -152,7 +152,7 @@ static void list_nograd_write(Node *var, Env *env, VerLog *log)
 /* The variable in slot of home (NULL: a global) is listed. */
 static void list_nograd_home(Env *home, int slot, VerLog *log)
 {
-    log->nograd_mark = G->eval.nograd_block;
+    log->nograd_mark = G->eval.run.nograd_block;
     if (G->eval.n_nograd_writes == G->eval.cap_nograd_writes) {
         G->eval.cap_nograd_writes = G->eval.cap_nograd_writes ? 2 * G->eval.cap_nograd_writes : 16;
         G->eval.nograd_writes = wg_realloc(G->eval.nograd_writes, sizeof(NogradWrite) * (size_t)G->eval.cap_nograd_writes);
@@ -195,21 +195,21 @@ static void settle_protected(void *from) { settle_nograd_writes(*(int *)from); }
 
 static __attribute__((noinline)) int exec_nograd(Node *n, Env *env)
 {
-    int outer_frame = G->eval.nograd_frame, code;
-    G->eval.nograd_frame = G->eval.call_depth;
+    int outer_frame = G->eval.run.nograd_frame, code;
+    G->eval.run.nograd_frame = G->eval.run.call_depth;
     if (!G->tape.recording) code = exec(n->a, env);    /* inside another (it settles), or forward-only */
     else {
-        uint32_t outer = G->eval.nograd_block;
+        uint32_t outer = G->eval.run.nograd_block;
         int from = G->eval.n_nograd_writes;
-        G->eval.nograd_block = ++G->eval.nograd_serial;
-        G->tape.recording = 0;
+        G->eval.run.nograd_block = ++G->eval.nograd_serial;
+        rec_off();
         code = exec(n->a, env);
-        G->tape.recording = 1;
-        G->eval.nograd_block = outer;
+        rec_on();
+        G->eval.run.nograd_block = outer;
         settle_nograd_writes(from);
     }
-    G->eval.nograd_frame = outer_frame;
-    if (code == EXEC_RETURN) G->eval.ret_value = detached(bind_copy(G->eval.ret_value));   /* returned from inside the block */
+    G->eval.run.nograd_frame = outer_frame;
+    if (code == EXEC_RETURN) G->eval.run.ret_value = detached(bind_copy(G->eval.run.ret_value));   /* returned from inside the block */
     return code;
 }
 
@@ -344,7 +344,7 @@ static void store_var(Node *target, Env *env, Value v)
         if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
         if (log && G->ckpt.mode == 1) version_count(log);
         ckpt_place(&v);
-        if (G->ckpt.mode == 2 && log && G->eval.nograd_block && (in_nograd() || !G->tape.recording))
+        if (G->ckpt.mode == 2 && log && G->eval.run.nograd_block && (in_nograd() || !G->tape.recording))
             note_nograd_write(target, env, log);      /* also from a function the block calls */
         Value old = *slot;
         *slot = v;
@@ -471,7 +471,7 @@ static void version_owner(const View *w, int i0, int n)
             version_element_logged(log, (int)at, &w->s->v[at]);
         }
         if (!home) G->reclaim.global_versions += G->versions.ids_logged - logged;
-    } else if (G->eval.nograd_block && log->nograd_mark != G->eval.nograd_block)
+    } else if (G->eval.run.nograd_block && log->nograd_mark != G->eval.run.nograd_block)
         list_nograd_home(home, w->owner, log);
 }
 
@@ -512,7 +512,7 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
         if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (G->tape.recording && log)
         version_element_own(log, i, elem);
-    else if (G->eval.nograd_block && log)
+    else if (G->eval.run.nograd_block && log)
         note_nograd_write((Node *)cont, env, log);   /* from a function a nograd block calls */
     return 1;
 }
@@ -556,7 +556,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         if (log && G->ckpt.mode == 1) version_count(log);
         if (in_nograd()) v = detached(v);         /* as store_var cuts it */
         else ckpt_place(&v);
-        if (G->ckpt.mode == 2 && log && G->eval.nograd_block && cont->kind == N_NAME && (in_nograd() || !G->tape.recording))
+        if (G->ckpt.mode == 2 && log && G->eval.run.nograd_block && cont->kind == N_NAME && (in_nograd() || !G->tape.recording))
             note_nograd_write(cont, env, log);    /* also from a function the block calls */
     } else {
         if (log) version_count(log);
@@ -569,7 +569,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
             version_element_own(log, i, &v);      /* from a function that keeps no versions */
         else if (G->tape.recording && v.id)
             label_place(&v);                      /* a local array's: held by it alone */
-        else if (G->eval.nograd_block && log && cont->kind == N_NAME)
+        else if (G->eval.run.nograd_block && log && cont->kind == N_NAME)
             note_nograd_write(cont, env, log);    /* from a function a nograd block calls */
         if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     }
@@ -655,8 +655,8 @@ static Value run_body(Closure *c, Env *frame)
     if (f->is_expr) return eval_expr(f->body, frame);
     int code = exec(f->body, frame);
     if (code == EXEC_RETURN) {
-        Value r = G->eval.ret_value;
-        G->eval.ret_value = nil_val();
+        Value r = G->eval.run.ret_value;
+        G->eval.run.ret_value = nil_val();
         return r;
     }
     if (code == EXEC_BREAK || code == EXEC_CONTINUE)
@@ -676,7 +676,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
             len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
         wg_error("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
     }
-    if (G->eval.call_depth >= MAX_CALL_DEPTH)
+    if (G->eval.run.call_depth >= MAX_CALL_DEPTH)
         wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
     wg_check_interrupt();
     Env *frame = env_new(f, c->env, f->nslots);
@@ -695,11 +695,11 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     }
     WgWhere saved = G->err.where;
     G->err.where.chunk = f->chunk;
-    G->eval.call_depth++;
+    G->eval.run.call_depth++;
     Value r = run_body(c, frame);
-    G->eval.call_depth--;
+    G->eval.run.call_depth--;
     G->err.where = saved;
-    G->tape.recording = saved_recording;
+    rec_restore(saved_recording);
     Value fv = obj_val(V_ENV, frame);
     v_release(fv);
     return r;
@@ -982,21 +982,21 @@ static inline int exec_stmts(Node *body, Env *env)
             int code = exec(stmt, env);
             if (code != EXEC_NORMAL) return code;
         }
-        if (G->eval.call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) between_statements();
+        if (G->eval.run.call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) between_statements();
     }
     return EXEC_NORMAL;
 }
 
 static int exec_block(Node *n, Env *env)
 {
-    G->eval.block_depth++;
+    G->eval.run.block_depth++;
     int code = exec_stmts(n, env);
-    G->eval.block_depth--;
+    G->eval.run.block_depth--;
     return code;
 }
 
-int eval_at_top_level(void) { return G->eval.block_depth == 0 && G->eval.call_depth == 0; }
-int eval_outside_calls(void) { return G->eval.call_depth == 0; }
+int eval_at_top_level(void) { return G->eval.run.block_depth == 0 && G->eval.run.call_depth == 0; }
+int eval_outside_calls(void) { return G->eval.run.call_depth == 0; }
 
 /* Between iterations, entries recorded since the loop began that nothing
  * holds go (reclaim.h: anything an enclosing expression holds in a C local
@@ -1006,7 +1006,7 @@ int eval_outside_calls(void) { return G->eval.call_depth == 0; }
 
 static const char *limit_hint(void)
 {
-    if (!G->eval.top_loops) return NULL;
+    if (!G->eval.run.top_loops) return NULL;
     return "in a loop at the top level, which records every step: each value it assigns to a variable "
            "stays on the tape as a version (x@2, x@3, ...); run the loop inside a function, count with "
            "'for k in 0..n' (its counter is not recorded), put it in 'nograd { }' if no derivative of it "
@@ -1017,10 +1017,10 @@ static int while_steps(Node *n, Env *env);
 
 static int exec_while(Node *n, Env *env)
 {
-    int top = !env && G->eval.call_depth == 0;
-    G->eval.top_loops += top;
+    int top = !env && G->eval.run.call_depth == 0;
+    G->eval.run.top_loops += top;
     int code = while_steps(n, env);
-    G->eval.top_loops -= top;
+    G->eval.run.top_loops -= top;
     return code;
 }
 
@@ -1058,9 +1058,9 @@ static int exec_for(Node *n, Env *env)
     int block = body->kind == N_BLOCK, code = EXEC_NORMAL;
     Value *slot = var_slot(n->c, env, NULL);
     LoopFloor floor = reclaim_loop_begin();
-    int top = !env && G->eval.call_depth == 0;
-    G->eval.top_loops += top;
-    if (block) G->eval.block_depth++;
+    int top = !env && G->eval.run.call_depth == 0;
+    G->eval.run.top_loops += top;
+    if (block) G->eval.run.block_depth++;
     for (double i = lo; i < hi; i++) {
         wg_check_interrupt();
         reclaim_loop_step(&floor);
@@ -1070,8 +1070,8 @@ static int exec_for(Node *n, Env *env)
         if (code == EXEC_BREAK || code == EXEC_RETURN) break;
         slot = var_slot(n->c, env, NULL);
     }
-    if (block) G->eval.block_depth--;
-    G->eval.top_loops -= top;
+    if (block) G->eval.run.block_depth--;
+    G->eval.run.top_loops -= top;
     return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
@@ -1151,8 +1151,8 @@ static void exec_compound(Node *n, Env *env)
 static void echo_value(Value v)
 {
     if (v.t == V_NIL || v.t == V_UNDEF) return;
-    value_print_brief(v, stdout);
-    fputc('\n', stdout);
+    io_value(IO_OUT, v, 1);
+    io_putc(IO_OUT, '\n');
 }
 
 /* A top-level expression's value (not nil) is assigned to `ans`, as
@@ -1174,7 +1174,7 @@ static int exec(Node *n, Env *env)
     switch (n->kind) {
     case N_EXPR: {
         Value v = eval_expr(n->a, env);
-        if (!env && G->eval.block_depth == 0) {
+        if (!env && G->eval.run.block_depth == 0) {
             if (G->eval.echo) echo_value(v);
             if (G->eval.run_nesting == 0) store_ans(v);     /* not in :load or :time */
         }
@@ -1194,7 +1194,7 @@ static int exec(Node *n, Env *env)
         if (!env) wg_error_at(n, "'return' outside a function");
         if (G->ckpt.mode && env == G->ckpt.env)
             wg_error_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
-        G->eval.ret_value = n->a ? eval_expr(n->a, env) : nil_val();
+        G->eval.run.ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
     case N_BLOCK: return exec_block(n, env);
     case N_NOGRAD: return exec_nograd(n, env);
@@ -1220,15 +1220,15 @@ static void run_top(void *ud)
     Node *root = c->root;
     for (int i = 0; i < root->n; i++) {
         G->err.where.chunk = c;
-        if (G->eval.run_nesting == 0 && G->eval.call_depth == 0) kink_statement();
+        if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) kink_statement();
         StatementMark made = reclaim_statement_begin();
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
-        if (G->eval.run_nesting == 0 && G->eval.call_depth == 0) gc_maybe_collect();
+        if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) gc_maybe_collect();
         /* reclaiming needs only that no call holds numbers in C variables:
          * a :load or :time inside a block at the top level is fine */
-        if (G->eval.call_depth == 0 && !G->ckpt.mode) {     /* (see exec_block) */
+        if (G->eval.run.call_depth == 0 && !G->ckpt.mode) {     /* (see exec_block) */
             reclaim_statement_end(&made);
             reclaim_maybe(reclaim_everything());
         }
@@ -1272,31 +1272,35 @@ static void reclaim_abandoned(void *ud)
     reclaim_now(reclaim_everything());
 }
 
+/* What each subsystem left unfinished when an error unwound: grad calls,
+ * checkpointed loops (their variables put back), sweeps, a capture. */
+static void abandon_all(void)
+{
+    G->ad.nesting = 0;
+    ckpt_abandon();
+    sweep_abandon();
+    io_capture_drop();
+    release_nested_runs();
+}
+
 int eval_chunk(Chunk *c)
 {
     uint64_t recorded = tape_size() + G->tape.reclaimed;
-    int saved_recording = G->tape.recording;
-    int depth = G->eval.call_depth, blocks = G->eval.block_depth, nograds = G->eval.n_nograd_writes, frame = G->eval.nograd_frame;
-    uint32_t block = G->eval.nograd_block;
+    EvalRun run = G->eval.run;        /* put back whole after an error */
+    int recording = G->tape.recording, nograds = G->eval.n_nograd_writes, depth = run.call_depth;
     WgWhere where = G->err.where;
     int err = wg_pcall(run_top, c);
     G->err.where = where;
     if (err) {
-        G->eval.block_depth = blocks;
-        G->ad.nesting = 0;
-        ckpt_abandon();
-        sweep_abandon();
-        release_nested_runs();
-        G->eval.nograd_block = block;
-        G->eval.nograd_frame = frame;
-        G->tape.recording = saved_recording;
+        abandon_all();
+        G->eval.run = run;
+        G->eval.run.top_loops = 0;
+        G->eval.run.ret_value = nil_val();
+        rec_restore(recording);
         /* a nograd block the error left ends here: what it had assigned
          * becomes places, unless this chunk runs inside a block that goes on */
-        if (saved_recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
+        if (recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
             drop_nograd_writes(nograds);
-        G->eval.call_depth = depth;
-        G->eval.top_loops = 0;
-        G->eval.ret_value = nil_val();
         gc_collect();
         /* (not after running out of memory: a pass needs some) */
         const char *why = wg_last_error()->message;

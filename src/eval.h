@@ -18,6 +18,17 @@ typedef struct Global {
 typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
 #define MAX_NESTED_RUNS 64
 
+/* Where the running statement stands: what an error's recovery puts back
+ * as it was when the chunk began (eval_chunk). */
+typedef struct {
+    Value ret_value;          /* set by `return`, taken by the call */
+    int call_depth;
+    int block_depth;          /* blocks being run (0: a top-level statement) */
+    uint32_t nograd_block;    /* the running outermost nograd block's number */
+    int nograd_frame;         /* the call depth of the running nograd block; -1: none */
+    int top_loops;            /* loops running at the top level (limit_hint) */
+} EvalRun;
+
 /* The evaluator's part of the session state (G->eval). */
 typedef struct {
     Global *globals;
@@ -33,17 +44,12 @@ typedef struct {
     void (*display)(const char *mime, const char *data, size_t len, const char *alt);
     int quit;
     int prelude_globals;      /* globals defined by the standard library */
-    Value ret_value;          /* set by `return`, taken by the call */
-    int call_depth;
-    int block_depth;          /* blocks being run (0: a top-level statement) */
+    EvalRun run;
     int run_nesting;          /* chunks running inside chunks (:load, :time) */
     Chunk *nested_runs[MAX_NESTED_RUNS];
     NogradWrite *nograd_writes;
     int n_nograd_writes, cap_nograd_writes;
     uint32_t nograd_serial;   /* numbers blocks and settlings, for VerLog.nograd_mark */
-    uint32_t nograd_block;    /* the running outermost block's number */
-    int nograd_frame;         /* the call depth of the running nograd block; -1: none */
-    int top_loops;            /* loops running at the top level (limit_hint) */
     int ans_slot;             /* the global `ans`, -1 until known */
 } EvalState;
 

@@ -205,8 +205,7 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
         x->val[k] = v_primal(start.len < 0 ? x0 : *seq_at(x0, (int)k));
     flat_free(&start);
     TapeMark mark = tape_mark();
-    int recording = G->tape.recording;
-    G->tape.recording = 0;
+    int recording = rec_off();
     Value cur = rebuild(x, NULL);
     double change = NAN;
     int done = 0;
@@ -233,7 +232,7 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
         wg_check_interrupt();
     }
     v_release(cur);
-    G->tape.recording = recording;
+    rec_restore(recording);
     if (tape_grew_since(mark)) {
         gc_strip_ids_from(mark.n);
         tape_truncate(mark);

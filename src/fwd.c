@@ -146,8 +146,7 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv)
     Perturbations pt = {0};
     for (int i = 0; i < argc; i++)
         if (!collect_tags(argv[i], &pt)) wg_error("jvp nested more than %d deep around a function that takes d", MAX_TAGS);
-    int saved = G->tape.recording;
-    G->tape.recording = 1;
+    int saved = rec_on();
     for (int i = 0; i < pt.n; i++) pt.eps[i] = num_rec(0, rec_leaf(0));
     Value *lowered = wg_scratch(sizeof(Value) * (size_t)(argc ? argc : 1));
     for (int i = 0; i < argc; i++) lowered[i] = lower(argv[i], &pt);
@@ -156,7 +155,7 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv)
     wg_scratch_free(lowered);
     Value out = raise_value(r, &pt);
     v_release(r);
-    G->tape.recording = saved;
+    rec_restore(saved);
     return out;
 }
 

@@ -289,7 +289,7 @@ void kink_end(void)
     if (--G->kinks.depth > 0 || !G->kinks.npassed || G->kinks.noted) return;
     G->kinks.noted = 1;
     const Note *n = &G->kinks.notes[G->kinks.passed[0]];
-    wg_note("this derivative G->kinks.passed %s%s (%s); :tape kinks for all",
+    wg_note("this derivative passed %s%s (%s); :tape kinks for all",
             n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
 }
 
@@ -331,16 +331,16 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
     G->kinks.nnotes = kept;
 }
 
-void kink_list(FILE *f)
+void kink_list(void)
 {
     check_epoch();
     if (!G->kinks.npassed) {
-        fprintf(f, "kinks: none in the latest derivative\n");
+        io_out("kinks: none in the latest derivative\n");
         return;
     }
-    fprintf(f, "kinks: %u in the latest derivative\n", G->kinks.npassed);
+    io_out("kinks: %u in the latest derivative\n", G->kinks.npassed);
     for (uint32_t i = 0; i < G->kinks.npassed; i++) {
         const Note *n = &G->kinks.notes[G->kinks.passed[i]];
-        fprintf(f, "  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
+        io_out("  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
     }
 }

@@ -57,7 +57,7 @@ void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud);
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p));
 
 void kink_statement(void);          /* a top-level statement begins: notes may print again */
-void kink_list(FILE *f);            /* :tape kinks */
+void kink_list(void);            /* :tape kinks */
 
 /* The notes' part of the session state (G->kinks). */
 typedef struct {

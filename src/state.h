@@ -31,8 +31,11 @@
 #include "tapeview.h"
 #include "parse.h"
 #include "cmd.h"
+#include "io.h"
+#include "help.h"
 
 struct wg_State {
+    struct wg_Session *session;   /* the handle that owns this state (wengert.c) */
     Tape tape;
     NumState num;
     ValueState value;
@@ -51,10 +54,33 @@ struct wg_State {
     TapeviewState tapeview;
     ResolveState resolve;
     CmdState cmd;
+    IoState io;
+    HelpState help;
 };
 typedef struct wg_State wg_State;
 
 extern wg_State *G;        /* the running session's state */
+
+/* How the session runs, as one value: a checkpointed loop's recomputation
+ * (ckpt.c) saves it, runs with its own, and puts it back whole. The fields
+ * stay where the hot paths read them (G->tape.recording, G->num.backend). */
+typedef struct {
+    int ckpt_mode;
+    Env *ckpt_env;
+    int recording;
+    int backend;
+    rng_t rng;
+    int muted;                /* output dropped (io.h) */
+} RunMode;
+RunMode state_mode(void);
+void    state_set_mode(const RunMode *m);
+
+/* Recording off (or on) for a while: int saved = rec_off(); ...
+ * rec_restore(saved). An error between them is put right by eval_chunk. */
+static inline int  rec_set(int on) { int was = G->tape.recording; G->tape.recording = on; return was; }
+static inline int  rec_off(void) { return rec_set(0); }
+static inline int  rec_on(void) { return rec_set(1); }
+static inline void rec_restore(int saved) { G->tape.recording = saved; }
 
 wg_State *state_open(void);              /* zeroed, with each subsystem's defaults */
 void      state_close(wg_State *s);

@@ -1025,7 +1025,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
 {
     int saved = G->tape.recording;
     uint32_t saved_floor = G->sweep.expansion_floor;
-    G->tape.recording = 1;
+    rec_on();
     *first = G->sweep.expansion_floor = tape_size();
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y, btop = y;
@@ -1054,7 +1054,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
     }
     valbuf_free(&b, btop);
     G->sweep.expansion_floor = saved_floor;
-    G->tape.recording = saved;
+    rec_restore(saved);
     return off;
 }
 

@@ -324,7 +324,7 @@ void tape_init(void)
     G->tape.limit = limit;
     G->tape.epoch = epoch + 1;
     G->tape.clears = clears + 1;
-    G->tape.recording = 1;
+    rec_on();
     size_t maxn = max_entries();
     if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) G->tape.cap = (uint32_t)prefault_to(0, maxn < G->tape.reserved ? maxn : G->tape.reserved);
     else {
@@ -343,7 +343,7 @@ void tape_clear(void)
 {
     int recording = G->tape.recording;
     tape_init();
-    G->tape.recording = recording;
+    rec_restore(recording);
 }
 
 size_t tape_bytes(void)

@@ -282,7 +282,7 @@ static int run_dot(const char *prog, const char *format, const char *file, const
     snprintf(fmt, sizeof fmt, "-T%s", format);
     char *argv[] = {"dot", fmt, "-o", (char *)file, (char *)dotfile, NULL};
     pid_t pid;
-    fflush(stdout);
+    io_flush();
     if (posix_spawn(&pid, prog, NULL, NULL, argv, environ) != 0) return -1;
     int status;
     while (waitpid(pid, &status, 0) < 0)
@@ -349,7 +349,7 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
         wg_error("cannot write '%s': %s", file, strerror(e));
     }
     wg_scratch_free(out);
-    printf("wrote %s (%u entries)\n", file, count);
+    io_out("wrote %s (%u entries)\n", file, count);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -401,7 +401,7 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
     }
     if (fd >= 0) { close(fd); unlink(dotfile); }
     if (fs >= 0) { close(fs); unlink(svgfile); }
-    if (!shown) fwrite(text, 1, ntext, stdout);
+    if (!shown) io_write(IO_OUT, text, ntext);
     free(text);
 }
 
@@ -473,10 +473,17 @@ void tapedot_command(const char *args, EntryLabel label)
             unlink(file);
             wg_check_interrupt_now();
         }
-        printf("wrote %s (%u entries)\n", file, count);
+        io_out("wrote %s (%u entries)\n", file, count);
     } else if (G->eval.display) display_graph(sel, tp, label);
     else {
-        write_dot(stdout, sel, tp, label);
+        char *text = NULL;
+        size_t ntext = 0;
+        FILE *m = open_memstream(&text, &ntext);
+        if (!m) wg_error("out of memory");
+        write_dot(m, sel, tp, label);
+        fclose(m);
+        io_write(IO_OUT, text, ntext);
+        free(text);
         if (G->tapeview.dot_stopped) wg_check_interrupt_now();
     }
     wg_scratch_free(sel);

@@ -169,7 +169,7 @@ static int entry_label(uint32_t id, char *buf, size_t size)
     return 1;
 }
 
-static void print_entry(FILE *f, uint32_t i)
+static void print_entry(uint32_t i)
 {
     char label[64] = "", args[64] = "", val[64];
     entry_label(i, label, sizeof label);
@@ -193,7 +193,7 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, op_arity[op] == 2 ? "%s %s" : "%s", a, b);
     }
     num_format(tape_val(i), val, sizeof val);
-    fprintf(f, "%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
+    io_out("%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
 }
 
 /* Marks every entry the given entries depend on. */
@@ -252,7 +252,7 @@ static int value_ids(Value v, uint32_t **ids)
 
 static void tape_header(void)
 {
-    printf("tape: %u entries, %zu bytes\n", tape_size() - 1, tape_bytes());
+    io_out("tape: %u entries, %zu bytes\n", tape_size() - 1, tape_bytes());
 }
 
 /* Entries from..to-1, labelled. */
@@ -268,7 +268,7 @@ static void tape_list(uint32_t from)
     } else G->tapeview.lab_lazy = 1;                    /* all of them: window after window */
     for (uint32_t i = from; i < tape_size(); i++) {
         if ((i & 0xffff) == 0) wg_check_interrupt();
-        print_entry(stdout, i);
+        print_entry(i);
     }
 }
 
@@ -282,14 +282,14 @@ static void tape_depends(const char *name)
     wg_scratch_free(ids);
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape_size(); i++) count += mark[i];
-    printf("tape: %u entries that %s depends on\n", count, name);
+    io_out("tape: %u entries that %s depends on\n", count, name);
     uint32_t latest[20] = {0};      /* the latest 20, as :tape */
     int nlatest = 0;
     for (uint32_t i = tape_size(); i-- > 1 && nlatest < 20;)
         if (mark[i]) latest[nlatest++] = i;
     label_entries(latest, nlatest);
-    for (int k = nlatest; k-- > 0;) print_entry(stdout, latest[k]);
-    if (count > 20) printf("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
+    for (int k = nlatest; k-- > 0;) print_entry(latest[k]);
+    if (count > 20) io_out("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
     wg_scratch_free(mark);
 }
 
@@ -304,12 +304,12 @@ static void tape_stats(void)
     }
     size_t per = sizeof(uint32_t) + sizeof(double), wide_bytes = sizeof(TapeArgs);
     tape_header();
-    printf("  %-10s %10s %14s\n", "op", "entries", "bytes");
+    io_out("  %-10s %10s %14s\n", "op", "entries", "bytes");
     size_t total = 0;
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
         size_t bytes = count[op] * per + wide[op] * wide_bytes;
-        printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
+        io_out("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
         total += bytes;
     }
     size_t versions = 0;
@@ -319,33 +319,33 @@ static void tape_stats(void)
     size_t zero = per, far = tape_far_count() * sizeof(uint32_t), lists = tape_pool_size() * sizeof(uint32_t),
            calls = (size_t)tape_deriv_calls() * sizeof(DerivRec);
     double all = tape_size() > 1 ? (double)tape_bytes() / (tape_size() - 1) : (double)per;
-    printf("  bytes: rows %zu + entry #0 %zu + far ids %zu + op lists %zu + d calls %zu = %zu (%.1f an entry; "
+    io_out("  bytes: rows %zu + entry #0 %zu + far ids %zu + op lists %zu + d calls %zu = %zu (%.1f an entry; "
            "an entry is %zu: op and operand fields %zu, saved value %zu; a wide one %zu more)\n",
            total, zero, far, lists, calls, total + zero + far + lists + calls, all, per, sizeof(uint32_t),
            sizeof(double), wide_bytes);
-    printf("  operands: %llu wide entries (%zu bytes more each), %zu far operand ids\n",
+    io_out("  operands: %llu wide entries (%zu bytes more each), %zu far operand ids\n",
            (unsigned long long)nwide, wide_bytes, tape_far_count());
-    printf("  saved values: %u (each entry keeps the value its reverse rule reads; "
+    io_out("  saved values: %u (each entry keeps the value its reverse rule reads; "
            "overwritten variables keep theirs in older entries)\n", tape_size() - 1);
-    printf("  operand lists (sum, dot, d): %zu ids\n", tape_pool_size());
-    printf("  variable versions: %zu\n", versions);
-    printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
+    io_out("  operand lists (sum, dot, d): %zu ids\n", tape_pool_size());
+    io_out("  variable versions: %zu\n", versions);
+    io_out("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
            (unsigned long long)G->tape.sweeps, (unsigned long long)G->tape.expansions);
     if (G->ckpt.steps_run)
-        printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
+        io_out("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
                G->ckpt.steps_run, G->ckpt.steps_recomputed, (double)G->ckpt.steps_recomputed / (double)G->ckpt.steps_run);
     char gone[32];
     cmd_fmt_bytes(G->tape.reclaimed_bytes, gone, sizeof gone);
-    printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
+    io_out("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
            "(entry numbers are positions: the entries after a reclaimed one move down)\n",
            (unsigned long long)G->tape.reclaimed, gone, (unsigned long long)G->tape.reclaims);
     if (backend_is_posit(G->num.backend))
-        printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
+        io_out("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
                formats[G->num.backend].posit->quire_bits);
     char lim[32], used[32];
     cmd_fmt_bytes(G->tape.limit, lim, sizeof lim);
     cmd_fmt_bytes(tape_bytes(), used, sizeof used);
-    printf("  in use: %s of a limit of %s\n", used, lim);
+    io_out("  in use: %s of a limit of %s\n", used, lim);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -397,7 +397,7 @@ static void tape_reclaim_now(void)
     gc_collect();        /* closures no one holds let go of what they captured */
     uint32_t gone = reclaim_now(reclaim_everything());
     cmd_fmt_bytes(bytes - tape_bytes(), b, sizeof b);
-    printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
+    io_out("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
 }
 
 /* The first entry `:tape` lists: the latest 20. */
@@ -424,10 +424,10 @@ static void tape_subcommand(const char *args)
     if (!sub[0]) {
         uint32_t from = latest_from();
         tape_list(from);
-        if (from > 1) printf("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
+        if (from > 1) io_out("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
-    else if (!strcmp(sub, "kinks")) kink_list(stdout);
+    else if (!strcmp(sub, "kinks")) kink_list();
     else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
         if (G->ad.nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
@@ -445,7 +445,7 @@ static void tape_subcommand(const char *args)
             reclaim_reset();     /* the next pass comes before the new cap */
         }
         cmd_fmt_bytes(G->tape.limit, b, sizeof b);
-        printf("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());
+        io_out("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());
     } else tape_depends(sub);
 }
 

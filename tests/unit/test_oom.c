@@ -38,6 +38,7 @@ static void intern_many(void *ud)
 
 int main(void)
 {
+    G = state_open();                /* the evaluator's tables, without a session */
     int before = G->eval.nglobals, many = 100000;
     wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
     fprintf(stderr, "(an out-of-memory message is expected here)\n");
