@@ -1,14 +1,19 @@
 /* state.h: one session's state. Everything the interpreter keeps between
  * calls lives in a wg_State, a sub-struct per subsystem, each defined in
  * its subsystem's header (Tape in tape.h, EvalState in eval.h, ...), as
- * Lua keeps its state in lua_State/global_State and clox in its VM. The
- * running session's state is reached through the one pointer G; the wg_*
- * calls (wengert.c) point it at their session's state, so sessions can
- * take turns in one process. What is truly per process stays outside: the
- * Ctrl-C flag, the fuzzer's knobs, the colour switch, op tables.
+ * Lua keeps its state in lua_State/global_State and clox in its VM.
  *
- * Hot loops take a local copy of the sub-struct's address (Tape *t =
- * &G->tape) so that the pointer is loaded once.
+ * The running session's state is reached through G, the address of one
+ * static object: each session owns a wg_State of its own, and the wg_*
+ * calls (wengert.c) swap their session's into the running one when
+ * another session ran last (state_enter: two copies of the struct), so
+ * sessions take turns in one process. A constant address costs the hot
+ * paths (the evaluator, the recorder, the sweeps) nothing over the
+ * globals it replaced; a pointer variable cost them 3-4% in instructions
+ * (a load of the pointer after every call). Nothing may keep the address
+ * of a member of G across a swap: only the running session's is valid.
+ * What is truly per process stays outside: the Ctrl-C flag, the fuzzer's
+ * knobs, the colour switch, op tables.
  *
  * A header's inline functions that read G come after its guard, in a
  * part compiled once the state is complete (WG_STATE_DONE): this file
@@ -35,6 +40,7 @@
 #include "help.h"
 
 struct wg_State {
+    struct wg_State *home;        /* the session's own copy (state_enter) */
     struct wg_Session *session;   /* the handle that owns this state (wengert.c) */
     Tape tape;
     NumState num;
@@ -59,7 +65,8 @@ struct wg_State {
 };
 typedef struct wg_State wg_State;
 
-extern wg_State *G;        /* the running session's state */
+extern wg_State state_running;
+#define G (&state_running)  /* the running session's state */
 
 /* How the session runs, as one value: a checkpointed loop's recomputation
  * (ckpt.c) saves it, runs with its own, and puts it back whole. The fields
@@ -83,7 +90,8 @@ static inline int  rec_on(void) { return rec_set(1); }
 static inline void rec_restore(int saved) { G->tape.recording = saved; }
 
 wg_State *state_open(void);              /* zeroed, with each subsystem's defaults */
-void      state_close(wg_State *s);
+void      state_enter(wg_State *s);      /* s runs now; the one running goes back to its copy */
+void      state_close(wg_State *s);      /* frees the copy (not what it holds) */
 
 /* The headers' parts that read the state: once it is complete. */
 #define WG_STATE_DONE

@@ -34,7 +34,7 @@ struct wg_Session {
 };
 
 /* Every call below first makes its session's state the running one. */
-static void enter(wg_Session *s) { G = s->state; }
+static void enter(wg_Session *s) { state_enter(s->state); }
 
 /* ------------------------------------------------------------ start-up */
 
@@ -190,7 +190,6 @@ wg_Session *wg_open(const wg_Options *opt)
         io_err("wengert: unknown backend '%s' (see --help)\n", opt->backend);
         state_close(s->state);
         free(s);
-        G = NULL;
         return NULL;
     }
     eval_init();

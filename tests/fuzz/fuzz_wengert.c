@@ -181,7 +181,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    G = state_open();
+    state_enter(state_open());
     eval_init();
     G->eval.command = cmd_run;      /* as wg_open hands it (wengert.h) */
     parse_prelude();

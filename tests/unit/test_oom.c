@@ -39,7 +39,7 @@ static void intern_many(void *ud)
 
 int main(void)
 {
-    test_oom_bare = G = state_open();         /* the evaluator's tables, without a session */
+    state_enter(test_oom_bare = state_open());         /* the evaluator's tables, without a session */
     int before = G->eval.nglobals, many = 100000;
     wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
     fprintf(stderr, "(an out-of-memory message is expected here)\n");

@@ -730,7 +730,7 @@ static void body(void *ud)
 
 int main(void)
 {
-    G = state_open();
+    state_enter(state_open());
     tape_init();
     if (wg_pcall(body, NULL)) {
         n_checks++;
