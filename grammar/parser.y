@@ -14,6 +14,7 @@
 %include {
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "parse.h"
 

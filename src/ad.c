@@ -11,8 +11,8 @@
 #include "fwd.h"
 #include "sweep.h"
 #include "kinks.h"
+#include "state.h"
 
-int G->ad.nesting;
 
 /* Derivatives of a dual y = p + t·ε are p' + t'·ε, each taken with respect
  * to the place's innermost numbers (wrt) while the place's own tangents

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "kinks.h"
 #include "matrix.h"
+#include "state.h"
 
 uint32_t tape_id_of_const(double c) { return rec_const(c); }
 

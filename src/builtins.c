@@ -19,13 +19,8 @@
 #include "parse.h"
 #include "plot.h"
 #include "matrix.h"
+#include "state.h"
 
-#define MAX_BUILTINS 96
-static const Builtin *G->builtins.table[MAX_BUILTINS];
-static SpecialFn G->builtins.specials[MAX_BUILTINS];
-static Builtin G->builtins.special_defs[MAX_BUILTINS];
-static int G->builtins.n;
-rng_t G->rng;
 
 void define_builtin(const Builtin *b)
 {

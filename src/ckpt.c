@@ -56,14 +56,9 @@
 #include "num.h"
 #include "reclaim.h"
 #include "fwd.h"
-#include "kinks.h"
+#include "state.h"
 
 
-int G->ckpt.mode;
-uint32_t G->ckpt.floor;
-Env *G->ckpt.env;
-uint32_t G->ckpt.born;
-unsigned long long G->ckpt.steps_run, G->ckpt.steps_recomputed;
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
 
@@ -117,7 +112,6 @@ typedef struct LoopRec {
     int nheld;
 } LoopRec;
 
-static LoopRec *G->ckpt.running;
 
 static void state_free(State *s, int nvars)
 {
@@ -456,14 +450,12 @@ typedef struct {
 typedef struct Session {
     LoopRec *r;
     Value *vars, *capt;
-    rng_t rng;
+    RunMode outer_mode;        /* the session's, put back by session_end */
     Dirty *dirty;
     int ndirty;
     TapeMark mark;
     int have_mark;
-    int mode, recording, backend;
-    Env *env;
-    FILE *out;
+    int backend;               /* the backend of the sweep that reached the loop */
     /* the outputs' whole adjoints (sweep.h): output j is found as the
      * carried number at[j] of the segment being reversed, until the
      * segment that wrote it last */
@@ -494,8 +486,6 @@ static void tmp_free(Session *S, State *s)
     state_free(s, S->r->nvars);
 }
 
-static Session *G->ckpt.sessions;
-static FILE *devnull;
 
 /* The entry of the loop being recomputed, or where the tape ends. */
 static uint32_t loop_entry(void) { return G->ckpt.sessions && G->ckpt.sessions->entry ? G->ckpt.sessions->entry : tape_size(); }
@@ -535,11 +525,8 @@ static Session *session_begin(LoopRec *r)
 {
     Session *S = wg_calloc(1, sizeof(Session));
     S->r = r;
-    S->mode = G->ckpt.mode;
-    S->env = G->ckpt.env;
-    S->recording = G->tape.recording;
+    S->outer_mode = state_mode();
     S->backend = G->num.backend;
-    S->rng = G->rng;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     S->outer = G->ckpt.sessions;
@@ -570,14 +557,14 @@ static Session *session_begin(LoopRec *r)
             v_release(old);
         }
     }
-    G->ckpt.mode = 2;
-    G->ckpt.env = r->env;
-    G->num.backend = r->backend;
-    S->kinks = kink_quiet();
+    RunMode replay = S->outer_mode;
+    replay.ckpt_mode = 2;
+    replay.ckpt_env = r->env;
+    replay.backend = r->backend;
+    replay.muted = 1;
     io_flush();
-    if (!devnull) devnull = fopen("/dev/null", "w");
-    S->out = stdout;
-    if (devnull) stdout = devnull;
+    state_set_mode(&replay);
+    S->kinks = kink_quiet();
     return S;
 }
 
@@ -586,8 +573,6 @@ static void session_end(Session *S)
     LoopRec *r = S->r;
     held_drop(r);
     if (S->have_mark) region_drop(S->mark);
-    if (devnull) fflush(devnull);
-    stdout = S->out;
     for (int i = 0; i < r->nvars; i++) {
         Value *v = var_at(r, i);
         Value old = *v;
@@ -615,11 +600,7 @@ static void session_end(Session *S)
     free(S->found);
     free(S->vars);
     free(S->capt);
-    G->rng = S->rng;
-    G->num.backend = S->backend;
-    G->ckpt.mode = S->mode;
-    G->ckpt.env = S->env;
-    G->tape.recording = S->recording;
+    state_set_mode(&S->outer_mode);
     kink_loud(S->kinks);
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     G->ckpt.sessions = S->outer;
@@ -1085,8 +1066,6 @@ static int reaches_back(Node *loop)
 
 static void note_recorded(Node *n)
 {
-    static const Node *G->ckpt.noted[64];
-    static int G->ckpt.nnoted;
     for (int i = 0; i < G->ckpt.nnoted; i++)
         if (G->ckpt.noted[i] == n) return;
     if (G->ckpt.nnoted < 64) G->ckpt.noted[G->ckpt.nnoted++] = n;

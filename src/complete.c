@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "complete.h"
+#include "state.h"
 
 static const char *const tape_subcommands[] = {"all", "stats", "dot", "clear", "limit", "kinks", NULL};
 

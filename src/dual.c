@@ -8,6 +8,7 @@
 #include "dual.h"
 #include "arith.h"
 #include "rules.h"
+#include "state.h"
 
 static uint32_t tag_of(Value v) { return v.t == V_DUAL ? AS_DUAL(v)->tag : 0; }
 

@@ -21,30 +21,13 @@
 #include "kinks.h"
 #include "suggest.h"
 #include "reclaim.h"
+#include "state.h"
 #include "matrix.h"
 
 #define MAX_CALL_DEPTH 2000
 
-Global *G->eval.globals;
-int G->eval.nglobals;
-static int G->eval.capglobals;
-int G->eval.echo;
-void (*G->eval.command)(const char *text);
-void (*G->eval.display)(const char *mime, const char *data, size_t len, const char *alt);
-int G->eval.quit;
-int G->eval.prelude_globals;         /* G->eval.globals defined by the standard library */
-static Value G->eval.run.ret_value;          /* set by `return`, taken by the call */
-static int G->eval.run.call_depth;
-static int G->eval.run.block_depth;          /* blocks being run (0: a top-level statement) */
 
 static int exec(Node *n, Env *env);
-static int G->eval.run_nesting;      /* chunks running inside chunks (:load, :time) */
-/* Variables a running nograd block assigned (see exec_nograd). */
-typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
-static NogradWrite *G->eval.nograd_writes;
-static int G->eval.n_nograd_writes, G->eval.cap_nograd_writes;
-static uint32_t G->eval.nograd_serial;    /* numbers blocks and settlings, for VerLog.nograd_mark */
-static uint32_t G->eval.run.nograd_block;     /* the running outermost block's number */
 
 /* ------------------------------------------------------------- globals */
 
@@ -125,7 +108,6 @@ static Value detached(Value v)
  * cut as detach cuts it: no tape history and no tangents, so reverse and
  * forward mode agree that nothing flows through it. Functions it calls run
  * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
-static int G->eval.run.nograd_frame = -1;
 static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
 
 static int recording_scope(Env *env)
@@ -1050,7 +1032,6 @@ int eval_outside_calls(void) { return G->eval.run.call_depth == 0; }
  * was recorded before the loop began). */
 /* Loops at the top level being run: each step's assignments to globals
  * stay on the tape as versions, so the tape limit's error says so. */
-static int G->eval.run.top_loops;
 
 static const char *limit_hint(void)
 {
@@ -1243,10 +1224,10 @@ static void echo_value(Value v)
  * `ans = value` would be: a new version, so d(ans, x) works. */
 static void store_ans(Value v)
 {
-    static int slot = -1;
+    int slot = G->eval.ans_slot;
     if (v.t == V_NIL || v.t == V_UNDEF) return;
     /* the cached slot is checked: a front end may forget globals (the fuzzer) */
-    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = global_index("ans");
+    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = G->eval.ans_slot = global_index("ans");
     Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
     v_retain(v);
     store_var(&target, NULL, v);
@@ -1322,8 +1303,6 @@ static void run_top(void *ud)
 
 /* Chunks run inside a running chunk (:load, :time). They are owned here
  * so that an error unwinding past them still frees them. */
-#define MAX_NESTED_RUNS 64
-static Chunk *G->eval.nested_runs[MAX_NESTED_RUNS];
 
 void eval_run_chunk(Chunk *c)
 {
@@ -1358,31 +1337,35 @@ static void reclaim_abandoned(void *ud)
     reclaim_now(reclaim_everything());
 }
 
+/* What each subsystem left unfinished when an error unwound: grad calls,
+ * checkpointed loops (their variables put back), sweeps, a capture. */
+static void abandon_all(void)
+{
+    G->ad.nesting = 0;
+    ckpt_abandon();
+    sweep_abandon();
+    io_capture_drop();
+    release_nested_runs();
+}
+
 int eval_chunk(Chunk *c)
 {
     uint64_t recorded = tape_size() + G->tape.reclaimed;
-    int saved_recording = G->tape.recording;
-    int depth = G->eval.run.call_depth, blocks = G->eval.run.block_depth, nograds = G->eval.n_nograd_writes, frame = G->eval.run.nograd_frame;
-    uint32_t block = G->eval.run.nograd_block;
+    EvalRun run = G->eval.run;        /* put back whole after an error */
+    int recording = G->tape.recording, nograds = G->eval.n_nograd_writes, depth = run.call_depth;
     WgWhere where = G->err.where;
     int err = wg_pcall(run_top, c);
     G->err.where = where;
     if (err) {
-        G->eval.run.block_depth = blocks;
-        G->ad.nesting = 0;
-        ckpt_abandon();
-        sweep_abandon();
-        release_nested_runs();
-        G->eval.run.nograd_block = block;
-        G->eval.run.nograd_frame = frame;
-        rec_restore(saved_recording);
-        /* a nograd block the error left ends here: what it had assigned
-         * becomes places, unless this chunk runs inside a block that goes on */
-        if (saved_recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
-            drop_nograd_writes(nograds);
-        G->eval.run.call_depth = depth;
+        abandon_all();
+        G->eval.run = run;
         G->eval.run.top_loops = 0;
         G->eval.run.ret_value = nil_val();
+        rec_restore(recording);
+        /* a nograd block the error left ends here: what it had assigned
+         * becomes places, unless this chunk runs inside a block that goes on */
+        if (recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
+            drop_nograd_writes(nograds);
         gc_collect();
         /* (not after running out of memory: a pass needs some) */
         const char *why = wg_last_error()->message;

@@ -14,19 +14,44 @@ typedef struct Global {
     VerLog ver;
 } Global;
 
-extern Global *globals;
-extern int nglobals;
-extern int wg_echo;           /* REPL: echo bare expression values */
-/* The `:` commands are the front end's (cmd.c): it hands the evaluator a
- * runner for them, so the evaluator does not depend on the command layer.
- * A command that ends the session (:quit) sets eval_quit. */
-extern void (*eval_command)(const char *text);
-/* A front end that shows pictures (a notebook: wg_set_display) takes
- * plot's and `:tape dot`'s pictures here instead of the terminal text:
- * mime type, data, and the text shown where pictures cannot be. */
-extern void (*wg_display)(const char *mime, const char *data, size_t len, const char *alt);
-extern int eval_quit;
-extern int prelude_globals;
+/* Variables a running nograd block assigned (see exec_nograd in eval.c). */
+typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
+#define MAX_NESTED_RUNS 64
+
+/* Where the running statement stands: what an error's recovery puts back
+ * as it was when the chunk began (eval_chunk). */
+typedef struct {
+    Value ret_value;          /* set by `return`, taken by the call */
+    int call_depth;
+    int block_depth;          /* blocks being run (0: a top-level statement) */
+    uint32_t nograd_block;    /* the running outermost nograd block's number */
+    int nograd_frame;         /* the call depth of the running nograd block; -1: none */
+    int top_loops;            /* loops running at the top level (limit_hint) */
+} EvalRun;
+
+/* The evaluator's part of the session state (G->eval). */
+typedef struct {
+    Global *globals;
+    int nglobals, capglobals;
+    int echo;                 /* REPL: echo bare expression values */
+    /* The `:` commands are the front end's (cmd.c): it hands the evaluator a
+     * runner for them, so the evaluator does not depend on the command layer.
+     * A command that ends the session (:quit) sets quit. */
+    void (*command)(const char *text);
+    /* A front end that shows pictures (a notebook: wg_set_display) takes
+     * plot's and `:tape dot`'s pictures here instead of the terminal text:
+     * mime type, data, and the text shown where pictures cannot be. */
+    void (*display)(const char *mime, const char *data, size_t len, const char *alt);
+    int quit;
+    int prelude_globals;      /* globals defined by the standard library */
+    EvalRun run;
+    int run_nesting;          /* chunks running inside chunks (:load, :time) */
+    Chunk *nested_runs[MAX_NESTED_RUNS];
+    NogradWrite *nograd_writes;
+    int n_nograd_writes, cap_nograd_writes;
+    uint32_t nograd_serial;   /* numbers blocks and settlings, for VerLog.nograd_mark */
+    int ans_slot;             /* the global `ans`, -1 until known */
+} EvalState;
 
 void  eval_init(void);
 void  eval_reset(void);       /* a fresh session */
@@ -57,6 +82,13 @@ void  define_special(const char *name, SpecialFn fn, const char *help);
 SpecialFn special_for(const Builtin *b);
 int   builtin_math1_op(const Builtin *b);   /* OpCode of sin, exp, ...; -1 otherwise */
 const Builtin *builtin_list(int i);     /* NULL after the last */
+#define MAX_BUILTINS 96
+typedef struct {
+    const Builtin *table[MAX_BUILTINS];
+    SpecialFn specials[MAX_BUILTINS];
+    Builtin special_defs[MAX_BUILTINS];
+    int n;
+} BuiltinsState;
 
 /* For checkpointed loops (ckpt.c): statements and variables as the
  * evaluator runs them. */
@@ -68,14 +100,20 @@ int    eval_condition(Node *e, Env *env, const char *what);
 /* ckpt.c: 0 normally; 1 while a checkpointed loop runs unrecorded (its
  * variables, in ckpt_env, count versions but keep none); 2 while one is
  * recomputed (no versions, no commands, no output). */
-extern int ckpt_mode;
-extern uint32_t ckpt_floor;   /* first entry of the region a recomputation records */
-extern Env *ckpt_env;
-extern uint32_t ckpt_born;    /* env_made when the running loop began */
+typedef struct {
+    int mode;
+    uint32_t floor;           /* first entry of the region a recomputation records */
+    Env *env;
+    uint32_t born;            /* env_made when the running loop began */
+    unsigned long long steps_run, steps_recomputed;
+    struct LoopRec *running;  /* the loops running, innermost first (ckpt.c) */
+    struct Session *sessions; /* recomputations running, innermost first */
+    const Node *noted[64];    /* loops already noted as running recorded */
+    int nnoted;
+} CkptState;
 int  exec_checkpoint(Node *n, Env *env);
 void ckpt_abandon(void);      /* after an error unwound */
 void ckpt_visit_roots(void (*visit)(Value));
 void ckpt_init(void);
-extern unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
 
 #endif

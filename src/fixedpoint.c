@@ -15,6 +15,7 @@
 #include "eval.h"
 #include "fixpt.h"
 #include "gc.h"
+#include "state.h"
 
 /* x as a list of plain numbers, its parts: a number is one part, a dual
  * its primal's parts then its tangent's. shape keeps, in the same order,

@@ -14,9 +14,8 @@
 #include "rng.h"
 #include "ad.h"
 #include "tape.h"
+#include "state.h"
 #include "matrix.h"
-
-static uint32_t G->fwd.next_tag;
 
 /* ---------------------------------------------- recording functions */
 

@@ -3,6 +3,8 @@
 #define WG_FWD_H
 #include "value.h"
 
+typedef struct { uint32_t next_tag; } FwdState;   /* the latest jvp's tag */
+
 Value fwd_jvp_builtin(int argc, Value *argv);   /* jvp(f, x, v) */
 Value fwd_fwdgrad(int argc, Value *argv);       /* fwdgrad(f, x) */
 Value fwd_jvp(Value f, Value x, Value v);

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "eval.h"
 #include "error.h"
+#include "state.h"
 
 typedef struct {
     const char *name, *text, *example;
@@ -295,10 +296,9 @@ static const char *topic_name(int i) { return i < COUNT(topics) ? topics[i].name
 static const char *builtin_name(int i) { return builtin_list(i) ? builtin_list(i)->name : NULL; }
 static const char *command_name(int i)
 {
-    static char buf[32];
     if (!cmd_name(i)) return NULL;
-    snprintf(buf, sizeof buf, ":%s", cmd_name(i));
-    return buf;
+    snprintf(G->help.name, sizeof G->help.name, ":%s", cmd_name(i));
+    return G->help.name;
 }
 
 static void overview(void)

@@ -6,23 +6,8 @@
 #include "kinks.h"
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
-typedef struct {
-    uint32_t id;          /* kink: the entry; branch: the tape size when it ran */
-    uint32_t ida, idb;    /* branch: the compared entries (0: not recorded); reclaim roots */
-    int branch;
-    int tie;              /* branch: a min/max near a tie (listed as a kink) */
-    int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
-    double a, b;
-    char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
-    char where[96];       /* "demo.wg:4:9" */
-} Note;
-
-static Note *G->kinks.notes;            /* in tape order */
-static uint32_t G->kinks.nnotes, G->kinks.capnotes, G->kinks.epoch, G->kinks.nbranches;   /* G->kinks.nbranches: branch G->kinks.notes among them */
-static uint32_t *G->kinks.passed, G->kinks.npassed, G->kinks.cappassed;   /* the latest derivative's G->kinks.notes */
-static int G->kinks.depth, G->kinks.noted;
-static int quiet_above = INT_MAX;   /* derivatives nested deeper pass nothing (kink_quiet) */
 
 static void check_epoch(void)
 {
@@ -172,7 +157,7 @@ int kink_watching(void) { return G->kinks.depth > 0; }
  * values. */
 static void pass(uint32_t k)
 {
-    if (G->kinks.depth > quiet_above) return;
+    if (G->kinks.quiet && G->kinks.depth >= G->kinks.quiet) return;
     for (uint32_t i = 0; i < G->kinks.npassed; i++)
         if (G->kinks.passed[i] == k || (!strcmp(G->kinks.notes[G->kinks.passed[i]].where, G->kinks.notes[k].where)
                                && !strcmp(G->kinks.notes[G->kinks.passed[i]].what, G->kinks.notes[k].what))) return;
@@ -330,18 +315,18 @@ void kink_end(void)
 
 int kink_quiet(void)
 {
-    int was = quiet_above;
-    quiet_above = G->kinks.depth;
+    int was = G->kinks.quiet;
+    G->kinks.quiet = G->kinks.depth + 1;
     return was;
 }
 
-void kink_loud(int was) { quiet_above = was; }
+void kink_loud(int was) { G->kinks.quiet = was; }
 
 void kink_statement(void)
 {
     G->kinks.noted = 0;
     G->kinks.depth = 0;     /* an error may have unwound out of a derivative */
-    quiet_above = INT_MAX;
+    G->kinks.quiet = 0;
 }
 
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
@@ -400,11 +385,11 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
         int listed = listed_at(k);
         if (listed < 0 || G->kinks.notes[k].branch) {
             G->kinks.nbranches -= G->kinks.notes[k].branch;
-            if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;   /* a branch here is never G->kinks.passed yet */
+            if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;   /* a branch here is never passed yet */
             continue;
         }
         Note note = G->kinks.notes[k];
-        note.gone = 1;           /* its entry went: listed, never G->kinks.passed again */
+        note.gone = 1;           /* its entry went: listed, never passed again */
         note.id = at;
         note.ida = note.idb = 0;
         G->kinks.passed[listed] = first + moved;
@@ -430,16 +415,16 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
     G->kinks.nnotes = first + moved;
 }
 
-void kink_list(FILE *f)
+void kink_list(void)
 {
     check_epoch();
     if (!G->kinks.npassed) {
-        fprintf(f, "kinks: none in the latest derivative\n");
+        io_out("kinks: none in the latest derivative\n");
         return;
     }
-    fprintf(f, "kinks: %u in the latest derivative\n", G->kinks.npassed);
+    io_out("kinks: %u in the latest derivative\n", G->kinks.npassed);
     for (uint32_t i = 0; i < G->kinks.npassed; i++) {
         const Note *n = &G->kinks.notes[G->kinks.passed[i]];
-        fprintf(f, "  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
+        io_out("  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
     }
 }

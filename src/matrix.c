@@ -23,6 +23,7 @@
 #include "tape.h"
 #include "num.h"
 #include "error.h"
+#include "state.h"
 
 /* ------------------------------------------------------------- basics */
 

@@ -8,6 +8,7 @@
 #include "eval.h"
 #include "num.h"
 #include "error.h"
+#include "state.h"
 
 /* ----------------------------------------------------------- literals */
 

@@ -11,6 +11,7 @@
 #include "parser.h"
 #include "lexer_codes.h"
 #include "error.h"
+#include "state.h"
 
 #define MAX_NEST 256
 

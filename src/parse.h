@@ -55,4 +55,8 @@ void  syn_error(ParseState *ps, Token t, const char *msg);
 int   resolve_chunk(Chunk *c, ParseState *ps);
 int   global_index(const char *name);   /* interns a global name */
 
+/* The resolver's part of the session state (G->resolve): the first error
+ * found; resolution goes on but the chunk will not run. */
+typedef struct { const Node *error_at; char error_msg[160]; } ResolveState;
+
 #endif

@@ -10,14 +10,8 @@
 #include "versions.h"
 #include "kinks.h"
 #include "error.h"
+#include "state.h"
 
-static void (*G->reclaim.eval_roots)(IdFn fn, void *ud);
-uint32_t G->reclaim.next_pass_at = 1u << 16;   /* tape size that triggers a pass */
-static uint32_t G->reclaim.seen_epoch;                 /* a cleared tape starts the count again */
-static uint64_t G->reclaim.last_roots;                 /* ids the last pass found outside the tape */
-static uint32_t G->reclaim.lowest_floor = UINT32_MAX;  /* of the passes in the statement running */
-
-static uint64_t G->reclaim.full_passes;                 /* passes whose floor was the tape's start */
 
 LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), G->reclaim.full_passes, G->tape.epoch }; }
 
@@ -29,9 +23,6 @@ void reclaim_loop_pass(LoopFloor *f)
 
 static int reclaim_moved_below(uint32_t n) { return G->reclaim.lowest_floor < n; }
 
-/* WENGERT_RECLAIM_STRESS=1 runs a pass at every chance (tests: every
- * derivative and version must come out the same as without reclaiming). */
-static int G->reclaim.stress;
 
 void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
 {
@@ -41,9 +32,6 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
     reclaim_reset();
 }
 
-static int G->reclaim.poor_passes;      /* passes running that gave back under a quarter of what they looked at */
-static uint64_t G->reclaim.versions_at_schedule;   /* G->reclaim.global_versions when the next pass was set */
-static uint32_t G->reclaim.size_at_schedule;       /* and the tape's size then */
 
 /* The next pass runs at tape size `at`, or halfway from here to the cap if
  * that comes first: reaching the cap is an error, so passes come closer
@@ -110,7 +98,7 @@ static void each_root(IdFn fn, void *ud)
 
 /* ---- marking */
 
-typedef struct {
+typedef struct Pass {
     uint32_t lo, n;
     uint8_t *live;
     uint32_t *newpos;
@@ -122,7 +110,6 @@ typedef struct {
     uint8_t *call_seen; /* d calls from calls_lo on whose operands are marked */
 } Pass;
 
-static Pass *G->reclaim.current;   /* the pass whose renumbering kink_renumber asks about */
 
 static inline void mark_operand(uint32_t id, void *pp);
 
@@ -288,15 +275,12 @@ uint32_t reclaim_now(TapeMark floor)
     return gone;
 }
 
-uint64_t G->reclaim.global_versions;
 
 /* Ids the global variables' versions hold (since the last :tape clear,
  * which forgets them): a pass walks at least these, so a statement-end
  * pass is priced with them before any pass has counted its roots. */
 static uint64_t version_roots(void)
 {
-    static uint32_t G->reclaim.roots_clears;
-    static uint64_t G->reclaim.roots_base;
     if (G->reclaim.roots_clears != G->tape.clears) {
         G->reclaim.roots_clears = G->tape.clears;
         G->reclaim.roots_base = G->reclaim.global_versions;

@@ -14,13 +14,21 @@
 #include <editline/readline.h>
 #include "repl.h"
 #include "complete.h"
+#include "state.h"
 
-static char R.history_path[4096];
-static sigjmp_buf R.at_prompt;
-static volatile sig_atomic_t R.reading;   /* inside readline() */
-static struct termios R.saved_tty;
-static wg_Session *R.session;
-static int R.have_tty;
+/* The terminal's and the prompt's, one a process (the session's own
+ * state is in its wg_State). */
+static struct {
+    char history_path[4096];
+    sigjmp_buf at_prompt;
+    volatile sig_atomic_t reading;   /* inside readline() */
+    struct termios saved_tty;
+    wg_Session *session;
+    int have_tty;
+    int completing;                  /* C_NAMES ... (complete.h) */
+    int complete_index;              /* complete_word's place in the names */
+    size_t complete_len;
+} R;
 
 /* While a line is being read, Ctrl-C abandons it (back to a fresh prompt);
  * while code runs, it only raises the flag the evaluator polls. */
@@ -49,12 +57,9 @@ static char *read_line(const char *prompt)
 
 /* ----------------------------------------------------------- completion */
 
-static int R.completing;      /* C_NAMES ... (complete.h) */
 
 static char *complete_word(const char *text, int state)
 {
-    static int R.complete_index;
-    static size_t R.complete_len;
     if (state == 0) {
         R.complete_index = 0;
         R.complete_len = strlen(text);

@@ -8,10 +8,9 @@
 #include "parse.h"
 #include <stdio.h>
 #include "error.h"
+#include "state.h"
 
 /* The first error found; resolution goes on but the chunk will not run. */
-static const Node *G->resolve.error_at;
-static char G->resolve.error_msg[160];
 
 static void resolve_error(const Node *n, const char *msg, const char *name)
 {

@@ -1,5 +1,6 @@
 /* rng.c - Philox4x32-10, written from the definition in Salmon et al. (SC 2011). */
 #include "rng.h"
+#include "state.h"
 
 #include <math.h>
 

@@ -44,6 +44,7 @@
 #include "rules.h"
 #include "kinks.h"
 #include "fixpt.h"
+#include "state.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -75,7 +76,6 @@ static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop);
 static void plain_fixin(PlainBuf *b, uint32_t head);
 /* The entries a loop's re-run gave its outputs, in an expansion (see
  * "loops re-run by expansions"), highest first. */
-typedef struct { uint32_t from, to; } Alias;
 typedef struct { Alias *v; uint32_t n; } Aliases;
 static uint32_t deriv_expand(uint32_t k, uint32_t *lo, Aliases *al);
 static void plain_run_aliased(PlainBuf *b, uint32_t top, double seed, Aliases al);
@@ -202,12 +202,6 @@ static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); 
  * quire; so do cones holding derivative entries (third order and up),
  * checkpointed loops and fixed points. A cone decides which way is taken,
  * not what else the session recorded. */
-static struct {
-    double  *abar, *tau;
-    uint8_t *in;
-    size_t   cap;
-    int      busy;
-} so;
 
 static int so_elementary(int op)
 {
@@ -508,7 +502,6 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     }
 }
 
-LoopHooks G->sweep.loop_hooks;
 
 static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
 
@@ -1020,7 +1013,6 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
 
 
 /* The first entry of the expansion being recorded, 0 if none. */
-static uint32_t G->sweep.expansion_floor;
 
 static Cuts deriv_cuts(const DerivRec *r)
 {
@@ -1047,36 +1039,24 @@ static Cuts deriv_cuts(const DerivRec *r)
  * (ckout_wrt: the d call being swept, or the expansion being recorded, has
  * one among its places) needs the hand-over: for the loop's inputs the
  * re-run's paths are as good, and no loop is run again for them. */
-static struct {
-    Alias *v;                  /* collected for the expansions being recorded */
-    uint32_t n, cap;
-    int depth;                 /* expansions being recorded */
-    struct { uint32_t call, off, n; } *lists;   /* kept expansions' pairs in pool */
-    uint32_t nlists, caplists;
-    Alias *pool;
-    uint32_t npool, cappool;
-    uint64_t reclaimed;        /* the tape's reclaimed and clears counts when */
-    uint32_t clears;           /* the table was begun */
-} reruns;
-static int G->sweep.ckout_wrt;
 
 static void reruns_collect(uint32_t from, uint32_t to)
 {
-    if (!reruns.depth) return;
-    if (reruns.n == reruns.cap) {
-        uint32_t cap = reruns.cap ? 2 * reruns.cap : 16;
-        reruns.v = wg_realloc(reruns.v, sizeof(Alias) * cap);
-        reruns.cap = cap;
+    if (!G->sweep.reruns.depth) return;
+    if (G->sweep.reruns.n == G->sweep.reruns.cap) {
+        uint32_t cap = G->sweep.reruns.cap ? 2 * G->sweep.reruns.cap : 16;
+        G->sweep.reruns.v = wg_realloc(G->sweep.reruns.v, sizeof(Alias) * cap);
+        G->sweep.reruns.cap = cap;
     }
-    reruns.v[reruns.n++] = (Alias){ from, to };
+    G->sweep.reruns.v[G->sweep.reruns.n++] = (Alias){ from, to };
 }
 
 static void reruns_current(void)
 {
-    if (reruns.reclaimed == G->tape.reclaimed && reruns.clears == G->tape.clears) return;
-    reruns.nlists = reruns.npool = 0;
-    reruns.reclaimed = G->tape.reclaimed;
-    reruns.clears = G->tape.clears;
+    if (G->sweep.reruns.reclaimed == G->tape.reclaimed && G->sweep.reruns.clears == G->tape.clears) return;
+    G->sweep.reruns.nlists = G->sweep.reruns.npool = 0;
+    G->sweep.reruns.reclaimed = G->tape.reclaimed;
+    G->sweep.reruns.clears = G->tape.clears;
 }
 
 static int alias_higher_first(const void *x, const void *y)
@@ -1103,8 +1083,8 @@ static int reruns_of(uint32_t r, Aliases *al)
     *al = (Aliases){ NULL, 0 };
     if (!at) return 1;
     reruns_current();
-    if (at > reruns.nlists || reruns.lists[at - 1].call != r) return 0;
-    *al = aliases_copy(reruns.pool + reruns.lists[at - 1].off, reruns.lists[at - 1].n);
+    if (at > G->sweep.reruns.nlists || G->sweep.reruns.lists[at - 1].call != r) return 0;
+    *al = aliases_copy(G->sweep.reruns.pool + G->sweep.reruns.lists[at - 1].off, G->sweep.reruns.lists[at - 1].n);
     return 1;
 }
 
@@ -1114,23 +1094,23 @@ static int reruns_keep(uint32_t r, Aliases al)
     tape_deriv_call(r)->reruns = 0;
     if (!al.n) return 1;
     reruns_current();
-    if (reruns.nlists == UINT16_MAX) return 0;
-    if (reruns.nlists == reruns.caplists) {
-        uint32_t cap = reruns.caplists ? 2 * reruns.caplists : 8;
-        reruns.lists = wg_realloc(reruns.lists, sizeof *reruns.lists * cap);
-        reruns.caplists = cap;
+    if (G->sweep.reruns.nlists == UINT16_MAX) return 0;
+    if (G->sweep.reruns.nlists == G->sweep.reruns.caplists) {
+        uint32_t cap = G->sweep.reruns.caplists ? 2 * G->sweep.reruns.caplists : 8;
+        G->sweep.reruns.lists = wg_realloc(G->sweep.reruns.lists, sizeof *G->sweep.reruns.lists * cap);
+        G->sweep.reruns.caplists = cap;
     }
-    while (reruns.npool + al.n > reruns.cappool) {
-        uint32_t cap = reruns.cappool ? 2 * reruns.cappool : 64;
-        reruns.pool = wg_realloc(reruns.pool, sizeof(Alias) * cap);
-        reruns.cappool = cap;
+    while (G->sweep.reruns.npool + al.n > G->sweep.reruns.cappool) {
+        uint32_t cap = G->sweep.reruns.cappool ? 2 * G->sweep.reruns.cappool : 64;
+        G->sweep.reruns.pool = wg_realloc(G->sweep.reruns.pool, sizeof(Alias) * cap);
+        G->sweep.reruns.cappool = cap;
     }
-    memcpy(reruns.pool + reruns.npool, al.v, sizeof(Alias) * al.n);
-    reruns.lists[reruns.nlists].call = r;
-    reruns.lists[reruns.nlists].off = reruns.npool;
-    reruns.lists[reruns.nlists].n = al.n;
-    reruns.npool += al.n;
-    tape_deriv_call(r)->reruns = (uint16_t)++reruns.nlists;
+    memcpy(G->sweep.reruns.pool + G->sweep.reruns.npool, al.v, sizeof(Alias) * al.n);
+    G->sweep.reruns.lists[G->sweep.reruns.nlists].call = r;
+    G->sweep.reruns.lists[G->sweep.reruns.nlists].off = G->sweep.reruns.npool;
+    G->sweep.reruns.lists[G->sweep.reruns.nlists].n = al.n;
+    G->sweep.reruns.npool += al.n;
+    tape_deriv_call(r)->reruns = (uint16_t)++G->sweep.reruns.nlists;
     return 1;
 }
 
@@ -1191,7 +1171,7 @@ static void val_run_aliased(ValBuf *b, uint32_t top, Value seed, Aliases al)
 static uint32_t record_expansion(uint32_t r, uint32_t *first, Aliases *al)
 {
     int saved = G->tape.recording;
-    uint32_t saved_floor = G->sweep.expansion_floor, n0 = reruns.n;
+    uint32_t saved_floor = G->sweep.expansion_floor, n0 = G->sweep.reruns.n;
     int saved_ckout = G->sweep.ckout_wrt;
     rec_on();
     *first = G->sweep.expansion_floor = tape_size();
@@ -1204,7 +1184,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first, Aliases *al)
         if (id && id <= y && wid > btop) btop = wid;    /* a loop's output above y */
         G->sweep.ckout_wrt |= id && id <= y && id != wid;
     }
-    reruns.depth++;
+    G->sweep.reruns.depth++;
     ValBuf b;
     valbuf_init(&b, lo, btop, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
@@ -1215,8 +1195,8 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first, Aliases *al)
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, btop);
-    *al = aliases_copy(reruns.v + n0, reruns.n - n0);
-    if (!--reruns.depth) reruns.n = 0;      /* else they are the outer one's too */
+    *al = aliases_copy(G->sweep.reruns.v + n0, G->sweep.reruns.n - n0);
+    if (!--G->sweep.reruns.depth) G->sweep.reruns.n = 0;      /* else they are the outer one's too */
     G->sweep.ckout_wrt = saved_ckout;
     G->sweep.expansion_floor = saved_floor;
     rec_restore(saved);
@@ -1251,15 +1231,14 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo, Aliases *al)
     return tape_pool_at(off)[j];
 }
 
-static int G->sweep.kept_busy;
 void sweep_abandon(void)
 {
     G->sweep.so.busy = 0;
     G->sweep.expansion_floor = 0;
     G->tape.busy = 0;
     G->sweep.kept_busy = 0;
-    reruns.n = 0;
-    reruns.depth = 0;
+    G->sweep.reruns.n = 0;
+    G->sweep.reruns.depth = 0;
     G->sweep.ckout_wrt = 0;
 }
 
@@ -1542,15 +1521,6 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
  * lower, and the tape is as that d call left it: the same epoch (clear and
  * truncate bump it), the same size (nothing recorded since), no entry
  * reclaimed since (a pass renumbers), and the same entry at y's id. */
-static struct {
-    double  *adj;
-    size_t   cap;              /* doubles */
-    uint32_t lo, top, epoch, size;
-    uint64_t print;            /* the top entry's fingerprint */
-    uint64_t reclaimed;        /* G->tape.reclaimed then: a pass that moved entries ends it */
-    int      valid;
-    int      ckout;            /* it asked about a loop's output (only such a sweep answers one) */
-} kept;
 
 static uint64_t entry_print(uint32_t i)
 {

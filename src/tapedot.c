@@ -25,6 +25,7 @@
 #include "eval.h"
 #include "error.h"
 #include "tape.h"
+#include "state.h"
 
 extern char **environ;
 
@@ -200,7 +201,6 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 
 /* Set when a Ctrl-C stopped write_dot part way: the caller tidies up (a
  * temporary file, a half-written one) and then reports "interrupted". */
-static int G->tapeview.dot_stopped;
 
 /* Nodes in tape order, each expansion's entries inside its cluster. */
 static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryLabel label)
@@ -476,7 +476,14 @@ void tapedot_command(const char *args, EntryLabel label)
         io_out("wrote %s (%u entries)\n", file, count);
     } else if (G->eval.display) display_graph(sel, tp, label);
     else {
-        write_dot(stdout, sel, tp, label);
+        char *text = NULL;
+        size_t ntext = 0;
+        FILE *m = open_memstream(&text, &ntext);
+        if (!m) wg_error("out of memory");
+        write_dot(m, sel, tp, label);
+        fclose(m);
+        io_write(IO_OUT, text, ntext);
+        free(text);
         if (G->tapeview.dot_stopped) wg_check_interrupt_now();
     }
     wg_scratch_free(sel);

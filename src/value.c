@@ -8,6 +8,7 @@
 #include "error.h"
 #include "versions.h"
 #include "matrix.h"
+#include "state.h"
 
 void *obj_new(VType t, size_t size)
 {
@@ -66,9 +67,6 @@ Value view_new(Storage *s, int start, int len, int stride)
 
 /* Forward mode makes and drops a dual per operation: freed duals wait in a
  * short list for the next one instead of going back to malloc. */
-#define DUAL_SPARE 64
-static Dual *G->value.spare_duals[DUAL_SPARE];
-static int G->value.nspare_duals;
 
 Value dual_new(uint32_t tag, Value p, Value t)
 {
@@ -91,7 +89,6 @@ void envcell_release(EnvCell *c)
     if (c && --c->rc == 0) free(c);
 }
 
-uint32_t G->value.env_made;
 
 Env *env_new(FnInfo *fn, Env *parent, int n)
 {
@@ -200,9 +197,7 @@ const char *type_name(Value v)
 /* A number as print shows it, for error messages (a few at a time). */
 const char *num_str(double x)
 {
-    static char bufs[4][64];
-    static int next;
-    char *b = bufs[next++ & 3];
+    char *b = G->value.num_bufs[G->value.num_next++ & 3];
     num_format(x, b, 64);
     return b;
 }

@@ -79,7 +79,6 @@ void envcell_release(EnvCell *c);
  * version of it while it still holds the storage (SPEC "Derivatives").
  * owner is the slot, in home's frame or among the globals (home NULL);
  * -1: a view of a value no name held. */
-extern uint32_t env_made;   /* frames made so far (wraps) */
 
 typedef struct View {
     Obj h;
@@ -227,5 +226,17 @@ const char *type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
 void    value_print_brief(Value v, void *file);   /* long arrays as [1, 2, 3, ..., 9] (N elements) */
 const char *num_str(double x);   /* for error messages */
+
+/* The values' part of the session state (G->value). */
+#define DUAL_SPARE 64
+typedef struct {
+    uint32_t env_made;        /* frames made so far (wraps) */
+    /* Forward mode makes and drops a dual per operation: freed duals wait
+     * in a short list for the next one instead of going back to malloc. */
+    Dual *spare_duals[DUAL_SPARE];
+    int nspare_duals;
+    char num_bufs[4][64];     /* num_str's, a few at a time */
+    int num_next;
+} ValueState;
 
 #endif

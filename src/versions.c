@@ -6,6 +6,7 @@
 #include "versions.h"
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
 /* ------------------------------------------------------------- places */
 
@@ -66,7 +67,6 @@ uint32_t label_own(Value *v)
 
 /* ---------------------------------------------------------------- logs */
 
-uint64_t G->versions.ids_logged;
 
 /* Appends entry id as version log->count (the caller counted it). */
 void verlog_push(VerLog *log, uint32_t id)

@@ -96,11 +96,16 @@ void     verlog_push(VerLog *log, uint32_t id);  /* entry id as version log->cou
 /* Ids that have entered any log (a number, an element write, each element
  * of a snapshot): the evaluator counts those of global variables, which
  * stay live, so a pass knows what it cannot give back. */
-extern uint64_t verlog_ids_logged;
+typedef struct { uint64_t ids_logged; } VersionsState;   /* ids version logs took, ever */
 
 /* version_element for a plain number whose entry is not a place yet (just
  * computed) and continues the variable's last run of writes: every write
  * of an element loop after its first (W4's a[i] = a[i] * a[i]), inline. */
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_VERSIONS_H_STATE)
+#define WG_VERSIONS_H_STATE
 static inline void version_element_num(VerLog *log, int index, Value *v)
 {
     ArrayWrite *last = log && log->nwrites ? &log->writes[log->nwrites - 1] : NULL;
@@ -109,7 +114,7 @@ static inline void version_element_num(VerLog *log, int index, Value *v)
         && v->id == last->first + (uint32_t)last->len) {
         rec_label(v->id);
         last->len++;
-        verlog_ids_logged++;
+        G->versions.ids_logged++;
         return;
     }
     version_element(log, index, v);

@@ -29,6 +29,7 @@
 #include "tape.h"
 #include "versions.h"
 #include "gc.h"
+#include "state.h"
 
 #define TOOL_VERSION "0.1.0"
 

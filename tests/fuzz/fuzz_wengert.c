@@ -16,6 +16,7 @@
 #include "error.h"
 #include "num.h"
 #include "tape.h"
+#include "state.h"
 
 #ifndef FUZZ_STDLIB
 #define FUZZ_STDLIB "stdlib"
@@ -180,6 +181,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    state_enter(state_open());
     eval_init();
     G->eval.command = cmd_run;      /* as wg_open hands it (wengert.h) */
     parse_prelude();

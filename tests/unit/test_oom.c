@@ -11,6 +11,7 @@
 #include "../../src/eval.h"
 #include "../../src/parse.h"
 #include "../../src/wengert.h"
+#include "../../src/state.h"
 
 static int n_checks, n_failed;
 
@@ -24,6 +25,7 @@ static void check(int ok, const char *what)
 }
 
 static int next_name;
+wg_State *test_oom_bare;         /* kept here so that the leak checker sees it */
 
 static void intern_many(void *ud)
 {
@@ -37,6 +39,7 @@ static void intern_many(void *ud)
 
 int main(void)
 {
+    state_enter(test_oom_bare = state_open());         /* the evaluator's tables, without a session */
     int before = G->eval.nglobals, many = 100000;
     wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
     io_err("(an out-of-memory message is expected here)\n");

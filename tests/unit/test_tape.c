@@ -18,6 +18,7 @@
 #include "../../src/tape.h"
 #include "../../src/fixpt.h"
 #include "../../src/reclaim.h"
+#include "../../src/state.h"
 
 static int n_checks, n_failed;
 
@@ -729,6 +730,7 @@ static void body(void *ud)
 
 int main(void)
 {
+    state_enter(state_open());
     tape_init();
     if (wg_pcall(body, NULL)) {
         n_checks++;
