@@ -21,6 +21,7 @@ int ad_nesting;
  * tangent ṗ; going through ṗ back into p would count it twice. */
 static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
+    y = fwd_live_part(y);    /* a returned jvp's tangent is dead (fwd.h) */
     if (y.t == V_NUM) {
         sweep_derivatives(y, wrt, n, cuts, out);
         return;
@@ -48,6 +49,7 @@ Value ad_derivative(Value y, uint32_t wrt)
  * innermost number), written to ids if given; returns how many. */
 static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
 {
+    v = fwd_live_part(v);
     if (v.t == V_DUAL) {
         uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
         return n + tangent_entries(AS_DUAL(v)->t, 1, ids ? ids + n : NULL);
@@ -150,6 +152,7 @@ Value ad_d(Node *call, Env *env)
  * argument (so outer derivatives flow through it) or a leaf. */
 static Value fresh_number(Value x)
 {
+    x = fwd_live_part(x);
     if (x.t == V_DUAL) {     /* forward over reverse: keep the tangent */
         Dual *d = AS_DUAL(x);
         v_retain(d->t);

@@ -1300,9 +1300,11 @@ int eval_chunk(Chunk *c)
     int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes, frame = nograd_frame;
     uint32_t block = nograd_block;
     WgWhere where = wg_where;
+    int jvps = fwd_depth();
     int err = wg_pcall(run_top, c);
     wg_where = where;
     if (err) {
+        fwd_unwind(jvps);
         block_depth = blocks;
         ad_nesting = 0;
         ckpt_abandon();

@@ -18,6 +18,43 @@
 static uint32_t next_tag;
 extern rng_t wg_rng;
 
+/* ------------------------------------------------------ live tags */
+
+uint32_t fwd_top;
+static uint32_t *live;      /* the running jvp calls' tags, ascending */
+static int nlive, cap;
+
+/* tag is not the top (fwd_tag_dead looked): a binary search below it. */
+int fwd_tag_dead_below(uint32_t tag)
+{
+    int lo = 0, hi = nlive - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (live[mid] < tag) lo = mid + 1;
+        else hi = mid;
+    }
+    return !(lo < nlive && live[lo] == tag);
+}
+
+static void live_push(uint32_t tag)
+{
+    if (nlive == cap) {
+        int grown = cap ? 2 * cap : 16;
+        live = wg_realloc(live, sizeof(uint32_t) * (size_t)grown);
+        cap = grown;
+    }
+    live[nlive++] = tag;
+    fwd_top = tag;
+}
+
+int fwd_depth(void) { return nlive; }
+
+void fwd_unwind(int depth)
+{
+    if (nlive > depth) nlive = depth;
+    fwd_top = nlive ? live[nlive - 1] : 0;
+}
+
 /* ---------------------------------------------- recording functions */
 
 /* A function that takes d or reads x@k works on the tape, and the tape
@@ -44,6 +81,7 @@ static int collect_tags(Value v, Perturbations *pt)
             if (!collect_tags(*seq_at(v, i), pt)) return 0;
         return 1;
     }
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) return 1;
     Dual *d = AS_DUAL(v);
     int i = 0;
@@ -73,6 +111,7 @@ static Value lower(Value v, const Perturbations *pt)
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = lower(*seq_at(v, i), pt);
         return r;
     }
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) {
         v_retain(v);
         return v;
@@ -134,10 +173,10 @@ static Value raise_value(Value r, const Perturbations *pt)
 int fwd_needs_tape(int argc, const Value *argv)
 {
     for (int i = 0; i < argc; i++) {
-        if (argv[i].t == V_DUAL) return 1;
+        if (fwd_live_part(argv[i]).t == V_DUAL) return 1;
         if (argv[i].t == V_ARR)
             for (int j = 0; j < seq_len(argv[i]); j++)
-                if (seq_at(argv[i], j)->t == V_DUAL) return 1;
+                if (fwd_live_part(*seq_at(argv[i], j)).t == V_DUAL) return 1;
     }
     return 0;
 }
@@ -205,9 +244,12 @@ Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++next_tag;
+    int depth = nlive;
+    live_push(tag);
     Value xd = seed_dual(tag, x, v);
     Value r = call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);
+    fwd_unwind(depth);      /* what the call stored keeps a dead tangent */
     v_release(r);
     v_release(xd);
     return t;
