@@ -200,6 +200,21 @@ void version_bind(VerLog *log, Value *v)
     if (v->t == V_ARR) {   /* each element becomes a place of its own */
         arr_own(v);        /* labels must not reach other holders */
         snapshot(log, AS_ARR(*v));
+    } else if (v->t == V_VIEW) {
+        /* A view keeps no versions of its own (its elements are its
+         * storage's), but what it shows is a place from now on, as the
+         * elements of an array bound to a name are: an entry no name
+         * held (a view of a temporary) is labelled in place, so a later
+         * binding of v[i] (a parameter) copies it instead of labelling it
+         * again while the view still shows it. */
+        View *w = AS_VIEW(*v);
+        for (int i = 0; i < w->len; i++) {
+            Value *e = &w->s->v[w->start + (long)i * w->stride];
+            Value *in = v_innermost(e);
+            if (in->t != V_NUM || !in->id || tape_labeled(in->id)) continue;
+            if (e->t == V_DUAL) in = own_innermost(e);
+            rec_label(in->id);
+        }
     }
 }
 
