@@ -49,8 +49,8 @@ Value ad_derivative(Value y, uint32_t wrt)
  * innermost number), written to ids if given; returns how many. */
 static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
 {
-    v = fwd_live_part(v);
     if (v.t == V_DUAL) {
+        if (fwd_tag_dead(AS_DUAL(v)->tag)) return tangent_entries(AS_DUAL(v)->p, tangent, ids);   /* (fwd.h) */
         uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
         return n + tangent_entries(AS_DUAL(v)->t, 1, ids ? ids + n : NULL);
     }
@@ -63,7 +63,9 @@ static uint32_t place_entries(Value place, uint32_t *ids)
 {
     if (!is_seq(place)) return tangent_entries(place, 0, ids);
     uint32_t n = 0;
-    for (int i = 0; i < seq_len(place); i++) n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
+    for (int i = 0; i < seq_len(place); i++)
+        if (seq_at(place, i)->t == V_DUAL)     /* a plain number has no tangent parts */
+            n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
     return n;
 }
 

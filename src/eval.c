@@ -34,6 +34,7 @@ int eval_quit;
 int prelude_globals;         /* globals defined by the standard library */
 static Value ret_value;          /* set by `return`, taken by the call */
 static int call_depth;
+static Env *frame_at[MAX_CALL_DEPTH + 1];   /* the frame running at each depth (0: the top level) */
 static int block_depth;          /* blocks being run (0: a top-level statement) */
 
 static int exec(Node *n, Env *env);
@@ -704,16 +705,23 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (f->records || (f->labels && tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = tape.recording;
     if (f->records) tape.recording = 1;
+    Env *caller = frame_at[call_depth];
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
         v = bind_copy(v);
-        if (frame->vers) version_bind(&frame->vers[i], &v);
+        if (frame->vers) {
+            /* a caller that keeps no versions may hold the argument's
+             * entry in a local: the parameter is a place of its own */
+            if (caller && !caller->vers) label_held(&v);
+            version_bind(&frame->vers[i], &v);
+        }
         frame->slots[i] = v;
     }
     WgWhere saved = wg_where;
     wg_where.chunk = f->chunk;
     call_depth++;
+    frame_at[call_depth] = frame;
     Value r = run_body(c, frame);
     call_depth--;
     wg_where = saved;

@@ -64,6 +64,19 @@ uint32_t label_own(Value *v)
     return e->id;
 }
 
+/* The entries v shows that are no places yet, marked as held (labelled
+ * in place, no version): a frame that keeps no versions may hold them in
+ * its locals, so the binding they go to next copies them. */
+void label_held(const Value *v)
+{
+    int n = is_seq(*v) ? seq_len(*v) : 1;
+    for (int i = 0; i < n; i++) {
+        const Value *e = is_seq(*v) ? seq_at(*v, i) : v;
+        while (e->t == V_DUAL) e = &AS_DUAL(*e)->p;
+        if (e->t == V_NUM && e->id && !tape_labeled(e->id)) rec_label(e->id);
+    }
+}
+
 /* ---------------------------------------------------------------- logs */
 
 uint64_t verlog_ids_logged;
