@@ -8,7 +8,6 @@
 #include "dual.h"
 #include "arith.h"
 #include "rules.h"
-#include "fwd.h"
 
 static uint32_t tag_of(Value v) { return v.t == V_DUAL ? AS_DUAL(v)->tag : 0; }
 

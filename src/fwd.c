@@ -18,43 +18,6 @@
 static uint32_t next_tag;
 extern rng_t wg_rng;
 
-/* ------------------------------------------------------ live tags */
-
-uint32_t fwd_top;
-static uint32_t *live;      /* the running jvp calls' tags, ascending */
-static int nlive, cap;
-
-/* tag is not the top (fwd_tag_dead looked): a binary search below it. */
-int fwd_tag_dead_below(uint32_t tag)
-{
-    int lo = 0, hi = nlive - 1;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (live[mid] < tag) lo = mid + 1;
-        else hi = mid;
-    }
-    return !(lo < nlive && live[lo] == tag);
-}
-
-static void live_push(uint32_t tag)
-{
-    if (nlive == cap) {
-        int grown = cap ? 2 * cap : 16;
-        live = wg_realloc(live, sizeof(uint32_t) * (size_t)grown);
-        cap = grown;
-    }
-    live[nlive++] = tag;
-    fwd_top = tag;
-}
-
-int fwd_depth(void) { return nlive; }
-
-void fwd_unwind(int depth)
-{
-    if (nlive > depth) nlive = depth;
-    fwd_top = nlive ? live[nlive - 1] : 0;
-}
-
 /* ---------------------------------------------- recording functions */
 
 /* A function that takes d or reads x@k works on the tape, and the tape
@@ -244,8 +207,8 @@ Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++next_tag;
-    int depth = nlive;
-    live_push(tag);
+    int depth = fwd_depth();
+    fwd_live_push(tag);
     Value xd = seed_dual(tag, x, v);
     Value r = call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);

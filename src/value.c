@@ -7,6 +7,7 @@
 #include "gc.h"
 #include "error.h"
 #include "versions.h"
+#include "dual.h"
 
 void *obj_new(VType t, size_t size)
 {
@@ -266,4 +267,41 @@ void value_print_brief(Value v, void *file)
         value_print(*seq_at(v, i), f);
     }
     fprintf(f, "] (%d elements)", n);
+}
+
+/* ---------------------------------------- forward mode's live tags (dual.h) */
+
+uint32_t fwd_top;
+static uint32_t *live;      /* the running jvp calls' tags, ascending */
+static int nlive, cap;
+
+/* tag is not the top (fwd_tag_dead looked): a binary search below it. */
+int fwd_tag_dead_below(uint32_t tag)
+{
+    int lo = 0, hi = nlive - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (live[mid] < tag) lo = mid + 1;
+        else hi = mid;
+    }
+    return !(lo < nlive && live[lo] == tag);
+}
+
+void fwd_live_push(uint32_t tag)
+{
+    if (nlive == cap) {
+        int grown = cap ? 2 * cap : 16;
+        live = wg_realloc(live, sizeof(uint32_t) * (size_t)grown);
+        cap = grown;
+    }
+    live[nlive++] = tag;
+    fwd_top = tag;
+}
+
+int fwd_depth(void) { return nlive; }
+
+void fwd_unwind(int depth)
+{
+    if (nlive > depth) nlive = depth;
+    fwd_top = nlive ? live[nlive - 1] : 0;
 }
