@@ -64,7 +64,7 @@ struct FnInfo {
     int   is_expr;      /* body is an expression */
     int   records;      /* body holds d(...) or x@k: locals get tape versions */
     int   captures;     /* body makes closures: its frame must live on the heap */
-    int   labels;       /* a function nested in it records or reads its locals: while recording, its
+    int   labels;       /* a function nested in it records: while recording, its
                          * locals get versions too, so a closure's d never takes
                          * a parameter bound to a captured local for that local */
     Chunk *chunk;

@@ -254,8 +254,13 @@ static Value *var_slot(Node *n, Env *env, VerLog **ver)
 
 static Value read_var(Node *n, Env *env)
 {
-    Value *slot = var_slot(n, env, NULL);
+    VerLog *log = NULL;
+    Value *slot = var_slot(n, env, n->ref == REF_UPVAL ? &log : NULL);
     if (slot->t == V_UNDEF) wg_undefined(n, env);
+    /* a closure reads a local of a frame that keeps no versions: the
+     * entry it may hand back is held by that local, so a binding must
+     * copy it, not label it in place (versions.c) */
+    if (n->ref == REF_UPVAL && !log && IS_NUMBER(*slot)) label_held(slot);
     v_retain(*slot);
     return *slot;
 }

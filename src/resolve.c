@@ -88,11 +88,6 @@ static void bind_name(Scope *s, Node *n)
     for (Scope *sc = s; sc && sc->fn; sc = sc->outer, depth++) {
         int slot = find_local(sc->fn, n->name);
         if (slot >= 0) {
-            /* a closure reads it: the frame it lives in keeps versions
-             * while recording (FnInfo.labels), as the top level does, so
-             * an entry a closure hands back is never one that a call's
-             * binding then labels in place while the local still holds it */
-            if (depth > 0) sc->fn->labels = 1;
             n->ref = depth == 0 ? REF_LOCAL : REF_UPVAL;
             n->depth = (uint8_t)(depth > 255 ? 255 : depth);
             n->slot = slot;
