@@ -22,6 +22,7 @@
  * tangent ṗ; going through ṗ back into p would count it twice. */
 static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
+    y = fwd_live_part(y);    /* a returned jvp's tangent is dead (fwd.h) */
     if (y.t == V_NUM) {
         sweep_derivatives(y, wrt, n, cuts, out);
         return;
@@ -50,6 +51,7 @@ Value ad_derivative(Value y, uint32_t wrt)
 static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
 {
     if (v.t == V_DUAL) {
+        if (fwd_tag_dead(AS_DUAL(v)->tag)) return tangent_entries(AS_DUAL(v)->p, tangent, ids);   /* (fwd.h) */
         uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
         return n + tangent_entries(AS_DUAL(v)->t, 1, ids ? ids + n : NULL);
     }
@@ -62,7 +64,9 @@ static uint32_t place_entries(Value place, uint32_t *ids)
 {
     if (!is_seq(place)) return tangent_entries(place, 0, ids);
     uint32_t n = 0;
-    for (int i = 0; i < seq_len(place); i++) n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
+    for (int i = 0; i < seq_len(place); i++)
+        if (seq_at(place, i)->t == V_DUAL)     /* a plain number has no tangent parts */
+            n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
     return n;
 }
 
@@ -152,6 +156,7 @@ Value ad_d(Node *call, Env *env)
  * argument (so outer derivatives flow through it) or a leaf. */
 static Value fresh_number(Value x)
 {
+    x = fwd_live_part(x);
     if (x.t == V_DUAL) {     /* forward over reverse: keep the tangent */
         Dual *d = AS_DUAL(x);
         v_retain(d->t);

@@ -42,16 +42,29 @@ static Value dual_op_plain(int op, int binary, uint32_t tag, Value ap, Value at,
     return dual_new(tag, num_val(p), num_val(t));
 }
 
+/* An operand carries the tangent of a jvp that has returned (fwd.h): the
+ * operation on its primal. Without this each call of a jvp that reads
+ * what the last one stored would nest one level deeper. */
+static __attribute__((noinline)) Value dual_op_dead(int op, Value a, Value b)
+{
+    return v_num_op(op, fwd_live_part(a), op_arity[op] == 2 ? fwd_live_part(b) : b);
+}
+
 Value dual_op(int op, Value a, Value b)
 {
     int binary = op_arity[op] == 2;
     uint32_t ta = tag_of(a), tb = binary ? tag_of(b) : 0;
     uint32_t tag = ta > tb ? ta : tb;
+    /* the innermost jvp's tag is live; a dual of a lower tag than the
+     * other operand's is a part that is not plain (checked below) */
+    if (__builtin_expect(tag != G->fwd.top, 0) && fwd_tag_dead_below(tag)) return dual_op_dead(op, a, b);
     Value ap, at, bp = num_val(0), bt = num_val(0);
     split(a, tag, &ap, &at);
     if (binary) split(b, tag, &bp, &bt);
     if (plain_num(ap) && plain_num(at) && plain_num(bp) && plain_num(bt))
         return dual_op_plain(op, binary, tag, ap, at, bp, bt);
+    uint32_t lo = ta < tb ? ta : tb;
+    if (lo && lo != tag && fwd_tag_dead(lo)) return dual_op_dead(op, a, b);
     Value p = v_num_op(op, ap, bp);
     RuleTemps ts;
     ts.n = 0;                /* the slots are written before they are read */

@@ -24,7 +24,6 @@
 #include "state.h"
 #include "matrix.h"
 
-#define MAX_CALL_DEPTH 2000
 
 
 static int exec(Node *n, Env *env);
@@ -236,8 +235,13 @@ static Value *var_slot(Node *n, Env *env, VerLog **ver)
 
 static Value read_var(Node *n, Env *env)
 {
-    Value *slot = var_slot(n, env, NULL);
+    VerLog *log = NULL;
+    Value *slot = var_slot(n, env, n->ref == REF_UPVAL ? &log : NULL);
     if (slot->t == V_UNDEF) wg_undefined(n, env);
+    /* a closure reads a local of a frame that keeps no versions: the
+     * entry it may hand back is held by that local, so a binding must
+     * copy it, not label it in place (versions.c) */
+    if (n->ref == REF_UPVAL && !log && IS_NUMBER(*slot)) label_held(slot);
     v_retain(*slot);
     return *slot;
 }
@@ -702,16 +706,23 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (f->records || (f->labels && G->tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = G->tape.recording;
     if (f->records) G->tape.recording = 1;
+    Env *caller = G->eval.frame_at[G->eval.run.call_depth];
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
         v = bind_copy(v);
-        if (frame->vers) version_bind(&frame->vers[i], &v);
+        if (frame->vers) {
+            /* a caller that keeps no versions may hold the argument's
+             * entry in a local: the parameter is a place of its own */
+            if (caller && !caller->vers) label_held(&v);
+            version_bind(&frame->vers[i], &v);
+        }
         frame->slots[i] = v;
     }
     WgWhere saved = G->err.where;
     G->err.where.chunk = f->chunk;
     G->eval.run.call_depth++;
+    G->eval.frame_at[G->eval.run.call_depth] = frame;
     Value r = run_body(c, frame);
     G->eval.run.call_depth--;
     G->err.where = saved;
@@ -1354,9 +1365,11 @@ int eval_chunk(Chunk *c)
     EvalRun run = G->eval.run;        /* put back whole after an error */
     int recording = G->tape.recording, nograds = G->eval.n_nograd_writes, depth = run.call_depth;
     WgWhere where = G->err.where;
+    int jvps = fwd_depth();
     int err = wg_pcall(run_top, c);
     G->err.where = where;
     if (err) {
+        fwd_unwind(jvps);
         abandon_all();
         G->eval.run = run;
         G->eval.run.top_loops = 0;

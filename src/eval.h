@@ -16,6 +16,7 @@ typedef struct Global {
 
 /* Variables a running nograd block assigned (see exec_nograd in eval.c). */
 typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
+#define MAX_CALL_DEPTH 2000       /* nested calls before "recursion too deep" */
 #define MAX_NESTED_RUNS 64
 
 /* Where the running statement stands: what an error's recovery puts back
@@ -51,6 +52,7 @@ typedef struct {
     int n_nograd_writes, cap_nograd_writes;
     uint32_t nograd_serial;   /* numbers blocks and settlings, for VerLog.nograd_mark */
     int ans_slot;             /* the global `ans`, -1 until known */
+    Env *frame_at[MAX_CALL_DEPTH + 1];   /* the frame running at each call depth (0: the top level) */
 } EvalState;
 
 void  eval_init(void);

@@ -14,6 +14,7 @@
 #include "error.h"
 #include "eval.h"
 #include "fixpt.h"
+#include "fwd.h"
 #include "gc.h"
 #include "state.h"
 
@@ -31,6 +32,7 @@ typedef struct {
 
 static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
 {
+    v = fwd_live_part(v);    /* a returned jvp's tangent is dead (fwd.h) */
     (*ns)++;
     if (v.t != V_DUAL) {
         (*nv)++;
@@ -42,6 +44,7 @@ static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
 
 static void put_parts(Value v, Flat *f)
 {
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) {
         f->shape[f->nshape++] = 0;
         f->val[f->nval] = v.u.n;

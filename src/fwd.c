@@ -43,6 +43,7 @@ static int collect_tags(Value v, Perturbations *pt)
             if (!collect_tags(*seq_at(v, i), pt)) return 0;
         return 1;
     }
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) return 1;
     Dual *d = AS_DUAL(v);
     int i = 0;
@@ -73,6 +74,7 @@ static Value lower(Value v, const Perturbations *pt)
         shape_like(r, v);
         return r;
     }
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) {
         v_retain(v);
         return v;
@@ -135,10 +137,10 @@ static Value raise_value(Value r, const Perturbations *pt)
 int fwd_needs_tape(int argc, const Value *argv)
 {
     for (int i = 0; i < argc; i++) {
-        if (argv[i].t == V_DUAL) return 1;
+        if (fwd_live_part(argv[i]).t == V_DUAL) return 1;
         if (argv[i].t == V_ARR)
             for (int j = 0; j < seq_len(argv[i]); j++)
-                if (seq_at(argv[i], j)->t == V_DUAL) return 1;
+                if (fwd_live_part(*seq_at(argv[i], j)).t == V_DUAL) return 1;
     }
     return 0;
 }
@@ -209,9 +211,12 @@ Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++G->fwd.next_tag;
+    int depth = fwd_depth();
+    fwd_live_push(tag);
     Value xd = seed_dual(tag, x, v);
     Value r = call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);
+    fwd_unwind(depth);      /* what the call stored keeps a dead tangent */
     v_release(r);
     v_release(xd);
     return t;

@@ -102,5 +102,6 @@ void      state_close(wg_State *s);      /* frees the copy (not what it holds) *
 #include "arith.h"
 #include "reclaim.h"
 #include "fixpt.h"
+#include "dual.h"
 
 #endif

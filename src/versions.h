@@ -78,6 +78,10 @@ uint32_t label_number(Value *v);           /* a number becomes a place of its ow
 uint32_t label_place(Value *v);            /* the same for a number or a dual (its innermost number); 0 otherwise */
 void     version_bind(VerLog *log, Value *v);    /* a value bound to the variable: its next version */
 void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
+/* v's entries that are no places yet become held ones (labelled, no
+ * version): v comes from a frame that keeps no versions, whose locals may
+ * hold them, and goes to a binding that would label them in place. */
+void     label_held(const Value *v);
 /* The same from a function that keeps no versions: v gets an entry of its
  * own (label_own); log may be NULL (a local array: the place alone). */
 uint32_t label_own(Value *v);
