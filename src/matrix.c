@@ -38,16 +38,16 @@ Value mat_new(int rows, int cols)
     return r;
 }
 
-/* For messages, a few at a time. */
+/* For messages, a few at a time (num_str's buffers: at most four of
+ * theirs and ours in one message). */
 const char *mat_describe(Value v)
 {
-    static char bufs[4][48];
-    static int next;
-    char *b = bufs[next++ & 3];
-    if (is_mat(v)) snprintf(b, 48, "a %dx%d matrix", AS_ARR(v)->rows, AS_ARR(v)->cols);
-    else if (v.t == V_ARR) snprintf(b, 48, "an array of %d", AS_ARR(v)->n);
-    else if (v.t == V_VIEW) snprintf(b, 48, "a view of %d", AS_VIEW(v)->len);
-    else snprintf(b, 48, "a %s", type_name(v));
+    char *b = G->value.num_bufs[G->value.num_next++ & 3];
+    size_t n = sizeof G->value.num_bufs[0];
+    if (is_mat(v)) snprintf(b, n, "a %dx%d matrix", AS_ARR(v)->rows, AS_ARR(v)->cols);
+    else if (v.t == V_ARR) snprintf(b, n, "an array of %d", AS_ARR(v)->n);
+    else if (v.t == V_VIEW) snprintf(b, n, "a view of %d", AS_VIEW(v)->len);
+    else snprintf(b, n, "a %s", type_name(v));
     return b;
 }
 

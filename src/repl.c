@@ -28,6 +28,7 @@ static struct {
     int completing;                  /* C_NAMES ... (complete.h) */
     int complete_index;              /* complete_word's place in the names */
     size_t complete_len;
+    int inputs;                      /* inputs run: <repl N> */
 } R;
 
 /* While a line is being read, Ctrl-C abandons it (back to a fresh prompt);
@@ -144,9 +145,8 @@ static int blank(const char *s)
  * tracebacks say <repl 12>:LINE:COL, so lines from different inputs differ. */
 static void run_input(Input *in)
 {
-    static int number;
     char name[32];
-    snprintf(name, sizeof name, "<repl %d>", ++number);
+    snprintf(name, sizeof name, "<repl %d>", ++R.inputs);
     wg_run(R.session, name, in->buf, in->len, NULL);
 }
 
