@@ -56,7 +56,7 @@ static void parse_prelude(void)
     if (!dir || !*dir) dir = FUZZ_STDLIB;
     DIR *d = opendir(dir);
     if (!d) {
-        io_err("fuzz: no standard library at %s\n", dir);
+        fprintf(stderr, "fuzz: no standard library at %s\n", dir);
         exit(1);
     }
     char *names[64];
@@ -84,7 +84,7 @@ static void run_prelude(void)
 {
     int recording = G->tape.recording;
     for (int i = 0; i < nprelude; i++) eval_chunk(prelude[i]);   /* the chunks stay ours */
-    rec_restore(recording);
+    G->tape.recording = recording;
     G->eval.prelude_globals = G->eval.nglobals;
     for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);
     tape_set_limit(TAPE_LIMIT);   /* again after a :reset in the input */
@@ -145,7 +145,7 @@ static void *run_input(void *ud)
     }
     wg_step_budget = 0;
     wg_alloc_cap = 0;
-    io_flush();
+    fflush(stdout);
     return NULL;
 }
 

@@ -21,9 +21,9 @@ static long scaled(long count) { return (long)(count * scale); }
 
 static void progress(const char *what, clock_t t0)
 {
-    io_out("  %-44s done (%.1f s, %ld checks so far, %ld failed)\n", what,
+    printf("  %-44s done (%.1f s, %ld checks so far, %ld failed)\n", what,
            (double)(clock() - t0) / CLOCKS_PER_SEC, checks, failures);
-    io_flush();
+    fflush(stdout);
 }
 
 static void exhaustive_p8_pairs(void)
@@ -214,7 +214,7 @@ static void exhaustive_p16(int op)
             if (judge(op, a, b, r))
                 continue;
             if (++failures <= MAX_REPORTS)
-                io_out("FAIL %s(0x%04x, 0x%04x): got 0x%04x, outside its rounding "
+                printf("FAIL %s(0x%04x, 0x%04x): got 0x%04x, outside its rounding "
                        "interval (reference: 0x%04x)\n", P16_NAMES[op], a, b, r,
                        P16_SLOW[op](a, b, 16));
         }

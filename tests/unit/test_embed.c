@@ -13,7 +13,7 @@ static void check(int ok, const char *what)
     checks++;
     if (!ok) {
         failed++;
-        io_out("FAIL %s\n", what);
+        printf("FAIL %s\n", what);
     }
 }
 
@@ -107,6 +107,6 @@ int main(void)
 
     wg_set_output(s, NULL, NULL, NULL);
     wg_close(s);
-    io_out("test_embed: %d checks, %d failed\n", checks, failed);
+    printf("test_embed: %d checks, %d failed\n", checks, failed);
     return failed != 0;
 }

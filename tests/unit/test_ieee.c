@@ -28,9 +28,9 @@ static void check(int ok, const char *fmt, ...)
     if (n_failed <= 40) { /* the first few say enough; millions would drown them */
         va_list ap;
         va_start(ap, fmt);
-        io_out("FAIL: ");
+        printf("FAIL: ");
         vprintf(fmt, ap);
-        io_out("\n");
+        printf("\n");
         va_end(ap);
     }
 }
@@ -43,9 +43,9 @@ static void detail(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    io_out("  mismatch: ");
+    printf("  mismatch: ");
     vprintf(fmt, ap);
-    io_out("\n");
+    printf("\n");
     va_end(ap);
 }
 
@@ -591,7 +591,7 @@ static void test_decimal_midpoints(const fmt_t *f, int count)
     /* About half the nudged strings land on the wrong side via strtod. */
     check(naive_wrong > count / 2, "%s: strtod-then-round is wrong on %ld of them (expected many)", f->name,
           naive_wrong);
-    io_out("  %s: strtod-then-round wrong on %ld of %d midpoint strings; ieee_from_decimal on %ld\n", f->name,
+    printf("  %s: strtod-then-round wrong on %ld of %d midpoint strings; ieee_from_decimal on %ld\n", f->name,
            naive_wrong, 3 * count, bad);
 }
 
@@ -621,7 +621,7 @@ static void test_decimal_showcase(void)
               (unsigned)cases[i].want);
         check(naive != cases[i].want, "%s \"%s\": strtod-then-round should be wrong (gives %#x)", f->name,
               cases[i].s, (unsigned)naive);
-        io_out("  %s \"%s\": once-rounded %#x, strtod-then-round %#x\n", f->name, cases[i].s, (unsigned)got,
+        printf("  %s \"%s\": once-rounded %#x, strtod-then-round %#x\n", f->name, cases[i].s, (unsigned)got,
                (unsigned)naive);
     }
 }
@@ -714,6 +714,6 @@ int main(void)
     test_decimal_midpoints(&FMT_F16, 1000);
     test_decimal_midpoints(&FMT_BF16, 1000);
     test_dispatch();
-    io_out("test_ieee: %ld checks, %ld failed\n", n_checks, n_failed);
+    printf("test_ieee: %ld checks, %ld failed\n", n_checks, n_failed);
     return n_failed != 0;
 }

@@ -20,7 +20,7 @@ static void check(int ok, const char *what)
     n_checks++;
     if (!ok) {
         n_failed++;
-        io_out("FAIL: %s\n", what);
+        printf("FAIL: %s\n", what);
     }
 }
 
@@ -42,7 +42,7 @@ int main(void)
     state_enter(test_oom_bare = state_open());         /* the evaluator's tables, without a session */
     int before = G->eval.nglobals, many = 100000;
     wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
-    io_err("(an out-of-memory message is expected here)\n");
+    fprintf(stderr, "(an out-of-memory message is expected here)\n");
     check(wg_pcall(intern_many, &many) == 1, "growing past the cap is an error");
     int reached = G->eval.nglobals;
     check(reached > before, "names were added before the cap");
@@ -85,6 +85,6 @@ int main(void)
     const char *after = "print(d(z, c) == d(z, c))\n:tape reclaim\n";
     check(wg_run(s, "<oom>", after, strlen(after), NULL) == WG_OK, "the tape is whole after it");
     check(wg_run(s, "<oom>", loop, strlen(loop), NULL) == WG_OK, "and reclaims without the cap");
-    io_out("test_oom: %d checks, %d failed\n", n_checks, n_failed);
+    printf("test_oom: %d checks, %d failed\n", n_checks, n_failed);
     return n_failed != 0;
 }

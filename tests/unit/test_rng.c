@@ -14,7 +14,7 @@ static void check(int ok, const char *what)
     n_checks++;
     if (!ok) {
         n_failed++;
-        io_out("FAIL: %s\n", what);
+        printf("FAIL: %s\n", what);
     }
 }
 
@@ -255,6 +255,6 @@ int main(void)
     test_position();
     test_uniform();
     test_normal();
-    io_out("test_rng: %d checks, %d failed\n", n_checks, n_failed);
+    printf("test_rng: %d checks, %d failed\n", n_checks, n_failed);
     return n_failed != 0;
 }
