@@ -30,10 +30,38 @@ static int exec(Node *n, Env *env);
 
 /* ------------------------------------------------------------- globals */
 
+/* The slot of name in the hash of global names: where it is, or the empty
+ * slot where it would go. Start-up defines a few hundred names, and every
+ * name of a parsed chunk is looked up once, so a scan would dominate it. */
+static int *gslot_of(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = name; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+    uint32_t mask = (uint32_t)G->eval.ngslots - 1;
+    for (uint32_t k = h & mask;; k = (k + 1) & mask) {
+        int *slot = &G->eval.gslots[k];
+        if (!*slot || strcmp(G->eval.globals[*slot - 1].name, name) == 0) return slot;
+    }
+}
+
+/* Makes room for one more name in the hash (rebuilt twice as big). */
+static void gslots_room(void)
+{
+    if (2 * (G->eval.nglobals + 1) <= G->eval.ngslots) return;
+    int n = G->eval.ngslots ? 2 * G->eval.ngslots : 512;
+    int *slots = wg_calloc((size_t)n, sizeof(int));
+    free(G->eval.gslots);
+    G->eval.gslots = slots;
+    G->eval.ngslots = n;
+    for (int i = 0; i < G->eval.nglobals; i++) *gslot_of(G->eval.globals[i].name) = i + 1;
+}
+
 int global_index(const char *name)
 {
-    for (int i = 0; i < G->eval.nglobals; i++)
-        if (strcmp(G->eval.globals[i].name, name) == 0) return i;
+    if (G->eval.ngslots) {
+        int *slot = gslot_of(name);
+        if (*slot) return *slot - 1;
+    }
     if (G->eval.nglobals == G->eval.capglobals) {
         /* capglobals changes only once the bigger table exists: running out
          * of memory here is an error that leaves the table as it was */
@@ -41,20 +69,22 @@ int global_index(const char *name)
         G->eval.globals = wg_realloc(G->eval.globals, sizeof(Global) * (size_t)cap);
         G->eval.capglobals = cap;
     }
+    gslots_room();
     size_t len = strlen(name);
     char *copy = wg_malloc(len + 1);
     memcpy(copy, name, len + 1);
     Global *g = &G->eval.globals[G->eval.nglobals];
     memset(g, 0, sizeof *g);
     g->name = copy;
+    *gslot_of(name) = G->eval.nglobals + 1;
     return G->eval.nglobals++;
 }
 
 Global *global_lookup(const char *name)
 {
-    for (int i = 0; i < G->eval.nglobals; i++)
-        if (strcmp(G->eval.globals[i].name, name) == 0) return &G->eval.globals[i];
-    return NULL;
+    if (!G->eval.ngslots) return NULL;
+    int *slot = gslot_of(name);
+    return *slot ? &G->eval.globals[*slot - 1] : NULL;
 }
 
 void eval_visit_roots(void (*visit)(Value))

@@ -34,6 +34,8 @@ typedef struct {
 typedef struct {
     Global *globals;
     int nglobals, capglobals;
+    int *gslots;              /* names -> 1 + index in globals, open addressing */
+    int ngslots;              /* a power of two, at least twice nglobals */
     int echo;                 /* REPL: echo bare expression values */
     /* The `:` commands are the front end's (cmd.c): it hands the evaluator a
      * runner for them, so the evaluator does not depend on the command layer.
