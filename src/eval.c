@@ -245,7 +245,7 @@ static __attribute__((noinline)) int exec_nograd(Node *n, Env *env)
 
 /* ------------------------------------------------------------ variables */
 
-static Value *var_slot(Node *n, Env *env, VerLog **ver)
+static inline __attribute__((always_inline)) Value *var_slot(Node *n, Env *env, VerLog **ver)
 {
     switch (n->ref) {
     case REF_LOCAL:
