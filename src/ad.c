@@ -129,8 +129,9 @@ Value ad_d(Node *call, Env *env)
     Value y = eval_expr(call->list[0], env);
     G->err.where.node = call;
     if (!IS_NUMBER(y)) {
+        const char *what_type = type_name(y);   /* before the release: a matrix is read */
         v_release(y);
-        wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", type_name(y));
+        wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", what_type);
     }
     uint32_t *ids;
     int n;
@@ -223,9 +224,10 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
     }
     Value r = call_value(f, argc, args);
     if (!IS_NUMBER(r)) {
+        const char *what_type = type_name(r);   /* before the release: a matrix is read */
         v_release(r);
         for (int i = 0; i < argc; i++) if (k < 0 || i == k) v_release(args[i]);
-        wg_error("grad: the function must return a number, got %s", type_name(r));
+        wg_error("grad: the function must return a number, got %s", what_type);
     }
     rec_restore(saved);
     G->ad.nesting--;

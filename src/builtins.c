@@ -449,8 +449,9 @@ static Value sp_view(Node *call, Env *env)
     int owner;      /* the variable a write through the view makes a version of */
     Value base = view_base(call->list[0], env, &home, &owner);
     if (!is_seq(base)) {
+        const char *what_type = type_name(base);   /* before the release: a matrix is read */
         v_release(base);
-        wg_error("view: argument 1 must be an array or a view, got %s", type_name(base));
+        wg_error("view: argument 1 must be an array or a view, got %s", what_type);
     }
     int n = seq_len(base), start = 0, len = n, stride = 1;
     Value args[3];

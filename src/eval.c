@@ -637,8 +637,9 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) {
+        const char *what_type = type_name(a);   /* before the release: a matrix is read */
         v_release(a);
-        wg_error_at(n, "cannot index into %s", type_name(a));
+        wg_error_at(n, "cannot index into %s", what_type);
     }
     if (n->c || is_mat(a)) {
         Value r = mat_index(n, a, env);
@@ -865,8 +866,9 @@ static Value literal(Node *n)
 static int as_bool(Value v, Node *at, const char *what)
 {
     if (v.t != V_BOOL) {
+        const char *what_type = type_name(v);   /* before the release: a matrix is read */
         v_release(v);
-        wg_error_at(at, "%s must be true or false, got %s", what, type_name(v));
+        wg_error_at(at, "%s must be true or false, got %s", what, what_type);
     }
     return v.u.b;
 }
@@ -945,9 +947,10 @@ static Value eval_array(Node *n, Env *env)
                 v_release(r);
                 return mat_literal(n, env, v);
             }
+            const char *what_type = type_name(v);   /* before the release: a matrix is read */
             v_release(v);
             v_release(r);
-            wg_error_at(n->list[i], "array elements must be numbers, got %s", type_name(v));
+            wg_error_at(n->list[i], "array elements must be numbers, got %s", what_type);
         }
         AS_ARR(r)->v[i] = v;
     }
@@ -1127,9 +1130,10 @@ static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) {
+        const char *what_type = type_name(a);   /* before the release: a matrix is read */
         v_release(a);
         wg_error_at(n->a, "for %s in ... needs an array, got %s\nnote: a range of numbers is written for %s in 0..n",
-                    n->name, type_name(a), n->name);
+                    n->name, what_type, n->name);
     }
     Value snap = arr_copy(a);
     v_release(a);
