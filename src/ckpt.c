@@ -1305,6 +1305,5 @@ void ckpt_init(void)
 {
     sweep_loop_hooks.outputs = hook_outputs;
     sweep_loop_hooks.reverse = hook_reverse;
-    tape_side_op(OP_CKPT);      /* its a field names the side record (reclaiming) */
     sweep_loop_hooks.rerun = hook_rerun;
 }

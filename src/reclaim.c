@@ -175,7 +175,7 @@ static void visit(Pass *p, uint32_t i)
 {
     p->live[i - p->lo] = 2;
     int op = tape_opcode(i);
-    if (__builtin_expect(op_arity[op] > 0 && !tape_side_ops[op], 1)) {   /* the common case, inline */
+    if (__builtin_expect(op_arity[op] > 0 && !op_side[op], 1)) {   /* the common case, inline */
         uint32_t a = tape_a(i);
         if (a >= p->lo && !p->live[a - p->lo]) p->live[a - p->lo] = 1;   /* below i: the pass comes to it */
         if (op_arity[op] == 2) {

@@ -220,11 +220,9 @@ static struct {
     int      busy;
 } so;
 
-static int so_elementary(int op)
-{
-    if (op == OP_SUM || op == OP_DOT) return 1;
-    return op_arity[op] >= 0 && op != OP_CKOUT;
-}
+/* The ops of the kinds this way covers (the cone column of ops.def) that
+ * are not UNARY or BINARY: the passes below name each of them. */
+#define SO_NAMED() OPS_NAMED(OPS_CONE_STRUCTURAL, 4)
 
 /* Whether i is a cut, for ascending i: *at walks the cut list (highest
  * first) from its end. */
@@ -265,8 +263,9 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         }
         if (!so.in[i - lo]) continue;
         int op = tape_opcode(i);
-        if (!so_elementary(op)) return 0;
+        if (!op_cone[op]) return 0;
         double a = so.abar[i - lo];
+        SO_NAMED();
         switch (op) {
         case OP_CONST: case OP_LEAF:
             break;
@@ -321,6 +320,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         double t = 0;
+        SO_NAMED();
         switch (op) {
         case OP_CONST: case OP_LEAF:
             break;
@@ -383,17 +383,10 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
         if (!so.in[i - lo] || a == 0) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
+        SO_NAMED();
         switch (op) {
-        case OP_CONST: case OP_LEAF: case OP_SUM: case OP_COPY: case OP_NEG:
-        case OP_ADD: case OP_SUB:          /* linear: no second derivatives */
+        case OP_CONST: case OP_LEAF: case OP_SUM:     /* linear: no second derivatives */
             break;
-        case OP_MUL: {
-            uint32_t x = tape_a(i), y = tape_b(i);
-            double tx = so_tau(lo, x), ty = so_tau(lo, y);
-            if (ty != 0) give_plain(b, x, a, ty);
-            if (tx != 0) give_plain(b, y, a, tx);
-            break;
-        }
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
@@ -403,8 +396,13 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
             break;
         }
         default: {
-            double tx = so_tau(lo, tape_a(i)), ty = op_arity[op] == 2 ? so_tau(lo, tape_b(i)) : 0;
-            if (tx != 0 || ty != 0) so_give_rule(b, i, op, a, tx, ty);
+            if (op_flags[op] & OPF_LINEAR) break;
+            uint32_t x = tape_a(i), y = tape_b(i);
+            double tx = so_tau(lo, x), ty = op_arity[op] == 2 ? so_tau(lo, y) : 0;
+            if (op_flags[op] & OPF_BILINEAR) {      /* mul: the partials are the operands */
+                if (ty != 0) give_plain(b, x, a, ty);
+                if (tx != 0) give_plain(b, y, a, tx);
+            } else if (tx != 0 || ty != 0) so_give_rule(b, i, op, a, tx, ty);
         }
         }
     }
@@ -461,6 +459,7 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
 {
     int op = tape_opcode(i);
     uint32_t n;
+    OPS_NAMED(OPS_STRUCTURAL, 9);
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
@@ -915,6 +914,7 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
 {
     int op = tape_opcode(i);
     uint32_t n;
+    OPS_NAMED(OPS_STRUCTURAL, 9);
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
@@ -974,7 +974,7 @@ static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
             continue;
         }
         int op = tape_opcode(i);
-        if (op == OP_CKPT || op == OP_CKOUT || op == OP_FIXIN || op == OP_FIXPT) {
+        if (op_near[op]) {
             vb_densify(b);        /* these read their neighbours by position */
             return i + 1;
         }
@@ -1323,12 +1323,9 @@ static __attribute__((noinline)) void sparse_step_strong(Sparse *sp, uint32_t lo
     if (op_arity[op] == 2 && db != 0) sparse_give(sp, lo, y, a * db);
 }
 
-/* The entries the sparse sweep leaves to the dense one. */
-static int sparse_gives_up(int op)
-{
-    return op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
-        || op == OP_CKPT || op == OP_CKOUT;
-}
+/* The entries the sparse sweep leaves to the dense one: all but those
+ * whose fields are operand ids (the ids column of ops.def). */
+static inline int sparse_gives_up(int op) { return !op_ids[op]; }
 
 static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, Value *out)
 {

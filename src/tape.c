@@ -10,9 +10,6 @@
 #include "error.h"
 
 Tape tape;
-uint8_t tape_side_ops[OP_COUNT] = {   /* entry kinds with a side record */
-    [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */
-};
 
 #define ENTRY_BYTES (sizeof(uint32_t) + sizeof(double))   /* code and value */
 
@@ -139,7 +136,6 @@ static size_t max_entries(void)
 
 /* ---- the code's far tables and wide entries (tape.h, "the code"). The
  * far table of the chunk being recorded is also hashed, id to slot. */
-uint8_t tape_id_fields[OP_COUNT];
 static void check_limit(size_t more);
 
 #define FAR_HASH 4096u          /* twice the slots: probes stay short */
@@ -338,7 +334,6 @@ void tape_init(void)
         tape.code = wg_malloc(tape.cap * sizeof(uint32_t));
         tape.val = wg_malloc(tape.cap * sizeof(double));
     }
-    for (int op = 0; op < OP_COUNT; op++) tape_id_fields[op] = op_arity[op] >= 0 && op != OP_CKOUT;
     tape_chunk_begin(0);
     tape.n = 1;                 /* entry 0: "constant" */
     tape.code[0] = OP_CONST;
@@ -526,7 +521,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         return;
     }
     default:
-        if (tape_side_ops[op]) {     /* a names the side record; b, if set, an operand */
+        if (op_side[op]) {     /* a names the side record; b, if set, an operand */
             if (tape_b(i)) fn(tape_b(i), ud);
             return;
         }
@@ -536,8 +531,6 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 }
 
 /* ------------------------------------------------------------ reclaiming */
-
-void tape_side_op(int op) { tape_side_ops[op] = 1; }
 
 const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first)
 {
@@ -552,7 +545,7 @@ void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud
     if (tape_opcode(i) == OP_DERIV) {
         DerivRec *r = &tape.derivs[tape_a(i)];
         for (uint32_t j = 0; j < r->ncut; j++) fn(&tape.pool[r->cut_off + j], ud);
-    } else if (tape_side_ops[tape_opcode(i)]) {
+    } else if (op_side[tape_opcode(i)]) {
         TapeSide *s = tape.sides[tape_a(i)];
         if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
     }
@@ -652,7 +645,7 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
         if (!live[i - lo]) continue;
         int op = tape_opcode(i);
         if (op == OP_DERIV && tape_a(i) >= m.nderivs) dmap[tape_a(i) - m.nderivs] = 1;
-        else if (tape_side_ops[op] && tape_a(i) >= m.nsides) smap[tape_a(i) - m.nsides] = 1;
+        else if (op_side[op] && tape_a(i) >= m.nsides) smap[tape_a(i) - m.nsides] = 1;
     }
     /* an expansion recorded in the region stays when every result of it
      * was kept (reclaim.c keeps those of live calls) and one of them lies
@@ -727,7 +720,7 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
             a.a = off;
         } else if (op == OP_DERIV) {
             if (a.a >= m.nderivs) a.a = dmap[a.a - m.nderivs];
-        } else if (tape_side_ops[op]) {
+        } else if (op_side[op]) {
             if (a.a >= m.nsides) a.a = smap[a.a - m.nsides];
             a.b = renumbered(&rn, a.b);
         } else if (op_arity[op] > 0) {
