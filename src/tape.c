@@ -495,6 +495,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 {
     int op = tape_opcode(i);
     uint32_t n;
+    OPS_NAMED(OPS_STRUCTURAL, 9);     /* carry, fixin and fixpt: by their columns below */
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
