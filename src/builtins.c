@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval.h"
+#include "builtins.h"
 #include "arith.h"
 #include "tape.h"
 #include "error.h"
 #include "rng.h"
 #include "ad.h"
 #include "fwd.h"
+#include "fixedpoint.h"
 #include "suggest.h"
 #include "parse.h"
 #include "plot.h"

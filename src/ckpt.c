@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval.h"
+#include "ckpt.h"
 #include "tape.h"
 #include "sweep.h"
 #include "error.h"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "cmd.h"
 #include "eval.h"
+#include "builtins.h"
 #include "tape.h"
 #include "parse.h"
 #include "error.h"

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval.h"
+#include "builtins.h"
+#include "ckpt.h"
 #include "arith.h"
 #include "tape.h"
 #include "parse.h"

@@ -49,16 +49,6 @@ typedef struct {
 int   eval_place(Node *n, Env *env, Place *out);   /* n is N_NAME/N_VERSION */
 Value eval_expr(Node *n, Env *env);
 
-/* Builtins (builtins.c) and special forms that see their argument nodes. */
-typedef Value (*SpecialFn)(Node *call, Env *env);
-void  builtins_register(void);
-void  define_builtin(const Builtin *b);
-void  define_special(const char *name, SpecialFn fn, const char *help);
-SpecialFn special_for(const Builtin *b);
-int   builtin_math1_op(const Builtin *b);   /* OpCode of sin, exp, ...; -1 otherwise */
-const char *builtin_op_example(const char *name);   /* :help's example of an op's builtin */
-const Builtin *builtin_list(int i);     /* NULL after the last */
-
 /* For checkpointed loops (ckpt.c): statements and variables as the
  * evaluator runs them. */
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
@@ -66,17 +56,6 @@ int    eval_exec(Node *n, Env *env);
 Value *eval_var_slot(Node *n, Env *env, VerLog **ver);
 double eval_range_bound(Node *e, Env *env);
 int    eval_condition(Node *e, Env *env, const char *what);
-/* ckpt.c: 0 normally; 1 while a checkpointed loop runs unrecorded (its
- * variables, in ckpt_env, count versions but keep none); 2 while one is
- * recomputed (no versions, no commands, no output). */
-extern int ckpt_mode;
-extern uint32_t ckpt_floor;   /* first entry of the region a recomputation records */
-extern Env *ckpt_env;
-extern uint32_t ckpt_born;    /* env_made when the running loop began */
-int  exec_checkpoint(Node *n, Env *env);
-void ckpt_abandon(void);      /* after an error unwound */
-void ckpt_visit_roots(void (*visit)(Value));
-void ckpt_init(void);
-extern unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
+int    global_index(const char *name);   /* interns a global name (resolve.c) */
 
 #endif

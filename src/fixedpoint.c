@@ -14,6 +14,7 @@
 #include "error.h"
 #include "eval.h"
 #include "fixpt.h"
+#include "fixedpoint.h"
 #include "gc.h"
 
 /* x as a list of plain numbers, its parts: a number is one part, a dual

@@ -7,6 +7,7 @@
 #include "help.h"
 #include "cmd.h"
 #include "eval.h"
+#include "builtins.h"
 #include "error.h"
 
 typedef struct {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "plot.h"
 #include "eval.h"
+#include "builtins.h"
 #include "error.h"
 #include "fwd.h"
 #include "gc.h"

@@ -12,6 +12,7 @@
 #include "eval.h"
 #include "tape.h"
 #include "reclaim.h"
+#include "ckpt.h"
 #include "sweep.h"
 #include "error.h"
 #include "gc.h"
