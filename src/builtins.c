@@ -26,7 +26,6 @@ static const Builtin *table[MAX_BUILTINS];
 static SpecialFn specials[MAX_BUILTINS];
 static Builtin special_defs[MAX_BUILTINS];
 static int nbuiltins;
-rng_t wg_rng;
 
 void define_builtin(const Builtin *b)
 {
@@ -279,8 +278,8 @@ const char *builtin_op_example(const char *name)
  * const operand), so the tape keeps the very numbers a replay must see. */
 static Value draw(int normal)
 {
-    if (normal) return num_val(num_round(rng_normal(&wg_rng)));
-    double u = num_round(rng_uniform(&wg_rng));
+    if (normal) return num_val(num_round(rng_normal(&rng_session)));
+    double u = num_round(rng_uniform(&rng_session));
     if (u >= 1) u = num_below_one();   /* rounding to a narrow format must not reach 1 */
     return num_val(u);
 }
@@ -303,7 +302,7 @@ static Value bi_seed(int argc, Value *argv)
     double d = arg_number(argv, 0, "seed");
     if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
         wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
-    rng_seed(&wg_rng, (uint64_t)d);
+    rng_seed(&rng_session, (uint64_t)d);
     return nil_val();
 }
 
@@ -521,5 +520,5 @@ void builtins_register(void)
     Global *g = &globals[pi_index];
     v_release(g->v);
     g->v = num_val(M_PI);
-    rng_seed(&wg_rng, 0);
+    rng_seed(&rng_session, 0);
 }

@@ -58,8 +58,6 @@
 #include "reclaim.h"
 #include "fwd.h"
 
-extern rng_t wg_rng;
-
 int ckpt_mode;
 uint32_t ckpt_floor;
 Env *ckpt_env;
@@ -372,7 +370,7 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
 {
     State *s = wg_calloc(1, sizeof(State));
     s->step = step;
-    s->rng = wg_rng;
+    s->rng = rng_session;
     s->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
     flatten_live(r, &f);
@@ -522,7 +520,7 @@ static Session *session_begin(LoopRec *r)
     S->env = ckpt_env;
     S->recording = tape.recording;
     S->backend = num_backend;
-    S->rng = wg_rng;
+    S->rng = rng_session;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     S->outer = sessions;
@@ -597,7 +595,7 @@ static void session_end(Session *S)
     free(S->found);
     free(S->vars);
     free(S->capt);
-    wg_rng = S->rng;
+    rng_session = S->rng;
     num_backend = S->backend;
     ckpt_mode = S->mode;
     ckpt_env = S->env;
@@ -688,7 +686,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
         if (map[i] != s->st[i]) v_release(obj_val(V_ARR, map[i]));   /* the variables hold it */
     wg_scratch_free(map);
     wg_scratch_free(done);
-    wg_rng = s->rng;
+    rng_session = s->rng;
 }
 
 /* ------------------------------------------------------------ stepping */

@@ -16,7 +16,6 @@
 #include "tape.h"
 
 static uint32_t next_tag;
-extern rng_t wg_rng;
 
 /* ---------------------------------------------- recording functions */
 
@@ -226,11 +225,11 @@ Value fwd_fwdgrad(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[1], v;
-    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&wg_rng)));
+    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&rng_session)));
     else if (is_seq(x)) {
         int n = seq_len(x);
         v = arr_new(n);
-        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&wg_rng)));
+        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&rng_session)));
     } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
     if (!IS_NUMBER(s)) {

@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+rng_t rng_session;
+
 /* Multipliers and Weyl key increments of the paper (the W are the golden ratio
  * and sqrt(3) - 1 in 0.32 fixed point). */
 #define PHILOX_M0 UINT32_C(0xD2511F53)
