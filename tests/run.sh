@@ -174,7 +174,7 @@ fi
 
 for r in tests/repl/*.sh tests/shell/*.sh; do
     [ -f "$r" ] || continue
-    if WG_BIN="$BIN" timeout 120 bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
+    if WG_BIN="$BIN" WG_BUILD="$BUILD" timeout 120 bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
     grep '^SKIP' "$tmp/rout"     # a test that cannot run here says so, and passes
 done
 
