@@ -41,7 +41,7 @@
 #include "error.h"
 #include "rules.h"
 #include "kinks.h"
-#include "fixpt.h"
+#include "fixtape.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -1107,7 +1107,7 @@ void sweep_abandon(void)
 
 /* --------------------------------------------------------- fixed points */
 
-/* A fixed point x* = g(x*, θ) (fixpt.h): its stand-ins [lo, stop) are the
+/* A fixed point x* = g(x*, θ) (fixtape.h): its stand-ins [lo, stop) are the
  * x that g's recorded graph (up to hi) reads. Given the adjoint x̄ of x*,
  * the implicit function theorem asks for λ = (I - Jᵀ)⁻¹ x̄, J = ∂g/∂x at
  * x*, then hands λᵀ ∂g/∂θ on. λ is found as the fixed point of
@@ -1122,7 +1122,7 @@ typedef struct {
 static FixGroup fix_group(uint32_t head)
 {
     FixGroup g;
-    g.s = fixpt_side(head);
+    g.s = fixtape_side(head);
     g.n = g.s->n;
     g.lo = g.s->ids[0];
     g.stop = g.s->ids[g.n - 1] + 1;
@@ -1162,7 +1162,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         double *t = lam;
         lam = next;
         next = t;
-        if (fixpt_step(&prog, change, scale, g->s->tol)) break;
+        if (fixtape_step(&prog, change, scale, g->s->tol)) break;
         wg_check_interrupt();
     }
     wg_scratch_free(next);
@@ -1237,7 +1237,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
     }
     if (any) {
         double *lam = fix_solve(&g, xb, b->cuts);
-        uint32_t mu = fixpt_standins(g.n, lam, g.s->tol, g.s->maxiter);
+        uint32_t mu = fixtape_standins(g.n, lam, g.s->tol, g.s->maxiter);
         ValBuf sub;
         valbuf_init(&sub, g.lo, g.hi, NULL, b->cuts);
         for (uint32_t j = 0; j < g.n; j++)
@@ -1251,7 +1251,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
             if (is_zero_const(v)) h = xbar[j], v_retain(h);
             else if (is_zero_const(xbar[j])) h = v, v_retain(h);
             else h = v_num_op(OP_ADD, xbar[j], v);
-            L[j] = num_rec(lam[j], fixpt_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
+            L[j] = num_rec(lam[j], fixtape_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
             v_release(h);
         }
         valbuf_free(&sub, g.hi);

@@ -19,7 +19,7 @@
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"
-#include "fixpt.h"
+#include "fixtape.h"
 
 /* ------------------------------------------------------ tape labels */
 
@@ -187,8 +187,8 @@ static void print_entry(FILE *f, uint32_t i)
     else if (op == OP_CKOUT)
         snprintf(args, sizeof args, "#%u[%u]", g.a, g.b);
     else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
-        const FixSide *s = fixpt_side(i);
-        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixpt_index(s, g.b)]);
+        const FixSide *s = fixtape_side(i);
+        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixtape_index(s, g.b)]);
     }
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
