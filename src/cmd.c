@@ -13,7 +13,7 @@
 #include "tape.h"
 #include "parse.h"
 #include "error.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "ad.h"
 #include "tapeview.h"
 #include "help.h"

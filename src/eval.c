@@ -15,7 +15,7 @@
 #include "tape.h"
 #include "parse.h"
 #include "error.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "ad.h"
 #include "versions.h"
 #include "sweep.h"

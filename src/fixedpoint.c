@@ -15,7 +15,7 @@
 #include "eval.h"
 #include "fixtape.h"
 #include "fixedpoint.h"
-#include "gc.h"
+#include "valuegc.h"
 
 /* x as a list of plain numbers, its parts: a number is one part, a dual
  * its primal's parts then its tangent's. shape keeps, in the same order,

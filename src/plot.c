@@ -23,7 +23,7 @@
 #include "builtins.h"
 #include "error.h"
 #include "fwd.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "num.h"
 #include "tape.h"
 

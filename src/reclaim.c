@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reclaim.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "versions.h"
 #include "kinks.h"
 #include "error.h"

@@ -15,7 +15,7 @@
 #include "ckpt.h"
 #include "sweep.h"
 #include "error.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"

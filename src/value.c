@@ -4,7 +4,7 @@
 #include <string.h>
 #include "value.h"
 #include "num.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "error.h"
 #include "versions.h"
 

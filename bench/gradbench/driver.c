@@ -28,7 +28,7 @@
 #include "num.h"
 #include "tape.h"
 #include "versions.h"
-#include "gc.h"
+#include "valuegc.h"
 
 #define TOOL_VERSION "0.1.0"
 

@@ -15,7 +15,7 @@ if [ -n "$arrays" ]; then
     status=1
 fi
 upward=$(grep -nE '#include "(eval|builtins|cmd|repl|parse|resolve|tapeview|tapedot|plot|ad|fwd|help)\.h"' \
-         src/tape.c src/sweep.c src/fixtape.c src/arith.c src/dual.c src/num.c src/value.c src/gc.c src/versions.c src/kinks.c)
+         src/tape.c src/sweep.c src/fixtape.c src/arith.c src/dual.c src/num.c src/value.c src/valuegc.c src/versions.c src/kinks.c)
 if [ -n "$upward" ]; then
     echo "a file below the evaluator includes a header above it:"
     echo "$upward"

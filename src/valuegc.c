@@ -1,17 +1,17 @@
-/* gc.c: the cycle collector (see gc.h). Every heap object sits in one
+/* valuegc.c: the cycle collector (see valuegc.h). Every heap object sits in one
  * doubly linked list. A collection marks from the roots, then recounts
  * every object's references from marked objects and roots, then frees what
  * was not marked. Recounting repairs counts left too high by temporaries an
  * error unwound past. */
 #include <stdlib.h>
-#include "gc.h"
+#include "valuegc.h"
 #include "versions.h"
 
 static Obj *all;
 static void (*visit_roots)(void (*visit)(Value));
 
 void gc_set_roots(void (*roots)(void (*visit)(Value))) { visit_roots = roots; }
-size_t gc_live, gc_collect_at = 2 * 1024;   /* gc.h */
+size_t gc_live, gc_collect_at = 2 * 1024;   /* valuegc.h */
 
 void gc_link(Obj *o)
 {
