@@ -55,7 +55,7 @@
 #include "error.h"
 #include "rng.h"
 #include "num.h"
-#include "reclaim.h"
+#include "tapegc.h"
 #include "fwd.h"
 
 int ckpt_mode;

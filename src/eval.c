@@ -22,7 +22,7 @@
 #include "fwd.h"
 #include "kinks.h"
 #include "suggest.h"
-#include "reclaim.h"
+#include "tapegc.h"
 
 #define MAX_CALL_DEPTH 2000
 
@@ -1019,7 +1019,7 @@ int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
 int eval_outside_calls(void) { return call_depth == 0; }
 
 /* Between iterations, entries recorded since the loop began that nothing
- * holds go (reclaim.h: anything an enclosing expression holds in a C local
+ * holds go (tapegc.h: anything an enclosing expression holds in a C local
  * was recorded before the loop began). */
 /* Loops at the top level being run: each step's assignments to globals
  * stay on the tape as versions, so the tape limit's error says so. */

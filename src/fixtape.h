@@ -24,7 +24,7 @@
  * is the recorded sweep of the graph), so derivatives of any order nest.
  *
  * The one place where ids point up the tape: the record, as the head's,
- * lists g's results, above it (reclaim.c marks down from them again). */
+ * lists g's results, above it (tapegc.c marks down from them again). */
 #ifndef WG_FIXTAPE_H
 #define WG_FIXTAPE_H
 #include "tape.h"

@@ -652,7 +652,7 @@ static void compact_positions(Compaction *c)
 
 /* Phase 2: which derivative calls and side records made at or above the
  * mark are still named; expansions recorded in the region are forgotten
- * unless every result of one was kept (reclaim.c keeps those of live
+ * unless every result of one was kept (tapegc.c keeps those of live
  * calls) and one of them lies inside it (its first entry moves to the
  * first kept entry, which is then still inside it). */
 static void compact_mark_named(Compaction *c)

@@ -116,7 +116,7 @@ typedef struct {
     uint64_t  expansions;       /* derivative entries expanded for higher order */
     uint32_t  epoch;            /* bumped by clear and truncate: cached ids die */
     uint32_t  clears;           /* bumped by clear alone */
-    uint64_t  reclaimed;        /* entries given back by reclaiming (reclaim.c) */
+    uint64_t  reclaimed;        /* entries given back by reclaiming (tapegc.c) */
     uint64_t  reclaimed_bytes;
     uint64_t  reclaims;         /* reclaiming passes run */
     int       busy;             /* a sweep is running: ids are held in its buffers */
@@ -286,7 +286,7 @@ TapeMark tape_mark(void);
 int      tape_grew_since(TapeMark m);
 void     tape_truncate(TapeMark m);
 
-/* ---- reclaiming (reclaim.c decides what is live; this moves it). The
+/* ---- reclaiming (tapegc.c decides what is live; this moves it). The
  * entries of [m.n, n) whose live[i - m.n] is set are kept, in order, and
  * moved down; newpos[k] receives where position m.n + k went (for a kept
  * entry, its new id; otherwise where the next kept one went), for k up to

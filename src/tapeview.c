@@ -11,7 +11,7 @@
 #include "cmd.h"
 #include "eval.h"
 #include "tape.h"
-#include "reclaim.h"
+#include "tapegc.h"
 #include "ckpt.h"
 #include "sweep.h"
 #include "error.h"

@@ -17,7 +17,7 @@
 #include "../../src/error.h"
 #include "../../src/tape.h"
 #include "../../src/fixtape.h"
-#include "../../src/reclaim.h"
+#include "../../src/tapegc.h"
 
 static int n_checks, n_failed;
 

@@ -1,11 +1,11 @@
-/* reclaim.c: marks the live tape entries and has tape.c compact the rest
- * away (see reclaim.h). Marking is one pass down the tape: every operand
+/* tapegc.c: marks the live tape entries and has tape.c compact the rest
+ * away (see tapegc.h). Marking is one pass down the tape: every operand
  * of an entry comes before it, so once the roots are marked, visiting
  * entries from the top and marking what each live one reads marks the
  * whole cone. Renumbering the roots walks them a second time. */
 #include <stdlib.h>
 #include <string.h>
-#include "reclaim.h"
+#include "tapegc.h"
 #include "valuegc.h"
 #include "versions.h"
 #include "kinks.h"
