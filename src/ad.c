@@ -11,7 +11,7 @@
 #include "sweep.h"
 #include "kinks.h"
 
-int ad_nesting;
+int G->ad.nesting;
 
 /* Derivatives of a dual y = p + t·ε are p' + t'·ε, each taken with respect
  * to the place's innermost numbers (wrt) while the place's own tangents
@@ -121,7 +121,7 @@ Value ad_d(Node *call, Env *env)
 {
     if (call->n != 2) wg_error("d expects 2 arguments, d(y, place), got %d", call->n);
     Value y = eval_expr(call->list[0], env);
-    wg_where.node = call;
+    G->err.where.node = call;
     if (!IS_NUMBER(y)) {
         v_release(y);
         wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", type_name(y));
@@ -130,7 +130,7 @@ Value ad_d(Node *call, Env *env)
     int n;
     Cuts cuts;
     Value shape = wrt_entries(call->list[1], env, &ids, &n, &cuts);
-    wg_where.node = call;
+    G->err.where.node = call;
     /* an array's derivatives go straight into the result: its zeros hold
      * no references, and an error leaves it to the collector */
     Value one, *out = shape.t == V_ARR ? AS_ARR(shape)->v : &one;
@@ -195,9 +195,8 @@ static Value derivative_at(Value r, Value x)
 static Value grad_at(Value f, int argc, Value *argv)
 {
     if (argc < 1) wg_error("a gradient function needs at least one argument");
-    int saved = tape.recording;
-    tape.recording = 1;
-    ad_nesting++;
+    int saved = rec_on();
+    G->ad.nesting++;
     Value x = fresh_point(argv[0]);
     Value args[64];
     args[0] = x;
@@ -208,8 +207,8 @@ static Value grad_at(Value f, int argc, Value *argv)
         v_release(x);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
-    tape.recording = saved;
-    ad_nesting--;
+    rec_restore(saved);
+    G->ad.nesting--;
     kink_begin();
     Value g = derivative_at(r, x);
     kink_end();

@@ -67,7 +67,7 @@ static Value elementwise(int op, Value a, Value b)
         Value x = na >= 0 ? *seq_at(a, i) : a;
         Value y = unary ? b : nb >= 0 ? *seq_at(b, i) : b;
         Value *other = na >= 0 ? &x : &y;
-        if (const_scalar && other->t == V_NUM && other->id && tape.recording) {
+        if (const_scalar && other->t == V_NUM && other->id && G->tape.recording) {
             if (!scalar.id) scalar.id = tape_id_of_const(scalar.u.n);
             if (na < 0) x = scalar;
             else y = scalar;
@@ -131,7 +131,7 @@ static Value recorded_sum(Value a, int n, double s, int run)
 
 int arith_sum_plain(Value a, Value *out)
 {
-    if (a.t != V_ARR || num_backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
+    if (a.t != V_ARR || G->num.backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
     const Storage *st = AS_ARR(a);
     const Value *e = st->v;
     int n = st->n;
@@ -144,7 +144,7 @@ int arith_sum_plain(Value a, Value *out)
         ids |= e[i].id;
         run &= e[i].id == first + (uint32_t)i;
     }
-    *out = !ids || !tape.recording ? num_val(s) : recorded_sum(a, n, s, run);
+    *out = !ids || !G->tape.recording ? num_val(s) : recorded_sum(a, n, s, run);
     return 1;
 }
 
@@ -162,11 +162,11 @@ Value arith_sum(Value a)
     for (int i = 0; i < n; i++) {
         Value *e = seq_at(a, i);
         recorded |= e->id != 0;
-        if (num_backend == BK_F64) s += e->u.n;
+        if (G->num.backend == BK_F64) s += e->u.n;
         else acc_add(&q, e->u.n);
     }
-    if (num_backend != BK_F64) s = acc_result(&q);
-    if (!recorded || !tape.recording) return num_val(s);
+    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (!recorded || !G->tape.recording) return num_val(s);
     return recorded_sum(a, n, s, -1);
 }
 
@@ -187,11 +187,11 @@ Value arith_dot(Value a, Value b)
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);
         recorded |= (x->id | y->id) != 0;
-        if (num_backend == BK_F64) s += x->u.n * y->u.n;
+        if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
         else acc_fma(&q, x->u.n, y->u.n);
     }
-    if (num_backend != BK_F64) s = acc_result(&q);
-    if (!recorded || !tape.recording) return num_val(s);
+    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (!recorded || !G->tape.recording) return num_val(s);
     uint32_t off, *pairs = rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);

@@ -22,18 +22,18 @@
 #include "plot.h"
 
 #define MAX_BUILTINS 96
-static const Builtin *table[MAX_BUILTINS];
-static SpecialFn specials[MAX_BUILTINS];
-static Builtin special_defs[MAX_BUILTINS];
-static int nbuiltins;
+static const Builtin *G->builtins.table[MAX_BUILTINS];
+static SpecialFn G->builtins.specials[MAX_BUILTINS];
+static Builtin G->builtins.special_defs[MAX_BUILTINS];
+static int G->builtins.n;
 
 void define_builtin(const Builtin *b)
 {
     int i = 0;
-    while (i < nbuiltins && table[i] != b) i++;
-    if (i == nbuiltins) table[nbuiltins++] = b;
-    int gi = global_index(b->name);   /* may move the globals array */
-    Global *g = &globals[gi];
+    while (i < G->builtins.n && G->builtins.table[i] != b) i++;
+    if (i == G->builtins.n) G->builtins.table[G->builtins.n++] = b;
+    int gi = global_index(b->name);   /* may move the G->eval.globals array */
+    Global *g = &G->eval.globals[gi];
     v_release(g->v);
     g->v.t = V_BUILTIN;
     g->v.id = 0;
@@ -42,30 +42,30 @@ void define_builtin(const Builtin *b)
 
 void define_special(const char *name, SpecialFn fn, const char *help)
 {
-    for (int i = 0; i < nbuiltins; i++)
-        if (strcmp(table[i]->name, name) == 0) {
-            define_builtin(table[i]);
+    for (int i = 0; i < G->builtins.n; i++)
+        if (strcmp(G->builtins.table[i]->name, name) == 0) {
+            define_builtin(G->builtins.table[i]);
             return;
         }
-    Builtin *b = &special_defs[nbuiltins];
+    Builtin *b = &G->builtins.special_defs[G->builtins.n];
     b->name = name;
     b->minargs = 0;
     b->maxargs = -1;
     b->fn = NULL;
     b->help = help;
-    specials[nbuiltins] = fn;
+    G->builtins.specials[G->builtins.n] = fn;
     define_builtin(b);
 }
 
 SpecialFn special_for(const Builtin *b)
 {
     if (b->fn) return NULL;
-    for (int i = 0; i < nbuiltins; i++)
-        if (table[i] == b) return specials[i];
+    for (int i = 0; i < G->builtins.n; i++)
+        if (G->builtins.table[i] == b) return G->builtins.specials[i];
     return NULL;
 }
 
-const Builtin *builtin_list(int i) { return i < nbuiltins ? table[i] : NULL; }
+const Builtin *builtin_list(int i) { return i < G->builtins.n ? G->builtins.table[i] : NULL; }
 
 /* -------------------------------------------------------------- helpers */
 
@@ -96,10 +96,10 @@ static void arg_seq(Value *argv, int i, const char *fname)
 static Value bi_print(int argc, Value *argv)
 {
     for (int i = 0; i < argc; i++) {
-        if (i) fputc(' ', stdout);
-        value_print(argv[i], stdout);
+        if (i) io_putc(IO_OUT, ' ');
+        io_value(IO_OUT, argv[i], 0);
     }
-    fputc('\n', stdout);
+    io_putc(IO_OUT, '\n');
     return nil_val();
 }
 
@@ -373,7 +373,7 @@ static Value bi_frombits(int argc, Value *argv)
     double x;
     if ((int)strlen(AS_STR(argv[0])->s) != AS_STR(argv[0])->len || !num_frombits(AS_STR(argv[0])->s, &x))
         wg_error("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
-                 AS_STR(argv[0])->s, formats[num_backend].name, formats[num_backend].width / 4);
+                 AS_STR(argv[0])->s, formats[G->num.backend].name, formats[G->num.backend].width / 4);
     return num_val(x);
 }
 
@@ -419,7 +419,7 @@ static Value sp_view(Node *call, Env *env)
     Value args[3];
     int nargs = call->n - 1;
     for (int i = 0; i < nargs; i++) args[i] = eval_expr(call->list[i + 1], env);
-    wg_where.node = call;
+    G->err.where.node = call;
     if (nargs >= 1) start = whole(args[0], "start");
     len = nargs >= 2 ? whole(args[1], "len") : n - start;
     if (nargs >= 3) stride = whole(args[2], "stride");
@@ -517,7 +517,7 @@ void builtins_register(void)
     define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     plot_register();
     int pi_index = global_index("pi");
-    Global *g = &globals[pi_index];
+    Global *g = &G->eval.globals[pi_index];
     v_release(g->v);
     g->v = num_val(M_PI);
     rng_seed(&rng_session, 0);

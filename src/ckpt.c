@@ -58,11 +58,11 @@
 #include "tapegc.h"
 #include "fwd.h"
 
-int ckpt_mode;
-uint32_t ckpt_floor;
-Env *ckpt_env;
-uint32_t ckpt_born;
-unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
+int G->ckpt.mode;
+uint32_t G->ckpt.floor;
+Env *G->ckpt.env;
+uint32_t G->ckpt.born;
+unsigned long long G->ckpt.steps_run, G->ckpt.steps_recomputed;
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
 
@@ -111,12 +111,12 @@ typedef struct LoopRec {
     int nstates, capstates;
     uint32_t nout;
     uint64_t chunk_steps;   /* steps known to fit one recorded chunk (0: unknown) */
-    struct LoopRec *next;   /* running now (not yet on the tape) */
+    struct LoopRec *next;   /* G->ckpt.running now (not yet on the tape) */
     Storage **held;    /* storages a recorded step holds (run_step), until it ends */
     int nheld;
 } LoopRec;
 
-static LoopRec *running;
+static LoopRec *G->ckpt.running;
 
 static void state_free(State *s, int nvars)
 {
@@ -516,10 +516,10 @@ static Recomp *recomp_begin(LoopRec *r)
 {
     Recomp *S = wg_calloc(1, sizeof(Recomp));
     S->r = r;
-    S->mode = ckpt_mode;
-    S->env = ckpt_env;
-    S->recording = tape.recording;
-    S->backend = num_backend;
+    S->mode = G->ckpt.mode;
+    S->env = G->ckpt.env;
+    S->recording = G->tape.recording;
+    S->backend = G->num.backend;
     S->rng = rng_session;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
@@ -551,10 +551,10 @@ static Recomp *recomp_begin(LoopRec *r)
             v_release(old);
         }
     }
-    ckpt_mode = 2;
-    ckpt_env = r->env;
-    num_backend = r->backend;
-    fflush(stdout);
+    G->ckpt.mode = 2;
+    G->ckpt.env = r->env;
+    G->num.backend = r->backend;
+    io_flush();
     if (!devnull) devnull = fopen("/dev/null", "w");
     S->out = stdout;
     if (devnull) stdout = devnull;
@@ -596,10 +596,10 @@ static void recomp_end(Recomp *S)
     free(S->vars);
     free(S->capt);
     rng_session = S->rng;
-    num_backend = S->backend;
-    ckpt_mode = S->mode;
-    ckpt_env = S->env;
-    tape.recording = S->recording;
+    G->num.backend = S->backend;
+    G->ckpt.mode = S->mode;
+    G->ckpt.env = S->env;
+    G->tape.recording = S->recording;
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     recomps = S->outer;
     free(S);
@@ -700,9 +700,9 @@ static int run_step_plain(LoopRec *r, uint64_t t);
  * fresh leaves, and the region is taken back after it. */
 static int run_step(LoopRec *r, uint64_t t)
 {
-    if (!r->taped || tape.recording) return run_step_plain(r, t);
+    if (!r->taped || G->tape.recording) return run_step_plain(r, t);
     TapeMark m = tape_mark();
-    tape.recording = 1;
+    rec_on();
     Flat f;
     flatten_live(r, &f);
     uint32_t nleaf = f.n, *orig = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
@@ -740,7 +740,7 @@ static int run_step(LoopRec *r, uint64_t t)
     }
     flat_free(&f);
     wg_scratch_free(orig);
-    tape.recording = 0;
+    rec_off();
     tape_truncate(m);
     return code;
 }
@@ -791,10 +791,10 @@ static int run_step_plain(LoopRec *r, uint64_t t)
 
 static void advance(LoopRec *r, uint64_t from, uint64_t to)
 {
-    tape.recording = 0;
+    rec_off();
     for (uint64_t t = from; t < to; t++) {
         run_step(r, t);
-        ckpt_steps_recomputed++;
+        G->ckpt.steps_recomputed++;
     }
 }
 
@@ -808,7 +808,7 @@ static State *advance_save(LoopRec *r, State *B, uint64_t m)
 
 static size_t chunk_budget(void)
 {
-    size_t used = tape_bytes(), lim = tape.limit;
+    size_t used = tape_bytes(), lim = G->tape.limit;
     size_t avail = lim > used ? (lim - used) / 2 : 0;
     return avail < MAX_CHUNK_BYTES ? avail : MAX_CHUNK_BYTES;
 }
@@ -827,7 +827,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     advance(r, B->step, c);
     S->mark = tape_mark();
     S->have_mark = 1;
-    tape.recording = 1;
+    rec_on();
     Flat f;
     flatten_live(r, &f);
     uint32_t nleaf = from_inputs ? 0 : f.n;
@@ -837,12 +837,12 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
         rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
     }
-    ckpt_floor = S->mark.n;
+    G->ckpt.floor = S->mark.n;
     flat_free(&f);
     size_t budget = chunk_budget(), start = tape_bytes();
     for (uint64_t t = c; t < j; t++) {
         run_step(r, t);
-        ckpt_steps_recomputed++;
+        G->ckpt.steps_recomputed++;
         if (tape_bytes() - start > budget && t + 1 < j) {
             *fit = t - c + 1;
             tape_truncate(S->mark);
@@ -881,15 +881,15 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     }
     double *out = wg_scratch(sizeof(double) * (nwant ? nwant : 1));
     uint32_t top = tape_size() - 1;
-    num_backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
+    G->num.backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
     sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, want, nwant, out);
-    num_backend = r->backend;
+    G->num.backend = r->backend;
     for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
     wg_scratch_free(want);
     wg_scratch_free(which);
     tape_truncate(S->mark);
     S->have_mark = 0;
-    tape.recording = 0;
+    rec_off();
     wg_scratch_free(seeds);
     wg_scratch_free(leaves);
     return out;
@@ -999,11 +999,11 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     S->mark = tape_mark();
     S->have_mark = 1;
     restore(r, r->states[0], 1);
-    tape.recording = 1;
-    ckpt_floor = S->mark.n;
+    rec_on();
+    G->ckpt.floor = S->mark.n;
     for (uint64_t t = 0; t < r->T; t++) {
         run_step(r, t);
-        ckpt_steps_recomputed++;
+        G->ckpt.steps_recomputed++;
     }
     Flat f;
     flatten_live(r, &f);
@@ -1061,18 +1061,18 @@ static int reaches_back(Node *loop)
 
 static void note_recorded(Node *n)
 {
-    static const Node *noted[64];
-    static int nnoted;
-    for (int i = 0; i < nnoted; i++)
-        if (noted[i] == n) return;
-    if (nnoted < 64) noted[nnoted++] = n;
+    static const Node *G->ckpt.noted[64];
+    static int G->ckpt.nnoted;
+    for (int i = 0; i < G->ckpt.nnoted; i++)
+        if (G->ckpt.noted[i] == n) return;
+    if (G->ckpt.nnoted < 64) G->ckpt.noted[G->ckpt.nnoted++] = n;
     wg_note("%s:%d: this loop takes d(...) or reads x@k in its body: it runs recorded, "
-            "not checkpointed", wg_where.chunk ? wg_where.chunk->filename : "?", n->line);
+            "not checkpointed", G->err.where.chunk ? G->err.where.chunk->filename : "?", n->line);
 }
 
 static void running_pop(LoopRec *r)
 {
-    for (LoopRec **p = &running; *p; p = &(*p)->next)
+    for (LoopRec **p = &G->ckpt.running; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
             return;
@@ -1082,7 +1082,7 @@ static void running_pop(LoopRec *r)
 int exec_checkpoint(Node *n, Env *env)
 {
     Node *loop = n->a;
-    if (!tape.recording || ckpt_mode) return eval_exec(loop, env);   /* nothing to record */
+    if (!G->tape.recording || G->ckpt.mode) return eval_exec(loop, env);   /* nothing to record */
     if (reaches_back(loop)) {
         note_recorded(n);
         return eval_exec(loop, env);
@@ -1102,15 +1102,15 @@ int exec_checkpoint(Node *n, Env *env)
     r->loop = loop;
     r->is_for = loop->kind == N_FOR;
     r->body = r->is_for ? loop->list[0] : loop->b;
-    r->chunk = (Chunk *)wg_where.chunk;
+    r->chunk = (Chunk *)G->err.where.chunk;
     chunk_retain(r->chunk);
     r->env = env;
     if (env) env->h.rc++;
     r->k = k;
-    r->backend = num_backend;
+    r->backend = G->num.backend;
     r->counter = -1;
-    r->next = running;
-    running = r;
+    r->next = G->ckpt.running;
+    G->ckpt.running = r;
     if (r->is_for) {
         add_var(&r->vars, &r->nvars, loop->c);
         r->counter = 0;
@@ -1178,14 +1178,14 @@ int exec_checkpoint(Node *n, Env *env)
         eval_var_slot(r->vars[i], env, &log);
         count0[i] = log ? log->count : 0;
     }
-    uint32_t clears = tape.clears, n0 = tape_size();
-    int saved_mode = ckpt_mode;
-    Env *saved_env = ckpt_env;
-    uint32_t saved_born = ckpt_born;
-    ckpt_mode = 1;
-    ckpt_env = env;
-    ckpt_born = env_made;
-    tape.recording = 0;
+    uint32_t clears = G->tape.clears, n0 = tape_size();
+    int saved_mode = G->ckpt.mode;
+    Env *saved_env = G->ckpt.env;
+    uint32_t saved_born = G->ckpt.born;
+    G->ckpt.mode = 1;
+    G->ckpt.env = env;
+    G->ckpt.born = G->value.env_made;
+    rec_off();
     uint64_t t = 0, spacing = 1;
     int last_test = 0;
     LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
@@ -1210,15 +1210,15 @@ int exec_checkpoint(Node *n, Env *env)
             break;
         }
         t++;
-        ckpt_steps_run++;
+        G->ckpt.steps_run++;
         if (code == EXEC_BREAK) break;
     }
-    ckpt_mode = saved_mode;
-    ckpt_env = saved_env;
-    ckpt_born = saved_born;
-    tape.recording = 1;
+    G->ckpt.mode = saved_mode;
+    G->ckpt.env = saved_env;
+    G->ckpt.born = saved_born;
+    rec_on();
     r->T = t + (uint64_t)last_test;
-    if (tape.clears != clears) {       /* :tape clear inside: nothing to record */
+    if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
         wg_scratch_free(count0);
         running_pop(r);
         rec_release(&r->side);
@@ -1227,7 +1227,7 @@ int exec_checkpoint(Node *n, Env *env)
     Flat f;
     flatten_live(r, &f);
     for (uint32_t j = 0; j < f.n; j++)
-        if (f.slot[j]->t != V_NUM) {     /* r stays running: ckpt_abandon frees it */
+        if (f.slot[j]->t != V_NUM) {     /* r stays G->ckpt.running: ckpt_abandon frees it */
             flat_free(&f);
             wg_scratch_free(count0);
             no_tangents(r);
@@ -1270,18 +1270,18 @@ int exec_checkpoint(Node *n, Env *env)
 void ckpt_abandon(void)
 {
     while (recomps) recomp_end(recomps);
-    while (running) {
-        LoopRec *r = running;
-        running = r->next;
+    while (G->ckpt.running) {
+        LoopRec *r = G->ckpt.running;
+        G->ckpt.running = r->next;
         rec_release(&r->side);
     }
-    ckpt_mode = 0;
-    ckpt_env = NULL;
+    G->ckpt.mode = 0;
+    G->ckpt.env = NULL;
 }
 
 void ckpt_visit_roots(void (*visit)(Value))
 {
-    for (LoopRec *r = running; r; r = r->next) {
+    for (LoopRec *r = G->ckpt.running; r; r = r->next) {
         rec_each_value(&r->side, visit);
         for (int i = 0; i < r->nheld; i++) visit(obj_val(V_ARR, r->held[i]));
     }
@@ -1302,7 +1302,7 @@ void ckpt_visit_roots(void (*visit)(Value))
 
 void ckpt_init(void)
 {
-    sweep_loop_hooks.outputs = hook_outputs;
-    sweep_loop_hooks.reverse = hook_reverse;
-    sweep_loop_hooks.rerun = hook_rerun;
+    G->sweep.loop_hooks.outputs = hook_outputs;
+    G->sweep.loop_hooks.reverse = hook_reverse;
+    G->sweep.loop_hooks.rerun = hook_rerun;
 }

@@ -18,21 +18,21 @@
 #include "tapeview.h"
 #include "help.h"
 
-void (*wg_reset_hook)(void);
+void (*G->cmd.reset_hook)(void);
 
 typedef struct { const char *name, *help; } HelpEntry;
-static HelpEntry *lib_help;
-static int nlib_help, cap_lib_help;
+static HelpEntry *G->cmd.lib_help;
+static int G->cmd.nlib_help, G->cmd.cap_lib_help;
 
 void cmd_add_help(const char *name, const char *help)
 {
-    if (nlib_help == cap_lib_help) {
-        cap_lib_help = cap_lib_help ? 2 * cap_lib_help : 32;
-        lib_help = wg_realloc(lib_help, sizeof(HelpEntry) * (size_t)cap_lib_help);
+    if (G->cmd.nlib_help == G->cmd.cap_lib_help) {
+        G->cmd.cap_lib_help = G->cmd.cap_lib_help ? 2 * G->cmd.cap_lib_help : 32;
+        G->cmd.lib_help = wg_realloc(G->cmd.lib_help, sizeof(HelpEntry) * (size_t)G->cmd.cap_lib_help);
     }
-    lib_help[nlib_help].name = strdup(name);
-    lib_help[nlib_help].help = strdup(help);
-    nlib_help++;
+    G->cmd.lib_help[G->cmd.nlib_help].name = strdup(name);
+    G->cmd.lib_help[G->cmd.nlib_help].help = strdup(help);
+    G->cmd.nlib_help++;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -80,14 +80,14 @@ static void cmd_backend(const char *args)
             }
             wg_error("unknown backend '%s' (one of %s)", name, list);
         }
-        num_backend = b;
+        G->num.backend = b;
     }
-    printf("backend: %s", formats[num_backend].name);
-    if (backend_is_posit(num_backend))
-        printf(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
-               formats[num_backend].width,
-               formats[num_backend].posit->quire_bits);
-    printf("\n");
+    io_out("backend: %s", formats[G->num.backend].name);
+    if (backend_is_posit(G->num.backend))
+        io_out(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
+               formats[G->num.backend].width,
+               formats[G->num.backend].posit->quire_bits);
+    io_out("\n");
 }
 
 
@@ -96,30 +96,30 @@ static void cmd_vars(const char *args)
 {
     (void)args;
     int shown = 0;
-    for (int g = 0; g < nglobals; g++) {
-        Global *gl = &globals[g];
+    for (int g = 0; g < G->eval.nglobals; g++) {
+        Global *gl = &G->eval.globals[g];
         if (gl->v.t == V_UNDEF || gl->v.t == V_BUILTIN) continue;
-        if (g < prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
-        printf("%s = ", gl->name);
-        if (gl->v.t == V_STR) printf("\"");
-        value_print_brief(gl->v, stdout);
-        if (gl->v.t == V_STR) printf("\"");
+        if (g < G->eval.prelude_globals && gl->ver.count == 0) continue;   /* pi, the stdlib */
+        io_out("%s = ", gl->name);
+        if (gl->v.t == V_STR) io_out("\"");
+        io_value(IO_OUT, gl->v, 1);
+        if (gl->v.t == V_STR) io_out("\"");
         if (gl->ver.count) {
-            printf("    (%s@%d", gl->name, gl->ver.count);
-            if (gl->v.t == V_NUM && gl->v.id) printf(", tape #%u", gl->v.id);
-            printf(")");
+            io_out("    (%s@%d", gl->name, gl->ver.count);
+            if (gl->v.t == V_NUM && gl->v.id) io_out(", tape #%u", gl->v.id);
+            io_out(")");
         }
-        printf("\n");
+        io_out("\n");
         shown++;
     }
-    if (!shown) printf("(no variables yet)\n");
+    if (!shown) io_out("(no variables yet)\n");
 }
 
 /* A relative path is looked up beside the file that holds the :load (a
  * real file, not <repl> or <-e>), then in the current directory. */
 static FILE *open_beside(const char *name, char *path, size_t size)
 {
-    const char *from = wg_where.chunk ? wg_where.chunk->filename : NULL;
+    const char *from = G->err.where.chunk ? G->err.where.chunk->filename : NULL;
     const char *slash = from && from[0] != '<' ? strrchr(from, '/') : NULL;
     if (name[0] != '/' && slash) {
         snprintf(path, size, "%.*s/%s", (int)(slash - from), from, name);
@@ -157,12 +157,12 @@ static void cmd_load(const char *args)
     Chunk *c = parse_chunk(args, buf ? buf : "", len, 0, NULL);
     free(buf);
     if (!c) wg_error("'%s' not loaded: syntax error (above)", args);
-    int echo = wg_echo;
-    wg_echo = 0;
+    int echo = G->eval.echo;
+    G->eval.echo = 0;
     wg_call_push(":load");
     eval_run_chunk(c);
     wg_call_pop();
-    wg_echo = echo;
+    G->eval.echo = echo;
 }
 
 static double now(void)
@@ -175,10 +175,10 @@ static double now(void)
 static void cmd_time(const char *args)
 {
     if (!*args) wg_error("':time' needs a statement to run");
-    const char *file = wg_where.chunk ? wg_where.chunk->filename : "<time>";
+    const char *file = G->err.where.chunk ? G->err.where.chunk->filename : "<time>";
     /* The statement keeps its place in the file: padded with the lines and
      * columns before it, its errors name the line and column of the :time. */
-    const Node *at = wg_where.node;
+    const Node *at = G->err.where.node;
     int line = 1, col = 1;
     if (at && at->kind == N_COMMAND && at->text && args >= at->text && args <= at->text + strlen(at->text)) {
         line = at->line;
@@ -193,21 +193,21 @@ static void cmd_time(const char *args)
     free(src);
     if (!c) wg_error("':time': syntax error (above)");
     /* reclaiming may give entries back meanwhile: count what was recorded */
-    uint64_t before = tape_size() + tape.reclaimed, reclaimed = tape.reclaimed;
-    size_t bytes = tape_bytes() + tape.reclaimed_bytes;
+    uint64_t before = tape_size() + G->tape.reclaimed, reclaimed = G->tape.reclaimed;
+    size_t bytes = tape_bytes() + G->tape.reclaimed_bytes;
     double t0 = now();
     wg_call_push(":time");
     eval_run_chunk(c);
     wg_call_pop();
     double dt = now() - t0;
     char b[32];
-    cmd_fmt_bytes(tape_bytes() + tape.reclaimed_bytes - bytes, b, sizeof b);
-    if (dt >= 1) printf("time: %.3f s", dt);
-    else printf("time: %.3f ms", dt * 1e3);
-    printf(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + tape.reclaimed - before), b);
-    if (tape.reclaimed > reclaimed)
-        printf(", %llu reclaimed meanwhile", (unsigned long long)(tape.reclaimed - reclaimed));
-    printf("\n");
+    cmd_fmt_bytes(tape_bytes() + G->tape.reclaimed_bytes - bytes, b, sizeof b);
+    if (dt >= 1) io_out("time: %.3f s", dt);
+    else io_out("time: %.3f ms", dt * 1e3);
+    io_out(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + G->tape.reclaimed - before), b);
+    if (G->tape.reclaimed > reclaimed)
+        io_out(", %llu reclaimed meanwhile", (unsigned long long)(G->tape.reclaimed - reclaimed));
+    io_out("\n");
 }
 
 static void forget_inputs(void);
@@ -219,25 +219,25 @@ static void cmd_reset(const char *args)
         wg_error("':reset' works only at the top level, outside blocks and functions");
     eval_reset();
     forget_inputs();
-    if (wg_reset_hook) wg_reset_hook();
-    printf("session reset\n");
+    if (G->cmd.reset_hook) G->cmd.reset_hook();
+    io_out("session reset\n");
 }
 
 static void cmd_quit(const char *args)
 {
     (void)args;
-    eval_quit = 1;
+    G->eval.quit = 1;
 }
 
 /* ---------------------------------------------------------------- :save */
 
-static char **inputs;
-static int ninputs, capinputs;
+static char **G->cmd.inputs;
+static int G->cmd.ninputs, G->cmd.capinputs;
 
 static void forget_inputs(void)
 {
-    for (int i = 0; i < ninputs; i++) free(inputs[i]);
-    ninputs = 0;
+    for (int i = 0; i < G->cmd.ninputs; i++) free(G->cmd.inputs[i]);
+    G->cmd.ninputs = 0;
 }
 
 /* Commands that change nothing a script could rebuild are not kept. */
@@ -261,15 +261,15 @@ void cmd_log_input(const char *src, size_t len)
     const char *p = skip_space(src);
     while (*p == '\n') p = skip_space(p + 1);
     if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
-    if (ninputs == capinputs) {
-        __typeof__(capinputs) grown = capinputs ? 2 * capinputs : 64;   /* the size is kept only once it is had */
-        inputs = wg_realloc(inputs, sizeof(char *) * (size_t)grown);
-        capinputs = grown;
+    if (G->cmd.ninputs == G->cmd.capinputs) {
+        __typeof__(G->cmd.capinputs) grown = G->cmd.capinputs ? 2 * G->cmd.capinputs : 64;   /* the size is kept only once it is had */
+        G->cmd.inputs = wg_realloc(G->cmd.inputs, sizeof(char *) * (size_t)grown);
+        G->cmd.capinputs = grown;
     }
     char *copy = wg_malloc(len + 1);
     memcpy(copy, src, len);
     copy[len] = 0;
-    inputs[ninputs++] = copy;
+    G->cmd.inputs[G->cmd.ninputs++] = copy;
 }
 
 static void save(const char *file, int overwrite)
@@ -280,11 +280,11 @@ static void save(const char *file, int overwrite)
         wg_error("'%s' exists; ':save! %s' overwrites it", file, file);
     FILE *f = fopen(file, "w");
     if (!f) wg_error("cannot write '%s': %s", file, strerror(errno));
-    fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", ninputs, ninputs == 1 ? "" : "s");
-    for (int i = 0; i < ninputs; i++) fprintf(f, "%s\n", inputs[i]);
+    fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s");
+    for (int i = 0; i < G->cmd.ninputs; i++) fprintf(f, "%s\n", G->cmd.inputs[i]);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
-    printf("saved %d input%s to %s\n", ninputs, ninputs == 1 ? "" : "s", file);
+    io_out("saved %d input%s to %s\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s", file);
 }
 
 static void cmd_save(const char *args) { save(args, 0); }
@@ -312,7 +312,7 @@ static const Command commands[] = {
 
 const char *cmd_name(int i) { return i < NCOMMANDS ? commands[i].name : NULL; }
 
-const char *cmd_lib_name(int i) { return i < nlib_help ? lib_help[i].name : NULL; }
+const char *cmd_lib_name(int i) { return i < G->cmd.nlib_help ? G->cmd.lib_help[i].name : NULL; }
 
 const char *cmd_help_text(const char *name)
 {
@@ -324,8 +324,8 @@ const char *cmd_help_text(const char *name)
     if (!strcmp(name, "pi")) return "pi: the constant 3.141592653589793, rounded to the active backend when used";
     for (int i = 0; builtin_list(i); i++)
         if (!strcmp(builtin_list(i)->name, name)) return builtin_list(i)->help;
-    for (int i = 0; i < nlib_help; i++)
-        if (!strcmp(lib_help[i].name, name)) return lib_help[i].help;
+    for (int i = 0; i < G->cmd.nlib_help; i++)
+        if (!strcmp(G->cmd.lib_help[i].name, name)) return G->cmd.lib_help[i].help;
     return NULL;
 }
 
@@ -342,13 +342,13 @@ void cmd_run(const char *text)
     const char *args = cmd_word(text, name, sizeof name);
     if (!strcmp(name, "save!")) {
         save(args, 1);
-        fflush(stdout);
+        io_flush();
         return;
     }
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, name)) {
             commands[i].run(args);
-            fflush(stdout);
+            io_flush();
             return;
         }
     wg_error("unknown command ':%s' (try :help)", name);

@@ -25,7 +25,7 @@ static void split(Value v, uint32_t tag, Value *p, Value *t)
 static int is_zero(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 0; }
 
 /* A number the double rules can stand in for: plain, and nothing records. */
-static inline int plain_num(Value v) { return v.t == V_NUM && (v.id == 0 || !tape.recording); }
+static inline int plain_num(Value v) { return v.t == V_NUM && (v.id == 0 || !G->tape.recording); }
 static inline int zero_tangent(Value v) { return v.id == 0 && v.u.n == 0; }
 
 /* dual_op on plain numbers (the common case inside a jvp): the same rule

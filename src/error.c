@@ -8,44 +8,44 @@
 #include <sys/mman.h>
 #include "error.h"
 
-WgWhere wg_where;
-static WgJmp *handler;
-static void **scratch;
-static size_t nscratch, capscratch;
-static char message[1024];
-static const Chunk *err_chunk;
-static int err_line, err_col;
+WgWhere G->err.where;
+static WgJmp *G->err.handler;
+static void **G->err.scratch;
+static size_t G->err.nscratch, G->err.capscratch;
+static char G->err.message[1024];
+static const Chunk *G->err.chunk;
+static int G->err.line, G->err.col;
 
 typedef struct {
     const char *name;
     const Chunk *chunk;
     int line, col;
 } CallSite;
-static CallSite *calls;
-static int ncalls, capcalls;
-static char trace[2048];         /* the calls at the latest error, one a line */
+static CallSite *G->err.calls;
+static int G->err.ncalls, G->err.capcalls;
+static char G->err.trace[2048];         /* the G->err.calls at the latest error, one a line */
 
 void wg_call_push(const char *name)
 {
-    if (ncalls == capcalls) {
-        __typeof__(capcalls) grown = capcalls ? 2 * capcalls : 64;   /* the size is kept only once it is had */
-        calls = wg_realloc(calls, sizeof(CallSite) * (size_t)grown);
-        capcalls = grown;
+    if (G->err.ncalls == G->err.capcalls) {
+        __typeof__(G->err.capcalls) grown = G->err.capcalls ? 2 * G->err.capcalls : 64;   /* the size is kept only once it is had */
+        G->err.calls = wg_realloc(G->err.calls, sizeof(CallSite) * (size_t)grown);
+        G->err.capcalls = grown;
     }
-    const Node *n = wg_where.node;
+    const Node *n = G->err.where.node;
     if (n && n->kind == N_CALL && n->a) n = n->a;     /* the callee's first character */
-    calls[ncalls++] = (CallSite){ name, wg_where.chunk, n ? n->line : 0, n ? n->col : 0 };
+    G->err.calls[G->err.ncalls++] = (CallSite){ name, G->err.where.chunk, n ? n->line : 0, n ? n->col : 0 };
 }
 
 void wg_call_pop(void)
 {
-    if (ncalls > 0) ncalls--;
+    if (G->err.ncalls > 0) G->err.ncalls--;
 }
 
 static size_t trace_line(size_t at, const CallSite *c)
 {
-    if (at >= sizeof trace) return at;
-    int k = snprintf(trace + at, sizeof trace - at, "  in %s, called at %s:%d:%d\n",
+    if (at >= sizeof G->err.trace) return at;
+    int k = snprintf(G->err.trace + at, sizeof G->err.trace - at, "  in %s, called at %s:%d:%d\n",
                      c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line,
                      wg_display_col(c->chunk, c->line, c->col));
     return k < 0 ? at : at + (size_t)k;
@@ -56,17 +56,17 @@ static void snapshot_calls(void)
 {
     enum { SHOWN = 4 };
     size_t at = 0;
-    trace[0] = 0;
-    for (int i = ncalls - 1; i >= 0; i--) {
-        if (ncalls > 3 * SHOWN && i == ncalls - 1 - SHOWN) {
-            int more = ncalls - 2 * SHOWN;
-            if (at < sizeof trace) {
-                int k = snprintf(trace + at, sizeof trace - at, "  ... %d more calls\n", more);
+    G->err.trace[0] = 0;
+    for (int i = G->err.ncalls - 1; i >= 0; i--) {
+        if (G->err.ncalls > 3 * SHOWN && i == G->err.ncalls - 1 - SHOWN) {
+            int more = G->err.ncalls - 2 * SHOWN;
+            if (at < sizeof G->err.trace) {
+                int k = snprintf(G->err.trace + at, sizeof G->err.trace - at, "  ... %d more calls\n", more);
                 if (k > 0) at += (size_t)k;
             }
             i = SHOWN - 1;
         }
-        at = trace_line(at, &calls[i]);
+        at = trace_line(at, &G->err.calls[i]);
     }
 }
 
@@ -90,10 +90,10 @@ void wg_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);
-    fprintf(stderr, "%snote:%s ", paint(CYAN), paint(PLAIN));
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    io_flush();
+    io_err("%snote:%s ", paint(CYAN), paint(PLAIN));
+    io_vprintf(IO_ERR, fmt, ap);
+    io_putc(IO_ERR, '\n');
     va_end(ap);
 }
 
@@ -128,80 +128,80 @@ static void echo_line(const char *text, int len, int from, int width)
         if (ch == '\t') {
             int next = (col - 1) / 8 * 8 + 9;
             for (; col < next; col++)
-                if (col >= from && col < from + width) fputc(' ', stderr);
+                if (col >= from && col < from + width) io_putc(IO_ERR, ' ');
             continue;
         }
         if ((ch & 0xC0) == 0x80) {                /* the rest of a character */
-            if (col - 1 >= from && col - 1 < from + width) fputc(ch, stderr);
+            if (col - 1 >= from && col - 1 < from + width) io_putc(IO_ERR, ch);
             continue;
         }
-        if (col >= from && col < from + width) fputc(ch, stderr);
+        if (col >= from && col < from + width) io_putc(IO_ERR, ch);
         col++;
     }
 }
 
-static WgErrorInfo last_error;
-static char last_file[512], last_message[1024];
+static WgErrorInfo G->err.last;
+static char G->err.last_file[512], G->err.last_message[1024];
 
-const WgErrorInfo *wg_last_error(void) { return &last_error; }
+const WgErrorInfo *wg_last_error(void) { return &G->err.last; }
 
 /* What the latest report said, for front ends that show errors their own
  * way (wengert.h). */
 static void remember(const Chunk *c, int line, int dcol, const char *msg)
 {
-    snprintf(last_message, sizeof last_message, "%s", msg);
-    snprintf(last_file, sizeof last_file, "%s", c ? c->filename : "");
-    last_error = (WgErrorInfo){ last_message, c ? last_file : NULL, c ? line : 0, c ? dcol : 0 };
+    snprintf(G->err.last_message, sizeof G->err.last_message, "%s", msg);
+    snprintf(G->err.last_file, sizeof G->err.last_file, "%s", c ? c->filename : "");
+    G->err.last = (WgErrorInfo){ G->err.last_message, c ? G->err.last_file : NULL, c ? line : 0, c ? dcol : 0 };
 }
 
 /* A message's first line is the error; lines after it are notes, shown
  * below the source line and caret. */
 void wg_report(const Chunk *c, int line, int col, const char *msg)
 {
-    fflush(stdout);
+    io_flush();
     remember(c, line, c ? wg_display_col(c, line, col) : 0, msg);
     const char *notes = strchr(msg, '\n');
     int head = notes ? (int)(notes - msg) : (int)strlen(msg);
     if (!c) {
-        fprintf(stderr, "%serror:%s %.*s\n", paint(RED), paint(PLAIN), head, msg);
-        if (notes) fprintf(stderr, "%s\n", notes + 1);
+        io_err("%serror:%s %.*s\n", paint(RED), paint(PLAIN), head, msg);
+        if (notes) io_err("%s\n", notes + 1);
         return;
     }
     int len;
     const char *text = chunk_line(c, line, &len);
     int dcol = display_col(text, len, col);
-    fprintf(stderr, "%s:%d:%d: %serror:%s %.*s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), head, msg);
+    io_err("%s:%d:%d: %serror:%s %.*s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), head, msg);
     if (len > 0 || line > 0) {
         int from = dcol > 80 ? dcol - 80 : 1;     /* a huge line: the part around the column */
-        fputs("    ", stderr);
+        io_puts(IO_ERR, "    ");
         echo_line(text, len, from, 160);
-        fputs("\n    ", stderr);
-        for (int i = from; i < dcol; i++) fputc(' ', stderr);
-        fprintf(stderr, "%s^%s\n", paint(GREEN), paint(PLAIN));
+        io_puts(IO_ERR, "\n    ");
+        for (int i = from; i < dcol; i++) io_putc(IO_ERR, ' ');
+        io_err("%s^%s\n", paint(GREEN), paint(PLAIN));
     }
-    if (notes) fprintf(stderr, "%s\n", notes + 1);
+    if (notes) io_err("%s\n", notes + 1);
 }
 
 static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
 {
-    vsnprintf(message, sizeof message, fmt, ap);
-    err_chunk = wg_where.chunk;
-    err_line = n ? n->line : 0;
-    err_col = n ? n->col : 0;
+    vsnprintf(G->err.message, sizeof G->err.message, fmt, ap);
+    G->err.chunk = G->err.where.chunk;
+    G->err.line = n ? n->line : 0;
+    G->err.col = n ? n->col : 0;
     snapshot_calls();
-    if (!handler) {
-        wg_report(err_chunk, err_line, err_col, message);
-        fputs(trace, stderr);
+    if (!G->err.handler) {
+        wg_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
+        io_puts(IO_ERR, G->err.trace);
         exit(1);
     }
-    longjmp(handler->buf, 1);
+    longjmp(G->err.handler->buf, 1);
 }
 
 void wg_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    unwind(wg_where.node, fmt, ap);
+    unwind(G->err.where.node, fmt, ap);
 }
 
 void wg_error_at(const Node *n, const char *fmt, ...)
@@ -213,10 +213,10 @@ void wg_error_at(const Node *n, const char *fmt, ...)
 
 static void reserve_scratch(void)
 {
-    if (nscratch == capscratch) {
-        __typeof__(capscratch) grown = capscratch ? 2 * capscratch : 16;   /* the size is kept only once it is had */
-        scratch = wg_realloc(scratch, grown * sizeof(void *));
-        capscratch = grown;
+    if (G->err.nscratch == G->err.capscratch) {
+        __typeof__(G->err.capscratch) grown = G->err.capscratch ? 2 * G->err.capscratch : 16;   /* the size is kept only once it is had */
+        G->err.scratch = wg_realloc(G->err.scratch, grown * sizeof(void *));
+        G->err.capscratch = grown;
     }
 }
 
@@ -226,22 +226,22 @@ void *wg_scratch(size_t n)
     /* taken first, then listed: an allocation that fails (an error) must
      * not leave a slot counted that holds an old, freed pointer */
     void *p = wg_calloc(n ? n : 1, 1);
-    return scratch[nscratch++] = p;
+    return G->err.scratch[G->err.nscratch++] = p;
 }
 
 void *wg_scratch_uninit(size_t n)
 {
     reserve_scratch();
     void *p = wg_malloc(n ? n : 1);     /* (as wg_scratch) */
-    return scratch[nscratch++] = p;
+    return G->err.scratch[G->err.nscratch++] = p;
 }
 
 void wg_scratch_free(void *p)
 {
     if (!p) return;
-    for (size_t i = nscratch; i-- > 0;)
-        if (scratch[i] == p) {
-            scratch[i] = scratch[--nscratch];
+    for (size_t i = G->err.nscratch; i-- > 0;)
+        if (G->err.scratch[i] == p) {
+            G->err.scratch[i] = G->err.scratch[--G->err.nscratch];
             break;
         }
     free(p);
@@ -251,29 +251,29 @@ void wg_scratch_free(void *p)
  * computation. */
 static void free_scratch_since(size_t mark)
 {
-    while (nscratch > mark) free(scratch[--nscratch]);
+    while (G->err.nscratch > mark) free(G->err.scratch[--G->err.nscratch]);
 }
 
 int wg_pcall(void (*fn)(void *), void *ud)
 {
     WgJmp j;
-    WgWhere saved = wg_where;
-    size_t mark = nscratch;
-    int depth = ncalls;
-    j.prev = handler;
-    handler = &j;
+    WgWhere saved = G->err.where;
+    size_t mark = G->err.nscratch;
+    int depth = G->err.ncalls;
+    j.prev = G->err.handler;
+    G->err.handler = &j;
     if (setjmp(j.buf) == 0) {
         fn(ud);
-        handler = j.prev;
+        G->err.handler = j.prev;
         return 0;
     }
-    handler = j.prev;
-    wg_where = saved;
-    ncalls = depth;
+    G->err.handler = j.prev;
+    G->err.where = saved;
+    G->err.ncalls = depth;
     free_scratch_since(mark);
-    wg_report(err_chunk, err_line, err_col, message);
-    fputs(trace, stderr);
-    trace[0] = 0;
+    wg_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
+    io_puts(IO_ERR, G->err.trace);
+    G->err.trace[0] = 0;
     return 1;
 }
 

@@ -26,65 +26,65 @@
 
 #define MAX_CALL_DEPTH 2000
 
-Global *globals;
-int nglobals;
-static int capglobals;
-int wg_echo;
-void (*eval_command)(const char *text);
-void (*wg_display)(const char *mime, const char *data, size_t len, const char *alt);
-int eval_quit;
-int prelude_globals;         /* globals defined by the standard library */
-static Value ret_value;          /* set by `return`, taken by the call */
-static int call_depth;
-static int block_depth;          /* blocks being run (0: a top-level statement) */
+Global *G->eval.globals;
+int G->eval.nglobals;
+static int G->eval.capglobals;
+int G->eval.echo;
+void (*G->eval.command)(const char *text);
+void (*G->eval.display)(const char *mime, const char *data, size_t len, const char *alt);
+int G->eval.quit;
+int G->eval.prelude_globals;         /* G->eval.globals defined by the standard library */
+static Value G->eval.run.ret_value;          /* set by `return`, taken by the call */
+static int G->eval.run.call_depth;
+static int G->eval.run.block_depth;          /* blocks being run (0: a top-level statement) */
 
 static int exec(Node *n, Env *env);
-static int run_nesting;      /* chunks running inside chunks (:load, :time) */
+static int G->eval.run_nesting;      /* chunks running inside chunks (:load, :time) */
 /* Variables a running nograd block assigned (see exec_nograd). */
 typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
-static NogradWrite *nograd_writes;
-static int n_nograd_writes, cap_nograd_writes;
-static uint32_t nograd_serial;    /* numbers blocks and settlings, for VerLog.nograd_mark */
-static uint32_t nograd_block;     /* the running outermost block's number */
+static NogradWrite *G->eval.nograd_writes;
+static int G->eval.n_nograd_writes, G->eval.cap_nograd_writes;
+static uint32_t G->eval.nograd_serial;    /* numbers blocks and settlings, for VerLog.nograd_mark */
+static uint32_t G->eval.run.nograd_block;     /* the running outermost block's number */
 
 /* ------------------------------------------------------------- globals */
 
 int global_index(const char *name)
 {
-    for (int i = 0; i < nglobals; i++)
-        if (strcmp(globals[i].name, name) == 0) return i;
-    if (nglobals == capglobals) {
+    for (int i = 0; i < G->eval.nglobals; i++)
+        if (strcmp(G->eval.globals[i].name, name) == 0) return i;
+    if (G->eval.nglobals == G->eval.capglobals) {
         /* capglobals changes only once the bigger table exists: running out
          * of memory here is an error that leaves the table as it was */
-        int cap = capglobals ? 2 * capglobals : 256;
-        globals = wg_realloc(globals, sizeof(Global) * (size_t)cap);
-        capglobals = cap;
+        int cap = G->eval.capglobals ? 2 * G->eval.capglobals : 256;
+        G->eval.globals = wg_realloc(G->eval.globals, sizeof(Global) * (size_t)cap);
+        G->eval.capglobals = cap;
     }
     size_t len = strlen(name);
     char *copy = wg_malloc(len + 1);
     memcpy(copy, name, len + 1);
-    Global *g = &globals[nglobals];
+    Global *g = &G->eval.globals[G->eval.nglobals];
     memset(g, 0, sizeof *g);
     g->name = copy;
-    return nglobals++;
+    return G->eval.nglobals++;
 }
 
 Global *global_lookup(const char *name)
 {
-    for (int i = 0; i < nglobals; i++)
-        if (strcmp(globals[i].name, name) == 0) return &globals[i];
+    for (int i = 0; i < G->eval.nglobals; i++)
+        if (strcmp(G->eval.globals[i].name, name) == 0) return &G->eval.globals[i];
     return NULL;
 }
 
 void eval_visit_roots(void (*visit)(Value))
 {
-    for (int i = 0; i < nglobals; i++) {
-        visit(globals[i].v);
-        verlog_visit(&globals[i].ver, visit);
+    for (int i = 0; i < G->eval.nglobals; i++) {
+        visit(G->eval.globals[i].v);
+        verlog_visit(&G->eval.globals[i].ver, visit);
     }
     tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
-    for (int i = 0; i < n_nograd_writes; i++)     /* frames a running nograd block will settle */
-        if (nograd_writes[i].home) visit(obj_val(V_ENV, nograd_writes[i].home));
+    for (int i = 0; i < G->eval.n_nograd_writes; i++)     /* frames a running nograd block will settle */
+        if (G->eval.nograd_writes[i].home) visit(obj_val(V_ENV, G->eval.nograd_writes[i].home));
     ckpt_visit_roots(visit);       /* and checkpointed loops running or recomputed now */
 }
 
@@ -92,9 +92,9 @@ void eval_visit_roots(void (*visit)(Value))
  * version of them (versions of top-level variables live for the session). */
 static void eval_root_ids(IdFn fn, void *ud)
 {
-    for (int i = 0; i < nglobals; i++) {
-        if (globals[i].v.t == V_NUM && globals[i].v.id) fn(&globals[i].v.id, ud);
-        verlog_each_id(&globals[i].ver, fn, ud);
+    for (int i = 0; i < G->eval.nglobals; i++) {
+        if (G->eval.globals[i].v.t == V_NUM && G->eval.globals[i].v.id) fn(&G->eval.globals[i].v.id, ud);
+        verlog_each_id(&G->eval.globals[i].ver, fn, ud);
     }
 }
 
@@ -126,12 +126,12 @@ static Value detached(Value v)
  * cut as detach cuts it: no tape history and no tangents, so reverse and
  * forward mode agree that nothing flows through it. Functions it calls run
  * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
-static int nograd_frame = -1;
-static inline int in_nograd(void) { return nograd_frame == call_depth; }
+static int G->eval.run.nograd_frame = -1;
+static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
 
 static int recording_scope(Env *env)
 {
-    return tape.recording && (!env || env->vers);
+    return G->tape.recording && (!env || env->vers);
 }
 
 /* ------------------------------------------------------------- nograd */
@@ -151,7 +151,7 @@ static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
 {
     /* no block: recording is off for a forward-only or plain run, which
      * settles nothing (the tests reach none with a log) */
-    if (!log || !nograd_block || log->nograd_mark == nograd_block) return;
+    if (!log || !G->eval.run.nograd_block || log->nograd_mark == G->eval.run.nograd_block) return;
     list_nograd_write(var, env, log);
 }
 
@@ -172,19 +172,19 @@ static void list_nograd_write(Node *var, Env *env, VerLog *log)
 /* The variable in slot of home (NULL: a global) is listed. */
 static void list_nograd_home(Env *home, int slot, VerLog *log)
 {
-    log->nograd_mark = nograd_block;
-    if (n_nograd_writes == cap_nograd_writes) {
-        cap_nograd_writes = cap_nograd_writes ? 2 * cap_nograd_writes : 16;
-        nograd_writes = wg_realloc(nograd_writes, sizeof(NogradWrite) * (size_t)cap_nograd_writes);
+    log->nograd_mark = G->eval.run.nograd_block;
+    if (G->eval.n_nograd_writes == G->eval.cap_nograd_writes) {
+        G->eval.cap_nograd_writes = G->eval.cap_nograd_writes ? 2 * G->eval.cap_nograd_writes : 16;
+        G->eval.nograd_writes = wg_realloc(G->eval.nograd_writes, sizeof(NogradWrite) * (size_t)G->eval.cap_nograd_writes);
     }
     if (home) home->h.rc++;      /* a frame may end before the block does */
-    nograd_writes[n_nograd_writes++] = (NogradWrite){ home, slot };
+    G->eval.nograd_writes[G->eval.n_nograd_writes++] = (NogradWrite){ home, slot };
 }
 
 static void drop_nograd_writes(int from)
 {
-    while (n_nograd_writes > from) {
-        Env *home = nograd_writes[--n_nograd_writes].home;
+    while (G->eval.n_nograd_writes > from) {
+        Env *home = G->eval.nograd_writes[--G->eval.n_nograd_writes].home;
         if (home) v_release(obj_val(V_ENV, home));
     }
 }
@@ -192,20 +192,20 @@ static void drop_nograd_writes(int from)
 /* Entries from `from` on (one block's) are settled, once per variable. */
 static void settle_nograd_writes(int from)
 {
-    uint32_t done = ++nograd_serial;
-    for (int i = from; i < n_nograd_writes; i++) {
-        NogradWrite *w = &nograd_writes[i];
-        Value *slot = w->home ? &w->home->slots[w->slot] : &globals[w->slot].v;
-        VerLog *log = w->home ? &w->home->vers[w->slot] : &globals[w->slot].ver;
+    uint32_t done = ++G->eval.nograd_serial;
+    for (int i = from; i < G->eval.n_nograd_writes; i++) {
+        NogradWrite *w = &G->eval.nograd_writes[i];
+        Value *slot = w->home ? &w->home->slots[w->slot] : &G->eval.globals[w->slot].v;
+        VerLog *log = w->home ? &w->home->vers[w->slot] : &G->eval.globals[w->slot].ver;
         if (log->nograd_mark != done) {
             log->nograd_mark = done;
-            if (ckpt_mode == 2) {       /* a recomputed step's: leaves, no versions */
+            if (G->ckpt.mode == 2) {       /* a recomputed step's: leaves, no versions */
                 ckpt_settle(slot);
                 continue;
             }
-            uint64_t logged = verlog_ids_logged;
+            uint64_t logged = G->versions.ids_logged;
             version_settle(log, slot);
-            if (!w->home) reclaim_global_versions += verlog_ids_logged - logged;
+            if (!w->home) G->reclaim.global_versions += G->versions.ids_logged - logged;
         }
     }
     drop_nograd_writes(from);
@@ -215,21 +215,21 @@ static void settle_protected(void *from) { settle_nograd_writes(*(int *)from); }
 
 static __attribute__((noinline)) int exec_nograd(Node *n, Env *env)
 {
-    int outer_frame = nograd_frame, code;
-    nograd_frame = call_depth;
-    if (!tape.recording) code = exec(n->a, env);    /* inside another (it settles), or forward-only */
+    int outer_frame = G->eval.run.nograd_frame, code;
+    G->eval.run.nograd_frame = G->eval.run.call_depth;
+    if (!G->tape.recording) code = exec(n->a, env);    /* inside another (it settles), or forward-only */
     else {
-        uint32_t outer = nograd_block;
-        int from = n_nograd_writes;
-        nograd_block = ++nograd_serial;
-        tape.recording = 0;
+        uint32_t outer = G->eval.run.nograd_block;
+        int from = G->eval.n_nograd_writes;
+        G->eval.run.nograd_block = ++G->eval.nograd_serial;
+        rec_off();
         code = exec(n->a, env);
-        tape.recording = 1;
-        nograd_block = outer;
+        rec_on();
+        G->eval.run.nograd_block = outer;
         settle_nograd_writes(from);
     }
-    nograd_frame = outer_frame;
-    if (code == EXEC_RETURN) ret_value = detached(bind_copy(ret_value));   /* returned from inside the block */
+    G->eval.run.nograd_frame = outer_frame;
+    if (code == EXEC_RETURN) G->eval.run.ret_value = detached(bind_copy(G->eval.run.ret_value));   /* returned from inside the block */
     return code;
 }
 
@@ -248,8 +248,8 @@ static Value *var_slot(Node *n, Env *env, VerLog **ver)
         return &e->slots[n->slot];
     }
     default:
-        if (ver) *ver = &globals[n->slot].ver;
-        return &globals[n->slot].v;
+        if (ver) *ver = &G->eval.globals[n->slot].ver;
+        return &G->eval.globals[n->slot].v;
     }
 }
 
@@ -306,12 +306,12 @@ static __attribute__((noinline)) int ckpt_store_upval(Env *env, const Node *var)
 {
     Env *home = env;
     for (int d = 0; d < var->depth && home; d++) home = home->parent;
-    for (Env *e = ckpt_env; e; e = e->parent)
+    for (Env *e = G->ckpt.env; e; e = e->parent)
         if (e == home) return 1;
     /* a frame older than the loop that it does not carry (a closure made
      * elsewhere): recomputing a step from a saved state would see what
      * later steps wrote there, so the derivatives would silently differ */
-    if (ckpt_mode == 1 && home && home->born <= ckpt_born)
+    if (G->ckpt.mode == 1 && home && home->born <= G->ckpt.born)
         wg_error_at(var, "a checkpointed loop cannot carry '%s', a variable of a closure made "
                     "outside the loop that the loop writes; run the loop without checkpoint, "
                     "or pass the value in and out through the loop's own variables", var->name);
@@ -320,7 +320,7 @@ static __attribute__((noinline)) int ckpt_store_upval(Env *env, const Node *var)
 
 static int ckpt_store(Env *env, const Node *var)
 {
-    return ckpt_mode && (env == ckpt_env || (var && var->kind == N_NAME
+    return G->ckpt.mode && (env == G->ckpt.env || (var && var->kind == N_NAME
                          && (var->ref == REF_GLOBAL || (var->ref == REF_UPVAL && ckpt_store_upval(env, var)))));
 }
 
@@ -332,9 +332,9 @@ static int ckpt_store(Env *env, const Node *var)
  * or one a name holds, is copied. */
 static void ckpt_place(Value *v)
 {
-    if (ckpt_mode != 2 || !tape.recording || !IS_NUMBER(*v)) return;
+    if (G->ckpt.mode != 2 || !G->tape.recording || !IS_NUMBER(*v)) return;
     Value *e = v_innermost(v);
-    if (e->id >= ckpt_floor && !tape_labeled(e->id)) rec_label(e->id);
+    if (e->id >= G->ckpt.floor && !tape_labeled(e->id)) rec_label(e->id);
     else label_own(v);
 }
 
@@ -360,11 +360,11 @@ static void store_var(Node *target, Env *env, Value v)
         VerLog *log;
         Value *slot = var_slot(target, env, &log);
         v = bind_copy(v);
-        if (v.t == V_NUM) v.id = tape.recording ? v.id : 0;
+        if (v.t == V_NUM) v.id = G->tape.recording ? v.id : 0;
         if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
-        if (log && ckpt_mode == 1) version_count(log);
+        if (log && G->ckpt.mode == 1) version_count(log);
         ckpt_place(&v);
-        if (ckpt_mode == 2 && log && nograd_block && (in_nograd() || !tape.recording))
+        if (G->ckpt.mode == 2 && log && G->eval.run.nograd_block && (in_nograd() || !G->tape.recording))
             note_nograd_write(target, env, log);      /* also from a function the block calls */
         Value old = *slot;
         *slot = v;
@@ -383,7 +383,7 @@ static void store_var(Node *target, Env *env, Value v)
     VerLog *log;
     Value *slot = var_slot(target, env, &log);
     v = bind_copy(v);
-    uint64_t logged = verlog_ids_logged;
+    uint64_t logged = G->versions.ids_logged;
     if (log && recording_scope(env)) version_bind(log, &v);
     else if (log && in_nograd()) {
         /* cut from its history above; the variable becomes a place again
@@ -391,7 +391,7 @@ static void store_var(Node *target, Env *env, Value v)
         version_count(log);
         note_nograd_write(target, env, log);
     } else if (log) version_count(log);
-    if (target->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+    if (target->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     Value old = *slot;
     *slot = v;
     v_release(old);
@@ -450,8 +450,8 @@ static void check_number(Value v, Node *at)
 static inline Storage *plain_element(const Node *n, Env *env, int *index)
 {
     const Node *an = n->a, *in = n->b;
-    const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &globals[an->slot].v;
-    const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &globals[in->slot].v;
+    const Value *av = an->ref == REF_LOCAL ? &env->slots[an->slot] : &G->eval.globals[an->slot].v;
+    const Value *iv = in->ref == REF_LOCAL ? &env->slots[in->slot] : &G->eval.globals[in->slot].v;
     if (av->t != V_ARR || iv->t != V_NUM) return NULL;
     Storage *st = AS_ARR(*av);
     double x = iv->u.n;
@@ -474,24 +474,24 @@ static void version_owner(const View *w, int i0, int n)
         slot = &home->slots[w->owner];
         log = home->vers ? &home->vers[w->owner] : NULL;
     } else {
-        if (w->owner >= nglobals) return;      /* a front end forgot the globals */
-        slot = &globals[w->owner].v;
-        log = &globals[w->owner].ver;
+        if (w->owner >= G->eval.nglobals) return;      /* a front end forgot the G->eval.globals */
+        slot = &G->eval.globals[w->owner].v;
+        log = &G->eval.globals[w->owner].ver;
     }
     if (!log || slot->t != V_ARR || AS_ARR(*slot) != w->s) return;
-    if (ckpt_mode) {           /* counted as the loop's own stores are, none kept */
-        if (ckpt_mode == 1) version_count(log);
+    if (G->ckpt.mode) {           /* counted as the loop's own stores are, none kept */
+        if (G->ckpt.mode == 1) version_count(log);
         return;
     }
     version_count(log);
-    if (tape.recording) {
-        uint64_t logged = verlog_ids_logged;
+    if (G->tape.recording) {
+        uint64_t logged = G->versions.ids_logged;
         for (int i = i0; i < i0 + n; i++) {
             long at = w->start + (long)i * w->stride;
             version_element_logged(log, (int)at, &w->s->v[at]);
         }
-        if (!home) reclaim_global_versions += verlog_ids_logged - logged;
-    } else if (nograd_block && log->nograd_mark != nograd_block)
+        if (!home) G->reclaim.global_versions += G->versions.ids_logged - logged;
+    } else if (G->eval.run.nograd_block && log->nograd_mark != G->eval.run.nograd_block)
         list_nograd_home(home, w->owner, log);
 }
 
@@ -505,12 +505,12 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     const Node *cont = target->a;
     int i;
     Storage *st;
-    if (v.t != V_NUM || ckpt_mode || !target->plain_names || !(st = plain_element(target, env, &i))
+    if (v.t != V_NUM || G->ckpt.mode || !target->plain_names || !(st = plain_element(target, env, &i))
         || (st->h.rc > 1 && !st->aliased))
         return 0;
     Value *elem = &st->v[i];
     if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
-    VerLog *log = cont->ref == REF_GLOBAL ? &globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
+    VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
     if (log) version_count(log);
     /* written field by field, while v is in registers, and labelled where
      * it lands: v itself never goes through memory (a copy through the
@@ -518,21 +518,21 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     elem->id = v.id;
     elem->u.n = v.u.n;
     if (recording_scope(env)) {
-        uint64_t logged = verlog_ids_logged;
+        uint64_t logged = G->versions.ids_logged;
         version_element_num(log, i, elem); /* a[i] is a place too */
-        if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (in_nograd()) {
         elem->id = 0;                      /* as store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
-    } else if (tape.recording && elem->id) {
+    } else if (G->tape.recording && elem->id) {
         /* from a function that keeps no versions: a place all the same */
-        uint64_t logged = verlog_ids_logged;
+        uint64_t logged = G->versions.ids_logged;
         if (log) version_element_own(log, i, elem);
         else label_place(elem);            /* a local array: held by it alone */
-        if (cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
-    } else if (tape.recording && log)
+        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
+    } else if (G->tape.recording && log)
         version_element_own(log, i, elem);
-    else if (nograd_block && log)
+    else if (G->eval.run.nograd_block && log)
         note_nograd_write((Node *)cont, env, log);   /* from a function a nograd block calls */
     return 1;
 }
@@ -573,25 +573,25 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     }
     check_number(v, target);
     if (ckpt_store(env, cont)) {
-        if (log && ckpt_mode == 1) version_count(log);
+        if (log && G->ckpt.mode == 1) version_count(log);
         if (in_nograd()) v = detached(v);         /* as store_var cuts it */
         else ckpt_place(&v);
-        if (ckpt_mode == 2 && log && nograd_block && cont->kind == N_NAME && (in_nograd() || !tape.recording))
+        if (G->ckpt.mode == 2 && log && G->eval.run.nograd_block && cont->kind == N_NAME && (in_nograd() || !G->tape.recording))
             note_nograd_write(cont, env, log);    /* also from a function the block calls */
     } else {
         if (log) version_count(log);
-        uint64_t logged = verlog_ids_logged;
+        uint64_t logged = G->versions.ids_logged;
         if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
         else if (in_nograd()) {
             v = detached(v);                      /* as store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
-        } else if (tape.recording && (log || holder->t == V_VIEW))
+        } else if (G->tape.recording && (log || holder->t == V_VIEW))
             version_element_own(log, i, &v);      /* from a function that keeps no versions */
-        else if (tape.recording && v.id)
+        else if (G->tape.recording && v.id)
             label_place(&v);                      /* a local array's: held by it alone */
-        else if (nograd_block && log && cont->kind == N_NAME)
+        else if (G->eval.run.nograd_block && log && cont->kind == N_NAME)
             note_nograd_write(cont, env, log);    /* from a function a nograd block calls */
-        if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+        if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     }
     Value old = *elem;
     *elem = v;
@@ -675,8 +675,8 @@ static Value run_body(Closure *c, Env *frame)
     if (f->is_expr) return eval_expr(f->body, frame);
     int code = exec(f->body, frame);
     if (code == EXEC_RETURN) {
-        Value r = ret_value;
-        ret_value = nil_val();
+        Value r = G->eval.run.ret_value;
+        G->eval.run.ret_value = nil_val();
         return r;
     }
     if (code == EXEC_BREAK || code == EXEC_CONTINUE)
@@ -696,16 +696,16 @@ static Value call_closure(Closure *c, int argc, Value *argv)
             len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
         wg_error("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
     }
-    if (call_depth >= MAX_CALL_DEPTH)
+    if (G->eval.run.call_depth >= MAX_CALL_DEPTH)
         wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
     wg_check_interrupt();
     Env *frame = env_new(f, c->env, f->nslots);
     /* a frame whose closures record keeps versions while recording: its
      * locals are labelled places, so a closure's parameter bound to one of
      * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
-    if (f->records || (f->labels && tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
-    int saved_recording = tape.recording;
-    if (f->records) tape.recording = 1;
+    if (f->records || (f->labels && G->tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
+    int saved_recording = G->tape.recording;
+    if (f->records) G->tape.recording = 1;
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
@@ -713,13 +713,13 @@ static Value call_closure(Closure *c, int argc, Value *argv)
         if (frame->vers) version_bind(&frame->vers[i], &v);
         frame->slots[i] = v;
     }
-    WgWhere saved = wg_where;
-    wg_where.chunk = f->chunk;
-    call_depth++;
+    WgWhere saved = G->err.where;
+    G->err.where.chunk = f->chunk;
+    G->eval.run.call_depth++;
     Value r = run_body(c, frame);
-    call_depth--;
-    wg_where = saved;
-    tape.recording = saved_recording;
+    G->eval.run.call_depth--;
+    G->err.where = saved;
+    rec_restore(saved_recording);
     Value fv = obj_val(V_ENV, frame);
     v_release(fv);
     return r;
@@ -778,17 +778,17 @@ static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
     Node *callee = n->a;
     if (callee->kind == N_NAME && callee->ref == REF_GLOBAL) {
-        Value g = globals[callee->slot].v;
+        Value g = G->eval.globals[callee->slot].v;
         if (g.t == V_BUILTIN) {
             if (__builtin_expect(n->cached_callee != g.u.bi, 0)) cache_callee(n, g.u.bi);
             if (n->cached_special) {
-                wg_where.node = n;
+                G->err.where.node = n;
                 return ((SpecialFn)n->cached_special)(n, env);
             }
             if (n->cached_op >= 0 && n->n == 1) {
                 /* sin(x) of a number: the op itself, as v_arith would apply it */
                 Value a = eval_expr(n->list[0], env);
-                wg_where.node = n;
+                G->err.where.node = n;
                 if (a.t == V_NUM) return num_op(n->cached_op, a, a);
                 Value r = a.t == V_DUAL ? v_num_op(n->cached_op, a, a) : call_value(g, 1, &a);
                 v_release(a);
@@ -806,7 +806,7 @@ static __attribute__((noinline)) Value eval_call_general(Node *n, Env *env)
     if (n->n > MAX_ARGS) wg_error_at(n, "too many arguments (at most %d)", MAX_ARGS);
     Value args[MAX_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = eval_expr(n->list[i], env);
-    wg_where.node = n;
+    G->err.where.node = n;
     Value r = call_value(f, n->n, args);
     for (int i = 0; i < n->n; i++) v_release(args[i]);
     v_release(f);
@@ -817,10 +817,10 @@ static __attribute__((noinline)) Value eval_call_general(Node *n, Env *env)
 
 static Value literal(Node *n)
 {
-    if (num_backend == BK_F64) return num_val(n->num);
-    if (n->cached_backend != num_backend) {
+    if (G->num.backend == BK_F64) return num_val(n->num);
+    if (n->cached_backend != G->num.backend) {
         n->cached_num = num_literal(n->text);
-        n->cached_backend = num_backend;
+        n->cached_backend = G->num.backend;
     }
     return num_val(n->cached_num);
 }
@@ -853,8 +853,8 @@ static Value compare(Node *n, Value a, Value b)
     int op = n->op;
     if (op == OP2_EQ || op == OP2_NE) {
         if (is_seq(a) || is_seq(b)) wg_error_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
-        if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && tape.recording)
-            kink_note_branch(n, wg_where.chunk, v_primal(a), v_primal(b), v_innermost(&a)->id, v_innermost(&b)->id);
+        if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && G->tape.recording)
+            kink_note_branch(n, G->err.where.chunk, v_primal(a), v_primal(b), v_innermost(&a)->id, v_innermost(&b)->id);
         int eq = values_equal(a, b);
         return bool_val(op == OP2_EQ ? eq : !eq);
     }
@@ -862,7 +862,7 @@ static Value compare(Node *n, Value a, Value b)
         wg_error_at(n, "cannot order %s and %s", type_name(a), type_name(b));
     double x = v_primal(a), y = v_primal(b);
     uint32_t ida = v_innermost(&a)->id, idb = v_innermost(&b)->id;
-    if ((ida | idb) && tape.recording) kink_note_branch(n, wg_where.chunk, x, y, ida, idb);
+    if ((ida | idb) && G->tape.recording) kink_note_branch(n, G->err.where.chunk, x, y, ida, idb);
     switch (op) {
     case OP2_LT: return bool_val(num_less(x, y));
     case OP2_LE: return bool_val(num_less(x, y) || num_equal(x, y));
@@ -885,10 +885,10 @@ static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
     Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
     if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
         /* the common case: no allocation, no call */
-        if (n->op == OP2_MOD) wg_where.node = n;   /* a kink note names it */
+        if (n->op == OP2_MOD) G->err.where.node = n;   /* a kink note names it */
         return num_op(binop_code[n->op], a, b);
     }
-    wg_where.node = n;
+    G->err.where.node = n;
     Value r;
     if (n->op >= OP2_LT) r = compare(n, a, b);
     else if (IS_NUMBER(a) && IS_NUMBER(b)) r = v_num_op(binop_code[n->op], a, b);   /* as v_arith would */
@@ -929,7 +929,7 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
     case N_NEG: {
         Value a = eval_expr(n->a, env);
         if (a.t == V_NUM) return num_op(OP_NEG, a, a);
-        wg_where.node = n;
+        G->err.where.node = n;
         Value r = v_arith(OP_NEG, a, a);
         v_release(a);
         return r;
@@ -955,11 +955,11 @@ Value eval_expr(Node *n, Env *env)
 {
     switch (n->kind) {
     case N_NUM:
-        if (num_backend == BK_F64) return num_val(n->num);
+        if (G->num.backend == BK_F64) return num_val(n->num);
         break;
     case N_NAME: {
         Value v = n->ref == REF_LOCAL ? env->slots[n->slot]
-                : n->ref == REF_GLOBAL ? globals[n->slot].v : nil_val();
+                : n->ref == REF_GLOBAL ? G->eval.globals[n->slot].v : nil_val();
         if (v.t == V_NUM) return v;
         break;
     }
@@ -977,10 +977,10 @@ Value eval_expr(Node *n, Env *env)
  * a top-level loop). */
 static __attribute__((noinline)) void between_statements(void)
 {
-    if (run_nesting == 0 && ckpt_mode != 2) gc_maybe_collect();
+    if (G->eval.run_nesting == 0 && G->ckpt.mode != 2) gc_maybe_collect();
     /* not while a checkpointed loop runs or is recomputed: it holds ids
      * in C locals and in records not yet on the tape */
-    if (!ckpt_mode && reclaim_due()) reclaim_maybe(reclaim_everything());
+    if (!G->ckpt.mode && reclaim_due()) reclaim_maybe(reclaim_everything());
 }
 
 static void exec_assign(Node *n, Env *env);
@@ -996,38 +996,38 @@ static inline int exec_stmts(Node *body, Env *env)
         /* an assignment, the commonest statement of a loop body, without
          * exec's dispatch (and its frame) */
         if (stmt->kind == N_ASSIGN) {
-            wg_where.node = stmt;
+            G->err.where.node = stmt;
             exec_assign(stmt, env);
         } else {
             int code = exec(stmt, env);
             if (code != EXEC_NORMAL) return code;
         }
-        if (call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) between_statements();
+        if (G->eval.run.call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) between_statements();
     }
     return EXEC_NORMAL;
 }
 
 static int exec_block(Node *n, Env *env)
 {
-    block_depth++;
+    G->eval.run.block_depth++;
     int code = exec_stmts(n, env);
-    block_depth--;
+    G->eval.run.block_depth--;
     return code;
 }
 
-int eval_at_top_level(void) { return block_depth == 0 && call_depth == 0; }
-int eval_outside_calls(void) { return call_depth == 0; }
+int eval_at_top_level(void) { return G->eval.run.block_depth == 0 && G->eval.run.call_depth == 0; }
+int eval_outside_calls(void) { return G->eval.run.call_depth == 0; }
 
 /* Between iterations, entries recorded since the loop began that nothing
  * holds go (tapegc.h: anything an enclosing expression holds in a C local
  * was recorded before the loop began). */
 /* Loops at the top level being run: each step's assignments to globals
  * stay on the tape as versions, so the tape limit's error says so. */
-static int top_loops;
+static int G->eval.run.top_loops;
 
 static const char *limit_hint(void)
 {
-    if (!top_loops) return NULL;
+    if (!G->eval.run.top_loops) return NULL;
     return "in a loop at the top level, which records every step: each value it assigns to a variable "
            "stays on the tape as a version (x@2, x@3, ...); run the loop inside a function, count with "
            "'for k in 0..n' (its counter is not recorded), put it in 'nograd { }' if no derivative of it "
@@ -1038,10 +1038,10 @@ static int while_steps(Node *n, Env *env);
 
 static int exec_while(Node *n, Env *env)
 {
-    int top = !env && call_depth == 0;
-    top_loops += top;
+    int top = !env && G->eval.run.call_depth == 0;
+    G->eval.run.top_loops += top;
     int code = while_steps(n, env);
-    top_loops -= top;
+    G->eval.run.top_loops -= top;
     return code;
 }
 
@@ -1079,9 +1079,9 @@ static int exec_for(Node *n, Env *env)
     int block = body->kind == N_BLOCK, code = EXEC_NORMAL;
     Value *slot = var_slot(n->c, env, NULL);
     LoopFloor floor = reclaim_loop_begin();
-    int top = !env && call_depth == 0;
-    top_loops += top;
-    if (block) block_depth++;
+    int top = !env && G->eval.run.call_depth == 0;
+    G->eval.run.top_loops += top;
+    if (block) G->eval.run.block_depth++;
     for (double i = lo; i < hi; i++) {
         wg_check_interrupt();
         reclaim_loop_step(&floor);
@@ -1091,15 +1091,15 @@ static int exec_for(Node *n, Env *env)
         if (code == EXEC_BREAK || code == EXEC_RETURN) break;
         slot = var_slot(n->c, env, NULL);
     }
-    if (block) block_depth--;
-    top_loops -= top;
+    if (block) G->eval.run.block_depth--;
+    G->eval.run.top_loops -= top;
     return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
 static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
 {
     Value v = eval_expr(n->b, env);
-    wg_where.node = n;
+    G->err.where.node = n;
     Node *t = n->a;
     if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd()) {
         /* store_var's path for a number (or a dual: bind_copy keeps both as
@@ -1123,7 +1123,7 @@ static void exec_compound(Node *n, Env *env)
 {
     int op = binop_code[n->op];
     Value rhs = eval_expr(n->b, env);
-    wg_where.node = n;
+    G->err.where.node = n;
     if (n->a->kind == N_INDEX) {
         store_element_general(n->a, env, rhs, op);
         return;
@@ -1145,7 +1145,7 @@ static void exec_compound(Node *n, Env *env)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
-        int places = tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
+        int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
             Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
@@ -1155,11 +1155,11 @@ static void exec_compound(Node *n, Env *env)
             v_release(*e);
             *e = r;
         }
-        if (log && (!ckpt_store(env, n->a) || ckpt_mode == 1)) version_count(log);
+        if (log && (!ckpt_store(env, n->a) || G->ckpt.mode == 1)) version_count(log);
         if (in_nograd() && !ckpt_store(env, n->a)) note_nograd_write(n->a, env, log);
-        uint64_t logged = verlog_ids_logged;
+        uint64_t logged = G->versions.ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));
-        if (n->a->ref == REF_GLOBAL) reclaim_global_versions += verlog_ids_logged - logged;
+        if (n->a->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
         if (holder->t == V_VIEW) version_owner(AS_VIEW(*holder), 0, len);
         v_release(rhs);
         return;
@@ -1172,8 +1172,8 @@ static void exec_compound(Node *n, Env *env)
 static void echo_value(Value v)
 {
     if (v.t == V_NIL || v.t == V_UNDEF) return;
-    value_print_brief(v, stdout);
-    fputc('\n', stdout);
+    io_value(IO_OUT, v, 1);
+    io_putc(IO_OUT, '\n');
 }
 
 /* A top-level expression's value (not nil) is assigned to `ans`, as
@@ -1183,7 +1183,7 @@ static void store_ans(Value v)
     static int slot = -1;
     if (v.t == V_NIL || v.t == V_UNDEF) return;
     /* the cached slot is checked: a front end may forget globals (the fuzzer) */
-    if (slot < 0 || slot >= nglobals || strcmp(globals[slot].name, "ans") != 0) slot = global_index("ans");
+    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = global_index("ans");
     Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
     v_retain(v);
     store_var(&target, NULL, v);
@@ -1191,13 +1191,13 @@ static void store_ans(Value v)
 
 static int exec(Node *n, Env *env)
 {
-    wg_where.node = n;
+    G->err.where.node = n;
     switch (n->kind) {
     case N_EXPR: {
         Value v = eval_expr(n->a, env);
-        if (!env && block_depth == 0) {
-            if (wg_echo) echo_value(v);
-            if (run_nesting == 0) store_ans(v);     /* not in :load or :time */
+        if (!env && G->eval.run.block_depth == 0) {
+            if (G->eval.echo) echo_value(v);
+            if (G->eval.run_nesting == 0) store_ans(v);     /* not in :load or :time */
         }
         v_release(v);
         return EXEC_NORMAL;
@@ -1213,17 +1213,17 @@ static int exec(Node *n, Env *env)
     case N_CONTINUE: return EXEC_CONTINUE;
     case N_RETURN:
         if (!env) wg_error_at(n, "'return' outside a function");
-        if (ckpt_mode && env == ckpt_env)
+        if (G->ckpt.mode && env == G->ckpt.env)
             wg_error_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
-        ret_value = n->a ? eval_expr(n->a, env) : nil_val();
+        G->eval.run.ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
     case N_BLOCK: return exec_block(n, env);
     case N_NOGRAD: return exec_nograd(n, env);
     case N_CKPT: return exec_checkpoint(n, env);
     case N_COMMAND:
-        if (ckpt_mode == 2) return EXEC_NORMAL;      /* recomputation runs no commands */
-        if (!eval_command) wg_error_at(n, "':' commands are not available here");
-        eval_command(n->text);
+        if (G->ckpt.mode == 2) return EXEC_NORMAL;      /* recomputation runs no commands */
+        if (!G->eval.command) wg_error_at(n, "':' commands are not available here");
+        G->eval.command(n->text);
         return EXEC_NORMAL;
     default:
         return EXEC_NORMAL;
@@ -1240,47 +1240,47 @@ static void run_top(void *ud)
     Chunk *c = ud;
     Node *root = c->root;
     for (int i = 0; i < root->n; i++) {
-        wg_where.chunk = c;
-        if (run_nesting == 0 && call_depth == 0) kink_statement();
+        G->err.where.chunk = c;
+        if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) kink_statement();
         StatementMark made = reclaim_statement_begin();
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
             wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
-        if (run_nesting == 0 && call_depth == 0) gc_maybe_collect();
+        if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) gc_maybe_collect();
         /* reclaiming needs only that no call holds numbers in C variables:
          * a :load or :time inside a block at the top level is fine */
-        if (call_depth == 0 && !ckpt_mode) {     /* (see exec_block) */
+        if (G->eval.run.call_depth == 0 && !G->ckpt.mode) {     /* (see exec_block) */
             reclaim_statement_end(&made);
             reclaim_maybe(reclaim_everything());
         }
-        if (eval_quit) return;
+        if (G->eval.quit) return;
     }
 }
 
 /* Chunks run inside a running chunk (:load, :time). They are owned here
  * so that an error unwinding past them still frees them. */
 #define MAX_NESTED_RUNS 64
-static Chunk *nested_runs[MAX_NESTED_RUNS];
+static Chunk *G->eval.nested_runs[MAX_NESTED_RUNS];
 
 void eval_run_chunk(Chunk *c)
 {
-    if (run_nesting >= MAX_NESTED_RUNS) {
+    if (G->eval.run_nesting >= MAX_NESTED_RUNS) {
         chunk_release(c);
         wg_error("':load' and ':time' nested too deeply (files loading each other?)");
     }
-    WgWhere where = wg_where;
-    nested_runs[run_nesting++] = c;
+    WgWhere where = G->err.where;
+    G->eval.nested_runs[G->eval.run_nesting++] = c;
     run_top(c);
-    nested_runs[--run_nesting] = NULL;
+    G->eval.nested_runs[--G->eval.run_nesting] = NULL;
     chunk_release(c);
-    wg_where = where;
+    G->err.where = where;
 }
 
 static void release_nested_runs(void)
 {
-    while (run_nesting > 0) {
-        chunk_release(nested_runs[--run_nesting]);
-        nested_runs[run_nesting] = NULL;
+    while (G->eval.run_nesting > 0) {
+        chunk_release(G->eval.nested_runs[--G->eval.run_nesting]);
+        G->eval.nested_runs[G->eval.run_nesting] = NULL;
     }
 }
 
@@ -1297,33 +1297,33 @@ static void reclaim_abandoned(void *ud)
 
 int eval_chunk(Chunk *c)
 {
-    uint64_t recorded = tape_size() + tape.reclaimed;
-    int saved_recording = tape.recording;
-    int depth = call_depth, blocks = block_depth, nograds = n_nograd_writes, frame = nograd_frame;
-    uint32_t block = nograd_block;
-    WgWhere where = wg_where;
+    uint64_t recorded = tape_size() + G->tape.reclaimed;
+    int saved_recording = G->tape.recording;
+    int depth = G->eval.run.call_depth, blocks = G->eval.run.block_depth, nograds = G->eval.n_nograd_writes, frame = G->eval.run.nograd_frame;
+    uint32_t block = G->eval.run.nograd_block;
+    WgWhere where = G->err.where;
     int err = wg_pcall(run_top, c);
-    wg_where = where;
+    G->err.where = where;
     if (err) {
-        block_depth = blocks;
-        ad_nesting = 0;
+        G->eval.run.block_depth = blocks;
+        G->ad.nesting = 0;
         ckpt_abandon();
         sweep_abandon();
         release_nested_runs();
-        nograd_block = block;
-        nograd_frame = frame;
-        tape.recording = saved_recording;
+        G->eval.run.nograd_block = block;
+        G->eval.run.nograd_frame = frame;
+        rec_restore(saved_recording);
         /* a nograd block the error left ends here: what it had assigned
          * becomes places, unless this chunk runs inside a block that goes on */
-        if (saved_recording && n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
+        if (saved_recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
             drop_nograd_writes(nograds);
-        call_depth = depth;
-        top_loops = 0;
-        ret_value = nil_val();
+        G->eval.run.call_depth = depth;
+        G->eval.run.top_loops = 0;
+        G->eval.run.ret_value = nil_val();
         gc_collect();
         /* (not after running out of memory: a pass needs some) */
         const char *why = wg_last_error()->message;
-        if (depth == 0 && tape_size() + tape.reclaimed > recorded && !tape.busy && !(why && strstr(why, "out of memory")))
+        if (depth == 0 && tape_size() + G->tape.reclaimed > recorded && !G->tape.busy && !(why && strstr(why, "out of memory")))
             wg_pcall(reclaim_abandoned, NULL);
     }
     return err;
@@ -1338,24 +1338,24 @@ void eval_init(void)
     ckpt_init();
     gc_set_roots(eval_visit_roots);
     reclaim_set_roots(eval_root_ids);
-    tape_limit_hint = limit_hint;
+    G->tape.limit_hint = limit_hint;
     tape_init();
     builtins_register();
 }
 
 void eval_reset(void)
 {
-    for (int i = 0; i < nglobals; i++) {
-        Value old = globals[i].v;
-        globals[i].v.t = V_UNDEF;
+    for (int i = 0; i < G->eval.nglobals; i++) {
+        Value old = G->eval.globals[i].v;
+        G->eval.globals[i].v.t = V_UNDEF;
         v_release(old);
-        verlog_free(&globals[i].ver);
-        memset(&globals[i].ver, 0, sizeof(VerLog));
+        verlog_free(&G->eval.globals[i].ver);
+        memset(&G->eval.globals[i].ver, 0, sizeof(VerLog));
     }
     gc_collect();
-    tape.limit = 0;
+    G->tape.limit = 0;
     tape_init();
     sweep_forget();
-    num_backend = wg_start_backend;
+    G->num.backend = G->num.start_backend;
     builtins_register();
 }

@@ -205,8 +205,7 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
         x->val[k] = v_primal(start.len < 0 ? x0 : *seq_at(x0, (int)k));
     flat_free(&start);
     TapeMark mark = tape_mark();
-    int recording = tape.recording;
-    tape.recording = 0;
+    int recording = rec_off();
     Value cur = rebuild(x, NULL);
     double change = NAN;
     int done = 0;
@@ -233,7 +232,7 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
         wg_check_interrupt();
     }
     v_release(cur);
-    tape.recording = recording;
+    rec_restore(recording);
     if (tape_grew_since(mark)) {
         gc_strip_ids_from(mark.n);
         tape_truncate(mark);
@@ -271,7 +270,7 @@ Value fixedpoint_builtin(int argc, Value *argv)
     Flat x;
     iterate(g, argv[1], tol, maxiter, &x);
     Value r;
-    if (!tape.recording || x.nval == 0) {
+    if (!G->tape.recording || x.nval == 0) {
         r = rebuild(&x, NULL);
         flat_free(&x);
         return r;

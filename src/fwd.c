@@ -15,7 +15,7 @@
 #include "ad.h"
 #include "tape.h"
 
-static uint32_t next_tag;
+static uint32_t G->fwd.next_tag;
 
 /* ---------------------------------------------- recording functions */
 
@@ -146,8 +146,7 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv)
     Perturbations pt = {0};
     for (int i = 0; i < argc; i++)
         if (!collect_tags(argv[i], &pt)) wg_error("jvp nested more than %d deep around a function that takes d", MAX_TAGS);
-    int saved = tape.recording;
-    tape.recording = 1;
+    int saved = rec_on();
     for (int i = 0; i < pt.n; i++) pt.eps[i] = num_rec(0, rec_leaf(0));
     Value *lowered = wg_scratch(sizeof(Value) * (size_t)(argc ? argc : 1));
     for (int i = 0; i < argc; i++) lowered[i] = lower(argv[i], &pt);
@@ -156,7 +155,7 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv)
     wg_scratch_free(lowered);
     Value out = raise_value(r, &pt);
     v_release(r);
-    tape.recording = saved;
+    rec_restore(saved);
     return out;
 }
 
@@ -203,7 +202,7 @@ static Value tangent_of(Value r, uint32_t tag)
 Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
-    uint32_t tag = ++next_tag;
+    uint32_t tag = ++G->fwd.next_tag;
     Value xd = seed_dual(tag, x, v);
     Value r = call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);
@@ -212,7 +211,7 @@ Value fwd_jvp(Value f, Value x, Value v)
     return t;
 }
 
-uint32_t fwd_last_tag(void) { return next_tag; }
+uint32_t fwd_last_tag(void) { return G->fwd.next_tag; }
 
 Value fwd_jvp_builtin(int argc, Value *argv)
 {

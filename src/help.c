@@ -170,8 +170,8 @@ static const Entry *find(const Entry *t, int n, const char *name)
 
 static void show(const char *text, const char *example)
 {
-    printf("%s\n", text);
-    if (example) printf("  example: %s\n", example);
+    io_out("%s\n", text);
+    if (example) io_out("  example: %s\n", example);
 }
 
 /* Every name :help knows, in one sequence (for suggestions and completion). */
@@ -238,13 +238,13 @@ static _Noreturn void unknown(const char *topic)
 /* A list of names, wrapped at 78 columns under a label. */
 static void wrapped(const char *label, const char *(*name)(int))
 {
-    int col = printf("%-11s", label);
+    int col = io_out("%-11s", label);
     for (int i = 0; name(i); i++) {
         int len = (int)strlen(name(i));
-        if (col + len + 1 > 78) col = printf("\n%11s", "") - 1;
-        col += printf(" %s", name(i));
+        if (col + len + 1 > 78) col = io_out("\n%11s", "") - 1;
+        col += io_out(" %s", name(i));
     }
-    printf("\n");
+    io_out("\n");
 }
 
 static const char *keyword_name(int i) { return i < COUNT(keywords) ? keywords[i].name : NULL; }
@@ -269,7 +269,7 @@ static const char *command_name(int i)
 
 static void overview(void)
 {
-    printf("wengert: every number can be differentiated.  :help NAME explains any name below.\n");
+    io_out("wengert: every number can be differentiated.  :help NAME explains any name below.\n");
     wrapped("commands:", command_name);
     wrapped("keywords:", keyword_name);
     wrapped("operators:", operator_name);
@@ -277,7 +277,7 @@ static void overview(void)
     wrapped("builtins:", builtin_name);
     wrapped("library:", cmd_lib_name);
     wrapped("topics:", topic_name);
-    printf("example:    x = 2; y = x*x + sin(x); d(y, x)     (then :help derivatives)\n");
+    io_out("example:    x = 2; y = x*x + sin(x); d(y, x)     (then :help derivatives)\n");
 }
 
 void help_show(const char *topic)
@@ -285,13 +285,13 @@ void help_show(const char *topic)
     if (!topic[0]) { overview(); return; }
     const Entry *e;
     if ((e = find(topics, COUNT(topics), topic))) {
-        printf("%s:\n", topic);
+        io_out("%s:\n", topic);
         show(e->text, e->example);
         return;
     }
     if ((e = find(keywords, COUNT(keywords), topic)) || (e = find(operators, COUNT(operators), topic))
         || (e = find(variables, COUNT(variables), topic))) {
-        printf("%s: ", topic);
+        io_out("%s: ", topic);
         show(e->text, e->example);
         return;
     }
@@ -301,7 +301,7 @@ void help_show(const char *topic)
     for (int i = 0; i < COUNT(same); i++)
         if (!strcmp(topic, same[i][0])) {
             e = find(operators, COUNT(operators), same[i][1]);
-            printf("%s: ", topic);
+            io_out("%s: ", topic);
             show(e->text, e->example);
             return;
         }

@@ -32,16 +32,16 @@
 #include "kernel.h"
 #include "complete.h"
 
-static wg_Session *session;
-static FILE *proto;             /* the protocol's output */
+static wg_Session *K.session;
+static FILE *K.proto;             /* the protocol's output */
 
 /* What stderr got since the last thing sent: sent as a stream when more
  * output follows; what is left when a run fails is its error report. */
-static char *pending;
-static size_t npending, cap_pending;
-static int capturing;           /* run: streams go out; inspect: all kept */
-static char *kept;
-static size_t nkept, cap_kept;
+static char *K.pending;
+static size_t K.npending, K.cap_pending;
+static int K.capturing;           /* run: streams go out; inspect: all K.kept */
+static char *K.kept;
+static size_t K.nkept, K.cap_kept;
 
 static void append(char **buf, size_t *n, size_t *cap, const char *text, size_t len)
 {
@@ -87,74 +87,74 @@ static json_t *text(const char *t, size_t n)
  * flusher thread), or before anything else is sent: a loop that prints
  * sends a few messages, not one a line, and still shows as it runs. The
  * lock guards the protocol's output and this buffer. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static char *outbuf;
-static size_t nout, cap_out;
-static int stopping;
+static pthread_mutex_t K.lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t K.wake = PTHREAD_COND_INITIALIZER;
+static char *K.outbuf;
+static size_t K.nout, K.cap_out;
+static int K.stopping;
 
 static void write_locked(json_t *msg)
 {
-    json_dumpf(msg, proto, JSON_COMPACT | JSON_ENSURE_ASCII);
-    fputc('\n', proto);
-    fflush(proto);
+    json_dumpf(msg, K.proto, JSON_COMPACT | JSON_ENSURE_ASCII);
+    fputc('\n', K.proto);
+    fflush(K.proto);
     json_decref(msg);
 }
 
 static void flush_out_locked(void)
 {
-    if (!nout) return;
-    write_locked(json_pack("{s:s, s:o}", "stream", "stdout", "text", text(outbuf, nout)));
-    nout = 0;
+    if (!K.nout) return;
+    write_locked(json_pack("{s:s, s:o}", "stream", "stdout", "text", text(K.outbuf, K.nout)));
+    K.nout = 0;
 }
 
 static void send(json_t *msg)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&K.lock);
     flush_out_locked();
     write_locked(msg);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&K.lock);
 }
 
 static void *flusher(void *ud)
 {
     (void)ud;
-    pthread_mutex_lock(&lock);
-    while (!stopping) {
+    pthread_mutex_lock(&K.lock);
+    while (!K.stopping) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
         t.tv_nsec += 50 * 1000000L;
         if (t.tv_nsec >= 1000000000L) { t.tv_sec++; t.tv_nsec -= 1000000000L; }
-        pthread_cond_timedwait(&wake, &lock, &t);
+        pthread_cond_timedwait(&K.wake, &K.lock, &t);
         flush_out_locked();
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&K.lock);
     return NULL;
 }
 
 static void flush_pending(void)
 {
-    if (npending) send(json_pack("{s:s, s:o}", "stream", "stderr", "text", text(pending, npending)));
-    npending = 0;
+    if (K.npending) send(json_pack("{s:s, s:o}", "stream", "stderr", "text", text(K.pending, K.npending)));
+    K.npending = 0;
 }
 
 static void on_out(void *ud, const char *text, size_t len)
 {
     (void)ud;
-    if (!capturing) { append(&kept, &nkept, &cap_kept, text, len); return; }
+    if (!K.capturing) { append(&K.kept, &K.nkept, &K.cap_kept, text, len); return; }
     flush_pending();
-    pthread_mutex_lock(&lock);
-    append(&outbuf, &nout, &cap_out, text, len);
-    if (nout > 65536) flush_out_locked();
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&K.lock);
+    append(&K.outbuf, &K.nout, &K.cap_out, text, len);
+    if (K.nout > 65536) flush_out_locked();
+    pthread_mutex_unlock(&K.lock);
 }
 
 static void on_err(void *ud, const char *text, size_t len)
 {
     (void)ud;
-    if (!capturing) { append(&kept, &nkept, &cap_kept, text, len); return; }
+    if (!K.capturing) { append(&K.kept, &K.nkept, &K.cap_kept, text, len); return; }
     fflush(stdout);      /* what was printed before the error comes first */
-    append(&pending, &npending, &cap_pending, text, len);
+    append(&K.pending, &K.npending, &K.cap_pending, text, len);
 }
 
 static void on_display(void *ud, const char *mime, const char *data, size_t len, const char *alt)
@@ -167,7 +167,7 @@ static void on_display(void *ud, const char *mime, const char *data, size_t len,
 static void on_sigint(int sig)
 {
     (void)sig;
-    wg_interrupt(session);
+    wg_interrupt(K.session);
 }
 
 /* ------------------------------------------------------------ requests */
@@ -178,22 +178,22 @@ static void do_run(json_t *req)
     const char *name = json_string_value(json_object_get(req, "name"));
     if (!code) code = "";
     wg_Result r;
-    npending = 0;
-    capturing = 1;
-    wg_run(session, name ? name : "<cell>", code, strlen(code), &r);
+    K.npending = 0;
+    K.capturing = 1;
+    wg_run(K.session, name ? name : "<cell>", code, strlen(code), &r);
     fflush(stdout);
     fflush(stderr);
     json_t *done;
     if (r.status == WG_OK) {
         flush_pending();
         done = json_pack("{s:s, s:o}", "done", "ok", "value", text(r.value, r.value ? strlen(r.value) : 0));
-        if (wg_quitting(session)) json_object_set_new(done, "quit", json_true());   /* and it ends */
+        if (wg_quitting(K.session)) json_object_set_new(done, "quit", json_true());   /* and it ends */
     } else {
         done = json_pack("{s:s, s:{s:o, s:o, s:i, s:i, s:o}}", "done", "error", "error",
                          "message", text(r.message, r.message ? strlen(r.message) : 0),
                          "file", text(r.file, r.file ? strlen(r.file) : 0), "line", r.line, "col", r.col,
-                         "report", text(pending ? pending : "", npending));
-        npending = 0;
+                         "report", text(K.pending ? K.pending : "", K.npending));
+        K.npending = 0;
     }
     wg_result_free(&r);
     send(done);
@@ -203,7 +203,7 @@ static void do_check(json_t *req)
 {
     const char *code = json_string_value(json_object_get(req, "code"));
     if (!code) code = "";
-    wg_Status st = wg_check(session, code, strlen(code), NULL);
+    wg_Status st = wg_check(K.session, code, strlen(code), NULL);
     const char *what = st == WG_OK ? "complete" : st == WG_INCOMPLETE ? "incomplete" : "invalid";
     send(json_pack("{s:s}", "done", what));
 }
@@ -267,7 +267,7 @@ static void do_complete(json_t *req)
         char buf[64];
         const char *name;
         size_t len = cur - start;
-        for (int i = 0; (name = complete_candidate(session, kind, i, buf, sizeof buf)); i++)
+        for (int i = 0; (name = complete_candidate(K.session, kind, i, buf, sizeof buf)); i++)
             if (!strncmp(name, code + start, len)) json_array_append_new(matches, text(name, strlen(name)));
     }
     free(upto);
@@ -287,19 +287,19 @@ static void do_inspect(json_t *req)
     snprintf(word, sizeof word, "%.*s", (int)(end - start), code + start);
     int found = 0;
     const char *h;
-    for (int i = 0; word[0] && (h = wg_name(session, WG_NAMES_HELP, i)); i++)
+    for (int i = 0; word[0] && (h = wg_name(K.session, WG_NAMES_HELP, i)); i++)
         if (!strcmp(h, word)) found = 1;
-    nkept = 0;
+    K.nkept = 0;
     if (found) {
         char cmd[160];
         snprintf(cmd, sizeof cmd, ":help %s\n", word);
-        capturing = 0;
-        wg_run(session, "<inspect>", cmd, strlen(cmd), NULL);
+        K.capturing = 0;
+        wg_run(K.session, "<inspect>", cmd, strlen(cmd), NULL);
         fflush(stdout);
         fflush(stderr);
-        capturing = 1;
+        K.capturing = 1;
     }
-    send(json_pack("{s:s, s:b, s:o}", "done", "ok", "found", found, "text", text(kept ? kept : "", nkept)));
+    send(json_pack("{s:s, s:b, s:o}", "done", "ok", "found", found, "text", text(K.kept ? K.kept : "", K.nkept)));
 }
 
 static void handle(json_t *req)
@@ -311,7 +311,7 @@ static void handle(json_t *req)
     else if (!strcmp(op, "complete")) do_complete(req);
     else if (!strcmp(op, "inspect")) do_inspect(req);
     else if (!strcmp(op, "reset")) {
-        wg_reset(session);
+        wg_reset(K.session);
         send(json_pack("{s:s}", "done", "ok"));
     } else send(json_pack("{s:s, s:{s:s}}", "done", "error", "error", "message", "unknown request"));
 }
@@ -320,12 +320,12 @@ static void handle(json_t *req)
 
 int kernel_run(wg_Session *s)
 {
-    session = s;
+    K.session = s;
     /* the protocol's own descriptors; 0 and 1 go elsewhere */
     int in = dup(0), out = dup(1);
     FILE *requests = in >= 0 ? fdopen(in, "r") : NULL;
-    proto = out >= 0 ? fdopen(out, "w") : NULL;
-    if (!requests || !proto) return 2;
+    K.proto = out >= 0 ? fdopen(out, "w") : NULL;
+    if (!requests || !K.proto) return 2;
     int null = open("/dev/null", O_RDONLY);
     if (null >= 0) { dup2(null, 0); close(null); }
     fflush(stdout);
@@ -339,7 +339,7 @@ int kernel_run(wg_Session *s)
     sa.sa_handler = on_sigint;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
-    capturing = 1;
+    K.capturing = 1;
     pthread_t th;
     sigset_t sigint, was;
     sigemptyset(&sigint);
@@ -363,16 +363,16 @@ int kernel_run(wg_Session *s)
     wg_set_display(s, NULL, NULL);
     wg_set_output(s, NULL, NULL, NULL);
     if (have_flusher) {
-        pthread_mutex_lock(&lock);
-        stopping = 1;
-        pthread_cond_signal(&wake);
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_lock(&K.lock);
+        K.stopping = 1;
+        pthread_cond_signal(&K.wake);
+        pthread_mutex_unlock(&K.lock);
         pthread_join(th, NULL);
     }
-    free(outbuf);
-    free(pending);
-    free(kept);
+    free(K.outbuf);
+    free(K.pending);
+    free(K.kept);
     fclose(requests);
-    fclose(proto);
+    fclose(K.proto);
     return 0;
 }

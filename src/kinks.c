@@ -17,28 +17,28 @@ typedef struct {
     char where[96];       /* "demo.wg:4:9" */
 } Note;
 
-static Note *notes;            /* in tape order */
-static uint32_t nnotes, capnotes, epoch, nbranches;   /* nbranches: branch notes among them */
-static uint32_t *passed, npassed, cappassed;   /* the latest derivative's notes */
-static int depth, noted;
+static Note *G->kinks.notes;            /* in tape order */
+static uint32_t G->kinks.nnotes, G->kinks.capnotes, G->kinks.epoch, G->kinks.nbranches;   /* G->kinks.nbranches: branch G->kinks.notes among them */
+static uint32_t *G->kinks.passed, G->kinks.npassed, G->kinks.cappassed;   /* the latest derivative's G->kinks.notes */
+static int G->kinks.depth, G->kinks.noted;
 
 static void check_epoch(void)
 {
-    if (epoch != tape.epoch) {
-        nnotes = npassed = nbranches = 0;
-        epoch = tape.epoch;
+    if (G->kinks.epoch != G->tape.epoch) {
+        G->kinks.nnotes = G->kinks.npassed = G->kinks.nbranches = 0;
+        G->kinks.epoch = G->tape.epoch;
     }
 }
 
 static Note *new_note(void)
 {
     check_epoch();
-    if (nnotes == capnotes) {
-        __typeof__(capnotes) grown = capnotes ? 2 * capnotes : 16;   /* the size is kept only once it is had */
-        notes = wg_realloc(notes, sizeof(Note) * grown);
-        capnotes = grown;
+    if (G->kinks.nnotes == G->kinks.capnotes) {
+        __typeof__(G->kinks.capnotes) grown = G->kinks.capnotes ? 2 * G->kinks.capnotes : 16;   /* the size is kept only once it is had */
+        G->kinks.notes = wg_realloc(G->kinks.notes, sizeof(Note) * grown);
+        G->kinks.capnotes = grown;
     }
-    Note *n = &notes[nnotes++];
+    Note *n = &G->kinks.notes[G->kinks.nnotes++];
     memset(n, 0, sizeof *n);
     return n;
 }
@@ -85,13 +85,13 @@ void kink_note_op(int op, double a, double b, uint32_t id)
     Note *note = new_note();
     note->id = tie ? tape_size() : id;
     note->branch = note->tie = tie;
-    nbranches += tie;
+    G->kinks.nbranches += tie;
     note->ida = ida;
     note->idb = idb;
     note->a = a;
     note->b = b;
-    const Node *n = wg_where.node;
-    locate(note, n, wg_where.chunk);
+    const Node *n = G->err.where.node;
+    locate(note, n, G->err.where.chunk);
     /* the call or operator that made it, when the evaluator stands on it */
     const Node *na = NULL, *nb = NULL;
     if (n && n->kind == N_CALL && n->n >= 1) {
@@ -131,7 +131,7 @@ void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_
     if (!(ida | idb)) return;      /* constants: nothing can move it */
     Note *note = new_note();
     note->branch = 1;
-    nbranches++;
+    G->kinks.nbranches++;
     note->id = tape_size();
     note->ida = ida;
     note->idb = idb;
@@ -155,34 +155,34 @@ void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_
 void kink_begin(void)
 {
     check_epoch();
-    if (depth++ == 0) npassed = 0;
+    if (G->kinks.depth++ == 0) G->kinks.npassed = 0;
 }
 
-int kink_watching(void) { return depth > 0; }
+int kink_watching(void) { return G->kinks.depth > 0; }
 
 /* The latest derivative passed note k: listed once, and once for what a
  * loop or repeated call noted again at the same place with the same
  * values. */
 static void pass(uint32_t k)
 {
-    for (uint32_t i = 0; i < npassed; i++)
-        if (passed[i] == k || (!strcmp(notes[passed[i]].where, notes[k].where)
-                               && !strcmp(notes[passed[i]].what, notes[k].what))) return;
-    if (npassed == cappassed) {
-        __typeof__(cappassed) grown = cappassed ? 2 * cappassed : 8;   /* the size is kept only once it is had */
-        passed = wg_realloc(passed, sizeof(uint32_t) * grown);
-        cappassed = grown;
+    for (uint32_t i = 0; i < G->kinks.npassed; i++)
+        if (G->kinks.passed[i] == k || (!strcmp(G->kinks.notes[G->kinks.passed[i]].where, G->kinks.notes[k].where)
+                               && !strcmp(G->kinks.notes[G->kinks.passed[i]].what, G->kinks.notes[k].what))) return;
+    if (G->kinks.npassed == G->kinks.cappassed) {
+        __typeof__(G->kinks.cappassed) grown = G->kinks.cappassed ? 2 * G->kinks.cappassed : 8;   /* the size is kept only once it is had */
+        G->kinks.passed = wg_realloc(G->kinks.passed, sizeof(uint32_t) * grown);
+        G->kinks.cappassed = grown;
     }
-    passed[npassed++] = k;
+    G->kinks.passed[G->kinks.npassed++] = k;
 }
 
 /* The first note at or after entry lo (notes are in tape order). */
 static uint32_t first_note(uint32_t lo)
 {
-    uint32_t a = 0, b = nnotes;
+    uint32_t a = 0, b = G->kinks.nnotes;
     while (a < b) {
         uint32_t m = (a + b) / 2;
-        if (notes[m].id < lo) a = m + 1;
+        if (G->kinks.notes[m].id < lo) a = m + 1;
         else b = m;
     }
     return a;
@@ -192,8 +192,8 @@ static uint32_t first_note(uint32_t lo)
 void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t id), void *ud)
 {
     check_epoch();
-    for (uint32_t k = first_note(lo); k < nnotes && notes[k].id <= top; k++) {
-        Note *n = &notes[k];
+    for (uint32_t k = first_note(lo); k < G->kinks.nnotes && G->kinks.notes[k].id <= top; k++) {
+        Note *n = &G->kinks.notes[k];
         if (!n->gone && !n->branch && adjoint(ud, n->id) != 0) pass(k);
     }
 }
@@ -257,14 +257,14 @@ static void reach_pass(Reach *r)
 void kink_branches(const uint32_t *wrt, int n)
 {
     check_epoch();
-    if (!nbranches) return;     /* the common case: no place is looked at */
+    if (!G->kinks.nbranches) return;     /* the common case: no place is looked at */
     uint32_t lo = UINT32_MAX, hi = 0;
     for (int j = 0; j < n; j++)
         if (wrt[j] && wrt[j] < lo) lo = wrt[j];
     if (lo == UINT32_MAX) return;
     uint32_t first = first_note(lo);
-    for (uint32_t k = first; k < nnotes; k++) {
-        const Note *b = &notes[k];
+    for (uint32_t k = first; k < G->kinks.nnotes; k++) {
+        const Note *b = &G->kinks.notes[k];
         if (!b->branch) continue;
         if (b->ida >= lo && b->ida > hi) hi = b->ida;
         if (b->idb >= lo && b->idb > hi) hi = b->idb;
@@ -274,8 +274,8 @@ void kink_branches(const uint32_t *wrt, int n)
     for (int j = 0; j < n; j++)
         if (wrt[j] >= lo && wrt[j] <= hi) r.reach[wrt[j] - lo] = 1;
     reach_pass(&r);
-    for (uint32_t k = first; k < nnotes; k++) {
-        const Note *b = &notes[k];
+    for (uint32_t k = first; k < G->kinks.nnotes; k++) {
+        const Note *b = &G->kinks.notes[k];
         if (b->branch && ((b->ida >= lo && b->ida <= hi && r.reach[b->ida - lo])
                           || (b->idb >= lo && b->idb <= hi && r.reach[b->idb - lo])))
             pass(k);
@@ -286,26 +286,26 @@ void kink_branches(const uint32_t *wrt, int n)
 void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     check_epoch();
-    for (uint32_t k = 0; nbranches && k < nnotes; k++)
-        if (notes[k].branch) {
-            if (notes[k].ida) fn(&notes[k].ida, ud);
-            if (notes[k].idb) fn(&notes[k].idb, ud);
+    for (uint32_t k = 0; G->kinks.nbranches && k < G->kinks.nnotes; k++)
+        if (G->kinks.notes[k].branch) {
+            if (G->kinks.notes[k].ida) fn(&G->kinks.notes[k].ida, ud);
+            if (G->kinks.notes[k].idb) fn(&G->kinks.notes[k].idb, ud);
         }
 }
 
 void kink_end(void)
 {
-    if (--depth > 0 || !npassed || noted) return;
-    noted = 1;
-    const Note *n = &notes[passed[0]];
+    if (--G->kinks.depth > 0 || !G->kinks.npassed || G->kinks.noted) return;
+    G->kinks.noted = 1;
+    const Note *n = &G->kinks.notes[G->kinks.passed[0]];
     wg_note("this derivative passed %s%s (%s); :tape kinks for all",
             n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
 }
 
 void kink_statement(void)
 {
-    noted = 0;
-    depth = 0;     /* an error may have unwound out of a derivative */
+    G->kinks.noted = 0;
+    G->kinks.depth = 0;     /* an error may have unwound out of a derivative */
 }
 
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
@@ -314,42 +314,42 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
     /* in place, without allocating (it runs after the tape has moved):
      * renumber each note, marking those that go; then renumber the latest
      * derivative's list, which names notes by index; then close the gaps */
-    for (uint32_t k = 0; k < nnotes; k++) {
-        Note *n = &notes[k];
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) {
+        Note *n = &G->kinks.notes[k];
         if (n->branch) {     /* its entries are roots: the pass renumbered them */
             if (n->id >= lo) n->id = position(n->id);
         } else if (n->id >= lo) {
             uint32_t id = entry(n->id);
             if (!id) {
                 int listed = 0;     /* the latest derivative's list keeps it */
-                for (uint32_t i = 0; i < npassed; i++) listed |= passed[i] == k;
+                for (uint32_t i = 0; i < G->kinks.npassed; i++) listed |= G->kinks.passed[i] == k;
                 n->gone = listed ? 1 : 2;     /* 2: no live value can pass it again */
                 id = position(n->id);
             }
             n->id = id;
         }
     }
-    for (uint32_t i = 0; i < npassed; i++) {
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) {
         uint32_t before = 0;
-        for (uint32_t k = 0; k < passed[i]; k++) before += notes[k].gone != 2;
-        passed[i] = before;
+        for (uint32_t k = 0; k < G->kinks.passed[i]; k++) before += G->kinks.notes[k].gone != 2;
+        G->kinks.passed[i] = before;
     }
     uint32_t kept = 0;
-    for (uint32_t k = 0; k < nnotes; k++)
-        if (notes[k].gone != 2) notes[kept++] = notes[k];
-    nnotes = kept;
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++)
+        if (G->kinks.notes[k].gone != 2) G->kinks.notes[kept++] = G->kinks.notes[k];
+    G->kinks.nnotes = kept;
 }
 
 void kink_list(FILE *f)
 {
     check_epoch();
-    if (!npassed) {
+    if (!G->kinks.npassed) {
         fprintf(f, "kinks: none in the latest derivative\n");
         return;
     }
-    fprintf(f, "kinks: %u in the latest derivative\n", npassed);
-    for (uint32_t i = 0; i < npassed; i++) {
-        const Note *n = &notes[passed[i]];
+    fprintf(f, "kinks: %u in the latest derivative\n", G->kinks.npassed);
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) {
+        const Note *n = &G->kinks.notes[G->kinks.passed[i]];
         fprintf(f, "  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
     }
 }

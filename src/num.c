@@ -15,8 +15,8 @@
 #include "ieee.h"
 #include "posit.h"
 
-int num_backend = BK_F64;
-int wg_start_backend = BK_F64;   /* --backend: what :reset returns to */
+int G->num.backend = BK_F64;
+int G->num.start_backend = BK_F64;   /* --backend: what :reset returns to */
 
 const char *const op_names[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) name,
@@ -105,7 +105,7 @@ const Format formats[BK_COUNT] = {
     [BK_P32]  = { "posit32",  32, p32_round,       p32_literal,  p32_bits,  p32_frombits,  0, &p32_ops },
 };
 
-#define FMT (&formats[num_backend])
+#define FMT (&formats[G->num.backend])
 
 int backend_lookup(const char *name)
 {
@@ -204,11 +204,11 @@ double num_below_one(void)
 
 int num_less(double a, double b)
 {
-    if (num_backend != BK_F64) {
+    if (G->num.backend != BK_F64) {
         a = num_round(a);
         b = num_round(b);
     }
-    if (backend_is_posit(num_backend)) {
+    if (backend_is_posit(G->num.backend)) {
         if (isnan(a)) return !isnan(b);   /* NaR is below every real */
         if (isnan(b)) return 0;
     }
@@ -217,11 +217,11 @@ int num_less(double a, double b)
 
 int num_equal(double a, double b)
 {
-    if (num_backend != BK_F64) {
+    if (G->num.backend != BK_F64) {
         a = num_round(a);
         b = num_round(b);
     }
-    if (backend_is_posit(num_backend) && isnan(a) && isnan(b)) return 1;
+    if (backend_is_posit(G->num.backend) && isnan(a) && isnan(b)) return 1;
     return a == b;
 }
 
@@ -337,7 +337,7 @@ static void exact_digits(double x, char *digits, int *exp10)
 
 static int is_posit_extreme(double x)
 {
-    if (!backend_is_posit(num_backend) || x == 0 || isnan(x)) return 0;
+    if (!backend_is_posit(G->num.backend) || x == 0 || isnan(x)) return 0;
     int n = FMT->width;
     double maxpos = ldexp(1, 4 * n - 8), minpos = ldexp(1, -4 * n + 8);
     return fabs(x) == maxpos || fabs(x) == minpos;
@@ -348,7 +348,7 @@ static int is_posit_extreme(double x)
 void num_format(double x, char *out, int size)
 {
     x = num_round(x);     /* a value stored in another format prints as it is used */
-    if (isnan(x)) { snprintf(out, size, "%s", backend_is_posit(num_backend) ? "NaR" : "nan"); return; }
+    if (isnan(x)) { snprintf(out, size, "%s", backend_is_posit(G->num.backend) ? "NaR" : "nan"); return; }
     if (isinf(x)) { snprintf(out, size, "%s", x > 0 ? "inf" : "-inf"); return; }
     if (x == 0) { snprintf(out, size, "%s", signbit(x) ? "-0" : "0"); return; }
     char digits[200];
@@ -404,7 +404,7 @@ int num_frombits(const char *s, double *out)
 void acc_clear(NumAcc *q)
 {
     memset(q, 0, sizeof *q);
-    q->backend = num_backend;
+    q->backend = G->num.backend;
 }
 
 void acc_fma(NumAcc *q, double a, double b)

@@ -107,14 +107,14 @@ typedef struct {
 
 static PlotMark plot_mark(void)
 {
-    PlotMark m = { tape_mark(), tape.recording };
-    tape.recording = 0;
+    PlotMark m = { tape_mark(), G->tape.recording };
+    rec_off();
     return m;
 }
 
 static void plot_restore(PlotMark m)
 {
-    tape.recording = m.recording;
+    rec_restore(m.recording);
     if (!tape_grew_since(m.mark)) return;
     gc_strip_ids_from(m.mark.n);
     tape_truncate(m.mark);
@@ -295,9 +295,9 @@ static const uint8_t braille_bit[4][2] = {{0x01, 0x08}, {0x02, 0x10}, {0x04, 0x2
 
 static void put_utf8(unsigned cp)
 {
-    if (cp < 0x80) putchar((int)cp);
-    else if (cp < 0x800) { putchar(0xC0 | (cp >> 6)); putchar(0x80 | (cp & 0x3F)); }
-    else { putchar(0xE0 | (cp >> 12)); putchar(0x80 | ((cp >> 6) & 0x3F)); putchar(0x80 | (cp & 0x3F)); }
+    if (cp < 0x80) io_putc(IO_OUT, (int)cp);
+    else if (cp < 0x800) { io_putc(IO_OUT, 0xC0 | (cp >> 6)); io_putc(IO_OUT, 0x80 | (cp & 0x3F)); }
+    else { io_putc(IO_OUT, 0xE0 | (cp >> 12)); io_putc(IO_OUT, 0x80 | ((cp >> 6) & 0x3F)); io_putc(IO_OUT, 0x80 | (cp & 0x3F)); }
 }
 
 /* One cell: its character (0 for empty) and which curve owns it. */
@@ -344,7 +344,7 @@ static void render_terminal(const Series *s)
 
     for (int row = 0; row < PLOT_H; row++) {
         const char *label = row == 0 ? top : row == PLOT_H - 1 ? bottom : row == midrow ? mid : "";
-        printf("%*s %s", lw, label, *label ? (utf8 ? "┤" : "+") : (utf8 ? "│" : "|"));
+        io_out("%*s %s", lw, label, *label ? (utf8 ? "┤" : "+") : (utf8 ? "│" : "|"));
         int last = -1;
         for (int col = 0; col < PLOT_W; col++) {
             int owner;
@@ -355,23 +355,23 @@ static void render_terminal(const Series *s)
             int owner;
             unsigned ch = cell_char(&c, col, row, utf8, &owner);
             if (colour && ch && owner != shown) {
-                fputs(owner == 1 ? COLOUR_F : COLOUR_DF, stdout);
+                io_puts(IO_OUT, owner == 1 ? COLOUR_F : COLOUR_DF);
                 shown = owner;
             } else if (colour && !ch && shown) {
-                fputs(COLOUR_OFF, stdout);
+                io_puts(IO_OUT, COLOUR_OFF);
                 shown = 0;
             }
             if (ch) put_utf8(ch);
-            else putchar(' ');
+            else io_putc(IO_OUT, ' ');
         }
-        if (shown) fputs(COLOUR_OFF, stdout);
-        putchar('\n');
+        if (shown) io_puts(IO_OUT, COLOUR_OFF);
+        io_putc(IO_OUT, '\n');
     }
 
     /* the x axis and its numbers: lo, middle, hi */
-    printf("%*s %s", lw, "", utf8 ? "└" : "+");
-    for (int col = 0; col < PLOT_W; col++) fputs(utf8 ? "─" : "-", stdout);
-    putchar('\n');
+    io_out("%*s %s", lw, "", utf8 ? "└" : "+");
+    for (int col = 0; col < PLOT_W; col++) io_puts(IO_OUT, utf8 ? "─" : "-");
+    io_putc(IO_OUT, '\n');
     char xs[3][32], axis[PLOT_W + 64];
     double xmid = s->is_array ? floor(s->hi / 2) : s->lo / 2 + s->hi / 2;
     axis_number(s->lo, xscale, xs[0], sizeof xs[0]);
@@ -389,13 +389,13 @@ static void render_terminal(const Series *s)
         len = start + w;
     }
     axis[len] = 0;
-    printf("%*s  %s\n", lw, "", axis);
+    io_out("%*s  %s\n", lw, "", axis);
 
     /* the legend */
-    printf("%*s  ", lw, "");
+    io_out("%*s  ", lw, "");
     const char *solid = utf8 ? "⠒⠒" : "**", *dots = utf8 ? "⠂⠂" : "oo";
-    if (s->is_array) printf("%s%s%s a[i] against i (%d value%s)\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "", s->n, s->n == 1 ? "" : "s");
-    else printf("%s%s%s f   %s%s%s f'\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "",
+    if (s->is_array) io_out("%s%s%s a[i] against i (%d value%s)\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "", s->n, s->n == 1 ? "" : "s");
+    else io_out("%s%s%s f   %s%s%s f'\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "",
                 colour ? COLOUR_DF : "", dots, colour ? COLOUR_OFF : "");
     wg_scratch_free(c.px);
 }
@@ -512,7 +512,7 @@ static void render_svg(const Series *s, const char *path)
     write_svg(s, f);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) wg_error("plot: could not write '%s'", path);
-    printf("wrote %s\n", path);
+    io_out("wrote %s\n", path);
 }
 
 /* A notebook (wg_display) gets the SVG picture, with the terminal
@@ -528,13 +528,13 @@ static void display_svg(const Series *s)
     fclose(f);
     FILE *out = stdout, *g = open_memstream(&text, &ntext);
     if (g) {
-        fflush(stdout);
+        io_flush();
         stdout = g;
         render_terminal(s);
         fclose(g);
         stdout = out;
     }
-    wg_display("image/svg+xml", svg, nsvg, text ? text : "");
+    G->eval.display("image/svg+xml", svg, nsvg, text ? text : "");
     free(svg);
     free(text);
 }
@@ -572,11 +572,11 @@ static Value bi_plot(int argc, Value *argv)
         double lo = bound(argv[1], "lo"), hi = bound(argv[2], "hi");
         if (!(lo < hi)) wg_error("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
         if (argc == 4) path = svg_path(argv[3]);
-        int n = path || wg_display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
+        int n = path || G->eval.display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
         sample_function(&s, argv[0], lo, hi, n);
     } else wg_error("plot: expects a function or an array, got %s", type_name(argv[0]));
     if (path) render_svg(&s, path);
-    else if (wg_display) display_svg(&s);
+    else if (G->eval.display) display_svg(&s);
     else render_terminal(&s);
     series_free(&s);
     return nil_val();

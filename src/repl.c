@@ -14,54 +14,54 @@
 #include "repl.h"
 #include "complete.h"
 
-static char history_path[4096];
-static sigjmp_buf at_prompt;
-static volatile sig_atomic_t reading;   /* inside readline() */
-static struct termios saved_tty;
-static wg_Session *session;
-static int have_tty;
+static char R.history_path[4096];
+static sigjmp_buf R.at_prompt;
+static volatile sig_atomic_t R.reading;   /* inside readline() */
+static struct termios R.saved_tty;
+static wg_Session *R.session;
+static int R.have_tty;
 
 /* While a line is being read, Ctrl-C abandons it (back to a fresh prompt);
  * while code runs, it only raises the flag the evaluator polls. */
 static void on_sigint(int sig)
 {
     (void)sig;
-    if (reading) {
-        reading = 0;
-        siglongjmp(at_prompt, 1);
+    if (R.reading) {
+        R.reading = 0;
+        siglongjmp(R.at_prompt, 1);
     }
-    wg_interrupt(session);
+    wg_interrupt(R.session);
 }
 
 static char *read_line(const char *prompt)
 {
-    if (sigsetjmp(at_prompt, 1)) {
-        if (have_tty) tcsetattr(0, TCSANOW, &saved_tty);
+    if (sigsetjmp(R.at_prompt, 1)) {
+        if (R.have_tty) tcsetattr(0, TCSANOW, &R.saved_tty);
         printf("^C\n");
         return strdup("\x03");   /* a line no input can contain: drop the buffer */
     }
-    reading = 1;
+    R.reading = 1;
     char *line = readline(prompt);
-    reading = 0;
+    R.reading = 0;
     return line;
 }
 
 /* ----------------------------------------------------------- completion */
 
-static int completing;      /* C_NAMES ... (complete.h) */
+static int R.completing;      /* C_NAMES ... (complete.h) */
 
 static char *complete_word(const char *text, int state)
 {
-    static int index;
-    static size_t len;
+    static int R.complete_index;
+    static size_t R.complete_len;
     if (state == 0) {
-        index = 0;
-        len = strlen(text);
+        R.complete_index = 0;
+        R.complete_len = strlen(text);
     }
     char buf[64];
     const char *name;
-    while ((name = complete_candidate(session, completing, index++, buf, sizeof buf)))
-        if (!strncmp(name, text, len)) return strdup(name);
+    while ((name = complete_candidate(R.session, R.completing, R.complete_index++, buf, sizeof buf)))
+        if (!strncmp(name, text, R.complete_len)) return strdup(name);
     return NULL;
 }
 
@@ -69,9 +69,9 @@ static char **completer(const char *text, int start, int end)
 {
     (void)end;
     rl_attempted_completion_over = 1;
-    completing = complete_kind(rl_line_buffer, start);
-    if (completing == C_FILES) return rl_completion_matches(text, rl_filename_completion_function);
-    if (completing == C_TAPE_DOT) {      /* a NAME or a FILE */
+    R.completing = complete_kind(rl_line_buffer, start);
+    if (R.completing == C_FILES) return rl_completion_matches(text, rl_filename_completion_function);
+    if (R.completing == C_TAPE_DOT) {      /* a NAME or a FILE */
         char **names = rl_completion_matches(text, complete_word);
         if (names) return names;
         return rl_completion_matches(text, rl_filename_completion_function);
@@ -107,7 +107,7 @@ static int blank(const char *s)
 
 static void run_input(Input *in)
 {
-    wg_run(session, "<repl>", in->buf, in->len, NULL);
+    wg_run(R.session, "<repl>", in->buf, in->len, NULL);
 }
 
 static int starts_with_else(const char *line)
@@ -118,20 +118,20 @@ static int starts_with_else(const char *line)
 
 int repl_run(wg_Session *s)
 {
-    session = s;
+    R.session = s;
     wg_set_echo(s, 1);
     const char *home = getenv("HOME");
-    if (home) snprintf(history_path, sizeof history_path, "%s/.wengert_history", home);
+    if (home) snprintf(R.history_path, sizeof R.history_path, "%s/.wengert_history", home);
     rl_readline_name = "wengert";
     rl_attempted_completion_function = completer;
     using_history();
-    if (history_path[0]) read_history(history_path);
+    if (R.history_path[0]) read_history(R.history_path);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
     printf("wengert %s: every number can be differentiated. :help for help, :quit to leave.\n", WG_VERSION);
-    have_tty = tcgetattr(0, &saved_tty) == 0;
+    R.have_tty = tcgetattr(0, &R.saved_tty) == 0;
     Input in = {0};
     int pending_if = 0;      /* a complete if waits to see whether else follows */
     while (!wg_quitting(s)) {
@@ -172,7 +172,7 @@ int repl_run(wg_Session *s)
         in.len = 0;
         fflush(stdout);
     }
-    if (history_path[0]) write_history(history_path);
+    if (R.history_path[0]) write_history(R.history_path);
     free(in.buf);
     printf("\n");
     return 0;

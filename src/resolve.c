@@ -11,14 +11,14 @@
 #include "error.h"
 
 /* The first error found; resolution goes on but the chunk will not run. */
-static const Node *error_at;
-static char error_msg[160];
+static const Node *G->resolve.error_at;
+static char G->resolve.error_msg[160];
 
 static void resolve_error(const Node *n, const char *msg, const char *name)
 {
-    if (error_at) return;
-    error_at = n;
-    snprintf(error_msg, sizeof error_msg, msg, name);
+    if (G->resolve.error_at) return;
+    G->resolve.error_at = n;
+    snprintf(G->resolve.error_msg, sizeof G->resolve.error_msg, msg, name);
 }
 
 typedef struct Scope {
@@ -170,11 +170,11 @@ static void resolve(Scope *s, Node *n)
 int resolve_chunk(Chunk *c, ParseState *ps)
 {
     Scope top = { NULL, NULL, c, 0 };
-    error_at = NULL;
+    G->resolve.error_at = NULL;
     resolve(&top, c->root);
-    if (!error_at) return 0;
-    ps->err_line = error_at->line;
-    ps->err_col = error_at->col;
-    snprintf(ps->err_msg, sizeof ps->err_msg, "%s", error_msg);
+    if (!G->resolve.error_at) return 0;
+    ps->err_line = G->resolve.error_at->line;
+    ps->err_col = G->resolve.error_at->col;
+    snprintf(ps->err_msg, sizeof ps->err_msg, "%s", G->resolve.error_msg);
     return 1;
 }

@@ -154,8 +154,8 @@ static inline uint32_t sweep_floor(uint32_t wrt)
  * answer: the expansion re-ran the loop from its inputs, and its entries
  * for the outputs are not the outputs' own. expansion_reran counts the
  * loops expansions went through (kept ones included). */
-static int ckout_wrt;
-static uint32_t expansion_reran;
+static int G->sweep.ckout_wrt;
+static uint32_t G->sweep.expansion_reran;
 
 static void through_rerun(void)
 {
@@ -164,7 +164,7 @@ static void through_rerun(void)
      * whose answer is right): a sweep with respect to a loop's output
      * through an expansion that re-ran that same loop misses the paths
      * through the re-run's entry for that output (d(d(v, u), u)). */
-    (void)ckout_wrt;
+    (void)G->sweep.ckout_wrt;
 }
 
 static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
@@ -175,7 +175,7 @@ static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent
     b->top = top;
     b->cuts = cuts;
     b->parent = parent;
-    if (num_backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
+    if (G->num.backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
     else {
         b->acc = wg_scratch(n * sizeof(NumAcc));
         for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
@@ -234,17 +234,17 @@ static inline int so_is_cut(const Cuts *c, uint32_t *at, uint32_t i)
 
 static int so_reserve(size_t n)
 {
-    if (so.busy) return 0;
-    if (so.cap < n) {
-        free(so.abar), free(so.tau), free(so.in);
-        so.abar = so.tau = NULL, so.in = NULL, so.cap = 0;
-        so.abar = wg_malloc(n * sizeof(double));
-        so.tau = wg_malloc(n * sizeof(double));
-        so.in = wg_malloc(n);
-        so.cap = n;
+    if (G->sweep.so.busy) return 0;
+    if (G->sweep.so.cap < n) {
+        free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
+        G->sweep.so.abar = G->sweep.so.tau = NULL, G->sweep.so.in = NULL, G->sweep.so.cap = 0;
+        G->sweep.so.abar = wg_malloc(n * sizeof(double));
+        G->sweep.so.tau = wg_malloc(n * sizeof(double));
+        G->sweep.so.in = wg_malloc(n);
+        G->sweep.so.cap = n;
     }
-    memset(so.abar, 0, n * sizeof(double));
-    memset(so.in, 0, n);
+    memset(G->sweep.so.abar, 0, n * sizeof(double));
+    memset(G->sweep.so.in, 0, n);
     return 1;
 }
 
@@ -253,18 +253,18 @@ static int so_reserve(size_t n)
 static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
 {
     uint32_t at = 0, cut = next_cut(&cuts, &at, top), n;
-    so.in[top - lo] = 1;
-    so.abar[top - lo] = 1;
+    G->sweep.so.in[top - lo] = 1;
+    G->sweep.so.abar[top - lo] = 1;
     for (uint32_t i = top; i >= lo && i > 0; i--) {
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         if (i == cut) {
             cut = next_cut(&cuts, &at, i - 1);
             continue;
         }
-        if (!so.in[i - lo]) continue;
+        if (!G->sweep.so.in[i - lo]) continue;
         int op = tape_opcode(i);
         if (!op_cone[op]) return 0;
-        double a = so.abar[i - lo];
+        double a = G->sweep.so.abar[i - lo];
         SO_NAMED();
         switch (op) {
         case OP_CONST: case OP_LEAF:
@@ -273,7 +273,7 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             TapeTerms t = tape_terms(i);
             for (uint32_t j = 0; j < t.n; j++) {
                 uint32_t x = tape_term(t, j);
-                if (x >= lo && tape_opcode(x) != OP_CONST) so.in[x - lo] = 1, so.abar[x - lo] += a;
+                if (x >= lo && tape_opcode(x) != OP_CONST) G->sweep.so.in[x - lo] = 1, G->sweep.so.abar[x - lo] += a;
             }
             break;
         }
@@ -282,8 +282,8 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             for (uint32_t j = 0; j < 2 * n; j++)
                 if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST) {
                     double pj = tape_val(p[j ^ 1]);
-                    so.in[p[j] - lo] = 1;
-                    if (pj != 0) so.abar[p[j] - lo] += a * pj;      /* strong zero */
+                    G->sweep.so.in[p[j] - lo] = 1;
+                    if (pj != 0) G->sweep.so.abar[p[j] - lo] += a * pj;      /* strong zero */
                 }
             break;
         }
@@ -293,12 +293,12 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             int two = op_arity[op] == 2;
             if (a != 0) rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
             if (x >= lo && tape_opcode(x) != OP_CONST) {
-                so.in[x - lo] = 1;
-                if (da != 0) so.abar[x - lo] += a * da;
+                G->sweep.so.in[x - lo] = 1;
+                if (da != 0) G->sweep.so.abar[x - lo] += a * da;
             }
             if (two && y >= lo && tape_opcode(y) != OP_CONST) {
-                so.in[y - lo] = 1;
-                if (db != 0) so.abar[y - lo] += a * db;
+                G->sweep.so.in[y - lo] = 1;
+                if (db != 0) G->sweep.so.abar[y - lo] += a * db;
             }
         }
         }
@@ -306,17 +306,17 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
     return 1;
 }
 
-static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? so.tau[id - lo] : 0; }
+static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? G->sweep.so.tau[id - lo] : 0; }
 
 /* Pass 2: τ forward from w = lo, seeded with a. */
 static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
 {
     uint32_t n, at = cuts.n;
-    so.tau[0] = a;
+    G->sweep.so.tau[0] = a;
     for (uint32_t i = lo + 1; i <= top; i++) {
-        so.tau[i - lo] = 0;
+        G->sweep.so.tau[i - lo] = 0;
         /* a cut passes no adjoint to its operands in y's sweep: no τ reaches it */
-        if (!so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
+        if (!G->sweep.so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         double t = 0;
@@ -345,7 +345,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
             t = (tx != 0 && da != 0 ? da * tx : 0) + (ty != 0 && db != 0 ? db * ty : 0);
         }
         }
-        so.tau[i - lo] = t;
+        G->sweep.so.tau[i - lo] = t;
     }
 }
 
@@ -379,8 +379,8 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
             cut = next_cut(&cuts, &at, i - 1);
             continue;
         }
-        double a = so.abar[i - lo];
-        if (!so.in[i - lo] || a == 0) continue;
+        double a = G->sweep.so.abar[i - lo];
+        if (!G->sweep.so.in[i - lo] || a == 0) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         SO_NAMED();
@@ -412,7 +412,7 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
  * must do it. */
 static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
-    if (num_backend != BK_F64 || !b->adj) return 0;
+    if (G->num.backend != BK_F64 || !b->adj) return 0;
     uint32_t j, r = tape_deriv_call_of(k, &j);
     const DerivRec *rec = tape_deriv_call(r);
     uint32_t y = rec->y, w = tape_deriv_wrt(rec, j);
@@ -420,13 +420,13 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     if (sweep_floor(w) != w) return 0;        /* a loop's output: the loop's steps after it count */
     Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
     if (!so_reserve((size_t)y - w + 1)) return 0;
-    so.busy = 1;
+    G->sweep.so.busy = 1;
     int ok = so_cone(w, y, cuts);
-    if (ok && so.in[0]) {                     /* w in y's cone */
+    if (ok && G->sweep.so.in[0]) {                     /* w in y's cone */
         so_forward(w, y, cuts, a);
         so_give(b, w, y, cuts);
     }
-    so.busy = 0;
+    G->sweep.so.busy = 0;
     return ok;
 }
 
@@ -487,13 +487,13 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
         give_plain(b, tape_a(i), 1, 1);
         return;
     case OP_CKPT: {
-        if (!sweep_loop_hooks.reverse) return;
-        n = sweep_loop_hooks.outputs(i);
+        if (!G->sweep.loop_hooks.reverse) return;
+        n = G->sweep.loop_hooks.outputs(i);
         double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
         double *total = wg_scratch(sizeof(double) * (n ? n : 1));
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
         memcpy(total, lam, sizeof(double) * n);
-        sweep_loop_hooks.reverse(i, lam, total, b);
+        G->sweep.loop_hooks.reverse(i, lam, total, b);
         /* an output's own adjoint becomes its whole one (for d with
          * respect to it); it was handed on already */
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) put_plain(b, o, total[tape_b(o)]);
@@ -517,7 +517,7 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     }
 }
 
-LoopHooks sweep_loop_hooks;
+LoopHooks G->sweep.loop_hooks;
 
 static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
 
@@ -582,11 +582,11 @@ void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids
 double *sweep_adjoints(uint32_t top, uint32_t lo)
 {
     PlainBuf b;
-    int saved = num_backend;
-    num_backend = BK_F64;
+    int saved = G->num.backend;
+    G->num.backend = BK_F64;
     plain_alloc(&b, lo, top, NULL, (Cuts){0});
     plain_run(&b, top, 1);
-    num_backend = saved;
+    G->num.backend = saved;
     return b.adj;
 }
 
@@ -662,7 +662,7 @@ static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cu
     b->keys = b->heap = NULL;
     b->vals = NULL;
     b->nkeys = b->nheap = b->mask = 0;
-    b->pairs = backend_is_posit(num_backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
+    b->pairs = backend_is_posit(G->num.backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
     if (n >= VAL_SPARSE_MIN && !b->pairs) {
         b->adj = NULL;
         b->mask = 63;
@@ -871,8 +871,8 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
  * outputs' adjoints are swept through those entries. */
 static void val_through_loop(ValBuf *b, uint32_t i)
 {
-    if (!sweep_loop_hooks.rerun) return;
-    uint32_t n = sweep_loop_hooks.outputs(i);
+    if (!G->sweep.loop_hooks.rerun) return;
+    uint32_t n = G->sweep.loop_hooks.outputs(i);
     Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
     uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
     for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
@@ -880,8 +880,8 @@ static void val_through_loop(ValBuf *b, uint32_t i)
         v_retain(lam[tape_b(o)]);
     }
     uint32_t lo = tape_size();
-    expansion_reran++;
-    sweep_loop_hooks.rerun(i, ids);
+    G->sweep.expansion_reran++;
+    G->sweep.loop_hooks.rerun(i, ids);
     uint32_t top = tape_size() - 1;
     ValBuf sub, *into = b;
     if (top >= lo) {
@@ -1021,7 +1021,7 @@ static void val_run(ValBuf *b, uint32_t top, Value seed)
 
 
 /* The first entry of the expansion being recorded, 0 if none. */
-static uint32_t expansion_floor;
+static uint32_t G->sweep.expansion_floor;
 
 static Cuts deriv_cuts(const DerivRec *r)
 {
@@ -1032,10 +1032,10 @@ static Cuts deriv_cuts(const DerivRec *r)
  * returns the pool offset of the entry each wrt got (0: a constant). */
 static uint32_t record_expansion(uint32_t r, uint32_t *first)
 {
-    int saved = tape.recording;
-    uint32_t saved_floor = expansion_floor;
-    tape.recording = 1;
-    *first = expansion_floor = tape_size();
+    int saved = G->tape.recording;
+    uint32_t saved_floor = G->sweep.expansion_floor;
+    rec_on();
+    *first = G->sweep.expansion_floor = tape_size();
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y, btop = y;
     for (uint32_t w = 0; w < nwrt; w++) {
@@ -1043,18 +1043,18 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
         if (id && id < lo) lo = id;
         if (id && id <= y && wid > btop) btop = wid;    /* a loop's output above y */
     }
-    int saved_ckout = ckout_wrt;
-    uint32_t reran = expansion_reran;
-    ckout_wrt = 0;
-    for (uint32_t w = 0; w < nwrt && !ckout_wrt; w++) {
+    int saved_ckout = G->sweep.ckout_wrt;
+    uint32_t reran = G->sweep.expansion_reran;
+    G->sweep.ckout_wrt = 0;
+    for (uint32_t w = 0; w < nwrt && !G->sweep.ckout_wrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
-        ckout_wrt = id && sweep_floor(id) <= y && tape_opcode(id) == OP_CKOUT;
+        G->sweep.ckout_wrt = id && sweep_floor(id) <= y && tape_opcode(id) == OP_CKOUT;
     }
     ValBuf b;
     valbuf_init(&b, lo, btop, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
-    ckout_wrt = saved_ckout;
-    if (expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
+    G->sweep.ckout_wrt = saved_ckout;
+    if (G->sweep.expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
@@ -1062,8 +1062,8 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, btop);
-    expansion_floor = saved_floor;
-    tape.recording = saved;
+    G->sweep.expansion_floor = saved_floor;
+    rec_restore(saved);
     return off;
 }
 
@@ -1076,9 +1076,9 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
 {
     uint32_t j, r = tape_deriv_call_of(k, &j);
     uint32_t kept = tape_deriv_call(r)->exp_lo;
-    if (kept && (!expansion_floor || kept >= expansion_floor)) {
+    if (kept && (!G->sweep.expansion_floor || kept >= G->sweep.expansion_floor)) {
         if (tape_deriv_call(r)->through_loop) {
-            expansion_reran++;       /* an expansion recording now reads it */
+            G->sweep.expansion_reran++;       /* an expansion recording now reads it */
             through_rerun();
         }
         *lo = kept;
@@ -1089,20 +1089,20 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
     if (!kept) {
         tape_deriv_call(r)->exp_off = off;
         tape_deriv_call(r)->exp_lo = first;
-        tape.expansions++;
+        G->tape.expansions++;
     }
     *lo = first;
     return tape_pool_at(off)[j];
 }
 
-static int kept_busy;
+static int G->sweep.kept_busy;
 void sweep_abandon(void)
 {
-    so.busy = 0;
-    expansion_floor = 0;
-    tape.busy = 0;
-    kept_busy = 0;
-    ckout_wrt = 0;
+    G->sweep.so.busy = 0;
+    G->sweep.expansion_floor = 0;
+    G->tape.busy = 0;
+    G->sweep.kept_busy = 0;
+    G->sweep.ckout_wrt = 0;
 }
 
 /* --------------------------------------------------------- fixed points */
@@ -1139,8 +1139,8 @@ static FixGroup fix_group(uint32_t head)
  * at every step (the floor is put back after, or by sweep_abandon). */
 static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
 {
-    uint32_t floor = expansion_floor;
-    expansion_floor = 0;
+    uint32_t floor = G->sweep.expansion_floor;
+    G->sweep.expansion_floor = 0;
     size_t bytes = sizeof(double) * g->n;
     double *lam = wg_scratch(bytes), *next = wg_scratch(bytes), change = 0;
     memcpy(lam, xbar, bytes);
@@ -1166,7 +1166,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         wg_check_interrupt();
     }
     wg_scratch_free(next);
-    expansion_floor = floor;
+    G->sweep.expansion_floor = floor;
     if (prog.met) return lam;
     wg_error("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
              "(last change %s)", g->s->maxiter, num_str(change));
@@ -1386,7 +1386,7 @@ static struct {
     size_t   cap;              /* doubles */
     uint32_t lo, top, epoch, size;
     uint64_t print;            /* the top entry's fingerprint */
-    uint64_t reclaimed;        /* tape.reclaimed then: a pass that moved entries ends it */
+    uint64_t reclaimed;        /* G->tape.reclaimed then: a pass that moved entries ends it */
     int      valid;
 } kept;
 
@@ -1399,9 +1399,9 @@ static uint64_t entry_print(uint32_t i)
 
 static int kept_covers(uint32_t lo, uint32_t top)
 {
-    return kept.valid && kept.epoch == tape.epoch && kept.size == tape_size() && kept.top == top
-        && kept.reclaimed == tape.reclaimed     /* reclaiming moved nothing since */
-        && kept.lo <= lo && kept.print == entry_print(top);
+    return G->sweep.kept.valid && G->sweep.kept.epoch == G->tape.epoch && G->sweep.kept.size == tape_size() && G->sweep.kept.top == top
+        && G->sweep.kept.reclaimed == G->tape.reclaimed     /* reclaiming moved nothing since */
+        && G->sweep.kept.lo <= lo && G->sweep.kept.print == entry_print(top);
 }
 
 /* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
@@ -1413,37 +1413,37 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     b->lo = lo;
     b->top = top;
     b->cuts = cuts;
-    kept.valid = 0;
-    if (kept.cap < n) {
+    G->sweep.kept.valid = 0;
+    if (G->sweep.kept.cap < n) {
         /* fresh zeros from the kernel: the range needs no clearing */
-        wg_zero_pages_free(kept.adj, kept.cap * sizeof(double));
-        kept.adj = NULL;
-        kept.cap = 0;
-        kept.adj = wg_zero_pages(n * sizeof(double));
-        kept.cap = n;
-    } else memset(kept.adj, 0, n * sizeof(double));
-    b->adj = kept.adj;
-    kept_busy = 1;
+        wg_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+        G->sweep.kept.adj = NULL;
+        G->sweep.kept.cap = 0;
+        G->sweep.kept.adj = wg_zero_pages(n * sizeof(double));
+        G->sweep.kept.cap = n;
+    } else memset(G->sweep.kept.adj, 0, n * sizeof(double));
+    b->adj = G->sweep.kept.adj;
+    G->sweep.kept_busy = 1;
 }
 
 void sweep_forget(void)
 {
-    if (kept_busy || so.busy) return;
-    wg_zero_pages_free(kept.adj, kept.cap * sizeof(double));
-    memset(&kept, 0, sizeof kept);
-    free(so.abar), free(so.tau), free(so.in);
-    memset(&so, 0, sizeof so);
+    if (G->sweep.kept_busy || G->sweep.so.busy) return;
+    wg_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+    memset(&G->sweep.kept, 0, sizeof G->sweep.kept);
+    free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
+    memset(&G->sweep.so, 0, sizeof G->sweep.so);
 }
 
 static void kept_done(uint32_t lo, uint32_t top, int cut)
 {
-    kept_busy = 0;
-    kept.lo = lo;
-    kept.top = top;
-    kept.epoch = tape.epoch;
-    kept.reclaimed = tape.reclaimed;
-    kept.print = entry_print(top);
-    kept.valid = !cut;         /* a sweep with cuts answers its own question only */
+    G->sweep.kept_busy = 0;
+    G->sweep.kept.lo = lo;
+    G->sweep.kept.top = top;
+    G->sweep.kept.epoch = G->tape.epoch;
+    G->sweep.kept.reclaimed = G->tape.reclaimed;
+    G->sweep.kept.print = entry_print(top);
+    G->sweep.kept.valid = !cut;         /* a sweep with cuts answers its own question only */
 }
 
 /* The places are entries first .. first + n - 1, all leaves, below top. */
@@ -1473,16 +1473,16 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     if (!top || !any) return;
     /* wrt entries answered: those in [lo, top], and loops' outputs above */
 #define REACHED(w) ((w) && (w) >= lo && ((w) <= top || (ck && (w) <= btop && sweep_floor(w) <= top)))
-    int saved_ckout = ckout_wrt, above = btop > top;
-    ckout_wrt = ck;
-    tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
+    int saved_ckout = G->sweep.ckout_wrt, above = btop > top;
+    G->sweep.ckout_wrt = ck;
+    G->tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
-    int f64 = num_backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
+    int f64 = G->num.backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
     int done = !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;
-        int keep = f64 && !kept_busy && !above;
+        int keep = f64 && !G->sweep.kept_busy && !above;
         /* places that are a run of leaves at the bottom of the range (d
          * over an array of independents) need no room in the buffer:
          * nothing is swept below them, so their adjoints go straight into
@@ -1490,9 +1490,9 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         uint32_t sink = !hit && f64 && !cuts.n && leaf_run(wrt, n, top) ? (uint32_t)n : 0, blo = lo + sink;
         if (hit) {
             memset(&b, 0, sizeof b);
-            b.lo = kept.lo;
+            b.lo = G->sweep.kept.lo;
             b.top = top;
-            b.adj = kept.adj;
+            b.adj = G->sweep.kept.adj;
         } else if (keep) {
             kept_here = 1;
             kept_alloc(&b, blo, top, cuts);
@@ -1510,8 +1510,8 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
                 out[j].u.n = REACHED(wrt[j]) ? take_plain(&b, wrt[j]) : 0;
         if (!hit && !keep) plain_free(&b);
     }
-    tape.sweeps++;
-    uint32_t rec = tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
+    G->tape.sweeps++;
+    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
     for (int j = 0; j < n;) {
         if (!REACHED(wrt[j])) {
             out[j++] = num_val(0);
@@ -1519,14 +1519,14 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
         int run = j + 1;        /* places answered one after another: one call */
         while (run < n && REACHED(wrt[run])) run++;
-        if (tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
+        if (G->tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
         else
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
         j = run;
     }
-    if (kept_here) kept.size = tape_size();    /* the tape as this call leaves it */
-    else if (!kept_busy) kept.valid = 0;      /* another question came between */
-    tape.busy--;
-    ckout_wrt = saved_ckout;
+    if (kept_here) G->sweep.kept.size = tape_size();    /* the tape as this call leaves it */
+    else if (!G->sweep.kept_busy) G->sweep.kept.valid = 0;      /* another question came between */
+    G->tape.busy--;
+    G->sweep.ckout_wrt = saved_ckout;
 #undef REACHED
 }

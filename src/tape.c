@@ -45,25 +45,25 @@ static void *map_array(size_t bytes)
 static void free_arrays(void)
 {
     if (reserved) {
-        if (tape.code) munmap(tape.code, map_bytes(reserved, sizeof(uint32_t)));
-        if (tape.val) munmap(tape.val, map_bytes(reserved, sizeof(double)));
+        if (G->tape.code) munmap(G->tape.code, map_bytes(reserved, sizeof(uint32_t)));
+        if (G->tape.val) munmap(G->tape.val, map_bytes(reserved, sizeof(double)));
     } else {
-        free(tape.code);
-        free(tape.val);
+        free(G->tape.code);
+        free(G->tape.val);
     }
-    tape.code = NULL;
-    tape.val = NULL;
+    G->tape.code = NULL;
+    G->tape.val = NULL;
     reserved = 0;
-    free(tape.tables.far);
-    free(tape.tables.wide);
-    free(tape.tables.chunk_far);
-    free(tape.tables.chunk_wide);
-    free(tape.tables.chunk_window);
-    free(tape.tables.chunk_deriv);
-    tape.tables.far = NULL;
-    tape.tables.wide = NULL;
-    tape.tables.chunk_far = tape.tables.chunk_wide = tape.tables.chunk_window = NULL;
-    tape.tables.chunk_deriv = NULL;
+    free(G->tape.tables.far);
+    free(G->tape.tables.wide);
+    free(G->tape.tables.chunk_far);
+    free(G->tape.tables.chunk_wide);
+    free(G->tape.tables.chunk_window);
+    free(G->tape.tables.chunk_deriv);
+    G->tape.tables.far = NULL;
+    G->tape.tables.wide = NULL;
+    G->tape.tables.chunk_far = G->tape.tables.chunk_wide = G->tape.tables.chunk_window = NULL;
+    G->tape.tables.chunk_deriv = NULL;
 }
 
 /* Fresh arrays for n entries: reserved mappings, else NULL (the caller
@@ -76,8 +76,8 @@ static int reserve_arrays(size_t n)
         if (code) munmap(code, map_bytes(n, sizeof(uint32_t)));
         return 0;
     }
-    tape.code = code;
-    tape.val = val;
+    G->tape.code = code;
+    G->tape.val = val;
     reserved = n;
     prefaulted = 0;
     return 1;
@@ -95,8 +95,8 @@ static size_t prefault_to(size_t n, size_t limit)
     if (step > 131072) step = 131072;
     size_t to = from + step < limit ? from + step : limit;
     if (to > prefaulted) {
-        wg_prefault(tape.code + prefaulted, (to - prefaulted) * sizeof(uint32_t));
-        wg_prefault(tape.val + prefaulted, (to - prefaulted) * sizeof(double));
+        wg_prefault(G->tape.code + prefaulted, (to - prefaulted) * sizeof(uint32_t));
+        wg_prefault(G->tape.val + prefaulted, (to - prefaulted) * sizeof(double));
         prefaulted = to;
     }
     return to;
@@ -105,14 +105,14 @@ static size_t prefault_to(size_t n, size_t limit)
 /* The mappings moved to hold n entries; 0 if that failed (nothing changed). */
 static int remap_arrays(size_t n)
 {
-    void *p[2] = { tape.code, tape.val };
+    void *p[2] = { G->tape.code, G->tape.val };
     size_t size[2] = { sizeof(uint32_t), sizeof(double) };
     for (int k = 0; k < 2; k++) {
         void *q = mremap(p[k], map_bytes(reserved, size[k]), map_bytes(n, size[k]), MREMAP_MAYMOVE);
         if (q == MAP_FAILED) {
             /* the ones already moved are bigger now: keep them, at the old count */
-            tape.code = p[0];
-            tape.val = p[1];
+            G->tape.code = p[0];
+            G->tape.val = p[1];
             for (int j = 0; j < k; j++) {
                 void *back = mremap(p[j], map_bytes(n, size[j]), map_bytes(reserved, size[j]), 0);
                 if (back == MAP_FAILED) wg_error("out of memory growing the tape to %zu entries", n);
@@ -121,15 +121,15 @@ static int remap_arrays(size_t n)
         }
         p[k] = q;
     }
-    tape.code = p[0];
-    tape.val = p[1];
+    G->tape.code = p[0];
+    G->tape.val = p[1];
     reserved = n;
     return 1;
 }
 
 static size_t max_entries(void)
 {
-    size_t maxn = tape.limit / ENTRY_BYTES;
+    size_t maxn = G->tape.limit / ENTRY_BYTES;
     return maxn > 0xF0000000u ? 0xF0000000u : maxn;
 }
 
@@ -147,7 +147,7 @@ static struct {
 
 static void far_hash_reset(void)
 {
-    tape.far_seen[0] = tape.far_seen[1] = 0;
+    G->tape.far_seen[0] = G->tape.far_seen[1] = 0;
     if (++far_hash.now == 0) {
         memset(far_hash.stamp, 0, sizeof far_hash.stamp);
         far_hash.now = 1;
@@ -181,30 +181,30 @@ static void *reserve_table(void *p, size_t *cap, size_t need, size_t size)
     return p;
 }
 
-static void reserve_far(size_t need) { tape.tables.far = reserve_table(tape.tables.far, &tape.capfar, need, sizeof(uint32_t)); }
-static void reserve_wide(size_t need) { tape.tables.wide = reserve_table(tape.tables.wide, &tape.capwide, need, sizeof(TapeArgs)); }
+static void reserve_far(size_t need) { G->tape.tables.far = reserve_table(G->tape.tables.far, &G->tape.capfar, need, sizeof(uint32_t)); }
+static void reserve_wide(size_t need) { G->tape.tables.wide = reserve_table(G->tape.tables.wide, &G->tape.capwide, need, sizeof(TapeArgs)); }
 
 void tape_chunk_begin(uint32_t i)
 {
     uint32_t c = chunk_of(i);
-    if (c >= tape.capchunks) {     /* both grown before either is kept */
-        size_t grown = tape.capchunks ? 2 * tape.capchunks : 64;
+    if (c >= G->tape.capchunks) {     /* both grown before either is kept */
+        size_t grown = G->tape.capchunks ? 2 * G->tape.capchunks : 64;
         while (grown <= c) grown *= 2;
-        uint32_t *f = realloc(tape.tables.chunk_far, grown * sizeof(uint32_t));
-        if (f) tape.tables.chunk_far = f;
-        uint32_t *w = realloc(tape.tables.chunk_wide, grown * sizeof(uint32_t));
-        if (w) tape.tables.chunk_wide = w;
-        uint32_t *d = realloc(tape.tables.chunk_window, grown * sizeof(uint32_t));
-        if (d) tape.tables.chunk_window = d;
-        TapeDerivBase *b = realloc(tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
-        if (b) tape.tables.chunk_deriv = b;
+        uint32_t *f = realloc(G->tape.tables.chunk_far, grown * sizeof(uint32_t));
+        if (f) G->tape.tables.chunk_far = f;
+        uint32_t *w = realloc(G->tape.tables.chunk_wide, grown * sizeof(uint32_t));
+        if (w) G->tape.tables.chunk_wide = w;
+        uint32_t *d = realloc(G->tape.tables.chunk_window, grown * sizeof(uint32_t));
+        if (d) G->tape.tables.chunk_window = d;
+        TapeDerivBase *b = realloc(G->tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
+        if (b) G->tape.tables.chunk_deriv = b;
         if (!f || !w || !d || !b) wg_error("out of memory growing the tape to %u entries", i);
-        tape.capchunks = grown;
+        G->tape.capchunks = grown;
     }
-    tape.tables.chunk_far[c] = (uint32_t)tape.nfar;
-    tape.tables.chunk_wide[c] = (uint32_t)tape.nwide;
-    tape.tables.chunk_window[c] = tape.window = 0;
-    tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;
+    G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
+    G->tape.tables.chunk_wide[c] = (uint32_t)G->tape.nwide;
+    G->tape.tables.chunk_window[c] = G->tape.window = 0;
+    G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;
     far_hash_reset();
 }
 
@@ -219,20 +219,20 @@ uint32_t tape_far_field(uint32_t id)
             f = TAPE_NEAR + far_hash.slot[h];
             goto seen;
         }
-    if (!tape.window) {
-        tape.tables.chunk_window[chunk_of(tape.n)] = tape.window = tape.n - id;
+    if (!G->tape.window) {
+        G->tape.tables.chunk_window[chunk_of(G->tape.n)] = G->tape.window = G->tape.n - id;
         return TAPE_WINDOW;
     }
-    uint32_t used = (uint32_t)tape.nfar - tape.tables.chunk_far[chunk_of(tape.n)];
+    uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[chunk_of(G->tape.n)];
     if (used >= TAPE_FAR_SLOTS) return TAPE_NOFIELD;
     check_limit(sizeof(uint32_t));
-    reserve_far(tape.nfar + 1);
-    tape.tables.far[tape.nfar++] = id;
+    reserve_far(G->tape.nfar + 1);
+    G->tape.tables.far[G->tape.nfar++] = id;
     far_hash_put(id, used);
     f = TAPE_NEAR + used;
 seen:
-    tape.far_seen[id & 1] = id;
-    tape.far_seen_field[id & 1] = f;
+    G->tape.far_seen[id & 1] = id;
+    G->tape.far_seen_field[id & 1] = f;
     return f;
 }
 
@@ -240,7 +240,7 @@ seen:
  * first deriv entry sets it), or TAPE_NOFIELD. */
 static inline uint32_t deriv_packed(uint32_t i, uint32_t call, uint32_t which)
 {
-    TapeDerivBase *base = &tape.tables.chunk_deriv[chunk_of(i)];
+    TapeDerivBase *base = &G->tape.tables.chunk_deriv[chunk_of(i)];
     if (base->call == TAPE_NO_BASE) *base = (TapeDerivBase){ call, which };
     uint32_t dc = call - base->call, w = dc ? which : which - base->which;
     if (dc >= TAPE_PACKED_CALLS || w >= TAPE_PACKED_PLACES) return TAPE_NOFIELD;
@@ -252,23 +252,23 @@ static inline int push_packed_deriv(uint32_t opbyte, uint32_t i, uint32_t call, 
 {
     uint32_t f = deriv_packed(i, call, which);
     if (f == TAPE_NOFIELD) return 0;
-    tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | TAPE_PACKED | f;
-    tape.val[i] = v;
-    tape.n = i + 1;
+    G->tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | TAPE_PACKED | f;
+    G->tape.val[i] = v;
+    G->tape.n = i + 1;
     return 1;
 }
 
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
-    uint32_t i = tape.n;
+    uint32_t i = G->tape.n;
     if ((opbyte & TAPE_OPMASK) == OP_DERIV && push_packed_deriv(opbyte, i, a, b, v)) return i;
     check_limit(sizeof(TapeArgs));
-    reserve_wide(tape.nwide + 1);
-    uint32_t k = (uint32_t)tape.nwide - tape.tables.chunk_wide[chunk_of(i)];
-    tape.tables.wide[tape.nwide++] = (TapeArgs){ a, b };
-    tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | k << 8;
-    tape.val[i] = v;
-    tape.n = i + 1;
+    reserve_wide(G->tape.nwide + 1);
+    uint32_t k = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)];
+    G->tape.tables.wide[G->tape.nwide++] = (TapeArgs){ a, b };
+    G->tape.code[i] = (opbyte & ~(uint32_t)TAPE_WIDE) | TAPE_WIDE | k << 8;
+    G->tape.val[i] = v;
+    G->tape.n = i + 1;
     return i;
 }
 
@@ -278,12 +278,12 @@ uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
  * start that is nothing: the next push begins the chunk afresh.) */
 static void tape_rewind(uint32_t to)
 {
-    if (to >= tape.n) return;
+    if (to >= G->tape.n) return;
     /* what the chunk's entries below `to` use of its tables (at most a
      * chunk's worth to look at) */
     uint32_t c = chunk_of(to), nfar = 0, nwide = 0, packed = 0;
     for (uint32_t i = c << TAPE_CHUNK_BITS; i < to; i++) {
-        uint32_t code = tape.code[i], fa = (code >> 8) & 0xfff, fb = code >> 20;
+        uint32_t code = G->tape.code[i], fa = (code >> 8) & 0xfff, fb = code >> 20;
         if (code & TAPE_WIDE) {
             packed |= code & TAPE_PACKED;
             if (!(code & TAPE_PACKED) && (code >> 8) + 1 > nwide) nwide = (code >> 8) + 1;
@@ -292,82 +292,82 @@ static void tape_rewind(uint32_t to)
         if (fa >= TAPE_NEAR && fa < TAPE_WINDOW && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
         if (fb >= TAPE_NEAR && fb < TAPE_WINDOW && fb - TAPE_NEAR + 1 > nfar) nfar = fb - TAPE_NEAR + 1;
     }
-    tape.nfar = tape.tables.chunk_far[c] + nfar;
-    tape.nwide = tape.tables.chunk_wide[c] + nwide;
-    if (!packed && c < tape.capchunks) tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;   /* the next deriv entry sets it */
+    G->tape.nfar = G->tape.tables.chunk_far[c] + nfar;
+    G->tape.nwide = G->tape.tables.chunk_wide[c] + nwide;
+    if (!packed && c < G->tape.capchunks) G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;   /* the next deriv entry sets it */
     far_hash_reset();
     /* a chunk begun afresh has no window yet; else the chunk keeps its own */
-    tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? tape.tables.chunk_window[c] : 0;
-    for (uint32_t k = 0; k < nfar; k++) far_hash_put(tape.tables.far[tape.tables.chunk_far[c] + k], k);
-    tape.n = to;
+    G->tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? G->tape.tables.chunk_window[c] : 0;
+    for (uint32_t k = 0; k < nfar; k++) far_hash_put(G->tape.tables.far[G->tape.tables.chunk_far[c] + k], k);
+    G->tape.n = to;
 }
 
 /* Side records from index `from` on are released (their entries go). */
 static void release_sides(uint32_t from)
 {
-    for (uint32_t k = tape.nsides; k-- > from; ) {
-        TapeSide *s = tape.sides[k];
-        tape.sides[k] = NULL;
+    for (uint32_t k = G->tape.nsides; k-- > from; ) {
+        TapeSide *s = G->tape.sides[k];
+        G->tape.sides[k] = NULL;
         if (s && s->kind->release) s->kind->release(s);
     }
-    if (tape.nsides > from) tape.nsides = from;
+    if (G->tape.nsides > from) G->tape.nsides = from;
 }
 
 void tape_init(void)
 {
-    size_t limit = tape.limit ? tape.limit : (size_t)1 << 30;   /* 1 GiB default */
+    size_t limit = G->tape.limit ? G->tape.limit : (size_t)1 << 30;   /* 1 GiB default */
     free_arrays();
-    free(tape.pool);
-    free(tape.derivs);
+    free(G->tape.pool);
+    free(G->tape.derivs);
     release_sides(0);
-    free(tape.sides);
-    uint32_t epoch = tape.epoch, clears = tape.clears;
-    memset(&tape, 0, sizeof tape);
-    tape.limit = limit;
-    tape.epoch = epoch + 1;
-    tape.clears = clears + 1;
-    tape.recording = 1;
+    free(G->tape.sides);
+    uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
+    memset(&G->tape, 0, sizeof G->tape);
+    G->tape.limit = limit;
+    G->tape.epoch = epoch + 1;
+    G->tape.clears = clears + 1;
+    rec_on();
     size_t maxn = max_entries();
-    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) tape.cap = (uint32_t)prefault_to(0, maxn < reserved ? maxn : reserved);
+    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) G->tape.cap = (uint32_t)prefault_to(0, maxn < reserved ? maxn : reserved);
     else {
-        tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
-        tape.code = wg_malloc(tape.cap * sizeof(uint32_t));
-        tape.val = wg_malloc(tape.cap * sizeof(double));
+        G->tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
+        G->tape.code = wg_malloc(G->tape.cap * sizeof(uint32_t));
+        G->tape.val = wg_malloc(G->tape.cap * sizeof(double));
     }
     tape_chunk_begin(0);
-    tape.n = 1;                 /* entry 0: "constant" */
-    tape.code[0] = OP_CONST;
-    tape.val[0] = 0;
+    G->tape.n = 1;                 /* entry 0: "constant" */
+    G->tape.code[0] = OP_CONST;
+    G->tape.val[0] = 0;
 }
 
 void tape_clear(void)
 {
-    int recording = tape.recording;
+    int recording = G->tape.recording;
     tape_init();
-    tape.recording = recording;
+    rec_restore(recording);
 }
 
 size_t tape_bytes(void)
 {
-    return (size_t)tape.n * ENTRY_BYTES + tape.npool * sizeof(uint32_t)
-         + (size_t)tape.nderivs * sizeof(DerivRec)
-         + tape.nfar * sizeof(uint32_t) + tape.nwide * sizeof(TapeArgs);
+    return (size_t)G->tape.n * ENTRY_BYTES + G->tape.npool * sizeof(uint32_t)
+         + (size_t)G->tape.nderivs * sizeof(DerivRec)
+         + G->tape.nfar * sizeof(uint32_t) + G->tape.nwide * sizeof(TapeArgs);
 }
 
-const char *(*tape_limit_hint)(void);
+const char *(*G->tape.limit_hint)(void);
 
 static void check_limit(size_t more)
 {
-    if (tape_bytes() + more > tape.limit) {
+    if (tape_bytes() + more > G->tape.limit) {
         char lim[32];
-        double b = (double)tape.limit;
+        double b = (double)G->tape.limit;
         if (b >= 1 << 30) snprintf(lim, sizeof lim, "%.4gGB", b / (1 << 30));
         else if (b >= 1 << 20) snprintf(lim, sizeof lim, "%.4gMB", b / (1 << 20));
         else snprintf(lim, sizeof lim, "%.4gKB", b / 1024);
-        const char *hint = tape_limit_hint ? tape_limit_hint() : NULL;
-        if (hint) wg_error("tape limit of %s reached (%u entries) %s", lim, tape.n, hint);
+        const char *hint = G->tape.limit_hint ? G->tape.limit_hint() : NULL;
+        if (hint) wg_error("tape limit of %s reached (%u entries) %s", lim, G->tape.n, hint);
         wg_error("tape limit of %s reached (%u entries); raise it with ':tape limit 4GB' "
-                 "or forget the tape with ':tape clear'", lim, tape.n);
+                 "or forget the tape with ':tape clear'", lim, G->tape.n);
     }
 }
 
@@ -376,56 +376,56 @@ static void check_limit(size_t more)
 void tape_grow(void)
 {
     size_t maxn = max_entries();
-    if (tape.n >= maxn) check_limit(tape.limit);
-    size_t cap = (size_t)tape.cap * 4;   /* fewer copies of a growing tape */
+    if (G->tape.n >= maxn) check_limit(G->tape.limit);
+    size_t cap = (size_t)G->tape.cap * 4;   /* fewer copies of a growing tape */
     if (cap > maxn) cap = maxn;
     if (reserved) {
         /* the next stretch of the mappings; a raised cap whose entries
          * the reservation does not hold moves it */
         size_t more = 2 * reserved > RESERVE_MAX ? 2 * reserved : RESERVE_MAX;
-        if (tape.n >= reserved && !remap_arrays(maxn < more ? maxn : more))
+        if (G->tape.n >= reserved && !remap_arrays(maxn < more ? maxn : more))
             wg_error("out of memory growing the tape to %zu entries", cap);
-        tape.cap = (uint32_t)prefault_to(tape.n, maxn < reserved ? maxn : reserved);
+        G->tape.cap = (uint32_t)prefault_to(G->tape.n, maxn < reserved ? maxn : reserved);
         return;
     }
-    uint32_t *code = realloc(tape.code, cap * sizeof(uint32_t));
-    if (code) tape.code = code;
-    double *val = realloc(tape.val, cap * sizeof(double));
-    if (val) tape.val = val;
+    uint32_t *code = realloc(G->tape.code, cap * sizeof(uint32_t));
+    if (code) G->tape.code = code;
+    double *val = realloc(G->tape.val, cap * sizeof(double));
+    if (val) G->tape.val = val;
     if (!code || !val) wg_error("out of memory growing the tape to %zu entries", cap);
-    tape.cap = (uint32_t)cap;
+    G->tape.cap = (uint32_t)cap;
 }
 
 uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
 {
     check_limit(n * sizeof(uint32_t));
-    if (tape.npool + n > tape.cappool) {
-        size_t cap = tape.cappool ? tape.cappool : 1024;
-        while (cap < tape.npool + n) cap *= 2;
-        tape.pool = wg_realloc(tape.pool, cap * sizeof(uint32_t));
-        tape.cappool = cap;
+    if (G->tape.npool + n > G->tape.cappool) {
+        size_t cap = G->tape.cappool ? G->tape.cappool : 1024;
+        while (cap < G->tape.npool + n) cap *= 2;
+        G->tape.pool = wg_realloc(G->tape.pool, cap * sizeof(uint32_t));
+        G->tape.cappool = cap;
     }
-    uint32_t off = (uint32_t)tape.npool;
-    if (ids) memcpy(tape.pool + off, ids, n * sizeof(uint32_t));
-    tape.npool += n;
+    uint32_t off = (uint32_t)G->tape.npool;
+    if (ids) memcpy(G->tape.pool + off, ids, n * sizeof(uint32_t));
+    G->tape.npool += n;
     return off;
 }
 
 uint32_t tape_side_add(TapeSide *s)
 {
-    if (tape.nsides == tape.capsides) {
-        __typeof__(tape.capsides) grown = tape.capsides ? 2 * tape.capsides : 16;   /* the size is kept only once it is had */
-        tape.sides = wg_realloc(tape.sides, grown * sizeof(TapeSide *));
-        tape.capsides = grown;
+    if (G->tape.nsides == G->tape.capsides) {
+        __typeof__(G->tape.capsides) grown = G->tape.capsides ? 2 * G->tape.capsides : 16;   /* the size is kept only once it is had */
+        G->tape.sides = wg_realloc(G->tape.sides, grown * sizeof(TapeSide *));
+        G->tape.capsides = grown;
     }
-    tape.sides[tape.nsides] = s;
-    return tape.nsides++;
+    G->tape.sides[G->tape.nsides] = s;
+    return G->tape.nsides++;
 }
 
 void tape_each_side_value(void (*visit)(Value))
 {
-    for (uint32_t k = 0; k < tape.nsides; k++) {
-        TapeSide *s = tape.sides[k];
+    for (uint32_t k = 0; k < G->tape.nsides; k++) {
+        TapeSide *s = G->tape.sides[k];
         if (s && s->kind->each_value) s->kind->each_value(s, visit);
     }
 }
@@ -433,12 +433,12 @@ void tape_each_side_value(void (*visit)(Value))
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut)
 {
-    if (tape.nderivs == tape.capderivs) {
-        __typeof__(tape.capderivs) grown = tape.capderivs ? 2 * tape.capderivs : 16;   /* the size is kept only once it is had */
-        tape.derivs = wg_realloc(tape.derivs, grown * sizeof(DerivRec));
-        tape.capderivs = grown;
+    if (G->tape.nderivs == G->tape.capderivs) {
+        __typeof__(G->tape.capderivs) grown = G->tape.capderivs ? 2 * G->tape.capderivs : 16;   /* the size is kept only once it is had */
+        G->tape.derivs = wg_realloc(G->tape.derivs, grown * sizeof(DerivRec));
+        G->tape.capderivs = grown;
     }
-    DerivRec *r = &tape.derivs[tape.nderivs];
+    DerivRec *r = &G->tape.derivs[G->tape.nderivs];
     r->y = y;
     int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
     for (uint32_t j = 1; j < nwrt && run; j++) run = wrt[j] == wrt[0] + j;
@@ -450,22 +450,22 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     r->ncut = ncut;
     r->exp_lo = 0;
     r->exp_off = 0;
-    return tape.nderivs++;
+    return G->tape.nderivs++;
 }
 
 /* A lower cap takes effect at the next entry: the logical capacity shrinks
  * (the arrays keep their size), so the next push reaches tape_grow. */
 void tape_set_limit(size_t bytes)
 {
-    tape.limit = bytes;
+    G->tape.limit = bytes;
     size_t maxn = bytes / ENTRY_BYTES;
-    if (tape.cap > maxn) tape.cap = maxn > tape.n ? (uint32_t)maxn : tape.n;
+    if (G->tape.cap > maxn) G->tape.cap = maxn > G->tape.n ? (uint32_t)maxn : G->tape.n;
 }
 
 uint32_t *rec_operands(uint32_t count, uint32_t *off)
 {
     *off = tape_pool_push(NULL, count);
-    return tape.pool + *off;
+    return G->tape.pool + *off;
 }
 
 uint32_t rec_sum(uint32_t off, uint32_t n, double v) { return tape_push(OP_SUM, off, n, v); }
@@ -535,19 +535,19 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 
 const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first)
 {
-    DerivRec *r = &tape.derivs[call];
+    DerivRec *r = &G->tape.derivs[call];
     *n = r->exp_lo ? r->nwrt : 0;
     if (first) *first = r->exp_lo;
-    return r->exp_lo ? tape.pool + r->exp_off : NULL;
+    return r->exp_lo ? G->tape.pool + r->exp_off : NULL;
 }
 
 void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     if (tape_opcode(i) == OP_DERIV) {
-        DerivRec *r = &tape.derivs[tape_a(i)];
-        for (uint32_t j = 0; j < r->ncut; j++) fn(&tape.pool[r->cut_off + j], ud);
+        DerivRec *r = &G->tape.derivs[tape_a(i)];
+        for (uint32_t j = 0; j < r->ncut; j++) fn(&G->tape.pool[r->cut_off + j], ud);
     } else if (op_side[tape_opcode(i)]) {
-        TapeSide *s = tape.sides[tape_a(i)];
+        TapeSide *s = G->tape.sides[tape_a(i)];
         if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
     }
 }
@@ -568,7 +568,7 @@ static void renumber_id(uint32_t *id, void *ud) { *id = renumbered(ud, *id); }
 static uint32_t repool(uint32_t *out, size_t *nout, size_t base, uint32_t off, uint32_t n, const Renumber *r)
 {
     uint32_t at = (uint32_t)(base + *nout);
-    for (uint32_t j = 0; j < n; j++) out[(*nout)++] = renumbered(r, tape.pool[off + j]);
+    for (uint32_t j = 0; j < n; j++) out[(*nout)++] = renumbered(r, G->tape.pool[off + j]);
     return at;
 }
 
@@ -590,29 +590,29 @@ static void tables_free(TapeTables *t)
 static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capfar_out, size_t *capwide_out)
 {
     TapeTables t = { 0 };
-    uint32_t c = chunk_of(lo), last = chunk_of(tape.n - 1);
-    size_t far_to = c < last ? tape.tables.chunk_far[c + 1] : tape.nfar;
-    size_t wide_to = c < last ? tape.tables.chunk_wide[c + 1] : tape.nwide;
+    uint32_t c = chunk_of(lo), last = chunk_of(G->tape.n - 1);
+    size_t far_to = c < last ? G->tape.tables.chunk_far[c + 1] : G->tape.nfar;
+    size_t wide_to = c < last ? G->tape.tables.chunk_wide[c + 1] : G->tape.nwide;
     size_t far_worst = 2 * (size_t)kept, chunks = (size_t)chunk_of(lo + kept) - c + 1;
     if (far_worst > chunks * TAPE_FAR_SLOTS) far_worst = chunks * TAPE_FAR_SLOTS;
     size_t capfar = far_to + far_worst + 1, capwide = wide_to + (size_t)kept + 1;
-    size_t nchunks = tape.capchunks * sizeof(uint32_t);
+    size_t nchunks = G->tape.capchunks * sizeof(uint32_t);
     t.far = malloc(capfar * sizeof(uint32_t));
     t.wide = malloc(capwide * sizeof(TapeArgs));
     t.chunk_far = malloc(nchunks);
     t.chunk_wide = malloc(nchunks);
     t.chunk_window = malloc(nchunks);
-    t.chunk_deriv = malloc(tape.capchunks * sizeof(TapeDerivBase));
+    t.chunk_deriv = malloc(G->tape.capchunks * sizeof(TapeDerivBase));
     if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_deriv) {
         tables_free(&t);
         wg_error("out of memory reclaiming the tape");
     }
-    if (far_to) memcpy(t.far, tape.tables.far, far_to * sizeof(uint32_t));       /* NULL while empty */
-    if (wide_to) memcpy(t.wide, tape.tables.wide, wide_to * sizeof(TapeArgs));
-    memcpy(t.chunk_far, tape.tables.chunk_far, nchunks);
-    memcpy(t.chunk_wide, tape.tables.chunk_wide, nchunks);
-    memcpy(t.chunk_window, tape.tables.chunk_window, nchunks);
-    memcpy(t.chunk_deriv, tape.tables.chunk_deriv, tape.capchunks * sizeof(TapeDerivBase));
+    if (far_to) memcpy(t.far, G->tape.tables.far, far_to * sizeof(uint32_t));       /* NULL while empty */
+    if (wide_to) memcpy(t.wide, G->tape.tables.wide, wide_to * sizeof(TapeArgs));
+    memcpy(t.chunk_far, G->tape.tables.chunk_far, nchunks);
+    memcpy(t.chunk_wide, G->tape.tables.chunk_wide, nchunks);
+    memcpy(t.chunk_window, G->tape.tables.chunk_window, nchunks);
+    memcpy(t.chunk_deriv, G->tape.tables.chunk_deriv, G->tape.capchunks * sizeof(TapeDerivBase));
     *capfar_out = capfar;
     *capwide_out = capwide;
     return t;
@@ -663,12 +663,12 @@ static void compact_mark_named(Compaction *c)
         if (op == OP_DERIV && tape_a(i) >= c->m.nderivs) c->dmap[tape_a(i) - c->m.nderivs] = 1;
         else if (op_side[op] && tape_a(i) >= c->m.nsides) c->smap[tape_a(i) - c->m.nsides] = 1;
     }
-    for (uint32_t k = 0; k < tape.nderivs; k++) {
-        DerivRec *r = &tape.derivs[k];
+    for (uint32_t k = 0; k < G->tape.nderivs; k++) {
+        DerivRec *r = &G->tape.derivs[k];
         if (!r->exp_lo || r->exp_lo < c->lo) continue;
         int keep = 0;
         for (uint32_t w = 0; w < r->nwrt; w++) {
-            uint32_t id = tape.pool[r->exp_off + w];
+            uint32_t id = G->tape.pool[r->exp_off + w];
             if (id >= c->lo && !c->live[id - c->lo]) {
                 keep = 0;
                 break;
@@ -686,17 +686,17 @@ static void compact_derivs(Compaction *c)
     uint32_t kd = 0, mn = c->m.nderivs;
     for (uint32_t k = 0; k < c->nd; k++) {
         if (!c->dmap[k]) continue;
-        DerivRec r = tape.derivs[mn + k];
+        DerivRec r = G->tape.derivs[mn + k];
         r.y = renumbered(&c->rn, r.y);
         r.wrt_off = r.wrt_run ? renumbered(&c->rn, r.wrt_off)
                               : repool(c->out, &c->nout, c->base, r.wrt_off, r.nwrt, &c->rn);
         r.cut_off = r.ncut ? repool(c->out, &c->nout, c->base, r.cut_off, r.ncut, &c->rn) : 0;
         c->dmap[k] = mn + kd;
-        tape.derivs[mn + kd++] = r;
+        G->tape.derivs[mn + kd++] = r;
     }
-    tape.nderivs = mn + kd;
-    for (uint32_t k = 0; k < tape.nderivs; k++) {
-        DerivRec *r = &tape.derivs[k];
+    G->tape.nderivs = mn + kd;
+    for (uint32_t k = 0; k < G->tape.nderivs; k++) {
+        DerivRec *r = &G->tape.derivs[k];
         if (!r->exp_lo || r->exp_lo < c->lo) continue;
         r->exp_lo = c->newpos[r->exp_lo - c->lo];
         r->exp_off = repool(c->out, &c->nout, c->base, r->exp_off, r->nwrt, &c->rn);
@@ -709,17 +709,17 @@ static void compact_sides(Compaction *c)
 {
     uint32_t ks = 0, ms = c->m.nsides;
     for (uint32_t k = 0; k < c->ns; k++) {
-        TapeSide *s = tape.sides[ms + k];
-        tape.sides[ms + k] = NULL;
+        TapeSide *s = G->tape.sides[ms + k];
+        G->tape.sides[ms + k] = NULL;
         if (!c->smap[k]) {
             if (s && s->kind->release) s->kind->release(s);
             continue;
         }
         if (s && s->kind->each_id) s->kind->each_id(s, renumber_id, &c->rn);
         c->smap[k] = ms + ks;
-        tape.sides[ms + ks++] = s;
+        G->tape.sides[ms + ks++] = s;
     }
-    tape.nsides = ms + ks;
+    G->tape.nsides = ms + ks;
 }
 
 /* Entry i's fields as they read after the compaction. */
@@ -752,8 +752,8 @@ static void compact_entries(Compaction *c, const TapeTables *old)
     tape_rewind(c->lo);
     for (uint32_t i = c->lo; i < c->n; i++) {
         if (!c->live[i - c->lo]) continue;
-        uint32_t opbyte = tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
-        double v = tape.val[i];
+        uint32_t opbyte = G->tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
+        double v = G->tape.val[i];
         TapeArgs a = compact_args(c, old, i);
         /* entries below i are rewritten already, i itself is read above */
         if (tape_push_raw(opbyte, a.a, a.b, v) != c->newpos[i - c->lo]) broken_compaction();
@@ -762,50 +762,50 @@ static void compact_entries(Compaction *c, const TapeTables *old)
 
 void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
 {
-    Compaction c = { .m = m, .live = live, .newpos = newpos, .lo = m.n, .n = tape.n };
+    Compaction c = { .m = m, .live = live, .newpos = newpos, .lo = m.n, .n = G->tape.n };
     size_t before = tape_bytes();
     compact_positions(&c);
-    c.nd = tape.nderivs - m.nderivs;
-    c.ns = tape.nsides - m.nsides;
+    c.nd = G->tape.nderivs - m.nderivs;
+    c.ns = G->tape.nsides - m.nsides;
     c.dmap = wg_scratch(sizeof(uint32_t) * (c.nd + 1));
     c.smap = wg_scratch(sizeof(uint32_t) * (c.ns + 1));
-    c.out = wg_scratch(sizeof(uint32_t) * (tape.npool - m.npool + 1));   /* before anything moves */
+    c.out = wg_scratch(sizeof(uint32_t) * (G->tape.npool - m.npool + 1));   /* before anything moves */
     c.base = m.npool;
-    TapeTables old = tape.tables;
+    TapeTables old = G->tape.tables;
     size_t capfar, capwide;
     TapeTables fresh = tables_for_compaction(c.lo, c.kept_end - c.lo, &capfar, &capwide);   /* the last memory taken */
     compact_mark_named(&c);
     compact_derivs(&c);
     compact_sides(&c);
-    tape.tables = fresh;
-    tape.capfar = capfar;
-    tape.capwide = capwide;
+    G->tape.tables = fresh;
+    G->tape.capfar = capfar;
+    G->tape.capwide = capwide;
     compact_entries(&c, &old);
-    if (c.nout) memcpy(tape.pool + c.base, c.out, c.nout * sizeof(uint32_t));
-    tape.npool = c.base + c.nout;
-    tape.n = c.kept_end;
-    tape.reclaimed += c.n - c.kept_end;
-    tape.reclaimed_bytes += before - tape_bytes();
+    if (c.nout) memcpy(G->tape.pool + c.base, c.out, c.nout * sizeof(uint32_t));
+    G->tape.npool = c.base + c.nout;
+    G->tape.n = c.kept_end;
+    G->tape.reclaimed += c.n - c.kept_end;
+    G->tape.reclaimed_bytes += before - tape_bytes();
     tables_free(&old);
     wg_scratch_free(c.out);
     wg_scratch_free(c.dmap);
     wg_scratch_free(c.smap);
 }
 
-TapeMark tape_mark(void) { return (TapeMark){ tape.n, tape.nderivs, tape.nsides, tape.npool }; }
+TapeMark tape_mark(void) { return (TapeMark){ G->tape.n, G->tape.nderivs, G->tape.nsides, G->tape.npool }; }
 
 int tape_grew_since(TapeMark m)
 {
-    return tape.n != m.n || tape.nderivs != m.nderivs || tape.npool != m.npool || tape.nsides != m.nsides;
+    return G->tape.n != m.n || G->tape.nderivs != m.nderivs || G->tape.npool != m.npool || G->tape.nsides != m.nsides;
 }
 
 void tape_truncate(TapeMark m)
 {
     for (uint32_t i = 0; i < m.nderivs; i++)
-        if (tape.derivs[i].exp_lo >= m.n) tape.derivs[i].exp_lo = tape.derivs[i].exp_off = 0;
+        if (G->tape.derivs[i].exp_lo >= m.n) G->tape.derivs[i].exp_lo = G->tape.derivs[i].exp_off = 0;
     release_sides(m.nsides);
     tape_rewind(m.n);
-    tape.nderivs = m.nderivs;
-    tape.npool = m.npool;
-    tape.epoch++;
+    G->tape.nderivs = m.nderivs;
+    G->tape.npool = m.npool;
+    G->tape.epoch++;
 }

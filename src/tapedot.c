@@ -199,7 +199,7 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 
 /* Set when a Ctrl-C stopped write_dot part way: the caller tidies up (a
  * temporary file, a half-written one) and then reports "interrupted". */
-static int dot_stopped;
+static int G->tapeview.dot_stopped;
 
 /* Nodes in tape order, each expansion's entries inside its cluster. */
 static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryLabel label)
@@ -213,10 +213,10 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
     /* a cluster is written only if it holds a selected entry */
     uint32_t *before = wg_scratch(sizeof(uint32_t) * ((size_t)tape_size() + 1));
     for (uint32_t i = 0; i < tape_size(); i++) before[i + 1] = before[i] + (i ? sel[i] : 0);
-    dot_stopped = 0;
+    G->tapeview.dot_stopped = 0;
     for (uint32_t i = 1; i < tape_size(); i++) {
         if ((i & 0xfff) == 0 && wg_interrupted) {
-            dot_stopped = 1;
+            G->tapeview.dot_stopped = 1;
             break;
         }
         while (nopen && spans[open[nopen - 1]].hi < i) {
@@ -244,8 +244,8 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
         nopen--;
         if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
     }
-    for (uint32_t i = 1; i < tape_size() && !dot_stopped; i++) {
-        if ((i & 0xfff) == 0 && wg_interrupted) dot_stopped = 1;
+    for (uint32_t i = 1; i < tape_size() && !G->tapeview.dot_stopped; i++) {
+        if ((i & 0xfff) == 0 && wg_interrupted) G->tapeview.dot_stopped = 1;
         else if (sel[i]) write_edges(f, sel, i);
     }
     fprintf(f, "}\n");
@@ -282,7 +282,7 @@ static int run_dot(const char *prog, const char *format, const char *file, const
     snprintf(fmt, sizeof fmt, "-T%s", format);
     char *argv[] = {"dot", fmt, "-o", (char *)file, (char *)dotfile, NULL};
     pid_t pid;
-    fflush(stdout);
+    io_flush();
     if (posix_spawn(&pid, prog, NULL, NULL, argv, environ) != 0) return -1;
     int status;
     while (waitpid(pid, &status, 0) < 0)
@@ -317,7 +317,7 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
     uint32_t count = write_dot(f, sel, title, label);
     int bad = ferror(f);
     bad |= fclose(f) != 0;
-    if (dot_stopped) {
+    if (G->tapeview.dot_stopped) {
         unlink(tmp);
         wg_check_interrupt_now();
     }
@@ -349,7 +349,7 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
         wg_error("cannot write '%s': %s", file, strerror(e));
     }
     wg_scratch_free(out);
-    printf("wrote %s (%u entries)\n", file, count);
+    io_out("wrote %s (%u entries)\n", file, count);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -383,7 +383,7 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
     if (!f) wg_error("out of memory");
     write_dot(f, sel, title, label);
     fclose(f);
-    if (dot_stopped) {
+    if (G->tapeview.dot_stopped) {
         free(text);
         wg_check_interrupt_now();
     }
@@ -394,14 +394,14 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
         size_t nsvg;
         char *svg = slurp(svgfile, &nsvg);
         if (svg && nsvg) {
-            wg_display("image/svg+xml", svg, nsvg, text);
+            G->eval.display("image/svg+xml", svg, nsvg, text);
             shown = 1;
         }
         free(svg);
     }
     if (fd >= 0) { close(fd); unlink(dotfile); }
     if (fs >= 0) { close(fs); unlink(svgfile); }
-    if (!shown) fwrite(text, 1, ntext, stdout);
+    if (!shown) io_write(IO_OUT, text, ntext);
     free(text);
 }
 
@@ -460,7 +460,7 @@ void tapedot_command(const char *args, EntryLabel label)
         memset(sel + 1, 1, tape_size() - 1);
         count = tape_size() - 1;
     }
-    int picture = (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) || (!file && wg_display);
+    int picture = (file && (ends_with(file, ".svg") || ends_with(file, ".png"))) || (!file && G->eval.display);
     check_size(name, file, count, picture);
     if (file && picture) render(sel, tp, file, label);
     else if (file) {
@@ -469,15 +469,15 @@ void tapedot_command(const char *args, EntryLabel label)
         count = write_dot(f, sel, tp, label);
         int bad = ferror(f);
         if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
-        if (dot_stopped) {
+        if (G->tapeview.dot_stopped) {
             unlink(file);
             wg_check_interrupt_now();
         }
-        printf("wrote %s (%u entries)\n", file, count);
-    } else if (wg_display) display_graph(sel, tp, label);
+        io_out("wrote %s (%u entries)\n", file, count);
+    } else if (G->eval.display) display_graph(sel, tp, label);
     else {
         write_dot(stdout, sel, tp, label);
-        if (dot_stopped) wg_check_interrupt_now();
+        if (G->tapeview.dot_stopped) wg_check_interrupt_now();
     }
     wg_scratch_free(sel);
 }

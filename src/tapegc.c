@@ -12,18 +12,18 @@
 #include "error.h"
 
 static void (*eval_roots)(IdFn fn, void *ud);
-uint32_t reclaim_next_pass_at = 1u << 16;   /* tape size that triggers a pass */
+uint32_t G->reclaim.next_pass_at = 1u << 16;   /* tape size that triggers a pass */
 static uint32_t seen_epoch;                 /* a cleared tape starts the count again */
 static uint64_t last_roots;                 /* ids the last pass found outside the tape */
 static uint32_t lowest_floor = UINT32_MAX;  /* of the passes in the statement running */
 
 static uint64_t full_passes;                 /* passes whose floor was the tape's start */
 
-LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, tape.epoch }; }
+LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, G->tape.epoch }; }
 
 void reclaim_loop_pass(LoopFloor *f)
 {
-    if (f->full != full_passes || f->epoch != tape.epoch) *f = reclaim_loop_begin();
+    if (f->full != full_passes || f->epoch != G->tape.epoch) *f = reclaim_loop_begin();
     reclaim_maybe(f->floor);
 }
 
@@ -42,7 +42,7 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
 }
 
 static int poor_passes;      /* passes running that gave back under a quarter of what they looked at */
-static uint64_t versions_at_schedule;   /* reclaim_global_versions when the next pass was set */
+static uint64_t versions_at_schedule;   /* G->reclaim.global_versions when the next pass was set */
 static uint32_t size_at_schedule;       /* and the tape's size then */
 
 /* The next pass runs at tape size `at`, or halfway from here to the cap if
@@ -50,11 +50,11 @@ static uint32_t size_at_schedule;       /* and the tape's size then */
  * together as the tape nears it. */
 static void schedule(uint64_t at)
 {
-    uint64_t cap = tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
+    uint64_t cap = G->tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
     if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
     if (stress) at = 0;
-    reclaim_next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
-    versions_at_schedule = reclaim_global_versions;
+    G->reclaim.next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
+    versions_at_schedule = G->reclaim.global_versions;
     size_at_schedule = (uint32_t)here;
 }
 
@@ -247,7 +247,7 @@ static uint32_t position_moved(uint32_t pos)
 uint32_t reclaim_now(TapeMark floor)
 {
     Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL };
-    if (tape.busy || p.lo >= p.n) return 0;
+    if (G->tape.busy || p.lo >= p.n) return 0;
     if (p.lo < lowest_floor) lowest_floor = p.lo;
     if (p.lo <= 1) full_passes++;
     /* everything a pass needs is taken before anything moves, as scratch
@@ -269,7 +269,7 @@ uint32_t reclaim_now(TapeMark floor)
         current = NULL;
     }
     uint32_t gone = p.n - tape_size();
-    tape.reclaims++;
+    G->tape.reclaims++;
     last_roots = p.roots;
     /* the next pass waits until the tape has grown by what this one cost,
      * and by eight times that after two passes running that found little
@@ -288,7 +288,7 @@ uint32_t reclaim_now(TapeMark floor)
     return gone;
 }
 
-uint64_t reclaim_global_versions;
+uint64_t G->reclaim.global_versions;
 
 /* Ids the global variables' versions hold (since the last :tape clear,
  * which forgets them): a pass walks at least these, so a statement-end
@@ -297,26 +297,26 @@ static uint64_t version_roots(void)
 {
     static uint32_t clears;
     static uint64_t base;
-    if (clears != tape.clears) {
-        clears = tape.clears;
-        base = reclaim_global_versions;
+    if (clears != G->tape.clears) {
+        clears = G->tape.clears;
+        base = G->reclaim.global_versions;
     }
-    return reclaim_global_versions - base;
+    return G->reclaim.global_versions - base;
 }
 
 StatementMark reclaim_statement_begin(void)
 {
-    StatementMark m = { tape_mark(), tape.epoch, tape_size() + tape.reclaimed, lowest_floor,
-                        reclaim_global_versions };
+    StatementMark m = { tape_mark(), G->tape.epoch, tape_size() + G->tape.reclaimed, lowest_floor,
+                        G->reclaim.global_versions };
     lowest_floor = UINT32_MAX;
     return m;
 }
 
 void reclaim_statement_end(const StatementMark *m)
 {
-    uint64_t recorded = tape_size() + tape.reclaimed - m->before;
+    uint64_t recorded = tape_size() + G->tape.reclaimed - m->before;
     int moved = reclaim_moved_below(m->made.n);   /* a pass from its own mark moved only its own entries */
-    if (m->epoch == tape.epoch && recorded && !tape.busy) {   /* (not after a :tape clear) */
+    if (m->epoch == G->tape.epoch && recorded && !G->tape.busy) {   /* (not after a :tape clear) */
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
         TapeMark floor = moved ? reclaim_everything() : m->made;
@@ -325,7 +325,7 @@ void reclaim_statement_end(const StatementMark *m)
         /* what became a global's version stays: if the rest is under the
          * sixteenth a pass needs before it moves anything, the pass would
          * walk every root to give nothing back (a loop filling an array) */
-        uint64_t kept = reclaim_global_versions - m->global_versions;
+        uint64_t kept = G->reclaim.global_versions - m->global_versions;
         int futile = !moved && (above > kept ? above - kept : 0) < above / 16;
         if ((cost > 8 * recorded + 4096 || futile) && !stress) reclaim_maybe(floor);   /* a small statement in a big session */
         else reclaim_now(floor);
@@ -335,21 +335,21 @@ void reclaim_statement_end(const StatementMark *m)
 
 void reclaim_maybe(TapeMark floor)
 {
-    if (__builtin_expect(tape_size() < reclaim_next_pass_at, 1)) return;
-    if (seen_epoch != tape.epoch) {
-        seen_epoch = tape.epoch;
+    if (__builtin_expect(tape_size() < G->reclaim.next_pass_at, 1)) return;
+    if (seen_epoch != G->tape.epoch) {
+        seen_epoch = G->tape.epoch;
         reclaim_reset();
         return;
     }
-    if (tape.busy) return;
+    if (G->tape.busy) return;
     /* the tape grew by versions of global variables alone (nearly), which
      * x@k keeps live: a pass would find what the last one left, so it
      * waits for as much growth again (filling and copying arrays at the
      * top level runs no pass that finds nothing) */
     uint64_t grown = tape_size() > size_at_schedule ? tape_size() - size_at_schedule : 0;
-    uint64_t held = reclaim_global_versions - versions_at_schedule;
+    uint64_t held = G->reclaim.global_versions - versions_at_schedule;
     if (!stress && held > grown - grown / 16) {
-        schedule((uint64_t)tape_size() + (reclaim_next_pass_at - size_at_schedule));
+        schedule((uint64_t)tape_size() + (G->reclaim.next_pass_at - size_at_schedule));
         return;
     }
     reclaim_now(floor);

@@ -35,31 +35,31 @@
 enum { LAB_NONE, LAB_HIST, LAB_ELEM, LAB_VERSION };   /* in increasing preference */
 typedef struct { int kind, owner, index, k; } Label;
 
-static uint32_t *lab_ids;          /* the set, ascending */
-static Label *lab_of;
-static int nlab;
-static uint32_t lab_lo, lab_hi;    /* lazy mode: the set is every labelled entry in [lo, hi) */
-static int lab_lazy;               /* listings in tape order (all, dot): windows on demand */
+static uint32_t *G->tapeview.lab_ids;          /* the set, ascending */
+static Label *G->tapeview.lab_of;
+static int G->tapeview.nlab;
+static uint32_t G->tapeview.lab_lo, G->tapeview.lab_hi;    /* lazy mode: the set is every labelled entry in [lo, hi) */
+static int G->tapeview.lab_lazy;               /* listings in tape order (all, dot): windows on demand */
 #define LABEL_WINDOW (1 << 20)     /* entries a window labels at most */
 
 static void forget_labels(void)
 {
-    free(lab_ids);
-    free(lab_of);
-    lab_ids = NULL;
-    lab_of = NULL;
-    nlab = 0;
-    lab_lo = lab_hi = 0;
-    lab_lazy = 0;
+    free(G->tapeview.lab_ids);
+    free(G->tapeview.lab_of);
+    G->tapeview.lab_ids = NULL;
+    G->tapeview.lab_of = NULL;
+    G->tapeview.nlab = 0;
+    G->tapeview.lab_lo = G->tapeview.lab_hi = 0;
+    G->tapeview.lab_lazy = 0;
 }
 
 /* The first position in the set holding an id >= id. */
 static int lab_lower(uint32_t id)
 {
-    int lo = 0, hi = nlab;
+    int lo = 0, hi = G->tapeview.nlab;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (lab_ids[mid] < id) lo = mid + 1;
+        if (G->tapeview.lab_ids[mid] < id) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -67,7 +67,7 @@ static int lab_lower(uint32_t id)
 
 static void lab_offer(int at, int kind, int owner, int index, int k)
 {
-    Label *l = &lab_of[at];
+    Label *l = &G->tapeview.lab_of[at];
     if (kind < l->kind) return;
     if (kind == l->kind && (kind != LAB_HIST || k >= l->k)) return;   /* the first, or the earliest version */
     *l = (Label){ kind, owner, index, k };
@@ -75,17 +75,17 @@ static void lab_offer(int at, int kind, int owner, int index, int k)
 
 static void lab_offer_id(uint32_t id, int kind, int owner, int index, int k)
 {
-    if (!nlab || id < lab_ids[0] || id > lab_ids[nlab - 1]) return;
+    if (!G->tapeview.nlab || id < G->tapeview.lab_ids[0] || id > G->tapeview.lab_ids[G->tapeview.nlab - 1]) return;
     int at = lab_lower(id);
-    if (at < nlab && lab_ids[at] == id) lab_offer(at, kind, owner, index, k);
+    if (at < G->tapeview.nlab && G->tapeview.lab_ids[at] == id) lab_offer(at, kind, owner, index, k);
 }
 
 /* Entries first, first + 1, ... of a run: element index + j at version k + step * j. */
 static void lab_offer_run(uint32_t first, int len, int owner, int index, int k, int step)
 {
-    if (!nlab || len <= 0 || first > lab_ids[nlab - 1] || first + (uint32_t)len <= lab_ids[0]) return;
-    for (int at = lab_lower(first); at < nlab && lab_ids[at] - first < (uint32_t)len; at++) {
-        int j = (int)(lab_ids[at] - first);
+    if (!G->tapeview.nlab || len <= 0 || first > G->tapeview.lab_ids[G->tapeview.nlab - 1] || first + (uint32_t)len <= G->tapeview.lab_ids[0]) return;
+    for (int at = lab_lower(first); at < G->tapeview.nlab && G->tapeview.lab_ids[at] - first < (uint32_t)len; at++) {
+        int j = (int)(G->tapeview.lab_ids[at] - first);
         lab_offer(at, LAB_HIST, owner, index + j, k + step * j);
     }
 }
@@ -93,17 +93,17 @@ static void lab_offer_run(uint32_t first, int len, int owner, int index, int k, 
 /* Fills lab_of[] for the set lab_ids[0..nlab). */
 static void label_set(void)
 {
-    lab_of = wg_calloc((size_t)nlab + 1, sizeof(Label));
-    if (!nlab) return;
-    for (int g = 0; g < nglobals; g++) {
-        const VerLog *log = &globals[g].ver;
+    G->tapeview.lab_of = wg_calloc((size_t)G->tapeview.nlab + 1, sizeof(Label));
+    if (!G->tapeview.nlab) return;
+    for (int g = 0; g < G->eval.nglobals; g++) {
+        const VerLog *log = &G->eval.globals[g].ver;
         for (int i = 0; i < log->n; i++) lab_offer_id(log->ids[i], LAB_VERSION, g, 0, log->ks[i]);
-        if (globals[g].v.t == V_ARR) {
-            Storage *s = AS_ARR(globals[g].v);
+        if (G->eval.globals[g].v.t == V_ARR) {
+            Storage *s = AS_ARR(G->eval.globals[g].v);
             for (int i = 0; i < s->n; i++)
                 if (s->v[i].id) lab_offer_id(s->v[i].id, LAB_ELEM, g, i, 0);
         }
-        if (globals[g].v.t == V_NUM || globals[g].v.t == V_UNDEF) continue;
+        if (G->eval.globals[g].v.t == V_NUM || G->eval.globals[g].v.t == V_UNDEF) continue;
         for (int w = 0; w < log->nwrites; w++) {
             const ArrayWrite *aw = &log->writes[w];
             if (aw->index >= 0) {
@@ -133,44 +133,44 @@ static int cmp_u32(const void *a, const void *b)
 static void label_entries(const uint32_t *ids, int n)
 {
     forget_labels();
-    lab_ids = wg_malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    G->tapeview.lab_ids = wg_malloc(sizeof(uint32_t) * (size_t)(n + 1));
     for (int i = 0; i < n; i++)
-        if (ids[i] && ids[i] < tape_size() && tape_labeled(ids[i])) lab_ids[nlab++] = ids[i];
-    qsort(lab_ids, (size_t)nlab, sizeof(uint32_t), cmp_u32);
+        if (ids[i] && ids[i] < tape_size() && tape_labeled(ids[i])) G->tapeview.lab_ids[G->tapeview.nlab++] = ids[i];
+    qsort(G->tapeview.lab_ids, (size_t)G->tapeview.nlab, sizeof(uint32_t), cmp_u32);
     int u = 0;
-    for (int i = 0; i < nlab; i++)
-        if (!u || lab_ids[u - 1] != lab_ids[i]) lab_ids[u++] = lab_ids[i];
-    nlab = u;
+    for (int i = 0; i < G->tapeview.nlab; i++)
+        if (!u || G->tapeview.lab_ids[u - 1] != G->tapeview.lab_ids[i]) G->tapeview.lab_ids[u++] = G->tapeview.lab_ids[i];
+    G->tapeview.nlab = u;
     label_set();
 }
 
 /* Lazy mode: the labelled entries from id on, LABEL_WINDOW of them at most. */
 static void label_window(uint32_t id)
 {
-    free(lab_ids);
-    free(lab_of);
-    lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
-    lab_of = NULL;
-    nlab = 0;
-    lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
+    free(G->tapeview.lab_ids);
+    free(G->tapeview.lab_of);
+    G->tapeview.lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
+    G->tapeview.lab_of = NULL;
+    G->tapeview.nlab = 0;
+    G->tapeview.lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
     uint32_t i = id;
-    for (; i < tape_size() && nlab < LABEL_WINDOW; i++)
-        if (tape_labeled(i)) lab_ids[nlab++] = i;
-    lab_lo = id;
-    lab_hi = i;
+    for (; i < tape_size() && G->tapeview.nlab < LABEL_WINDOW; i++)
+        if (tape_labeled(i)) G->tapeview.lab_ids[G->tapeview.nlab++] = i;
+    G->tapeview.lab_lo = id;
+    G->tapeview.lab_hi = i;
     label_set();
 }
 
 static int entry_label(uint32_t id, char *buf, size_t size)
 {
     if (!(tape_labeled(id))) return 0;
-    if (lab_lazy && (id < lab_lo || id >= lab_hi)) label_window(id);
-    int at = nlab ? lab_lower(id) : 0;
-    const Label *l = at < nlab && lab_ids[at] == id ? &lab_of[at] : NULL;
+    if (G->tapeview.lab_lazy && (id < G->tapeview.lab_lo || id >= G->tapeview.lab_hi)) label_window(id);
+    int at = G->tapeview.nlab ? lab_lower(id) : 0;
+    const Label *l = at < G->tapeview.nlab && G->tapeview.lab_ids[at] == id ? &G->tapeview.lab_of[at] : NULL;
     if (!l || l->kind == LAB_NONE) snprintf(buf, size, "(local)");
-    else if (l->kind == LAB_VERSION) snprintf(buf, size, "%s@%d", globals[l->owner].name, l->k);
-    else if (l->kind == LAB_ELEM) snprintf(buf, size, "%s[%d]", globals[l->owner].name, l->index);
-    else snprintf(buf, size, "%s@%d[%d]", globals[l->owner].name, l->k, l->index);
+    else if (l->kind == LAB_VERSION) snprintf(buf, size, "%s@%d", G->eval.globals[l->owner].name, l->k);
+    else if (l->kind == LAB_ELEM) snprintf(buf, size, "%s[%d]", G->eval.globals[l->owner].name, l->index);
+    else snprintf(buf, size, "%s@%d[%d]", G->eval.globals[l->owner].name, l->k, l->index);
     return 1;
 }
 
@@ -257,7 +257,7 @@ static int value_ids(Value v, uint32_t **ids)
 
 static void tape_header(void)
 {
-    printf("tape: %u entries, %zu bytes\n", tape_size() - 1, tape_bytes());
+    io_out("tape: %u entries, %zu bytes\n", tape_size() - 1, tape_bytes());
 }
 
 /* Entries from..to-1, labelled. */
@@ -270,7 +270,7 @@ static void tape_list(uint32_t from)
         int n = 0;
         for (uint32_t i = from; i < tape_size(); i++) ids[n++] = i;
         label_entries(ids, n);
-    } else lab_lazy = 1;                    /* all of them: window after window */
+    } else G->tapeview.lab_lazy = 1;                    /* all of them: window after window */
     for (uint32_t i = from; i < tape_size(); i++) {
         if ((i & 0xffff) == 0) wg_check_interrupt();
         print_entry(stdout, i);
@@ -287,14 +287,14 @@ static void tape_depends(const char *name)
     wg_scratch_free(ids);
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape_size(); i++) count += mark[i];
-    printf("tape: %u entries that %s depends on\n", count, name);
+    io_out("tape: %u entries that %s depends on\n", count, name);
     uint32_t latest[20] = {0};      /* the latest 20, as :tape */
     int nlatest = 0;
     for (uint32_t i = tape_size(); i-- > 1 && nlatest < 20;)
         if (mark[i]) latest[nlatest++] = i;
     label_entries(latest, nlatest);
     for (int k = nlatest; k-- > 0;) print_entry(stdout, latest[k]);
-    if (count > 20) printf("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
+    if (count > 20) io_out("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
     wg_scratch_free(mark);
 }
 
@@ -309,48 +309,48 @@ static void tape_stats(void)
     }
     size_t per = sizeof(uint32_t) + sizeof(double), wide_bytes = sizeof(TapeArgs);
     tape_header();
-    printf("  %-10s %10s %14s\n", "op", "entries", "bytes");
+    io_out("  %-10s %10s %14s\n", "op", "entries", "bytes");
     size_t total = 0;
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
         size_t bytes = count[op] * per + wide[op] * wide_bytes;
-        printf("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
+        io_out("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
         total += bytes;
     }
     size_t versions = 0;
-    for (int g = 0; g < nglobals; g++)    /* numbers, and arrays whole and by element */
-        versions += verlog_kept(&globals[g].ver);
+    for (int g = 0; g < G->eval.nglobals; g++)    /* numbers, and arrays whole and by element */
+        versions += verlog_kept(&G->eval.globals[g].ver);
     /* the rows, then what is no entry's own: the sum is the header's bytes */
     size_t zero = per, far = tape_far_count() * sizeof(uint32_t), lists = tape_pool_size() * sizeof(uint32_t),
            calls = (size_t)tape_deriv_calls() * sizeof(DerivRec);
     double all = tape_size() > 1 ? (double)tape_bytes() / (tape_size() - 1) : (double)per;
-    printf("  bytes: rows %zu + entry #0 %zu + far ids %zu + op lists %zu + d calls %zu = %zu (%.1f an entry; "
+    io_out("  bytes: rows %zu + entry #0 %zu + far ids %zu + op lists %zu + d calls %zu = %zu (%.1f an entry; "
            "an entry is %zu: op and operand fields %zu, saved value %zu; a wide one %zu more)\n",
            total, zero, far, lists, calls, total + zero + far + lists + calls, all, per, sizeof(uint32_t),
            sizeof(double), wide_bytes);
-    printf("  operands: %llu wide entries (%zu bytes more each), %zu far operand ids\n",
+    io_out("  operands: %llu wide entries (%zu bytes more each), %zu far operand ids\n",
            (unsigned long long)nwide, wide_bytes, tape_far_count());
-    printf("  saved values: %u (each entry keeps the value its reverse rule reads; "
+    io_out("  saved values: %u (each entry keeps the value its reverse rule reads; "
            "overwritten variables keep theirs in older entries)\n", tape_size() - 1);
-    printf("  operand lists (sum, dot, d): %zu ids\n", tape_pool_size());
-    printf("  variable versions: %zu\n", versions);
-    printf("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
-           (unsigned long long)tape.sweeps, (unsigned long long)tape.expansions);
-    if (ckpt_steps_run)
-        printf("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
-               ckpt_steps_run, ckpt_steps_recomputed, (double)ckpt_steps_recomputed / (double)ckpt_steps_run);
+    io_out("  operand lists (sum, dot, d): %zu ids\n", tape_pool_size());
+    io_out("  variable versions: %zu\n", versions);
+    io_out("  adjoint sweeps run: %llu; derivatives expanded for higher order: %llu\n",
+           (unsigned long long)G->tape.sweeps, (unsigned long long)G->tape.expansions);
+    if (G->ckpt.steps_run)
+        io_out("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
+               G->ckpt.steps_run, G->ckpt.steps_recomputed, (double)G->ckpt.steps_recomputed / (double)G->ckpt.steps_run);
     char gone[32];
-    cmd_fmt_bytes(tape.reclaimed_bytes, gone, sizeof gone);
-    printf("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
+    cmd_fmt_bytes(G->tape.reclaimed_bytes, gone, sizeof gone);
+    io_out("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
            "(entry numbers are positions: the entries after a reclaimed one move down)\n",
-           (unsigned long long)tape.reclaimed, gone, (unsigned long long)tape.reclaims);
-    if (backend_is_posit(num_backend))
-        printf("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
-               formats[num_backend].posit->quire_bits);
+           (unsigned long long)G->tape.reclaimed, gone, (unsigned long long)G->tape.reclaims);
+    if (backend_is_posit(G->num.backend))
+        io_out("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
+               formats[G->num.backend].posit->quire_bits);
     char lim[32], used[32];
-    cmd_fmt_bytes(tape.limit, lim, sizeof lim);
+    cmd_fmt_bytes(G->tape.limit, lim, sizeof lim);
     cmd_fmt_bytes(tape_bytes(), used, sizeof used);
-    printf("  in use: %s of a limit of %s\n", used, lim);
+    io_out("  in use: %s of a limit of %s\n", used, lim);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -376,8 +376,8 @@ static void tape_forget(void)
     tape_clear();
     sweep_forget();
     gc_strip_ids();
-    for (int g = 0; g < nglobals; g++) {
-        Global *gl = &globals[g];
+    for (int g = 0; g < G->eval.nglobals; g++) {
+        Global *gl = &G->eval.globals[g];
         if (gl->v.t == V_NUM) gl->v.id = 0;
         int count = gl->ver.count;
         verlog_free(&gl->ver);
@@ -396,13 +396,13 @@ static void tape_subcommand(const char *args);
 static void tape_reclaim_now(void)
 {
     char b[32];
-    if (!eval_outside_calls() || ad_nesting)
+    if (!eval_outside_calls() || G->ad.nesting)
         wg_error("':tape reclaim' runs outside functions only (inside one, its loops reclaim as they go)");
     size_t bytes = tape_bytes();
     gc_collect();        /* closures no one holds let go of what they captured */
     uint32_t gone = reclaim_now(reclaim_everything());
     cmd_fmt_bytes(bytes - tape_bytes(), b, sizeof b);
-    printf("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
+    io_out("reclaimed %u entries (%s); tape: %u entries, %zu bytes\n", gone, b, tape_size() - 1, tape_bytes());
 }
 
 /* The first entry `:tape` lists: the latest 20. */
@@ -417,7 +417,7 @@ void tapeview_command(const char *args)
         return;
     }
     forget_labels();      /* a previous command may have stopped on an error */
-    if (!strcmp(sub, "dot")) lab_lazy = 1;     /* labelled in tape order, window after window */
+    if (!strcmp(sub, "dot")) G->tapeview.lab_lazy = 1;     /* labelled in tape order, window after window */
     tape_subcommand(args);
     forget_labels();
 }
@@ -429,13 +429,13 @@ static void tape_subcommand(const char *args)
     if (!sub[0]) {
         uint32_t from = latest_from();
         tape_list(from);
-        if (from > 1) printf("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
+        if (from > 1) io_out("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
     else if (!strcmp(sub, "kinks")) kink_list(stdout);
     else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
-        if (ad_nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
+        if (G->ad.nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
         /* a running call holds numbers (and its own versions) in places
          * the clear cannot reach: they would name entries of the new tape */
         if (!eval_outside_calls()) wg_error("':tape clear' runs outside functions only");
@@ -449,8 +449,8 @@ static void tape_subcommand(const char *args)
             tape_set_limit(lim);
             reclaim_reset();     /* the next pass comes before the new cap */
         }
-        cmd_fmt_bytes(tape.limit, b, sizeof b);
-        printf("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());
+        cmd_fmt_bytes(G->tape.limit, b, sizeof b);
+        io_out("tape limit: %s (in use: %zu bytes)\n", b, tape_bytes());
     } else tape_depends(sub);
 }
 

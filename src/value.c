@@ -65,14 +65,14 @@ Value view_new(Storage *s, int start, int len, int stride)
 /* Forward mode makes and drops a dual per operation: freed duals wait in a
  * short list for the next one instead of going back to malloc. */
 #define DUAL_SPARE 64
-static Dual *spare_duals[DUAL_SPARE];
-static int nspare_duals;
+static Dual *G->value.spare_duals[DUAL_SPARE];
+static int G->value.nspare_duals;
 
 Value dual_new(uint32_t tag, Value p, Value t)
 {
     Dual *d;
-    if (nspare_duals) {
-        d = spare_duals[--nspare_duals];
+    if (G->value.nspare_duals) {
+        d = G->value.spare_duals[--G->value.nspare_duals];
         memset(d, 0, sizeof *d);
         d->h.type = V_DUAL;
         d->h.rc = 1;
@@ -89,7 +89,7 @@ void envcell_release(EnvCell *c)
     if (c && --c->rc == 0) free(c);
 }
 
-uint32_t env_made;
+uint32_t G->value.env_made;
 
 Env *env_new(FnInfo *fn, Env *parent, int n)
 {
@@ -98,7 +98,7 @@ Env *env_new(FnInfo *fn, Env *parent, int n)
     e->parent = parent;
     if (parent) parent->h.rc++;
     e->n = n;
-    e->born = ++env_made;
+    e->born = ++G->value.env_made;
     return e;
 }
 
@@ -147,7 +147,7 @@ void obj_free(Obj *o)
         break;
     }
     gc_unlink(o);
-    if (o->type == V_DUAL && nspare_duals < DUAL_SPARE) spare_duals[nspare_duals++] = (Dual *)o;
+    if (o->type == V_DUAL && G->value.nspare_duals < DUAL_SPARE) G->value.spare_duals[G->value.nspare_duals++] = (Dual *)o;
     else free(o);
 }
 

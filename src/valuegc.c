@@ -7,27 +7,27 @@
 #include "valuegc.h"
 #include "versions.h"
 
-static Obj *all;
-static void (*visit_roots)(void (*visit)(Value));
+static Obj *G->gc.all;
+static void (*G->gc.visit_roots)(void (*visit)(Value));
 
-void gc_set_roots(void (*roots)(void (*visit)(Value))) { visit_roots = roots; }
-size_t gc_live, gc_collect_at = 2 * 1024;   /* valuegc.h */
+void gc_set_roots(void (*roots)(void (*visit)(Value))) { G->gc.visit_roots = roots; }
+size_t G->gc.live, G->gc.collect_at = 2 * 1024;   /* valuegc.h */
 
 void gc_link(Obj *o)
 {
     o->prev = NULL;
-    o->next = all;
-    if (all) all->prev = o;
-    all = o;
-    gc_live++;
+    o->next = G->gc.all;
+    if (G->gc.all) G->gc.all->prev = o;
+    G->gc.all = o;
+    G->gc.live++;
 }
 
 void gc_unlink(Obj *o)
 {
     if (o->prev) o->prev->next = o->next;
-    else all = o->next;
+    else G->gc.all = o->next;
     if (o->next) o->next->prev = o->prev;
-    gc_live--;
+    G->gc.live--;
 }
 
 static void visit_value(Value v);
@@ -101,14 +101,14 @@ static void free_shallow(Obj *o)
 
 void gc_collect(void)
 {
-    for (Obj *o = all; o; o = o->next) {
+    for (Obj *o = G->gc.all; o; o = o->next) {
         o->rc = 0;
         o->mark = 0;
     }
-    if (visit_roots) visit_roots(visit_value);
-    Obj *o = all;
-    all = NULL;
-    gc_live = 0;
+    if (G->gc.visit_roots) G->gc.visit_roots(visit_value);
+    Obj *o = G->gc.all;
+    G->gc.all = NULL;
+    G->gc.live = 0;
     while (o) {
         Obj *next = o->next;
         if (o->mark) {
@@ -119,12 +119,12 @@ void gc_collect(void)
         }
         o = next;
     }
-    gc_collect_at = 2 * (gc_live > 1024 ? gc_live : 1024);
+    G->gc.collect_at = 2 * (G->gc.live > 1024 ? G->gc.live : 1024);
 }
 
 void gc_each_object(void (*fn)(Obj *o, void *ud), void *ud)
 {
-    for (Obj *o = all; o; o = o->next) fn(o, ud);
+    for (Obj *o = G->gc.all; o; o = o->next) fn(o, ud);
 }
 
 void gc_maybe_collect(void)
@@ -132,11 +132,11 @@ void gc_maybe_collect(void)
     if (gc_due()) gc_collect();
 }
 
-static uint32_t strip_from;
+static uint32_t G->gc.strip_from;
 
 static void strip(Value *v)
 {
-    if (v->t == V_NUM && v->id >= strip_from) v->id = 0;
+    if (v->t == V_NUM && v->id >= G->gc.strip_from) v->id = 0;
 }
 
 /* After :tape clear no number held by a heap object may name an entry of
@@ -148,8 +148,8 @@ void gc_strip_ids(void) { gc_strip_ids_from(0); }
  * caller strips the roots). */
 void gc_strip_ids_from(uint32_t lo)
 {
-    strip_from = lo;
-    for (Obj *o = all; o; o = o->next) {
+    G->gc.strip_from = lo;
+    for (Obj *o = G->gc.all; o; o = o->next) {
         if (o->type == V_ARR) {
             Storage *s = (Storage *)o;
             for (int i = 0; i < s->n; i++) strip(&s->v[i]);

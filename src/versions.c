@@ -66,12 +66,12 @@ uint32_t label_own(Value *v)
 
 /* ---------------------------------------------------------------- logs */
 
-uint64_t verlog_ids_logged;
+uint64_t G->versions.ids_logged;
 
 /* Appends entry id as version log->count (the caller counted it). */
 void verlog_push(VerLog *log, uint32_t id)
 {
-    verlog_ids_logged++;
+    G->versions.ids_logged++;
     if (log->n == log->cap) {
         __typeof__(log->cap) grown = log->cap ? 2 * log->cap : 8;   /* the size is kept only once it is had */
         log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)grown);
@@ -117,7 +117,7 @@ static void list_run(VerLog *log, ArrayWrite *w)
 static void push_write(VerLog *log, int index, uint32_t id)
 {
     ArrayWrite *last = log->nwrites ? &log->writes[log->nwrites - 1] : NULL;
-    verlog_ids_logged++;
+    G->versions.ids_logged++;
     if (!(last && last->index >= 0 && last->k + last->len == log->count && last->index + last->len == index)) {
         push_run(log, index, WRITES_IN_ORDER);
         log->writes[log->nwrites - 1].first = id;
@@ -148,7 +148,7 @@ static void push_snapshot(VerLog *log, Storage *s, int run)
     log->snaps = wg_realloc(log->snaps, sizeof(Snapshot) * (size_t)(log->nsnaps + 1));
     log->snaps[log->nsnaps] = snap;
     push_run(log, -1, (uint32_t)log->nsnaps++);
-    verlog_ids_logged += (uint64_t)s->n;
+    G->versions.ids_logged += (uint64_t)s->n;
 }
 
 /* Keeps v (retained) as version log->count, element index (-1: whole). */

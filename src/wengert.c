@@ -115,7 +115,7 @@ static void define_args(void)
     Value a = arr_new(nscript_args);
     for (int i = 0; i < nscript_args; i++)
         AS_ARR(a)->v[i] = str_new(script_args[i], (int)strlen(script_args[i]));
-    Global *g = &globals[global_index("args")];
+    Global *g = &G->eval.globals[global_index("args")];
     v_release(g->v);
     g->v = a;
 }
@@ -126,7 +126,7 @@ static void load_prelude(void)
     const char *dir = stdlib_dir();
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "wengert: warning: no standard library at %s (set WENGERT_STDLIB)\n", dir);
+        io_err("wengert: warning: no standard library at %s (set WENGERT_STDLIB)\n", dir);
         return;
     }
     char *names[256];
@@ -138,9 +138,9 @@ static void load_prelude(void)
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], cmp_names);
-    int echo = wg_echo;
-    wg_echo = 0;
-    int recording = tape.recording;
+    int echo = G->eval.echo;
+    G->eval.echo = 0;
+    int recording = G->tape.recording;
     for (int i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -157,12 +157,12 @@ static void load_prelude(void)
         }
         free(names[i]);
     }
-    tape.recording = recording;
+    rec_restore(recording);
     define_args();
     docs_loaded = 1;
-    wg_echo = echo;
-    prelude_globals = nglobals;
-    for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);   /* user versions start at 1 */
+    G->eval.echo = echo;
+    G->eval.prelude_globals = G->eval.nglobals;
+    for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);   /* user versions start at 1 */
 }
 
 
@@ -178,25 +178,25 @@ wg_Session *wg_open(const wg_Options *opt)
     }
     int b = BK_F64;
     if (opt && opt->backend && (b = backend_lookup(opt->backend)) < 0) {
-        fprintf(stderr, "wengert: unknown backend '%s' (see --help)\n", opt->backend);
+        io_err("wengert: unknown backend '%s' (see --help)\n", opt->backend);
         return NULL;
     }
     eval_init();
-    eval_command = cmd_run;
-    wg_reset_hook = load_prelude;
+    G->eval.command = cmd_run;
+    G->cmd.reset_hook = load_prelude;
     load_prelude();
-    num_backend = wg_start_backend = b;
+    G->num.backend = G->num.start_backend = b;
     return s;
 }
 
 void wg_close(wg_Session *s)
 {
     wg_set_output(s, NULL, NULL, NULL);
-    fflush(stdout);
+    io_flush();
 }
 
 void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
-int  wg_quitting(wg_Session *s) { (void)s; return eval_quit; }
+int  wg_quitting(wg_Session *s) { (void)s; return G->eval.quit; }
 void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
 void wg_set_color(int mode) { wg_color_init(mode); }
 
@@ -244,10 +244,10 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
     ParseJob p = { name, src, len, NULL };
     Chunk *c = wg_pcall(parse_protected, &p) ? NULL : p.chunk;
     if (c) {
-        int echo = wg_echo;
-        wg_echo = s->echo;
+        int echo = G->eval.echo;
+        G->eval.echo = s->echo;
         int err = eval_chunk(c);
-        wg_echo = echo;
+        G->eval.echo = echo;
         chunk_release(c);
         if (!err) cmd_log_input(src, len);
         st = err ? WG_ERROR : WG_OK;
@@ -264,7 +264,7 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
             r->col = e->col;
         }
     }
-    fflush(stdout);
+    io_flush();
     return st;
 }
 
@@ -281,12 +281,12 @@ wg_Status wg_run_file(wg_Session *s, const char *path)
     size_t len;
     struct stat st;
     if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "wengert: cannot open '%s': %s\n", path, strerror(EISDIR));
+        io_err("wengert: cannot open '%s': %s\n", path, strerror(EISDIR));
         return WG_ERROR;
     }
     char *src = read_file(path, &len);
     if (!src) {
-        fprintf(stderr, "wengert: cannot open '%s': %s\n", path, strerror(errno));
+        io_err("wengert: cannot open '%s': %s\n", path, strerror(errno));
         return WG_ERROR;
     }
     wg_Status status = wg_run(s, strcmp(path, "-") ? path : "<stdin>", src, len, NULL);
@@ -357,8 +357,8 @@ static FILE *sink_stream(Sink *k)
  * assign them), so everything the interpreter prints reaches them. */
 void wg_set_output(wg_Session *s, wg_Writer out, wg_Writer err, void *ud)
 {
-    fflush(stdout);
-    fflush(stderr);
+    io_flush();
+    io_flush();
     if (s->out) { fclose(s->out); stdout = s->saved_out; s->out = NULL; }
     if (s->err) { fclose(s->err); stderr = s->saved_err; s->err = NULL; }
     if (out) {
@@ -380,7 +380,7 @@ static void *display_ud;
  * flushing stdout so text and pictures arrive in the order made. */
 static void display(const char *mime, const char *data, size_t len, const char *alt)
 {
-    fflush(stdout);
+    io_flush();
     display_fn(display_ud, mime, data, len, alt);
 }
 
@@ -389,7 +389,7 @@ void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
     (void)s;
     display_fn = fn;
     display_ud = ud;
-    wg_display = fn ? display : NULL;
+    G->eval.display = fn ? display : NULL;
 }
 
 /* ------------------------------------------------------------ names */
@@ -403,8 +403,8 @@ const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
     case WG_NAMES_HELP: return help_word(i);
     case WG_NAMES_KEYWORDS: return help_keyword(i);
     case WG_NAMES_VARIABLES:
-        for (int g = 0; g < nglobals; g++)
-            if (globals[g].v.t != V_UNDEF && i-- == 0) return globals[g].name;
+        for (int g = 0; g < G->eval.nglobals; g++)
+            if (G->eval.globals[g].v.t != V_UNDEF && i-- == 0) return G->eval.globals[g].name;
         return NULL;
     }
     return NULL;
