@@ -97,7 +97,10 @@ int lex_next(Lexer *lx, Token *t)
         ","   { TOK(T_COMMA); }
         ";"   { TOK(T_SEP); }
         ":"   { TOK(T_COLON); }
-        "@"   { TOK(T_AT); }
+        /* x@k, a version, when a digit follows at once; otherwise the
+         * matrix product a @ b (SPEC "Arrays and views") */
+        "@"   { if (lx->cur < lx->lim && *lx->cur >= '0' && *lx->cur <= '9') TOK(T_AT);
+                TOK(T_MATMUL); }
         *     { TOK(LEX_BAD); }
         */
 #undef TOK

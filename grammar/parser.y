@@ -14,6 +14,7 @@
 %include {
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "parse.h"
 
@@ -74,7 +75,7 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
         Token t = at;
         t.line = target->line;
         t.col = target->col;
-        syn_error(ps, t, "cannot assign to this expression (only to a variable or an element a[i])");
+        syn_error(ps, t, "cannot assign to this expression (only to a variable or an element a[i] or a[i, j])");
     }
     Node *n = syn_node(ps, k, at);
     n->op = (uint8_t)op;
@@ -113,7 +114,7 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
 %right NOT.
 %nonassoc LT LE GT GE EQ NE.
 %left PLUS MINUS.
-%left STAR SLASH PERCENT.
+%left STAR SLASH PERCENT MATMUL.
 %right UMINUS.
 %right CARET.
 %left LPAREN LBRACKET.
@@ -165,6 +166,9 @@ stmt(A) ::= CHECKPOINT(T) LPAREN expr(K) RPAREN loop(L). { A = syn_node(ps, N_CK
 loop(A) ::= WHILE(T) expr(C) block(B). { A = syn_node(ps, N_WHILE, T); A->a = C; A->b = B; }
 loop(A) ::= FOR(T) NAME(V) IN expr(L) DOTDOT expr(H) block(B).
     { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = H; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
+/* for v in a { }: the elements of an array (b is NULL) */
+loop(A) ::= FOR(T) NAME(V) IN expr(L) block(B).
+    { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = NULL; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
 stmt(A) ::= BREAK(T).        { A = syn_node(ps, N_BREAK, T); }
 stmt(A) ::= CONTINUE(T).     { A = syn_node(ps, N_CONTINUE, T); }
 stmt(A) ::= RETURN(T).       { A = syn_node(ps, N_RETURN, T); }
@@ -193,6 +197,8 @@ expr(A) ::= expr(L) STAR(T) expr(R).       { A = binop(ps, OP2_MUL, L, R, T); }
 expr(A) ::= expr(L) SLASH(T) expr(R).      { A = binop(ps, OP2_DIV, L, R, T); }
 expr(A) ::= expr(L) PERCENT(T) expr(R).    { A = binop(ps, OP2_MOD, L, R, T); }
 expr(A) ::= expr(L) CARET(T) expr(R).      { A = binop(ps, OP2_POW, L, R, T); }
+/* a @ b: the matrix product (a version x@k is the token AT: lexer.re) */
+expr(A) ::= expr(L) MATMUL(T) expr(R).     { A = binop(ps, 0, L, R, T); A->kind = N_MATMUL; }
 expr(A) ::= MINUS(T) expr(E). [UMINUS]     { A = unop(ps, N_NEG, E, T); }
 
 primary(A) ::= NUMBER(T).   { A = syn_num(ps, T); }
@@ -209,6 +215,8 @@ primary(A) ::= LBRACKET(T) args(L) RBRACKET. { A = syn_node(ps, N_ARRAY, T); A->
 primary(A) ::= primary(F) LPAREN(T) args(L) RPAREN.
     { A = syn_node(ps, N_CALL, T); A->a = F; A->list = L.items; A->n = L.n; }
 primary(A) ::= primary(E) LBRACKET(T) expr(I) RBRACKET. { A = syn_node(ps, N_INDEX, T); A->a = E; A->b = I; }
+/* a[i, j]: an element of a matrix (c is the column) */
+primary(A) ::= primary(E) LBRACKET(T) expr(I) COMMA expr(J) RBRACKET. { A = syn_node(ps, N_INDEX, T); A->a = E; A->b = I; A->c = J; }
 primary(A) ::= primary(E) LBRACKET(T) opt_expr(I) COLON opt_expr(J) RBRACKET.
     { A = syn_node(ps, N_SLICE, T); A->a = E; A->b = I; A->c = J; }
 expr(A) ::= FN(T) LPAREN params(P) RPAREN ARROW expr(E). [ARROW] { A = fn_literal(ps, T, NULL, P, E, 1); }

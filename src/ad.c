@@ -2,6 +2,7 @@
  * built on the sweeps of sweep.c. Inside forward mode (jvp) the values are
  * dual numbers: the derivative of a dual is a dual (derivatives_of), which
  * is how hvp and d inside jvp work. */
+#include <string.h>
 #include <stdlib.h>
 #include "ad.h"
 #include "arith.h"
@@ -10,8 +11,8 @@
 #include "fwd.h"
 #include "sweep.h"
 #include "kinks.h"
+#include "state.h"
 
-int G->ad.nesting;
 
 /* Derivatives of a dual y = p + t·ε are p' + t'·ε, each taken with respect
  * to the place's innermost numbers (wrt) while the place's own tangents
@@ -21,6 +22,7 @@ int G->ad.nesting;
  * tangent ṗ; going through ṗ back into p would count it twice. */
 static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
+    y = fwd_live_part(y);    /* a returned jvp's tangent is dead (fwd.h) */
     if (y.t == V_NUM) {
         sweep_derivatives(y, wrt, n, cuts, out);
         return;
@@ -49,6 +51,7 @@ Value ad_derivative(Value y, uint32_t wrt)
 static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
 {
     if (v.t == V_DUAL) {
+        if (fwd_tag_dead(AS_DUAL(v)->tag)) return tangent_entries(AS_DUAL(v)->p, tangent, ids);   /* (fwd.h) */
         uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
         return n + tangent_entries(AS_DUAL(v)->t, 1, ids ? ids + n : NULL);
     }
@@ -61,7 +64,9 @@ static uint32_t place_entries(Value place, uint32_t *ids)
 {
     if (!is_seq(place)) return tangent_entries(place, 0, ids);
     uint32_t n = 0;
-    for (int i = 0; i < seq_len(place); i++) n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
+    for (int i = 0; i < seq_len(place); i++)
+        if (seq_at(place, i)->t == V_DUAL)     /* a plain number has no tangent parts */
+            n += tangent_entries(*seq_at(place, i), 0, ids ? ids + n : NULL);
     return n;
 }
 
@@ -107,6 +112,7 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
         *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
         for (int i = 0; i < *n; i++) (*ids)[i] = v_innermost(seq_at(v, i))->id;
         shape = arr_new(*n);
+        shape_like(shape, v);
     } else {
         const char *what = type_name(v);
         v_release(v);
@@ -150,6 +156,7 @@ Value ad_d(Node *call, Env *env)
  * argument (so outer derivatives flow through it) or a leaf. */
 static Value fresh_number(Value x)
 {
+    x = fwd_live_part(x);
     if (x.t == V_DUAL) {     /* forward over reverse: keep the tangent */
         Dual *d = AS_DUAL(x);
         v_retain(d->t);
@@ -165,6 +172,7 @@ static Value fresh_point(Value x)
         int n = seq_len(x);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = fresh_number(*seq_at(x, i));
+        shape_like(r, x);
         return r;
     }
     wg_error("grad: the first argument must be a number or an array, got %s", type_name(x));
@@ -184,6 +192,7 @@ static Value derivative_at(Value r, Value x)
         uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
         g = arr_new(n);
+        shape_like(g, x);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
         kink_branches(ids, n);
         wg_scratch_free(ids);
@@ -192,49 +201,78 @@ static Value derivative_at(Value r, Value x)
     return g;
 }
 
-static Value grad_at(Value f, int argc, Value *argv)
+/* The gradient of f at argv in argument k (from 0); k = -1: the
+ * derivatives in every argument, numbers all, as one array. */
+static Value grad_at(Value f, int k, int argc, Value *argv)
 {
     if (argc < 1) wg_error("a gradient function needs at least one argument");
+    if (k >= argc)
+        wg_error("grad(f, %d) differentiates argument %d (counting from 0), but the call has %d argument%s",
+                 k, k, argc, argc == 1 ? "" : "s");
+    if (argc > 64) wg_error("grad: at most 64 arguments");
+    if (k < 0)
+        for (int i = 0; i < argc; i++)
+            if (!IS_NUMBER(argv[i]))
+                wg_error("grad(f, \"all\") needs number arguments, argument %d is %s\n"
+                         "note: grad(f, k) gives the gradient in argument k (from 0), also an array", i, type_name(argv[i]));
     int saved = rec_on();
     G->ad.nesting++;
-    Value x = fresh_point(argv[0]);
     Value args[64];
-    args[0] = x;
-    for (int i = 1; i < argc && i < 64; i++) args[i] = argv[i];
+    for (int i = 0; i < argc; i++) {
+        args[i] = (k < 0 || i == k) ? fresh_point(argv[i]) : argv[i];
+    }
     Value r = call_value(f, argc, args);
     if (!IS_NUMBER(r)) {
         v_release(r);
-        v_release(x);
+        for (int i = 0; i < argc; i++) if (k < 0 || i == k) v_release(args[i]);
         wg_error("grad: the function must return a number, got %s", type_name(r));
     }
     rec_restore(saved);
     G->ad.nesting--;
     kink_begin();
-    Value g = derivative_at(r, x);
+    Value g;
+    if (k >= 0) {
+        g = derivative_at(r, args[k]);
+    } else {
+        /* the fresh arguments as one array of places */
+        Value x = arr_new(argc);
+        for (int i = 0; i < argc; i++) AS_ARR(x)->v[i] = args[i];
+        g = derivative_at(r, x);
+        v_release(x);
+    }
     kink_end();
     v_release(r);
-    v_release(x);
+    if (k >= 0) v_release(args[k]);
     return g;
 }
 
 Value derived_call(Closure *c, int argc, Value *argv)
 {
     switch (c->kind) {
-    case FK_GRAD: return grad_at(c->target, argc, argv);
+    case FK_GRAD: return grad_at(c->target, c->argnum, argc, argv);
     default: wg_error("cannot call this function");
     }
 }
 
+/* grad(f): in the first argument (SPEC); grad(f, k): in argument k
+ * (from 0, as indices count); grad(f, "all"): every argument, an array. */
 Value ad_grad(int argc, Value *argv)
 {
-    (void)argc;
     if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
         wg_error("grad: expects a function, got %s", type_name(argv[0]));
+    int k = 0;
+    if (argc > 1) {
+        Value w = argv[1];
+        if (w.t == V_STR && AS_STR(w)->len == 3 && !memcmp(AS_STR(w)->s, "all", 3)) k = -1;
+        else if (w.t == V_NUM && w.u.n >= 0 && w.u.n <= 63 && w.u.n == (double)(int)w.u.n) k = (int)w.u.n;
+        else wg_error("grad(f, k): k must be a whole argument number from 0, or \"all\"");
+    }
     Closure *c = obj_new(V_FN, sizeof(Closure));
     c->kind = FK_GRAD;
     c->target = argv[0];
     v_retain(argv[0]);
     c->label = "grad";
+    c->argnum = k;
     return obj_val(V_FN, c);
 }
 

@@ -6,7 +6,7 @@
 #include "value.h"
 #include "eval.h"
 
-extern int ad_nesting;      /* grad/hvp calls in progress (:tape clear waits for them) */
+typedef struct { int nesting; } AdState;   /* nesting: grad/hvp calls in progress (:tape clear waits for them) */
 Value derived_call(Closure *c, int argc, Value *argv);
 Value ad_d(Node *call, Env *env);          /* the special form d(y, place) */
 Value ad_grad(int argc, Value *argv);

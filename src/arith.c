@@ -4,6 +4,8 @@
 #include "dual.h"
 #include "error.h"
 #include "kinks.h"
+#include "matrix.h"
+#include "state.h"
 
 uint32_t tape_id_of_const(double c) { return rec_const(c); }
 
@@ -32,7 +34,7 @@ Value v_mul_strong(Value a, Value b)
     return v_num_op(r != r && (x == 0 || y == 0) ? OP_MUL0 : OP_MUL, a, b);
 }
 
-static const char *op_symbol(int op)
+const char *arith_op_symbol(int op)
 {
     switch (op) {
     case OP_ADD: return "+";
@@ -45,15 +47,17 @@ static const char *op_symbol(int op)
     }
 }
 
-static Value elementwise(int op, Value a, Value b)
+/* Elements i of a and b (arrays, views, numbers; a matrix as its
+ * elements row by row), in a new array. */
+Value arith_elementwise_flat(int op, Value a, Value b)
 {
     int unary = op_arity[op] < 2;
     int na = is_seq(a) ? seq_len(a) : -1, nb = (!unary && is_seq(b)) ? seq_len(b) : -1;
     if (na >= 0 && nb >= 0 && na != nb)
-        wg_error("length mismatch in '%s': %d and %d elements", op_symbol(op), na, nb);
+        wg_error("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
     int n = na >= 0 ? na : nb;
     char what[16];
-    snprintf(what, sizeof what, unary ? "%s" : "'%s'", op_symbol(op));
+    snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
     if (na >= 0) seq_check_numbers(a, what);
     if (nb >= 0) seq_check_numbers(b, what);
     Value r = arr_new(n);
@@ -77,6 +81,13 @@ static Value elementwise(int op, Value a, Value b)
     return r;
 }
 
+/* Matrices carry a shape that decides which elements meet (matrix.c). */
+static Value elementwise(int op, Value a, Value b)
+{
+    if (is_mat(a) || (op_arity[op] >= 2 && is_mat(b))) return mat_elementwise(op, a, b);
+    return arith_elementwise_flat(op, a, b);
+}
+
 Value v_arith(int op, Value a, Value b)
 {
     int unary = op_arity[op] < 2;
@@ -84,7 +95,7 @@ Value v_arith(int op, Value a, Value b)
     if ((is_seq(a) || IS_NUMBER(a)) && (unary || is_seq(b) || IS_NUMBER(b)))
         return elementwise(op, a, b);
     if (unary) wg_error("%s expects a number or an array, got %s", op_names[op], type_name(a));
-    wg_error("cannot apply '%s' to %s and %s", op_symbol(op), type_name(a), type_name(b));
+    wg_error("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
 }
 
 /* ---------------------------------------------------------- reductions */

@@ -12,8 +12,17 @@
 /* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
  * is owned by the caller. */
 Value v_arith(int op, Value a, Value b);
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_ARITH_H_STATE)
+#define WG_ARITH_H_STATE
 static inline Value v_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
+/* op on the elements of a and b in storage order, the shapes of matrices
+ * unlooked at (v_arith looks: matrix.c); the result is an array. */
+Value arith_elementwise_flat(int op, Value a, Value b);
+const char *arith_op_symbol(int op);     /* "+", "*", ..., or the op's name */
 uint32_t tape_id_of_const(double c);
 
 /* Reductions of an array or view of numbers: sum and dot record one n-ary
@@ -31,7 +40,7 @@ Value arith_fold(int op, Value a, const char *fname);
 static inline Value num_op(int op, Value a, Value b)
 {
     double r = num_apply(op, a.u.n, b.u.n);
-    if (__builtin_expect((a.id | b.id) != 0, 0) && tape.recording)
+    if (__builtin_expect((a.id | b.id) != 0, 0) && G->tape.recording)
         return num_rec(r, arith_record(op, a, b, r));
     return num_val(r);
 }

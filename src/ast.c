@@ -3,6 +3,7 @@
 #include <string.h>
 #include "ast.h"
 #include "error.h"
+#include "state.h"
 
 typedef struct ArenaBlock {
     struct ArenaBlock *next;

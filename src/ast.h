@@ -13,7 +13,8 @@ typedef enum {
     /* statements */
     N_EXPR, N_ASSIGN, N_COMPOUND, N_IF, N_WHILE, N_FOR, N_BREAK, N_CONTINUE,
     N_RETURN, N_BLOCK, N_NOGRAD, N_COMMAND,
-    N_CKPT      /* checkpoint [(k)] LOOP: a is the loop, b the k expression or NULL */
+    N_CKPT,     /* checkpoint [(k)] LOOP: a is the loop, b the k expression or NULL */
+    N_MATMUL    /* a @ b, an expression (matrix.c) */
 } NodeKind;
 
 /* Binary operators; the comparison ones never reach the tape. */

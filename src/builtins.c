@@ -20,12 +20,10 @@
 #include "suggest.h"
 #include "parse.h"
 #include "plot.h"
+#include "matrix.h"
+#include "matrix_lang.h"
+#include "state.h"
 
-#define MAX_BUILTINS 96
-static const Builtin *G->builtins.table[MAX_BUILTINS];
-static SpecialFn G->builtins.specials[MAX_BUILTINS];
-static Builtin G->builtins.special_defs[MAX_BUILTINS];
-static int G->builtins.n;
 
 void define_builtin(const Builtin *b)
 {
@@ -112,6 +110,7 @@ static Value bi_len(int argc, Value *argv)
         return num_val(n);
     }
     if (!is_seq(argv[0])) wg_error("len: argument 1 must be an array or a string, got %s", type_name(argv[0]));
+    if (is_mat(argv[0])) return num_val(AS_ARR(argv[0])->rows);
     return num_val(seq_len(argv[0]));
 }
 
@@ -122,8 +121,17 @@ static Value filled(int n, double x)
     return r;
 }
 
-static Value bi_zeros(int argc, Value *argv) { (void)argc; return filled(arg_count(argv, 0, "zeros"), 0); }
-static Value bi_ones(int argc, Value *argv) { (void)argc; return filled(arg_count(argv, 0, "ones"), num_round(1)); }
+static Value bi_zeros(int argc, Value *argv)
+{
+    if (argc == 2) return mat_filled(argv, 0, "zeros");
+    return filled(arg_count(argv, 0, "zeros"), 0);
+}
+
+static Value bi_ones(int argc, Value *argv)
+{
+    if (argc == 2) return mat_filled(argv, num_round(1), "ones");
+    return filled(arg_count(argv, 0, "ones"), num_round(1));
+}
 
 static Value bi_range(int argc, Value *argv)
 {
@@ -181,10 +189,10 @@ static Value bi_error(int argc, Value *argv)
 
 static Value bi_sum(int argc, Value *argv)
 {
-    (void)argc;
     /* an array of plain numbers in one pass (a million-element sum(a)
      * was four); anything else is checked first */
     Value r;
+    if (argc == 2) return mat_reduce_axis(OP_ADD, argv, "sum");
     if (arith_sum_plain(argv[0], &r)) return r;
     arg_seq(argv, 0, "sum");
     return arith_sum(argv[0]);
@@ -212,6 +220,8 @@ static Value min_max(int op, int argc, Value *argv, const char *fname)
         arg_seq(argv, 0, fname);
         return arith_fold(op, argv[0], fname);
     }
+    /* max(a, k) of a matrix: along axis k (max(k, a) is elementwise) */
+    if (is_mat(argv[0]) && IS_NUMBER(argv[1])) return mat_reduce_axis(op, argv, fname);
     return v_arith(op, argv[0], argv[1]);
 }
 
@@ -278,8 +288,8 @@ const char *builtin_op_example(const char *name)
  * const operand), so the tape keeps the very numbers a replay must see. */
 static Value draw(int normal)
 {
-    if (normal) return num_val(num_round(rng_normal(&rng_session)));
-    double u = num_round(rng_uniform(&rng_session));
+    if (normal) return num_val(num_round(rng_normal(&G->rng)));
+    double u = num_round(rng_uniform(&G->rng));
     if (u >= 1) u = num_below_one();   /* rounding to a narrow format must not reach 1 */
     return num_val(u);
 }
@@ -287,6 +297,13 @@ static Value draw(int normal)
 static Value draws(int argc, Value *argv, int normal, const char *fname)
 {
     if (argc == 0) return draw(normal);
+    if (argc == 2) {
+        int rows, cols;
+        mat_dims(argv, fname, &rows, &cols);
+        Value r = mat_new(rows, cols);
+        for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = draw(normal);
+        return r;
+    }
     int n = arg_count(argv, 0, fname);
     Value r = arr_new(n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = draw(normal);
@@ -302,7 +319,7 @@ static Value bi_seed(int argc, Value *argv)
     double d = arg_number(argv, 0, "seed");
     if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
         wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
-    rng_seed(&rng_session, (uint64_t)d);
+    rng_seed(&G->rng, (uint64_t)d);
     return nil_val();
 }
 
@@ -386,17 +403,19 @@ static int whole(Value v, const char *what)
     return (int)v.u.n;
 }
 
-/* view(a, ...) takes `a` as a place: if a's storage is shared by value with
- * another array, it is split off first, so the view aliases a alone. */
-static Value sp_view(Node *call, Env *env)
+/* The value view(a, ...), row(a, i) or col(a, j) views, taken as a place
+ * when arg is a variable: if its storage is shared by value with another
+ * array it is split off first, so the view aliases that variable alone,
+ * and home/owner name the variable a write through the view makes a new
+ * version of (owner -1: none). */
+Value view_base(Node *arg, Env *env, EnvCell **home, int *owner)
 {
-    if (call->n < 1 || call->n > 4) wg_error("view expects 1 to 4 arguments, got %d", call->n);
     Value base;
     Place pl;
-    EnvCell *home = NULL;
-    int owner = -1;      /* the variable a write through the view makes a version of */
-    if (call->list[0]->kind == N_NAME && eval_place(call->list[0], env, &pl)) {
-        if (pl.slot->t == V_UNDEF) wg_undefined(call->list[0], env);
+    *home = NULL;
+    *owner = -1;
+    if (arg->kind == N_NAME && eval_place(arg, env, &pl)) {
+        if (pl.slot->t == V_UNDEF) wg_undefined(arg, env);
         arr_own(pl.slot);
         base = *pl.slot;
         v_retain(base);
@@ -405,29 +424,19 @@ static Value sp_view(Node *call, Env *env)
                 pl.home->cell = wg_malloc(sizeof(EnvCell));
                 *pl.home->cell = (EnvCell){ 1, pl.home };
             }
-            home = pl.home ? pl.home->cell : NULL;
-            owner = pl.index;
+            *home = pl.home ? pl.home->cell : NULL;
+            *owner = pl.index;
         }
     } else {
-        base = eval_expr(call->list[0], env);
+        base = eval_expr(arg, env);
     }
-    if (!is_seq(base)) {
-        v_release(base);
-        wg_error("view: argument 1 must be an array or a view, got %s", type_name(base));
-    }
-    int n = seq_len(base), start = 0, len = n, stride = 1;
-    Value args[3];
-    int nargs = call->n - 1;
-    for (int i = 0; i < nargs; i++) args[i] = eval_expr(call->list[i + 1], env);
-    G->err.where.node = call;
-    if (nargs >= 1) start = whole(args[0], "start");
-    len = nargs >= 2 ? whole(args[1], "len") : n - start;
-    if (nargs >= 3) stride = whole(args[2], "stride");
-    if (stride == 0) wg_error("view: stride must be a non-zero whole number");
-    if (len < 0) wg_error("view: len must not be negative, got %d", len);
-    long last = start + (long)(len - 1) * stride;
-    if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
-        wg_error("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
+    return base;
+}
+
+/* The view of base's elements start, start + stride, ... (len of them,
+ * in range), composed with base when base is a view itself; takes base. */
+Value view_over(Value base, EnvCell *home, int owner, int start, int len, int stride)
+{
     Storage *s;
     if (base.t == V_VIEW) {      /* compose in 64 bits: the result must index the storage */
         View *w = AS_VIEW(base);
@@ -452,6 +461,32 @@ static Value sp_view(Node *call, Env *env)
     return r;
 }
 
+static Value sp_view(Node *call, Env *env)
+{
+    if (call->n < 1 || call->n > 4) wg_error("view expects 1 to 4 arguments, got %d", call->n);
+    EnvCell *home;
+    int owner;      /* the variable a write through the view makes a version of */
+    Value base = view_base(call->list[0], env, &home, &owner);
+    if (!is_seq(base)) {
+        v_release(base);
+        wg_error("view: argument 1 must be an array or a view, got %s", type_name(base));
+    }
+    int n = seq_len(base), start = 0, len = n, stride = 1;
+    Value args[3];
+    int nargs = call->n - 1;
+    for (int i = 0; i < nargs; i++) args[i] = eval_expr(call->list[i + 1], env);
+    G->err.where.node = call;
+    if (nargs >= 1) start = whole(args[0], "start");
+    len = nargs >= 2 ? whole(args[1], "len") : n - start;
+    if (nargs >= 3) stride = whole(args[2], "stride");
+    if (stride == 0) wg_error("view: stride must be a non-zero whole number");
+    if (len < 0) wg_error("view: len must not be negative, got %d", len);
+    long last = start + (long)(len - 1) * stride;
+    if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
+        wg_error("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
+    return view_over(base, home, owner, start, len, stride);
+}
+
 static Value bi_detach(int argc, Value *argv)
 {
     (void)argc;
@@ -462,6 +497,7 @@ static Value bi_detach(int argc, Value *argv)
         int n = seq_len(v);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(v_primal(*seq_at(v, i)));
+        shape_like(r, v);
         return r;
     }
     v_retain(v);
@@ -475,33 +511,79 @@ static Value bi_type(int argc, Value *argv)
     return str_new(t, (int)strlen(t));
 }
 
+/* ceil and round are made of floor, so their derivative is floor's (0,
+ * SPEC "Derivatives") and their kink notes are floor's, at their jumps:
+ * ceil(x) = -floor(-x); round(x) = floor(x + 1/2) less a constant (0 or 1)
+ * that sends halves to the even neighbour, as Python, Julia and numpy
+ * round, and keeps 0.49999999999999994 at 0. */
+static Value bi_ceil(int argc, Value *argv)
+{
+    (void)argc;
+    Value n = v_arith(OP_NEG, argv[0], argv[0]);
+    Value f = v_arith(OP_FLOOR, n, n);
+    Value r = v_arith(OP_NEG, f, f);
+    v_release(n);
+    v_release(f);
+    return r;
+}
+
+static double round_fix(Value x, Value f)
+{
+    return v_primal(f) - nearbyint(v_primal(x));
+}
+
+static Value bi_round(int argc, Value *argv)
+{
+    (void)argc;
+    Value x = argv[0];
+    if (!IS_NUMBER(x) && !is_seq(x)) wg_error("round: argument 1 must be a number or an array, got %s", type_name(x));
+    Value half = num_val(num_round(0.5));
+    Value s = v_arith(OP_ADD, x, half);
+    Value f = v_arith(OP_FLOOR, s, s);
+    v_release(s);
+    Value fix;
+    if (is_seq(x)) {
+        int n = seq_len(x);
+        fix = arr_new(n);
+        for (int i = 0; i < n; i++) AS_ARR(fix)->v[i] = num_val(round_fix(*seq_at(x, i), *seq_at(f, i)));
+    } else {
+        fix = num_val(round_fix(x, f));
+    }
+    Value r = v_arith(OP_SUB, f, fix);
+    v_release(f);
+    v_release(fix);
+    return r;
+}
+
 /* Before the ops' builtins in :help's and completion's order. */
 static const Builtin builtins_first[] = {
     {"type", 1, 1, bi_type, "type(x): \"number\", \"array\", \"view\", \"string\", \"boolean\", \"function\" or \"nil\""},
     {"print", 0, -1, bi_print, "print(a, b, ...): write the values separated by spaces, then a newline"},
-    {"len", 1, 1, bi_len, "len(a): number of elements of an array or view (or characters of a string)"},
-    {"zeros", 1, 1, bi_zeros, "zeros(n): an array of n zeros"},
-    {"ones", 1, 1, bi_ones, "ones(n): an array of n ones"},
+    {"len", 1, 1, bi_len, "len(a): number of elements of an array or view, rows of a matrix (or characters of a string)"},
+    {"zeros", 1, 2, bi_zeros, "zeros(n): an array of n zeros; zeros(m, n): an m x n matrix of them"},
+    {"ones", 1, 2, bi_ones, "ones(n): an array of n ones; ones(m, n): an m x n matrix of them"},
     {"range", 1, 1, bi_range, "range(n): the array [0, 1, ..., n - 1]"},
     {"take", 2, 2, bi_take, "take(a, idx): the array [a[idx[0]], a[idx[1]], ...], differentiable in a"},
-    {"sum", 1, 1, bi_sum, "sum(a): sum of the elements (one tape entry; the quire in posit backends)"},
+    {"sum", 1, 2, bi_sum, "sum(a): sum of the elements (one tape entry; the quire in posit backends); sum(a, 1) / sum(a, 2) of a matrix: down the columns (1 x n) / along the rows (m x 1)"},
     {"prod", 1, 1, bi_prod, "prod(a): product of the elements"},
     {"dot", 2, 2, bi_dot, "dot(a, b): sum of a[i]*b[i] (one tape entry; the quire in posit backends)"},
 };
 
 static const Builtin builtins[] = {
-    {"min", 1, 2, bi_min, "min(a) of an array, or min(x, y) elementwise (a tie goes to x)"},
-    {"max", 1, 2, bi_max, "max(a) of an array, or max(x, y) elementwise (a tie goes to x)"},
+    {"ceil", 1, 1, bi_ceil, "ceil(x): smallest whole number >= x (derivative 0)"},
+    {"round", 1, 1, bi_round, "round(x): the nearest whole number, halves to the even one (derivative 0)"},
+    {"min", 1, 2, bi_min, "min(a) of an array, or min(x, y) elementwise (a tie goes to x); min(a, 1) / min(a, 2) of a matrix a: down the columns / along the rows"},
+    {"max", 1, 2, bi_max, "max(a) of an array, or max(x, y) elementwise (a tie goes to x); max(a, 1) / max(a, 2) of a matrix a: down the columns / along the rows"},
     {"assert", 1, 2, bi_assert, "assert(cond, msg): stop with an error when cond is false"},
     {"error", 1, 1, bi_error, "error(msg): stop with an error"},
     {"seed", 1, 1, bi_seed, "seed(n): restart the Philox4x32-10 generator at seed n"},
-    {"rand", 0, 1, bi_rand, "rand() or rand(n): uniform draws in [0, 1) from the session generator"},
-    {"randn", 0, 1, bi_randn, "randn() or randn(n): standard normal draws from the session generator"},
+    {"rand", 0, 2, bi_rand, "rand(), rand(n) or rand(m, n): uniform draws in [0, 1) from the session generator"},
+    {"randn", 0, 2, bi_randn, "randn(), randn(n) or randn(m, n): standard normal draws from the session generator"},
     {"bits", 1, 1, bi_bits, "bits(x): the bit pattern of x in the active backend, as \"0x...\""},
     {"frombits", 1, 1, bi_frombits, "frombits(s): the number with bit pattern s in the active backend"},
     {"num", 1, 1, bi_num, "num(s): the number the string s spells (\"2.5\", \"-1e3\", \"inf\"); an error for anything else"},
     {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},
-    {"grad", 1, 1, ad_grad, "grad(f): the gradient function of f (first argument a number or array, result a number)"},
+    {"grad", 1, 2, ad_grad, "grad(f): the gradient function of f in its first argument only (a number or array; the result a number); grad(f, k): in argument k, from 0; grad(f, \"all\"): in every argument (numbers), an array"},
     {"hvp", 3, 3, ad_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},
     {"jvp", 3, 3, fwd_jvp_builtin, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
     {"fixedpoint", 2, 4, fixedpoint_builtin, "fixedpoint(g, x0), fixedpoint(g, x0, tol, maxiter): iterate x = g(x) until a step changes x by at most tol (relative; 1e-12, at most 1000 steps); derivatives of x* by the implicit function theorem"},
@@ -516,9 +598,10 @@ void builtins_register(void)
     define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
     define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     plot_register();
+    matrix_register();
     int pi_index = global_index("pi");
     Global *g = &G->eval.globals[pi_index];
     v_release(g->v);
     g->v = num_val(M_PI);
-    rng_seed(&rng_session, 0);
+    rng_seed(&G->rng, 0);
 }

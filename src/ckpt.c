@@ -57,12 +57,9 @@
 #include "num.h"
 #include "tapegc.h"
 #include "fwd.h"
+#include "state.h"
 
-int G->ckpt.mode;
-uint32_t G->ckpt.floor;
-Env *G->ckpt.env;
-uint32_t G->ckpt.born;
-unsigned long long G->ckpt.steps_run, G->ckpt.steps_recomputed;
+
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
 
@@ -116,7 +113,6 @@ typedef struct LoopRec {
     int nheld;
 } LoopRec;
 
-static LoopRec *G->ckpt.running;
 
 static void state_free(State *s, int nvars)
 {
@@ -269,8 +265,10 @@ static void find_assigned(LoopRec *r, Node *n, Scope s)
         Node *m = loop_name(r, n->c, s);
         if (m) add_var(&r->vars, &r->nvars, m);
     }
-    /* view(a, ...) may split a's storage off (copy on write) and rebind a */
-    if (n->kind == N_CALL && n->a->kind == N_NAME && strcmp(n->a->name, "view") == 0
+    /* view(a, ...), row(a, i) and col(a, j) may split a's storage off
+     * (copy on write) and rebind a */
+    if (n->kind == N_CALL && n->a->kind == N_NAME && (strcmp(n->a->name, "view") == 0
+        || strcmp(n->a->name, "row") == 0 || strcmp(n->a->name, "col") == 0)
         && n->n >= 1 && n->list[0]->kind == N_NAME) {
         Node *m = loop_name(r, n->list[0], s);
         if (m) add_var(&r->vars, &r->nvars, m);
@@ -360,6 +358,17 @@ static void flat_free(Flat *f)
 
 /* --------------------------------------------------------------- states */
 
+static uint32_t loop_entry(void);
+
+/* A recomputed region is taken off the tape; the kinks its sweep passed
+ * stay noted for the derivative being taken, where the loop's entry is. */
+static void region_drop(TapeMark m)
+{
+    uint32_t epoch = G->tape.epoch;
+    tape_truncate(m);
+    kink_truncated(m.n, epoch, loop_entry());
+}
+
 static _Noreturn void no_tangents(LoopRec *r)
 {
     wg_error_at(r->stmt, "a checkpointed loop cannot carry forward-mode tangents (jvp); "
@@ -370,7 +379,7 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
 {
     State *s = wg_calloc(1, sizeof(State));
     s->step = step;
-    s->rng = rng_session;
+    s->rng = G->rng;
     s->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
     flatten_live(r, &f);
@@ -442,14 +451,12 @@ typedef struct {
 typedef struct Recomp {
     LoopRec *r;
     Value *vars, *capt;
-    rng_t rng;
+    RunMode outer_mode;        /* the session's, put back by recomp_end */
     Dirty *dirty;
     int ndirty;
     TapeMark mark;
     int have_mark;
-    int mode, recording, backend;
-    Env *env;
-    FILE *out;
+    int backend;               /* the backend of the sweep that reached the loop */
     /* the outputs' whole adjoints (sweep.h): output j is found as the
      * carried number at[j] of the segment being reversed, until the
      * segment that wrote it last */
@@ -457,6 +464,8 @@ typedef struct Recomp {
     uint32_t *at;
     uint8_t *found;
     uint32_t nout;
+    uint32_t entry;    /* the loop's entry (0: none yet) */
+    int kinks;         /* kink_quiet's, for kink_loud */
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
     int ntmp;
     struct Recomp *outer;
@@ -478,8 +487,9 @@ static void tmp_free(Recomp *S, State *s)
     state_free(s, S->r->nvars);
 }
 
-static Recomp *recomps;
-static FILE *devnull;
+
+/* The entry of the loop being recomputed, or where the tape ends. */
+static uint32_t loop_entry(void) { return G->ckpt.recomps && G->ckpt.recomps->entry ? G->ckpt.recomps->entry : tape_size(); }
 
 static int is_cst(LoopRec *r, Storage *s)
 {
@@ -516,15 +526,12 @@ static Recomp *recomp_begin(LoopRec *r)
 {
     Recomp *S = wg_calloc(1, sizeof(Recomp));
     S->r = r;
-    S->mode = G->ckpt.mode;
-    S->env = G->ckpt.env;
-    S->recording = G->tape.recording;
+    S->outer_mode = state_mode();
     S->backend = G->num.backend;
-    S->rng = rng_session;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
-    S->outer = recomps;
-    recomps = S;
+    S->outer = G->ckpt.recomps;
+    G->ckpt.recomps = S;
     for (int i = 0; i < r->nvars; i++) {
         Value *v = var_at(r, i);
         dirty_value(S, *v);
@@ -551,13 +558,14 @@ static Recomp *recomp_begin(LoopRec *r)
             v_release(old);
         }
     }
-    G->ckpt.mode = 2;
-    G->ckpt.env = r->env;
-    G->num.backend = r->backend;
+    RunMode replay = S->outer_mode;
+    replay.ckpt_mode = 2;
+    replay.ckpt_env = r->env;
+    replay.backend = r->backend;
+    replay.muted = 1;
     io_flush();
-    if (!devnull) devnull = fopen("/dev/null", "w");
-    S->out = stdout;
-    if (devnull) stdout = devnull;
+    state_set_mode(&replay);
+    S->kinks = kink_quiet();
     return S;
 }
 
@@ -565,9 +573,7 @@ static void recomp_end(Recomp *S)
 {
     LoopRec *r = S->r;
     held_drop(r);
-    if (S->have_mark) tape_truncate(S->mark);
-    if (devnull) fflush(devnull);
-    stdout = S->out;
+    if (S->have_mark) region_drop(S->mark);
     for (int i = 0; i < r->nvars; i++) {
         Value *v = var_at(r, i);
         Value old = *v;
@@ -595,13 +601,10 @@ static void recomp_end(Recomp *S)
     free(S->found);
     free(S->vars);
     free(S->capt);
-    rng_session = S->rng;
-    G->num.backend = S->backend;
-    G->ckpt.mode = S->mode;
-    G->ckpt.env = S->env;
-    G->tape.recording = S->recording;
+    state_set_mode(&S->outer_mode);
+    kink_loud(S->kinks);
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
-    recomps = S->outer;
+    G->ckpt.recomps = S->outer;
     free(S);
 }
 
@@ -628,6 +631,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
         map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
+        if (map[i] != st) storage_shape_like(map[i], st);
     }
     uint32_t pos = 0;
     for (int i = 0; i < r->nvars; i++) {
@@ -686,7 +690,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
         if (map[i] != s->st[i]) v_release(obj_val(V_ARR, map[i]));   /* the variables hold it */
     wg_scratch_free(map);
     wg_scratch_free(done);
-    rng_session = s->rng;
+    G->rng = s->rng;
 }
 
 /* ------------------------------------------------------------ stepping */
@@ -741,7 +745,7 @@ static int run_step(LoopRec *r, uint64_t t)
     flat_free(&f);
     wg_scratch_free(orig);
     rec_off();
-    tape_truncate(m);
+    region_drop(m);
     return code;
 }
 
@@ -845,7 +849,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         G->ckpt.steps_recomputed++;
         if (tape_bytes() - start > budget && t + 1 < j) {
             *fit = t - c + 1;
-            tape_truncate(S->mark);
+            region_drop(S->mark);
             S->have_mark = 0;
             wg_scratch_free(leaves);
             return NULL;
@@ -887,7 +891,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
     wg_scratch_free(want);
     wg_scratch_free(which);
-    tape_truncate(S->mark);
+    region_drop(S->mark);
     S->have_mark = 0;
     rec_off();
     wg_scratch_free(seeds);
@@ -973,6 +977,7 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
 {
     LoopRec *r = loop_of(entry);
     Recomp *S = recomp_begin(r);
+    S->entry = entry;
     uint32_t n = r->nout;
     S->total = out_total;
     S->nout = n;
@@ -996,6 +1001,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
 {
     LoopRec *r = loop_of(entry);
     Recomp *S = recomp_begin(r);
+    S->entry = entry;
     S->mark = tape_mark();
     S->have_mark = 1;
     restore(r, r->states[0], 1);
@@ -1061,8 +1067,6 @@ static int reaches_back(Node *loop)
 
 static void note_recorded(Node *n)
 {
-    static const Node *G->ckpt.noted[64];
-    static int G->ckpt.nnoted;
     for (int i = 0; i < G->ckpt.nnoted; i++)
         if (G->ckpt.noted[i] == n) return;
     if (G->ckpt.nnoted < 64) G->ckpt.noted[G->ckpt.nnoted++] = n;
@@ -1079,23 +1083,23 @@ static void running_pop(LoopRec *r)
         }
 }
 
-int exec_checkpoint(Node *n, Env *env)
+/* checkpoint(k): its k, 32 without one. */
+static int checkpoint_k(Node *n, Env *env)
+{
+    if (!n->b) return 32;
+    Value kv = eval_expr(n->b, env);
+    double kk = IS_NUMBER(kv) ? v_primal(kv) : 0;
+    v_release(kv);
+    if (!(kk >= 1 && kk <= 1e6) || kk != (double)(int)kk)
+        wg_error_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
+    return (int)kk;
+}
+
+/* The record of checkpointed loop statement n, on the running list (an
+ * error from here on leaves it to ckpt_abandon). */
+static LoopRec *rec_new(Node *n, Env *env, int k)
 {
     Node *loop = n->a;
-    if (!G->tape.recording || G->ckpt.mode) return eval_exec(loop, env);   /* nothing to record */
-    if (reaches_back(loop)) {
-        note_recorded(n);
-        return eval_exec(loop, env);
-    }
-    int k = 32;
-    if (n->b) {
-        Value kv = eval_expr(n->b, env);
-        double kk = IS_NUMBER(kv) ? v_primal(kv) : 0;
-        v_release(kv);
-        if (!(kk >= 1 && kk <= 1e6) || kk != (double)(int)kk)
-            wg_error_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
-        k = (int)kk;
-    }
     LoopRec *r = wg_calloc(1, sizeof(LoopRec));
     r->side.kind = &loop_kind;
     r->stmt = n;
@@ -1115,14 +1119,21 @@ int exec_checkpoint(Node *n, Env *env)
         add_var(&r->vars, &r->nvars, loop->c);
         r->counter = 0;
     }
+    return r;
+}
+
+/* What the loop carries and what it only reads, from the syntax tree: its
+ * body and condition, and the functions they call by name. */
+static void find_carried(LoopRec *r)
+{
     Scope body = { NULL, 0 };
     find_assigned(r, r->body, body);
     find_read(r, r->body, body);
-    if (!r->is_for) find_read(r, loop->a, body);
+    if (!r->is_for) find_read(r, r->loop->a, body);
     /* and the globals and upvalues that the functions it calls (by name)
      * write into and read, transitively */
     for (int i = 0; i < r->ncapt; i++) {
-        Value f = *eval_var_slot(r->capt[i], env, NULL);
+        Value f = *eval_var_slot(r->capt[i], r->env, NULL);
         if (f.t == V_FN && AS_FN(f)->fn) {
             Scope in = { AS_FN(f), 0 };
             find_assigned(r, AS_FN(f)->fn->body, in);
@@ -1133,80 +1144,96 @@ int exec_checkpoint(Node *n, Env *env)
     for (int i = 0; i < r->ncapt; i++)
         if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
     r->ncapt = w;
-    r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(loop->a));
+    r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(r->loop->a));
+}
+
+/* An array the body only reads, kept by content (a view made inside may
+ * write it), once a storage. */
+static void capture_storage(LoopRec *r, Storage *s)
+{
+    for (int k = 0; k < r->ncst; k++)
+        if (r->cst[k] == s) return;
+    r->cst = wg_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
+    r->cstf = wg_realloc(r->cstf, (size_t)(r->ncst + 1));
+    r->cstf[r->ncst] = (uint8_t)s->aliased;
+    r->cstv = wg_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
+    r->cstv[r->ncst] = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+    for (int j = 0; j < s->n; j++) {
+        r->cstv[r->ncst][j] = s->v[j];
+        v_retain(s->v[j]);
+    }
+    r->cst[r->ncst++] = s;
+    s->h.rc++;
+}
+
+/* The values the body only reads, as they are at loop start; 1 (and no
+ * arrays kept) if the loop meets forward-mode tangents. */
+static int capture_reads(LoopRec *r)
+{
     r->captv = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     int duals = 0;
     for (int i = 0; i < r->ncapt; i++) {
-        r->captv[i] = *eval_var_slot(r->capt[i], env, NULL);
+        r->captv[i] = *eval_var_slot(r->capt[i], r->env, NULL);
         duals |= has_dual(r->captv[i]);
         v_retain(r->captv[i]);
     }
     for (int i = 0; i < r->nvars; i++) duals |= has_dual(*var_at(r, i));
     for (int i = 0; i < r->ncapt && !duals; i++) {
         Value c = r->captv[i];
-        if (c.t != V_ARR && c.t != V_VIEW) continue;    /* a view made inside may write it */
-        Storage *s = seq_storage(c);
-        int seen = 0;
-        for (int k = 0; k < r->ncst; k++) seen |= r->cst[k] == s;
-        if (seen) continue;
-        r->cst = wg_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
-        r->cstf = wg_realloc(r->cstf, (size_t)(r->ncst + 1));
-        r->cstf[r->ncst] = (uint8_t)s->aliased;
-        r->cstv = wg_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
-        r->cstv[r->ncst] = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
-        for (int j = 0; j < s->n; j++) {
-            r->cstv[r->ncst][j] = s->v[j];
-            v_retain(s->v[j]);
-        }
-        r->cst[r->ncst++] = s;
-        s->h.rc++;
+        if (c.t == V_ARR || c.t == V_VIEW) capture_storage(r, seq_storage(c));
     }
-    if (duals) {     /* forward mode (jvp) carries tangents: run the loop as it is */
-        running_pop(r);
-        rec_release(&r->side);
-        return eval_exec(loop, env);
-    }
-    double hi = 0;
-    if (r->is_for) {
-        r->lo = eval_range_bound(loop->a, env);
-        hi = eval_range_bound(loop->b, env);
-    }
-    add_state(r, snapshot(r, 0, 1));
+    return duals;
+}
+
+/* Each carried variable's count of versions before the loop (scratch). */
+static int *version_counts(LoopRec *r)
+{
     int *count0 = wg_scratch(sizeof(int) * (size_t)(r->nvars ? r->nvars : 1));
     for (int i = 0; i < r->nvars; i++) {
         VerLog *log;
-        eval_var_slot(r->vars[i], env, &log);
+        eval_var_slot(r->vars[i], r->env, &log);
         count0[i] = log ? log->count : 0;
     }
-    uint32_t clears = G->tape.clears, n0 = tape_size();
+    return count0;
+}
+
+/* The state before step t is kept when t is a multiple of the spacing;
+ * past k states, every other one goes and the spacing doubles. */
+static void keep_state(LoopRec *r, uint64_t t, uint64_t *spacing)
+{
+    if (t == 0 || t % *spacing != 0) return;
+    add_state(r, snapshot(r, t, 0));
+    if (r->nstates <= r->k) return;
+    int w = 1;
+    for (int m = 1; m < r->nstates; m++) {
+        if (r->states[m]->step % (2 * *spacing) == 0) r->states[w++] = r->states[m];
+        else state_free(r->states[m], r->nvars);
+    }
+    r->nstates = w;
+    *spacing *= 2;
+}
+
+/* Runs the loop unrecorded (a for loop up to hi), keeping states; returns
+ * the steps it ran, and in *last_test whether a while test ended it. */
+static uint64_t run_forward(LoopRec *r, double hi, int *last_test)
+{
     int saved_mode = G->ckpt.mode;
     Env *saved_env = G->ckpt.env;
     uint32_t saved_born = G->ckpt.born;
     G->ckpt.mode = 1;
-    G->ckpt.env = env;
+    G->ckpt.env = r->env;
     G->ckpt.born = G->value.env_made;
     rec_off();
     uint64_t t = 0, spacing = 1;
-    int last_test = 0;
+    *last_test = 0;
     LoopFloor floor = reclaim_loop_begin();   /* what recording functions leave between steps */
     for (;;) {
         reclaim_loop_step(&floor);
         if (r->is_for && r->lo + (double)t >= hi) break;
-        if (t > 0 && t % spacing == 0) {
-            add_state(r, snapshot(r, t, 0));
-            if (r->nstates > k) {      /* thin: keep every other state */
-                int w = 1;
-                for (int m = 1; m < r->nstates; m++) {
-                    if (r->states[m]->step % (2 * spacing) == 0) r->states[w++] = r->states[m];
-                    else state_free(r->states[m], r->nvars);
-                }
-                r->nstates = w;
-                spacing *= 2;
-            }
-        }
+        keep_state(r, t, &spacing);
         int code = run_step(r, t);
         if (code < 0) {     /* the test that ended it is a step too: it may */
-            last_test = 1;  /* write or draw, so recomputation runs it */
+            *last_test = 1; /* write or draw, so recomputation runs it */
             break;
         }
         t++;
@@ -1217,13 +1244,13 @@ int exec_checkpoint(Node *n, Env *env)
     G->ckpt.env = saved_env;
     G->ckpt.born = saved_born;
     rec_on();
-    r->T = t + (uint64_t)last_test;
-    if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
-        wg_scratch_free(count0);
-        running_pop(r);
-        rec_release(&r->side);
-        return EXEC_NORMAL;
-    }
+    return t;
+}
+
+/* The loop's entry (t steps) and its outputs on the tape, and one new
+ * version for each variable it assigned (count0: their counts before). */
+static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t)
+{
     Flat f;
     flatten_live(r, &f);
     for (uint32_t j = 0; j < f.n; j++)
@@ -1243,12 +1270,11 @@ int exec_checkpoint(Node *n, Env *env)
         if (!f.slot[j]->id || f.slot[j]->id >= n0)
             f.slot[j]->id = tape_push(OP_CKOUT, entry, j, f.slot[j]->u.n);
     flat_free(&f);
-    /* one new version for each variable the loop assigned */
-    int scope = !env || env->vers;
+    int scope = !r->env || r->env->vers;
     for (int i = 0; i < r->nvars; i++) {
         if (i == r->counter) continue;
         VerLog *log;
-        Value *v = eval_var_slot(r->vars[i], env, &log);
+        Value *v = eval_var_slot(r->vars[i], r->env, &log);
         if (!log || !scope || v->t == V_UNDEF || log->count == count0[i]) continue;   /* not assigned */
         verlog_mark_inner(log, count0[i] + 1, log->count);
         /* a number becomes the variable's next version; an array's version
@@ -1257,11 +1283,52 @@ int exec_checkpoint(Node *n, Env *env)
         if (v->t == V_NUM) version_bind(log, v);
         else version_count(log);
     }
-    wg_scratch_free(count0);
     flatten_live(r, &f);                 /* views' storages: every output is a place */
     for (uint32_t j = 0; j < f.n; j++)
         if (f.slot[j]->id > entry && !tape_labeled(f.slot[j]->id)) rec_label(f.slot[j]->id);
     flat_free(&f);
+}
+
+/* Phases: the record and what the loop carries (syntax tree), what it
+ * reads (captured), the unrecorded run with its saved states, then the
+ * loop's entries on the tape. */
+int exec_checkpoint(Node *n, Env *env)
+{
+    Node *loop = n->a;
+    if (!G->tape.recording || G->ckpt.mode) return eval_exec(loop, env);   /* nothing to record */
+    if (loop->kind == N_FOR && !loop->b)
+        wg_error_at(loop, "checkpoint for needs a range: write for i in 0..len(%s) and read the element by index",
+                    loop->a->kind == N_NAME ? loop->a->name : "a");
+    if (reaches_back(loop)) {
+        note_recorded(n);
+        return eval_exec(loop, env);
+    }
+    LoopRec *r = rec_new(n, env, checkpoint_k(n, env));
+    find_carried(r);
+    if (capture_reads(r)) {     /* forward mode (jvp) carries tangents: run the loop as it is */
+        running_pop(r);
+        rec_release(&r->side);
+        return eval_exec(loop, env);
+    }
+    double hi = 0;
+    if (r->is_for) {
+        r->lo = eval_range_bound(loop->a, env);
+        hi = eval_range_bound(loop->b, env);
+    }
+    add_state(r, snapshot(r, 0, 1));
+    int *count0 = version_counts(r);
+    uint32_t clears = G->tape.clears, n0 = tape_size();
+    int last_test;
+    uint64_t t = run_forward(r, hi, &last_test);
+    r->T = t + (uint64_t)last_test;
+    if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
+        wg_scratch_free(count0);
+        running_pop(r);
+        rec_release(&r->side);
+        return EXEC_NORMAL;
+    }
+    record_loop(r, count0, n0, t);
+    wg_scratch_free(count0);
     return EXEC_NORMAL;
 }
 
@@ -1269,7 +1336,7 @@ int exec_checkpoint(Node *n, Env *env)
 
 void ckpt_abandon(void)
 {
-    while (recomps) recomp_end(recomps);
+    while (G->ckpt.recomps) recomp_end(G->ckpt.recomps);
     while (G->ckpt.running) {
         LoopRec *r = G->ckpt.running;
         G->ckpt.running = r->next;
@@ -1285,7 +1352,7 @@ void ckpt_visit_roots(void (*visit)(Value))
         rec_each_value(&r->side, visit);
         for (int i = 0; i < r->nheld; i++) visit(obj_val(V_ARR, r->held[i]));
     }
-    for (Recomp *S = recomps; S; S = S->outer) {
+    for (Recomp *S = G->ckpt.recomps; S; S = S->outer) {
         for (int i = 0; i < S->r->nheld; i++) visit(obj_val(V_ARR, S->r->held[i]));
         for (int i = 0; i < S->r->nvars; i++) visit(S->vars[i]);
         for (int i = 0; i < S->r->ncapt; i++) visit(S->capt[i]);

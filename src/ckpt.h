@@ -6,17 +6,24 @@
 #include <stdint.h>
 #include "value.h"
 
-/* 0 normally; 1 while a checkpointed loop runs unrecorded (its
- * variables, in ckpt_env, count versions but keep none); 2 while one is
- * recomputed (no versions, no commands, no output). */
-extern int ckpt_mode;
-extern uint32_t ckpt_floor;   /* first entry of the region a recomputation records */
-extern Env *ckpt_env;
-extern uint32_t ckpt_born;    /* env_made when the running loop began */
+/* The session's checkpointing state (G->ckpt). mode: 0 normally; 1
+ * while a checkpointed loop runs unrecorded (its variables, in env, count
+ * versions but keep none); 2 while one is recomputed (no versions, no
+ * commands, no output). */
+typedef struct {
+    int mode;
+    uint32_t floor;           /* first entry of the region a recomputation records */
+    Env *env;
+    uint32_t born;            /* env_made when the running loop began */
+    unsigned long long steps_run, steps_recomputed;
+    struct LoopRec *running;  /* the loops running, innermost first (ckpt.c) */
+    struct Recomp *recomps;   /* recomputations running, innermost first */
+    const Node *noted[64];    /* loops already noted as running recorded */
+    int nnoted;
+} CkptState;
 int  exec_checkpoint(Node *n, Env *env);
 void ckpt_abandon(void);      /* after an error unwound */
 void ckpt_visit_roots(void (*visit)(Value));
 void ckpt_init(void);
-extern unsigned long long ckpt_steps_run, ckpt_steps_recomputed;
 
 #endif

@@ -17,12 +17,9 @@
 #include "ad.h"
 #include "tapeview.h"
 #include "help.h"
+#include "state.h"
 
-void (*G->cmd.reset_hook)(void);
-
-typedef struct { const char *name, *help; } HelpEntry;
-static HelpEntry *G->cmd.lib_help;
-static int G->cmd.nlib_help, G->cmd.cap_lib_help;
+typedef struct HelpEntry { const char *name, *help; } HelpEntry;
 
 void cmd_add_help(const char *name, const char *help)
 {
@@ -231,8 +228,6 @@ static void cmd_quit(const char *args)
 
 /* ---------------------------------------------------------------- :save */
 
-static char **G->cmd.inputs;
-static int G->cmd.ninputs, G->cmd.capinputs;
 
 static void forget_inputs(void)
 {

@@ -4,7 +4,14 @@
 #define WG_CMD_H
 #include <stddef.h>
 
-extern void (*wg_reset_hook)(void);  /* reloads the standard library */
+/* The commands' part of the session state (G->cmd). */
+typedef struct {
+    void (*reset_hook)(void);    /* reloads the standard library */
+    struct HelpEntry *lib_help;  /* stdlib docs (cmd.c) */
+    int nlib_help, cap_lib_help;
+    char **inputs;               /* for :save */
+    int ninputs, capinputs;
+} CmdState;
 
 void cmd_run(const char *text);      /* "tape stats", "backend posit16", ... */
 const char *cmd_name(int i);         /* for completion; NULL after the last */

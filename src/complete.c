@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "complete.h"
+#include "state.h"
 
 static const char *const tape_subcommands[] = {"all", "stats", "dot", "clear", "limit", "kinks", NULL};
 
@@ -19,8 +20,10 @@ const char *complete_candidate(wg_Session *session, int completing, int i, char 
     case C_TAPE:
         for (int k = 0; tape_subcommands[k]; k++, i--)
             if (i == 0) return tape_subcommands[k];
-        /* fall through - the names, for :tape NAME */
+        /* fall through - the variables of numbers, for :tape NAME */
     case C_TAPE_DOT:
+        if (i < 0) return NULL;
+        return wg_name(session, WG_NAMES_DATA, i);
     case C_NAMES:
     default:
         if (completing == C_NAMES) {

@@ -8,6 +8,7 @@
 #include "dual.h"
 #include "arith.h"
 #include "rules.h"
+#include "state.h"
 
 static uint32_t tag_of(Value v) { return v.t == V_DUAL ? AS_DUAL(v)->tag : 0; }
 
@@ -41,16 +42,29 @@ static Value dual_op_plain(int op, int binary, uint32_t tag, Value ap, Value at,
     return dual_new(tag, num_val(p), num_val(t));
 }
 
+/* An operand carries the tangent of a jvp that has returned (fwd.h): the
+ * operation on its primal. Without this each call of a jvp that reads
+ * what the last one stored would nest one level deeper. */
+static __attribute__((noinline)) Value dual_op_dead(int op, Value a, Value b)
+{
+    return v_num_op(op, fwd_live_part(a), op_arity[op] == 2 ? fwd_live_part(b) : b);
+}
+
 Value dual_op(int op, Value a, Value b)
 {
     int binary = op_arity[op] == 2;
     uint32_t ta = tag_of(a), tb = binary ? tag_of(b) : 0;
     uint32_t tag = ta > tb ? ta : tb;
+    /* the innermost jvp's tag is live; a dual of a lower tag than the
+     * other operand's is a part that is not plain (checked below) */
+    if (__builtin_expect(tag != G->fwd.top, 0) && fwd_tag_dead_below(tag)) return dual_op_dead(op, a, b);
     Value ap, at, bp = num_val(0), bt = num_val(0);
     split(a, tag, &ap, &at);
     if (binary) split(b, tag, &bp, &bt);
     if (plain_num(ap) && plain_num(at) && plain_num(bp) && plain_num(bt))
         return dual_op_plain(op, binary, tag, ap, at, bp, bt);
+    uint32_t lo = ta < tb ? ta : tb;
+    if (lo && lo != tag && fwd_tag_dead(lo)) return dual_op_dead(op, a, b);
     Value p = v_num_op(op, ap, bp);
     RuleTemps ts;
     ts.n = 0;                /* the slots are written before they are read */
@@ -66,4 +80,37 @@ Value dual_op(int op, Value a, Value b)
     }
     rule_temps_release(&ts);
     return dual_new(tag, p, t);
+}
+
+/* ---------------------------------------- forward mode's live tags (dual.h) */
+
+/* tag is not the top (fwd_tag_dead looked): a binary search below it. */
+int fwd_tag_dead_below(uint32_t tag)
+{
+    int lo = 0, hi = G->fwd.nlive - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (G->fwd.live[mid] < tag) lo = mid + 1;
+        else hi = mid;
+    }
+    return !(lo < G->fwd.nlive && G->fwd.live[lo] == tag);
+}
+
+void fwd_live_push(uint32_t tag)
+{
+    if (G->fwd.nlive == G->fwd.caplive) {
+        int grown = G->fwd.caplive ? 2 * G->fwd.caplive : 16;
+        G->fwd.live = wg_realloc(G->fwd.live, sizeof(uint32_t) * (size_t)grown);
+        G->fwd.caplive = grown;
+    }
+    G->fwd.live[G->fwd.nlive++] = tag;
+    G->fwd.top = tag;
+}
+
+int fwd_depth(void) { return G->fwd.nlive; }
+
+void fwd_unwind(int depth)
+{
+    if (G->fwd.nlive > depth) G->fwd.nlive = depth;
+    G->fwd.top = G->fwd.nlive ? G->fwd.live[G->fwd.nlive - 1] : 0;
 }

@@ -5,4 +5,28 @@
 
 Value dual_op(int op, Value a, Value b);   /* an op with a dual operand; borrowed in, owned out */
 
+/* Live tags (dual.c, below the evaluator, for dual_op; fwd.c pushes them).
+ * The tags of the jvp calls running now, ascending (a nested call's tag is
+ * higher). A dual of any other tag belongs to a jvp that has returned: it
+ * was stored where the call could write (a captured variable, an element,
+ * a global, through a view) and outlived it. Its tangent is dead: every
+ * reader takes the primal instead (fwd_live_part), so such tangents never
+ * pile up level on level in a loop that calls jvp again and again. */
+int fwd_tag_dead_below(uint32_t tag);
+void fwd_live_push(uint32_t tag);   /* a jvp call begins (fwd.c) */
+int fwd_depth(void);                /* jvp calls running */
+void fwd_unwind(int depth);         /* they returned, or an error left them, down to depth */
+
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_DUAL_H_STATE)
+#define WG_DUAL_H_STATE
+static inline int fwd_tag_dead(uint32_t tag) { return tag != G->fwd.top && fwd_tag_dead_below(tag); }
+/* v without the dead tangents around it (borrowed in, borrowed out). */
+static inline Value fwd_live_part(Value v)
+{
+    while (v.t == V_DUAL && fwd_tag_dead(((Dual *)v.u.o)->tag)) v = ((Dual *)v.u.o)->p;
+    return v;
+}
 #endif

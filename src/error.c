@@ -7,23 +7,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "error.h"
+#include "state.h"
 
-WgWhere G->err.where;
-static WgJmp *G->err.handler;
-static void **G->err.scratch;
-static size_t G->err.nscratch, G->err.capscratch;
-static char G->err.message[1024];
-static const Chunk *G->err.chunk;
-static int G->err.line, G->err.col;
-
-typedef struct {
-    const char *name;
-    const Chunk *chunk;
-    int line, col;
-} CallSite;
-static CallSite *G->err.calls;
-static int G->err.ncalls, G->err.capcalls;
-static char G->err.trace[2048];         /* the G->err.calls at the latest error, one a line */
 
 void wg_call_push(const char *name)
 {
@@ -140,8 +125,6 @@ static void echo_line(const char *text, int len, int from, int width)
     }
 }
 
-static WgErrorInfo G->err.last;
-static char G->err.last_file[512], G->err.last_message[1024];
 
 const WgErrorInfo *wg_last_error(void) { return &G->err.last; }
 
@@ -288,8 +271,7 @@ size_t wg_alloc_cap;
 void wg_prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-    static uintptr_t page;
-    if (!page) page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = ((uintptr_t)p + n + page - 1) & ~(page - 1);
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #else

@@ -21,7 +21,6 @@ typedef struct {
     const Chunk *chunk;
     const Node  *node;
 } WgWhere;
-extern WgWhere wg_where;
 
 _Noreturn void wg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void wg_error_at(const Node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -85,5 +84,26 @@ void wg_prefault(void *p, size_t n);      /* fault in the pages of memory about 
  * pass of our own): for a big buffer kept a long time and grown rarely. */
 void *wg_zero_pages(size_t n);
 void  wg_zero_pages_free(void *p, size_t n);
+
+/* The errors' part of the session state (G->err). */
+typedef struct {
+    const char *name;
+    const Chunk *chunk;
+    int line, col;
+} CallSite;
+typedef struct {
+    WgWhere where;            /* where the evaluator is */
+    WgJmp *handler;           /* the innermost protected call */
+    void **scratch;
+    size_t nscratch, capscratch;
+    char message[1024];
+    const Chunk *chunk;       /* the error's place */
+    int line, col;
+    CallSite *calls;          /* the calls being run */
+    int ncalls, capcalls;
+    char trace[2048];         /* the calls at the latest error, one a line */
+    WgErrorInfo last;
+    char last_file[512], last_message[1024];
+} ErrorState;
 
 #endif

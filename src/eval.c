@@ -23,29 +23,14 @@
 #include "kinks.h"
 #include "suggest.h"
 #include "tapegc.h"
+#include "tapegc.h"
+#include "state.h"
+#include "matrix.h"
+#include "matrix_lang.h"
 
-#define MAX_CALL_DEPTH 2000
 
-Global *G->eval.globals;
-int G->eval.nglobals;
-static int G->eval.capglobals;
-int G->eval.echo;
-void (*G->eval.command)(const char *text);
-void (*G->eval.display)(const char *mime, const char *data, size_t len, const char *alt);
-int G->eval.quit;
-int G->eval.prelude_globals;         /* G->eval.globals defined by the standard library */
-static Value G->eval.run.ret_value;          /* set by `return`, taken by the call */
-static int G->eval.run.call_depth;
-static int G->eval.run.block_depth;          /* blocks being run (0: a top-level statement) */
 
 static int exec(Node *n, Env *env);
-static int G->eval.run_nesting;      /* chunks running inside chunks (:load, :time) */
-/* Variables a running nograd block assigned (see exec_nograd). */
-typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
-static NogradWrite *G->eval.nograd_writes;
-static int G->eval.n_nograd_writes, G->eval.cap_nograd_writes;
-static uint32_t G->eval.nograd_serial;    /* numbers blocks and settlings, for VerLog.nograd_mark */
-static uint32_t G->eval.run.nograd_block;     /* the running outermost block's number */
 
 /* ------------------------------------------------------------- globals */
 
@@ -126,7 +111,6 @@ static Value detached(Value v)
  * cut as detach cuts it: no tape history and no tangents, so reverse and
  * forward mode agree that nothing flows through it. Functions it calls run
  * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
-static int G->eval.run.nograd_frame = -1;
 static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
 
 static int recording_scope(Env *env)
@@ -255,8 +239,13 @@ static Value *var_slot(Node *n, Env *env, VerLog **ver)
 
 static Value read_var(Node *n, Env *env)
 {
-    Value *slot = var_slot(n, env, NULL);
+    VerLog *log = NULL;
+    Value *slot = var_slot(n, env, n->ref == REF_UPVAL ? &log : NULL);
     if (slot->t == V_UNDEF) wg_undefined(n, env);
+    /* a closure reads a local of a frame that keeps no versions: the
+     * entry it may hand back is held by that local, so a binding must
+     * copy it, not label it in place (versions.c) */
+    if (n->ref == REF_UPVAL && !log && IS_NUMBER(*slot)) label_held(slot);
     v_retain(*slot);
     return *slot;
 }
@@ -455,7 +444,7 @@ static inline Storage *plain_element(const Node *n, Env *env, int *index)
     if (av->t != V_ARR || iv->t != V_NUM) return NULL;
     Storage *st = AS_ARR(*av);
     double x = iv->u.n;
-    if (!(x >= 0 && x < st->n) || (int)x != x) return NULL;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return NULL;   /* plain_n: 0 for a matrix, whose a[i] is a row */
     *index = (int)x;
     return st;
 }
@@ -555,6 +544,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     /* The index first: evaluating it may run code (a :load) that moves the
      * globals, so the variable's slot is looked up only afterwards. */
     Value iv = eval_expr(target->b, env);
+    Value jv = target->c ? eval_expr(target->c, env) : nil_val();   /* a[i, j] */
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
         if (holder->t == V_UNDEF) wg_undefined(cont, env);
@@ -563,8 +553,11 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         holder = &tmp;
     }
     holder = writable_seq(holder, cont);
-    int i = index_of(iv, seq_len(*holder), target->b);
+    if (cont->kind == N_INDEX && tmp.t == V_ARR) mat_row_write_error(target);   /* a[i][j] = x: a[i] is a copy */
+    int i = target->c || is_mat(*holder) ? mat_store_index(target, *holder, iv, jv)
+          : index_of(iv, seq_len(*holder), target->b);
     v_release(iv);
+    v_release(jv);
     Value *elem = seq_at(*holder, i);
     if (compound_op >= 0) {
         Value r = v_arith(compound_op, *elem, v);
@@ -621,6 +614,11 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
         v_release(a);
         wg_error_at(n, "cannot index into %s", type_name(a));
     }
+    if (n->c || is_mat(a)) {
+        Value r = mat_index(n, a, env);
+        v_release(a);
+        return r;
+    }
     Value iv = eval_expr(n->b, env);
     int i = index_of(iv, seq_len(a), n->b);
     Value r = *seq_at(a, i);
@@ -646,8 +644,14 @@ static Value eval_slice(Node *n, Env *env)
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) wg_error_at(n, "cannot slice %s", type_name(a));
     int len = seq_len(a);
+    if (is_mat(a)) len = AS_ARR(a)->rows;
     int lo = slice_bound(n->b, env, 0, len), hi = slice_bound(n->c, env, len, len);
     if (hi < lo) hi = lo;
+    if (is_mat(a)) {      /* rows lo .. hi - 1 */
+        Value r = mat_rows(a, lo, hi);
+        v_release(a);
+        return r;
+    }
     Value r = arr_new(hi - lo);
     for (int i = lo; i < hi; i++) {
         AS_ARR(r)->v[i - lo] = *seq_at(a, i);
@@ -706,16 +710,23 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (f->records || (f->labels && G->tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = G->tape.recording;
     if (f->records) G->tape.recording = 1;
+    Env *caller = G->eval.frame_at[G->eval.run.call_depth];
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
         v = bind_copy(v);
-        if (frame->vers) version_bind(&frame->vers[i], &v);
+        if (frame->vers) {
+            /* a caller that keeps no versions may hold the argument's
+             * entry in a local: the parameter is a place of its own */
+            if (caller && !caller->vers) label_held(&v);
+            version_bind(&frame->vers[i], &v);
+        }
         frame->slots[i] = v;
     }
     WgWhere saved = G->err.where;
     G->err.where.chunk = f->chunk;
     G->eval.run.call_depth++;
+    G->eval.frame_at[G->eval.run.call_depth] = frame;
     Value r = run_body(c, frame);
     G->eval.run.call_depth--;
     G->err.where = saved;
@@ -904,6 +915,10 @@ static Value eval_array(Node *n, Env *env)
     for (int i = 0; i < n->n; i++) {
         Value v = eval_expr(n->list[i], env);
         if (!IS_NUMBER(v)) {
+            if (i == 0 && is_seq(v)) {      /* [[1, 2], [3, 4]]: rows of a matrix */
+                v_release(r);
+                return mat_literal(n, env, v);
+            }
             v_release(v);
             v_release(r);
             wg_error_at(n->list[i], "array elements must be numbers, got %s", type_name(v));
@@ -946,6 +961,15 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
     case N_SLICE: return eval_slice(n, env);
     case N_ARRAY: return eval_array(n, env);
     case N_FN: return make_closure(n, env);
+    case N_MATMUL: {
+        Value a = eval_expr(n->a, env);
+        Value b = eval_expr(n->b, env);
+        G->err.where.node = n;
+        Value r = mat_product(a, b);
+        v_release(a);
+        v_release(b);
+        return r;
+    }
     default:
         wg_error_at(n, "not an expression");
     }
@@ -1023,7 +1047,6 @@ int eval_outside_calls(void) { return G->eval.run.call_depth == 0; }
  * was recorded before the loop began). */
 /* Loops at the top level being run: each step's assignments to globals
  * stay on the tape as versions, so the tape limit's error says so. */
-static int G->eval.run.top_loops;
 
 static const char *limit_hint(void)
 {
@@ -1072,8 +1095,43 @@ double eval_range_bound(Node *e, Env *env)
 }
 
 /* The loop variable is a plain counter: it is not a tape version. */
+/* for v in a { }: v takes each element of a snapshot of a (writes to a
+ * inside do not change what v sees), bound as `v = a[i]` would bind it. */
+static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
+{
+    Value a = eval_expr(n->a, env);
+    if (!is_seq(a)) {
+        v_release(a);
+        wg_error_at(n->a, "for %s in ... needs an array, got %s\nnote: a range of numbers is written for %s in 0..n",
+                    n->name, type_name(a), n->name);
+    }
+    Value snap = arr_copy(a);
+    v_release(a);
+    Node *body = n->list[0];
+    int block = body->kind == N_BLOCK, code = EXEC_NORMAL, len = seq_len(snap);
+    LoopFloor floor = reclaim_loop_begin();
+    int top = !env && G->eval.run.call_depth == 0;
+    G->eval.run.top_loops += top;
+    if (block) G->eval.run.block_depth++;
+    for (int i = 0; i < len; i++) {
+        wg_check_interrupt();
+        reclaim_loop_step(&floor);
+        Value e = *seq_at(snap, i);
+        v_retain(e);
+        G->err.where.node = n;
+        store_var(n->c, env, e);
+        code = block ? exec_stmts(body, env) : exec(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
+    }
+    if (block) G->eval.run.block_depth--;
+    G->eval.run.top_loops -= top;
+    v_release(snap);
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
+}
+
 static int exec_for(Node *n, Env *env)
 {
+    if (!n->b) return exec_for_each(n, env);
     double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
     Node *body = n->list[0];
     int block = body->kind == N_BLOCK, code = EXEC_NORMAL;
@@ -1141,6 +1199,7 @@ static void exec_compound(Node *n, Env *env)
         }
         Value *holder = writable_seq(slot, n->a);
         int len = seq_len(*holder);
+        if (is_mat(*holder) || is_mat(rhs)) rhs = mat_compound_rhs(n, op, *holder, rhs);
         if (is_seq(rhs) && seq_len(rhs) != len)
             wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
@@ -1180,10 +1239,10 @@ static void echo_value(Value v)
  * `ans = value` would be: a new version, so d(ans, x) works. */
 static void store_ans(Value v)
 {
-    static int slot = -1;
+    int slot = G->eval.ans_slot;
     if (v.t == V_NIL || v.t == V_UNDEF) return;
     /* the cached slot is checked: a front end may forget globals (the fuzzer) */
-    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = global_index("ans");
+    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = G->eval.ans_slot = global_index("ans");
     Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
     v_retain(v);
     store_var(&target, NULL, v);
@@ -1259,8 +1318,6 @@ static void run_top(void *ud)
 
 /* Chunks run inside a running chunk (:load, :time). They are owned here
  * so that an error unwinding past them still frees them. */
-#define MAX_NESTED_RUNS 64
-static Chunk *G->eval.nested_runs[MAX_NESTED_RUNS];
 
 void eval_run_chunk(Chunk *c)
 {
@@ -1295,31 +1352,37 @@ static void reclaim_abandoned(void *ud)
     reclaim_now(reclaim_everything());
 }
 
+/* What each subsystem left unfinished when an error unwound: grad calls,
+ * checkpointed loops (their variables put back), sweeps, a capture. */
+static void abandon_all(void)
+{
+    G->ad.nesting = 0;
+    ckpt_abandon();
+    sweep_abandon();
+    io_capture_drop();
+    release_nested_runs();
+}
+
 int eval_chunk(Chunk *c)
 {
     uint64_t recorded = tape_size() + G->tape.reclaimed;
-    int saved_recording = G->tape.recording;
-    int depth = G->eval.run.call_depth, blocks = G->eval.run.block_depth, nograds = G->eval.n_nograd_writes, frame = G->eval.run.nograd_frame;
-    uint32_t block = G->eval.run.nograd_block;
+    EvalRun run = G->eval.run;        /* put back whole after an error */
+    int recording = G->tape.recording, nograds = G->eval.n_nograd_writes, depth = run.call_depth;
     WgWhere where = G->err.where;
+    int jvps = fwd_depth();
     int err = wg_pcall(run_top, c);
     G->err.where = where;
     if (err) {
-        G->eval.run.block_depth = blocks;
-        G->ad.nesting = 0;
-        ckpt_abandon();
-        sweep_abandon();
-        release_nested_runs();
-        G->eval.run.nograd_block = block;
-        G->eval.run.nograd_frame = frame;
-        rec_restore(saved_recording);
-        /* a nograd block the error left ends here: what it had assigned
-         * becomes places, unless this chunk runs inside a block that goes on */
-        if (saved_recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
-            drop_nograd_writes(nograds);
-        G->eval.run.call_depth = depth;
+        fwd_unwind(jvps);
+        abandon_all();
+        G->eval.run = run;
         G->eval.run.top_loops = 0;
         G->eval.run.ret_value = nil_val();
+        rec_restore(recording);
+        /* a nograd block the error left ends here: what it had assigned
+         * becomes places, unless this chunk runs inside a block that goes on */
+        if (recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
+            drop_nograd_writes(nograds);
         gc_collect();
         /* (not after running out of memory: a pass needs some) */
         const char *why = wg_last_error()->message;

@@ -14,19 +14,46 @@ typedef struct Global {
     VerLog ver;
 } Global;
 
-extern Global *globals;
-extern int nglobals;
-extern int wg_echo;           /* REPL: echo bare expression values */
-/* The `:` commands are the front end's (cmd.c): it hands the evaluator a
- * runner for them, so the evaluator does not depend on the command layer.
- * A command that ends the session (:quit) sets eval_quit. */
-extern void (*eval_command)(const char *text);
-/* A front end that shows pictures (a notebook: wg_set_display) takes
- * plot's and `:tape dot`'s pictures here instead of the terminal text:
- * mime type, data, and the text shown where pictures cannot be. */
-extern void (*wg_display)(const char *mime, const char *data, size_t len, const char *alt);
-extern int eval_quit;
-extern int prelude_globals;
+/* Variables a running nograd block assigned (see exec_nograd in eval.c). */
+typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
+#define MAX_CALL_DEPTH 2000       /* nested calls before "recursion too deep" */
+#define MAX_NESTED_RUNS 64
+
+/* Where the running statement stands: what an error's recovery puts back
+ * as it was when the chunk began (eval_chunk). */
+typedef struct {
+    Value ret_value;          /* set by `return`, taken by the call */
+    int call_depth;
+    int block_depth;          /* blocks being run (0: a top-level statement) */
+    uint32_t nograd_block;    /* the running outermost nograd block's number */
+    int nograd_frame;         /* the call depth of the running nograd block; -1: none */
+    int top_loops;            /* loops running at the top level (limit_hint) */
+} EvalRun;
+
+/* The evaluator's part of the session state (G->eval). */
+typedef struct {
+    Global *globals;
+    int nglobals, capglobals;
+    int echo;                 /* REPL: echo bare expression values */
+    /* The `:` commands are the front end's (cmd.c): it hands the evaluator a
+     * runner for them, so the evaluator does not depend on the command layer.
+     * A command that ends the session (:quit) sets quit. */
+    void (*command)(const char *text);
+    /* A front end that shows pictures (a notebook: wg_set_display) takes
+     * plot's and `:tape dot`'s pictures here instead of the terminal text:
+     * mime type, data, and the text shown where pictures cannot be. */
+    void (*display)(const char *mime, const char *data, size_t len, const char *alt);
+    int quit;
+    int prelude_globals;      /* globals defined by the standard library */
+    EvalRun run;
+    int run_nesting;          /* chunks running inside chunks (:load, :time) */
+    Chunk *nested_runs[MAX_NESTED_RUNS];
+    NogradWrite *nograd_writes;
+    int n_nograd_writes, cap_nograd_writes;
+    uint32_t nograd_serial;   /* numbers blocks and settlings, for VerLog.nograd_mark */
+    int ans_slot;             /* the global `ans`, -1 until known */
+    Env *frame_at[MAX_CALL_DEPTH + 1];   /* the frame running at each call depth (0: the top level) */
+} EvalState;
 
 void  eval_init(void);
 void  eval_reset(void);       /* a fresh session */

@@ -16,6 +16,10 @@
 #include "fixtape.h"
 #include "fixedpoint.h"
 #include "valuegc.h"
+#include "fixtape.h"
+#include "fwd.h"
+#include "valuegc.h"
+#include "state.h"
 
 /* x as a list of plain numbers, its parts: a number is one part, a dual
  * its primal's parts then its tangent's. shape keeps, in the same order,
@@ -23,6 +27,7 @@
  * parts. len is -1 for a number. */
 typedef struct {
     int len;
+    int ndim, rows, cols;    /* x0 a matrix: ndim 2 and its shape (x keeps it) */
     uint32_t *shape, nshape;
     double *val;
     uint32_t *id, nval;
@@ -30,6 +35,7 @@ typedef struct {
 
 static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
 {
+    v = fwd_live_part(v);    /* a returned jvp's tangent is dead (fwd.h) */
     (*ns)++;
     if (v.t != V_DUAL) {
         (*nv)++;
@@ -41,6 +47,7 @@ static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
 
 static void put_parts(Value v, Flat *f)
 {
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) {
         f->shape[f->nshape++] = 0;
         f->val[f->nval] = v.u.n;
@@ -79,6 +86,9 @@ static void flat_of(Value x, Flat *f, const char *what)
     } else {
         wg_error("fixedpoint: %s must be a number or an array of numbers, got %s", what, type_name(x));
     }
+    f->ndim = is_mat(x) ? 2 : 0;
+    f->rows = is_mat(x) ? AS_ARR(x)->rows : 0;
+    f->cols = is_mat(x) ? AS_ARR(x)->cols : 0;
     f->shape = wg_scratch(sizeof(uint32_t) * (ns + 1));
     f->val = wg_scratch(sizeof(double) * (nv + 1));
     f->id = wg_scratch(sizeof(uint32_t) * (nv + 1));
@@ -126,7 +136,7 @@ static void merge_number(const Flat *a, uint32_t *as, uint32_t *av, const Flat *
  * that added parts to a. */
 static int widen(Flat *a, const Flat *b)
 {
-    Flat out = {.len = a->len};
+    Flat out = {.len = a->len, .ndim = a->ndim, .rows = a->rows, .cols = a->cols};
     out.shape = wg_scratch(sizeof(uint32_t) * (a->nshape + b->nshape + 1));
     out.val = wg_scratch(sizeof(double) * (a->nval + b->nval + 1));
     out.id = wg_scratch(sizeof(uint32_t) * (a->nval + b->nval + 1));
@@ -158,6 +168,7 @@ static Value rebuild(const Flat *f, const uint32_t *ids)
     if (f->len < 0) return rebuild_number(f, &si, &vi, ids);
     Value r = arr_new(f->len);
     for (int i = 0; i < f->len; i++) AS_ARR(r)->v[i] = rebuild_number(f, &si, &vi, ids);
+    if (f->ndim == 2) storage_set_shape(AS_ARR(r), 2, f->rows, f->cols);
     return r;
 }
 
@@ -178,6 +189,9 @@ static void apply(Value g, Value x, const Flat *xf, Flat *out)
         wg_error("fixedpoint: g must return an array of %d numbers, like x, got %d", xf->len, n);
     }
     flat_of(y, out, "g's result");
+    out->ndim = xf->ndim;     /* x keeps x0's shape */
+    out->rows = xf->rows;
+    out->cols = xf->cols;
     v_release(y);
 }
 
@@ -197,6 +211,9 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
     Flat start;
     flat_of(x0, &start, "x0");
     x->len = start.len;
+    x->ndim = start.ndim;
+    x->rows = start.rows;
+    x->cols = start.cols;
     x->nshape = x->nval = start.len < 0 ? 1 : (uint32_t)start.len;
     x->shape = wg_scratch(sizeof(uint32_t) * (x->nshape + 1));
     x->val = wg_scratch(sizeof(double) * (x->nval + 1));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "fixtape.h"
 #include "error.h"
+#include "state.h"
 
 static void fix_each_id(TapeSide *s, void (*fn)(uint32_t *id, void *ud), void *ud)
 {

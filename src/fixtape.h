@@ -42,6 +42,11 @@ uint32_t fixtape_standins(uint32_t n, const double *x, double tol, uint32_t maxi
 /* Records result j of head's group: g's result y (an entry or 0), value v. */
 uint32_t fixtape_result(uint32_t head, uint32_t j, uint32_t y, double v);
 /* The side record of a fixin or fixpt entry. */
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_FIXTAPE_H_STATE)
+#define WG_FIXTAPE_H_STATE
 static inline FixSide *fixtape_side(uint32_t i) { return (FixSide *)tape_side_at(tape_a(i)); }
 /* Which number of its group the stand-in `standin` is (the ids ascend). */
 uint32_t fixtape_index(const FixSide *s, uint32_t standin);

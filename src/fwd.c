@@ -14,8 +14,8 @@
 #include "rng.h"
 #include "ad.h"
 #include "tape.h"
-
-static uint32_t G->fwd.next_tag;
+#include "state.h"
+#include "matrix.h"
 
 /* ---------------------------------------------- recording functions */
 
@@ -43,6 +43,7 @@ static int collect_tags(Value v, Perturbations *pt)
             if (!collect_tags(*seq_at(v, i), pt)) return 0;
         return 1;
     }
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) return 1;
     Dual *d = AS_DUAL(v);
     int i = 0;
@@ -70,8 +71,10 @@ static Value lower(Value v, const Perturbations *pt)
         int n = seq_len(v);
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = lower(*seq_at(v, i), pt);
+        shape_like(r, v);
         return r;
     }
+    v = fwd_live_part(v);
     if (v.t != V_DUAL) {
         v_retain(v);
         return v;
@@ -121,6 +124,7 @@ static Value raise_value(Value r, const Perturbations *pt)
         int n = seq_len(r);
         Value out = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = raise_value(*seq_at(r, i), pt);
+        shape_like(out, r);
         return out;
     }
     if (!IS_NUMBER(r)) {
@@ -133,10 +137,10 @@ static Value raise_value(Value r, const Perturbations *pt)
 int fwd_needs_tape(int argc, const Value *argv)
 {
     for (int i = 0; i < argc; i++) {
-        if (argv[i].t == V_DUAL) return 1;
+        if (fwd_live_part(argv[i]).t == V_DUAL) return 1;
         if (argv[i].t == V_ARR)
             for (int j = 0; j < seq_len(argv[i]); j++)
-                if (seq_at(argv[i], j)->t == V_DUAL) return 1;
+                if (fwd_live_part(*seq_at(argv[i], j)).t == V_DUAL) return 1;
     }
     return 0;
 }
@@ -169,8 +173,11 @@ static Value seed_dual(uint32_t tag, Value x, Value v)
     if (is_seq(x) && is_seq(v)) {
         int n = seq_len(x);
         if (seq_len(v) != n) wg_error("jvp: x has %d elements but v has %d", n, seq_len(v));
+        if (is_mat(x) != is_mat(v) || (is_mat(x) && AS_ARR(x)->rows != AS_ARR(v)->rows))
+            wg_error("jvp: x is %s but v is %s: they must have the same shape", mat_describe(x), mat_describe(v));
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = seed_dual(tag, *seq_at(x, i), *seq_at(v, i));
+        shape_like(r, x);
         return r;
     }
     wg_error("jvp: x and v must both be numbers or both arrays, got %s and %s", type_name(x), type_name(v));
@@ -194,6 +201,7 @@ static Value tangent_of(Value r, uint32_t tag)
         int n = seq_len(r);
         Value out = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = tangent_of(*seq_at(r, i), tag);
+        shape_like(out, r);
         return out;
     }
     wg_error("jvp: the function must return a number or an array, got %s", type_name(r));
@@ -203,9 +211,12 @@ Value fwd_jvp(Value f, Value x, Value v)
 {
     if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++G->fwd.next_tag;
+    int depth = fwd_depth();
+    fwd_live_push(tag);
     Value xd = seed_dual(tag, x, v);
     Value r = call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);
+    fwd_unwind(depth);      /* what the call stored keeps a dead tangent */
     v_release(r);
     v_release(xd);
     return t;
@@ -224,11 +235,12 @@ Value fwd_fwdgrad(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[1], v;
-    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&rng_session)));
+    if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&G->rng)));
     else if (is_seq(x)) {
         int n = seq_len(x);
         v = arr_new(n);
-        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&rng_session)));
+        for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&G->rng)));
+        shape_like(v, x);
     } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
     if (!IS_NUMBER(s)) {

@@ -2,6 +2,14 @@
 #ifndef WG_FWD_H
 #define WG_FWD_H
 #include "value.h"
+#include "dual.h"
+
+typedef struct {
+    uint32_t next_tag;         /* the latest jvp's tag */
+    uint32_t top;              /* the innermost running jvp's tag, 0 if none (dual.h) */
+    uint32_t *live;            /* the running jvp calls' tags, ascending */
+    int nlive, caplive;
+} FwdState;
 
 Value fwd_jvp_builtin(int argc, Value *argv);   /* jvp(f, x, v) */
 Value fwd_fwdgrad(int argc, Value *argv);       /* fwdgrad(f, x) */
@@ -14,5 +22,6 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv);   /* f'(x)·v by dual nu
  * before a call belongs to a jvp that began in the call; once the call
  * has returned, so has that jvp (checkpointed loops drop such tangents). */
 uint32_t fwd_last_tag(void);
+/* Which tags are live, and the primal a dead one leaves: dual.h. */
 
 #endif

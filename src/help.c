@@ -9,6 +9,7 @@
 #include "eval.h"
 #include "builtins.h"
 #include "error.h"
+#include "state.h"
 
 typedef struct {
     const char *name, *text, *example;
@@ -20,8 +21,8 @@ static const Entry keywords[] = {
     {"elif", "elif COND { ... }: another condition after an if (may begin the line after '}')", "if x < 0 { s = -1 } elif x == 0 { s = 0 } else { s = 1 }"},
     {"else", "else { ... }: runs when no condition of the if held (may begin the line after '}')", "if x > 0 { y = x } else { y = -x }"},
     {"while", "while COND { ... }: repeats the block while COND is true", "while x < 100 { x = x * 2 }"},
-    {"for", "for NAME in A..B { ... }: NAME runs over the whole numbers A, A+1, ..., B-1", "for i in 0..len(a) { a[i] = a[i] * 2 }"},
-    {"in", "the 'in' of 'for NAME in A..B'", "for k in 1..4 { print(k) }"},
+    {"for", "for NAME in A..B { ... }: NAME runs over the whole numbers A, A+1, ..., B-1; for NAME in ARRAY { ... }: over its elements (a snapshot)", "for i in 0..len(a) { a[i] = a[i] * 2 }; for v in a { print(v) }"},
+    {"in", "the 'in' of 'for NAME in A..B' and 'for NAME in ARRAY'", "for k in 1..4 { print(k) }"},
     {"fn", "fn NAME(PARAMS) { ... } names a function; fn(PARAMS) => EXPR and fn(PARAMS) { ... } are anonymous", "fn square(t) { return t * t }"},
     {"=>", "fn(PARAMS) => EXPR: a function whose body is one expression", "cube = fn(t) => t * t * t"},
     {"return", "return [EXPR]: leave the function with EXPR's value (nil without one)", "fn sign_of(x) { if x < 0 { return -1 }; return 1 }"},
@@ -54,9 +55,9 @@ static const Entry operators[] = {
     {"<", "less than (also <=, >, >=); gives a boolean", "1 < 2           # true"},
     {"=", "assignment: the variable's next version (x@1, x@2, ...)", "x = 2"},
     {"+=", "compound assignment (also -= *= /=); on arrays and views it writes in place", "a[1] *= 3"},
-    {"@", "x@k: the k-th value assigned to x, to read or to differentiate against", "d(y, x@1)"},
+    {"@", "x@k (a digit right after the @): the k-th value assigned to x, to read or to differentiate against; a @ b otherwise: the matrix product", "d(y, x@1); [[1, 2], [3, 4]] @ [1, 1]   # [3, 7]"},
     {"..", "A..B: the whole numbers from A up to B, B left out (in for loops)", "for i in 0..n - 1 { }"},
-    {"[ ]", "[a, b, c] makes an array; a[i] reads element i (from 0); a[i:j] copies a part", "a = [1, 2, 3]; a[0] = 5; b = a[1:3]"},
+    {"[ ]", "[a, b, c] makes an array; a[i] reads element i (from 0); a[i:j] copies a part; [[1, 2], [3, 4]] a matrix, m[i, j] its element, m[i] a copy of its row", "a = [1, 2, 3]; a[0] = 5; b = a[1:3]"},
     {"( )", "grouping, and calls: f(x, y)", "(1 + 2) * 3      # 9"},
     {"#", "a comment, to the end of the line", "x = 1   # one"},
     {";", "ends a statement, as a newline does", "x = 1; y = 2"},
@@ -74,6 +75,8 @@ static const Entry examples[] = {
     {"sum", NULL, "sum([1, 2, 3])          # 6"},
     {"prod", NULL, "prod([2, 3, 4])         # 24"},
     {"dot", NULL, "dot([1, 2], [3, 4])     # 11"},
+    {"ceil", NULL, "ceil(1.2)               # 2"},
+    {"round", NULL, "round([1.4, 2.5, 3.5])  # [1, 2, 4]: halves go to the even one"},
     {"min", NULL, "min([3, 1, 2])          # 1"},
     {"max", NULL, "max([1, 5], [4, 2])     # [4, 5]"},
     {"assert", NULL, "assert(len(a) > 0, \"a is empty\")"},
@@ -113,9 +116,17 @@ static const Entry examples[] = {
     {"adam", NULL, "adam(fn(w) => (w - 3)^2, 0, 0.1, 500)  # close to 3"},
     {"fdiff", NULL, "fdiff(fn(t) => t^2, 3, 1e-5)   # about 6"},
     {"fdcheck", NULL, "fdcheck(fn(t) => sin(t), 1)    # tiny: grad agrees"},
+    {"check", NULL, "check(\"1a\", 2 * 3, 6, \"multiply\")   # exercise 1a is right: 6"},
+    {"check_close", NULL, "check_close(\"2b\", 3.14, pi, 0.01, \"about pi\")   # exercise 2b is right: 3.14"},
     {"logsumexp", NULL, "logsumexp([0, 0])       # 0.6931471805599453"},
     {"lgamma", NULL, "lgamma(5)               # log(24) = 3.1780538303471"},
     {"take", NULL, "take([10, 20, 30], [2, 0])   # [30, 10]"},
+    {"shape", NULL, "shape([[1, 2, 3], [4, 5, 6]])   # [2, 3]"},
+    {"reshape", NULL, "reshape([1, 2, 3, 4], 2, 2)     # [[1, 2], [3, 4]]"},
+    {"eye", NULL, "eye(2) @ [5, 6]         # [5, 6]"},
+    {"transpose", NULL, "transpose([[1, 2]])     # [[1], [2]]"},
+    {"row", NULL, "m = zeros(2, 2); r = row(m, 0); r += 1   # m is [[1, 1], [0, 0]]"},
+    {"col", NULL, "m = zeros(2, 2); c = col(m, 1); c[0] = 5   # m is [[0, 5], [0, 0]]"},
 };
 
 static const Entry topics[] = {
@@ -123,9 +134,10 @@ static const Entry topics[] = {
      "  x = 2; x += 1            assignment, compound assignment (+= -= *= /=)\n"
      "  a = [1, 2, 3]; a[0] = 5  arrays (indexing from 0), a[1:3] is a copy\n"
      "  v = view(a, 0, 2, 1)     a view aliases a's elements: v[0] = 1 writes a\n"
-     "  if c { } elif d { } else { }    while c { }    for i in 0..n { }\n"
+     "  m = [[1, 2], [3, 4]]     a matrix: m[1, 0], row(m, 0), col(m, 1), m @ m, transpose(m)\n"
+     "  if c { } elif d { } else { }    while c { }    for i in 0..n { }    for v in a { }\n"
      "  fn f(x) { return x * x }   g = fn(x) => x + 1   break  continue  return\n"
-     "  operators: or and not  < <= > >= == !=  + -  * / %  unary -  ^  (loosest first)\n"
+     "  operators: or and not  < <= > >= == !=  + -  * / % @  unary -  ^  (loosest first)\n"
      "  x@k is the k-th value assigned to x; nograd { } runs without recording",
      "fn f(x) { return x * x }; print(f(3))"},
     {"derivatives",
@@ -185,6 +197,7 @@ const char *help_word(int i)
     i -= COUNT(variables);
     if (i < COUNT(topics)) return topics[i].name;
     i -= COUNT(topics);
+    if (i-- == 0) return "operators";
     const char *c = cmd_name(i);
     if (c) return c;
     for (int k = 0; cmd_name(k); k++) i--;
@@ -255,16 +268,20 @@ const char *help_keyword(int i)
         if (strcmp(keywords[k].name, "=>") && i-- == 0) return keywords[k].name;
     return NULL;
 }
-static const char *operator_name(int i) { return i < COUNT(operators) ? operators[i].name : NULL; }
+/* Every operator, those that share an entry too (<= > >= -= *= /=). */
+static const char *const all_operators[] = {
+    "+", "-", "*", "/", "%", "^", "==", "!=", "<", "<=", ">", ">=", "and", "or", "not",
+    "=", "+=", "-=", "*=", "/=", "@", "..", "[ ]", "( )", "=>", "#", ";",
+};
+static const char *operator_name(int i) { return i < COUNT(all_operators) ? all_operators[i] : NULL; }
 static const char *variable_name(int i) { return i < COUNT(variables) ? variables[i].name : i == COUNT(variables) ? "pi" : NULL; }
-static const char *topic_name(int i) { return i < COUNT(topics) ? topics[i].name : NULL; }
+static const char *topic_name(int i) { return i < COUNT(topics) ? topics[i].name : i == COUNT(topics) ? "operators" : NULL; }
 static const char *builtin_name(int i) { return builtin_list(i) ? builtin_list(i)->name : NULL; }
 static const char *command_name(int i)
 {
-    static char buf[32];
     if (!cmd_name(i)) return NULL;
-    snprintf(buf, sizeof buf, ":%s", cmd_name(i));
-    return buf;
+    snprintf(G->help.name, sizeof G->help.name, ":%s", cmd_name(i));
+    return G->help.name;
 }
 
 static void overview(void)
@@ -284,6 +301,17 @@ void help_show(const char *topic)
 {
     if (!topic[0]) { overview(); return; }
     const Entry *e;
+    if (!strcmp(topic, "operators")) {
+        io_out("operators (loosest first: or, and, not, comparisons, + -, * / %%, unary -, ^):\n");
+        for (int i = 0; i < COUNT(all_operators); i++) {
+            const char *w = all_operators[i];
+            e = find(operators, COUNT(operators), w);
+            if (!e) e = find(keywords, COUNT(keywords), w);
+            if (e) io_out("  %-5s %s\n", w, e->text);
+        }
+        io_out("  example: 2^3 - 4 / 2 * 3 < 2 or not true   # (8 - 6) < 2 or false: false\n");
+        return;
+    }
     if ((e = find(topics, COUNT(topics), topic))) {
         io_out("%s:\n", topic);
         show(e->text, e->example);

@@ -2,6 +2,7 @@
  * in integer arithmetic on the bits of a double (see ieee.h for why computing
  * in double and rounding once per operation is exact). */
 #include "ieee.h"
+#include "state.h"
 
 #include <fenv.h>
 #include <math.h>

@@ -31,17 +31,29 @@
 #include <jansson.h>
 #include "kernel.h"
 #include "complete.h"
+#include "state.h"
 
-static wg_Session *K.session;
-static FILE *K.proto;             /* the protocol's output */
-
-/* What stderr got since the last thing sent: sent as a stream when more
- * output follows; what is left when a run fails is its error report. */
-static char *K.pending;
-static size_t K.npending, K.cap_pending;
-static int K.capturing;           /* run: streams go out; inspect: all K.kept */
-static char *K.kept;
-static size_t K.nkept, K.cap_kept;
+/* The kernel's, one a process (the session's own state is in its
+ * wg_State). pending: what stderr got since the last thing sent, sent as
+ * a stream when more output follows; what is left when a run fails is its
+ * error report. Standard output is gathered in outbuf and sent at most
+ * every 50 ms (by the flusher thread), or before anything else is sent: a
+ * loop that prints sends a few messages, not one a line, and still shows
+ * as it runs. The lock guards the protocol's output and outbuf. */
+static struct {
+    wg_Session *session;
+    FILE *proto;                /* the protocol's output */
+    char *pending;
+    size_t npending, cap_pending;
+    int capturing;              /* run: streams go out; inspect: all kept */
+    char *kept;
+    size_t nkept, cap_kept;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    char *outbuf;
+    size_t nout, cap_out;
+    int stopping;
+} K = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 static void append(char **buf, size_t *n, size_t *cap, const char *text, size_t len)
 {
@@ -82,16 +94,6 @@ static json_t *text(const char *t, size_t n)
     free(c);
     return j ? j : json_string("");
 }
-
-/* Standard output is gathered and sent at most every 50 ms (by the
- * flusher thread), or before anything else is sent: a loop that prints
- * sends a few messages, not one a line, and still shows as it runs. The
- * lock guards the protocol's output and this buffer. */
-static pthread_mutex_t K.lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t K.wake = PTHREAD_COND_INITIALIZER;
-static char *K.outbuf;
-static size_t K.nout, K.cap_out;
-static int K.stopping;
 
 static void write_locked(json_t *msg)
 {

@@ -1,26 +1,13 @@
 /* kinks.c: notes of kinks and near-switch branches (see kinks.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kinks.h"
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
-typedef struct {
-    uint32_t id;          /* kink: the entry; branch: the tape size when it ran */
-    uint32_t ida, idb;    /* branch: the compared entries (0: not recorded); reclaim roots */
-    int branch;
-    int tie;              /* branch: a min/max near a tie (listed as a kink) */
-    int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
-    double a, b;
-    char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
-    char where[96];       /* "demo.wg:4:9" */
-} Note;
-
-static Note *G->kinks.notes;            /* in tape order */
-static uint32_t G->kinks.nnotes, G->kinks.capnotes, G->kinks.epoch, G->kinks.nbranches;   /* G->kinks.nbranches: branch G->kinks.notes among them */
-static uint32_t *G->kinks.passed, G->kinks.npassed, G->kinks.cappassed;   /* the latest derivative's G->kinks.notes */
-static int G->kinks.depth, G->kinks.noted;
 
 static void check_epoch(void)
 {
@@ -165,6 +152,7 @@ int kink_watching(void) { return G->kinks.depth > 0; }
  * values. */
 static void pass(uint32_t k)
 {
+    if (G->kinks.quiet && G->kinks.depth >= G->kinks.quiet) return;
     for (uint32_t i = 0; i < G->kinks.npassed; i++)
         if (G->kinks.passed[i] == k || (!strcmp(G->kinks.notes[G->kinks.passed[i]].where, G->kinks.notes[k].where)
                                && !strcmp(G->kinks.notes[G->kinks.passed[i]].what, G->kinks.notes[k].what))) return;
@@ -293,19 +281,47 @@ void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
         }
 }
 
+/* The kinks passed in tape order, then the branches: as one sweep and the
+ * branch test after it list them (a checkpointed loop's recomputation
+ * passes its kinks before the sweep that reached it gets to the rest). */
+static void passed_in_order(void)
+{
+    for (uint32_t i = 1; i < G->kinks.npassed; i++) {
+        uint32_t k = G->kinks.passed[i], j = i;
+        for (; j > 0; j--) {
+            uint32_t p = G->kinks.passed[j - 1];
+            if (G->kinks.notes[p].branch < G->kinks.notes[k].branch || (G->kinks.notes[p].branch == G->kinks.notes[k].branch && p < k)) break;
+            G->kinks.passed[j] = p;
+        }
+        G->kinks.passed[j] = k;
+    }
+}
+
 void kink_end(void)
 {
-    if (--G->kinks.depth > 0 || !G->kinks.npassed || G->kinks.noted) return;
+    if (--G->kinks.depth > 0) return;
+    passed_in_order();
+    if (!G->kinks.npassed || G->kinks.noted) return;
     G->kinks.noted = 1;
     const Note *n = &G->kinks.notes[G->kinks.passed[0]];
     wg_note("this derivative passed %s%s (%s); :tape kinks for all",
             n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
 }
 
+int kink_quiet(void)
+{
+    int was = G->kinks.quiet;
+    G->kinks.quiet = G->kinks.depth + 1;
+    return was;
+}
+
+void kink_loud(int was) { G->kinks.quiet = was; }
+
 void kink_statement(void)
 {
     G->kinks.noted = 0;
     G->kinks.depth = 0;     /* an error may have unwound out of a derivative */
+    G->kinks.quiet = 0;
 }
 
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
@@ -340,16 +356,70 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
     G->kinks.nnotes = kept;
 }
 
-void kink_list(FILE *f)
+static int listed_at(uint32_t k)
+{
+    for (uint32_t i = 0; i < G->kinks.npassed; i++)
+        if (G->kinks.passed[i] == k) return (int)i;
+    return -1;
+}
+
+void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
+{
+    if (G->kinks.epoch != before) return;     /* out of step already: check_epoch forgets them all */
+    G->kinks.epoch = G->tape.epoch;
+    if (at > n) at = n;
+    /* in place: the notes below the region stay, the region's kinks that
+     * were passed move to just after the notes at or below `at` */
+    uint32_t moved = 0, first = G->kinks.nnotes;
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++)
+        if (G->kinks.notes[k].id >= n) {
+            first = k;
+            break;
+        }
+    for (uint32_t k = first; k < G->kinks.nnotes; k++) {
+        int listed = listed_at(k);
+        if (listed < 0 || G->kinks.notes[k].branch) {
+            G->kinks.nbranches -= G->kinks.notes[k].branch;
+            if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;   /* a branch here is never passed yet */
+            continue;
+        }
+        Note note = G->kinks.notes[k];
+        note.gone = 1;           /* its entry went: listed, never passed again */
+        note.id = at;
+        note.ida = note.idb = 0;
+        G->kinks.passed[listed] = first + moved;
+        G->kinks.notes[first + moved++] = note;
+    }
+    /* rotate the moved ones into place: after the notes with id <= at */
+    uint32_t place = 0;
+    while (place < first && G->kinks.notes[place].id <= at) place++;
+    for (uint32_t m = 0; m < moved; m++) {
+        Note t = G->kinks.notes[first + m];
+        for (uint32_t k = first + m; k > place + m; k--) G->kinks.notes[k] = G->kinks.notes[k - 1];
+        G->kinks.notes[place + m] = t;
+    }
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) {
+        uint32_t k = G->kinks.passed[i];
+        if (k >= place && k < first) G->kinks.passed[i] = k + moved;
+        else if (k >= first && k < first + moved) G->kinks.passed[i] = place + (k - first);
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < G->kinks.npassed; i++)
+        if (G->kinks.passed[i] != UINT32_MAX) G->kinks.passed[kept++] = G->kinks.passed[i];
+    G->kinks.npassed = kept;
+    G->kinks.nnotes = first + moved;
+}
+
+void kink_list(void)
 {
     check_epoch();
     if (!G->kinks.npassed) {
-        fprintf(f, "kinks: none in the latest derivative\n");
+        io_out("kinks: none in the latest derivative\n");
         return;
     }
-    fprintf(f, "kinks: %u in the latest derivative\n", G->kinks.npassed);
+    io_out("kinks: %u in the latest derivative\n", G->kinks.npassed);
     for (uint32_t i = 0; i < G->kinks.npassed; i++) {
         const Note *n = &G->kinks.notes[G->kinks.passed[i]];
-        fprintf(f, "  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
+        io_out("  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
     }
 }

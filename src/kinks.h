@@ -60,7 +60,38 @@ void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud);
  * branch's entries were renumbered as roots. */
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p));
 
+/* The tape was truncated to n entries (a checkpointed loop's recomputed
+ * region), epoch being its epoch before: the notes of the region go,
+ * except the kinks the latest derivative passed, kept for :tape kinks at
+ * entry at (the loop's, so that they are listed in tape order). */
+void kink_truncated(uint32_t n, uint32_t epoch, uint32_t at);
+
+/* A checkpointed loop's recomputation begins: the derivatives its steps
+ * take (grad in the body) pass nothing on to the one being taken, which
+ * took them when the loop ran; kink_loud(what kink_quiet gave) ends it. */
+int  kink_quiet(void);
+void kink_loud(int was);
+
 void kink_statement(void);          /* a top-level statement begins: notes may print again */
-void kink_list(FILE *f);            /* :tape kinks */
+void kink_list(void);            /* :tape kinks */
+
+/* The notes' part of the session state (G->kinks). */
+typedef struct {
+    uint32_t id;          /* kink: the entry; branch: the tape size when it ran */
+    uint32_t ida, idb;    /* branch: the compared entries (0: not recorded); reclaim roots */
+    int branch;
+    int tie;              /* branch: a min/max near a tie (listed as a kink) */
+    int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
+    double a, b;
+    char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
+    char where[96];       /* "demo.wg:4:9" */
+} Note;
+typedef struct {
+    Note *notes;              /* in tape order */
+    uint32_t nnotes, capnotes, epoch, nbranches;   /* nbranches: branch notes among them */
+    uint32_t *passed, npassed, cappassed;          /* the latest derivative's notes */
+    int depth, noted;
+    int quiet;                /* kink_quiet: derivatives nested at depth >= quiet pass nothing (0: none) */
+} KinkState;
 
 #endif

@@ -12,6 +12,7 @@
 #include "wengert.h"
 #include "repl.h"
 #include "kernel.h"
+#include "state.h"
 
 
 

@@ -14,9 +14,8 @@
 #include "num.h"
 #include "ieee.h"
 #include "posit.h"
+#include "state.h"
 
-int G->num.backend = BK_F64;
-int G->num.start_backend = BK_F64;   /* --backend: what :reset returns to */
 
 const char *const op_names[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) name,

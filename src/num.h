@@ -87,8 +87,8 @@ typedef struct {
 } Format;
 
 extern const Format formats[BK_COUNT];
-extern int num_backend;
-extern int wg_start_backend;
+/* The backend running (G->num.backend) and the one :reset returns to (--backend). */
+typedef struct { int backend, start_backend; } NumState;
 extern const char *const op_names[OP_COUNT];
 extern const int op_arity[OP_COUNT];        /* its kind's arity */
 extern const uint8_t op_flags[OP_COUNT];    /* OPF_... */
@@ -111,9 +111,14 @@ int    num_less(double a, double b);           /* backend order (posit NaR lowes
 int    num_equal(double a, double b);
 
 /* Apply a scalar op in the active backend. */
-static inline double num_apply(int op, double a, double b)
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_NUM_H_STATE)
+#define WG_NUM_H_STATE
+static inline __attribute__((always_inline)) double num_apply(int op, double a, double b)
 {
-    if (__builtin_expect(num_backend == BK_F64, 1)) {
+    if (__builtin_expect(G->num.backend == BK_F64, 1)) {
         switch (op) {
         case OP_ADD: return a + b;
         case OP_SUB: return a - b;

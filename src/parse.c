@@ -12,6 +12,7 @@
 #include "parser.h"
 #include "lexer_codes.h"
 #include "error.h"
+#include "state.h"
 
 #define MAX_NEST 256
 
@@ -27,6 +28,8 @@ typedef struct {
     int last_line;          /* line of the last token fed */
     int ckpt, ckpt_depth;   /* after `checkpoint` (1), inside its (k) (2), after the (k) (3) */
     Token ckpt_at;
+    int in_for, for_depth;  /* inside a for header (between `for` and its `{`) */
+    Token prev_tok;         /* the last token fed (for hints on Python/Julia habits) */
 } Feeder;
 
 Node *syn_node(ParseState *ps, NodeKind k, Token at)
@@ -100,7 +103,7 @@ void syn_error(ParseState *ps, Token t, const char *msg)
 static int continues_line(int tok)
 {
     switch (tok) {
-    case T_PLUS: case T_MINUS: case T_STAR: case T_SLASH: case T_PERCENT:
+    case T_PLUS: case T_MINUS: case T_STAR: case T_SLASH: case T_PERCENT: case T_MATMUL:
     case T_CARET: case T_LT: case T_LE: case T_GT: case T_GE: case T_EQ:
     case T_NE: case T_AND: case T_OR: case T_NOT: case T_COMMA:
     case T_ASSIGN: case T_PLUSEQ: case T_MINUSEQ: case T_STAREQ:
@@ -148,7 +151,9 @@ static void feed(Feeder *f, int code, Token t)
     f->ps->at_line = t.line;
     f->ps->at_col = t.col;
     Parse(f->parser, code, t, f->ps);
+    if (f->ps->error) return;       /* prev stays the token before the error (hints read it) */
     f->prev = code;
+    f->prev_tok = t;
     if (code && code != T_SEP) f->last_line = t.line;
 }
 
@@ -160,6 +165,12 @@ static void track_brackets(Feeder *f, int code, Token t)
         f->cond_depth = f->depth;
     } else if (code == T_LBRACE && f->cond && f->depth == f->cond_depth) {
         f->cond = 0;
+    }
+    if (code == T_FOR) {
+        f->in_for = 1;
+        f->for_depth = f->depth;
+    } else if (code == T_LBRACE && f->in_for && f->depth == f->for_depth) {
+        f->in_for = 0;
     }
     if (code == T_LPAREN) open = '(';
     else if (code == T_LBRACKET) open = '[';
@@ -180,6 +191,40 @@ static int inside_parens(const Feeder *f)
 /* Syntax errors that point at the fix: `=` in a condition, and a bracket
  * left open (reported where it was opened; the REPL still sees the
  * incomplete input and asks for more). */
+static int ends_line(const char *p, const char *lim)
+{
+    while (p < lim && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    return p >= lim || *p == '\n' || *p == '#';
+}
+
+static int prev_is(const Feeder *f, const char *word)
+{
+    return f->prev == T_NAME && f->prev_tok.len == (int)strlen(word)
+        && memcmp(f->prev_tok.p, word, strlen(word)) == 0;
+}
+
+/* Habits from Python and Julia, each answered with the wengert form. */
+static int explain_habit(Feeder *f, int code, Token t)
+{
+    ParseState *ps = f->ps;
+    size_t len = strlen(ps->err_msg);
+    const char *note = NULL;
+    if (code == T_STAR && f->prev == T_STAR)
+        note = "the power operator is '^': write x^2, not x ** 2";
+    else if ((prev_is(f, "def") || prev_is(f, "function")) && code == T_NAME)
+        note = "a function is written fn f(x) { return x * x } (or f = fn(x) => x * x)";
+    else if (prev_is(f, "lambda"))
+        note = "an anonymous function is written fn(x) => x * x";
+    else if (code == T_COLON && (f->in_for || f->cond) && ends_line(t.p + 1, f->lx.lim))
+        note = f->in_for ? "a block is written in { }: for v in a { print(v) }"
+                         : "a block is written in { }: if x > 1 { print(x) }";
+    else if (code == T_COLON && f->in_for && f->depth == f->for_depth)
+        note = "a range is written with '..' and is half-open: for i in 0..3 { } gives 0, 1, 2";
+    if (!note) return 0;
+    snprintf(ps->err_msg + len, sizeof ps->err_msg - len, "\nnote: %s", note);
+    return 1;
+}
+
 static void explain(Feeder *f, int code, Token t)
 {
     ParseState *ps = f->ps;
@@ -190,6 +235,7 @@ static void explain(Feeder *f, int code, Token t)
                  f->cond == T_IF ? "an if" : f->cond == T_WHILE ? "a while" : "an elif");
         return;
     }
+    if (explain_habit(f, code, t)) return;
     if (f->depth == 0 || f->depth > MAX_NEST) return;
     char open = f->stack[f->depth - 1];
     Token at = f->opened[f->depth - 1];
@@ -206,20 +252,47 @@ static void explain(Feeder *f, int code, Token t)
     }
 }
 
+/* Tokens that begin a statement and can never continue an expression. */
+static int starts_statement(int code)
+{
+    switch (code) {
+    case T_NAME: case T_NUMBER: case T_STRING: case T_TRUE: case T_FALSE: case T_NIL:
+    case T_IF: case T_WHILE: case T_FOR: case T_RETURN: case T_BREAK: case T_CONTINUE:
+    case T_NOGRAD: case T_CHECKPOINT: case T_FN: case T_NOT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Commands may start any statement that is not inside ( ) or [ ]. */
 static int at_statement_start(const Feeder *f)
 {
     return !inside_parens(f) && (f->prev == 0 || f->prev == T_SEP || f->prev == T_LBRACE);
 }
 
+/* Whether [from, at) is `help` and blanks: the `#` at `at` is :help's topic. */
+static int help_word_here(const char *from, const char *at)
+{
+    if (at - from < 5 || strncmp(from, "help", 4) != 0) return 0;
+    for (const char *q = from + 4; q < at; q++)
+        if (*q != ' ' && *q != '\t') return 0;
+    return 1;
+}
+
 /* `:cmd rest of line` becomes one COMMAND token holding "cmd rest of line". */
 static Token take_command(Feeder *f, Token colon)
 {
-    const char *p = colon.p + 1;
-    while (p < f->lx.lim && *p != '\n') p++;
+    const char *p = colon.p + 1, *end = NULL;
+    while (p < f->lx.lim && *p != '\n') {
+        /* a comment after the command: `:tape   # look inside` (but
+         * `:help #` asks about the comment sign) */
+        if (!end && *p == '#' && (p[-1] == ' ' || p[-1] == '\t') && !help_word_here(colon.p + 1, p)) end = p;
+        p++;
+    }
     Token t = colon;
     t.p = colon.p + 1;
-    t.len = (int)(p - t.p);
+    t.len = (int)((end ? end : p) - t.p);
     while (t.len > 0 && (t.p[t.len - 1] == ' ' || t.p[t.len - 1] == '\t' || t.p[t.len - 1] == '\r'))
         t.len--;
     f->lx.cur = p;
@@ -262,6 +335,13 @@ static void feed_all(Feeder *f)
             feed(f, 0, t);
             if (f->ps->error) explain(f, 0, t);
             return;
+        }
+        /* `if c { return 1 } return 2`: a statement that follows a `}` on
+         * the same line ends the one before, as a newline would (no
+         * expression continues with these tokens after a `}`) */
+        if (f->prev == T_RBRACE && !inside_parens(f) && starts_statement(code)) {
+            feed(f, T_SEP, t);
+            if (f->ps->error) return;
         }
         if (code == T_COLON && at_statement_start(f)) {
             t = take_command(f, t);

@@ -26,6 +26,7 @@
 #include "valuegc.h"
 #include "num.h"
 #include "tape.h"
+#include "state.h"
 
 #define PLOT_W 72          /* canvas columns */
 #define PLOT_H 20          /* canvas rows */
@@ -107,8 +108,7 @@ typedef struct {
 
 static PlotMark plot_mark(void)
 {
-    PlotMark m = { tape_mark(), G->tape.recording };
-    rec_off();
+    PlotMark m = { tape_mark(), rec_off() };
     return m;
 }
 
@@ -516,24 +516,22 @@ static void render_svg(const Series *s, const char *path)
 }
 
 /* A notebook (wg_display) gets the SVG picture, with the terminal
- * picture as its text fallback: render_terminal prints to stdout, so
- * stdout points at a memory stream meanwhile (glibc lets it be assigned). */
+ * picture as its text fallback: render_terminal's output is captured
+ * (io.h) meanwhile; an error inside drops the capture (eval_chunk). */
 static void display_svg(const Series *s)
 {
     char *svg = NULL, *text = NULL;
     size_t nsvg = 0, ntext = 0;
+    io_capture_begin();
+    render_terminal(s);     /* first: nothing of ours is held if it fails */
+    text = io_capture_end(&ntext);
     FILE *f = open_memstream(&svg, &nsvg);
-    if (!f) wg_error("plot: out of memory");
+    if (!f) {
+        free(text);
+        wg_error("plot: out of memory");
+    }
     write_svg(s, f);
     fclose(f);
-    FILE *out = stdout, *g = open_memstream(&text, &ntext);
-    if (g) {
-        io_flush();
-        stdout = g;
-        render_terminal(s);
-        fclose(g);
-        stdout = out;
-    }
     G->eval.display("image/svg+xml", svg, nsvg, text ? text : "");
     free(svg);
     free(text);

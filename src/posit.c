@@ -7,6 +7,7 @@
  * is formed, and encode() rounds it once on the bit pattern.
  */
 #include "posit.h"
+#include "state.h"
 
 #include <math.h>
 #include <string.h>

@@ -7,19 +7,29 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <termios.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <editline/readline.h>
 #include "repl.h"
 #include "complete.h"
+#include "state.h"
 
-static char R.history_path[4096];
-static sigjmp_buf R.at_prompt;
-static volatile sig_atomic_t R.reading;   /* inside readline() */
-static struct termios R.saved_tty;
-static wg_Session *R.session;
-static int R.have_tty;
+/* The terminal's and the prompt's, one a process (the session's own
+ * state is in its wg_State). */
+static struct {
+    char history_path[4096];
+    sigjmp_buf at_prompt;
+    volatile sig_atomic_t reading;   /* inside readline() */
+    struct termios saved_tty;
+    wg_Session *session;
+    int have_tty;
+    int completing;                  /* C_NAMES ... (complete.h) */
+    int complete_index;              /* complete_word's place in the names */
+    size_t complete_len;
+    int inputs;                      /* inputs run: <repl N> */
+} R;
 
 /* While a line is being read, Ctrl-C abandons it (back to a fresh prompt);
  * while code runs, it only raises the flag the evaluator polls. */
@@ -48,12 +58,9 @@ static char *read_line(const char *prompt)
 
 /* ----------------------------------------------------------- completion */
 
-static int R.completing;      /* C_NAMES ... (complete.h) */
 
 static char *complete_word(const char *text, int state)
 {
-    static int R.complete_index;
-    static size_t R.complete_len;
     if (state == 0) {
         R.complete_index = 0;
         R.complete_len = strlen(text);
@@ -65,16 +72,45 @@ static char *complete_word(const char *text, int state)
     return NULL;
 }
 
+/* libedit's file names, a directory's with a '/' after it (libedit's
+ * readline interface would append a space to it) */
+static char *complete_file(const char *text, int state)
+{
+    char *name = rl_filename_completion_function(text, state);
+    struct stat st;
+    if (name && stat(name, &st) == 0 && S_ISDIR(st.st_mode) && name[0] && name[strlen(name) - 1] != '/') {
+        size_t n = strlen(name);
+        char *d = realloc(name, n + 2);
+        if (!d) return name;
+        d[n] = '/';
+        d[n + 1] = 0;
+        name = d;
+    }
+    return name;
+}
+
+/* A single directory completed goes on without a space, into the
+ * directory: `:load exa` Tab gives `:load examples/`. */
+static char **file_matches(const char *text)
+{
+    char **m = rl_completion_matches(text, complete_file);
+    size_t n = m && m[0] ? strlen(m[0]) : 0;
+    int one = m && (!m[1] || (!m[2] && !strcmp(m[0], m[1])));    /* a single match */
+    rl_completion_append_character = one && n && m[0][n - 1] == '/' ? '\0' : ' ';
+    return m;
+}
+
 static char **completer(const char *text, int start, int end)
 {
     (void)end;
     rl_attempted_completion_over = 1;
+    rl_completion_append_character = ' ';
     R.completing = complete_kind(rl_line_buffer, start);
-    if (R.completing == C_FILES) return rl_completion_matches(text, rl_filename_completion_function);
+    if (R.completing == C_FILES) return file_matches(text);
     if (R.completing == C_TAPE_DOT) {      /* a NAME or a FILE */
         char **names = rl_completion_matches(text, complete_word);
         if (names) return names;
-        return rl_completion_matches(text, rl_filename_completion_function);
+        return file_matches(text);
     }
     return rl_completion_matches(text, complete_word);
 }
@@ -105,9 +141,13 @@ static int blank(const char *s)
     return *s == 0;
 }
 
+/* Each input is named by its number, as IPython's In[12]: errors and
+ * tracebacks say <repl 12>:LINE:COL, so lines from different inputs differ. */
 static void run_input(Input *in)
 {
-    wg_run(R.session, "<repl>", in->buf, in->len, NULL);
+    char name[32];
+    snprintf(name, sizeof name, "<repl %d>", ++R.inputs);
+    wg_run(R.session, name, in->buf, in->len, NULL);
 }
 
 static int starts_with_else(const char *line)

@@ -9,10 +9,9 @@
 #include "eval.h"
 #include <stdio.h>
 #include "error.h"
+#include "state.h"
 
 /* The first error found; resolution goes on but the chunk will not run. */
-static const Node *G->resolve.error_at;
-static char G->resolve.error_msg[160];
 
 static void resolve_error(const Node *n, const char *msg, const char *name)
 {
@@ -161,7 +160,7 @@ static void resolve(Scope *s, Node *n)
     resolve(s, n->c);
     for (int i = 0; i < n->n; i++) resolve(s, n->list[i]);
     /* what the evaluator's element short paths need to know statically */
-    if (n->kind == N_INDEX) n->plain_names = local_or_global(n->a) && local_or_global(n->b);
+    if (n->kind == N_INDEX) n->plain_names = local_or_global(n->a) && local_or_global(n->b) && !n->c;
 }
 
 /* Errors found here (break outside a loop, a repeated parameter) are

@@ -1,9 +1,8 @@
 /* rng.c - Philox4x32-10, written from the definition in Salmon et al. (SC 2011). */
 #include "rng.h"
+#include "state.h"
 
 #include <math.h>
-
-rng_t rng_session;
 
 /* Multipliers and Weyl key increments of the paper (the W are the golden ratio
  * and sqrt(3) - 1 in 0.32 fixed point). */

@@ -29,10 +29,6 @@ typedef struct {
     int nbuf;         /* words of buf not yet handed out; they are the last nbuf */
 } rng_t;
 
-/* The session's generator: rand, randn, seed and fwdgrad draw from it
- * (a checkpointed loop saves and restores it with its states). */
-extern rng_t rng_session;
-
 void     rng_seed(rng_t *r, uint64_t seed);
 uint32_t rng_next_u32(rng_t *r);
 /* In [0,1): 53 random bits from two words a, b: ((a << 21) | (b >> 11)) * 2^-53. */

@@ -11,6 +11,7 @@
 #ifndef WG_RULES_H
 #define WG_RULES_H
 #include "arith.h"
+#include "state.h"
 
 /* ---- doubles */
 #define ONE        1.0

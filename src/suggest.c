@@ -8,6 +8,7 @@
 #include "eval.h"
 #include "error.h"
 #include "suggest.h"
+#include "state.h"
 
 #define MAXLEN 32
 

@@ -29,7 +29,9 @@
  * at the tape's top whose reads below the region land in its own buffers
  * (as an expansion's do); a recorded sweep gets the loop recorded once
  * more at the tape's end, reading only the loop's inputs (below the loop
- * entry), which keeps the invariant above.
+ * entry), which keeps the invariant above; a sweep through that expansion
+ * with respect to one of the loop's outputs hands what reaches the
+ * re-run's entry for it to the output ("loops re-run by expansions").
  *
  * This file depends on the tape, the numbers, values and arithmetic, and
  * the rule table only: never on the evaluator. */
@@ -42,6 +44,8 @@
 #include "rules.h"
 #include "kinks.h"
 #include "fixtape.h"
+#include "fixtape.h"
+#include "state.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
 static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
@@ -71,7 +75,11 @@ typedef struct PlainBuf {
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
 static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop);
 static void plain_fixin(PlainBuf *b, uint32_t head);
-static uint32_t deriv_expand(uint32_t k, uint32_t *lo);
+/* The entries a loop's re-run gave its outputs, in an expansion (see
+ * "loops re-run by expansions"), highest first. */
+typedef struct { Alias *v; uint32_t n; } Aliases;
+static uint32_t deriv_expand(uint32_t k, uint32_t *lo, Aliases *al);
+static void plain_run_aliased(PlainBuf *b, uint32_t top, double seed, Aliases al);
 
 static void give_plain_elsewhere(PlainBuf *b, uint32_t id, double a, double partial);
 
@@ -149,24 +157,6 @@ static inline uint32_t sweep_floor(uint32_t wrt)
     return wrt && tape_opcode(wrt) == OP_CKOUT ? tape_a(wrt) : wrt;
 }
 
-/* A sweep with respect to a loop's output (ckout_wrt) that meets the
- * expansion of a derivative taken through a checkpointed loop cannot
- * answer: the expansion re-ran the loop from its inputs, and its entries
- * for the outputs are not the outputs' own. expansion_reran counts the
- * loops expansions went through (kept ones included). */
-static int G->sweep.ckout_wrt;
-static uint32_t G->sweep.expansion_reran;
-
-static void through_rerun(void)
-{
-    /* Known gap (not yet an error: the test below cannot tell which loop
-     * an expansion re-ran, and refusing every such sweep broke programs
-     * whose answer is right): a sweep with respect to a loop's output
-     * through an expansion that re-ran that same loop misses the paths
-     * through the re-run's entry for that output (d(d(v, u), u)). */
-    (void)G->sweep.ckout_wrt;
-}
-
 static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent, Cuts cuts)
 {
     size_t n = (size_t)top - lo + 1;
@@ -213,12 +203,6 @@ static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); 
  * quire; so do cones holding derivative entries (third order and up),
  * checkpointed loops and fixed points. A cone decides which way is taken,
  * not what else the session recorded. */
-static struct {
-    double  *abar, *tau;
-    uint8_t *in;
-    size_t   cap;
-    int      busy;
-} so;
 
 /* The ops of the kinds this way covers (the cone column of ops.def) that
  * are not UNARY or BINARY: the passes below name each of them. */
@@ -434,16 +418,17 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
 static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
     if (so_through_deriv(b, k, a)) return;
-    uint32_t lo, e = deriv_expand(k, &lo);
-    if (!e) return;
-    if (e < lo) {            /* the derivative is an entry that existed before */
+    Aliases al;
+    uint32_t lo, e = deriv_expand(k, &lo, &al);
+    if (e && e < lo)         /* the derivative is an entry that existed before */
         give_plain(b, e, a, 1);
-        return;
+    else if (e) {
+        PlainBuf sub;
+        plain_alloc(&sub, lo, e, b, b->cuts);
+        plain_run_aliased(&sub, e, a, al);
+        plain_free(&sub);
     }
-    PlainBuf sub;
-    plain_alloc(&sub, lo, e, b, b->cuts);
-    plain_run(&sub, e, a);
-    plain_free(&sub);
+    wg_scratch_free(al.v);
 }
 
 /* A loop's outputs follow its entry, in order; reclaiming may drop dead
@@ -517,7 +502,6 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     }
 }
 
-LoopHooks G->sweep.loop_hooks;
 
 static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
 
@@ -574,6 +558,7 @@ void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids
     for (uint32_t j = 0; j < nseeds; j++)
         if (seeds[j] != 0 && seed_ids[j] <= top) give_plain(&sub, seed_ids[j], seeds[j], 1);
     plain_run_to(&sub, top, sub.lo);
+    if (kink_watching()) kink_scan(lo, top, plain_adjoint, &sub);   /* the loop's kinks, as the plain loop's */
     for (uint32_t j = 0; j < nwant; j++)
         if (want[j] >= lo && want[j] <= top) out[j] = take_plain(&sub, want[j]);
     plain_free(&sub);
@@ -808,6 +793,8 @@ static void settle_pairs(ValBuf *b, uint32_t i)
 }
 
 static void val_run(ValBuf *b, uint32_t top, Value seed);
+static void val_run_aliased(ValBuf *b, uint32_t top, Value seed, Aliases al);
+static void reruns_collect(uint32_t from, uint32_t to);
 static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop);
 static void val_fixin(ValBuf *b, uint32_t head);
 
@@ -855,16 +842,16 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
 
 static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
 {
-    uint32_t lo, e = deriv_expand(k, &lo);
-    if (!e) return;
-    if (e < lo) {
-        give_val(b, e, a, num_val(1));
-        return;
+    Aliases al;
+    uint32_t lo, e = deriv_expand(k, &lo, &al);
+    if (e && e < lo) give_val(b, e, a, num_val(1));
+    else if (e) {
+        ValBuf sub;
+        valbuf_init(&sub, lo, e, b, b->cuts);
+        val_run_aliased(&sub, e, a, al);
+        valbuf_free(&sub, e);
     }
-    ValBuf sub;
-    valbuf_init(&sub, lo, e, b, b->cuts);
-    val_run(&sub, e, a);
-    valbuf_free(&sub, e);
+    wg_scratch_free(al.v);
 }
 
 /* A loop entry: the loop is recorded once more from its inputs, and the
@@ -880,9 +867,10 @@ static void val_through_loop(ValBuf *b, uint32_t i)
         v_retain(lam[tape_b(o)]);
     }
     uint32_t lo = tape_size();
-    G->sweep.expansion_reran++;
     G->sweep.loop_hooks.rerun(i, ids);
     uint32_t top = tape_size() - 1;
+    for (uint32_t o = i + 1; is_output_of(o, i, n); o++)
+        if (ids[tape_b(o)] >= lo && ids[tape_b(o)] <= top) reruns_collect(ids[tape_b(o)], o);
     ValBuf sub, *into = b;
     if (top >= lo) {
         valbuf_init(&sub, lo, top, b, b->cuts);
@@ -1010,51 +998,197 @@ static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
     }
 }
 
-static void val_run(ValBuf *b, uint32_t top, Value seed)
+static void val_seed(ValBuf *b, uint32_t top, Value seed)
 {
     v_retain(seed);
     Value *slot = vb_slot(b, top);
     v_release(*slot);
     *slot = seed;
+}
+
+static void val_run(ValBuf *b, uint32_t top, Value seed)
+{
+    val_seed(b, top, seed);
     val_run_to(b, top, b->lo);
 }
 
 
 /* The first entry of the expansion being recorded, 0 if none. */
-static uint32_t G->sweep.expansion_floor;
 
 static Cuts deriv_cuts(const DerivRec *r)
 {
     return (Cuts){ r->ncut ? tape_pool_at(r->cut_off) : NULL, r->ncut };
 }
 
+/* ------------------------------------------ loops re-run by expansions */
+
+/* An expansion that reaches a checkpointed loop records the loop once more
+ * from its inputs (val_through_loop). That re-run is the plain loop's
+ * recording: its entry for output j is the plain loop's entry for the
+ * number that the loop's OP_CKOUT entry o stands for, and d(..., o) must
+ * see the paths through it. So a sweep through the expansion (a
+ * derivative of that derivative, d(d(v, u), u) with u left by the loop)
+ * hands what reaches the re-run's entry to o instead of going on through
+ * the re-run: the loop entry hands it on to the loop's inputs, as the
+ * re-run would have, and counts it in o's whole adjoint (sweep.h). The
+ * pairs (the re-run's entry, o) of an expansion are collected while it is
+ * recorded, those of the expansions recorded inside it too (they lie
+ * inside it), and kept with it in a table here (the call's `reruns`:
+ * 1 + its list's index). A reclaiming pass (which renumbers entries) or
+ * :tape clear empties the table; an expansion whose list went is
+ * recorded afresh when next needed. Only a question about a loop's output
+ * (ckout_wrt: the d call being swept, or the expansion being recorded, has
+ * one among its places) needs the hand-over: for the loop's inputs the
+ * re-run's paths are as good, and no loop is run again for them. */
+
+static void reruns_collect(uint32_t from, uint32_t to)
+{
+    if (!G->sweep.reruns.depth) return;
+    if (G->sweep.reruns.n == G->sweep.reruns.cap) {
+        uint32_t cap = G->sweep.reruns.cap ? 2 * G->sweep.reruns.cap : 16;
+        G->sweep.reruns.v = wg_realloc(G->sweep.reruns.v, sizeof(Alias) * cap);
+        G->sweep.reruns.cap = cap;
+    }
+    G->sweep.reruns.v[G->sweep.reruns.n++] = (Alias){ from, to };
+}
+
+static void reruns_current(void)
+{
+    if (G->sweep.reruns.reclaimed == G->tape.reclaimed && G->sweep.reruns.clears == G->tape.clears) return;
+    G->sweep.reruns.nlists = G->sweep.reruns.npool = 0;
+    G->sweep.reruns.reclaimed = G->tape.reclaimed;
+    G->sweep.reruns.clears = G->tape.clears;
+}
+
+static int alias_higher_first(const void *x, const void *y)
+{
+    uint32_t a = ((const Alias *)x)->from, b = ((const Alias *)y)->from;
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* A scratch copy of n pairs, highest re-run entry first. */
+static Aliases aliases_copy(const Alias *v, uint32_t n)
+{
+    Aliases al = { NULL, n };
+    if (!n) return al;
+    al.v = wg_scratch_uninit(sizeof(Alias) * n);
+    memcpy(al.v, v, sizeof(Alias) * n);
+    qsort(al.v, n, sizeof(Alias), alias_higher_first);
+    return al;
+}
+
+/* The pairs of call r's kept expansion into *al; 0 if they are gone. */
+static int reruns_of(uint32_t r, Aliases *al)
+{
+    uint16_t at = tape_deriv_call(r)->reruns;
+    *al = (Aliases){ NULL, 0 };
+    if (!at) return 1;
+    reruns_current();
+    if (at > G->sweep.reruns.nlists || G->sweep.reruns.lists[at - 1].call != r) return 0;
+    *al = aliases_copy(G->sweep.reruns.pool + G->sweep.reruns.lists[at - 1].off, G->sweep.reruns.lists[at - 1].n);
+    return 1;
+}
+
+/* Keeps the pairs of call r's expansion; 0 if the table is full. */
+static int reruns_keep(uint32_t r, Aliases al)
+{
+    tape_deriv_call(r)->reruns = 0;
+    if (!al.n) return 1;
+    reruns_current();
+    if (G->sweep.reruns.nlists == UINT16_MAX) return 0;
+    if (G->sweep.reruns.nlists == G->sweep.reruns.caplists) {
+        uint32_t cap = G->sweep.reruns.caplists ? 2 * G->sweep.reruns.caplists : 8;
+        G->sweep.reruns.lists = wg_realloc(G->sweep.reruns.lists, sizeof *G->sweep.reruns.lists * cap);
+        G->sweep.reruns.caplists = cap;
+    }
+    while (G->sweep.reruns.npool + al.n > G->sweep.reruns.cappool) {
+        uint32_t cap = G->sweep.reruns.cappool ? 2 * G->sweep.reruns.cappool : 64;
+        G->sweep.reruns.pool = wg_realloc(G->sweep.reruns.pool, sizeof(Alias) * cap);
+        G->sweep.reruns.cappool = cap;
+    }
+    memcpy(G->sweep.reruns.pool + G->sweep.reruns.npool, al.v, sizeof(Alias) * al.n);
+    G->sweep.reruns.lists[G->sweep.reruns.nlists].call = r;
+    G->sweep.reruns.lists[G->sweep.reruns.nlists].off = G->sweep.reruns.npool;
+    G->sweep.reruns.lists[G->sweep.reruns.nlists].n = al.n;
+    G->sweep.reruns.npool += al.n;
+    tape_deriv_call(r)->reruns = (uint16_t)++G->sweep.reruns.nlists;
+    return 1;
+}
+
+static int is_cut(Cuts c, uint32_t id)
+{
+    for (uint32_t j = 0; j < c.n; j++)
+        if (c.ids[j] == id) return 1;
+    return 0;
+}
+
+/* Sweeps expansion b from its result top (seed): segment by segment
+ * between the re-runs' entries in al, each of which hands its adjoint to
+ * its loop's output. */
+static void plain_run_aliased(PlainBuf *b, uint32_t top, double seed, Aliases al)
+{
+    if (!al.n || !G->sweep.ckout_wrt) {
+        plain_run(b, top, seed);
+        return;
+    }
+    put_plain(b, top, seed);
+    uint32_t hi = top;
+    for (uint32_t k = 0; k < al.n; k++) {
+        uint32_t f = al.v[k].from;
+        if (f > hi || f < b->lo) continue;
+        plain_run_to(b, hi, f + 1);
+        double a = take_plain(b, f);
+        if (a != 0 && !is_cut(b->cuts, f)) give_plain(b, al.v[k].to, a, 1);
+        if (f == b->lo) return;
+        hi = f - 1;
+    }
+    plain_run_to(b, hi, b->lo);
+}
+
+static void val_run_aliased(ValBuf *b, uint32_t top, Value seed, Aliases al)
+{
+    if (!al.n || !G->sweep.ckout_wrt) {
+        val_run(b, top, seed);
+        return;
+    }
+    val_seed(b, top, seed);
+    uint32_t hi = top;
+    for (uint32_t k = 0; k < al.n; k++) {
+        uint32_t f = al.v[k].from;
+        if (f > hi || f < b->lo) continue;
+        val_run_to(b, hi, f + 1);
+        if (b->pairs) settle_pairs(b, f);
+        Value a = vb_get(b, f);
+        if (!is_zero_const(a) && !is_cut(b->cuts, f)) give_val(b, al.v[k].to, a, num_val(1));
+        if (f == b->lo) return;
+        hi = f - 1;
+    }
+    val_run_to(b, hi, b->lo);
+}
+
 /* Records the reverse sweep of d call r as operations from the tape's end on;
- * returns the pool offset of the entry each wrt got (0: a constant). */
-static uint32_t record_expansion(uint32_t r, uint32_t *first)
+ * returns the pool offset of the entry each wrt got (0: a constant), and
+ * in *al the pairs of the loops it re-ran (scratch). */
+static uint32_t record_expansion(uint32_t r, uint32_t *first, Aliases *al)
 {
     int saved = G->tape.recording;
-    uint32_t saved_floor = G->sweep.expansion_floor;
+    uint32_t saved_floor = G->sweep.expansion_floor, n0 = G->sweep.reruns.n;
+    int saved_ckout = G->sweep.ckout_wrt;
     rec_on();
     *first = G->sweep.expansion_floor = tape_size();
     /* the pool and the call table may move while recording: re-read them */
     uint32_t y = tape_deriv_call(r)->y, nwrt = tape_deriv_call(r)->nwrt, lo = y, btop = y;
+    G->sweep.ckout_wrt = 0;
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t wid = tape_deriv_wrt(tape_deriv_call(r), w), id = sweep_floor(wid);
         if (id && id < lo) lo = id;
         if (id && id <= y && wid > btop) btop = wid;    /* a loop's output above y */
+        G->sweep.ckout_wrt |= id && id <= y && id != wid;
     }
-    int saved_ckout = G->sweep.ckout_wrt;
-    uint32_t reran = G->sweep.expansion_reran;
-    G->sweep.ckout_wrt = 0;
-    for (uint32_t w = 0; w < nwrt && !G->sweep.ckout_wrt; w++) {
-        uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
-        G->sweep.ckout_wrt = id && sweep_floor(id) <= y && tape_opcode(id) == OP_CKOUT;
-    }
+    G->sweep.reruns.depth++;
     ValBuf b;
     valbuf_init(&b, lo, btop, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
-    G->sweep.ckout_wrt = saved_ckout;
-    if (G->sweep.expansion_reran != reran) tape_deriv_call(r)->through_loop = 1;
     uint32_t off, *results = rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
@@ -1062,46 +1196,50 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first)
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, btop);
+    *al = aliases_copy(G->sweep.reruns.v + n0, G->sweep.reruns.n - n0);
+    if (!--G->sweep.reruns.depth) G->sweep.reruns.n = 0;      /* else they are the outer one's too */
+    G->sweep.ckout_wrt = saved_ckout;
     G->sweep.expansion_floor = saved_floor;
     rec_restore(saved);
     return off;
 }
 
 /* Expand DERIV entry k: returns the entry holding the same derivative as
- * recorded operations (0 if it is a constant) and the expansion's first
- * entry in *lo. Recorded once and kept, except inside another expansion
- * that began after it: that one records it afresh, so as to read only
- * its own entries (the invariant at the top of this file). */
-static uint32_t deriv_expand(uint32_t k, uint32_t *lo)
+ * recorded operations (0 if it is a constant), the expansion's first
+ * entry in *lo and the pairs of the loops it re-ran in *al (scratch).
+ * Recorded once and kept, except inside another expansion that began
+ * after it: that one records it afresh, so as to read only its own
+ * entries (the invariant at the top of this file). */
+static uint32_t deriv_expand(uint32_t k, uint32_t *lo, Aliases *al)
 {
     uint32_t j, r = tape_deriv_call_of(k, &j);
     uint32_t kept = tape_deriv_call(r)->exp_lo;
+    *al = (Aliases){ NULL, 0 };
+    if (kept && !reruns_of(r, al)) kept = 0;       /* its pairs went: record it again */
     if (kept && (!G->sweep.expansion_floor || kept >= G->sweep.expansion_floor)) {
-        if (tape_deriv_call(r)->through_loop) {
-            G->sweep.expansion_reran++;       /* an expansion recording now reads it */
-            through_rerun();
-        }
         *lo = kept;
         return tape_pool_at(tape_deriv_call(r)->exp_off)[j];
     }
-    uint32_t first, off = record_expansion(r, &first);
-    if (tape_deriv_call(r)->through_loop) through_rerun();
+    wg_scratch_free(al->v);
+    uint32_t first, off = record_expansion(r, &first, al);
     if (!kept) {
-        tape_deriv_call(r)->exp_off = off;
-        tape_deriv_call(r)->exp_lo = first;
+        int keep = reruns_keep(r, *al);      /* else it is recorded again when next needed */
+        tape_deriv_call(r)->exp_off = keep ? off : 0;
+        tape_deriv_call(r)->exp_lo = keep ? first : 0;
         G->tape.expansions++;
     }
     *lo = first;
     return tape_pool_at(off)[j];
 }
 
-static int G->sweep.kept_busy;
 void sweep_abandon(void)
 {
     G->sweep.so.busy = 0;
     G->sweep.expansion_floor = 0;
     G->tape.busy = 0;
     G->sweep.kept_busy = 0;
+    G->sweep.reruns.n = 0;
+    G->sweep.reruns.depth = 0;
     G->sweep.ckout_wrt = 0;
 }
 
@@ -1381,14 +1519,6 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
  * lower, and the tape is as that d call left it: the same epoch (clear and
  * truncate bump it), the same size (nothing recorded since), no entry
  * reclaimed since (a pass renumbers), and the same entry at y's id. */
-static struct {
-    double  *adj;
-    size_t   cap;              /* doubles */
-    uint32_t lo, top, epoch, size;
-    uint64_t print;            /* the top entry's fingerprint */
-    uint64_t reclaimed;        /* G->tape.reclaimed then: a pass that moved entries ends it */
-    int      valid;
-} kept;
 
 static uint64_t entry_print(uint32_t i)
 {
@@ -1397,9 +1527,9 @@ static uint64_t entry_print(uint32_t i)
     return v.u ^ ((uint64_t)a.a << 32 | a.b) * 0x9E3779B97F4A7C15u ^ (uint64_t)tape_opcode(i) << 56;
 }
 
-static int kept_covers(uint32_t lo, uint32_t top)
+static int kept_covers(uint32_t lo, uint32_t top, int ckout)
 {
-    return G->sweep.kept.valid && G->sweep.kept.epoch == G->tape.epoch && G->sweep.kept.size == tape_size() && G->sweep.kept.top == top
+    return G->sweep.kept.valid && (G->sweep.kept.ckout || !ckout) && G->sweep.kept.epoch == G->tape.epoch && G->sweep.kept.size == tape_size() && G->sweep.kept.top == top
         && G->sweep.kept.reclaimed == G->tape.reclaimed     /* reclaiming moved nothing since */
         && G->sweep.kept.lo <= lo && G->sweep.kept.print == entry_print(top);
 }
@@ -1473,12 +1603,12 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     if (!top || !any) return;
     /* wrt entries answered: those in [lo, top], and loops' outputs above */
 #define REACHED(w) ((w) && (w) >= lo && ((w) <= top || (ck && (w) <= btop && sweep_floor(w) <= top)))
-    int saved_ckout = G->sweep.ckout_wrt, above = btop > top;
+    int above = btop > top, saved_ckout = G->sweep.ckout_wrt;
     G->sweep.ckout_wrt = ck;
     G->tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
-    int f64 = G->num.backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top), kept_here = hit;
+    int f64 = G->num.backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top, ck), kept_here = hit;
     int done = !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;
@@ -1499,6 +1629,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
             if (sink) b.sink = out, b.sink_lo = lo, b.nsink = sink;
             plain_run(&b, top, num_round(1));
             kept_done(blo, top, cuts.n != 0);
+            G->sweep.kept.ckout = ck;
         } else {
             plain_alloc(&b, blo, btop, NULL, cuts);
             if (sink) b.sink = out, b.sink_lo = lo, b.nsink = sink;

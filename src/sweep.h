@@ -45,12 +45,49 @@ typedef struct {
     void (*reverse)(uint32_t loop, const double *out_adj, double *out_total, void *ctx);
     void (*rerun)(uint32_t loop, uint32_t *out_ids);
 } LoopHooks;
-extern LoopHooks sweep_loop_hooks;
 /* Sweeps entries [lo, top] in doubles, seeded with seeds[j] at seed_ids[j]
  * (an id below lo goes straight to ctx's buffers); adjoints of want[] in
  * out. ctx is what the reverse hook was given. */
 void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids,
                   const double *seeds, uint32_t nseeds, const uint32_t *want,
                   uint32_t nwant, double *out);
+
+/* The entries a loop's re-run gave its outputs, in an expansion (sweep.c,
+ * "loops re-run by expansions"). */
+typedef struct { uint32_t from, to; } Alias;
+
+/* The sweeps' part of the session state (G->sweep); see sweep.c. */
+typedef struct {
+    struct {                   /* the second-order buffers */
+        double  *abar, *tau;
+        uint8_t *in;
+        size_t   cap;
+        int      busy;
+    } so;
+    struct {                   /* the adjoints kept between d calls */
+        double  *adj;
+        size_t   cap;          /* doubles */
+        uint32_t lo, top, epoch, size;
+        uint64_t print;        /* the top entry's fingerprint */
+        uint64_t reclaimed;    /* tape.reclaimed then: a pass that moved entries ends it */
+        int      valid;
+        int      ckout;    /* it asked about a loop's output (only such a sweep answers one) */
+    } kept;
+    int kept_busy;
+    int ckout_wrt;
+    uint32_t expansion_floor;  /* the first entry of the expansion being recorded, 0 if none */
+    LoopHooks loop_hooks;
+    struct {                   /* loops re-run by expansions (sweep.c) */
+        Alias *v;                  /* collected for the expansions being recorded */
+        uint32_t n, cap;
+        int depth;                 /* expansions being recorded */
+        struct { uint32_t call, off, n; } *lists;   /* kept expansions' pairs in pool */
+        uint32_t nlists, caplists;
+        Alias *pool;
+        uint32_t npool, cappool;
+        uint64_t reclaimed;        /* the tape's reclaimed and clears counts when */
+        uint32_t clears;           /* the table was begun */
+    } reruns;
+} SweepState;
 
 #endif

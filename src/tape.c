@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
-Tape tape;
 
 #define ENTRY_BYTES (sizeof(uint32_t) + sizeof(double))   /* code and value */
 
@@ -27,8 +27,6 @@ Tape tape;
 #else
 #define RESERVE 1
 #endif
-static size_t reserved;                /* entries the mappings hold; 0: malloc'd */
-static size_t prefaulted;              /* entries of the mappings faulted in */
 
 static size_t map_bytes(size_t n, size_t size)
 {
@@ -44,16 +42,16 @@ static void *map_array(size_t bytes)
 
 static void free_arrays(void)
 {
-    if (reserved) {
-        if (G->tape.code) munmap(G->tape.code, map_bytes(reserved, sizeof(uint32_t)));
-        if (G->tape.val) munmap(G->tape.val, map_bytes(reserved, sizeof(double)));
+    if (G->tape.reserved) {
+        if (G->tape.code) munmap(G->tape.code, map_bytes(G->tape.reserved, sizeof(uint32_t)));
+        if (G->tape.val) munmap(G->tape.val, map_bytes(G->tape.reserved, sizeof(double)));
     } else {
         free(G->tape.code);
         free(G->tape.val);
     }
     G->tape.code = NULL;
     G->tape.val = NULL;
-    reserved = 0;
+    G->tape.reserved = 0;
     free(G->tape.tables.far);
     free(G->tape.tables.wide);
     free(G->tape.tables.chunk_far);
@@ -78,8 +76,8 @@ static int reserve_arrays(size_t n)
     }
     G->tape.code = code;
     G->tape.val = val;
-    reserved = n;
-    prefaulted = 0;
+    G->tape.reserved = n;
+    G->tape.prefaulted = 0;
     return 1;
 }
 
@@ -90,14 +88,14 @@ static int reserve_arrays(size_t n)
  * instead of a fault per page (wg_prefault). */
 static size_t prefault_to(size_t n, size_t limit)
 {
-    size_t from = prefaulted > n ? prefaulted : n, step = from / 4;
+    size_t from = G->tape.prefaulted > n ? G->tape.prefaulted : n, step = from / 4;
     if (step < 4096) step = 4096;
     if (step > 131072) step = 131072;
     size_t to = from + step < limit ? from + step : limit;
-    if (to > prefaulted) {
-        wg_prefault(G->tape.code + prefaulted, (to - prefaulted) * sizeof(uint32_t));
-        wg_prefault(G->tape.val + prefaulted, (to - prefaulted) * sizeof(double));
-        prefaulted = to;
+    if (to > G->tape.prefaulted) {
+        wg_prefault(G->tape.code + G->tape.prefaulted, (to - G->tape.prefaulted) * sizeof(uint32_t));
+        wg_prefault(G->tape.val + G->tape.prefaulted, (to - G->tape.prefaulted) * sizeof(double));
+        G->tape.prefaulted = to;
     }
     return to;
 }
@@ -108,13 +106,13 @@ static int remap_arrays(size_t n)
     void *p[2] = { G->tape.code, G->tape.val };
     size_t size[2] = { sizeof(uint32_t), sizeof(double) };
     for (int k = 0; k < 2; k++) {
-        void *q = mremap(p[k], map_bytes(reserved, size[k]), map_bytes(n, size[k]), MREMAP_MAYMOVE);
+        void *q = mremap(p[k], map_bytes(G->tape.reserved, size[k]), map_bytes(n, size[k]), MREMAP_MAYMOVE);
         if (q == MAP_FAILED) {
             /* the ones already moved are bigger now: keep them, at the old count */
             G->tape.code = p[0];
             G->tape.val = p[1];
             for (int j = 0; j < k; j++) {
-                void *back = mremap(p[j], map_bytes(n, size[j]), map_bytes(reserved, size[j]), 0);
+                void *back = mremap(p[j], map_bytes(n, size[j]), map_bytes(G->tape.reserved, size[j]), 0);
                 if (back == MAP_FAILED) wg_error("out of memory growing the tape to %zu entries", n);
             }
             return 0;
@@ -123,7 +121,7 @@ static int remap_arrays(size_t n)
     }
     G->tape.code = p[0];
     G->tape.val = p[1];
-    reserved = n;
+    G->tape.reserved = n;
     return 1;
 }
 
@@ -138,19 +136,13 @@ static size_t max_entries(void)
  * far table of the chunk being recorded is also hashed, id to slot. */
 static void check_limit(size_t more);
 
-#define FAR_HASH 4096u          /* twice the slots: probes stay short */
-static struct {
-    uint32_t key[FAR_HASH], stamp[FAR_HASH];
-    uint16_t slot[FAR_HASH];
-    uint32_t now;               /* entries stamped otherwise are empty */
-} far_hash;
 
 static void far_hash_reset(void)
 {
     G->tape.far_seen[0] = G->tape.far_seen[1] = 0;
-    if (++far_hash.now == 0) {
-        memset(far_hash.stamp, 0, sizeof far_hash.stamp);
-        far_hash.now = 1;
+    if (++G->tape.far_hash.now == 0) {
+        memset(G->tape.far_hash.stamp, 0, sizeof G->tape.far_hash.stamp);
+        G->tape.far_hash.now = 1;
     }
 }
 
@@ -159,10 +151,10 @@ static inline uint32_t far_hash_at(uint32_t id) { return (id * 2654435761u) >> (
 static void far_hash_put(uint32_t id, uint32_t slot)
 {
     uint32_t h = far_hash_at(id);
-    while (far_hash.stamp[h] == far_hash.now) h = (h + 1) & (FAR_HASH - 1);
-    far_hash.stamp[h] = far_hash.now;
-    far_hash.key[h] = id;
-    far_hash.slot[h] = (uint16_t)slot;
+    while (G->tape.far_hash.stamp[h] == G->tape.far_hash.now) h = (h + 1) & (FAR_HASH - 1);
+    G->tape.far_hash.stamp[h] = G->tape.far_hash.now;
+    G->tape.far_hash.key[h] = id;
+    G->tape.far_hash.slot[h] = (uint16_t)slot;
 }
 
 /* The chunk of entry i. */
@@ -214,9 +206,9 @@ uint32_t tape_far_field(uint32_t id)
 {
     uint32_t h = far_hash_at(id);
     uint32_t f;
-    for (; far_hash.stamp[h] == far_hash.now; h = (h + 1) & (FAR_HASH - 1))
-        if (far_hash.key[h] == id) {
-            f = TAPE_NEAR + far_hash.slot[h];
+    for (; G->tape.far_hash.stamp[h] == G->tape.far_hash.now; h = (h + 1) & (FAR_HASH - 1))
+        if (G->tape.far_hash.key[h] == id) {
+            f = TAPE_NEAR + G->tape.far_hash.slot[h];
             goto seen;
         }
     if (!G->tape.window) {
@@ -322,13 +314,15 @@ void tape_init(void)
     release_sides(0);
     free(G->tape.sides);
     uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
+    const char *(*hint)(void) = G->tape.limit_hint;
     memset(&G->tape, 0, sizeof G->tape);
+    G->tape.limit_hint = hint;
     G->tape.limit = limit;
     G->tape.epoch = epoch + 1;
     G->tape.clears = clears + 1;
     rec_on();
     size_t maxn = max_entries();
-    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) G->tape.cap = (uint32_t)prefault_to(0, maxn < reserved ? maxn : reserved);
+    if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) G->tape.cap = (uint32_t)prefault_to(0, maxn < G->tape.reserved ? maxn : G->tape.reserved);
     else {
         G->tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
         G->tape.code = wg_malloc(G->tape.cap * sizeof(uint32_t));
@@ -354,8 +348,6 @@ size_t tape_bytes(void)
          + G->tape.nfar * sizeof(uint32_t) + G->tape.nwide * sizeof(TapeArgs);
 }
 
-const char *(*G->tape.limit_hint)(void);
-
 static void check_limit(size_t more)
 {
     if (tape_bytes() + more > G->tape.limit) {
@@ -379,13 +371,13 @@ void tape_grow(void)
     if (G->tape.n >= maxn) check_limit(G->tape.limit);
     size_t cap = (size_t)G->tape.cap * 4;   /* fewer copies of a growing tape */
     if (cap > maxn) cap = maxn;
-    if (reserved) {
+    if (G->tape.reserved) {
         /* the next stretch of the mappings; a raised cap whose entries
          * the reservation does not hold moves it */
-        size_t more = 2 * reserved > RESERVE_MAX ? 2 * reserved : RESERVE_MAX;
-        if (G->tape.n >= reserved && !remap_arrays(maxn < more ? maxn : more))
+        size_t more = 2 * G->tape.reserved > RESERVE_MAX ? 2 * G->tape.reserved : RESERVE_MAX;
+        if (G->tape.n >= G->tape.reserved && !remap_arrays(maxn < more ? maxn : more))
             wg_error("out of memory growing the tape to %zu entries", cap);
-        G->tape.cap = (uint32_t)prefault_to(G->tape.n, maxn < reserved ? maxn : reserved);
+        G->tape.cap = (uint32_t)prefault_to(G->tape.n, maxn < G->tape.reserved ? maxn : G->tape.reserved);
         return;
     }
     uint32_t *code = realloc(G->tape.code, cap * sizeof(uint32_t));
@@ -443,7 +435,7 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
     for (uint32_t j = 1; j < nwrt && run; j++) run = wrt[j] == wrt[0] + j;
     r->wrt_run = (uint16_t)(run != 0);
-    r->through_loop = 0;
+    r->reruns = 0;
     r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
     r->nwrt = nwrt;
     r->cut_off = ncut ? tape_pool_push(cuts, ncut) : 0;

@@ -77,7 +77,8 @@ typedef struct {
     uint32_t exp_lo;            /* first entry of the expansion, 0 = not yet */
     uint32_t exp_off;           /* expanded ids in the pool */
     uint16_t wrt_run;           /* the places are consecutive entries (d over an array): no list */
-    uint16_t through_loop;      /* its expansion re-ran a checkpointed loop (sweep.c) */
+    uint16_t reruns;            /* its expansion re-ran checkpointed loops: 1 + the index of
+                                 * what that re-run gave them in sweep.c's table (0: none) */
 } DerivRec;
 
 /* Side records: an entry kind that needs more than its two operand fields
@@ -96,6 +97,20 @@ typedef struct TapeSideKind {
     void (*release)(TapeSide *s);   /* frees s itself and what it owns */
 } TapeSideKind;
 struct TapeSide { const TapeSideKind *kind; };
+
+/* A place on the tape to take entries back to (tape_mark, below). */
+typedef struct {
+    uint32_t n, nderivs, nsides;
+    size_t npool;
+} TapeMark;
+
+/* The far table of the chunk being recorded, hashed: id to slot. */
+#define FAR_HASH 4096u          /* twice the slots: probes stay short */
+typedef struct {
+    uint32_t key[FAR_HASH], stamp[FAR_HASH];
+    uint16_t slot[FAR_HASH];
+    uint32_t now;               /* entries stamped otherwise are empty */
+} TapeFarHash;
 
 typedef struct {
     uint32_t *code;             /* op byte and operand fields (above) */
@@ -121,18 +136,21 @@ typedef struct {
     uint64_t  reclaims;         /* reclaiming passes run */
     int       busy;             /* a sweep is running: ids are held in its buffers */
     int       recording;        /* 0 inside nograd and forward-only jvp */
+    size_t    reserved;         /* entries the mappings hold; 0: malloc'd (tape.c) */
+    size_t    prefaulted;       /* entries of the mappings faulted in */
+    TapeFarHash far_hash;
+    const char *(*limit_hint)(void);   /* kept by tape_init (below) */
 } Tape;
 
-extern Tape tape;
 
 void     tape_init(void);
 void     tape_clear(void);
 void     tape_grow(void);
 size_t   tape_bytes(void);
 void     tape_set_limit(size_t bytes);
-/* Set by the evaluator: why the limit was reached and what to do, when it
- * knows better than "raise it" (a loop at the top level); NULL if not. */
-extern const char *(*tape_limit_hint)(void);
+/* Tape.limit_hint, set by the evaluator: why the limit was reached and
+ * what to do, when it knows better than "raise it" (a loop at the top
+ * level); NULL if not. */
 uint32_t tape_pool_push(const uint32_t *ids, uint32_t n);
 uint32_t tape_side_add(TapeSide *s);            /* index for the entry's a field */
 static inline TapeSide *tape_side_at(uint32_t k);
@@ -147,21 +165,26 @@ void     tape_chunk_begin(uint32_t i);
 uint32_t tape_far_field(uint32_t id);
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v);
 
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_TAPE_H_STATE)
+#define WG_TAPE_H_STATE
 static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
 {
     if (id == 0) return 0;
     uint32_t d = i - id;
     if (d < TAPE_NEAR) return d;
-    if (tape.far_seen[id & 1] == id) return tape.far_seen_field[id & 1];   /* a loop's parameters */
-    if (d - tape.window < TAPE_WINDOW_LEN) return TAPE_WINDOW + (d - tape.window);   /* no window: d - 0 >= TAPE_NEAR fails */
+    if (G->tape.far_seen[id & 1] == id) return G->tape.far_seen_field[id & 1];   /* a loop's parameters */
+    if (d - G->tape.window < TAPE_WINDOW_LEN) return TAPE_WINDOW + (d - G->tape.window);   /* no window: d - 0 >= TAPE_NEAR fails */
     return tape_far_field(id);
 }
 
 /* The id the next entry gets, with room for it and its chunk begun. */
 static inline uint32_t tape_next_slot(void)
 {
-    if (__builtin_expect(tape.n == tape.cap, 0)) tape_grow();
-    uint32_t i = tape.n;
+    if (__builtin_expect(G->tape.n == G->tape.cap, 0)) tape_grow();
+    uint32_t i = G->tape.n;
     if (__builtin_expect((i & ((1u << TAPE_CHUNK_BITS) - 1)) == 0, 0)) tape_chunk_begin(i);
     return i;
 }
@@ -173,9 +196,9 @@ static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, do
     if (__builtin_expect(op_ids[opbyte & TAPE_OPMASK], 1)) {
         uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
         if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both fit (TAPE_NOFIELD does not) */
-            tape.code[i] = opbyte | fa << 8 | fb << 20;
-            tape.val[i] = v;
-            tape.n = i + 1;
+            G->tape.code[i] = opbyte | fa << 8 | fb << 20;
+            G->tape.val[i] = v;
+            G->tape.n = i + 1;
             return i;
         }
     }
@@ -189,7 +212,7 @@ static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 
 /* ---- reading entries. Nothing outside src/tape*.[ch] touches the
  * arrays: the layout can change here alone. */
-static inline uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f)
+static inline __attribute__((always_inline)) uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f)
 {
     if (f < TAPE_NEAR) return f ? i - f : 0;
     if (f < TAPE_WINDOW) return t->far[t->chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
@@ -198,7 +221,7 @@ static inline uint32_t tape_field_in(const TapeTables *t, uint32_t i, uint32_t f
 /* The fields of a wide entry i (packed or in the wide table). */
 static inline TapeArgs tape_wide_in(const TapeTables *t, uint32_t i)
 {
-    uint32_t c = tape.code[i];
+    uint32_t c = G->tape.code[i];
     if (c & TAPE_PACKED) {
         const TapeDerivBase *base = &t->chunk_deriv[i >> TAPE_CHUNK_BITS];
         uint32_t dc = (c >> 8) & (TAPE_PACKED_CALLS - 1), w = (c >> 19) & (TAPE_PACKED_PLACES - 1);
@@ -210,34 +233,34 @@ static inline TapeArgs tape_wide_in(const TapeTables *t, uint32_t i)
  * the tables it is replacing). */
 static inline TapeArgs tape_args_in(const TapeTables *t, uint32_t i)
 {
-    uint32_t c = tape.code[i];
+    uint32_t c = G->tape.code[i];
     if (__builtin_expect(c & TAPE_WIDE, 0)) return tape_wide_in(t, i);
     return (TapeArgs){ tape_field_in(t, i, (c >> 8) & 0xfff), tape_field_in(t, i, c >> 20) };
 }
 /* The wide-table fields of a sum or dot (never packed). */
 static inline const TapeArgs *tape_wide_at(uint32_t i)
 {
-    return &tape.tables.wide[tape.tables.chunk_wide[i >> TAPE_CHUNK_BITS] + (tape.code[i] >> 8)];
+    return &G->tape.tables.wide[G->tape.tables.chunk_wide[i >> TAPE_CHUNK_BITS] + (G->tape.code[i] >> 8)];
 }
-static inline int      tape_opcode(uint32_t i) { return tape.code[i] & TAPE_OPMASK; }
-static inline double   tape_val(uint32_t i)    { return tape.val[i]; }
-static inline uint32_t tape_a(uint32_t i)      /* first operand */
+static inline int      tape_opcode(uint32_t i) { return G->tape.code[i] & TAPE_OPMASK; }
+static inline double   tape_val(uint32_t i)    { return G->tape.val[i]; }
+static inline __attribute__((always_inline)) uint32_t tape_a(uint32_t i)      /* first operand */
 {
-    uint32_t c = tape.code[i];
-    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&tape.tables, i).a : tape_field_in(&tape.tables, i, (c >> 8) & 0xfff);
+    uint32_t c = G->tape.code[i];
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&G->tape.tables, i).a : tape_field_in(&G->tape.tables, i, (c >> 8) & 0xfff);
 }
-static inline uint32_t tape_b(uint32_t i)      /* second operand */
+static inline __attribute__((always_inline)) uint32_t tape_b(uint32_t i)      /* second operand */
 {
-    uint32_t c = tape.code[i];
-    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&tape.tables, i).b : tape_field_in(&tape.tables, i, c >> 20);
+    uint32_t c = G->tape.code[i];
+    return __builtin_expect(c & TAPE_WIDE, 0) ? tape_wide_in(&G->tape.tables, i).b : tape_field_in(&G->tape.tables, i, c >> 20);
 }
-static inline int      tape_labeled(uint32_t i) { return (tape.code[i] & TAPE_LABELED) != 0; }
-static inline int      tape_wide(uint32_t i)    { return (tape.code[i] & (TAPE_WIDE | TAPE_PACKED)) == TAPE_WIDE; }   /* has a wide-table slot */
-static inline size_t   tape_far_count(void)     { return tape.nfar; }
-static inline uint32_t tape_size(void)         { return tape.n; }          /* entries, #0 included */
+static inline int      tape_labeled(uint32_t i) { return (G->tape.code[i] & TAPE_LABELED) != 0; }
+static inline int      tape_wide(uint32_t i)    { return (G->tape.code[i] & (TAPE_WIDE | TAPE_PACKED)) == TAPE_WIDE; }   /* has a wide-table slot */
+static inline size_t   tape_far_count(void)     { return G->tape.nfar; }
+static inline uint32_t tape_size(void)         { return G->tape.n; }          /* entries, #0 included */
 static inline TapeArgs tape_args(uint32_t i)   { return (TapeArgs){ tape_a(i), tape_b(i) }; }   /* both fields */
-static inline size_t   tape_pool_size(void)    { return tape.npool; }
-static inline uint32_t tape_deriv_calls(void)  { return tape.nderivs; }
+static inline size_t   tape_pool_size(void)    { return G->tape.npool; }
+static inline uint32_t tape_deriv_calls(void)  { return G->tape.nderivs; }
 
 /* n-ary entries keep their operands in the pool: sum its terms, dot its
  * pairs (x0, y0, x1, y1, ...); a deriv entry names its d call and which
@@ -252,23 +275,23 @@ static inline TapeTerms tape_terms(uint32_t i)
 {
     const TapeArgs *w = tape_wide_at(i);
     if (w->b & TAPE_SUM_RUN) return (TapeTerms){ NULL, w->a, w->b & ~TAPE_SUM_RUN };
-    return (TapeTerms){ tape.pool + w->a, 0, w->b };
+    return (TapeTerms){ G->tape.pool + w->a, 0, w->b };
 }
 static inline uint32_t tape_term(TapeTerms t, uint32_t j) { return t.list ? t.list[j] : t.first + j; }
-static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return tape.pool + w->a; }
+static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return G->tape.pool + w->a; }
 static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
 {
-    TapeArgs w = tape_wide_in(&tape.tables, i);
+    TapeArgs w = tape_wide_in(&G->tape.tables, i);
     if (which) *which = w.b;
     return w.a;
 }
-static inline DerivRec *tape_deriv_call(uint32_t r) { return &tape.derivs[r]; }
+static inline DerivRec *tape_deriv_call(uint32_t r) { return &G->tape.derivs[r]; }
 /* Place j of a d call (a run stays a run when reclaiming: every place of
  * a live call is live, and the order is kept). */
-static inline uint32_t tape_deriv_wrt(const DerivRec *r, uint32_t j) { return r->wrt_run ? r->wrt_off + j : tape.pool[r->wrt_off + j]; }
-static inline uint32_t *tape_pool_at(uint32_t off) { return tape.pool + off; }
-static inline TapeSide *tape_side_at(uint32_t k) { return tape.sides[k]; }
-static inline uint32_t tape_side_count(void) { return tape.nsides; }
+static inline uint32_t tape_deriv_wrt(const DerivRec *r, uint32_t j) { return r->wrt_run ? r->wrt_off + j : G->tape.pool[r->wrt_off + j]; }
+static inline uint32_t *tape_pool_at(uint32_t off) { return G->tape.pool + off; }
+static inline TapeSide *tape_side_at(uint32_t k) { return G->tape.sides[k]; }
+static inline uint32_t tape_side_count(void) { return G->tape.nsides; }
 
 /* Every operand of entry i, n-ary ones included (a deriv entry: its y and
  * the places it was taken with respect to; a checkpointed loop: the ids its
@@ -278,10 +301,6 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud);
 /* ---- taking back: entries recorded since a mark are dropped (plot runs
  * functions that record anyway). The caller makes sure no live value names
  * them; derivative entries expanded meanwhile forget the expansion. */
-typedef struct {
-    uint32_t n, nderivs, nsides;
-    size_t npool;
-} TapeMark;
 TapeMark tape_mark(void);
 int      tape_grew_since(TapeMark m);
 void     tape_truncate(TapeMark m);
@@ -312,7 +331,7 @@ static inline uint32_t rec_op(int op, uint32_t a, uint32_t b, double v) { return
 static inline uint32_t rec_leaf(double v) { return tape_push(OP_LEAF, 0, 0, v); }
 static inline uint32_t rec_copy(uint32_t a, double v) { return tape_push(OP_COPY, a, 0, v); }
 static inline uint32_t rec_const(double v) { return tape_push(OP_CONST, 0, 0, v); }
-static inline void     rec_label(uint32_t i) { tape.code[i] |= TAPE_LABELED; }
+static inline void     rec_label(uint32_t i) { G->tape.code[i] |= TAPE_LABELED; }
 /* An n-ary entry: reserve its operand list (n ids for a sum, 2n for a
  * dot), fill it (recording the operands' constants meanwhile, so that
  * every operand precedes the entry), then record the entry. The pointer

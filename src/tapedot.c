@@ -21,9 +21,12 @@
 #include <sys/wait.h>
 #include "tapedot.h"
 #include "fixtape.h"
+#include "tapeview.h"
+#include "fixtape.h"
 #include "eval.h"
 #include "error.h"
 #include "tape.h"
+#include "state.h"
 
 extern char **environ;
 
@@ -199,7 +202,6 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 
 /* Set when a Ctrl-C stopped write_dot part way: the caller tidies up (a
  * temporary file, a half-written one) and then reports "interrupted". */
-static int G->tapeview.dot_stopped;
 
 /* Nodes in tape order, each expansion's entries inside its cluster. */
 static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryLabel label)
@@ -448,8 +450,7 @@ void tapedot_command(const char *args, EntryLabel label)
     char title[1200], *tp = NULL;
     uint32_t count;
     if (name) {
-        Global *g = global_lookup(name);
-        if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+        Global *g = tape_variable(name);
         sel = cone(g->v);
         snprintf(title, sizeof title, "the entries that %s depends on", name);
         tp = title;
@@ -476,7 +477,14 @@ void tapedot_command(const char *args, EntryLabel label)
         io_out("wrote %s (%u entries)\n", file, count);
     } else if (G->eval.display) display_graph(sel, tp, label);
     else {
-        write_dot(stdout, sel, tp, label);
+        char *text = NULL;
+        size_t ntext = 0;
+        FILE *m = open_memstream(&text, &ntext);
+        if (!m) wg_error("out of memory");
+        write_dot(m, sel, tp, label);
+        fclose(m);
+        io_write(IO_OUT, text, ntext);
+        free(text);
         if (G->tapeview.dot_stopped) wg_check_interrupt_now();
     }
     wg_scratch_free(sel);

@@ -10,40 +10,28 @@
 #include "versions.h"
 #include "kinks.h"
 #include "error.h"
+#include "state.h"
 
-static void (*eval_roots)(IdFn fn, void *ud);
-uint32_t G->reclaim.next_pass_at = 1u << 16;   /* tape size that triggers a pass */
-static uint32_t seen_epoch;                 /* a cleared tape starts the count again */
-static uint64_t last_roots;                 /* ids the last pass found outside the tape */
-static uint32_t lowest_floor = UINT32_MAX;  /* of the passes in the statement running */
 
-static uint64_t full_passes;                 /* passes whose floor was the tape's start */
-
-LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), full_passes, G->tape.epoch }; }
+LoopFloor reclaim_loop_begin(void) { return (LoopFloor){ tape_mark(), G->reclaim.full_passes, G->tape.epoch }; }
 
 void reclaim_loop_pass(LoopFloor *f)
 {
-    if (f->full != full_passes || f->epoch != G->tape.epoch) *f = reclaim_loop_begin();
+    if (f->full != G->reclaim.full_passes || f->epoch != G->tape.epoch) *f = reclaim_loop_begin();
     reclaim_maybe(f->floor);
 }
 
-static int reclaim_moved_below(uint32_t n) { return lowest_floor < n; }
+static int reclaim_moved_below(uint32_t n) { return G->reclaim.lowest_floor < n; }
 
-/* WENGERT_RECLAIM_STRESS=1 runs a pass at every chance (tests: every
- * derivative and version must come out the same as without reclaiming). */
-static int stress;
 
 void reclaim_set_roots(void (*roots)(IdFn fn, void *ud))
 {
-    eval_roots = roots;
+    G->reclaim.eval_roots = roots;
     const char *s = getenv("WENGERT_RECLAIM_STRESS");
-    stress = s && *s && strcmp(s, "0") != 0;
+    G->reclaim.stress = s && *s && strcmp(s, "0") != 0;
     reclaim_reset();
 }
 
-static int poor_passes;      /* passes running that gave back under a quarter of what they looked at */
-static uint64_t versions_at_schedule;   /* G->reclaim.global_versions when the next pass was set */
-static uint32_t size_at_schedule;       /* and the tape's size then */
 
 /* The next pass runs at tape size `at`, or halfway from here to the cap if
  * that comes first: reaching the cap is an error, so passes come closer
@@ -52,15 +40,15 @@ static void schedule(uint64_t at)
 {
     uint64_t cap = G->tape.limit / 17, here = tape_size();   /* 17 bytes an entry */
     if (cap > here && here + (cap - here) / 2 < at) at = here + (cap - here) / 2;
-    if (stress) at = 0;
+    if (G->reclaim.stress) at = 0;
     G->reclaim.next_pass_at = at > 0xF0000000u ? 0xF0000000u : (uint32_t)at;
-    versions_at_schedule = G->reclaim.global_versions;
-    size_at_schedule = (uint32_t)here;
+    G->reclaim.versions_at_schedule = G->reclaim.global_versions;
+    G->reclaim.size_at_schedule = (uint32_t)here;
 }
 
 void reclaim_reset(void)
 {
-    poor_passes = 0;
+    G->reclaim.poor_passes = 0;
     schedule((uint64_t)tape_size() + (1u << 16));
 }
 
@@ -102,7 +90,7 @@ static void object_ids(Obj *o, void *wp)
 
 static void each_root(IdFn fn, void *ud)
 {
-    if (eval_roots) eval_roots(fn, ud);
+    if (G->reclaim.eval_roots) G->reclaim.eval_roots(fn, ud);
     kink_each_root(fn, ud);
     Walk w = { fn, ud };
     gc_each_object(object_ids, &w);
@@ -110,7 +98,7 @@ static void each_root(IdFn fn, void *ud)
 
 /* ---- marking */
 
-typedef struct {
+typedef struct Pass {
     uint32_t lo, n;
     uint8_t *live;
     uint32_t *newpos;
@@ -122,7 +110,6 @@ typedef struct {
     uint8_t *call_seen; /* d calls from calls_lo on whose operands are marked */
 } Pass;
 
-static Pass *current;   /* the pass whose renumbering kink_renumber asks about */
 
 static inline void mark_operand(uint32_t id, void *pp);
 
@@ -231,7 +218,7 @@ static void rewrite_id(uint32_t *id, void *pp)
 
 static uint32_t entry_moved(uint32_t id)
 {
-    Pass *p = current;
+    Pass *p = G->reclaim.current;
     if (id < p->lo) return id;
     if (id >= p->n || !p->live[id - p->lo]) return 0;
     return p->newpos[id - p->lo];
@@ -239,7 +226,7 @@ static uint32_t entry_moved(uint32_t id)
 
 static uint32_t position_moved(uint32_t pos)
 {
-    Pass *p = current;
+    Pass *p = G->reclaim.current;
     if (pos < p->lo) return pos;
     return p->newpos[(pos > p->n ? p->n : pos) - p->lo];
 }
@@ -248,8 +235,8 @@ uint32_t reclaim_now(TapeMark floor)
 {
     Pass p = { floor.n, tape_size(), NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL };
     if (G->tape.busy || p.lo >= p.n) return 0;
-    if (p.lo < lowest_floor) lowest_floor = p.lo;
-    if (p.lo <= 1) full_passes++;
+    if (p.lo < G->reclaim.lowest_floor) G->reclaim.lowest_floor = p.lo;
+    if (p.lo <= 1) G->reclaim.full_passes++;
     /* everything a pass needs is taken before anything moves, as scratch
      * memory (an error frees it): a pass that fails changes nothing */
     p.live = wg_scratch(p.n - p.lo);
@@ -261,16 +248,16 @@ uint32_t reclaim_now(TapeMark floor)
     /* moving every entry after a few dead ones would cost more than they
      * hold: under a sixteenth of what the pass looked at waits for a later
      * pass (none dead: nothing moves, no renumbering either) */
-    if (dead && (dead >= (p.n - p.lo) / 16 || stress)) {
+    if (dead && (dead >= (p.n - p.lo) / 16 || G->reclaim.stress)) {
         tape_compact(floor, p.live, p.newpos);
         each_root(rewrite_id, &p);
-        current = &p;
+        G->reclaim.current = &p;
         kink_renumber(p.lo, entry_moved, position_moved);
-        current = NULL;
+        G->reclaim.current = NULL;
     }
     uint32_t gone = p.n - tape_size();
     G->tape.reclaims++;
-    last_roots = p.roots;
+    G->reclaim.last_roots = p.roots;
     /* the next pass waits until the tape has grown by what this one cost,
      * and by eight times that after two passes running that found little
      * to give back: a loop whose garbage only its next iterations make
@@ -278,8 +265,8 @@ uint32_t reclaim_now(TapeMark floor)
      * first pass, and waiting 8x after that one let it grow to 530 MB
      * (tests/lang/reclaim_backoff.wg) */
     uint64_t cost = (uint64_t)(tape_size() - p.lo) + p.roots;
-    poor_passes = gone < (p.n - p.lo) / 4 ? poor_passes + 1 : 0;
-    uint64_t gap = poor_passes >= 2 ? 8 * cost : cost;
+    G->reclaim.poor_passes = gone < (p.n - p.lo) / 4 ? G->reclaim.poor_passes + 1 : 0;
+    uint64_t gap = G->reclaim.poor_passes >= 2 ? 8 * cost : cost;
     if (gap < (1u << 16)) gap = 1u << 16;
     schedule((uint64_t)tape_size() + gap);
     wg_scratch_free(p.live);
@@ -288,27 +275,24 @@ uint32_t reclaim_now(TapeMark floor)
     return gone;
 }
 
-uint64_t G->reclaim.global_versions;
 
 /* Ids the global variables' versions hold (since the last :tape clear,
  * which forgets them): a pass walks at least these, so a statement-end
  * pass is priced with them before any pass has counted its roots. */
 static uint64_t version_roots(void)
 {
-    static uint32_t clears;
-    static uint64_t base;
-    if (clears != G->tape.clears) {
-        clears = G->tape.clears;
-        base = G->reclaim.global_versions;
+    if (G->reclaim.roots_clears != G->tape.clears) {
+        G->reclaim.roots_clears = G->tape.clears;
+        G->reclaim.roots_base = G->reclaim.global_versions;
     }
-    return G->reclaim.global_versions - base;
+    return G->reclaim.global_versions - G->reclaim.roots_base;
 }
 
 StatementMark reclaim_statement_begin(void)
 {
-    StatementMark m = { tape_mark(), G->tape.epoch, tape_size() + G->tape.reclaimed, lowest_floor,
+    StatementMark m = { tape_mark(), G->tape.epoch, tape_size() + G->tape.reclaimed, G->reclaim.lowest_floor,
                         G->reclaim.global_versions };
-    lowest_floor = UINT32_MAX;
+    G->reclaim.lowest_floor = UINT32_MAX;
     return m;
 }
 
@@ -320,24 +304,24 @@ void reclaim_statement_end(const StatementMark *m)
         /* a pass inside the statement moved what came before it: the
          * statement's own entries are no longer above its mark */
         TapeMark floor = moved ? reclaim_everything() : m->made;
-        uint64_t versions = version_roots(), roots = last_roots > versions ? last_roots : versions;
+        uint64_t versions = version_roots(), roots = G->reclaim.last_roots > versions ? G->reclaim.last_roots : versions;
         uint64_t above = tape_size() > floor.n ? tape_size() - floor.n : 0, cost = roots + above;
         /* what became a global's version stays: if the rest is under the
          * sixteenth a pass needs before it moves anything, the pass would
          * walk every root to give nothing back (a loop filling an array) */
         uint64_t kept = G->reclaim.global_versions - m->global_versions;
         int futile = !moved && (above > kept ? above - kept : 0) < above / 16;
-        if ((cost > 8 * recorded + 4096 || futile) && !stress) reclaim_maybe(floor);   /* a small statement in a big session */
+        if ((cost > 8 * recorded + 4096 || futile) && !G->reclaim.stress) reclaim_maybe(floor);   /* a small statement in a big session */
         else reclaim_now(floor);
     }
-    if (m->outer_lowest < lowest_floor) lowest_floor = m->outer_lowest;   /* the enclosing statement's view */
+    if (m->outer_lowest < G->reclaim.lowest_floor) G->reclaim.lowest_floor = m->outer_lowest;   /* the enclosing statement's view */
 }
 
 void reclaim_maybe(TapeMark floor)
 {
     if (__builtin_expect(tape_size() < G->reclaim.next_pass_at, 1)) return;
-    if (seen_epoch != G->tape.epoch) {
-        seen_epoch = G->tape.epoch;
+    if (G->reclaim.seen_epoch != G->tape.epoch) {
+        G->reclaim.seen_epoch = G->tape.epoch;
         reclaim_reset();
         return;
     }
@@ -346,10 +330,10 @@ void reclaim_maybe(TapeMark floor)
      * x@k keeps live: a pass would find what the last one left, so it
      * waits for as much growth again (filling and copying arrays at the
      * top level runs no pass that finds nothing) */
-    uint64_t grown = tape_size() > size_at_schedule ? tape_size() - size_at_schedule : 0;
-    uint64_t held = G->reclaim.global_versions - versions_at_schedule;
-    if (!stress && held > grown - grown / 16) {
-        schedule((uint64_t)tape_size() + (G->reclaim.next_pass_at - size_at_schedule));
+    uint64_t grown = tape_size() > G->reclaim.size_at_schedule ? tape_size() - G->reclaim.size_at_schedule : 0;
+    uint64_t held = G->reclaim.global_versions - G->reclaim.versions_at_schedule;
+    if (!G->reclaim.stress && held > grown - grown / 16) {
+        schedule((uint64_t)tape_size() + (G->reclaim.next_pass_at - G->reclaim.size_at_schedule));
         return;
     }
     reclaim_now(floor);

@@ -26,8 +26,32 @@ void reclaim_set_roots(void (*roots)(IdFn fn, void *ud));
  * since the last pass (the cost of a pass is paid for by that growth).
  * reclaim_due() is the test alone, for hot paths. */
 void reclaim_maybe(TapeMark floor);
-extern uint32_t reclaim_next_pass_at;
-static inline int reclaim_due(void) { return tape_size() >= reclaim_next_pass_at; }
+/* The reclaimer's part of the session state (G->reclaim). */
+typedef struct {
+    void (*eval_roots)(IdFn fn, void *ud);
+    uint32_t next_pass_at;        /* tape size that triggers a pass */
+    uint32_t seen_epoch;          /* a cleared tape starts the count again */
+    uint64_t last_roots;          /* ids the last pass found outside the tape */
+    uint32_t lowest_floor;        /* of the passes in the statement running */
+    uint64_t full_passes;         /* passes whose floor was the tape's start */
+    /* WENGERT_RECLAIM_STRESS=1 runs a pass at every chance (tests: every
+     * derivative and version must come out the same as without reclaiming). */
+    int stress;
+    int poor_passes;              /* passes running that gave back under a quarter of what they looked at */
+    uint64_t versions_at_schedule;   /* global_versions when the next pass was set */
+    uint32_t size_at_schedule;       /* and the tape's size then */
+    struct Pass *current;         /* the pass whose renumbering kink_renumber asks about */
+    uint32_t roots_clears;        /* version_roots' count, as of this clear */
+    uint64_t roots_base;
+    uint64_t global_versions;     /* ids the globals' version logs took */
+} ReclaimState;
+
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_RECLAIM_H_STATE)
+#define WG_RECLAIM_H_STATE
+static inline int reclaim_due(void) { return tape_size() >= G->reclaim.next_pass_at; }
 /* A loop's floor: what was recorded before the loop began stays. A pass
  * over everything (between top-level statements inside a top-level loop)
  * moves entries below the floor, and a cleared tape has none of it, so
@@ -55,7 +79,6 @@ void          reclaim_statement_end(const StatementMark *m);
  * stay live (x@k), so a statement whose entries nearly all went there
  * leaves a pass too little to give back and skips it. The evaluator
  * counts them. */
-extern uint64_t reclaim_global_versions;
 
 /* Reclaims now (tests, `:tape reclaim`). Returns entries reclaimed. */
 uint32_t reclaim_now(TapeMark floor);

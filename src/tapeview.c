@@ -20,6 +20,8 @@
 #include "kinks.h"
 #include "tapedot.h"
 #include "fixtape.h"
+#include "fixtape.h"
+#include "state.h"
 
 /* ------------------------------------------------------ tape labels */
 
@@ -33,13 +35,8 @@
  * entries as on one of ten. A run of element writes or a snapshot whose
  * entries are consecutive is one range, looked up by binary search. */
 enum { LAB_NONE, LAB_HIST, LAB_ELEM, LAB_VERSION };   /* in increasing preference */
-typedef struct { int kind, owner, index, k; } Label;
+typedef struct Label { int kind, owner, index, k; } Label;
 
-static uint32_t *G->tapeview.lab_ids;          /* the set, ascending */
-static Label *G->tapeview.lab_of;
-static int G->tapeview.nlab;
-static uint32_t G->tapeview.lab_lo, G->tapeview.lab_hi;    /* lazy mode: the set is every labelled entry in [lo, hi) */
-static int G->tapeview.lab_lazy;               /* listings in tape order (all, dot): windows on demand */
 #define LABEL_WINDOW (1 << 20)     /* entries a window labels at most */
 
 static void forget_labels(void)
@@ -174,7 +171,7 @@ static int entry_label(uint32_t id, char *buf, size_t size)
     return 1;
 }
 
-static void print_entry(FILE *f, uint32_t i)
+static void print_entry(uint32_t i)
 {
     char label[64] = "", args[64] = "", val[64];
     entry_label(i, label, sizeof label);
@@ -198,7 +195,7 @@ static void print_entry(FILE *f, uint32_t i)
         snprintf(args, sizeof args, op_arity[op] == 2 ? "%s %s" : "%s", a, b);
     }
     num_format(tape_val(i), val, sizeof val);
-    fprintf(f, "%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
+    io_out("%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
 }
 
 /* Marks every entry the given entries depend on. */
@@ -273,14 +270,26 @@ static void tape_list(uint32_t from)
     } else G->tapeview.lab_lazy = 1;                    /* all of them: window after window */
     for (uint32_t i = from; i < tape_size(); i++) {
         if ((i & 0xffff) == 0) wg_check_interrupt();
-        print_entry(stdout, i);
+        print_entry(i);
     }
+}
+
+/* The variable :tape NAME and :tape dot NAME show: one that holds numbers
+ * (a builtin's or a function's name says what it is instead). */
+Global *tape_variable(const char *name)
+{
+    Global *g = global_lookup(name);
+    if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+    if (g->v.t == V_BUILTIN)
+        wg_error("'%s' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on", name);
+    if (g->v.t == V_FN)
+        wg_error("'%s' is a function, not a variable of numbers: :tape NAME shows what a variable's numbers depend on", name);
+    return g;
 }
 
 static void tape_depends(const char *name)
 {
-    Global *g = global_lookup(name);
-    if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+    Global *g = tape_variable(name);
     uint32_t *ids;
     int n = value_ids(g->v, &ids);
     uint8_t *mark = cone_of(ids, n);
@@ -293,7 +302,7 @@ static void tape_depends(const char *name)
     for (uint32_t i = tape_size(); i-- > 1 && nlatest < 20;)
         if (mark[i]) latest[nlatest++] = i;
     label_entries(latest, nlatest);
-    for (int k = nlatest; k-- > 0;) print_entry(stdout, latest[k]);
+    for (int k = nlatest; k-- > 0;) print_entry(latest[k]);
     if (count > 20) io_out("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
     wg_scratch_free(mark);
 }
@@ -432,7 +441,7 @@ static void tape_subcommand(const char *args)
         if (from > 1) io_out("  (%u earlier entries: ':tape all' shows them)\n", from - 1);
     } else if (!strcmp(sub, "all")) tape_list(1);
     else if (!strcmp(sub, "stats")) tape_stats();
-    else if (!strcmp(sub, "kinks")) kink_list(stdout);
+    else if (!strcmp(sub, "kinks")) kink_list();
     else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
         if (G->ad.nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");

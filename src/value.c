@@ -7,6 +7,9 @@
 #include "valuegc.h"
 #include "error.h"
 #include "versions.h"
+#include "matrix.h"
+#include "state.h"
+#include "dual.h"
 
 void *obj_new(VType t, size_t size)
 {
@@ -35,6 +38,7 @@ static Storage *storage_unfilled(int n)
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
     s->v = wg_malloc(bytes);
     s->n = n;
+    s->plain_n = n;
     if (bytes >= WG_PREFAULT_BYTES) wg_prefault(s->v, bytes);
     return s;
 }
@@ -64,9 +68,6 @@ Value view_new(Storage *s, int start, int len, int stride)
 
 /* Forward mode makes and drops a dual per operation: freed duals wait in a
  * short list for the next one instead of going back to malloc. */
-#define DUAL_SPARE 64
-static Dual *G->value.spare_duals[DUAL_SPARE];
-static int G->value.nspare_duals;
 
 Value dual_new(uint32_t tag, Value p, Value t)
 {
@@ -89,7 +90,6 @@ void envcell_release(EnvCell *c)
     if (c && --c->rc == 0) free(c);
 }
 
-uint32_t G->value.env_made;
 
 Env *env_new(FnInfo *fn, Env *parent, int n)
 {
@@ -167,6 +167,7 @@ Value arr_copy(Value v)
         s->v[i] = *seq_at(v, i);
         v_retain(s->v[i]);
     }
+    if (v.t == V_ARR) storage_shape_like(s, AS_ARR(v));
     return obj_val(V_ARR, s);
 }
 
@@ -187,7 +188,7 @@ const char *type_name(Value v)
     case V_BOOL: return "boolean";
     case V_NUM: case V_DUAL: return "number";
     case V_STR: return "string";
-    case V_ARR: return "array";
+    case V_ARR: return is_mat(v) ? "matrix" : "array";
     case V_VIEW: return "view";
     case V_FN: case V_BUILTIN: return "function";
     default: return "undefined";
@@ -197,9 +198,7 @@ const char *type_name(Value v)
 /* A number as print shows it, for error messages (a few at a time). */
 const char *num_str(double x)
 {
-    static char bufs[4][64];
-    static int next;
-    char *b = bufs[next++ & 3];
+    char *b = G->value.num_bufs[G->value.num_next++ & 3];
     num_format(x, b, 64);
     return b;
 }
@@ -218,6 +217,10 @@ void value_print(Value v, void *file)
         break;
     case V_STR: fwrite(AS_STR(v)->s, 1, (size_t)AS_STR(v)->len, f); break;
     case V_ARR: case V_VIEW: {
+        if (is_mat(v)) {
+            mat_print(v, f, 0);
+            break;
+        }
         int n = seq_len(v);
         fputc('[', f);
         for (int i = 0; i < n; i++) {
@@ -251,6 +254,10 @@ void value_print_brief(Value v, void *file)
 {
     FILE *f = file;
     int n = (v.t == V_ARR || v.t == V_VIEW) ? seq_len(v) : 0;
+    if (n > BRIEF_MAX && is_mat(v)) {
+        mat_print(v, f, 1);
+        return;
+    }
     if (n <= BRIEF_MAX) {
         value_print(v, f);
         return;

@@ -55,6 +55,12 @@ typedef struct Storage {
     Obj h;
     int n;
     int aliased;
+    int ndim;         /* 2: a matrix of rows x cols (n = rows * cols), stored
+                       * row by row (matrix.h); anything else: an array */
+    int rows, cols;
+    int plain_n;      /* n for an array, 0 for a matrix (whose a[i] is a row):
+                       * the evaluator's short paths for a[i] bound i by it,
+                       * so they leave matrices to the general path for free */
     Value *v;
 } Storage;
 
@@ -73,7 +79,6 @@ void envcell_release(EnvCell *c);
  * version of it while it still holds the storage (SPEC "Derivatives").
  * owner is the slot, in home's frame or among the globals (home NULL);
  * -1: a view of a value no name held. */
-extern uint32_t env_made;   /* frames made so far (wraps) */
 
 typedef struct View {
     Obj h;
@@ -93,6 +98,7 @@ typedef struct Closure {
     int kind;
     Value target;
     const char *label;   /* name shown for derived functions */
+    int argnum;          /* FK_GRAD: the argument differentiated (from 0), -1 for all */
 } Closure;
 
 struct VerLog;   /* versions.h */
@@ -176,6 +182,27 @@ static inline Value *seq_at(Value v, int i)
     View *w = AS_VIEW(v);
     return &w->s->v[w->start + (long)i * w->stride];
 }
+/* A matrix is an array whose storage has two dimensions: every array
+ * path (elements, versions, views, the tape) sees its n elements row by
+ * row; matrix.c adds what the shape changes. A new array made from an
+ * old one element for element takes its shape with shape_like. */
+static inline int is_mat(Value v) { return v.t == V_ARR && AS_ARR(v)->ndim == 2; }
+static inline void storage_set_shape(Storage *s, int ndim, int rows, int cols)
+{
+    s->ndim = ndim;
+    s->rows = rows;
+    s->cols = cols;
+    s->plain_n = ndim == 2 ? 0 : s->n;
+}
+static inline void storage_shape_like(Storage *to, const Storage *from)
+{
+    storage_set_shape(to, from->ndim, from->rows, from->cols);
+}
+static inline void shape_like(Value to, Value from)
+{
+    if (to.t == V_ARR && is_mat(from)) storage_shape_like(AS_ARR(to), AS_ARR(from));
+}
+
 /* Arrays of strings (args) exist; arithmetic needs numbers: an error otherwise. */
 void    seq_check_numbers(Value v, const char *what);
 Value   arr_copy(Value v);       /* a fresh unaliased array with v's elements */
@@ -199,5 +226,17 @@ const char *type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
 void    value_print_brief(Value v, void *file);   /* long arrays as [1, 2, 3, ..., 9] (N elements) */
 const char *num_str(double x);   /* for error messages */
+
+/* The values' part of the session state (G->value). */
+#define DUAL_SPARE 64
+typedef struct {
+    uint32_t env_made;        /* frames made so far (wraps) */
+    /* Forward mode makes and drops a dual per operation: freed duals wait
+     * in a short list for the next one instead of going back to malloc. */
+    Dual *spare_duals[DUAL_SPARE];
+    int nspare_duals;
+    char num_bufs[4][64];     /* num_str's, a few at a time */
+    int num_next;
+} ValueState;
 
 #endif

@@ -6,12 +6,10 @@
 #include <stdlib.h>
 #include "valuegc.h"
 #include "versions.h"
+#include "state.h"
 
-static Obj *G->gc.all;
-static void (*G->gc.visit_roots)(void (*visit)(Value));
 
 void gc_set_roots(void (*roots)(void (*visit)(Value))) { G->gc.visit_roots = roots; }
-size_t G->gc.live, G->gc.collect_at = 2 * 1024;   /* valuegc.h */
 
 void gc_link(Obj *o)
 {
@@ -132,7 +130,6 @@ void gc_maybe_collect(void)
     if (gc_due()) gc_collect();
 }
 
-static uint32_t G->gc.strip_from;
 
 static void strip(Value *v)
 {

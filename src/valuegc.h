@@ -15,8 +15,18 @@ void   gc_collect(void);          /* trace from the roots, recount, free the res
 void   gc_maybe_collect(void);    /* collect when enough was allocated since last time */
 /* Whether gc_maybe_collect would collect: heap objects alive now, and the
  * count (twice those the last collection kept) at which it does. */
-extern size_t gc_live, gc_collect_at;
-static inline int gc_due(void) { return gc_live > gc_collect_at; }
+typedef struct {
+    Obj *all;                 /* every heap object */
+    void (*visit_roots)(void (*visit)(Value));
+    size_t live, collect_at;
+    uint32_t strip_from;
+} GcState;
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_GC_H_STATE)
+#define WG_GC_H_STATE
+static inline int gc_due(void) { return G->gc.live > G->gc.collect_at; }
 void   gc_each_object(void (*fn)(Obj *o, void *ud), void *ud);   /* every heap object, live or not yet collected */
 void   gc_strip_ids(void);        /* every number in a heap object becomes a constant */
 void   gc_strip_ids_from(uint32_t lo);   /* ... every number naming entry lo or later */

@@ -6,6 +6,7 @@
 #include "versions.h"
 #include "tape.h"
 #include "error.h"
+#include "state.h"
 
 /* ------------------------------------------------------------- places */
 
@@ -64,9 +65,21 @@ uint32_t label_own(Value *v)
     return e->id;
 }
 
+/* The entries v shows that are no places yet, marked as held (labelled
+ * in place, no version): a frame that keeps no versions may hold them in
+ * its locals, so the binding they go to next copies them. */
+void label_held(const Value *v)
+{
+    int n = is_seq(*v) ? seq_len(*v) : 1;
+    for (int i = 0; i < n; i++) {
+        const Value *e = is_seq(*v) ? seq_at(*v, i) : v;
+        while (e->t == V_DUAL) e = &AS_DUAL(*e)->p;
+        if (e->t == V_NUM && e->id && !tape_labeled(e->id)) rec_label(e->id);
+    }
+}
+
 /* ---------------------------------------------------------------- logs */
 
-uint64_t G->versions.ids_logged;
 
 /* Appends entry id as version log->count (the caller counted it). */
 void verlog_push(VerLog *log, uint32_t id)
@@ -140,7 +153,7 @@ static uint32_t element_id(const Value *v) { return v->t == V_DUAL ? v_innermost
  * their list. */
 static void push_snapshot(VerLog *log, Storage *s, int run)
 {
-    Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n };
+    Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n, s->ndim, s->rows, s->cols };
     if (!run) {
         snap.ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
         for (int i = 0; i < s->n; i++) snap.ids[i] = element_id(&s->v[i]);
@@ -200,6 +213,21 @@ void version_bind(VerLog *log, Value *v)
     if (v->t == V_ARR) {   /* each element becomes a place of its own */
         arr_own(v);        /* labels must not reach other holders */
         snapshot(log, AS_ARR(*v));
+    } else if (v->t == V_VIEW) {
+        /* A view keeps no versions of its own (its elements are its
+         * storage's), but what it shows is a place from now on, as the
+         * elements of an array bound to a name are: an entry no name
+         * held (a view of a temporary) is labelled in place, so a later
+         * binding of v[i] (a parameter) copies it instead of labelling it
+         * again while the view still shows it. */
+        View *w = AS_VIEW(*v);
+        for (int i = 0; i < w->len; i++) {
+            Value *e = &w->s->v[w->start + (long)i * w->stride];
+            Value *in = v_innermost(e);
+            if (in->t != V_NUM || !in->id || tape_labeled(in->id)) continue;
+            if (e->t == V_DUAL) in = own_innermost(e);
+            rec_label(in->id);
+        }
     }
 }
 
@@ -398,6 +426,8 @@ Value version_read(const VerLog *log, int k, int *found)
     for (int i = 0; i < len; i++)
         AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
     wg_scratch_free(ids);
+    const Snapshot *snap = &log->snaps[log->writes[last_snapshot(log, k)].at];   /* a matrix's versions are matrices */
+    storage_set_shape(AS_ARR(r), snap->ndim, snap->rows, snap->cols);
     if (log->nheld) overlay_held(log, k, AS_ARR(r));
     return r;
 }

@@ -51,6 +51,7 @@ typedef struct {
     uint32_t *ids;
     uint32_t first;
     int len;
+    int ndim, rows, cols;    /* the array's shape (a matrix: value.h) */
 } Snapshot;
 static inline uint32_t snapshot_id(const Snapshot *s, int i) { return s->ids ? s->ids[i] : s->first + (uint32_t)i; }
 
@@ -77,6 +78,10 @@ uint32_t label_number(Value *v);           /* a number becomes a place of its ow
 uint32_t label_place(Value *v);            /* the same for a number or a dual (its innermost number); 0 otherwise */
 void     version_bind(VerLog *log, Value *v);    /* a value bound to the variable: its next version */
 void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
+/* v's entries that are no places yet become held ones (labelled, no
+ * version): v comes from a frame that keeps no versions, whose locals may
+ * hold them, and goes to a binding that would label them in place. */
+void     label_held(const Value *v);
 /* The same from a function that keeps no versions: v gets an entry of its
  * own (label_own); log may be NULL (a local array: the place alone). */
 uint32_t label_own(Value *v);
@@ -95,11 +100,16 @@ void     verlog_push(VerLog *log, uint32_t id);  /* entry id as version log->cou
 /* Ids that have entered any log (a number, an element write, each element
  * of a snapshot): the evaluator counts those of global variables, which
  * stay live, so a pass knows what it cannot give back. */
-extern uint64_t verlog_ids_logged;
+typedef struct { uint64_t ids_logged; } VersionsState;   /* ids version logs took, ever */
 
 /* version_element for a plain number whose entry is not a place yet (just
  * computed) and continues the variable's last run of writes: every write
  * of an element loop after its first (W4's a[i] = a[i] * a[i]), inline. */
+#endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_VERSIONS_H_STATE)
+#define WG_VERSIONS_H_STATE
 static inline void version_element_num(VerLog *log, int index, Value *v)
 {
     ArrayWrite *last = log && log->nwrites ? &log->writes[log->nwrites - 1] : NULL;
@@ -108,7 +118,7 @@ static inline void version_element_num(VerLog *log, int index, Value *v)
         && v->id == last->first + (uint32_t)last->len) {
         rec_label(v->id);
         last->len++;
-        verlog_ids_logged++;
+        G->versions.ids_logged++;
         return;
     }
     version_element(log, index, v);

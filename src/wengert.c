@@ -17,18 +17,24 @@
 #include "num.h"
 #include "tape.h"
 #include "help.h"
+#include "state.h"
 
 #ifndef WG_PREFIX
 #define WG_PREFIX "/usr/local"
 #endif
 
 struct wg_Session {
+    wg_State *state;              /* everything the session keeps (state.h) */
     int echo;
-    FILE *out, *err;              /* the writers' streams, or NULL */
-    FILE *saved_out, *saved_err;
+    int docs_loaded;              /* the stdlib's help harvested */
+    const char **script_args;     /* the script's arguments, given to it as `args` */
+    int nscript_args;
+    wg_Display display_fn;
+    void *display_ud;
 };
 
-static wg_Session the_session;    /* one a process, for now (wengert.h) */
+/* Every call below first makes its session's state the running one. */
+static void enter(wg_Session *s) { state_enter(s->state); }
 
 /* ------------------------------------------------------------ start-up */
 
@@ -75,9 +81,9 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static const char *stdlib_dir(void)
+#define DIR_MAX (PATH_MAX + 64)
+static const char *stdlib_dir(char *dir)     /* dir: DIR_MAX bytes */
 {
-    static char dir[PATH_MAX + 64];
     const char *env = getenv("WENGERT_STDLIB");
     if (env && *env) return env;
     char exe[PATH_MAX];
@@ -86,9 +92,9 @@ static const char *stdlib_dir(void)
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) *slash = 0;
-        snprintf(dir, sizeof dir, "%s/stdlib", exe);
+        snprintf(dir, DIR_MAX, "%s/stdlib", exe);
         if (access(dir, R_OK) == 0) return dir;
-        snprintf(dir, sizeof dir, "%s/../share/wengert/stdlib", exe);   /* installed */
+        snprintf(dir, DIR_MAX, "%s/../share/wengert/stdlib", exe);   /* installed */
         if (access(dir, R_OK) == 0) return dir;
         /* a binary built inside the source tree, a folder or two down
          * (build/wengert-dyn, build/san/wengert): the tree's stdlib */
@@ -96,25 +102,21 @@ static const char *stdlib_dir(void)
         for (int i = 0; i < 2; i++) {
             char marker[PATH_MAX + 64];
             snprintf(marker, sizeof marker, "%s%s/src/wengert.c", exe, up[i]);
-            snprintf(dir, sizeof dir, "%s%s/stdlib", exe, up[i]);
+            snprintf(dir, DIR_MAX, "%s%s/stdlib", exe, up[i]);
             if (access(marker, R_OK) == 0 && access(dir, R_OK) == 0) return dir;
         }
     }
-    snprintf(dir, sizeof dir, "%s/share/wengert/stdlib", WG_PREFIX);
+    snprintf(dir, DIR_MAX, "%s/share/wengert/stdlib", WG_PREFIX);
     return dir;
 }
 
-static int docs_loaded;
-
 /* The script's arguments, given to it as `args`, an array of strings. */
-static const char **script_args;
-static int nscript_args;
-
 static void define_args(void)
 {
-    Value a = arr_new(nscript_args);
-    for (int i = 0; i < nscript_args; i++)
-        AS_ARR(a)->v[i] = str_new(script_args[i], (int)strlen(script_args[i]));
+    wg_Session *s = G->session;
+    Value a = arr_new(s->nscript_args);
+    for (int i = 0; i < s->nscript_args; i++)
+        AS_ARR(a)->v[i] = str_new(s->script_args[i], (int)strlen(s->script_args[i]));
     Global *g = &G->eval.globals[global_index("args")];
     v_release(g->v);
     g->v = a;
@@ -123,7 +125,8 @@ static void define_args(void)
 /* Loads every .wg file of the stdlib folder, in name order. */
 static void load_prelude(void)
 {
-    const char *dir = stdlib_dir();
+    char dirbuf[DIR_MAX];
+    const char *dir = stdlib_dir(dirbuf);
     DIR *d = opendir(dir);
     if (!d) {
         io_err("wengert: warning: no standard library at %s (set WENGERT_STDLIB)\n", dir);
@@ -147,7 +150,7 @@ static void load_prelude(void)
         size_t len;
         char *src = read_file(path, &len);
         if (src) {
-            if (!docs_loaded) harvest_docs(src);
+            if (!G->session->docs_loaded) harvest_docs(src);
             Chunk *c = parse_chunk(path, src, len, 0, NULL);
             if (c) {
                 eval_chunk(c);
@@ -159,7 +162,7 @@ static void load_prelude(void)
     }
     rec_restore(recording);
     define_args();
-    docs_loaded = 1;
+    G->session->docs_loaded = 1;
     G->eval.echo = echo;
     G->eval.prelude_globals = G->eval.nglobals;
     for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);   /* user versions start at 1 */
@@ -170,15 +173,23 @@ static void load_prelude(void)
 
 wg_Session *wg_open(const wg_Options *opt)
 {
-    wg_Session *s = &the_session;
-    memset(s, 0, sizeof *s);
+    wg_Session *s = calloc(1, sizeof *s);
+    if (!s || !(s->state = state_open())) {
+        free(s);
+        io_err("wengert: out of memory\n");
+        return NULL;
+    }
+    s->state->session = s;
+    enter(s);
     if (opt) {
-        script_args = (const char **)opt->args;
-        nscript_args = opt->nargs;
+        s->script_args = (const char **)opt->args;
+        s->nscript_args = opt->nargs;
     }
     int b = BK_F64;
     if (opt && opt->backend && (b = backend_lookup(opt->backend)) < 0) {
         io_err("wengert: unknown backend '%s' (see --help)\n", opt->backend);
+        state_close(s->state);
+        free(s);
         return NULL;
     }
     eval_init();
@@ -191,18 +202,19 @@ wg_Session *wg_open(const wg_Options *opt)
 
 void wg_close(wg_Session *s)
 {
+    enter(s);
     wg_set_output(s, NULL, NULL, NULL);
     io_flush();
 }
 
 void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
-int  wg_quitting(wg_Session *s) { (void)s; return G->eval.quit; }
+int  wg_quitting(wg_Session *s) { enter(s); return G->eval.quit; }
 void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
 void wg_set_color(int mode) { wg_color_init(mode); }
 
 void wg_reset(wg_Session *s)
 {
-    (void)s;
+    enter(s);
     cmd_run("reset");
 }
 
@@ -235,6 +247,7 @@ static void parse_protected(void *ud)
 wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, wg_Result *r)
 {
     if (r) memset(r, 0, sizeof *r);
+    enter(s);
     wg_interrupted = 0;          /* a Ctrl-C before the run does not carry into it */
     Global *ans = global_lookup("ans");
     int before = ans ? ans->ver.count : 0;
@@ -319,7 +332,7 @@ static int ends_with_open_if(const Chunk *c)
 
 wg_Status wg_check(wg_Session *s, const char *src, size_t len, int *open_if)
 {
-    (void)s;
+    enter(s);
     Attempt a = { src, len, NULL, 0 };
     if (open_if) *open_if = 0;
     if (wg_pcall(try_parse, &a)) return WG_ERROR;
@@ -331,64 +344,30 @@ wg_Status wg_check(wg_Session *s, const char *src, size_t len, int *open_if)
 
 /* ------------------------------------------------------------- output */
 
-typedef struct {
-    wg_Writer fn;
-    void *ud;
-} Sink;
-
-static Sink out_sink, err_sink;
-
-static ssize_t sink_write(void *cookie, const char *buf, size_t n)
-{
-    Sink *k = cookie;
-    k->fn(k->ud, buf, n);
-    return (ssize_t)n;
-}
-
-static FILE *sink_stream(Sink *k)
-{
-    cookie_io_functions_t io = { .write = sink_write };
-    FILE *f = fopencookie(k, "w", io);
-    if (f) setvbuf(f, NULL, _IOLBF, 0);
-    return f;
-}
-
-/* The writers take the place of stdout and stderr (glibc lets a program
- * assign them), so everything the interpreter prints reaches them. */
+/* The writers receive what the session prints (io.h). */
 void wg_set_output(wg_Session *s, wg_Writer out, wg_Writer err, void *ud)
 {
+    enter(s);
     io_flush();
-    io_flush();
-    if (s->out) { fclose(s->out); stdout = s->saved_out; s->out = NULL; }
-    if (s->err) { fclose(s->err); stderr = s->saved_err; s->err = NULL; }
-    if (out) {
-        out_sink = (Sink){ out, ud };
-        s->saved_out = stdout;
-        if ((s->out = sink_stream(&out_sink))) stdout = s->out;
-    }
-    if (err) {
-        err_sink = (Sink){ err, ud };
-        s->saved_err = stderr;
-        if ((s->err = sink_stream(&err_sink))) stderr = s->err;
-    }
+    fflush(stderr);
+    G->io.writer[IO_OUT] = out;
+    G->io.writer[IO_ERR] = err;
+    G->io.ud = ud;
 }
 
-static wg_Display display_fn;
-static void *display_ud;
-
 /* The interpreter's hook (eval.h) has no user data: this adds it, after
- * flushing stdout so text and pictures arrive in the order made. */
+ * flushing the output so text and pictures arrive in the order made. */
 static void display(const char *mime, const char *data, size_t len, const char *alt)
 {
     io_flush();
-    display_fn(display_ud, mime, data, len, alt);
+    G->session->display_fn(G->session->display_ud, mime, data, len, alt);
 }
 
 void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
 {
-    (void)s;
-    display_fn = fn;
-    display_ud = ud;
+    enter(s);
+    s->display_fn = fn;
+    s->display_ud = ud;
     G->eval.display = fn ? display : NULL;
 }
 
@@ -396,7 +375,7 @@ void wg_set_display(wg_Session *s, wg_Display fn, void *ud)
 
 const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
 {
-    (void)s;
+    enter(s);
     switch (kind) {
     case WG_NAMES_COMMANDS: return cmd_name(i);
     case WG_NAMES_BACKENDS: return i < BK_COUNT ? formats[i].name : NULL;
@@ -405,6 +384,10 @@ const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
     case WG_NAMES_VARIABLES:
         for (int g = 0; g < G->eval.nglobals; g++)
             if (G->eval.globals[g].v.t != V_UNDEF && i-- == 0) return G->eval.globals[g].name;
+        return NULL;
+    case WG_NAMES_DATA:
+        for (int g = 0; g < G->eval.nglobals; g++)
+            if ((IS_NUMBER(G->eval.globals[g].v) || is_seq(G->eval.globals[g].v)) && i-- == 0) return G->eval.globals[g].name;
         return NULL;
     }
     return NULL;

@@ -2,10 +2,9 @@
  * in main.c and repl.c, a notebook kernel, a benchmark driver) runs wengert
  * through these calls alone, as lua.c uses only lua.h.
  *
- * What holds the session today: the interpreter's state lives in the
- * process (globals, tape, generator, backend: see README "Design"), so a
- * process has one session at a time; wg_Session is the handle a future
- * session struct will replace without changing this interface. */
+ * A session owns its state (state.h: variables, tape, generator, backend,
+ * output writers): a process may open several and run them in turns, one
+ * call at a time (not from two threads at once). */
 #ifndef WENGERT_H
 #define WENGERT_H
 #include <stddef.h>
@@ -57,7 +56,8 @@ void        wg_set_echo(wg_Session *s, int on);
 wg_Status   wg_check(wg_Session *s, const char *src, size_t len, int *open_if);
 
 /* Output: stdout and stderr by default; writers receive every byte the
- * session prints (results and print to out, errors and notes to err). */
+ * session prints (results and print to out, errors and notes to err),
+ * through io.h; nothing reassigns stdout or stderr. */
 typedef void (*wg_Writer)(void *ud, const char *text, size_t len);
 void        wg_set_output(wg_Session *s, wg_Writer out, wg_Writer err, void *ud);
 
@@ -80,7 +80,7 @@ void        wg_set_color(int mode);
 
 /* Names for completion, the i-th of a kind, NULL after the last. */
 typedef enum { WG_NAMES_COMMANDS, WG_NAMES_BACKENDS, WG_NAMES_HELP, WG_NAMES_KEYWORDS,
-               WG_NAMES_VARIABLES } wg_NameKind;
+               WG_NAMES_VARIABLES, WG_NAMES_DATA } wg_NameKind;   /* DATA: variables of numbers (for :tape NAME) */
 const char *wg_name(wg_Session *s, wg_NameKind kind, int i);
 
 #endif

@@ -121,6 +121,12 @@ if [ -n "$WG_ONLY" ]; then
     [ "$fail" = 0 ]; exit
 fi
 
+# Every listing in the README and docs/ is what wengert prints: REPL
+# transcripts typed into the REPL, scripts with their output (docs/testing.md).
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+if "$PY" tests/docs/check_blocks.py "$BIN" README.md docs/*.md >"$tmp/docs" 2>&1; then ok
+else bad "tests/docs/check_blocks.py README.md docs/*.md" "$(cat "$tmp/docs")"; fi
+
 # Random programs: every derivative route agrees (tests/gen/routes.py). One
 # entry; on failure, the summary and the first failing program, reduced.
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
@@ -146,7 +152,7 @@ else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tm
 # d(y, w) takes the sparse sweep (a small cone far up the tape).
 if "$PY" tests/gen/routes.py --bin "$BIN" --count 500 --seed 3 --pad 70000 --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad "tests/gen/routes.py --pad 70000" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
-# The same property with a reclaiming pass at every chance (README
+# The same property with a reclaiming pass at every chance (docs/design.md,
 # "Reclaiming"): every derivative must come out as without it.
 if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" --count 300 --seed 2 --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad "tests/gen/routes.py (WENGERT_RECLAIM_STRESS=1)" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
@@ -174,7 +180,8 @@ fi
 
 for r in tests/repl/*.sh tests/shell/*.sh; do
     [ -f "$r" ] || continue
-    if WG_BIN="$BIN" WG_BUILD="$BUILD" timeout 120 bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
+    t=120; [ "$r" = tests/shell/course.sh ] && t=900    # twenty scripts and twenty notebooks
+    if WG_BIN="$BIN" WG_BUILD="$BUILD" timeout $t bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
     grep '^SKIP' "$tmp/rout"     # a test that cannot run here says so, and passes
 done
 

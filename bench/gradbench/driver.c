@@ -24,11 +24,13 @@
 #include <unistd.h>
 #include "wengert.h"
 #include "eval.h"
+#include "builtins.h"
 #include "parse.h"
 #include "num.h"
 #include "tape.h"
 #include "versions.h"
 #include "valuegc.h"
+#include "state.h"
 
 #define TOOL_VERSION "0.1.0"
 
@@ -493,7 +495,7 @@ static void serve(void)
         if (!strcmp(kind, "start")) {
             json_t *cfg = json_object();
             json_object_set_new(cfg, "version", json_string(TOOL_VERSION));
-            json_object_set_new(cfg, "backend", json_string(formats[num_backend].name));
+            json_object_set_new(cfg, "backend", json_string(formats[G->num.backend].name));
             json_object_set_new(r, "tool", json_string("wengert"));
             json_object_set_new(r, "config", cfg);
         } else if (!strcmp(kind, "define")) {

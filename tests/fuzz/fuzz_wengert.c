@@ -16,6 +16,7 @@
 #include "error.h"
 #include "num.h"
 #include "tape.h"
+#include "state.h"
 
 #ifndef FUZZ_STDLIB
 #define FUZZ_STDLIB "stdlib"
@@ -81,11 +82,11 @@ static void parse_prelude(void)
 
 static void run_prelude(void)
 {
-    int recording = tape.recording;
+    int recording = G->tape.recording;
     for (int i = 0; i < nprelude; i++) eval_chunk(prelude[i]);   /* the chunks stay ours */
-    tape.recording = recording;
-    prelude_globals = nglobals;
-    for (int i = 0; i < nglobals; i++) verlog_free(&globals[i].ver);
+    G->tape.recording = recording;
+    G->eval.prelude_globals = G->eval.nglobals;
+    for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);
     tape_set_limit(TAPE_LIMIT);   /* again after a :reset in the input */
 }
 
@@ -94,10 +95,10 @@ static void run_prelude(void)
 static void fresh_session(void)
 {
     eval_reset();
-    for (int i = base_globals; i < nglobals; i++) free((char *)globals[i].name);
-    if (nglobals > base_globals) nglobals = base_globals;
+    for (int i = base_globals; i < G->eval.nglobals; i++) free((char *)G->eval.globals[i].name);
+    if (G->eval.nglobals > base_globals) G->eval.nglobals = base_globals;
     run_prelude();
-    eval_quit = 0;
+    G->eval.quit = 0;
     wg_interrupted = 0;
 }
 
@@ -180,12 +181,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    state_enter(state_open());
     eval_init();
-    eval_command = cmd_run;      /* as wg_open hands it (wengert.h) */
+    G->eval.command = cmd_run;      /* as wg_open hands it (wengert.h) */
     parse_prelude();
-    base_globals = nglobals;
-    wg_reset_hook = run_prelude;
-    wg_echo = 0;
+    base_globals = G->eval.nglobals;
+    G->cmd.reset_hook = run_prelude;
+    G->eval.echo = 0;
     start_worker();
     return 0;
 }

@@ -6,7 +6,7 @@ Takes the random programs of routes.py and makes two twins of each: in one,
 some assignments `v = E`, `a[i] = E`, `v op= E` and `a[i] op= E` run
 alone inside `nograd { }`; in the other the same lines assign
 `detach(E)` (`detach(v op E)` for a compound one) and record as usual.
-By the README ("Where the SPEC is silent"), both leave the same values,
+By docs/language.md, both leave the same values,
 cut from what they were computed from on every route, and the same
 places. Every value the two print (F, F' and F'' by every route, at the
 point and beside it) must agree to 1e-9 relative. Lines that call one of
@@ -36,7 +36,7 @@ FUNC = re.compile(r"^\s*([A-Za-z_]\w*) = fn\b")
 CALL = re.compile(r"([A-Za-z_]\w*)\(")
 # a view made inside nograd is still a view (detach would copy it); and a
 # derivative taken inside nograd differentiates what the block computes,
-# unrecorded: d(x * s, s) there is 0 (README: values computed inside are
+# unrecorded: d(x * s, s) there is 0 (docs/language.md: values computed inside are
 # constants), so those lines differ from their detach twins by design
 SKIP_CALLS = {"view", "d", "grad", "jvp", "hvp", "fwdgrad"}
 

@@ -11,7 +11,7 @@ nestings) and agree with central differences.
     python3 tests/gen/routes.py --bin ./wengert [--count N] [--seed S]
         [--jobs J] [--keep-failures DIR] [--pad N] [--verbose]
         [--wide | --fnwrites --checkpoint --sidefx --fixedpoint --nograd
-         --kinks --strongzero] [--no-FEATURE] [--backend float32|posit32]
+         --kinks --strongzero --matrices] [--no-FEATURE] [--backend float32|posit32]
 
 The wider features (FEATURES below) are off unless asked for, so a seed
 gives the same programs with or without them in the code. Programs with a
@@ -69,6 +69,8 @@ FEATURES = [
     ("nograd", "nograd { s = e } statements (route agreement only)"),
     ("kinks", "min/max/clip ties, abs and relu at exactly 0, kinks at the point (route agreement only)"),
     ("strongzero", "sqrt, ^0.3, log behind relu(e - c) < 0 or abs(e - e): a zero partial meets inf"),
+    ("matrices", "matrices made of arrays: products, broadcasting, axis reductions, element and "
+                 "row/column view writes, versions m@k"),
 ]
 
 # Routes. Each is (label, wengert expression); P is the program's number,
@@ -678,7 +680,81 @@ class Gen:
             (2, lambda: ("dot(%s, %s)" % (t, self.arr(d, n)[0]), n * b * CAP)),
             (1, lambda: ("norm(%s)" % ("1 + %s * %s" % (self.paren(t), self.paren(t))), n * (1 + b * b))),
             (1, lambda: ("%s(%s)" % (self.r.choice(["min", "max"]), t), b)),
+            (3 if self.fe("matrices") else 0, lambda: self.mat_reduce(d, a)),
         ])()
+
+    # -- matrices (--matrices): 2 x n matrices made of arrays of n
+    def mat(self, d, n):
+        """A 2 x n matrix expression: (text, bound)."""
+        a, b = self.arr(d, n), self.arr(d, n)
+        return self.w([
+            (3, lambda: ("[%s, %s]" % (strip(a[0]), strip(b[0])), max(a[1], b[1]))),
+            (1, lambda: ("reshape(%s, 2, %d)" % (strip(self.arr(d, 2 * n)[0]), n), 2 * CAP)),
+            (1, lambda: ("([%s, %s] * %s)" % (strip(a[0]), strip(b[0]), self.paren(self.K(self.num(d))[0])),
+                         max(a[1], b[1]) * 1.6)),
+            (1, lambda: ("([%s, %s] + reshape(%s, 1, %d))" % (strip(a[0]), strip(a[0]), strip(b[0]), n),
+                         a[1] + b[1])),
+            (1, lambda: ("([%s, %s] * [[%s], [%s]])" % (strip(a[0]), strip(b[0]), strip(self.K(self.num(d))[0]),
+                                                      strip(self.K(self.num(d))[0])), max(a[1], b[1]) * 1.6)),
+        ])()
+
+    def mat_reduce(self, d, a):
+        """A number from matrices built on array a (text, bound, length)."""
+        t, b, n = a
+        m = self.mat(d, n)
+        m2 = self.mat(d, n)
+        i, j = self.r.randint(0, 1), self.r.randint(0, n - 1)
+        mb = m[1]
+        return self.w([
+            (2, lambda: ("sum(%s @ transpose(%s))" % (m[0], m2[0]), 4 * n * mb * m2[1])),
+            (1, lambda: ("(%s @ %s)[%d]" % (m[0], t, i), n * mb * b)),
+            (1, lambda: ("(%s @ transpose(%s))[%d]" % (t, m[0], i), n * mb * b)),
+            (1, lambda: ("sum(%s(%s, %d))" % (self.r.choice(["sum", "mean", "max", "min"]), m[0],
+                                              self.r.randint(1, 2)), 2 * n * mb)),
+            (1, lambda: ("sum(logsumexp(%s, %d))" % (m[0], self.r.randint(1, 2)), 2 * n * (mb + 2))),
+            (1, lambda: ("%s[%d, %d]" % (self.paren(m[0]), i, j), mb)),
+            (1, lambda: ("sum(%s - max(%s, 2))" % (self.paren(m[0]), self.paren(m[0])), 4 * n * mb)),
+        ])()
+
+    def s_matrix(self):
+        """A matrix variable, written by element and through a row or
+        column view, read back with a version m@k."""
+        n = self.r.choice([a.length for a in self.arrays()] or [3])
+        name = self.fresh("m")
+        m = self.mat(self.r.randint(0, 1), n)
+        mb = min(m[1], CAP)
+        if m[1] > CAP:
+            m = ("(%s * tanh(%s / %s))" % (fmt(8.0), m[0], fmt(8.0)), 8.0)
+            mb = 8.0
+        lines = ["%s = %s" % (name, strip(m[0]))]
+        i, j = self.r.randint(0, 1), self.r.randint(0, n - 1)
+        k = self.K(self.num(self.r.randint(1, 2)))
+        lines.append(self.w([
+            (1, lambda: "%s[%d, %d] = %s * %s[%d, %d] + %s" % (name, i, j, fmt(0.5), name, i, j, k[0])),
+            (1, lambda: "%s[%d, %d] *= %s" % (name, i, j, k[0])),
+        ])())
+        mb = mb * 0.5 + 1.6
+        view = self.r.choice(["row(%s, %d)" % (name, i), "col(%s, %d)" % (name, j)])
+        vn = self.fresh("v")
+        lines.append("%s = %s" % (vn, view))
+        k2 = self.K(self.num(self.r.randint(1, 2)))
+        lines.append(self.w([
+            (1, lambda: "%s *= %s" % (vn, k2[0])),
+            (1, lambda: "%s[0] += %s" % (vn, k2[0])),
+        ])())
+        mb = mb * 1.6 + 1.6
+        old = "%s@%d" % (name, self.r.randint(1, 3)) if self.feats.get("versions", True) and not self.no_reach \
+            and self.vcap is None else name
+        s = self.fresh("s")
+        e = self.w([
+            (1, lambda: ("sum(%s * %s)" % (name, old), 2 * n * mb * mb)),
+            (1, lambda: ("sum(%s @ transpose(%s))" % (old, name), 4 * n * mb * mb)),
+            (1, lambda: ("sum(logsumexp(%s, 2) - %s[%d, %d])" % (name, old, i, j), 2 * (n * mb + 2))),
+        ])()
+        e = self.squash(e, 8.0) if e[1] > CAP else e
+        self.vars[s] = Num(s, e[1], self.loop_depth)
+        lines.append("%s = %s" % (s, strip(e[0])))
+        return [self.ind() + line for line in lines]
 
     # -- closures
     def call(self, d):
@@ -841,9 +917,9 @@ class Gen:
             lines.append(ind + 'assert(sum(abs(d(%s, %s))) == 0, "d(y, a) after a was reassigned")' % (y, a.name))
         else:
             # an element write makes a new version of a, and the element it
-            # wrote a new place; the others stay the places y read (README,
-            # "Where the SPEC is silent"): d(y, a) loses exactly those
-            # elements. The writer's elements are in its text.
+            # wrote a new place; the others stay the places y read
+            # (docs/language.md): d(y, a) loses exactly those elements.
+            # The writer's elements are in its text.
             qb = self.fresh("q")
             lines.append(ind + "%s = d(%s, %s)" % (qb, y, a.name) + KEEP)
             lines[0] += KEEP
@@ -1071,6 +1147,7 @@ class Gen:
             (2 if self.feats.get("ad", True) and self.ckpt_depth else 0, self.s_ad),
             (0.7 if self.fe("nograd") else 0, self.s_nograd),
             (0.8 if self.fe("sidefx") else 0, self.s_draw),
+            (1.5 if self.fe("matrices") and not self.pure else 0, self.s_matrix),
         ]
         return self.w(kinds)()
 

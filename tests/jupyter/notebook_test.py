@@ -51,8 +51,28 @@ def errors(cell):
 
 # ------------------------------------------------ the example notebook
 
+def shown(cell):
+    """What a reader sees of a cell's outputs, machine-independent: streams,
+    results and errors as text; a picture as its kind (the SVG and the
+    braille fallback depend on Graphviz's version and the locale)."""
+    out = []
+    for o in cell.get("outputs", []):
+        if o.output_type == "stream":
+            out.append((o.name, o.text))
+        elif o.output_type == "execute_result":
+            out.append(("result", o.data.get("text/plain")))
+        elif o.output_type == "error":
+            out.append(("error", o.evalue))
+        elif o.output_type == "display_data":
+            out.append(("picture", "image/svg+xml" in o.data))
+    return out
+
+
 path = os.path.join(root, "examples", "first_steps.ipynb")
 nb = nbformat.read(path, as_version=4)
+stored = [shown(c) for c in nb.cells if c.cell_type == "code"]
+check(all(stored), "first_steps.ipynb ships with every code cell's outputs "
+      "(/usr/bin/python3 jupyter/fill_outputs.py examples/first_steps.ipynb)")
 NotebookClient(nb, kernel_name="wengert", timeout=60,
                resources={"metadata": {"path": os.path.join(root, "examples")}}).execute()
 code = [c for c in nb.cells if c.cell_type == "code"]
@@ -60,6 +80,22 @@ check(all(not errors(c) or "raises-exception" in c.metadata.get("tags", []) for 
       "first_steps.ipynb: only the cell tagged raises-exception fails")
 check(sum(len(svgs(c)) for c in code) == (3 if shutil.which("dot") else 2),
       "first_steps.ipynb: the plots and the tape picture")
+for c, was in zip(code, stored):
+    now = shown(c)
+    if not shutil.which("dot"):     # :tape dot shows its DOT text instead
+        now = [o if o[0] != "picture" else ("picture", True) for o in now]
+    check(now == was, "first_steps.ipynb: a stored output is not what the kernel gives "
+          "(jupyter/fill_outputs.py writes them)", c)
+# the text's entry numbers are those the :tape cell shows
+import re
+tape_cell = next(c for c in code if c.source.rstrip().endswith(":tape v3"))
+ids = set(re.findall(r"^\s+(\d+)  ", text(tape_cell), re.M))
+for cell in nb.cells:
+    if cell.cell_type == "markdown" and "reverse sweep" in cell.source and "entr" in cell.source:
+        named = set(re.findall(r"entr(?:y|ies) (\d+)", cell.source)) | \
+            set(re.findall(r"(?:,| and) (\d+)\b", cell.source.split("$")[0]))
+        check(named and named <= ids, f"first_steps.ipynb: the text names entries {sorted(named)}, "
+              f":tape v3 shows {sorted(ids)}")
 
 # ------------------------------------------------- the checks, one a cell
 

@@ -72,10 +72,12 @@ cmd 'fn inner(a) { return a[5] }'
 cmd 'fn middle(a) { return inner(a) + 1 }'
 cmd 'fn outer(a) { return middle(a) * 2 }'
 cmd 'print(outer([1, 2]))'
-expect_line '<repl>:1:24: error: index 5 out of range for array of length 2'
-expect_line '  in inner, called at <repl>:1:23'
-expect_line '  in middle, called at <repl>:1:22'
-followed_by '  in middle, called at <repl>:1:22' '  in outer, called at <repl>:1:7'
+# each input has its number: the error is in input 1 (inner), called from
+# inputs 2, 3 and 4
+expect_line '<repl 1>:1:24: error: index 5 out of range for array of length 2'
+expect_line '  in inner, called at <repl 2>:1:23'
+expect_line '  in middle, called at <repl 3>:1:22'
+followed_by '  in middle, called at <repl 3>:1:22' '  in outer, called at <repl 4>:1:7'
 cmd 'print(outer([1, 2, 3, 4, 5, 6]))'          # the session is still usable
 expect_line '14'
 cmd 'x = 3'
@@ -95,7 +97,7 @@ cmd ':load sub/a.wg'
 cmd 'from_a'
 followed_by 'wg> from_a' '42'
 cmd ':load nothere.wg'
-expect_line "<repl>:1:1: error: cannot open 'nothere.wg': No such file or directory"
+expect_line "<repl 13>:1:1: error: cannot open 'nothere.wg': No such file or directory"
 
 # :save writes what ran without error; the file runs as a script
 cmd 'error("not saved")'
@@ -103,7 +105,7 @@ cmd 'w = [1, 2] * from_a'
 cmd ':save saved.wg'
 expect_line 'saved 12 inputs to saved.wg'
 cmd ':save saved.wg'
-expect_line "<repl>:1:1: error: 'saved.wg' exists; ':save! saved.wg' overwrites it"
+expect_line "<repl 17>:1:1: error: 'saved.wg' exists; ':save! saved.wg' overwrites it"
 grep -q 'not saved' "$W/saved.wg" && fail "an input that failed was saved"
 out=$(cd "$W" && printf 'print(w, x, from_a)\n' >>saved.wg && "$BIN" saved.wg 2>&1)
 [ "$(tail -1 <<<"$out")" = "[42, 84] 3 42" ] || fail "the saved session did not rebuild the variables: $out"
@@ -151,7 +153,7 @@ colour_screen | grep 'error:' | grep -q "$esc" || fail "no colour on the error l
 colour_screen | grep -F 'wg> [1][2]' | grep -q "$esc" && fail "the prompt line is coloured"
 start E NO_COLOR=1
 cmd '[1][2]'
-expect_line '<repl>:1:5: error: index 2 out of range for array of length 1'
+expect_line '<repl 1>:1:5: error: index 2 out of range for array of length 1'
 colour_screen | grep 'error:' | grep -q "$esc" && fail "colour despite NO_COLOR"
 start F TERM=dumb
 cmd '[1][2]'

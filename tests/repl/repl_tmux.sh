@@ -107,13 +107,13 @@ expect_line 'small'
 cmd 'a = [1, 2, 3]'
 cmd 'a[5]'
 wait_until has_text 'error: index 5 out of range for array of length 3' || fail "no index error"
-lines | grep -qE '^<repl>:[0-9]+:3: error: index 5 out of range for array of length 3$' ||
-    fail "index error not located as <repl>:LINE:3"
+lines | grep -qE '^<repl [0-9]+>:[0-9]+:3: error: index 5 out of range for array of length 3$' ||
+    fail "index error not located as <repl N>:LINE:3"
 cmd 'x + 1000'
 expect_line '1002'
 cmd 'print(undefined_thing)'
 wait_until has_text 'undefined_thing' || fail "no undefined-name error"
-lines | grep -qE '^<repl>:[0-9]+:7: error: .*undefined_thing' || fail "undefined-name error not located at column 7"
+lines | grep -qE '^<repl [0-9]+>:[0-9]+:7: error: .*undefined_thing' || fail "undefined-name error not located at column 7"
 cmd 'a'
 expect_line '[1, 2, 3]'
 # an error in a function typed earlier shows that function's line
@@ -122,7 +122,7 @@ cont '  return t[5]'
 cmd '}'
 cmd 'g([1])'
 wait_until has_text 'index 5 out of range for array of length 1' || fail "no error from g"
-lines | grep -qE '^<repl>:2:12: error: index 5 out of range for array of length 1$' || fail "error in g not located at <repl>:2:12"
+lines | grep -qE '^<repl [0-9]+>:2:12: error: index 5 out of range for array of length 1$' || fail "error in g not located at <repl N>:2:12"
 expect_line '      return t[5]'
 
 # Ctrl-C during a long loop: interrupted error, prompt back, variables intact
@@ -131,7 +131,7 @@ wait_until last_is 'wg> while true { }' || fail "loop line not shown"
 sleep 0.2   # let the loop get going; there is nothing on screen to poll for
 tm send-keys -t "$S" C-c
 wait_until has_text 'interrupted' || fail "Ctrl-C in a loop printed no 'interrupted'"
-lines | grep -qE '^(\^C)?<repl>:[0-9]+:[0-9]+: error: .*interrupted' || fail "interrupted error not located"
+lines | grep -qE '^(\^C)?<repl [0-9]+>:[0-9]+:[0-9]+: error: .*interrupted' || fail "interrupted error not located"
 wait_until at_prompt || fail "no prompt after Ctrl-C in a loop"
 cmd 'x + 2000'
 expect_line '2002'

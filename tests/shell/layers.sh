@@ -1,5 +1,5 @@
 #!/bin/bash
-# The layering the code rests on (README "Design"): nothing outside
+# The layering the code rests on (docs/design.md): nothing outside
 # src/tape.[ch] touches the tape's arrays (the entry layout can change in
 # one file), and the sweeps never call the evaluator; every header is its
 # own .c file's: each function or variable a header src/X.h declares is
@@ -15,7 +15,8 @@ if [ -n "$arrays" ]; then
     status=1
 fi
 upward=$(grep -nE '#include "(eval|builtins|cmd|repl|parse|resolve|tapeview|tapedot|plot|ad|fwd|help)\.h"' \
-         src/tape.c src/sweep.c src/fixtape.c src/arith.c src/dual.c src/num.c src/value.c src/valuegc.c src/versions.c src/kinks.c)
+         src/tape.c src/sweep.c src/fixtape.c src/arith.c src/dual.c src/num.c src/value.c src/valuegc.c src/versions.c src/kinks.c \
+         src/matrix.c)
 if [ -n "$upward" ]; then
     echo "a file below the evaluator includes a header above it:"
     echo "$upward"

@@ -18,7 +18,7 @@ ok = fn(x) { s = x; for k in 0..2.5e6 { s = sin(s) + x }; return s }
 print(grad(ok)(0.5) > 0)
 WG
 )
-grep -qF '<repl>:1:73: error: index 3 out of range for array of length 1' <<<"$out" || fail "no located error: $out"
+grep -qF '<repl 1>:1:73: error: index 3 out of range for array of length 1' <<<"$out" || fail "no located error: $out"
 [ "$(grep '^tape limit:' <<<"$out" | tail -1)" = 'tape limit: 64.0 MB (in use: 12 bytes)' ] ||
     fail "the failed statement's recording stayed on the tape: $out"
 grep -qx 'true' <<<"$out" || fail "the grad after the failed one did not run: $out"

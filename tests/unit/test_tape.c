@@ -18,6 +18,7 @@
 #include "../../src/tape.h"
 #include "../../src/fixtape.h"
 #include "../../src/tapegc.h"
+#include "../../src/state.h"
 
 static int n_checks, n_failed;
 
@@ -62,7 +63,7 @@ static void test_mul_sin_add(void)
     uint32_t m = bin(OP_MUL, x, y, 6);
     uint32_t s = un(OP_SIN, x, sin(3.0));
     uint32_t r = bin(OP_ADD, m, s, 6 + sin(3.0));
-    uint32_t n_before = tape.n;
+    uint32_t n_before = G->tape.n;
     double *adj = sweep_adjoints(r, x);
     check(adj != NULL, "sweep_adjoints returns a buffer");
     if (!adj) return;
@@ -71,7 +72,7 @@ static void test_mul_sin_add(void)
     check_exact(adj[m - x], 1, "x*y + sin x: adjoint of the product");
     check_exact(adj[s - x], 1, "x*y + sin x: adjoint of sin x");
     check_exact(adj[r - x], 1, "x*y + sin x: seed");
-    check(tape.n == n_before, "a plain sweep appends nothing to the tape");
+    check(G->tape.n == n_before, "a plain sweep appends nothing to the tape");
     wg_scratch_free(adj);
 }
 
@@ -224,29 +225,29 @@ static void test_constants(void)
 static void test_derivatives_nested(void)
 {
     tape_clear();
-    tape.recording = 1;
+    G->tape.recording = 1;
     double X = 1.5;
     uint32_t x = leaf(X);
     uint32_t x2 = bin(OP_MUL, x, x, X * X);
     uint32_t y = bin(OP_MUL, x2, x, X * X * X);
-    uint64_t sweeps = tape.sweeps;
+    uint64_t sweeps = G->tape.sweeps;
     Value out;
     sweep_derivatives(num_rec(X * X * X, y), &x, 1, (Cuts){0}, &out);
     check(out.t == V_NUM, "sweep_derivatives gives a number");
     check_exact(out.u.n, 3 * X * X, "d(x^3)/dx at 1.5");
-    check(tape.sweeps == sweeps + 1, "sweep_derivatives counts one adjoint sweep");
+    check(G->tape.sweeps == sweeps + 1, "sweep_derivatives counts one adjoint sweep");
     check(out.id != 0 && tape_opcode(out.id) == OP_DERIV, "a recorded first derivative is a DERIV entry");
     if (out.id == 0) return;
     Value out2;
     sweep_derivatives(out, &x, 1, (Cuts){0}, &out2);
     check_exact(out2.u.n, 6 * X, "d2(x^3)/dx2 at 1.5, through the DERIV entry in doubles");
-    check(tape.expansions == 0, "the second derivative records no expansion");
+    check(G->tape.expansions == 0, "the second derivative records no expansion");
     check(tape_size() == y + 3, "the second derivative adds its own entry only");
     if (out2.id == 0) { check(0, "second derivative is recorded"); return; }
     Value out3;
     sweep_derivatives(out2, &x, 1, (Cuts){0}, &out3);
     check_exact(out3.u.n, 6, "d3(x^3)/dx3");
-    check(tape.expansions >= 1, "the third derivative expanded the second");
+    check(G->tape.expansions >= 1, "the third derivative expanded the second");
     /* wrt an entry the result does not depend on, and wrt id 0 */
     uint32_t z = leaf(7);
     uint32_t wrt[3] = { z, 0, x };
@@ -262,12 +263,12 @@ static void test_derivatives_nested(void)
 static void test_mixed_partial(void)
 {
     tape_clear();
-    tape.recording = 1;
+    G->tape.recording = 1;
     uint32_t x = leaf(0.3), z = leaf(2);
     uint32_t s = un(OP_SIN, x, sin(0.3));
     uint32_t y = bin(OP_MUL, s, z, sin(0.3) * 2);
     Value dx;
-    sweep_derivatives(num_rec(tape.val[y], y), &x, 1, (Cuts){0}, &dx);
+    sweep_derivatives(num_rec(G->tape.val[y], y), &x, 1, (Cuts){0}, &dx);
     check_close(dx.u.n, 2 * cos(0.3), "d(sin(x) z)/dx");
     Value dxz, dxx;
     sweep_derivatives(dx, &z, 1, (Cuts){0}, &dxz);
@@ -286,7 +287,7 @@ static void count_extra(uint32_t *id, void *ud) { (void)id; (*(uint32_t *)ud)++;
 static void test_fixed_point(void)
 {
     tape_clear();
-    tape.recording = 1;
+    G->tape.recording = 1;
     uint32_t a = leaf(0.3);
     double X = 0;
     for (int i = 0; i < 200; i++) X = 0.5 * cos(X) + 0.3;
@@ -326,21 +327,21 @@ static void test_bytes(void)
 {
     tape_clear();
     size_t b0 = tape_bytes();
-    uint32_t n0 = tape.n;
+    uint32_t n0 = G->tape.n;
     uint32_t x = leaf(1);
     for (int i = 0; i < 10000; i++) x = bin(OP_MUL, x, x, 1);
-    size_t per = (tape_bytes() - b0) / (tape.n - n0);
+    size_t per = (tape_bytes() - b0) / (G->tape.n - n0);
     char what[96];
     snprintf(what, sizeof what, "tape_bytes per plain entry is %zu, at most 24", per);
     check(per <= 24 && per > 0, what);
-    check(tape.n - n0 == 10001, "tape_push appends one entry each");
+    check(G->tape.n - n0 == 10001, "tape_push appends one entry each");
     double *adj = sweep_adjoints(x, 1);
     check(adj != NULL, "a sweep over 10001 entries");
     /* x_{k+1} = x_k^2 at 1: the adjoint doubles each step; 2^10000 overflows */
     check(isinf(adj[0]), "d(x^(2^10000))/dx at 1 overflows to inf");
     wg_scratch_free(adj);
     tape_clear();
-    check(tape.n == 1, "tape_clear leaves only entry 0");
+    check(G->tape.n == 1, "tape_clear leaves only entry 0");
     check(tape_opcode(0) == OP_CONST, "entry 0 is the constant entry");
 }
 
@@ -379,7 +380,7 @@ static void test_compact(void)
           "compact: the sum's operand list is renumbered");
     check(tape_opcode(nr) == OP_SIN && tape_a(nr) == ns, "compact: sin reads the moved sum");
     check(tape_pool_size() == pool_before, "compact: the live operand list is kept whole");
-    check(tape.reclaimed >= 3, "compact: counted as reclaimed");
+    check(G->tape.reclaimed >= 3, "compact: counted as reclaimed");
     double *adj = sweep_adjoints(nr, x);
     /* dr/dx = cos(15) (2 y + 1), dr/dy = cos(15) 2 x */
     check_close(adj[x - x], cos(15) * 5, "compact: dr/dx through the compacted tape");
@@ -429,7 +430,7 @@ static void test_compact_sum_run(void)
 static void test_compact_fixed_point(void)
 {
     tape_clear();
-    tape.recording = 0;
+    G->tape.recording = 0;
     uint32_t a = leaf(0.3);
     TapeMark m = tape_mark();
     double X = 0;
@@ -517,8 +518,8 @@ static void test_deriv_run(void)
     rec_deriv_run(call, FROM, RUN, out);
     uint32_t n = tape_size(), *code = malloc(sizeof(uint32_t) * n);
     double *val = malloc(sizeof(double) * n);
-    memcpy(code, tape.code, sizeof(uint32_t) * n);
-    memcpy(val, tape.val, sizeof(double) * n);
+    memcpy(code, G->tape.code, sizeof(uint32_t) * n);
+    memcpy(val, G->tape.val, sizeof(double) * n);
     int bad = 0, wide = 0, packed = 0;
     for (int j = 0; j < RUN; j++) bad += out[j].t != V_NUM || out[j].id != m.n + (uint32_t)j || out[j].u.n != 0.5 * j;
     check(bad == 0, "deriv run: each result is its recorded number");
@@ -526,7 +527,7 @@ static void test_deriv_run(void)
     for (int j = 0; j < RUN; j++) rec_deriv(call, FROM + (uint32_t)j, 0.5 * j);
     check(tape_size() == n, "deriv run: as many entries as one call each");
     for (uint32_t i = m.n; i < n; i++) {
-        bad += tape.code[i] != code[i] || tape.val[i] != val[i];
+        bad += G->tape.code[i] != code[i] || G->tape.val[i] != val[i];
         wide += tape_wide(i);
         packed += !tape_wide(i);
     }
@@ -586,7 +587,7 @@ static void test_deriv_packing(void)
     uint32_t *newpos = calloc(n - lo + 2, sizeof *newpos);
     for (uint32_t i = lo; i < n; i++) live[i - lo] = i % 3 != 0;
     DerivRec *before = malloc(sizeof(DerivRec) * tape_deriv_calls());
-    memcpy(before, tape.derivs, sizeof(DerivRec) * tape_deriv_calls());
+    memcpy(before, G->tape.derivs, sizeof(DerivRec) * tape_deriv_calls());
     tape_compact(m, live, newpos);
     bad = 0;
     uint32_t still = 0;
@@ -634,7 +635,7 @@ static void test_code(void)
     for (uint32_t i = far0; i < n; i++) {
         bad += !decodes_as(i, &ref[i]);
         wide += tape_wide(i);
-        windowed += !tape_wide(i) && ((tape.code[i] >> 8) & 0xfff) >= TAPE_WINDOW;
+        windowed += !tape_wide(i) && ((G->tape.code[i] >> 8) & 0xfff) >= TAPE_WINDOW;
     }
     check(windowed > 0, "code: operands from one distance back go through the chunk's window");
     check(bad == 0, "code: every entry decodes to its push (near, far and wide operands)");
@@ -729,6 +730,7 @@ static void body(void *ud)
 
 int main(void)
 {
+    state_enter(state_open());
     tape_init();
     if (wg_pcall(body, NULL)) {
         n_checks++;

@@ -1,0 +1,440 @@
+/* matrix.c: matrices as values (SPEC "Arrays and views", the matrices
+ * paragraph), below the evaluator: shapes, printing, broadcasting, the
+ * product, reductions along an axis (the language's side, literals,
+ * indexing and the builtins, is matrix_lang.c).
+ * A matrix is an array whose storage knows two dimensions (value.h), its
+ * elements row by row, so every path that works on an array's elements
+ * (element writes, versions x@k, views, the tape, checkpointed loops,
+ * reclaiming) works on a matrix's unchanged. Here is what the shape adds:
+ * broadcasting, the product a @ b, reductions along an axis.
+ *
+ * Numbers are recorded element by element, as array operations are: an
+ * elementwise op records one entry an element, a reduction of a row or a
+ * column one n-ary sum, an element of a product one dot entry. So d, grad,
+ * jvp and hvp reach through matrices as through arrays. (Recording a
+ * whole array operation as one entry is a later step; the shape on the
+ * storage and the row-major order are what it will build on.) */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "matrix.h"
+#include "arith.h"
+#include "tape.h"
+#include "num.h"
+#include "error.h"
+#include "state.h"
+
+/* ------------------------------------------------------------- basics */
+
+static void set_shape(Storage *s, int rows, int cols) { storage_set_shape(s, 2, rows, cols); }
+
+Value mat_new(int rows, int cols)
+{
+    if (rows < 0 || cols < 0 || (long long)rows * cols > INT_MAX)
+        wg_error("a %dx%d matrix is too big (at most %d elements)", rows, cols, INT_MAX);
+    Value r = arr_new(rows * cols);
+    set_shape(AS_ARR(r), rows, cols);
+    return r;
+}
+
+/* For messages, a few at a time (num_str's buffers: at most four of
+ * theirs and ours in one message). */
+const char *mat_describe(Value v)
+{
+    char *b = G->value.num_bufs[G->value.num_next++ & 3];
+    size_t n = sizeof G->value.num_bufs[0];
+    if (is_mat(v)) snprintf(b, n, "a %dx%d matrix", AS_ARR(v)->rows, AS_ARR(v)->cols);
+    else if (v.t == V_ARR) snprintf(b, n, "an array of %d", AS_ARR(v)->n);
+    else if (v.t == V_VIEW) snprintf(b, n, "a view of %d", AS_VIEW(v)->len);
+    else snprintf(b, n, "a %s", type_name(v));
+    return b;
+}
+
+/* At the prompt and in :vars a big matrix shows its first and last rows
+ * (and of a long row its ends); print() writes every element. */
+#define BRIEF_ENDS 3
+
+static void print_row(FILE *f, const Value *e, int cols, int brief)
+{
+    fputc('[', f);
+    for (int j = 0; j < cols; j++) {
+        if (brief && cols > 4 * BRIEF_ENDS && j == BRIEF_ENDS) {
+            fputs(", ...", f);
+            j = cols - BRIEF_ENDS;
+        }
+        if (j) fputs(", ", f);
+        value_print(e[j], f);
+    }
+    fputc(']', f);
+}
+
+void mat_print(Value v, void *file, int brief)
+{
+    FILE *f = file;
+    const Storage *s = AS_ARR(v);
+    fputc('[', f);
+    for (int i = 0; i < s->rows; i++) {
+        if (i) fputs(",\n ", f);
+        if (brief && s->rows > 4 * BRIEF_ENDS && i == BRIEF_ENDS) {
+            fputs("...,\n ", f);
+            i = s->rows - BRIEF_ENDS;
+        }
+        print_row(f, s->v + (long)i * s->cols, s->cols, brief);
+    }
+    fputc(']', f);
+    if (brief) fprintf(f, " (%dx%d matrix)", s->rows, s->cols);
+}
+
+/* A whole number in [0, len) as index `what` ("row", "column") of m. */
+int mat_index_in(Value idx, int len, Node *at, const char *what, Value m)
+{
+    if (!IS_NUMBER(idx)) wg_error_at(at, "index must be a number, got %s", type_name(idx));
+    double d = v_primal(idx);
+    if (d != floor(d) || isnan(d)) wg_error_at(at, "index %s is not a whole number", num_str(d));
+    if (d < 0 || d >= len) wg_error_at(at, "%s index %s out of range for %s", what, num_str(d), mat_describe(m));
+    return (int)d;
+}
+
+Value mat_rows(Value a, int lo, int hi)
+{
+    const Storage *s = AS_ARR(a);
+    Value r = mat_new(hi - lo, s->cols);
+    for (long k = 0; k < (long)(hi - lo) * s->cols; k++) {
+        Value e = s->v[(long)lo * s->cols + k];
+        v_retain(e);
+        AS_ARR(r)->v[k] = e;
+    }
+    return r;
+}
+
+/* -------------------------------------------------------- elementwise */
+
+/* One dimension of two operands: equal, or 1 (broadcast along it). */
+static int fit(int p, int q, int *out)
+{
+    if (p == q || q == 1) *out = p;
+    else if (p == 1) *out = q;
+    else return 0;
+    return 1;
+}
+
+/* Matrix a as rows x cols elements (a fits), in storage order: a itself
+ * when its shape is that, else a flat array repeating its row or column
+ * (the same numbers, so the tape sees each element used several times). */
+static Value expand(Value a, int rows, int cols)
+{
+    const Storage *s = AS_ARR(a);
+    if (s->rows == rows && s->cols == cols) {
+        v_retain(a);
+        return a;
+    }
+    Value r = arr_new(rows * cols);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            Value e = s->v[(long)(s->rows == 1 ? 0 : i) * s->cols + (s->cols == 1 ? 0 : j)];
+            v_retain(e);
+            AS_ARR(r)->v[(long)i * cols + j] = e;
+        }
+    return r;
+}
+
+static _Noreturn void mismatch(const char *what, Value a, Value b)
+{
+    int arrays = (is_seq(a) && !is_mat(a)) || (is_seq(b) && !is_mat(b));
+    wg_error("shape mismatch in '%s': %s and %s%s", what, mat_describe(a), mat_describe(b),
+             arrays ? " (a matrix meets a number or a matrix; reshape(a, 1, n) makes an array a row,"
+                      " reshape(a, n, 1) a column)" : "");
+}
+
+Value mat_elementwise(int op, Value a, Value b)
+{
+    if (op_arity[op] < 2) {
+        Value r = arith_elementwise_flat(op, a, a);
+        shape_like(r, a);
+        return r;
+    }
+    int sa = IS_NUMBER(a), sb = IS_NUMBER(b);
+    if ((!sa && !is_seq(a)) || (!sb && !is_seq(b)))
+        wg_error("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
+    if ((!sa && !is_mat(a)) || (!sb && !is_mat(b))) mismatch(arith_op_symbol(op), a, b);
+    if (sa || sb) {
+        Value r = arith_elementwise_flat(op, a, b);
+        shape_like(r, sa ? b : a);
+        return r;
+    }
+    const Storage *x = AS_ARR(a), *y = AS_ARR(b);
+    int rows, cols;
+    if (!fit(x->rows, y->rows, &rows) || !fit(x->cols, y->cols, &cols)) mismatch(arith_op_symbol(op), a, b);
+    Value ea = expand(a, rows, cols), eb = expand(b, rows, cols);
+    Value r = arith_elementwise_flat(op, ea, eb);
+    v_release(ea);
+    v_release(eb);
+    set_shape(AS_ARR(r), rows, cols);
+    return r;
+}
+
+Value mat_compound_rhs(Node *at, int op, Value target, Value rhs)
+{
+    if (IS_NUMBER(rhs)) return rhs;
+    char what[16];
+    snprintf(what, sizeof what, "%s=", arith_op_symbol(op));
+    G->err.where.node = at;
+    if (!is_mat(target) || !is_mat(rhs)) mismatch(what, target, rhs);
+    const Storage *t = AS_ARR(target), *r = AS_ARR(rhs);
+    if ((r->rows != t->rows && r->rows != 1) || (r->cols != t->cols && r->cols != 1)) mismatch(what, target, rhs);
+    Value e = expand(rhs, t->rows, t->cols);
+    v_release(rhs);
+    return e;
+}
+
+/* ------------------------------------------------------------- product */
+
+/* An operand of a product: its elements in order p = 0, 1, ... are
+ * v[p * stride]; consts[p] is the constant entry made for element p when
+ * a recorded element of the result needs it (made once, used by every
+ * element of the result that reads it). */
+typedef struct {
+    const Value *v;
+    long stride;
+    int n;
+    uint32_t *consts;
+} Operand;
+
+static Operand operand(Value a)
+{
+    Operand o = { NULL, 1, seq_len(a), NULL };
+    if (a.t == V_ARR) o.v = AS_ARR(a)->v;
+    else {
+        const View *w = AS_VIEW(a);
+        o.v = w->s->v + w->start;
+        o.stride = w->stride;
+    }
+    return o;
+}
+
+static inline const Value *elem(const Operand *o, long p) { return &o->v[p * o->stride]; }
+
+static uint32_t id_or_const(Operand *o, long p)
+{
+    const Value *e = elem(o, p);
+    if (e->id) return e->id;
+    if (!o->consts) o->consts = wg_scratch(sizeof(uint32_t) * (size_t)(o->n ? o->n : 1));
+    if (!o->consts[p]) o->consts[p] = tape_id_of_const(e->u.n);
+    return o->consts[p];
+}
+
+/* sum over t < k of a[pa + t * da] * b[pb + t * db], recorded as dot
+ * records it: one entry (the quire in posit backends), or, on dual
+ * numbers, products and sums. */
+static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, long db, int k)
+{
+    int duals = 0;
+    uint32_t ids = 0;
+    for (int t = 0; t < k; t++) {
+        const Value *x = elem(a, pa + t * da), *y = elem(b, pb + t * db);
+        duals |= (x->t == V_DUAL) | (y->t == V_DUAL);
+        ids |= x->id | y->id;
+    }
+    if (duals) {
+        Value acc = num_val(0);
+        for (int t = 0; t < k; t++) {
+            Value p = v_num_op(OP_MUL, *elem(a, pa + t * da), *elem(b, pb + t * db));
+            if (t == 0) {
+                acc = p;
+                continue;
+            }
+            Value s = v_num_op(OP_ADD, acc, p);
+            v_release(acc);
+            v_release(p);
+            acc = s;
+        }
+        return acc;
+    }
+    NumAcc q;
+    double s = 0;
+    if (G->num.backend != BK_F64) acc_clear(&q);
+    for (int t = 0; t < k; t++) {
+        double x = elem(a, pa + t * da)->u.n, y = elem(b, pb + t * db)->u.n;
+        if (G->num.backend == BK_F64) s += x * y;
+        else acc_fma(&q, x, y);
+    }
+    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (!ids || !G->tape.recording) return num_val(s);
+    for (int t = 0; t < k; t++) {        /* the constants first: they are entries of their own */
+        id_or_const(a, pa + t * da);
+        id_or_const(b, pb + t * db);
+    }
+    uint32_t off, *pairs = rec_operands(2 * (uint32_t)k, &off);
+    for (int t = 0; t < k; t++) {
+        pairs[2 * t] = id_or_const(a, pa + t * da);
+        pairs[2 * t + 1] = id_or_const(b, pb + t * db);
+    }
+    return num_rec(s, rec_dot(off, (uint32_t)k, s));
+}
+
+/* a (m x k, or an array of k as a row) times b (k x n, or an array of k
+ * as a column): a matrix, or an array when either side is one. */
+Value mat_product(Value a, Value b)
+{
+    if (!is_seq(a) || !is_seq(b))
+        wg_error("the matrix product '@' needs matrices or arrays, got %s and %s%s", mat_describe(a), mat_describe(b),
+                 IS_NUMBER(b) && a.t != V_STR ? " (a version is written x@k, the k right after the '@')" : "");
+    if (!is_mat(a) && !is_mat(b))
+        wg_error("'@' of two arrays (%s and %s): dot(a, b) is their inner product; '@' needs a matrix on one side",
+                 mat_describe(a), mat_describe(b));
+    if (!is_mat(a)) seq_check_numbers(a, "'@'");
+    if (!is_mat(b)) seq_check_numbers(b, "'@'");
+    int m = is_mat(a) ? AS_ARR(a)->rows : 1, k = is_mat(a) ? AS_ARR(a)->cols : seq_len(a);
+    int k2 = is_mat(b) ? AS_ARR(b)->rows : seq_len(b), n = is_mat(b) ? AS_ARR(b)->cols : 1;
+    if (k != k2)
+        wg_error("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
+                 mat_describe(a), mat_describe(b));
+    Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : arr_new(is_mat(a) ? m : n);
+    Operand oa = operand(a), ob = operand(b);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            AS_ARR(r)->v[(long)i * n + j] = product_element(&oa, (long)i * k, 1, &ob, j, n, k);
+    if (oa.consts) wg_scratch_free(oa.consts);
+    if (ob.consts) wg_scratch_free(ob.consts);
+    return r;
+}
+
+/* ---------------------------------------------------------- reductions */
+
+enum { R_SUM, R_MAX, R_MIN, R_MEAN, R_LSE };
+
+/* mean and logsumexp of an array (stdlib's definitions, op for op) */
+static Value mean_of(Value a)
+{
+    Value s = arith_sum(a);
+    Value r = v_num_op(OP_DIV, s, num_val(seq_len(a)));
+    v_release(s);
+    return r;
+}
+
+/* log(sum(exp(a - m))) + m with m = max(a) as a constant: the shift
+ * cancels, so the derivative is exact and passes no kink. */
+static Value logsumexp_of(Value a)
+{
+    int n = seq_len(a);
+    if (n == 0) wg_error("logsumexp of an empty array");
+    double m = v_primal(*seq_at(a, 0));
+    for (int i = 1; i < n; i++) m = num_apply(OP_MAX, m, v_primal(*seq_at(a, i)));
+    Value mv = num_val(m);
+    Value shifted = v_arith(OP_SUB, a, mv);
+    Value e = v_arith(OP_EXP, shifted, shifted);
+    Value s = arith_sum(e);
+    Value l = v_arith(OP_LOG, s, s);
+    Value r = v_arith(OP_ADD, l, mv);
+    v_release(shifted);
+    v_release(e);
+    v_release(s);
+    v_release(l);
+    return r;
+}
+
+static Value reduce_line(int kind, Value line, const char *fname)
+{
+    switch (kind) {
+    case R_SUM: return arith_sum(line);
+    case R_MAX: return arith_fold(OP_MAX, line, fname);
+    case R_MIN: return arith_fold(OP_MIN, line, fname);
+    case R_MEAN: return mean_of(line);
+    default: return logsumexp_of(line);
+    }
+}
+
+/* Along axis 1 (down each column: a 1 x n row) or 2 (along each row: an
+ * m x 1 column), as Julia's dims keep them, so the result broadcasts
+ * back against a (a - max(a, 2)). */
+static Value along(int kind, Value a, int axis, const char *fname)
+{
+    const Storage *s = AS_ARR(a);
+    int rows = s->rows, cols = s->cols;
+    int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
+    Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    for (int l = 0; l < lines; l++) {
+        Value line = arr_new(len);
+        for (int t = 0; t < len; t++) {
+            Value e = s->v[axis == 1 ? (long)t * cols + l : (long)l * cols + t];
+            v_retain(e);
+            AS_ARR(line)->v[t] = e;
+        }
+        Value x = reduce_line(kind, line, fname);
+        v_release(line);
+        AS_ARR(r)->v[l] = x;
+    }
+    return r;
+}
+
+static int axis_of(Value v, const char *fname, const char *hint)
+{
+    double d = IS_NUMBER(v) ? v_primal(v) : 0;
+    if (d != 1 && d != 2)
+        wg_error("%s: the axis must be 1 (down the columns) or 2 (along the rows), got %s%s", fname,
+                 IS_NUMBER(v) ? num_str(d) : type_name(v), hint);
+    return (int)d;
+}
+
+static int reduction(int kind, int argc, Value *argv, const char *fname)
+{
+    (void)kind;
+    if (argc == 2 && !is_mat(argv[0]))
+        wg_error("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
+    if (!is_seq(argv[0]))
+        wg_error("%s: argument 1 must be an array or a matrix, got %s", fname, type_name(argv[0]));
+    seq_check_numbers(argv[0], fname);
+    return argc == 2 ? axis_of(argv[1], fname, "") : 0;
+}
+
+Value mat_reduce_axis(int op, Value *argv, const char *fname)
+{
+    int kind = op == OP_ADD ? R_SUM : op == OP_MAX ? R_MAX : R_MIN;
+    char hint[96] = "";
+    if (kind != R_SUM && IS_NUMBER(argv[1]))
+        snprintf(hint, sizeof hint, " (for the elementwise %s of a matrix and a number write %s(%s, a))",
+                 fname, fname, num_str(v_primal(argv[1])));
+    if (!is_mat(argv[0])) wg_error("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
+    return along(kind, argv[0], axis_of(argv[1], fname, hint), fname);
+}
+
+Value mat_mean(int argc, Value *argv)
+{
+    int axis = reduction(R_MEAN, argc, argv, "mean");
+    return axis ? along(R_MEAN, argv[0], axis, "mean") : mean_of(argv[0]);
+}
+
+Value mat_logsumexp(int argc, Value *argv)
+{
+    int axis = reduction(R_LSE, argc, argv, "logsumexp");
+    return axis ? along(R_LSE, argv[0], axis, "logsumexp") : logsumexp_of(argv[0]);
+}
+
+/* ------------------------------------------------------------ builtins */
+
+int mat_dim_arg(Value *argv, int i, const char *fname)
+{
+    double d = IS_NUMBER(argv[i]) ? v_primal(argv[i]) : -1;
+    if (!IS_NUMBER(argv[i]) || d != floor(d) || d < 0 || d > 1e9)
+        wg_error("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1,
+                 IS_NUMBER(argv[i]) ? num_str(d) : type_name(argv[i]));
+    return (int)d;
+}
+
+void mat_dims(Value *argv, const char *fname, int *rows, int *cols)
+{
+    *rows = mat_dim_arg(argv, 0, fname);
+    *cols = mat_dim_arg(argv, 1, fname);
+    if ((long long)*rows * *cols > INT_MAX)
+        wg_error("%s: a %dx%d matrix is too big (at most %d elements)", fname, *rows, *cols, INT_MAX);
+}
+
+Value mat_filled(Value *argv, double x, const char *fname)
+{
+    int rows, cols;
+    mat_dims(argv, fname, &rows, &cols);
+    Value r = mat_new(rows, cols);
+    for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
+    return r;
+}

@@ -1,0 +1,49 @@
+/* state.c: making and freeing a session's state (state.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "state.h"
+#include "error.h"
+
+wg_State state_running;
+
+wg_State *state_open(void)
+{
+    wg_State *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->home = s;
+    s->gc.collect_at = 2 * 1024;
+    s->eval.run.nograd_frame = -1;
+    s->eval.ans_slot = -1;
+    s->num.backend = s->num.start_backend = BK_F64;
+    s->reclaim.next_pass_at = 1u << 16;
+    s->reclaim.lowest_floor = UINT32_MAX;
+    return s;
+}
+
+RunMode state_mode(void)
+{
+    return (RunMode){ G->ckpt.mode, G->ckpt.env, G->tape.recording, G->num.backend, G->rng, G->io.muted };
+}
+
+void state_set_mode(const RunMode *m)
+{
+    G->ckpt.mode = m->ckpt_mode;
+    G->ckpt.env = m->ckpt_env;
+    G->tape.recording = m->recording;
+    G->num.backend = m->backend;
+    G->rng = m->rng;
+    G->io.muted = m->muted;
+}
+
+void state_enter(wg_State *s)
+{
+    if (state_running.home == s) return;
+    if (state_running.home) memcpy(state_running.home, &state_running, sizeof state_running);
+    memcpy(&state_running, s, sizeof state_running);
+}
+
+void state_close(wg_State *s)
+{
+    if (state_running.home == s) state_running.home = NULL;
+    free(s);
+}
