@@ -1,5 +1,6 @@
-/* ad.h: reverse mode as the language offers it: d(y, place), grad(f), hvp,
- * and fixedpoint (whose derivatives are the implicit function theorem). */
+/* ad.h: reverse mode as the language offers it: d(y, place), grad(f), hvp
+ * (fixedpoint, whose derivatives are the implicit function theorem, is
+ * fixedpoint.h's). */
 #ifndef WG_AD_H
 #define WG_AD_H
 #include "value.h"
@@ -11,6 +12,5 @@ Value ad_d(Node *call, Env *env);          /* the special form d(y, place) */
 Value ad_grad(int argc, Value *argv);
 Value ad_hvp(int argc, Value *argv);
 Value ad_derivative(Value y, uint32_t wrt);   /* d(y, entry wrt): recorded, of a dual a dual */
-Value fixedpoint_builtin(int argc, Value *argv);   /* fixedpoint(g, x0[, tol, maxiter]), fixedpoint.c */
 
 #endif

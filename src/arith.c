@@ -10,11 +10,9 @@
 uint32_t tape_id_of_const(double c) { return rec_const(c); }
 
 /* Whether the reverse rule of op reads operand values (so a constant
- * operand must be on the tape). add/sub/neg only pass adjoints through. */
-static int needs_operand_values(int op)
-{
-    return !(op == OP_ADD || op == OP_SUB || op == OP_NEG || op == OP_COPY);
-}
+ * operand must be on the tape). Linear ops (add, sub, neg, copy) only pass
+ * adjoints through. */
+static inline int needs_operand_values(int op) { return !(op_flags[op] & OPF_LINEAR); }
 
 uint32_t arith_record(int op, Value a, Value b, double r)
 {

@@ -7,6 +7,7 @@
 #define WG_ARITH_H
 #include "value.h"
 #include "tape.h"
+#include "dual.h"
 
 /* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
  * is owned by the caller. */
@@ -43,8 +44,6 @@ static inline Value num_op(int op, Value a, Value b)
         return num_rec(r, arith_record(op, a, b, r));
     return num_val(r);
 }
-
-Value dual_op(int op, Value a, Value b);   /* dual.h */
 
 /* Scalars: plain numbers here, duals in dual.c. Inline: the rules in values
  * (the recorded sweep) are chains of these. */

@@ -9,16 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval.h"
+#include "builtins.h"
 #include "arith.h"
 #include "tape.h"
 #include "error.h"
 #include "rng.h"
 #include "ad.h"
 #include "fwd.h"
+#include "fixedpoint.h"
 #include "suggest.h"
 #include "parse.h"
 #include "plot.h"
 #include "matrix.h"
+#include "matrix_lang.h"
 #include "state.h"
 
 
@@ -227,40 +230,56 @@ static Value bi_max(int argc, Value *argv) { return min_max(OP_MAX, argc, argv, 
 
 /* ----------------------------------------------------------------- math */
 
-#define MATH1_LIST(X) \
-    X(sin, OP_SIN) \
-    X(cos, OP_COS) \
-    X(tan, OP_TAN) \
-    X(asin, OP_ASIN) \
-    X(acos, OP_ACOS) \
-    X(atan, OP_ATAN) \
-    X(sinh, OP_SINH) \
-    X(cosh, OP_COSH) \
-    X(tanh, OP_TANH) \
-    X(sigmoid, OP_SIGMOID) \
-    X(softplus, OP_SOFTPLUS) \
-    X(exp, OP_EXP) \
-    X(log, OP_LOG) \
-    X(sqrt, OP_SQRT) \
-    X(abs, OP_ABS) \
-    X(sign, OP_SIGN) \
-    X(floor, OP_FLOOR)
-#define MATH1(fname, OPC) \
-    static Value bi_##fname(int argc, Value *argv) { (void)argc; return v_arith(OPC, argv[0], argv[0]); }
-MATH1_LIST(MATH1)
+/* The builtins that are ops (the FN rows of ops.def): op_bi_##e applies
+ * op e to its one or two arguments, elementwise on arrays. */
+#define OP(e, name, kind, flags, f, da, db) \
+    enum { ARITY_##e = OPK_ARITY_##kind }; static const char name_##e[] __attribute__((unused)) = name;
+#define FN(e, help, example) \
+    static Value op_bi_##e(int argc, Value *argv) { (void)argc; return v_arith(OP_##e, argv[0], argv[ARITY_##e - 1]); }
+#include "ops.def"
+#undef FN
+#undef OP
+
+static const Builtin op_builtins[] = {
+#define OP(e, name, kind, flags, f, da, db)
+#define FN(e, help, example) { name_##e, ARITY_##e, ARITY_##e, op_bi_##e, help },
+#include "ops.def"
+#undef FN
+#undef OP
+};
+#define NOP_BUILTINS (int)(sizeof op_builtins / sizeof op_builtins[0])
+static const uint8_t op_builtin_op[] = {
+#define OP(e, name, kind, flags, f, da, db)
+#define FN(e, help, example) OP_##e,
+#include "ops.def"
+#undef FN
+#undef OP
+};
+static const char *const op_builtin_example[] = {
+#define OP(e, name, kind, flags, f, da, db)
+#define FN(e, help, example) example,
+#include "ops.def"
+#undef FN
+#undef OP
+};
 
 /* The op behind a one-argument math builtin, so the evaluator can apply it
  * to a number without the call (eval_call caches it per call site); -1 for
  * every other builtin. */
 int builtin_math1_op(const Builtin *b)
 {
-#define MATH1_OP(fname, OPC) if (b->fn == bi_##fname) return OPC;
-    MATH1_LIST(MATH1_OP)
-#undef MATH1_OP
+    for (int i = 0; i < NOP_BUILTINS; i++)
+        if (b == &op_builtins[i]) return b->minargs == 1 ? op_builtin_op[i] : -1;
     return -1;
 }
 
-static Value bi_atan2(int argc, Value *argv) { (void)argc; return v_arith(OP_ATAN2, argv[0], argv[1]); }
+/* The example :help shows for a builtin that is an op; NULL for others. */
+const char *builtin_op_example(const char *name)
+{
+    for (int i = 0; i < NOP_BUILTINS; i++)
+        if (!strcmp(op_builtins[i].name, name)) return op_builtin_example[i];
+    return NULL;
+}
 
 /* ------------------------------------------------------------ randomness */
 
@@ -537,7 +556,8 @@ static Value bi_round(int argc, Value *argv)
     return r;
 }
 
-static const Builtin builtins[] = {
+/* Before the ops' builtins in :help's and completion's order. */
+static const Builtin builtins_first[] = {
     {"type", 1, 1, bi_type, "type(x): \"number\", \"array\", \"view\", \"string\", \"boolean\", \"function\" or \"nil\""},
     {"print", 0, -1, bi_print, "print(a, b, ...): write the values separated by spaces, then a newline"},
     {"len", 1, 1, bi_len, "len(a): number of elements of an array or view, rows of a matrix (or characters of a string)"},
@@ -548,24 +568,9 @@ static const Builtin builtins[] = {
     {"sum", 1, 2, bi_sum, "sum(a): sum of the elements (one tape entry; the quire in posit backends); sum(a, 1) / sum(a, 2) of a matrix: down the columns (1 x n) / along the rows (m x 1)"},
     {"prod", 1, 1, bi_prod, "prod(a): product of the elements"},
     {"dot", 2, 2, bi_dot, "dot(a, b): sum of a[i]*b[i] (one tape entry; the quire in posit backends)"},
-    {"sin", 1, 1, bi_sin, "sin(x): sine (elementwise on arrays)"},
-    {"cos", 1, 1, bi_cos, "cos(x): cosine"},
-    {"tan", 1, 1, bi_tan, "tan(x): tangent"},
-    {"asin", 1, 1, bi_asin, "asin(x): arc sine"},
-    {"acos", 1, 1, bi_acos, "acos(x): arc cosine"},
-    {"atan", 1, 1, bi_atan, "atan(x): arc tangent"},
-    {"atan2", 2, 2, bi_atan2, "atan2(y, x): angle of the point (x, y)"},
-    {"sinh", 1, 1, bi_sinh, "sinh(x): hyperbolic sine"},
-    {"cosh", 1, 1, bi_cosh, "cosh(x): hyperbolic cosine"},
-    {"tanh", 1, 1, bi_tanh, "tanh(x): hyperbolic tangent"},
-    {"sigmoid", 1, 1, bi_sigmoid, "sigmoid(x): 1 / (1 + exp(-x)), without overflow at either end; derivative s (1 - s)"},
-    {"softplus", 1, 1, bi_softplus, "softplus(x): log(1 + exp(x)), a smooth relu, without overflow; derivative sigmoid(x)"},
-    {"exp", 1, 1, bi_exp, "exp(x): e to the x"},
-    {"log", 1, 1, bi_log, "log(x): natural logarithm"},
-    {"sqrt", 1, 1, bi_sqrt, "sqrt(x): square root (correctly rounded in every backend)"},
-    {"abs", 1, 1, bi_abs, "abs(x): absolute value (derivative 0 at 0)"},
-    {"sign", 1, 1, bi_sign, "sign(x): -1, 0 or 1 (derivative 0)"},
-    {"floor", 1, 1, bi_floor, "floor(x): largest whole number <= x (derivative 0)"},
+};
+
+static const Builtin builtins[] = {
     {"ceil", 1, 1, bi_ceil, "ceil(x): smallest whole number >= x (derivative 0)"},
     {"round", 1, 1, bi_round, "round(x): the nearest whole number, halves to the even one (derivative 0)"},
     {"min", 1, 2, bi_min, "min(a) of an array, or min(x, y) elementwise (a tie goes to x); min(a, 1) / min(a, 2) of a matrix a: down the columns / along the rows"},
@@ -588,6 +593,8 @@ static const Builtin builtins[] = {
 
 void builtins_register(void)
 {
+    for (size_t i = 0; i < sizeof builtins_first / sizeof builtins_first[0]; i++) define_builtin(&builtins_first[i]);
+    for (int i = 0; i < NOP_BUILTINS; i++) define_builtin(&op_builtins[i]);
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) define_builtin(&builtins[i]);
     define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
     define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");

@@ -49,12 +49,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval.h"
+#include "ckpt.h"
 #include "tape.h"
 #include "sweep.h"
 #include "error.h"
 #include "rng.h"
 #include "num.h"
-#include "reclaim.h"
+#include "tapegc.h"
 #include "fwd.h"
 #include "state.h"
 
@@ -435,7 +436,7 @@ static void add_state(LoopRec *r, State *s)
     r->states[r->nstates++] = s;
 }
 
-/* ------------------------------------------------------------ sessions */
+/* ------------------------------------------------------ recomputations */
 
 /* A recomputation: the loop's variables (and captured ones) are swapped
  * for the states being recomputed and put back at the end. Aliased
@@ -447,10 +448,10 @@ typedef struct {
     int n;
 } Dirty;
 
-typedef struct Session {
+typedef struct Recomp {
     LoopRec *r;
     Value *vars, *capt;
-    RunMode outer_mode;        /* the session's, put back by session_end */
+    RunMode outer_mode;        /* the session's, put back by recomp_end */
     Dirty *dirty;
     int ndirty;
     TapeMark mark;
@@ -467,16 +468,16 @@ typedef struct Session {
     int kinks;         /* kink_quiet's, for kink_loud */
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
     int ntmp;
-    struct Session *outer;
-} Session;
+    struct Recomp *outer;
+} Recomp;
 
-static State *tmp_keep(Session *S, State *s)
+static State *tmp_keep(Recomp *S, State *s)
 {
     if (S->ntmp < 64) S->tmp[S->ntmp++] = s;
     return s;
 }
 
-static void tmp_free(Session *S, State *s)
+static void tmp_free(Recomp *S, State *s)
 {
     for (int i = 0; i < S->ntmp; i++)
         if (S->tmp[i] == s) {
@@ -488,7 +489,7 @@ static void tmp_free(Session *S, State *s)
 
 
 /* The entry of the loop being recomputed, or where the tape ends. */
-static uint32_t loop_entry(void) { return G->ckpt.sessions && G->ckpt.sessions->entry ? G->ckpt.sessions->entry : tape_size(); }
+static uint32_t loop_entry(void) { return G->ckpt.recomps && G->ckpt.recomps->entry ? G->ckpt.recomps->entry : tape_size(); }
 
 static int is_cst(LoopRec *r, Storage *s)
 {
@@ -497,7 +498,7 @@ static int is_cst(LoopRec *r, Storage *s)
     return 0;
 }
 
-static void dirty_add(Session *S, Storage *s)
+static void dirty_add(Recomp *S, Storage *s)
 {
     if (!s->aliased && !is_cst(S->r, s)) return;
     for (int i = 0; i < S->ndirty; i++)
@@ -514,23 +515,23 @@ static void dirty_add(Session *S, Storage *s)
     s->h.rc++;
 }
 
-static void dirty_value(Session *S, Value v)
+static void dirty_value(Recomp *S, Value v)
 {
     if (v.t == V_ARR || v.t == V_VIEW) dirty_add(S, seq_storage(v));
 }
 
 /* On the heap: an error unwinds past the frame that began it, and
  * ckpt_abandon ends it afterwards. */
-static Session *session_begin(LoopRec *r)
+static Recomp *recomp_begin(LoopRec *r)
 {
-    Session *S = wg_calloc(1, sizeof(Session));
+    Recomp *S = wg_calloc(1, sizeof(Recomp));
     S->r = r;
     S->outer_mode = state_mode();
     S->backend = G->num.backend;
     S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
-    S->outer = G->ckpt.sessions;
-    G->ckpt.sessions = S;
+    S->outer = G->ckpt.recomps;
+    G->ckpt.recomps = S;
     for (int i = 0; i < r->nvars; i++) {
         Value *v = var_at(r, i);
         dirty_value(S, *v);
@@ -568,7 +569,7 @@ static Session *session_begin(LoopRec *r)
     return S;
 }
 
-static void session_end(Session *S)
+static void recomp_end(Recomp *S)
 {
     LoopRec *r = S->r;
     held_drop(r);
@@ -603,7 +604,7 @@ static void session_end(Session *S)
     state_set_mode(&S->outer_mode);
     kink_loud(S->kinks);
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
-    G->ckpt.sessions = S->outer;
+    G->ckpt.recomps = S->outer;
     free(S);
 }
 
@@ -821,7 +822,7 @@ static size_t chunk_budget(void)
  * at c (scratch), or NULL with *fit steps if the recording outgrew the
  * budget. From the start state at its own step the inputs' entries are
  * read as they are, and the sweep hands their adjoints on. */
-static double *chunk(Session *S, State *B, uint64_t c, uint64_t j, const double *lam_j,
+static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *lam_j,
                      uint32_t nlam, void *ctx, uint64_t *fit, uint32_t *nout)
 {
     LoopRec *r = S->r;
@@ -902,7 +903,7 @@ static uint32_t nflat_at(State *s) { return s->nflat; }
 
 /* Reverses steps [B->step, j) given the adjoints at j; `slots` states may
  * be saved meanwhile. Returns the adjoints at B (scratch; lam_j is freed). */
-static double *reverse_seg(Session *S, State *B, uint64_t j, double *lam_j, uint32_t nlam,
+static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint32_t nlam,
                            int slots, void *ctx)
 {
     LoopRec *r = S->r;
@@ -975,7 +976,7 @@ static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
 static void hook_reverse(uint32_t entry, const double *out_adj, double *out_total, void *ctx)
 {
     LoopRec *r = loop_of(entry);
-    Session *S = session_begin(r);
+    Recomp *S = recomp_begin(r);
     S->entry = entry;
     uint32_t n = r->nout;
     S->total = out_total;
@@ -993,13 +994,13 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
         j = r->states[m]->step;
     }
     wg_scratch_free(lam);   /* the start state's: handed on by the first chunk */
-    session_end(S);
+    recomp_end(S);
 }
 
 static void hook_rerun(uint32_t entry, uint32_t *out_ids)
 {
     LoopRec *r = loop_of(entry);
-    Session *S = session_begin(r);
+    Recomp *S = recomp_begin(r);
     S->entry = entry;
     S->mark = tape_mark();
     S->have_mark = 1;
@@ -1015,7 +1016,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     for (uint32_t k = 0; k < r->nout; k++) out_ids[k] = k < f.n ? f.slot[k]->id : 0;
     flat_free(&f);
     S->have_mark = 0;        /* the entries stay: the expansion reads them */
-    session_end(S);
+    recomp_end(S);
 }
 
 /* --------------------------------------------------------- the forward run */
@@ -1335,7 +1336,7 @@ int exec_checkpoint(Node *n, Env *env)
 
 void ckpt_abandon(void)
 {
-    while (G->ckpt.sessions) session_end(G->ckpt.sessions);
+    while (G->ckpt.recomps) recomp_end(G->ckpt.recomps);
     while (G->ckpt.running) {
         LoopRec *r = G->ckpt.running;
         G->ckpt.running = r->next;
@@ -1351,7 +1352,7 @@ void ckpt_visit_roots(void (*visit)(Value))
         rec_each_value(&r->side, visit);
         for (int i = 0; i < r->nheld; i++) visit(obj_val(V_ARR, r->held[i]));
     }
-    for (Session *S = G->ckpt.sessions; S; S = S->outer) {
+    for (Recomp *S = G->ckpt.recomps; S; S = S->outer) {
         for (int i = 0; i < S->r->nheld; i++) visit(obj_val(V_ARR, S->r->held[i]));
         for (int i = 0; i < S->r->nvars; i++) visit(S->vars[i]);
         for (int i = 0; i < S->r->ncapt; i++) visit(S->capt[i]);
@@ -1370,6 +1371,5 @@ void ckpt_init(void)
 {
     G->sweep.loop_hooks.outputs = hook_outputs;
     G->sweep.loop_hooks.reverse = hook_reverse;
-    tape_side_op(OP_CKPT);      /* its a field names the side record (reclaiming) */
     G->sweep.loop_hooks.rerun = hook_rerun;
 }

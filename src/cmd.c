@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include "cmd.h"
 #include "eval.h"
+#include "builtins.h"
 #include "tape.h"
 #include "parse.h"
 #include "error.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "ad.h"
 #include "tapeview.h"
 #include "help.h"

@@ -81,3 +81,36 @@ Value dual_op(int op, Value a, Value b)
     rule_temps_release(&ts);
     return dual_new(tag, p, t);
 }
+
+/* ---------------------------------------- forward mode's live tags (dual.h) */
+
+/* tag is not the top (fwd_tag_dead looked): a binary search below it. */
+int fwd_tag_dead_below(uint32_t tag)
+{
+    int lo = 0, hi = G->fwd.nlive - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (G->fwd.live[mid] < tag) lo = mid + 1;
+        else hi = mid;
+    }
+    return !(lo < G->fwd.nlive && G->fwd.live[lo] == tag);
+}
+
+void fwd_live_push(uint32_t tag)
+{
+    if (G->fwd.nlive == G->fwd.caplive) {
+        int grown = G->fwd.caplive ? 2 * G->fwd.caplive : 16;
+        G->fwd.live = wg_realloc(G->fwd.live, sizeof(uint32_t) * (size_t)grown);
+        G->fwd.caplive = grown;
+    }
+    G->fwd.live[G->fwd.nlive++] = tag;
+    G->fwd.top = tag;
+}
+
+int fwd_depth(void) { return G->fwd.nlive; }
+
+void fwd_unwind(int depth)
+{
+    if (G->fwd.nlive > depth) G->fwd.nlive = depth;
+    G->fwd.top = G->fwd.nlive ? G->fwd.live[G->fwd.nlive - 1] : 0;
+}

@@ -5,7 +5,7 @@
 
 Value dual_op(int op, Value a, Value b);   /* an op with a dual operand; borrowed in, owned out */
 
-/* Live tags (value.c, below the evaluator, for dual_op; fwd.c pushes them).
+/* Live tags (dual.c, below the evaluator, for dual_op; fwd.c pushes them).
  * The tags of the jvp calls running now, ascending (a nested call's tag is
  * higher). A dual of any other tag belongs to a jvp that has returned: it
  * was stored where the call could write (a captured variable, an element,

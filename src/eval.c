@@ -9,20 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval.h"
+#include "builtins.h"
+#include "ckpt.h"
 #include "arith.h"
 #include "tape.h"
 #include "parse.h"
 #include "error.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "ad.h"
 #include "versions.h"
 #include "sweep.h"
 #include "fwd.h"
 #include "kinks.h"
 #include "suggest.h"
-#include "reclaim.h"
+#include "tapegc.h"
+#include "tapegc.h"
 #include "state.h"
 #include "matrix.h"
+#include "matrix_lang.h"
 
 
 
@@ -1072,7 +1076,7 @@ int eval_at_top_level(void) { return G->eval.run.block_depth == 0 && G->eval.run
 int eval_outside_calls(void) { return G->eval.run.call_depth == 0; }
 
 /* Between iterations, entries recorded since the loop began that nothing
- * holds go (reclaim.h: anything an enclosing expression holds in a C local
+ * holds go (tapegc.h: anything an enclosing expression holds in a C local
  * was recorded before the loop began). */
 /* Loops at the top level being run: each step's assignments to globals
  * stay on the tape as versions, so the tape limit's error says so. */

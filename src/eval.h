@@ -78,22 +78,6 @@ typedef struct {
 int   eval_place(Node *n, Env *env, Place *out);   /* n is N_NAME/N_VERSION */
 Value eval_expr(Node *n, Env *env);
 
-/* Builtins (builtins.c) and special forms that see their argument nodes. */
-typedef Value (*SpecialFn)(Node *call, Env *env);
-void  builtins_register(void);
-void  define_builtin(const Builtin *b);
-void  define_special(const char *name, SpecialFn fn, const char *help);
-SpecialFn special_for(const Builtin *b);
-int   builtin_math1_op(const Builtin *b);   /* OpCode of sin, exp, ...; -1 otherwise */
-const Builtin *builtin_list(int i);     /* NULL after the last */
-#define MAX_BUILTINS 96
-typedef struct {
-    const Builtin *table[MAX_BUILTINS];
-    SpecialFn specials[MAX_BUILTINS];
-    Builtin special_defs[MAX_BUILTINS];
-    int n;
-} BuiltinsState;
-
 /* For checkpointed loops (ckpt.c): statements and variables as the
  * evaluator runs them. */
 enum { EXEC_NORMAL, EXEC_BREAK, EXEC_CONTINUE, EXEC_RETURN };
@@ -101,23 +85,6 @@ int    eval_exec(Node *n, Env *env);
 Value *eval_var_slot(Node *n, Env *env, VerLog **ver);
 double eval_range_bound(Node *e, Env *env);
 int    eval_condition(Node *e, Env *env, const char *what);
-/* ckpt.c: 0 normally; 1 while a checkpointed loop runs unrecorded (its
- * variables, in ckpt_env, count versions but keep none); 2 while one is
- * recomputed (no versions, no commands, no output). */
-typedef struct {
-    int mode;
-    uint32_t floor;           /* first entry of the region a recomputation records */
-    Env *env;
-    uint32_t born;            /* env_made when the running loop began */
-    unsigned long long steps_run, steps_recomputed;
-    struct LoopRec *running;  /* the loops running, innermost first (ckpt.c) */
-    struct Session *sessions; /* recomputations running, innermost first */
-    const Node *noted[64];    /* loops already noted as running recorded */
-    int nnoted;
-} CkptState;
-int  exec_checkpoint(Node *n, Env *env);
-void ckpt_abandon(void);      /* after an error unwound */
-void ckpt_visit_roots(void (*visit)(Value));
-void ckpt_init(void);
+int    global_index(const char *name);   /* interns a global name (resolve.c) */
 
 #endif

@@ -1,7 +1,7 @@
 /* fixedpoint.c: the operator fixedpoint(g, x0[, tol, maxiter]) (SPEC "Long
  * loops and long sessions"). It iterates x = g(x) without recording until
  * a step changes x by at most tol (relative), then records the fixed point
- * as one group of entries (fixpt.h) whose reverse rule is the implicit
+ * as one group of entries (fixtape.h) whose reverse rule is the implicit
  * function theorem (sweep.c): the tape holds x* and one application of g,
  * however many steps it took. Forward mode needs nothing of its own: the
  * iteration runs on dual numbers, and their tangents converge with x to
@@ -13,9 +13,12 @@
 #include "arith.h"
 #include "error.h"
 #include "eval.h"
-#include "fixpt.h"
+#include "fixtape.h"
+#include "fixedpoint.h"
+#include "valuegc.h"
+#include "fixtape.h"
 #include "fwd.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "state.h"
 
 /* x as a list of plain numbers, its parts: a number is one part, a dual
@@ -238,7 +241,7 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
             if (c > change || c != c) change = c;
             if (fabs(next.val[j]) > scale) scale = fabs(next.val[j]);
         }
-        done = fixpt_step(&prog, change, scale, tol);
+        done = fixtape_step(&prog, change, scale, tol);
         flat_free(x);
         *x = next;
         v_release(cur);
@@ -311,7 +314,7 @@ Value fixedpoint_builtin(int argc, Value *argv)
     for (int tries = 0;; tries++) {
         TapeMark mark = tape_mark();
         n = x.nval;
-        head = fixpt_standins(n, x.val, tol, (uint32_t)maxiter);
+        head = fixtape_standins(n, x.val, tol, (uint32_t)maxiter);
         ids = wg_scratch(sizeof(uint32_t) * n);
         for (uint32_t j = 0; j < n; j++) ids[j] = head + j;
         Value xh = rebuild(&x, ids);
@@ -327,7 +330,7 @@ Value fixedpoint_builtin(int argc, Value *argv)
             wg_error("fixedpoint: g's result at the fixed point carries other dual numbers (forward-mode "
                      "perturbations) than x does");
     }
-    for (uint32_t j = 0; j < n; j++) ids[j] = fixpt_result(head, j, y.id[j], x.val[j]);
+    for (uint32_t j = 0; j < n; j++) ids[j] = fixtape_result(head, j, y.id[j], x.val[j]);
     r = rebuild(&x, ids);
     wg_scratch_free(ids);
     flat_free(&y);

@@ -7,6 +7,7 @@
 #include "help.h"
 #include "cmd.h"
 #include "eval.h"
+#include "builtins.h"
 #include "error.h"
 #include "state.h"
 
@@ -76,22 +77,6 @@ static const Entry examples[] = {
     {"dot", NULL, "dot([1, 2], [3, 4])     # 11"},
     {"ceil", NULL, "ceil(1.2)               # 2"},
     {"round", NULL, "round([1.4, 2.5, 3.5])  # [1, 2, 4]: halves go to the even one"},
-    {"sin", NULL, "sin(pi / 2)             # 1"},
-    {"cos", NULL, "cos(0)                  # 1"},
-    {"tan", NULL, "tan(pi / 4)             # 0.9999999999999999"},
-    {"asin", NULL, "asin(1)                 # 1.5707963267948966"},
-    {"acos", NULL, "acos(1)                 # 0"},
-    {"atan", NULL, "atan(1)                 # 0.7853981633974483"},
-    {"atan2", NULL, "atan2(1, 1)             # 0.7853981633974483"},
-    {"sinh", NULL, "sinh(0)                 # 0"},
-    {"cosh", NULL, "cosh(0)                 # 1"},
-    {"tanh", NULL, "tanh([0, 100])          # [0, 1]"},
-    {"exp", NULL, "exp(1)                  # 2.718281828459045"},
-    {"log", NULL, "log(exp(2))             # 2"},
-    {"sqrt", NULL, "sqrt(2)                 # 1.4142135623730951"},
-    {"abs", NULL, "abs(-3)                 # 3"},
-    {"sign", NULL, "sign(-3)                # -1"},
-    {"floor", NULL, "floor(2.7)              # 2"},
     {"min", NULL, "min([3, 1, 2])          # 1"},
     {"max", NULL, "max([1, 5], [4, 2])     # [4, 5]"},
     {"assert", NULL, "assert(len(a) > 0, \"a is empty\")"},
@@ -122,8 +107,6 @@ static const Entry examples[] = {
     {"reset", NULL, ":reset"},
     {"quit", NULL, ":quit"},
     {"relu", NULL, "relu([-1, 2])           # [0, 2]"},
-    {"sigmoid", NULL, "sigmoid(0)              # 0.5"},
-    {"softplus", NULL, "softplus(0)             # 0.6931471805599453"},
     {"mean", NULL, "mean([1, 2, 3])         # 2"},
     {"norm", NULL, "norm([3, 4])            # 5"},
     {"linspace", NULL, "linspace(0, 1, 3)       # [0, 0.5, 1]"},
@@ -356,7 +339,7 @@ void help_show(const char *topic)
         snprintf(name, sizeof name, "%s", topic[0] == ':' ? topic + 1 : topic);
         if (!strcmp(name, "save!")) name[4] = 0;
         e = find(examples, COUNT(examples), name);
-        show(text, e ? e->example : NULL);
+        show(text, e ? e->example : builtin_op_example(name));
         return;
     }
     unknown(topic);

@@ -50,14 +50,14 @@ static void operand(const Node *n, double v, char *buf, int size)
 
 static int named(const Node *n) { return n && (n->kind == N_NAME || n->kind == N_VERSION); }
 
+/* Whether op is at its kink (its flags, ops.def). */
 static int at_kink(int op, double a, double b)
 {
-    switch (op) {
-    case OP_ABS: case OP_SIGN: return a == 0;
-    case OP_FLOOR: return a == floor(a);
-    case OP_MOD: { double q = a / b; return isfinite(q) && q == floor(q); }
-    default: return 0;
-    }
+    unsigned f = op_flags[op];
+    if (f & OPF_KINK_AT0) return a == 0;
+    if (f & OPF_KINK_WHOLE) return a == floor(a);
+    if (f & OPF_KINK_JUMP) { double q = a / b; return isfinite(q) && q == floor(q); }
+    return 0;
 }
 
 /* An operand entry a branch note keeps: one that depends on something. */
@@ -65,7 +65,7 @@ static uint32_t compared(uint32_t id) { return id && tape_opcode(id) != OP_CONST
 
 void kink_note_op(int op, double a, double b, uint32_t id)
 {
-    int tie = op == OP_MIN || op == OP_MAX;
+    int tie = (op_flags[op] & OPF_TIE) != 0;
     if (tie ? !kink_near(a, b) || !isfinite(a) || !isfinite(b) : !at_kink(op, a, b)) return;
     uint32_t ida = tie ? compared(tape_a(id)) : 0, idb = tie ? compared(tape_b(id)) : 0;
     if (tie && !(ida | idb)) return;
@@ -93,19 +93,14 @@ void kink_note_op(int op, double a, double b, uint32_t id)
     operand(nb, b, ys, sizeof ys);
     num_format(a, va, sizeof va);
     num_format(b, vb, sizeof vb);
-    switch (op) {
-    case OP_MIN: case OP_MAX:
+    if (tie) {
         if (a == b) snprintf(note->what, sizeof note->what, "%s(%s, %s) at a tie, both %s", op_names[op], xs, ys, va);
         else snprintf(note->what, sizeof note->what, "%s(%s, %s) within 1e-9 of a tie, %s and %s",
                       op_names[op], xs, ys, va, vb);
-        break;
-    case OP_MOD:
+    } else if (op_flags[op] & OPF_KINK_JUMP)
         snprintf(note->what, sizeof note->what, "%s %% %s at a jump, %s / %s whole", xs, ys, va, vb);
-        break;
-    default:
-        if (named(na)) snprintf(note->what, sizeof note->what, "%s(%s) at %s = %s", op_names[op], xs, xs, va);
-        else snprintf(note->what, sizeof note->what, "%s at %s", op_names[op], va);
-    }
+    else if (named(na)) snprintf(note->what, sizeof note->what, "%s(%s) at %s = %s", op_names[op], xs, xs, va);
+    else snprintf(note->what, sizeof note->what, "%s at %s", op_names[op], va);
 }
 
 static const char *cmp_symbol(int op)
@@ -224,7 +219,7 @@ static void reach_pass(Reach *r)
             if (r->reach[i - r->lo]) continue;
             int op = tape_opcode(i);
             if (op == OP_CONST || op == OP_LEAF) continue;
-            if (op_arity[op] > 0 && !tape_side_ops[op]) {
+            if (op_arity[op] > 0 && !op_side[op]) {
                 uint32_t a = tape_a(i), b = op_arity[op] == 2 ? tape_b(i) : 0;
                 r->hit = (a >= r->lo && a <= r->hi && r->reach[a - r->lo]) || (b >= r->lo && b <= r->hi && r->reach[b - r->lo]);
                 if (a > i || b > i) r->up = 1;

@@ -15,9 +15,13 @@
 #include "ast.h"
 #include "num.h"
 
-/* Ops with a kink somewhere: a bit each (ops.def order). */
-#define KINK_OPS ((1ull << OP_ABS) | (1ull << OP_SIGN) | (1ull << OP_FLOOR) | \
-                  (1ull << OP_MIN) | (1ull << OP_MAX) | (1ull << OP_MOD))
+/* Ops with a kink somewhere (a kink or tie flag in ops.def): a bit each,
+ * a constant the recording tests with one shift. */
+static const uint64_t KINK_OPS = 0
+#define OP(e, name, kind, flags, f, da, db) | ((flags) & OPF_KINKS ? 1ull << OP_##e : 0)
+#include "ops.def"
+#undef OP
+    ;
 _Static_assert(OP_COUNT <= 64, "KINK_OPS is a 64-bit mask");
 
 /* Within a relative 1e-9 of switching: the only test a comparison on

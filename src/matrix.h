@@ -14,18 +14,6 @@ Value mat_new(int rows, int cols);                 /* zeros */
 const char *mat_describe(Value v);                 /* "2x3 matrix", "array of 3", "number", ... */
 void  mat_print(Value v, void *file, int brief);   /* nested lists, one row a line */
 
-/* (matrix_lang.c) [[1, 2], [3, 4]]: the literal n whose first item evaluated to first (an
- * array or view, owned). */
-Value mat_literal(Node *n, Env *env, Value first);
-/* a[i, j] (n->c set) or a[i] (row i, a copy) of a, borrowed. */
-Value mat_index(Node *n, Value a, Env *env);
-/* The element a write a[i, j] = x lands in (storage order); i, j are the
- * index values (jv nil for a[i], which is an error on a matrix). */
-int   mat_store_index(Node *target, Value holder, Value iv, Value jv);
-/* a[i][j] = x where a[i] is a row of a matrix: the row is a copy, so
- * this would change nothing; an error that says what to write. */
-_Noreturn void mat_row_write_error(Node *target);
-
 /* op on a and b where either is a matrix: equal shapes, a number, or a
  * dimension of 1 broadcast along the other's (arith.c's elementwise). */
 Value mat_elementwise(int op, Value a, Value b);
@@ -49,15 +37,5 @@ int   mat_index_in(Value idx, int len, Node *at, const char *what, Value m);
 int   mat_dim_arg(Value *argv, int i, const char *fname);
 Value mat_mean(int argc, Value *argv);
 Value mat_logsumexp(int argc, Value *argv);
-
-/* (matrix_lang.c) shape, reshape, eye, transpose, row, col, mean, logsumexp. */
-void  matrix_register(void);
-
-/* (builtins.c) The value view(a, ...), row and col view, taken as a place
- * when arg is a variable (home, owner: the variable a write through the
- * view makes a version of; owner -1: none), and the view of its elements
- * start, start + stride, ... (len of them), which takes base. */
-Value view_base(Node *arg, Env *env, EnvCell **home, int *owner);
-Value view_over(Value base, EnvCell *home, int owner, int start, int len, int stride);
 
 #endif

@@ -5,6 +5,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include "matrix.h"
+#include "matrix_lang.h"
+#include "builtins.h"
 #include "eval.h"
 #include "num.h"
 #include "error.h"

@@ -18,13 +18,39 @@
 
 
 const char *const op_names[OP_COUNT] = {
-#define OP(e, name, arity, f, da, db) name,
+#define OP(e, name, kind, flags, f, da, db) name,
 #include "ops.def"
 #undef OP
 };
 
+/* The per-op tables of num.h, from each op's kind and flags. */
 const int op_arity[OP_COUNT] = {
-#define OP(e, name, arity, f, da, db) arity,
+#define OP(e, name, kind, flags, f, da, db) OPK_ARITY_##kind,
+#include "ops.def"
+#undef OP
+};
+const uint8_t op_flags[OP_COUNT] = {
+#define OP(e, name, kind, flags, f, da, db) flags,
+#include "ops.def"
+#undef OP
+};
+const uint8_t op_ids[OP_COUNT] = {
+#define OP(e, name, kind, flags, f, da, db) OPK_IDS_##kind,
+#include "ops.def"
+#undef OP
+};
+const uint8_t op_side[OP_COUNT] = {
+#define OP(e, name, kind, flags, f, da, db) OPK_SIDE_##kind,
+#include "ops.def"
+#undef OP
+};
+const uint8_t op_cone[OP_COUNT] = {
+#define OP(e, name, kind, flags, f, da, db) OPK_CONE_##kind,
+#include "ops.def"
+#undef OP
+};
+const uint8_t op_near[OP_COUNT] = {
+#define OP(e, name, kind, flags, f, da, db) OPK_NEAR_##kind,
 #include "ops.def"
 #undef OP
 };
@@ -121,7 +147,7 @@ static double apply_double(int op, double a, double b)
 {
     (void)b;
     switch (op) {
-#define OP(e, name, arity, f, da, db) case OP_##e: return f;
+#define OP(e, name, kind, flags, f, da, db) case OP_##e: return f;
 #include "ops.def"
 #undef OP
     default: return a;

@@ -7,12 +7,57 @@
 #define WG_NUM_H
 #include <stdint.h>
 
+/* ---- the ops and their kinds, from ops.def */
+
+/* The structural kinds (KIND rows): OPK_UNARY ... */
 typedef enum {
-#define OP(e, name, arity, f, da, db) OP_##e,
+#define KIND(k, arity, ids, side, cone, near) OPK_##k,
+#include "ops.def"
+#undef KIND
+    OPK_COUNT
+} OpKind;
+
+/* A kind's columns as constants: OPK_ARITY_UNARY, OPK_IDS_POOL, ... */
+enum {
+#define KIND(k, arity, ids, side, cone, near) \
+    OPK_ARITY_##k = arity, OPK_IDS_##k = ids, OPK_SIDE_##k = side, OPK_CONE_##k = cone, OPK_NEAR_##k = near,
+#include "ops.def"
+#undef KIND
+};
+
+/* The flags column (ops.def explains them). */
+enum {
+    OPF_LINEAR = 1, OPF_BILINEAR = 2,
+    OPF_KINK_AT0 = 4, OPF_KINK_WHOLE = 8, OPF_KINK_JUMP = 16, OPF_TIE = 32,
+    OPF_KINKS = OPF_KINK_AT0 | OPF_KINK_WHOLE | OPF_KINK_JUMP | OPF_TIE
+};
+
+typedef enum {
+#define OP(e, name, kind, flags, f, da, db) OP_##e,
 #include "ops.def"
 #undef OP
     OP_COUNT
 } OpCode;
+
+/* The ops outside the kinds UNARY and BINARY (whose partials come from
+ * the rule columns): every switch over ops that names these one by one and
+ * leaves the rest to `default:` asserts their number, so a new one does
+ * not compile until each such switch knows it. */
+enum {
+    OPS_STRUCTURAL = 0
+#define OP(e, name, kind, flags, f, da, db) + (OPK_##kind != OPK_UNARY && OPK_##kind != OPK_BINARY)
+#include "ops.def"
+#undef OP
+};
+/* The same among the kinds with a cone column (the second-order sweep). */
+enum {
+    OPS_CONE_STRUCTURAL = 0
+#define OP(e, name, kind, flags, f, da, db) + (OPK_##kind != OPK_UNARY && OPK_##kind != OPK_BINARY && OPK_CONE_##kind)
+#include "ops.def"
+#undef OP
+};
+#define OPS_NAMED(count, n) _Static_assert((count) == (n) && OPK_COUNT == 9, \
+    "an op outside UNARY and BINARY (or a kind) was added: name it in the switch below")
 
 typedef enum { BK_F64, BK_F32, BK_F16, BK_BF16, BK_P8, BK_P16, BK_P32, BK_COUNT } Backend;
 
@@ -45,7 +90,12 @@ extern const Format formats[BK_COUNT];
 /* The backend running (G->num.backend) and the one :reset returns to (--backend). */
 typedef struct { int backend, start_backend; } NumState;
 extern const char *const op_names[OP_COUNT];
-extern const int op_arity[OP_COUNT];
+extern const int op_arity[OP_COUNT];        /* its kind's arity */
+extern const uint8_t op_flags[OP_COUNT];    /* OPF_... */
+extern const uint8_t op_ids[OP_COUNT];      /* its kind's columns */
+extern const uint8_t op_side[OP_COUNT];
+extern const uint8_t op_cone[OP_COUNT];
+extern const uint8_t op_near[OP_COUNT];
 
 int    backend_lookup(const char *name);      /* -1 if unknown */
 int    backend_is_posit(int b);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "parse.h"
+#include "resolve.h"
 #include "parser.h"
 #include "lexer_codes.h"
 #include "error.h"

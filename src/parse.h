@@ -51,12 +51,4 @@ Node *syn_name(ParseState *ps, Token t);
 Node *syn_node(ParseState *ps, NodeKind k, Token at);
 void  syn_error(ParseState *ps, Token t, const char *msg);
 
-/* Binds names to slots and fills in FnInfo (resolve.c). */
-int   resolve_chunk(Chunk *c, ParseState *ps);
-int   global_index(const char *name);   /* interns a global name */
-
-/* The resolver's part of the session state (G->resolve): the first error
- * found; resolution goes on but the chunk will not run. */
-typedef struct { const Node *error_at; char error_msg[160]; } ResolveState;
-
 #endif

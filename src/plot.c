@@ -20,9 +20,10 @@
 #include <unistd.h>
 #include "plot.h"
 #include "eval.h"
+#include "builtins.h"
 #include "error.h"
 #include "fwd.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "num.h"
 #include "tape.h"
 #include "state.h"

@@ -5,7 +5,8 @@
  * name refers to the nearest enclosing function that has it as a local, and
  * failing that to a global. Blocks do not open scopes. */
 #include <string.h>
-#include "parse.h"
+#include "resolve.h"
+#include "eval.h"
 #include <stdio.h>
 #include "error.h"
 #include "state.h"

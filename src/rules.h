@@ -30,7 +30,7 @@ static inline __attribute__((always_inline)) void rule_partials_num(int op, doub
 {
     (void)A; (void)B; (void)V;
     switch (op) {
-#define OP(e, name, arity, f, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
+#define OP(e, name, kind, flags, f, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
 #include "ops.def"
 #undef OP
     default: *da_out = *db_out = 0; return;
@@ -74,7 +74,7 @@ static inline Value rule_partial_val(int op, int which, Value A, Value B, Value 
 {
     (void)A; (void)B; (void)V;
     switch (op) {
-#define OP(e, name, arity, f, da, db) case OP_##e: return which == 0 ? (da) : (db);
+#define OP(e, name, kind, flags, f, da, db) case OP_##e: return which == 0 ? (da) : (db);
 #include "ops.def"
 #undef OP
     default: return num_val(0);
@@ -115,7 +115,7 @@ static inline void rule_partials_dual(int op, RuleDual A, RuleDual B, RuleDual V
 {
     (void)A; (void)B; (void)V;
     switch (op) {
-#define OP(e, name, arity, f, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
+#define OP(e, name, kind, flags, f, da, db) case OP_##e: *da_out = (da); *db_out = (db); return;
 #include "ops.def"
 #undef OP
     default: *da_out = *db_out = ZERO; return;

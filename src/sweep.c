@@ -43,7 +43,8 @@
 #include "error.h"
 #include "rules.h"
 #include "kinks.h"
-#include "fixpt.h"
+#include "fixtape.h"
+#include "fixtape.h"
 #include "state.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
@@ -203,11 +204,9 @@ static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); 
  * checkpointed loops and fixed points. A cone decides which way is taken,
  * not what else the session recorded. */
 
-static int so_elementary(int op)
-{
-    if (op == OP_SUM || op == OP_DOT) return 1;
-    return op_arity[op] >= 0 && op != OP_CKOUT;
-}
+/* The ops of the kinds this way covers (the cone column of ops.def) that
+ * are not UNARY or BINARY: the passes below name each of them. */
+#define SO_NAMED() OPS_NAMED(OPS_CONE_STRUCTURAL, 4)
 
 /* Whether i is a cut, for ascending i: *at walks the cut list (highest
  * first) from its end. */
@@ -248,8 +247,9 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         }
         if (!G->sweep.so.in[i - lo]) continue;
         int op = tape_opcode(i);
-        if (!so_elementary(op)) return 0;
+        if (!op_cone[op]) return 0;
         double a = G->sweep.so.abar[i - lo];
+        SO_NAMED();
         switch (op) {
         case OP_CONST: case OP_LEAF:
             break;
@@ -304,6 +304,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
         double t = 0;
+        SO_NAMED();
         switch (op) {
         case OP_CONST: case OP_LEAF:
             break;
@@ -366,17 +367,10 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
         if (!G->sweep.so.in[i - lo] || a == 0) continue;
         if ((i & 0xfffff) == 0) wg_check_interrupt();
         int op = tape_opcode(i);
+        SO_NAMED();
         switch (op) {
-        case OP_CONST: case OP_LEAF: case OP_SUM: case OP_COPY: case OP_NEG:
-        case OP_ADD: case OP_SUB:          /* linear: no second derivatives */
+        case OP_CONST: case OP_LEAF: case OP_SUM:     /* linear: no second derivatives */
             break;
-        case OP_MUL: {
-            uint32_t x = tape_a(i), y = tape_b(i);
-            double tx = so_tau(lo, x), ty = so_tau(lo, y);
-            if (ty != 0) give_plain(b, x, a, ty);
-            if (tx != 0) give_plain(b, y, a, tx);
-            break;
-        }
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
@@ -386,8 +380,13 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
             break;
         }
         default: {
-            double tx = so_tau(lo, tape_a(i)), ty = op_arity[op] == 2 ? so_tau(lo, tape_b(i)) : 0;
-            if (tx != 0 || ty != 0) so_give_rule(b, i, op, a, tx, ty);
+            if (op_flags[op] & OPF_LINEAR) break;
+            uint32_t x = tape_a(i), y = tape_b(i);
+            double tx = so_tau(lo, x), ty = op_arity[op] == 2 ? so_tau(lo, y) : 0;
+            if (op_flags[op] & OPF_BILINEAR) {      /* mul: the partials are the operands */
+                if (ty != 0) give_plain(b, x, a, ty);
+                if (tx != 0) give_plain(b, y, a, tx);
+            } else if (tx != 0 || ty != 0) so_give_rule(b, i, op, a, tx, ty);
         }
         }
     }
@@ -445,6 +444,7 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
 {
     int op = tape_opcode(i);
     uint32_t n;
+    OPS_NAMED(OPS_STRUCTURAL, 9);
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
@@ -902,6 +902,7 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
 {
     int op = tape_opcode(i);
     uint32_t n;
+    OPS_NAMED(OPS_STRUCTURAL, 9);
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
@@ -961,7 +962,7 @@ static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
             continue;
         }
         int op = tape_opcode(i);
-        if (op == OP_CKPT || op == OP_CKOUT || op == OP_FIXIN || op == OP_FIXPT) {
+        if (op_near[op]) {
             vb_densify(b);        /* these read their neighbours by position */
             return i + 1;
         }
@@ -1244,7 +1245,7 @@ void sweep_abandon(void)
 
 /* --------------------------------------------------------- fixed points */
 
-/* A fixed point x* = g(x*, θ) (fixpt.h): its stand-ins [lo, stop) are the
+/* A fixed point x* = g(x*, θ) (fixtape.h): its stand-ins [lo, stop) are the
  * x that g's recorded graph (up to hi) reads. Given the adjoint x̄ of x*,
  * the implicit function theorem asks for λ = (I - Jᵀ)⁻¹ x̄, J = ∂g/∂x at
  * x*, then hands λᵀ ∂g/∂θ on. λ is found as the fixed point of
@@ -1259,7 +1260,7 @@ typedef struct {
 static FixGroup fix_group(uint32_t head)
 {
     FixGroup g;
-    g.s = fixpt_side(head);
+    g.s = fixtape_side(head);
     g.n = g.s->n;
     g.lo = g.s->ids[0];
     g.stop = g.s->ids[g.n - 1] + 1;
@@ -1299,7 +1300,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         double *t = lam;
         lam = next;
         next = t;
-        if (fixpt_step(&prog, change, scale, g->s->tol)) break;
+        if (fixtape_step(&prog, change, scale, g->s->tol)) break;
         wg_check_interrupt();
     }
     wg_scratch_free(next);
@@ -1374,7 +1375,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
     }
     if (any) {
         double *lam = fix_solve(&g, xb, b->cuts);
-        uint32_t mu = fixpt_standins(g.n, lam, g.s->tol, g.s->maxiter);
+        uint32_t mu = fixtape_standins(g.n, lam, g.s->tol, g.s->maxiter);
         ValBuf sub;
         valbuf_init(&sub, g.lo, g.hi, NULL, b->cuts);
         for (uint32_t j = 0; j < g.n; j++)
@@ -1388,7 +1389,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
             if (is_zero_const(v)) h = xbar[j], v_retain(h);
             else if (is_zero_const(xbar[j])) h = v, v_retain(h);
             else h = v_num_op(OP_ADD, xbar[j], v);
-            L[j] = num_rec(lam[j], fixpt_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
+            L[j] = num_rec(lam[j], fixtape_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
             v_release(h);
         }
         valbuf_free(&sub, g.hi);
@@ -1460,12 +1461,9 @@ static __attribute__((noinline)) void sparse_step_strong(Sparse *sp, uint32_t lo
     if (op_arity[op] == 2 && db != 0) sparse_give(sp, lo, y, a * db);
 }
 
-/* The entries the sparse sweep leaves to the dense one. */
-static int sparse_gives_up(int op)
-{
-    return op == OP_DERIV || op == OP_SUM || op == OP_DOT || op == OP_FIXIN || op == OP_FIXPT
-        || op == OP_CKPT || op == OP_CKOUT;
-}
+/* The entries the sparse sweep leaves to the dense one: all but those
+ * whose fields are operand ids (the ids column of ops.def). */
+static inline int sparse_gives_up(int op) { return !op_ids[op]; }
 
 static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, Value *out)
 {

@@ -10,9 +10,6 @@
 #include "error.h"
 #include "state.h"
 
-uint8_t tape_side_ops[OP_COUNT] = {   /* entry kinds with a side record */
-    [OP_FIXIN] = 1, [OP_FIXPT] = 1,     /* fixpt.h */
-};
 
 #define ENTRY_BYTES (sizeof(uint32_t) + sizeof(double))   /* code and value */
 
@@ -137,7 +134,6 @@ static size_t max_entries(void)
 
 /* ---- the code's far tables and wide entries (tape.h, "the code"). The
  * far table of the chunk being recorded is also hashed, id to slot. */
-uint8_t tape_id_fields[OP_COUNT];
 static void check_limit(size_t more);
 
 
@@ -332,7 +328,6 @@ void tape_init(void)
         G->tape.code = wg_malloc(G->tape.cap * sizeof(uint32_t));
         G->tape.val = wg_malloc(G->tape.cap * sizeof(double));
     }
-    for (int op = 0; op < OP_COUNT; op++) tape_id_fields[op] = op_arity[op] >= 0 && op != OP_CKOUT;
     tape_chunk_begin(0);
     G->tape.n = 1;                 /* entry 0: "constant" */
     G->tape.code[0] = OP_CONST;
@@ -492,6 +487,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 {
     int op = tape_opcode(i);
     uint32_t n;
+    OPS_NAMED(OPS_STRUCTURAL, 9);     /* carry, fixin and fixpt: by their columns below */
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
@@ -518,7 +514,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         return;
     }
     default:
-        if (tape_side_ops[op]) {     /* a names the side record; b, if set, an operand */
+        if (op_side[op]) {     /* a names the side record; b, if set, an operand */
             if (tape_b(i)) fn(tape_b(i), ud);
             return;
         }
@@ -528,8 +524,6 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 }
 
 /* ------------------------------------------------------------ reclaiming */
-
-void tape_side_op(int op) { tape_side_ops[op] = 1; }
 
 const uint32_t *tape_call_expansion(uint32_t call, uint32_t *n, uint32_t *first)
 {
@@ -544,7 +538,7 @@ void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud
     if (tape_opcode(i) == OP_DERIV) {
         DerivRec *r = &G->tape.derivs[tape_a(i)];
         for (uint32_t j = 0; j < r->ncut; j++) fn(&G->tape.pool[r->cut_off + j], ud);
-    } else if (tape_side_ops[tape_opcode(i)]) {
+    } else if (op_side[tape_opcode(i)]) {
         TapeSide *s = G->tape.sides[tape_a(i)];
         if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
     }
@@ -621,42 +615,53 @@ static void broken_compaction(void)
     wg_error("internal error: reclaiming misplaced an entry (please report)");
 }
 
-void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
-{
-    uint32_t lo = m.n, n = G->tape.n, j = lo;
-    size_t before = tape_bytes();
-    for (uint32_t i = lo; i < n; i++) {
-        newpos[i - lo] = j;
-        j += live[i - lo] != 0;
-    }
-    newpos[n - lo] = j;
-    Renumber rn = { lo, newpos };
+/* One compaction, shared by its phases: the kept entries' new positions,
+ * which derivative calls (dmap) and side records (smap) made at or above
+ * the mark are kept and where they go, and the pool above the mark as it
+ * is rebuilt (out, nout ids from base). */
+typedef struct {
+    TapeMark m;
+    const uint8_t *live;
+    uint32_t *newpos;
+    uint32_t lo, n, kept_end;
+    Renumber rn;
+    uint32_t nd, ns, *dmap, *smap, *out;
+    size_t base, nout;
+} Compaction;
 
-    /* which derivative calls and side records made at or above the mark
-     * are still named; expansions recorded in the region are forgotten */
-    uint32_t nd = G->tape.nderivs - m.nderivs, ns = G->tape.nsides - m.nsides;
-    uint32_t *dmap = wg_scratch(sizeof(uint32_t) * (nd + 1)), *smap = wg_scratch(sizeof(uint32_t) * (ns + 1));
-    uint32_t *out = wg_scratch(sizeof(uint32_t) * (G->tape.npool - m.npool + 1));   /* before anything moves */
-    TapeTables old = G->tape.tables;
-    size_t capfar, capwide;
-    TapeTables fresh = tables_for_compaction(lo, j - lo, &capfar, &capwide);   /* the last memory taken */
-    for (uint32_t i = lo; i < n; i++) {
-        if (!live[i - lo]) continue;
-        int op = tape_opcode(i);
-        if (op == OP_DERIV && tape_a(i) >= m.nderivs) dmap[tape_a(i) - m.nderivs] = 1;
-        else if (tape_side_ops[op] && tape_a(i) >= m.nsides) smap[tape_a(i) - m.nsides] = 1;
+/* Phase 1: where each kept entry goes (newpos), in order from lo. */
+static void compact_positions(Compaction *c)
+{
+    uint32_t j = c->lo;
+    for (uint32_t i = c->lo; i < c->n; i++) {
+        c->newpos[i - c->lo] = j;
+        j += c->live[i - c->lo] != 0;
     }
-    /* an expansion recorded in the region stays when every result of it
-     * was kept (reclaim.c keeps those of live calls) and one of them lies
-     * inside it (its first entry moves to the first kept entry, which is
-     * then still inside it); else it is forgotten */
+    c->newpos[c->n - c->lo] = j;
+    c->kept_end = j;
+    c->rn = (Renumber){ c->lo, c->newpos };
+}
+
+/* Phase 2: which derivative calls and side records made at or above the
+ * mark are still named; expansions recorded in the region are forgotten
+ * unless every result of one was kept (tapegc.c keeps those of live
+ * calls) and one of them lies inside it (its first entry moves to the
+ * first kept entry, which is then still inside it). */
+static void compact_mark_named(Compaction *c)
+{
+    for (uint32_t i = c->lo; i < c->n; i++) {
+        if (!c->live[i - c->lo]) continue;
+        int op = tape_opcode(i);
+        if (op == OP_DERIV && tape_a(i) >= c->m.nderivs) c->dmap[tape_a(i) - c->m.nderivs] = 1;
+        else if (op_side[op] && tape_a(i) >= c->m.nsides) c->smap[tape_a(i) - c->m.nsides] = 1;
+    }
     for (uint32_t k = 0; k < G->tape.nderivs; k++) {
         DerivRec *r = &G->tape.derivs[k];
-        if (!r->exp_lo || r->exp_lo < lo) continue;
+        if (!r->exp_lo || r->exp_lo < c->lo) continue;
         int keep = 0;
         for (uint32_t w = 0; w < r->nwrt; w++) {
             uint32_t id = G->tape.pool[r->exp_off + w];
-            if (id >= lo && !live[id - lo]) {
+            if (id >= c->lo && !c->live[id - c->lo]) {
                 keep = 0;
                 break;
             }
@@ -664,80 +669,119 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
         }
         if (!keep) r->exp_lo = r->exp_off = 0;
     }
+}
 
-    /* the pool above the mark is rebuilt from what is kept, in order */
-    size_t base = m.npool, nout = 0;
-    uint32_t kd = 0;
-    for (uint32_t k = 0; k < nd; k++) {
-        if (!dmap[k]) continue;
-        DerivRec r = G->tape.derivs[m.nderivs + k];
-        r.y = renumbered(&rn, r.y);
-        r.wrt_off = r.wrt_run ? renumbered(&rn, r.wrt_off) : repool(out, &nout, base, r.wrt_off, r.nwrt, &rn);
-        r.cut_off = r.ncut ? repool(out, &nout, base, r.cut_off, r.ncut, &rn) : 0;
-        dmap[k] = m.nderivs + kd;
-        G->tape.derivs[m.nderivs + kd++] = r;
+/* Phase 3: the kept derivative calls packed down, their ids into the new
+ * pool, then the kept expansions' (dmap becomes old index to new). */
+static void compact_derivs(Compaction *c)
+{
+    uint32_t kd = 0, mn = c->m.nderivs;
+    for (uint32_t k = 0; k < c->nd; k++) {
+        if (!c->dmap[k]) continue;
+        DerivRec r = G->tape.derivs[mn + k];
+        r.y = renumbered(&c->rn, r.y);
+        r.wrt_off = r.wrt_run ? renumbered(&c->rn, r.wrt_off)
+                              : repool(c->out, &c->nout, c->base, r.wrt_off, r.nwrt, &c->rn);
+        r.cut_off = r.ncut ? repool(c->out, &c->nout, c->base, r.cut_off, r.ncut, &c->rn) : 0;
+        c->dmap[k] = mn + kd;
+        G->tape.derivs[mn + kd++] = r;
     }
-    G->tape.nderivs = m.nderivs + kd;
+    G->tape.nderivs = mn + kd;
     for (uint32_t k = 0; k < G->tape.nderivs; k++) {
         DerivRec *r = &G->tape.derivs[k];
-        if (!r->exp_lo || r->exp_lo < lo) continue;
-        r->exp_lo = newpos[r->exp_lo - lo];
-        r->exp_off = repool(out, &nout, base, r->exp_off, r->nwrt, &rn);
+        if (!r->exp_lo || r->exp_lo < c->lo) continue;
+        r->exp_lo = c->newpos[r->exp_lo - c->lo];
+        r->exp_off = repool(c->out, &c->nout, c->base, r->exp_off, r->nwrt, &c->rn);
     }
-    uint32_t ks = 0;
-    for (uint32_t k = 0; k < ns; k++) {
-        TapeSide *s = G->tape.sides[m.nsides + k];
-        G->tape.sides[m.nsides + k] = NULL;
-        if (!smap[k]) {
+}
+
+/* Phase 4: the kept side records packed down, their ids renumbered; the
+ * others released (smap becomes old index to new). */
+static void compact_sides(Compaction *c)
+{
+    uint32_t ks = 0, ms = c->m.nsides;
+    for (uint32_t k = 0; k < c->ns; k++) {
+        TapeSide *s = G->tape.sides[ms + k];
+        G->tape.sides[ms + k] = NULL;
+        if (!c->smap[k]) {
             if (s && s->kind->release) s->kind->release(s);
             continue;
         }
-        if (s && s->kind->each_id) s->kind->each_id(s, renumber_id, &rn);
-        smap[k] = m.nsides + ks;
-        G->tape.sides[m.nsides + ks++] = s;
+        if (s && s->kind->each_id) s->kind->each_id(s, renumber_id, &c->rn);
+        c->smap[k] = ms + ks;
+        G->tape.sides[ms + ks++] = s;
     }
-    G->tape.nsides = m.nsides + ks;
+    G->tape.nsides = ms + ks;
+}
 
-    /* the kept entries are recorded again from lo on, into the fresh
-     * tables; the old ones decode what has not moved yet */
+/* Entry i's fields as they read after the compaction. */
+static TapeArgs compact_args(Compaction *c, const TapeTables *old, uint32_t i)
+{
+    int op = tape_opcode(i);
+    TapeArgs a = tape_args_in(old, i);
+    OPS_NAMED(OPS_STRUCTURAL, 9);      /* ckpt, carry, fixin, fixpt: by their columns */
+    if (op == OP_SUM && (a.b & TAPE_SUM_RUN))
+        a.a = renumbered(&c->rn, a.a);     /* its terms all live: still consecutive */
+    else if (op == OP_SUM || op == OP_DOT) {
+        uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;
+        a.a = repool(c->out, &c->nout, c->base, a.a, cnt, &c->rn);
+    } else if (op == OP_DERIV) {
+        if (a.a >= c->m.nderivs) a.a = c->dmap[a.a - c->m.nderivs];
+    } else if (op_side[op]) {
+        if (a.a >= c->m.nsides) a.a = c->smap[a.a - c->m.nsides];
+        a.b = renumbered(&c->rn, a.b);
+    } else if (op_arity[op] > 0) {
+        a.a = renumbered(&c->rn, a.a);
+        if (op_arity[op] == 2) a.b = renumbered(&c->rn, a.b);
+    }
+    return a;
+}
+
+/* Phase 5: the kept entries recorded again from lo on, into the fresh
+ * tables; the old ones decode what has not moved yet. */
+static void compact_entries(Compaction *c, const TapeTables *old)
+{
+    tape_rewind(c->lo);
+    for (uint32_t i = c->lo; i < c->n; i++) {
+        if (!c->live[i - c->lo]) continue;
+        uint32_t opbyte = G->tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
+        double v = G->tape.val[i];
+        TapeArgs a = compact_args(c, old, i);
+        /* entries below i are rewritten already, i itself is read above */
+        if (tape_push_raw(opbyte, a.a, a.b, v) != c->newpos[i - c->lo]) broken_compaction();
+    }
+}
+
+void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
+{
+    Compaction c = { .m = m, .live = live, .newpos = newpos, .lo = m.n, .n = G->tape.n };
+    size_t before = tape_bytes();
+    compact_positions(&c);
+    c.nd = G->tape.nderivs - m.nderivs;
+    c.ns = G->tape.nsides - m.nsides;
+    c.dmap = wg_scratch(sizeof(uint32_t) * (c.nd + 1));
+    c.smap = wg_scratch(sizeof(uint32_t) * (c.ns + 1));
+    c.out = wg_scratch(sizeof(uint32_t) * (G->tape.npool - m.npool + 1));   /* before anything moves */
+    c.base = m.npool;
+    TapeTables old = G->tape.tables;
+    size_t capfar, capwide;
+    TapeTables fresh = tables_for_compaction(c.lo, c.kept_end - c.lo, &capfar, &capwide);   /* the last memory taken */
+    compact_mark_named(&c);
+    compact_derivs(&c);
+    compact_sides(&c);
     G->tape.tables = fresh;
     G->tape.capfar = capfar;
     G->tape.capwide = capwide;
-    tape_rewind(lo);
-    for (uint32_t i = lo; i < n; i++) {
-        if (!live[i - lo]) continue;
-        uint32_t to = newpos[i - lo];
-        int op = tape_opcode(i);
-        uint32_t opbyte = G->tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
-        double v = G->tape.val[i];
-        TapeArgs a = tape_args_in(&old, i);
-        if (op == OP_SUM && (a.b & TAPE_SUM_RUN))
-            a.a = renumbered(&rn, a.a);     /* its terms all live: still consecutive */
-        else if (op == OP_SUM || op == OP_DOT) {
-            uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;
-            uint32_t off = repool(out, &nout, base, a.a, cnt, &rn);
-            a.a = off;
-        } else if (op == OP_DERIV) {
-            if (a.a >= m.nderivs) a.a = dmap[a.a - m.nderivs];
-        } else if (tape_side_ops[op]) {
-            if (a.a >= m.nsides) a.a = smap[a.a - m.nsides];
-            a.b = renumbered(&rn, a.b);
-        } else if (op_arity[op] > 0) {
-            a.a = renumbered(&rn, a.a);
-            if (op_arity[op] == 2) a.b = renumbered(&rn, a.b);
-        }
-        /* entries below i are rewritten already, i itself is read above */
-        if (tape_push_raw(opbyte, a.a, a.b, v) != to) broken_compaction();
-    }
-    if (nout) memcpy(G->tape.pool + base, out, nout * sizeof(uint32_t));
-    G->tape.npool = base + nout;
-    G->tape.n = j;
-    G->tape.reclaimed += n - j;
+    compact_entries(&c, &old);
+    if (c.nout) memcpy(G->tape.pool + c.base, c.out, c.nout * sizeof(uint32_t));
+    G->tape.npool = c.base + c.nout;
+    G->tape.n = c.kept_end;
+    G->tape.reclaimed += c.n - c.kept_end;
     G->tape.reclaimed_bytes += before - tape_bytes();
     tables_free(&old);
-    wg_scratch_free(out);
-    wg_scratch_free(dmap);
-    wg_scratch_free(smap);
+    wg_scratch_free(c.out);
+    wg_scratch_free(c.dmap);
+    wg_scratch_free(c.smap);
 }
 
 TapeMark tape_mark(void) { return (TapeMark){ G->tape.n, G->tape.nderivs, G->tape.nsides, G->tape.npool }; }

@@ -131,7 +131,7 @@ typedef struct {
     uint64_t  expansions;       /* derivative entries expanded for higher order */
     uint32_t  epoch;            /* bumped by clear and truncate: cached ids die */
     uint32_t  clears;           /* bumped by clear alone */
-    uint64_t  reclaimed;        /* entries given back by reclaiming (reclaim.c) */
+    uint64_t  reclaimed;        /* entries given back by reclaiming (tapegc.c) */
     uint64_t  reclaimed_bytes;
     uint64_t  reclaims;         /* reclaiming passes run */
     int       busy;             /* a sweep is running: ids are held in its buffers */
@@ -164,7 +164,6 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
 void     tape_chunk_begin(uint32_t i);
 uint32_t tape_far_field(uint32_t id);
 uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v);
-extern uint8_t tape_id_fields[OP_COUNT];   /* ops whose two fields are operand ids */
 
 #endif
 
@@ -194,7 +193,7 @@ static inline uint32_t tape_next_slot(void)
 static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
     uint32_t i = tape_next_slot();
-    if (__builtin_expect(tape_id_fields[opbyte & TAPE_OPMASK], 1)) {
+    if (__builtin_expect(op_ids[opbyte & TAPE_OPMASK], 1)) {
         uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
         if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both fit (TAPE_NOFIELD does not) */
             G->tape.code[i] = opbyte | fa << 8 | fb << 20;
@@ -306,7 +305,7 @@ TapeMark tape_mark(void);
 int      tape_grew_since(TapeMark m);
 void     tape_truncate(TapeMark m);
 
-/* ---- reclaiming (reclaim.c decides what is live; this moves it). The
+/* ---- reclaiming (tapegc.c decides what is live; this moves it). The
  * entries of [m.n, n) whose live[i - m.n] is set are kept, in order, and
  * moved down; newpos[k] receives where position m.n + k went (for a kept
  * entry, its new id; otherwise where the next kept one went), for k up to
@@ -316,10 +315,9 @@ void     tape_truncate(TapeMark m);
  * expansions recorded at or above m.n are forgotten (they are recorded
  * again when needed). Entries below m.n do not move. */
 void     tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos);
-/* Entry kinds that hang a side record off their entry (a field: its index). */
-void     tape_side_op(int op);
-extern uint8_t tape_side_ops[OP_COUNT];
-static inline int tape_has_side(uint32_t i) { return tape_side_ops[tape_opcode(i)]; }
+/* Whether entry i hangs a side record off its a field (its kind's side
+ * column, ops.def). */
+static inline int tape_has_side(uint32_t i) { return op_side[tape_opcode(i)]; }
 /* Every id entry i holds beyond tape_each_operand: a derivative call's
  * cuts, a side record's ids. */
 void     tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud);

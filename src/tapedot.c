@@ -20,8 +20,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "tapedot.h"
+#include "fixtape.h"
 #include "tapeview.h"
-#include "fixpt.h"
+#include "fixtape.h"
 #include "eval.h"
 #include "error.h"
 #include "tape.h"
@@ -190,9 +191,9 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
         if (r->exp_lo && g.b < r->nwrt)
             write_edge(f, sel, tape_pool_at(r->exp_off)[g.b], i, " [style=dotted, color=\"#7a9cc6\", label=\"expanded\"]");
     } else if (op == OP_FIXPT) {
-        const FixSide *s = fixpt_side(i);
+        const FixSide *s = fixtape_side(i);
         write_edge(f, sel, g.b, i, "");
-        write_edge(f, sel, s->ids[s->n + fixpt_index(s, g.b)], i, " [style=dashed, label=\"g\"]");
+        write_edge(f, sel, s->ids[s->n + fixtape_index(s, g.b)], i, " [style=dashed, label=\"g\"]");
     } else {
         if (op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
         if (op_arity[op] == 2) write_edge(f, sel, g.b, i, "");

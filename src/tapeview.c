@@ -11,14 +11,16 @@
 #include "cmd.h"
 #include "eval.h"
 #include "tape.h"
-#include "reclaim.h"
+#include "tapegc.h"
+#include "ckpt.h"
 #include "sweep.h"
 #include "error.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "ad.h"
 #include "kinks.h"
 #include "tapedot.h"
-#include "fixpt.h"
+#include "fixtape.h"
+#include "fixtape.h"
 #include "state.h"
 
 /* ------------------------------------------------------ tape labels */
@@ -182,8 +184,8 @@ static void print_entry(uint32_t i)
     else if (op == OP_CKOUT)
         snprintf(args, sizeof args, "#%u[%u]", g.a, g.b);
     else if (op == OP_FIXPT) {      /* its stand-in, and g's result there */
-        const FixSide *s = fixpt_side(i);
-        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixpt_index(s, g.b)]);
+        const FixSide *s = fixtape_side(i);
+        snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixtape_index(s, g.b)]);
     }
     else if (op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "value.h"
 #include "num.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "error.h"
 #include "versions.h"
 #include "matrix.h"
@@ -273,37 +273,4 @@ void value_print_brief(Value v, void *file)
         value_print(*seq_at(v, i), f);
     }
     fprintf(f, "] (%d elements)", n);
-}
-
-/* ---------------------------------------- forward mode's live tags (dual.h) */
-
-/* tag is not the top (fwd_tag_dead looked): a binary search below it. */
-int fwd_tag_dead_below(uint32_t tag)
-{
-    int lo = 0, hi = G->fwd.nlive - 1;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (G->fwd.live[mid] < tag) lo = mid + 1;
-        else hi = mid;
-    }
-    return !(lo < G->fwd.nlive && G->fwd.live[lo] == tag);
-}
-
-void fwd_live_push(uint32_t tag)
-{
-    if (G->fwd.nlive == G->fwd.caplive) {
-        int grown = G->fwd.caplive ? 2 * G->fwd.caplive : 16;
-        G->fwd.live = wg_realloc(G->fwd.live, sizeof(uint32_t) * (size_t)grown);
-        G->fwd.caplive = grown;
-    }
-    G->fwd.live[G->fwd.nlive++] = tag;
-    G->fwd.top = tag;
-}
-
-int fwd_depth(void) { return G->fwd.nlive; }
-
-void fwd_unwind(int depth)
-{
-    if (G->fwd.nlive > depth) G->fwd.nlive = depth;
-    G->fwd.top = G->fwd.nlive ? G->fwd.live[G->fwd.nlive - 1] : 0;
 }

@@ -6,7 +6,7 @@
  * (every float32/16, bfloat16 and posit8/16/32 value is a double), so a
  * backend switch changes how results are rounded, not how they are stored.
  * Heap objects are reference counted; cycles through closures are broken by
- * the collector in gc.c at quiescent points. */
+ * the collector in valuegc.c at quiescent points. */
 #ifndef WG_VALUE_H
 #define WG_VALUE_H
 #include <stdint.h>

@@ -6,7 +6,7 @@
 # nbclient (the notebook test) are optional: without them those checks are
 # skipped, and failing to install them stops nothing.
 need=""
-pkgs="re2c lemon libedit-dev libgmp-dev libjansson-dev python3 tmux man-db valgrind"
+pkgs="re2c lemon libedit-dev libgmp-dev libjansson-dev python3 tmux man-db valgrind universal-ctags"
 [ "$1" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev"
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"

@@ -181,7 +181,7 @@ fi
 for r in tests/repl/*.sh tests/shell/*.sh; do
     [ -f "$r" ] || continue
     t=120; [ "$r" = tests/shell/course.sh ] && t=900    # twenty scripts and twenty notebooks
-    if WG_BIN="$BIN" timeout $t bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
+    if WG_BIN="$BIN" WG_BUILD="$BUILD" timeout $t bash "$r" >"$tmp/rout" 2>&1; then ok; else bad "$r" "$(tail -30 "$tmp/rout")"; fi
     grep '^SKIP' "$tmp/rout"     # a test that cannot run here says so, and passes
 done
 

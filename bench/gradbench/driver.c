@@ -24,11 +24,12 @@
 #include <unistd.h>
 #include "wengert.h"
 #include "eval.h"
+#include "builtins.h"
 #include "parse.h"
 #include "num.h"
 #include "tape.h"
 #include "versions.h"
-#include "gc.h"
+#include "valuegc.h"
 #include "state.h"
 
 #define TOOL_VERSION "0.1.0"

@@ -5,7 +5,7 @@
  * src/rules.h). Also checks entry size (<= 24 bytes an entry), that a plain
  * sweep leaves the tape alone, that constants (entry 0, OP_CONST) absorb
  * nothing, that a recorded derivative can be differentiated again, and that
- * a fixed point recorded by hand (fixpt.h) differentiates by its rule.
+ * a fixed point recorded by hand (fixtape.h) differentiates by its rule.
  * Prints "test_tape: N checks, M failed"; exit status non-zero on failure. */
 #include <math.h>
 #include <stdio.h>
@@ -16,8 +16,8 @@
 #include "../../src/arith.h"
 #include "../../src/error.h"
 #include "../../src/tape.h"
-#include "../../src/fixpt.h"
-#include "../../src/reclaim.h"
+#include "../../src/fixtape.h"
+#include "../../src/tapegc.h"
 #include "../../src/state.h"
 
 static int n_checks, n_failed;
@@ -280,7 +280,7 @@ static void test_mixed_partial(void)
 static void count_operand(uint32_t id, void *ud) { (void)id; (*(uint32_t *)ud)++; }
 static void count_extra(uint32_t *id, void *ud) { (void)id; (*(uint32_t *)ud)++; }
 
-/* A fixed point group recorded by hand (fixpt.h), swept by the sweeps alone:
+/* A fixed point group recorded by hand (fixtape.h), swept by the sweeps alone:
  * x = 0.5 cos(x) + a at a = 0.3: dx/da = 1 / (1 + sin(x)/2), and the second
  * derivative through the recorded rule, -cos(x)/2 x' / (1 + sin(x)/2)^2.
  * Then two numbers, x = [0.5 x1 + b0, 0.25 x0 + b1]: dx0/db = [8/7, 4/7]. */
@@ -291,12 +291,12 @@ static void test_fixed_point(void)
     uint32_t a = leaf(0.3);
     double X = 0;
     for (int i = 0; i < 200; i++) X = 0.5 * cos(X) + 0.3;
-    uint32_t head = fixpt_standins(1, &X, 1e-12, 1000);
+    uint32_t head = fixtape_standins(1, &X, 1e-12, 1000);
     uint32_t c = un(OP_COS, head, cos(X));
     uint32_t half = tape_push(OP_CONST, 0, 0, 0.5);
     uint32_t m = bin(OP_MUL, half, c, 0.5 * cos(X));
     uint32_t y = bin(OP_ADD, m, a, 0.5 * cos(X) + 0.3);
-    uint32_t r = fixpt_result(head, 0, y, X);
+    uint32_t r = fixtape_result(head, 0, y, X);
     Value dx, dxx;
     sweep_derivatives(num_rec(X, r), &a, 1, (Cuts){0}, &dx);
     double xd = 1 / (1 + sin(X) / 2);
@@ -306,11 +306,11 @@ static void test_fixed_point(void)
                 "fixed point: d2x/da2 through the recorded rule");
     uint32_t b[2] = { leaf(1), leaf(0) };
     double V[2] = { 8.0 / 7, 2.0 / 7 };
-    uint32_t h2 = fixpt_standins(2, V, 1e-12, 1000);
+    uint32_t h2 = fixtape_standins(2, V, 1e-12, 1000);
     uint32_t y0 = bin(OP_ADD, bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), h2 + 1, 1.0 / 7), b[0], V[0]);
     uint32_t y1 = bin(OP_ADD, bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.25), h2, 2.0 / 7), b[1], V[1]);
-    uint32_t r0 = fixpt_result(h2, 0, y0, V[0]);
-    fixpt_result(h2, 1, y1, V[1]);
+    uint32_t r0 = fixtape_result(h2, 0, y0, V[0]);
+    fixtape_result(h2, 1, y1, V[1]);
     Value db[2];
     sweep_derivatives(num_rec(V[0], r0), b, 2, (Cuts){0}, db);
     check_close(db[0].u.n, 8.0 / 7, "fixed point of two: dx0/db0");
@@ -436,12 +436,12 @@ static void test_compact_fixed_point(void)
     double X = 0;
     for (int i = 0; i < 200; i++) X = 0.5 * cos(X) + 0.3;
     un(OP_SIN, a, sin(0.3));                                   /* dead */
-    uint32_t head = fixpt_standins(1, &X, 1e-12, 1000);
+    uint32_t head = fixtape_standins(1, &X, 1e-12, 1000);
     uint32_t c = un(OP_COS, head, cos(X));
     un(OP_EXP, c, exp(cos(X)));                                /* dead */
     uint32_t m5 = bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), c, 0.5 * cos(X));
     uint32_t y = bin(OP_ADD, m5, a, X);
-    uint32_t r = fixpt_result(head, 0, y, X);
+    uint32_t r = fixtape_result(head, 0, y, X);
     un(OP_NEG, r, -X);                                         /* dead */
     Value hold = arr_new(1);                                   /* the root: x* */
     AS_ARR(hold)->v[0] = num_rec(X, r);
@@ -449,7 +449,7 @@ static void test_compact_fixed_point(void)
     check(gone == 3, "compact: the three dead entries around a fixed point go");
     uint32_t nr = AS_ARR(hold)->v[0].id;
     check(tape_opcode(nr) == OP_FIXPT && nr == tape_size() - 1, "compact: the result is renumbered, still last");
-    const FixSide *s = fixpt_side(nr);
+    const FixSide *s = fixtape_side(nr);
     check(tape_b(nr) == s->ids[0] && tape_opcode(s->ids[0]) == OP_FIXIN && tape_opcode(s->ids[1]) == OP_ADD,
           "compact: the group's record is renumbered with it");
     Value dx;
@@ -458,14 +458,14 @@ static void test_compact_fixed_point(void)
     /* only g's cos(x*) held (g stored it): the head is live, and its
      * record keeps g's result and what that reads, above the head */
     m = tape_mark();
-    head = fixpt_standins(1, &X, 1e-12, 1000);
+    head = fixtape_standins(1, &X, 1e-12, 1000);
     c = un(OP_COS, head, cos(X));
     m5 = bin(OP_MUL, tape_push(OP_CONST, 0, 0, 0.5), c, 0.5 * cos(X));
     y = bin(OP_ADD, m5, a, X);
-    fixpt_result(head, 0, y, X);
+    fixtape_result(head, 0, y, X);
     AS_ARR(hold)->v[0] = num_rec(cos(X), c);
     reclaim_now(m);
-    uint32_t nc = AS_ARR(hold)->v[0].id, ny = fixpt_side(tape_a(nc))->ids[1];
+    uint32_t nc = AS_ARR(hold)->v[0].id, ny = fixtape_side(tape_a(nc))->ids[1];
     check(tape_opcode(ny) == OP_ADD && tape_opcode(tape_a(ny)) == OP_MUL && tape_b(tape_a(ny)) == nc,
           "compact: a head kept alone keeps g's result and its operands, above it");
     Value dc;

@@ -1,10 +1,10 @@
-/* gc.h: reference counting frees almost everything at once; this collector
+/* valuegc.h: reference counting frees almost everything at once; this collector
  * frees what counting cannot: cycles (a closure stored in the frame it
  * captures) and the temporaries an error unwound past. It runs only at
  * quiescent points, between top-level statements, when every live object is
  * reachable from the globals, so it can recount every reference exactly. */
-#ifndef WG_GC_H
-#define WG_GC_H
+#ifndef WG_VALUEGC_H
+#define WG_VALUEGC_H
 #include "value.h"
 
 /* The evaluator names the roots (its globals) once, at start-up. */

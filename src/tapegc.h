@@ -1,4 +1,4 @@
-/* reclaim.h: giving back the tape entries that nothing can reach (SPEC
+/* tapegc.h: giving back the tape entries that nothing can reach (SPEC
  * "Long loops and long sessions").
  *
  * An entry is live when a number somewhere names it (a variable, a version
@@ -12,8 +12,8 @@
  * may go: whatever an enclosing expression or a C builtin holds was made
  * before the loop began, since the frames holding it are suspended below
  * the loop). Never while a sweep holds ids in its buffers (tape.busy). */
-#ifndef WG_RECLAIM_H
-#define WG_RECLAIM_H
+#ifndef WG_TAPEGC_H
+#define WG_TAPEGC_H
 #include "tape.h"
 
 typedef void (*IdFn)(uint32_t *id, void *ud);

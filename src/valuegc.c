@@ -1,10 +1,10 @@
-/* gc.c: the cycle collector (see gc.h). Every heap object sits in one
+/* valuegc.c: the cycle collector (see valuegc.h). Every heap object sits in one
  * doubly linked list. A collection marks from the roots, then recounts
  * every object's references from marked objects and roots, then frees what
  * was not marked. Recounting repairs counts left too high by temporaries an
  * error unwound past. */
 #include <stdlib.h>
-#include "gc.h"
+#include "valuegc.h"
 #include "versions.h"
 #include "state.h"
 

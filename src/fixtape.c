@@ -1,8 +1,8 @@
-/* fixpt.c: the fixed-point entry kinds on the tape (see fixpt.h); their
+/* fixtape.c: the fixed-point entry kinds on the tape (see fixtape.h); their
  * rules are in sweep.c, the operator in fixedpoint.c. */
 #include <math.h>
 #include <stdlib.h>
-#include "fixpt.h"
+#include "fixtape.h"
 #include "error.h"
 #include "state.h"
 
@@ -16,7 +16,7 @@ static void fix_release(TapeSide *s) { free(s); }
 
 static const TapeSideKind fix_kind = { "fixedpoint", fix_each_id, NULL, fix_release };
 
-uint32_t fixpt_standins(uint32_t n, const double *x, double tol, uint32_t maxiter)
+uint32_t fixtape_standins(uint32_t n, const double *x, double tol, uint32_t maxiter)
 {
     FixSide *s = wg_calloc(1, sizeof(FixSide) + 2 * (size_t)n * sizeof(uint32_t));
     s->side.kind = &fix_kind;
@@ -32,14 +32,14 @@ uint32_t fixpt_standins(uint32_t n, const double *x, double tol, uint32_t maxite
     return head;
 }
 
-uint32_t fixpt_result(uint32_t head, uint32_t j, uint32_t y, double v)
+uint32_t fixtape_result(uint32_t head, uint32_t j, uint32_t y, double v)
 {
-    FixSide *s = fixpt_side(head);
+    FixSide *s = fixtape_side(head);
     s->ids[s->n + j] = y;
     return tape_push(OP_FIXPT, tape_a(head), s->ids[j], v);
 }
 
-uint32_t fixpt_index(const FixSide *s, uint32_t standin)
+uint32_t fixtape_index(const FixSide *s, uint32_t standin)
 {
     uint32_t lo = 0, hi = s->n;
     while (hi - lo > 1) {
@@ -58,21 +58,21 @@ static double ulp_at(double x)
     return next > x && isfinite(next) ? next - x : 0;
 }
 
-int fixpt_converged(double change, double scale, double tol)
+int fixtape_converged(double change, double scale, double tol)
 {
     if (!(change <= change) || !isfinite(scale)) return 0;   /* nan */
     if (change <= tol * scale) return 1;
     return scale > 0 && change <= 2 * ulp_at(num_round(scale));
 }
 
-int fixpt_step(FixProgress *p, double change, double scale, double tol)
+int fixtape_step(FixProgress *p, double change, double scale, double tol)
 {
     if (p->met) {
         if (change == 0 || !(change <= p->last) || ++p->polished >= FIXPT_POLISH) return 1;
         p->last = change;
         return 0;
     }
-    if (!fixpt_converged(change, scale, tol)) return 0;
+    if (!fixtape_converged(change, scale, tol)) return 0;
     p->met = 1;
     p->last = change;
     return change == 0;

@@ -1,4 +1,4 @@
-/* fixpt.h: the fixed-point entry kinds (SPEC "Long loops and long
+/* fixtape.h: the fixed-point entry kinds (SPEC "Long loops and long
  * sessions"): what fixedpoint(g, x0) leaves on the tape, and the two
  * helpers its reverse rule (sweep.c) and its operator (fixedpoint.c) share.
  *
@@ -24,9 +24,9 @@
  * is the recorded sweep of the graph), so derivatives of any order nest.
  *
  * The one place where ids point up the tape: the record, as the head's,
- * lists g's results, above it (reclaim.c marks down from them again). */
-#ifndef WG_FIXPT_H
-#define WG_FIXPT_H
+ * lists g's results, above it (tapegc.c marks down from them again). */
+#ifndef WG_FIXTAPE_H
+#define WG_FIXTAPE_H
 #include "tape.h"
 
 typedef struct {
@@ -38,34 +38,34 @@ typedef struct {
 } FixSide;
 
 /* Records n stand-ins holding x[0..n) with a side record; returns the head. */
-uint32_t fixpt_standins(uint32_t n, const double *x, double tol, uint32_t maxiter);
+uint32_t fixtape_standins(uint32_t n, const double *x, double tol, uint32_t maxiter);
 /* Records result j of head's group: g's result y (an entry or 0), value v. */
-uint32_t fixpt_result(uint32_t head, uint32_t j, uint32_t y, double v);
+uint32_t fixtape_result(uint32_t head, uint32_t j, uint32_t y, double v);
 /* The side record of a fixin or fixpt entry. */
 #endif
 
 /* Needs the session state (state.h includes this file again). */
-#if defined(WG_STATE_DONE) && !defined(WG_FIXPT_H_STATE)
-#define WG_FIXPT_H_STATE
-static inline FixSide *fixpt_side(uint32_t i) { return (FixSide *)tape_side_at(tape_a(i)); }
+#if defined(WG_STATE_DONE) && !defined(WG_FIXTAPE_H_STATE)
+#define WG_FIXTAPE_H_STATE
+static inline FixSide *fixtape_side(uint32_t i) { return (FixSide *)tape_side_at(tape_a(i)); }
 /* Which number of its group the stand-in `standin` is (the ids ascend). */
-uint32_t fixpt_index(const FixSide *s, uint32_t standin);
+uint32_t fixtape_index(const FixSide *s, uint32_t standin);
 /* Whether a step that changed x by `change` (max norm) to a new x of size
  * `scale` (max norm) has converged: change <= tol * scale, or within two
  * units in the last place of the active format at scale (so narrow
  * backends, whose iterates may flip between neighbours, converge too). */
-int fixpt_converged(double change, double scale, double tol);
+int fixtape_converged(double change, double scale, double tol);
 /* An iteration's progress: once a step has converged, up to FIXPT_POLISH
  * further steps are taken while the change does not grow, until a step
  * changes nothing: a contraction gains its last digits this way (the
  * exact fixed point of g in the format, where there is one), at a bounded
- * cost. fixpt_step says whether to stop. */
+ * cost. fixtape_step says whether to stop. */
 #define FIXPT_POLISH 64
 typedef struct {
     int met;            /* a step has converged */
     int polished;       /* steps taken since */
     double last;        /* the latest change */
 } FixProgress;
-int fixpt_step(FixProgress *p, double change, double scale, double tol);
+int fixtape_step(FixProgress *p, double change, double scale, double tol);
 
 #endif

@@ -1,12 +1,12 @@
-/* reclaim.c: marks the live tape entries and has tape.c compact the rest
- * away (see reclaim.h). Marking is one pass down the tape: every operand
+/* tapegc.c: marks the live tape entries and has tape.c compact the rest
+ * away (see tapegc.h). Marking is one pass down the tape: every operand
  * of an entry comes before it, so once the roots are marked, visiting
  * entries from the top and marking what each live one reads marks the
  * whole cone. Renumbering the roots walks them a second time. */
 #include <stdlib.h>
 #include <string.h>
-#include "reclaim.h"
-#include "gc.h"
+#include "tapegc.h"
+#include "valuegc.h"
 #include "versions.h"
 #include "kinks.h"
 #include "error.h"
@@ -162,7 +162,7 @@ static void visit(Pass *p, uint32_t i)
 {
     p->live[i - p->lo] = 2;
     int op = tape_opcode(i);
-    if (__builtin_expect(op_arity[op] > 0 && !tape_side_ops[op], 1)) {   /* the common case, inline */
+    if (__builtin_expect(op_arity[op] > 0 && !op_side[op], 1)) {   /* the common case, inline */
         uint32_t a = tape_a(i);
         if (a >= p->lo && !p->live[a - p->lo]) p->live[a - p->lo] = 1;   /* below i: the pass comes to it */
         if (op_arity[op] == 2) {

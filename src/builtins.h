@@ -1,0 +1,31 @@
+/* builtins.h: the builtin functions (builtins.c): the table of SPEC
+ * "Builtins" and the special forms that see their argument nodes (d,
+ * view), defined as globals of the session. */
+#ifndef WG_BUILTINS_H
+#define WG_BUILTINS_H
+#include "value.h"
+
+typedef Value (*SpecialFn)(Node *call, Env *env);
+void  builtins_register(void);
+void  define_builtin(const Builtin *b);
+void  define_special(const char *name, SpecialFn fn, const char *help);
+SpecialFn special_for(const Builtin *b);
+int   builtin_math1_op(const Builtin *b);   /* OpCode of sin, exp, ...; -1 otherwise */
+const char *builtin_op_example(const char *name);   /* :help's example of an op's builtin */
+const Builtin *builtin_list(int i);     /* NULL after the last */
+#define MAX_BUILTINS 96
+typedef struct {
+    const Builtin *table[MAX_BUILTINS];
+    SpecialFn specials[MAX_BUILTINS];
+    Builtin special_defs[MAX_BUILTINS];
+    int n;
+} BuiltinsState;
+
+/* The value view(a, ...), row and col view, taken as a place
+ * when arg is a variable (home, owner: the variable a write through the
+ * view makes a version of; owner -1: none), and the view of its elements
+ * start, start + stride, ... (len of them), which takes base. */
+Value view_base(Node *arg, Env *env, EnvCell **home, int *owner);
+Value view_over(Value base, EnvCell *home, int owner, int start, int len, int stride);
+
+#endif
