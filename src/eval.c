@@ -84,6 +84,17 @@ int global_index(const char *name)
     return G->eval.nglobals++;
 }
 
+/* Forgets the globals named after the first keep (the fuzzer's fresh
+ * sessions): their names go, and the hash is built again. */
+void global_forget(int keep)
+{
+    if (keep >= G->eval.nglobals) return;
+    for (int i = keep; i < G->eval.nglobals; i++) free((char *)G->eval.globals[i].name);
+    G->eval.nglobals = keep;
+    memset(G->eval.gslots, 0, sizeof(int) * (size_t)G->eval.ngslots);
+    for (int i = 0; i < keep; i++) *gslot_of(G->eval.globals[i].name) = i + 1;
+}
+
 Global *global_lookup(const char *name)
 {
     if (!G->eval.ngslots) return NULL;

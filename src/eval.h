@@ -65,6 +65,7 @@ void  eval_visit_roots(void (*visit)(Value));
 Value call_value(Value f, int argc, Value *argv);   /* argv borrowed */
 int   eval_at_top_level(void);   /* not inside a block or a call */
 int   eval_outside_calls(void);  /* no function call is running (nothing held in C locals) */
+void global_forget(int keep);                      /* forget the names after the first keep */
 Global *global_lookup(const char *name);           /* NULL if never named */
 
 /* Places for d(y, place) and x@k (ad.c asks the evaluator). */

@@ -95,8 +95,7 @@ static void run_prelude(void)
 static void fresh_session(void)
 {
     eval_reset();
-    for (int i = base_globals; i < G->eval.nglobals; i++) free((char *)G->eval.globals[i].name);
-    if (G->eval.nglobals > base_globals) G->eval.nglobals = base_globals;
+    global_forget(base_globals);
     run_prelude();
     G->eval.quit = 0;
     wg_interrupted = 0;
