@@ -1196,7 +1196,8 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first, Aliases *al)
         results[w] = (v.t == V_NUM) ? v.id : 0;
     }
     valbuf_free(&b, btop);
-    *al = aliases_copy(G->sweep.reruns.v + n0, G->sweep.reruns.n - n0);
+    /* (no pairs: the table may not exist yet, and NULL + 0 is undefined) */
+    *al = G->sweep.reruns.n > n0 ? aliases_copy(G->sweep.reruns.v + n0, G->sweep.reruns.n - n0) : (Aliases){ NULL, 0 };
     if (!--G->sweep.reruns.depth) G->sweep.reruns.n = 0;      /* else they are the outer one's too */
     G->sweep.ckout_wrt = saved_ckout;
     G->sweep.expansion_floor = saved_floor;
