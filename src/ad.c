@@ -32,11 +32,11 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value
         return;
     }
     Dual *d = AS_DUAL(y);
-    Value *tp = wg_scratch(sizeof(Value) * (size_t)(n ? 2 * n : 1));
+    Value *tp = err_scratch(sizeof(Value) * (size_t)(n ? 2 * n : 1));
     derivatives_of(d->p, wrt, n, cuts, tp);
     derivatives_of(d->t, wrt, n, cuts, tp + n);
     for (int j = 0; j < n; j++) out[j] = dual_new(d->tag, tp[j], tp[n + j]);
-    wg_scratch_free(tp);
+    err_scratch_free(tp);
 }
 
 Value ad_derivative(Value y, uint32_t wrt)
@@ -82,7 +82,7 @@ static Cuts place_cuts(Value place)
 {
     uint32_t n = place_entries(place, NULL);
     if (!n) return (Cuts){0};
-    uint32_t *ids = wg_scratch(sizeof(uint32_t) * n);
+    uint32_t *ids = err_scratch(sizeof(uint32_t) * n);
     place_entries(place, ids);
     qsort(ids, n, sizeof(uint32_t), cmp_desc);
     uint32_t m = 1;
@@ -100,23 +100,23 @@ static const char *place_help =
 static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
 {
     if (p->kind != N_NAME && p->kind != N_VERSION && p->kind != N_INDEX)
-        wg_error_at(p, "%s", place_help);
+        err_raise_at(p, "%s", place_help);
     Value v = eval_expr(p, env);
     Value shape = num_val(0);
     if (IS_NUMBER(v)) {
         *n = 1;
-        *ids = wg_scratch(sizeof(uint32_t));
+        *ids = err_scratch(sizeof(uint32_t));
         (*ids)[0] = v_innermost(&v)->id;
     } else if (is_seq(v)) {
         *n = seq_len(v);
-        *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+        *ids = err_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
         for (int i = 0; i < *n; i++) (*ids)[i] = v_innermost(seq_at(v, i))->id;
         shape = arr_new(*n);
         shape_like(shape, v);
     } else {
         const char *what = type_name(v);
         v_release(v);
-        wg_error_at(p, "d: cannot differentiate with respect to %s", what);
+        err_raise_at(p, "d: cannot differentiate with respect to %s", what);
     }
     *cuts = place_cuts(v);
     v_release(v);
@@ -125,13 +125,13 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
 
 Value ad_d(Node *call, Env *env)
 {
-    if (call->n != 2) wg_error("d expects 2 arguments, d(y, place), got %d", call->n);
+    if (call->n != 2) err_raise("d expects 2 arguments, d(y, place), got %d", call->n);
     Value y = eval_expr(call->list[0], env);
     G->err.where.node = call;
     if (!IS_NUMBER(y)) {
         const char *what_type = type_name(y);   /* before the release: a matrix is read */
         v_release(y);
-        wg_error("d: y must be a number, got %s (differentiate one element, or sum(...))", what_type);
+        err_raise("d: y must be a number, got %s (differentiate one element, or sum(...))", what_type);
     }
     uint32_t *ids;
     int n;
@@ -145,8 +145,8 @@ Value ad_d(Node *call, Env *env)
     derivatives_of(y, ids, n, cuts, out);
     kink_branches(ids, n);
     kink_end();
-    wg_scratch_free(ids);
-    wg_scratch_free((void *)cuts.ids);
+    err_scratch_free(ids);
+    err_scratch_free((void *)cuts.ids);
     v_release(y);
     return shape.t == V_ARR ? shape : one;
 }
@@ -176,7 +176,7 @@ static Value fresh_point(Value x)
         shape_like(r, x);
         return r;
     }
-    wg_error("grad: the first argument must be a number or an array, got %s", type_name(x));
+    err_raise("grad: the first argument must be a number or an array, got %s", type_name(x));
 }
 
 /* d(r, x) for every number in x (a number or an array of them). */
@@ -190,15 +190,15 @@ static Value derivative_at(Value r, Value x)
         kink_branches(&id, 1);
     } else {
         int n = AS_ARR(x)->n;
-        uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        uint32_t *ids = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
         g = arr_new(n);
         shape_like(g, x);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
         kink_branches(ids, n);
-        wg_scratch_free(ids);
+        err_scratch_free(ids);
     }
-    wg_scratch_free((void *)cuts.ids);
+    err_scratch_free((void *)cuts.ids);
     return g;
 }
 
@@ -206,15 +206,15 @@ static Value derivative_at(Value r, Value x)
  * derivatives in every argument, numbers all, as one array. */
 static Value grad_at(Value f, int k, int argc, Value *argv)
 {
-    if (argc < 1) wg_error("a gradient function needs at least one argument");
+    if (argc < 1) err_raise("a gradient function needs at least one argument");
     if (k >= argc)
-        wg_error("grad(f, %d) differentiates argument %d (counting from 0), but the call has %d argument%s",
+        err_raise("grad(f, %d) differentiates argument %d (counting from 0), but the call has %d argument%s",
                  k, k, argc, argc == 1 ? "" : "s");
-    if (argc > 64) wg_error("grad: at most 64 arguments");
+    if (argc > 64) err_raise("grad: at most 64 arguments");
     if (k < 0)
         for (int i = 0; i < argc; i++)
             if (!IS_NUMBER(argv[i]))
-                wg_error("grad(f, \"all\") needs number arguments, argument %d is %s\n"
+                err_raise("grad(f, \"all\") needs number arguments, argument %d is %s\n"
                          "note: grad(f, k) gives the gradient in argument k (from 0), also an array", i, type_name(argv[i]));
     int saved = rec_on();
     G->ad.nesting++;
@@ -227,7 +227,7 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
         const char *what_type = type_name(r);   /* before the release: a matrix is read */
         v_release(r);
         for (int i = 0; i < argc; i++) if (k < 0 || i == k) v_release(args[i]);
-        wg_error("grad: the function must return a number, got %s", what_type);
+        err_raise("grad: the function must return a number, got %s", what_type);
     }
     rec_restore(saved);
     G->ad.nesting--;
@@ -248,11 +248,11 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
     return g;
 }
 
-Value derived_call(Closure *c, int argc, Value *argv)
+Value ad_derived_call(Closure *c, int argc, Value *argv)
 {
     switch (c->kind) {
     case FK_GRAD: return grad_at(c->target, c->argnum, argc, argv);
-    default: wg_error("cannot call this function");
+    default: err_raise("cannot call this function");
     }
 }
 
@@ -261,13 +261,13 @@ Value derived_call(Closure *c, int argc, Value *argv)
 Value ad_grad(int argc, Value *argv)
 {
     if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
-        wg_error("grad: expects a function, got %s", type_name(argv[0]));
+        err_raise("grad: expects a function, got %s", type_name(argv[0]));
     int k = 0;
     if (argc > 1) {
         Value w = argv[1];
         if (w.t == V_STR && AS_STR(w)->len == 3 && !memcmp(AS_STR(w)->s, "all", 3)) k = -1;
         else if (w.t == V_NUM && w.u.n >= 0 && w.u.n <= 63 && w.u.n == (double)(int)w.u.n) k = (int)w.u.n;
-        else wg_error("grad(f, k): k must be a whole argument number from 0, or \"all\"");
+        else err_raise("grad(f, k): k must be a whole argument number from 0, or \"all\"");
     }
     Closure *c = obj_new(V_FN, sizeof(Closure));
     c->kind = FK_GRAD;
@@ -285,7 +285,7 @@ Value ad_hvp(int argc, Value *argv)
 {
     (void)argc;
     if (!IS_NUMBER(argv[1]) && !is_seq(argv[1]))
-        wg_error("hvp: x must be a number or an array, got %s", type_name(argv[1]));
+        err_raise("hvp: x must be a number or an array, got %s", type_name(argv[1]));
     Value gfn = ad_grad(1, &argv[0]);
     Value r = fwd_jvp(gfn, argv[1], argv[2]);
     v_release(gfn);

@@ -7,7 +7,7 @@
 #include "eval.h"
 
 typedef struct { int nesting; } AdState;   /* nesting: grad/hvp calls in progress (:tape clear waits for them) */
-Value derived_call(Closure *c, int argc, Value *argv);
+Value ad_derived_call(Closure *c, int argc, Value *argv);
 Value ad_d(Node *call, Env *env);          /* the special form d(y, place) */
 Value ad_grad(int argc, Value *argv);
 Value ad_hvp(int argc, Value *argv);

@@ -7,7 +7,7 @@
 #include "matrix.h"
 #include "state.h"
 
-uint32_t tape_id_of_const(double c) { return rec_const(c); }
+uint32_t arith_const_id(double c) { return rec_const(c); }
 
 /* Whether the reverse rule of op reads operand values (so a constant
  * operand must be on the tape). Linear ops (add, sub, neg, copy) only pass
@@ -20,8 +20,8 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     int arity = op_arity[op];
     if (arity == 2) ib = b.id;
     if (needs_operand_values(op)) {
-        if (!ia) ia = tape_id_of_const(a.u.n);
-        if (arity == 2 && !ib) ib = tape_id_of_const(b.u.n);
+        if (!ia) ia = arith_const_id(a.u.n);
+        if (arity == 2 && !ib) ib = arith_const_id(b.u.n);
     }
     uint32_t id = rec_op(op, ia, ib, r);
     if ((KINK_OPS >> op) & 1) kink_note_op(op, a.u.n, b.u.n, id);
@@ -54,7 +54,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     int unary = op_arity[op] < 2;
     int na = is_seq(a) ? seq_len(a) : -1, nb = (!unary && is_seq(b)) ? seq_len(b) : -1;
     if (na >= 0 && nb >= 0 && na != nb)
-        wg_error("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
+        err_raise("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
     int n = na >= 0 ? na : nb;
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
@@ -72,7 +72,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
         Value y = unary ? b : nb >= 0 ? *seq_at(b, i) : b;
         Value *other = na >= 0 ? &x : &y;
         if (const_scalar && other->t == V_NUM && other->id && G->tape.recording) {
-            if (!scalar.id) scalar.id = tape_id_of_const(scalar.u.n);
+            if (!scalar.id) scalar.id = arith_const_id(scalar.u.n);
             if (na < 0) x = scalar;
             else y = scalar;
         }
@@ -94,8 +94,8 @@ Value v_arith(int op, Value a, Value b)
     if (IS_NUMBER(a) && (unary || IS_NUMBER(b))) return v_num_op(op, a, b);
     if ((is_seq(a) || IS_NUMBER(a)) && (unary || is_seq(b) || IS_NUMBER(b)))
         return elementwise(op, a, b);
-    if (unary) wg_error("%s expects a number or an array, got %s", op_names[op], type_name(a));
-    wg_error("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
+    if (unary) err_raise("%s expects a number or an array, got %s", op_names[op], type_name(a));
+    err_raise("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
 }
 
 /* ---------------------------------------------------------- reductions */
@@ -112,7 +112,7 @@ static int any_dual(Value a)
 Value arith_fold(int op, Value a, const char *fname)
 {
     int n = seq_len(a);
-    if (n == 0) wg_error("%s of an empty array", fname);
+    if (n == 0) err_raise("%s of an empty array", fname);
     Value acc = *seq_at(a, 0);
     v_retain(acc);
     for (int i = 1; i < n; i++) {
@@ -184,7 +184,7 @@ Value arith_sum(Value a)
 Value arith_dot(Value a, Value b)
 {
     int n = seq_len(a);
-    if (seq_len(b) != n) wg_error("dot: length mismatch: %d and %d elements", n, seq_len(b));
+    if (seq_len(b) != n) err_raise("dot: length mismatch: %d and %d elements", n, seq_len(b));
     if (any_dual(a) || any_dual(b)) {
         Value p = v_arith(OP_MUL, a, b);
         Value r = n ? arith_fold(OP_ADD, p, "dot") : num_val(0);
@@ -206,8 +206,8 @@ Value arith_dot(Value a, Value b)
     uint32_t off, *pairs = rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);
-        pairs[2 * i] = x->id ? x->id : tape_id_of_const(x->u.n);
-        pairs[2 * i + 1] = y->id ? y->id : tape_id_of_const(y->u.n);
+        pairs[2 * i] = x->id ? x->id : arith_const_id(x->u.n);
+        pairs[2 * i + 1] = y->id ? y->id : arith_const_id(y->u.n);
     }
     return num_rec(s, rec_dot(off, (uint32_t)n, s));
 }

@@ -23,7 +23,7 @@ uint32_t arith_record(int op, Value a, Value b, double r);
  * unlooked at (v_arith looks: matrix.c); the result is an array. */
 Value arith_elementwise_flat(int op, Value a, Value b);
 const char *arith_op_symbol(int op);     /* "+", "*", ..., or the op's name */
-uint32_t tape_id_of_const(double c);
+uint32_t arith_const_id(double c);
 
 /* Reductions of an array or view of numbers: sum and dot record one n-ary
  * entry (the quire in posit backends); fold chains op left to right. */

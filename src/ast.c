@@ -17,7 +17,7 @@ void *ast_alloc(Chunk *c, size_t n)
     ArenaBlock *b = c->arena;
     if (!b || b->used + n > b->cap) {
         size_t cap = n > 16384 ? n : 16384;
-        b = wg_malloc(sizeof(ArenaBlock) + cap);
+        b = err_malloc(sizeof(ArenaBlock) + cap);
         b->used = 0;
         b->cap = cap;
         b->next = c->arena;
@@ -61,10 +61,10 @@ Node **ast_list_push(Chunk *c, Node **list, int n, Node *item)
 
 Chunk *chunk_new(const char *filename, const char *src, size_t len)
 {
-    Chunk *c = wg_malloc(sizeof(Chunk));
+    Chunk *c = err_malloc(sizeof(Chunk));
     memset(c, 0, sizeof *c);
     c->refs = 1;
-    c->source = wg_malloc(len + 1);
+    c->source = err_malloc(len + 1);
     memcpy(c->source, src, len);
     c->source[len] = 0;
     c->srclen = len;

@@ -25,7 +25,7 @@
 #include "state.h"
 
 
-void define_builtin(const Builtin *b)
+void builtin_define(const Builtin *b)
 {
     int i = 0;
     while (i < G->builtins.n && G->builtins.table[i] != b) i++;
@@ -38,11 +38,11 @@ void define_builtin(const Builtin *b)
     g->v.u.bi = b;
 }
 
-void define_special(const char *name, SpecialFn fn, const char *help)
+void builtin_define_special(const char *name, SpecialFn fn, const char *help)
 {
     for (int i = 0; i < G->builtins.n; i++)
         if (strcmp(G->builtins.table[i]->name, name) == 0) {
-            define_builtin(G->builtins.table[i]);
+            builtin_define(G->builtins.table[i]);
             return;
         }
     Builtin *b = &G->builtins.special_defs[G->builtins.n];
@@ -52,10 +52,10 @@ void define_special(const char *name, SpecialFn fn, const char *help)
     b->fn = NULL;
     b->help = help;
     G->builtins.specials[G->builtins.n] = fn;
-    define_builtin(b);
+    builtin_define(b);
 }
 
-SpecialFn special_for(const Builtin *b)
+SpecialFn builtin_special(const Builtin *b)
 {
     if (b->fn) return NULL;
     for (int i = 0; i < G->builtins.n; i++)
@@ -70,7 +70,7 @@ const Builtin *builtin_list(int i) { return i < G->builtins.n ? G->builtins.tabl
 double arg_number(Value *argv, int i, const char *fname)
 {
     if (!IS_NUMBER(argv[i]))
-        wg_error("%s: argument %d must be a number, got %s", fname, i + 1, type_name(argv[i]));
+        err_raise("%s: argument %d must be a number, got %s", fname, i + 1, type_name(argv[i]));
     return v_primal(argv[i]);
 }
 
@@ -78,14 +78,14 @@ int arg_count(Value *argv, int i, const char *fname)
 {
     double d = arg_number(argv, i, fname);
     if (d != floor(d) || d < 0 || d > 1e9)
-        wg_error("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1, num_str(d));
+        err_raise("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1, num_str(d));
     return (int)d;
 }
 
 static void arg_seq(Value *argv, int i, const char *fname)
 {
     if (!is_seq(argv[i]))
-        wg_error("%s: argument %d must be an array, got %s", fname, i + 1, type_name(argv[i]));
+        err_raise("%s: argument %d must be an array, got %s", fname, i + 1, type_name(argv[i]));
     seq_check_numbers(argv[i], fname);
 }
 
@@ -109,7 +109,7 @@ static Value bi_len(int argc, Value *argv)
         for (int i = 0; i < AS_STR(argv[0])->len; i++) n += ((unsigned char)AS_STR(argv[0])->s[i] & 0xC0) != 0x80;
         return num_val(n);
     }
-    if (!is_seq(argv[0])) wg_error("len: argument 1 must be an array or a string, got %s", type_name(argv[0]));
+    if (!is_seq(argv[0])) err_raise("len: argument 1 must be an array or a string, got %s", type_name(argv[0]));
     if (is_mat(argv[0])) return num_val(AS_ARR(argv[0])->rows);
     return num_val(seq_len(argv[0]));
 }
@@ -155,7 +155,7 @@ static Value bi_take(int argc, Value *argv)
         double k = v_primal(*seq_at(argv[1], i));
         if (k != floor(k) || k < 0 || k >= len) {
             v_release(r);
-            wg_error("take: index %s out of range for array of length %d", num_str(k), len);
+            err_raise("take: index %s out of range for array of length %d", num_str(k), len);
         }
         Value e = *seq_at(argv[0], (int)k);
         v_retain(e);
@@ -167,10 +167,10 @@ static Value bi_take(int argc, Value *argv)
 static Value bi_assert(int argc, Value *argv)
 {
     if (argv[0].t != V_BOOL)
-        wg_error("assert: the condition must be true or false, got %s", type_name(argv[0]));
+        err_raise("assert: the condition must be true or false, got %s", type_name(argv[0]));
     if (!argv[0].u.b) {
-        if (argc > 1 && argv[1].t == V_STR) wg_error("assertion failed: %s", AS_STR(argv[1])->s);
-        wg_error("assertion failed");
+        if (argc > 1 && argv[1].t == V_STR) err_raise("assertion failed: %s", AS_STR(argv[1])->s);
+        err_raise("assertion failed");
     }
     return nil_val();
 }
@@ -178,11 +178,11 @@ static Value bi_assert(int argc, Value *argv)
 static Value bi_error(int argc, Value *argv)
 {
     (void)argc;
-    if (argv[0].t == V_STR) wg_error("%s", AS_STR(argv[0])->s);
+    if (argv[0].t == V_STR) err_raise("%s", AS_STR(argv[0])->s);
     char buf[64];
     if (argv[0].t == V_NUM) num_format(argv[0].u.n, buf, sizeof buf);
     else snprintf(buf, sizeof buf, "%s", type_name(argv[0]));
-    wg_error("%s", buf);
+    err_raise("%s", buf);
 }
 
 /* ---------------------------------------------------------- reductions */
@@ -318,7 +318,7 @@ static Value bi_seed(int argc, Value *argv)
     (void)argc;
     double d = arg_number(argv, 0, "seed");
     if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
-        wg_error("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
+        err_raise("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
     rng_seed(&G->rng, (uint64_t)d);
     return nil_val();
 }
@@ -349,7 +349,7 @@ static size_t decimal_len(const char *s)
 static Value bi_num(int argc, Value *argv)
 {
     (void)argc;
-    if (argv[0].t != V_STR) wg_error("num: expects a string, got %s", type_name(argv[0]));
+    if (argv[0].t != V_STR) err_raise("num: expects a string, got %s", type_name(argv[0]));
     const char *s = AS_STR(argv[0])->s, *p = s;
     while (isspace((unsigned char)*p)) p++;
     int neg = *p == '-';
@@ -357,7 +357,7 @@ static Value bi_num(int argc, Value *argv)
     size_t n = decimal_len(p);
     double x;
     if (n) {
-        char *text = wg_malloc(n + 1);
+        char *text = err_malloc(n + 1);
         memcpy(text, p, n);
         text[n] = 0;
         x = num_literal(text);
@@ -368,7 +368,7 @@ static Value bi_num(int argc, Value *argv)
     const char *end = p + n;
     while (isspace((unsigned char)*end)) end++;
     if (!n || *end || (int)strlen(s) != AS_STR(argv[0])->len)
-        wg_error("num: \"%s\" is not a number", s);
+        err_raise("num: \"%s\" is not a number", s);
     return num_val(num_round(neg ? -x : x));
 }
 
@@ -386,10 +386,10 @@ static Value bi_bits(int argc, Value *argv)
 static Value bi_frombits(int argc, Value *argv)
 {
     (void)argc;
-    if (argv[0].t != V_STR) wg_error("frombits: expects a string like \"0x3c00\", got %s", type_name(argv[0]));
+    if (argv[0].t != V_STR) err_raise("frombits: expects a string like \"0x3c00\", got %s", type_name(argv[0]));
     double x;
     if ((int)strlen(AS_STR(argv[0])->s) != AS_STR(argv[0])->len || !num_frombits(AS_STR(argv[0])->s, &x))
-        wg_error("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
+        err_raise("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
                  AS_STR(argv[0])->s, formats[G->num.backend].name, formats[G->num.backend].width / 4);
     return num_val(x);
 }
@@ -398,8 +398,8 @@ static Value bi_frombits(int argc, Value *argv)
 
 static int whole(Value v, const char *what)
 {
-    if (v.t != V_NUM) wg_error("view: %s must be a number, got %s", what, type_name(v));
-    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) wg_error("view: %s must be a whole number, got %s", what, num_str(v.u.n));
+    if (v.t != V_NUM) err_raise("view: %s must be a number, got %s", what, type_name(v));
+    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) err_raise("view: %s must be a whole number, got %s", what, num_str(v.u.n));
     return (int)v.u.n;
 }
 
@@ -415,13 +415,13 @@ Value view_base(Node *arg, Env *env, EnvCell **home, int *owner)
     *home = NULL;
     *owner = -1;
     if (arg->kind == N_NAME && eval_place(arg, env, &pl)) {
-        if (pl.slot->t == V_UNDEF) wg_undefined(arg, env);
+        if (pl.slot->t == V_UNDEF) suggest_undefined(arg, env);
         arr_own(pl.slot);
         base = *pl.slot;
         v_retain(base);
         if (base.t == V_ARR) {
             if (pl.home && !pl.home->cell) {
-                pl.home->cell = wg_malloc(sizeof(EnvCell));
+                pl.home->cell = err_malloc(sizeof(EnvCell));
                 *pl.home->cell = (EnvCell){ 1, pl.home };
             }
             *home = pl.home ? pl.home->cell : NULL;
@@ -463,14 +463,14 @@ Value view_over(Value base, EnvCell *home, int owner, int start, int len, int st
 
 static Value sp_view(Node *call, Env *env)
 {
-    if (call->n < 1 || call->n > 4) wg_error("view expects 1 to 4 arguments, got %d", call->n);
+    if (call->n < 1 || call->n > 4) err_raise("view expects 1 to 4 arguments, got %d", call->n);
     EnvCell *home;
     int owner;      /* the variable a write through the view makes a version of */
     Value base = view_base(call->list[0], env, &home, &owner);
     if (!is_seq(base)) {
         const char *what_type = type_name(base);   /* before the release: a matrix is read */
         v_release(base);
-        wg_error("view: argument 1 must be an array or a view, got %s", what_type);
+        err_raise("view: argument 1 must be an array or a view, got %s", what_type);
     }
     int n = seq_len(base), start = 0, len = n, stride = 1;
     Value args[3];
@@ -480,11 +480,11 @@ static Value sp_view(Node *call, Env *env)
     if (nargs >= 1) start = whole(args[0], "start");
     len = nargs >= 2 ? whole(args[1], "len") : n - start;
     if (nargs >= 3) stride = whole(args[2], "stride");
-    if (stride == 0) wg_error("view: stride must be a non-zero whole number");
-    if (len < 0) wg_error("view: len must not be negative, got %d", len);
+    if (stride == 0) err_raise("view: stride must be a non-zero whole number");
+    if (len < 0) err_raise("view: len must not be negative, got %d", len);
     long last = start + (long)(len - 1) * stride;
     if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
-        wg_error("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
+        err_raise("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
     return view_over(base, home, owner, start, len, stride);
 }
 
@@ -537,7 +537,7 @@ static Value bi_round(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[0];
-    if (!IS_NUMBER(x) && !is_seq(x)) wg_error("round: argument 1 must be a number or an array, got %s", type_name(x));
+    if (!IS_NUMBER(x) && !is_seq(x)) err_raise("round: argument 1 must be a number or an array, got %s", type_name(x));
     Value half = num_val(num_round(0.5));
     Value s = v_arith(OP_ADD, x, half);
     Value f = v_arith(OP_FLOOR, s, s);
@@ -591,13 +591,13 @@ static const Builtin builtins[] = {
     {"fwdgrad", 2, 2, fwd_fwdgrad, "fwdgrad(f, x): forward gradient (grad f(x)·v) v, v ~ N(0, I) from the session generator"},
 };
 
-void builtins_register(void)
+void builtin_register(void)
 {
-    for (size_t i = 0; i < sizeof builtins_first / sizeof builtins_first[0]; i++) define_builtin(&builtins_first[i]);
-    for (int i = 0; i < NOP_BUILTINS; i++) define_builtin(&op_builtins[i]);
-    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) define_builtin(&builtins[i]);
-    define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
-    define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
+    for (size_t i = 0; i < sizeof builtins_first / sizeof builtins_first[0]; i++) builtin_define(&builtins_first[i]);
+    for (int i = 0; i < NOP_BUILTINS; i++) builtin_define(&op_builtins[i]);
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) builtin_define(&builtins[i]);
+    builtin_define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
+    builtin_define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     plot_register();
     matrix_register();
     int pi_index = global_index("pi");

@@ -6,10 +6,10 @@
 #include "value.h"
 
 typedef Value (*SpecialFn)(Node *call, Env *env);
-void  builtins_register(void);
-void  define_builtin(const Builtin *b);
-void  define_special(const char *name, SpecialFn fn, const char *help);
-SpecialFn special_for(const Builtin *b);
+void  builtin_register(void);
+void  builtin_define(const Builtin *b);
+void  builtin_define_special(const char *name, SpecialFn fn, const char *help);
+SpecialFn builtin_special(const Builtin *b);
 int   builtin_math1_op(const Builtin *b);   /* OpCode of sin, exp, ...; -1 otherwise */
 const char *builtin_op_example(const char *name);   /* :help's example of an op's builtin */
 const Builtin *builtin_list(int i);     /* NULL after the last */

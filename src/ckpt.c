@@ -207,7 +207,7 @@ static int find_var(Node **list, int n, const Node *x)
 static void add_var(Node ***list, int *n, Node *x)
 {
     if (find_var(*list, *n, x) >= 0) return;
-    *list = wg_realloc(*list, sizeof(Node *) * (size_t)(*n + 1));
+    *list = err_realloc(*list, sizeof(Node *) * (size_t)(*n + 1));
     (*list)[(*n)++] = x;
 }
 
@@ -237,8 +237,8 @@ static Node *loop_name(LoopRec *r, Node *n, Scope s)
         while (e && e != target) e = e->parent, k++;
         if (!e || !target) return NULL;
     }
-    r->synth = wg_realloc(r->synth, sizeof(Node *) * (size_t)(r->nsynth + 1));
-    Node *m = wg_calloc(1, sizeof(Node));
+    r->synth = err_realloc(r->synth, sizeof(Node *) * (size_t)(r->nsynth + 1));
+    Node *m = err_calloc(1, sizeof(Node));
     *m = *n;
     m->ref = k == 0 ? REF_LOCAL : REF_UPVAL;
     m->depth = (uint8_t)k;
@@ -316,7 +316,7 @@ static void flat_push(Flat *f, Value *v)
 {
     if (f->n == f->cap) {
         f->cap = f->cap ? 2 * f->cap : 16;
-        f->slot = wg_realloc(f->slot, sizeof(Value *) * f->cap);
+        f->slot = err_realloc(f->slot, sizeof(Value *) * f->cap);
     }
     f->slot[f->n++] = v;
 }
@@ -329,7 +329,7 @@ static int flat_storage(Flat *f, Storage *s)
         if (f->seen[i] == s) return i;
     if (f->nseen == f->capseen) {
         f->capseen = f->capseen ? 2 * f->capseen : 4;
-        f->seen = wg_realloc(f->seen, sizeof(Storage *) * (size_t)f->capseen);
+        f->seen = err_realloc(f->seen, sizeof(Storage *) * (size_t)f->capseen);
     }
     f->seen[f->nseen] = s;
     for (int i = 0; i < s->n; i++) flat_push(f, &s->v[i]);
@@ -371,16 +371,16 @@ static void region_drop(TapeMark m)
 
 static _Noreturn void no_tangents(LoopRec *r)
 {
-    wg_error_at(r->stmt, "a checkpointed loop cannot carry forward-mode tangents (jvp); "
+    err_raise_at(r->stmt, "a checkpointed loop cannot carry forward-mode tangents (jvp); "
                 "drop 'checkpoint' here");
 }
 
 static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
 {
-    State *s = wg_calloc(1, sizeof(State));
+    State *s = err_calloc(1, sizeof(State));
     s->step = step;
     s->rng = G->rng;
-    s->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
+    s->vars = err_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
     flatten_live(r, &f);
     for (uint32_t j = 0; j < f.n; j++)
@@ -390,13 +390,13 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
             no_tangents(r);
         }
     s->nflat = f.n;
-    s->flat = wg_malloc(sizeof(Value) * (f.n ? f.n : 1));
+    s->flat = err_malloc(sizeof(Value) * (f.n ? f.n : 1));
     for (uint32_t j = 0; j < f.n; j++) {
         s->flat[j] = *f.slot[j];
         if (!with_ids) s->flat[j].id = 0;
     }
     s->nst = f.nseen;
-    s->st = wg_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
+    s->st = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
         s->st[i] = f.seen[i];
         s->st[i]->h.rc++;
@@ -431,7 +431,7 @@ static void add_state(LoopRec *r, State *s)
 {
     if (r->nstates == r->capstates) {
         r->capstates = r->capstates ? 2 * r->capstates : 8;
-        r->states = wg_realloc(r->states, sizeof(State *) * (size_t)r->capstates);
+        r->states = err_realloc(r->states, sizeof(State *) * (size_t)r->capstates);
     }
     r->states[r->nstates++] = s;
 }
@@ -503,11 +503,11 @@ static void dirty_add(Recomp *S, Storage *s)
     if (!s->aliased && !is_cst(S->r, s)) return;
     for (int i = 0; i < S->ndirty; i++)
         if (S->dirty[i].s == s) return;
-    S->dirty = wg_realloc(S->dirty, sizeof(Dirty) * (size_t)(S->ndirty + 1));
+    S->dirty = err_realloc(S->dirty, sizeof(Dirty) * (size_t)(S->ndirty + 1));
     Dirty *d = &S->dirty[S->ndirty++];
     d->s = s;
     d->n = s->n;
-    d->v = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+    d->v = err_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
     for (int i = 0; i < s->n; i++) {
         d->v[i] = s->v[i];
         v_retain(d->v[i]);
@@ -524,12 +524,12 @@ static void dirty_value(Recomp *S, Value v)
  * ckpt_abandon ends it afterwards. */
 static Recomp *recomp_begin(LoopRec *r)
 {
-    Recomp *S = wg_calloc(1, sizeof(Recomp));
+    Recomp *S = err_calloc(1, sizeof(Recomp));
     S->r = r;
     S->outer_mode = state_mode();
     S->backend = G->num.backend;
-    S->vars = wg_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
-    S->capt = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
+    S->vars = err_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
+    S->capt = err_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     S->outer = G->ckpt.recomps;
     G->ckpt.recomps = S;
     for (int i = 0; i < r->nvars; i++) {
@@ -626,8 +626,8 @@ static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int 
 
 static void restore(LoopRec *r, State *s, int with_ids)
 {
-    Storage **map = wg_scratch(sizeof(Storage *) * (size_t)(s->nst ? s->nst : 1));
-    uint8_t *done = wg_scratch((size_t)(s->nst ? s->nst : 1));
+    Storage **map = err_scratch(sizeof(Storage *) * (size_t)(s->nst ? s->nst : 1));
+    uint8_t *done = err_scratch((size_t)(s->nst ? s->nst : 1));
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
         map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
@@ -688,8 +688,8 @@ static void restore(LoopRec *r, State *s, int with_ids)
     }
     for (int i = 0; i < s->nst; i++)
         if (map[i] != s->st[i]) v_release(obj_val(V_ARR, map[i]));   /* the variables hold it */
-    wg_scratch_free(map);
-    wg_scratch_free(done);
+    err_scratch_free(map);
+    err_scratch_free(done);
     G->rng = s->rng;
 }
 
@@ -709,7 +709,7 @@ static int run_step(LoopRec *r, uint64_t t)
     rec_on();
     Flat f;
     flatten_live(r, &f);
-    uint32_t nleaf = f.n, *orig = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    uint32_t nleaf = f.n, *orig = err_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
     for (uint32_t k = 0; k < f.n; k++) {     /* leaves m.n, m.n + 1, ... */
         orig[k] = f.slot[k]->id;
         f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
@@ -720,7 +720,7 @@ static int run_step(LoopRec *r, uint64_t t)
      * even if the loop's variables no longer hold them. */
     held_drop(r);
     r->nheld = f.nseen;
-    r->held = wg_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
+    r->held = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
         r->held[i] = f.seen[i];
         r->held[i]->h.rc++;
@@ -743,7 +743,7 @@ static int run_step(LoopRec *r, uint64_t t)
         else if (id >= m.n) f.slot[k]->id = 0;
     }
     flat_free(&f);
-    wg_scratch_free(orig);
+    err_scratch_free(orig);
     rec_off();
     region_drop(m);
     return code;
@@ -778,7 +778,7 @@ static void drop_dead_tangents(LoopRec *r, uint32_t tag0)
 
 static int run_step_plain(LoopRec *r, uint64_t t)
 {
-    wg_check_interrupt();
+    err_check_interrupt();
     uint32_t tag0 = fwd_last_tag();
     int code;
     if (r->is_for) {
@@ -836,7 +836,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     flatten_live(r, &f);
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
-    uint32_t *leaves = wg_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    uint32_t *leaves = err_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
     for (uint32_t k = 0; k < nleaf; k++) {
         leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
         rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
@@ -851,22 +851,22 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
             *fit = t - c + 1;
             region_drop(S->mark);
             S->have_mark = 0;
-            wg_scratch_free(leaves);
+            err_scratch_free(leaves);
             return NULL;
         }
     }
     flatten_live(r, &f);
     if (f.n != nlam) {
         flat_free(&f);
-        wg_error("internal error: a checkpointed loop recomputed differently (please report)");
+        err_raise("internal error: a checkpointed loop recomputed differently (please report)");
     }
-    uint32_t *seeds = wg_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
+    uint32_t *seeds = err_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
     for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
     /* the adjoints wanted: the leaves', then those of the outputs' entries
      * this segment made (the numbers it carries at j that are no leaf) */
-    uint32_t nwant = nleaf, *want = wg_scratch(sizeof(uint32_t) * (nleaf + S->nout + 1));
-    uint32_t *which = wg_scratch(sizeof(uint32_t) * (S->nout + 1));
+    uint32_t nwant = nleaf, *want = err_scratch(sizeof(uint32_t) * (nleaf + S->nout + 1));
+    uint32_t *which = err_scratch(sizeof(uint32_t) * (S->nout + 1));
     memcpy(want, leaves, sizeof(uint32_t) * nleaf);
     for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
@@ -883,19 +883,19 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         which[nwant - nleaf] = o;
         want[nwant++] = id;
     }
-    double *out = wg_scratch(sizeof(double) * (nwant ? nwant : 1));
+    double *out = err_scratch(sizeof(double) * (nwant ? nwant : 1));
     uint32_t top = tape_size() - 1;
     G->num.backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
     sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, want, nwant, out);
     G->num.backend = r->backend;
     for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
-    wg_scratch_free(want);
-    wg_scratch_free(which);
+    err_scratch_free(want);
+    err_scratch_free(which);
     region_drop(S->mark);
     S->have_mark = 0;
     rec_off();
-    wg_scratch_free(seeds);
-    wg_scratch_free(leaves);
+    err_scratch_free(seeds);
+    err_scratch_free(leaves);
     return out;
 }
 
@@ -913,7 +913,7 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
         uint32_t nb;
         double *out = chunk(S, B, b, j, lam_j, nlam, ctx, &fit, &nb);
         if (out) {
-            wg_scratch_free(lam_j);
+            err_scratch_free(lam_j);
             return out;
         }
         r->chunk_steps = fit > 4 ? fit * 3 / 4 : 1;
@@ -922,7 +922,7 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
     if (pieces >= 2 && pieces <= 32 && (uint64_t)slots >= pieces - 1) {
         /* enough slots: one unrecorded pass saves the state at every
          * chunk's start, then the chunks are reversed from the last */
-        State **P = wg_scratch(sizeof(State *) * pieces);
+        State **P = err_scratch(sizeof(State *) * pieces);
         P[0] = B;
         restore(r, B, 0);
         for (uint64_t p = 1; p < pieces; p++) {
@@ -938,7 +938,7 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
             if (p) tmp_free(S, P[p]);
             P[p] = NULL;
         }
-        wg_scratch_free(P);
+        err_scratch_free(P);
         return lam;
     }
     if (slots > 0) {
@@ -961,7 +961,7 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
             r->chunk_steps = fit > 4 ? fit * 3 / 4 : 1;
             continue;
         }
-        wg_scratch_free(lam);
+        err_scratch_free(lam);
         lam = out;
         n = nlo;
         hi = lo;
@@ -981,10 +981,10 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
     uint32_t n = r->nout;
     S->total = out_total;
     S->nout = n;
-    S->at = wg_malloc(sizeof(uint32_t) * (n ? n : 1));
-    S->found = wg_calloc(n ? n : 1, 1);
+    S->at = err_malloc(sizeof(uint32_t) * (n ? n : 1));
+    S->found = err_calloc(n ? n : 1, 1);
     for (uint32_t o = 0; o < n; o++) S->at[o] = o;
-    double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
+    double *lam = err_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;
     for (int m = r->nstates - 1; m >= 0; m--) {
@@ -993,7 +993,7 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
         n = nflat_at(r->states[m]);
         j = r->states[m]->step;
     }
-    wg_scratch_free(lam);   /* the start state's: handed on by the first chunk */
+    err_scratch_free(lam);   /* the start state's: handed on by the first chunk */
     recomp_end(S);
 }
 
@@ -1070,7 +1070,7 @@ static void note_recorded(Node *n)
     for (int i = 0; i < G->ckpt.nnoted; i++)
         if (G->ckpt.noted[i] == n) return;
     if (G->ckpt.nnoted < 64) G->ckpt.noted[G->ckpt.nnoted++] = n;
-    wg_note("%s:%d: this loop takes d(...) or reads x@k in its body: it runs recorded, "
+    err_note("%s:%d: this loop takes d(...) or reads x@k in its body: it runs recorded, "
             "not checkpointed", G->err.where.chunk ? G->err.where.chunk->filename : "?", n->line);
 }
 
@@ -1091,7 +1091,7 @@ static int checkpoint_k(Node *n, Env *env)
     double kk = IS_NUMBER(kv) ? v_primal(kv) : 0;
     v_release(kv);
     if (!(kk >= 1 && kk <= 1e6) || kk != (double)(int)kk)
-        wg_error_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
+        err_raise_at(n->b, "checkpoint(k) needs a whole k from 1 to 1000000");
     return (int)kk;
 }
 
@@ -1100,7 +1100,7 @@ static int checkpoint_k(Node *n, Env *env)
 static LoopRec *rec_new(Node *n, Env *env, int k)
 {
     Node *loop = n->a;
-    LoopRec *r = wg_calloc(1, sizeof(LoopRec));
+    LoopRec *r = err_calloc(1, sizeof(LoopRec));
     r->side.kind = &loop_kind;
     r->stmt = n;
     r->loop = loop;
@@ -1153,11 +1153,11 @@ static void capture_storage(LoopRec *r, Storage *s)
 {
     for (int k = 0; k < r->ncst; k++)
         if (r->cst[k] == s) return;
-    r->cst = wg_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
-    r->cstf = wg_realloc(r->cstf, (size_t)(r->ncst + 1));
+    r->cst = err_realloc(r->cst, sizeof(Storage *) * (size_t)(r->ncst + 1));
+    r->cstf = err_realloc(r->cstf, (size_t)(r->ncst + 1));
     r->cstf[r->ncst] = (uint8_t)s->aliased;
-    r->cstv = wg_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
-    r->cstv[r->ncst] = wg_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+    r->cstv = err_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
+    r->cstv[r->ncst] = err_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
     for (int j = 0; j < s->n; j++) {
         r->cstv[r->ncst][j] = s->v[j];
         v_retain(s->v[j]);
@@ -1170,7 +1170,7 @@ static void capture_storage(LoopRec *r, Storage *s)
  * arrays kept) if the loop meets forward-mode tangents. */
 static int capture_reads(LoopRec *r)
 {
-    r->captv = wg_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
+    r->captv = err_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     int duals = 0;
     for (int i = 0; i < r->ncapt; i++) {
         r->captv[i] = *eval_var_slot(r->capt[i], r->env, NULL);
@@ -1188,7 +1188,7 @@ static int capture_reads(LoopRec *r)
 /* Each carried variable's count of versions before the loop (scratch). */
 static int *version_counts(LoopRec *r)
 {
-    int *count0 = wg_scratch(sizeof(int) * (size_t)(r->nvars ? r->nvars : 1));
+    int *count0 = err_scratch(sizeof(int) * (size_t)(r->nvars ? r->nvars : 1));
     for (int i = 0; i < r->nvars; i++) {
         VerLog *log;
         eval_var_slot(r->vars[i], r->env, &log);
@@ -1256,7 +1256,7 @@ static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t)
     for (uint32_t j = 0; j < f.n; j++)
         if (f.slot[j]->t != V_NUM) {     /* r stays G->ckpt.running: ckpt_abandon frees it */
             flat_free(&f);
-            wg_scratch_free(count0);
+            err_scratch_free(count0);
             no_tangents(r);
         }
     r->nout = f.n;
@@ -1292,12 +1292,12 @@ static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t)
 /* Phases: the record and what the loop carries (syntax tree), what it
  * reads (captured), the unrecorded run with its saved states, then the
  * loop's entries on the tape. */
-int exec_checkpoint(Node *n, Env *env)
+int ckpt_exec(Node *n, Env *env)
 {
     Node *loop = n->a;
     if (!G->tape.recording || G->ckpt.mode) return eval_exec(loop, env);   /* nothing to record */
     if (loop->kind == N_FOR && !loop->b)
-        wg_error_at(loop, "checkpoint for needs a range: write for i in 0..len(%s) and read the element by index",
+        err_raise_at(loop, "checkpoint for needs a range: write for i in 0..len(%s) and read the element by index",
                     loop->a->kind == N_NAME ? loop->a->name : "a");
     if (reaches_back(loop)) {
         note_recorded(n);
@@ -1322,13 +1322,13 @@ int exec_checkpoint(Node *n, Env *env)
     uint64_t t = run_forward(r, hi, &last_test);
     r->T = t + (uint64_t)last_test;
     if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
-        wg_scratch_free(count0);
+        err_scratch_free(count0);
         running_pop(r);
         rec_release(&r->side);
         return EXEC_NORMAL;
     }
     record_loop(r, count0, n0, t);
-    wg_scratch_free(count0);
+    err_scratch_free(count0);
     return EXEC_NORMAL;
 }
 

@@ -21,7 +21,7 @@ typedef struct {
     const Node *noted[64];    /* loops already noted as running recorded */
     int nnoted;
 } CkptState;
-int  exec_checkpoint(Node *n, Env *env);
+int  ckpt_exec(Node *n, Env *env);
 void ckpt_abandon(void);      /* after an error unwound */
 void ckpt_visit_roots(void (*visit)(Value));
 void ckpt_init(void);

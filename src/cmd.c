@@ -25,7 +25,7 @@ void cmd_add_help(const char *name, const char *help)
 {
     if (G->cmd.nlib_help == G->cmd.cap_lib_help) {
         G->cmd.cap_lib_help = G->cmd.cap_lib_help ? 2 * G->cmd.cap_lib_help : 32;
-        G->cmd.lib_help = wg_realloc(G->cmd.lib_help, sizeof(HelpEntry) * (size_t)G->cmd.cap_lib_help);
+        G->cmd.lib_help = err_realloc(G->cmd.lib_help, sizeof(HelpEntry) * (size_t)G->cmd.cap_lib_help);
     }
     G->cmd.lib_help[G->cmd.nlib_help].name = strdup(name);
     G->cmd.lib_help[G->cmd.nlib_help].help = strdup(help);
@@ -75,7 +75,7 @@ static void cmd_backend(const char *args)
                 strcat(list, i ? ", " : "");
                 strcat(list, formats[i].name);
             }
-            wg_error("unknown backend '%s' (one of %s)", name, list);
+            err_raise("unknown backend '%s' (one of %s)", name, list);
         }
         G->num.backend = b;
     }
@@ -129,14 +129,14 @@ static FILE *open_beside(const char *name, char *path, size_t size)
 
 static void cmd_load(const char *args)
 {
-    if (!*args) wg_error("':load' needs a file name");
+    if (!*args) err_raise("':load' needs a file name");
     char path[4096];
     FILE *f = open_beside(args, path, sizeof path);
-    if (!f) wg_error("cannot open '%s': %s", args, strerror(errno));
+    if (!f) err_raise("cannot open '%s': %s", args, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
-        wg_error("cannot load '%s': it is a directory", args);
+        err_raise("cannot load '%s': it is a directory", args);
     }
     args = path;
     char *buf = NULL;
@@ -145,7 +145,7 @@ static void cmd_load(const char *args)
     while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
         if (len + n > cap) {
             cap = (len + n) * 2;
-            buf = wg_realloc(buf, cap);
+            buf = err_realloc(buf, cap);
         }
         memcpy(buf + len, tmp, n);
         len += n;
@@ -153,12 +153,12 @@ static void cmd_load(const char *args)
     fclose(f);
     Chunk *c = parse_chunk(args, buf ? buf : "", len, 0, NULL);
     free(buf);
-    if (!c) wg_error("'%s' not loaded: syntax error (above)", args);
+    if (!c) err_raise("'%s' not loaded: syntax error (above)", args);
     int echo = G->eval.echo;
     G->eval.echo = 0;
-    wg_call_push(":load");
+    err_call_push(":load");
     eval_run_chunk(c);
-    wg_call_pop();
+    err_call_pop();
     G->eval.echo = echo;
 }
 
@@ -171,7 +171,7 @@ static double now(void)
 
 static void cmd_time(const char *args)
 {
-    if (!*args) wg_error("':time' needs a statement to run");
+    if (!*args) err_raise("':time' needs a statement to run");
     const char *file = G->err.where.chunk ? G->err.where.chunk->filename : "<time>";
     /* The statement keeps its place in the file: padded with the lines and
      * columns before it, its errors name the line and column of the :time. */
@@ -182,20 +182,20 @@ static void cmd_time(const char *args)
         col = at->col + 1 + (int)(args - at->text);
     }
     size_t n = strlen(args), pad = (size_t)(line - 1) + (size_t)(col - 1);
-    char *src = wg_malloc(pad + n + 1);
+    char *src = err_malloc(pad + n + 1);
     memset(src, '\n', (size_t)(line - 1));
     memset(src + line - 1, ' ', (size_t)(col - 1));
     memcpy(src + pad, args, n + 1);
     Chunk *c = parse_chunk(file, src, pad + n, 0, NULL);
     free(src);
-    if (!c) wg_error("':time': syntax error (above)");
+    if (!c) err_raise("':time': syntax error (above)");
     /* reclaiming may give entries back meanwhile: count what was recorded */
     uint64_t before = tape_size() + G->tape.reclaimed, reclaimed = G->tape.reclaimed;
     size_t bytes = tape_bytes() + G->tape.reclaimed_bytes;
     double t0 = now();
-    wg_call_push(":time");
+    err_call_push(":time");
     eval_run_chunk(c);
-    wg_call_pop();
+    err_call_pop();
     double dt = now() - t0;
     char b[32];
     cmd_fmt_bytes(tape_bytes() + G->tape.reclaimed_bytes - bytes, b, sizeof b);
@@ -213,7 +213,7 @@ static void cmd_reset(const char *args)
 {
     (void)args;
     if (!eval_at_top_level())
-        wg_error("':reset' works only at the top level, outside blocks and functions");
+        err_raise("':reset' works only at the top level, outside blocks and functions");
     eval_reset();
     forget_inputs();
     if (G->cmd.reset_hook) G->cmd.reset_hook();
@@ -258,10 +258,10 @@ void cmd_log_input(const char *src, size_t len)
     if (p >= src + len || (*p == ':' && !memchr(p, '\n', (size_t)(src + len - p)) && only_looks(p))) return;
     if (G->cmd.ninputs == G->cmd.capinputs) {
         __typeof__(G->cmd.capinputs) grown = G->cmd.capinputs ? 2 * G->cmd.capinputs : 64;   /* the size is kept only once it is had */
-        G->cmd.inputs = wg_realloc(G->cmd.inputs, sizeof(char *) * (size_t)grown);
+        G->cmd.inputs = err_realloc(G->cmd.inputs, sizeof(char *) * (size_t)grown);
         G->cmd.capinputs = grown;
     }
-    char *copy = wg_malloc(len + 1);
+    char *copy = err_malloc(len + 1);
     memcpy(copy, src, len);
     copy[len] = 0;
     G->cmd.inputs[G->cmd.ninputs++] = copy;
@@ -269,16 +269,16 @@ void cmd_log_input(const char *src, size_t len)
 
 static void save(const char *file, int overwrite)
 {
-    if (!*file) wg_error("':save' needs a file name");
+    if (!*file) err_raise("':save' needs a file name");
     struct stat st;
     if (!overwrite && stat(file, &st) == 0)
-        wg_error("'%s' exists; ':save! %s' overwrites it", file, file);
+        err_raise("'%s' exists; ':save! %s' overwrites it", file, file);
     FILE *f = fopen(file, "w");
-    if (!f) wg_error("cannot write '%s': %s", file, strerror(errno));
+    if (!f) err_raise("cannot write '%s': %s", file, strerror(errno));
     fprintf(f, "# a wengert session, saved by :save (%d input%s)\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s");
     for (int i = 0; i < G->cmd.ninputs; i++) fprintf(f, "%s\n", G->cmd.inputs[i]);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
+    if (fclose(f) != 0 || bad) err_raise("could not write '%s'", file);
     io_out("saved %d input%s to %s\n", G->cmd.ninputs, G->cmd.ninputs == 1 ? "" : "s", file);
 }
 
@@ -346,5 +346,5 @@ void cmd_run(const char *text)
             io_flush();
             return;
         }
-    wg_error("unknown command ':%s' (try :help)", name);
+    err_raise("unknown command ':%s' (try :help)", name);
 }

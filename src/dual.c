@@ -100,7 +100,7 @@ void fwd_live_push(uint32_t tag)
 {
     if (G->fwd.nlive == G->fwd.caplive) {
         int grown = G->fwd.caplive ? 2 * G->fwd.caplive : 16;
-        G->fwd.live = wg_realloc(G->fwd.live, sizeof(uint32_t) * (size_t)grown);
+        G->fwd.live = err_realloc(G->fwd.live, sizeof(uint32_t) * (size_t)grown);
         G->fwd.caplive = grown;
     }
     G->fwd.live[G->fwd.nlive++] = tag;

@@ -10,11 +10,11 @@
 #include "state.h"
 
 
-void wg_call_push(const char *name)
+void err_call_push(const char *name)
 {
     if (G->err.ncalls == G->err.capcalls) {
         __typeof__(G->err.capcalls) grown = G->err.capcalls ? 2 * G->err.capcalls : 64;   /* the size is kept only once it is had */
-        G->err.calls = wg_realloc(G->err.calls, sizeof(CallSite) * (size_t)grown);
+        G->err.calls = err_realloc(G->err.calls, sizeof(CallSite) * (size_t)grown);
         G->err.capcalls = grown;
     }
     const Node *n = G->err.where.node;
@@ -22,7 +22,7 @@ void wg_call_push(const char *name)
     G->err.calls[G->err.ncalls++] = (CallSite){ name, G->err.where.chunk, n ? n->line : 0, n ? n->col : 0 };
 }
 
-void wg_call_pop(void)
+void err_call_pop(void)
 {
     if (G->err.ncalls > 0) G->err.ncalls--;
 }
@@ -32,7 +32,7 @@ static size_t trace_line(size_t at, const CallSite *c)
     if (at >= sizeof G->err.trace) return at;
     int k = snprintf(G->err.trace + at, sizeof G->err.trace - at, "  in %s, called at %s:%d:%d\n",
                      c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line,
-                     wg_display_col(c->chunk, c->line, c->col));
+                     err_display_col(c->chunk, c->line, c->col));
     return k < 0 ? at : at + (size_t)k;
 }
 
@@ -55,23 +55,23 @@ static void snapshot_calls(void)
     }
 }
 
-int wg_color;
+int err_color;
 
-void wg_color_init(int mode)
+void err_color_init(int mode)
 {
     const char *term = getenv("TERM"), *no = getenv("NO_COLOR");
     if (mode == WG_COLOR_AUTO)
-        wg_color = isatty(2) && !(no && *no) && !(term && !strcmp(term, "dumb"));
-    else wg_color = mode == WG_COLOR_ALWAYS;
+        err_color = isatty(2) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+    else err_color = mode == WG_COLOR_ALWAYS;
 }
 
 #define RED   "\033[1;31m"
 #define CYAN  "\033[1;36m"
 #define GREEN "\033[1;32m"
 #define PLAIN "\033[0m"
-static const char *paint(const char *code) { return wg_color ? code : ""; }
+static const char *paint(const char *code) { return err_color ? code : ""; }
 
-void wg_note(const char *fmt, ...)
+void err_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -95,7 +95,7 @@ static int display_col(const char *text, int len, int bytecol)
     return col + (bytecol - 1 - i > 0 ? bytecol - 1 - i : 0);
 }
 
-int wg_display_col(const Chunk *c, int line, int bytecol)
+int err_display_col(const Chunk *c, int line, int bytecol)
 {
     if (!c || line <= 0) return bytecol;
     int len;
@@ -126,7 +126,7 @@ static void echo_line(const char *text, int len, int from, int width)
 }
 
 
-const WgErrorInfo *wg_last_error(void) { return &G->err.last; }
+const ErrInfo *err_last(void) { return &G->err.last; }
 
 /* What the latest report said, for front ends that show errors their own
  * way (wengert.h). */
@@ -134,15 +134,15 @@ static void remember(const Chunk *c, int line, int dcol, const char *msg)
 {
     snprintf(G->err.last_message, sizeof G->err.last_message, "%s", msg);
     snprintf(G->err.last_file, sizeof G->err.last_file, "%s", c ? c->filename : "");
-    G->err.last = (WgErrorInfo){ G->err.last_message, c ? G->err.last_file : NULL, c ? line : 0, c ? dcol : 0 };
+    G->err.last = (ErrInfo){ G->err.last_message, c ? G->err.last_file : NULL, c ? line : 0, c ? dcol : 0 };
 }
 
 /* A message's first line is the error; lines after it are notes, shown
  * below the source line and caret. */
-void wg_report(const Chunk *c, int line, int col, const char *msg)
+void err_report(const Chunk *c, int line, int col, const char *msg)
 {
     io_flush();
-    remember(c, line, c ? wg_display_col(c, line, col) : 0, msg);
+    remember(c, line, c ? err_display_col(c, line, col) : 0, msg);
     const char *notes = strchr(msg, '\n');
     int head = notes ? (int)(notes - msg) : (int)strlen(msg);
     if (!c) {
@@ -173,21 +173,21 @@ static _Noreturn void unwind(const Node *n, const char *fmt, va_list ap)
     G->err.col = n ? n->col : 0;
     snapshot_calls();
     if (!G->err.handler) {
-        wg_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
+        err_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
         io_puts(IO_ERR, G->err.trace);
         exit(1);
     }
     longjmp(G->err.handler->buf, 1);
 }
 
-void wg_error(const char *fmt, ...)
+void err_raise(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     unwind(G->err.where.node, fmt, ap);
 }
 
-void wg_error_at(const Node *n, const char *fmt, ...)
+void err_raise_at(const Node *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -198,28 +198,28 @@ static void reserve_scratch(void)
 {
     if (G->err.nscratch == G->err.capscratch) {
         __typeof__(G->err.capscratch) grown = G->err.capscratch ? 2 * G->err.capscratch : 16;   /* the size is kept only once it is had */
-        G->err.scratch = wg_realloc(G->err.scratch, grown * sizeof(void *));
+        G->err.scratch = err_realloc(G->err.scratch, grown * sizeof(void *));
         G->err.capscratch = grown;
     }
 }
 
-void *wg_scratch(size_t n)
+void *err_scratch(size_t n)
 {
     reserve_scratch();
     /* taken first, then listed: an allocation that fails (an error) must
      * not leave a slot counted that holds an old, freed pointer */
-    void *p = wg_calloc(n ? n : 1, 1);
+    void *p = err_calloc(n ? n : 1, 1);
     return G->err.scratch[G->err.nscratch++] = p;
 }
 
-void *wg_scratch_uninit(size_t n)
+void *err_scratch_uninit(size_t n)
 {
     reserve_scratch();
-    void *p = wg_malloc(n ? n : 1);     /* (as wg_scratch) */
+    void *p = err_malloc(n ? n : 1);     /* (as err_scratch) */
     return G->err.scratch[G->err.nscratch++] = p;
 }
 
-void wg_scratch_free(void *p)
+void err_scratch_free(void *p)
 {
     if (!p) return;
     for (size_t i = G->err.nscratch; i-- > 0;)
@@ -237,10 +237,10 @@ static void free_scratch_since(size_t mark)
     while (G->err.nscratch > mark) free(G->err.scratch[--G->err.nscratch]);
 }
 
-int wg_pcall(void (*fn)(void *), void *ud)
+int err_pcall(void (*fn)(void *), void *ud)
 {
-    WgJmp j;
-    WgWhere saved = G->err.where;
+    ErrJmp j;
+    ErrWhere saved = G->err.where;
     size_t mark = G->err.nscratch;
     int depth = G->err.ncalls;
     j.prev = G->err.handler;
@@ -254,13 +254,13 @@ int wg_pcall(void (*fn)(void *), void *ud)
     G->err.where = saved;
     G->err.ncalls = depth;
     free_scratch_since(mark);
-    wg_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
+    err_report(G->err.chunk, G->err.line, G->err.col, G->err.message);
     io_puts(IO_ERR, G->err.trace);
     G->err.trace[0] = 0;
     return 1;
 }
 
-size_t wg_alloc_cap;
+size_t err_alloc_cap;
 
 /* Faults in the pages of [p, p + n) with one call, as the kernel allows
  * (MADV_POPULATE_WRITE, Linux 5.14): for memory about to be written
@@ -268,7 +268,7 @@ size_t wg_alloc_cap;
  * W4 (a hundred megabytes written once) the faults were a third of the
  * time; in one call each costs about 30% less (docs/bench.md). Where the
  * kernel says no, the pages fault in as they are touched, as before. */
-void wg_prefault(void *p, size_t n)
+void err_prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -285,62 +285,62 @@ void wg_prefault(void *p, size_t n)
 #define ZERO_PAGES 1
 #endif
 
-void *wg_zero_pages(size_t n)
+void *err_zero_pages(size_t n)
 {
-    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
-    if (!ZERO_PAGES) return wg_calloc(n ? n : 1, 1);
+    if (err_alloc_cap && n > err_alloc_cap) err_raise("out of memory (asked for %zu bytes)", n);
+    if (!ZERO_PAGES) return err_calloc(n ? n : 1, 1);
     void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (p == MAP_FAILED) wg_error("out of memory (asked for %zu bytes)", n);
+    if (p == MAP_FAILED) err_raise("out of memory (asked for %zu bytes)", n);
     return p;
 }
 
-void wg_zero_pages_free(void *p, size_t n)
+void err_zero_pages_free(void *p, size_t n)
 {
     if (!p) return;
     if (ZERO_PAGES) munmap(p, n ? n : 1);
     else free(p);
 }
 
-void *wg_malloc(size_t n)
+void *err_malloc(size_t n)
 {
-    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
+    if (err_alloc_cap && n > err_alloc_cap) err_raise("out of memory (asked for %zu bytes)", n);
     void *p = malloc(n ? n : 1);
-    if (!p) wg_error("out of memory (asked for %zu bytes)", n);
+    if (!p) err_raise("out of memory (asked for %zu bytes)", n);
     return p;
 }
 
-void *wg_realloc(void *p, size_t n)
+void *err_realloc(void *p, size_t n)
 {
-    if (wg_alloc_cap && n > wg_alloc_cap) wg_error("out of memory (asked for %zu bytes)", n);
+    if (err_alloc_cap && n > err_alloc_cap) err_raise("out of memory (asked for %zu bytes)", n);
     void *q = realloc(p, n ? n : 1);
-    if (!q) wg_error("out of memory (asked for %zu bytes)", n);
+    if (!q) err_raise("out of memory (asked for %zu bytes)", n);
     return q;
 }
 
-void *wg_calloc(size_t n, size_t size)
+void *err_calloc(size_t n, size_t size)
 {
-    if (wg_alloc_cap && size && n > wg_alloc_cap / size) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
+    if (err_alloc_cap && size && n > err_alloc_cap / size) err_raise("out of memory (asked for %zu x %zu bytes)", n, size);
     if (n && size && n <= SIZE_MAX / size && n * size >= WG_PREFAULT_BYTES) {
         /* clearing touches every page: fault them in first, all at once */
-        void *p = wg_malloc(n * size);
-        wg_prefault(p, n * size);
+        void *p = err_malloc(n * size);
+        err_prefault(p, n * size);
         memset(p, 0, n * size);
         return p;
     }
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) wg_error("out of memory (asked for %zu x %zu bytes)", n, size);
+    if (!p) err_raise("out of memory (asked for %zu x %zu bytes)", n, size);
     return p;
 }
 
-volatile sig_atomic_t wg_interrupted;
+volatile sig_atomic_t err_interrupted;
 
-long wg_step_budget;
+long err_step_budget;
 
-void wg_check_interrupt_now(void)
+void err_check_interrupt_now(void)
 {
-    if (wg_step_budget > 0 && --wg_step_budget == 0) wg_interrupted = 1;
-    if (wg_interrupted) {
-        wg_interrupted = 0;
-        wg_error("interrupted");
+    if (err_step_budget > 0 && --err_step_budget == 0) err_interrupted = 1;
+    if (err_interrupted) {
+        err_interrupted = 0;
+        err_raise("interrupted");
     }
 }

@@ -53,7 +53,7 @@ static void gslots_room(void)
 {
     if (2 * (G->eval.nglobals + 1) <= G->eval.ngslots) return;
     int n = G->eval.ngslots ? 2 * G->eval.ngslots : 512;
-    int *slots = wg_calloc((size_t)n, sizeof(int));
+    int *slots = err_calloc((size_t)n, sizeof(int));
     free(G->eval.gslots);
     G->eval.gslots = slots;
     G->eval.ngslots = n;
@@ -70,12 +70,12 @@ int global_index(const char *name)
         /* capglobals changes only once the bigger table exists: running out
          * of memory here is an error that leaves the table as it was */
         int cap = G->eval.capglobals ? 2 * G->eval.capglobals : 256;
-        G->eval.globals = wg_realloc(G->eval.globals, sizeof(Global) * (size_t)cap);
+        G->eval.globals = err_realloc(G->eval.globals, sizeof(Global) * (size_t)cap);
         G->eval.capglobals = cap;
     }
     gslots_room();
     size_t len = strlen(name);
-    char *copy = wg_malloc(len + 1);
+    char *copy = err_malloc(len + 1);
     memcpy(copy, name, len + 1);
     Global *g = &G->eval.globals[G->eval.nglobals];
     memset(g, 0, sizeof *g);
@@ -200,7 +200,7 @@ static void list_nograd_home(Env *home, int slot, VerLog *log)
     log->nograd_mark = G->eval.run.nograd_block;
     if (G->eval.n_nograd_writes == G->eval.cap_nograd_writes) {
         G->eval.cap_nograd_writes = G->eval.cap_nograd_writes ? 2 * G->eval.cap_nograd_writes : 16;
-        G->eval.nograd_writes = wg_realloc(G->eval.nograd_writes, sizeof(NogradWrite) * (size_t)G->eval.cap_nograd_writes);
+        G->eval.nograd_writes = err_realloc(G->eval.nograd_writes, sizeof(NogradWrite) * (size_t)G->eval.cap_nograd_writes);
     }
     if (home) home->h.rc++;      /* a frame may end before the block does */
     G->eval.nograd_writes[G->eval.n_nograd_writes++] = (NogradWrite){ home, slot };
@@ -282,7 +282,7 @@ static Value read_var(Node *n, Env *env)
 {
     VerLog *log = NULL;
     Value *slot = var_slot(n, env, n->ref == REF_UPVAL ? &log : NULL);
-    if (slot->t == V_UNDEF) wg_undefined(n, env);
+    if (slot->t == V_UNDEF) suggest_undefined(n, env);
     /* a closure reads a local of a frame that keeps no versions: the
      * entry it may hand back is held by that local, so a binding must
      * copy it, not label it in place (versions.c) */
@@ -309,19 +309,19 @@ static Value read_version(Node *n, Env *env)
 {
     VerLog *log;
     Value *slot = var_slot(n, env, &log);
-    if (slot->t == V_UNDEF) wg_undefined(n, env);
-    if (!log) wg_error_at(n, "'%s' has no recorded versions here", n->name);
+    if (slot->t == V_UNDEF) suggest_undefined(n, env);
+    if (!log) err_raise_at(n, "'%s' has no recorded versions here", n->name);
     if (n->num > log->count)
-        wg_error_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
+        err_raise_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
                     log->count == 1 ? "" : "s", n->name, num_str(n->num));
     int found;
     if (verlog_inner(log, (int)n->num))
-        wg_error_at(n, "%s@%d was made inside a checkpointed loop, which keeps only the "
+        err_raise_at(n, "%s@%d was made inside a checkpointed loop, which keeps only the "
                     "value it ends with (%s@%d)", n->name, (int)n->num, n->name,
                     verlog_inner(log, (int)n->num));
     Value r = version_read(log, (int)n->num, &found);
     if (!found)
-        wg_error_at(n, "%s@%d was not kept (versions made inside nograd, and before "
+        err_raise_at(n, "%s@%d was not kept (versions made inside nograd, and before "
                     "':tape clear', are forgotten)", n->name, (int)n->num);
     return r;
 }
@@ -342,7 +342,7 @@ static __attribute__((noinline)) int ckpt_store_upval(Env *env, const Node *var)
      * elsewhere): recomputing a step from a saved state would see what
      * later steps wrote there, so the derivatives would silently differ */
     if (G->ckpt.mode == 1 && home && home->born <= G->ckpt.born)
-        wg_error_at(var, "a checkpointed loop cannot carry '%s', a variable of a closure made "
+        err_raise_at(var, "a checkpointed loop cannot carry '%s', a variable of a closure made "
                     "outside the loop that the loop writes; run the loop without checkpoint, "
                     "or pass the value in and out through the loop's own variables", var->name);
     return 0;
@@ -445,13 +445,13 @@ static inline int index_of(Value idx, int len, Node *at)
 static int index_checked(Value idx, int len, Node *at)
 {
     if (!IS_NUMBER(idx))
-        wg_error_at(at, "index must be a number, got %s", type_name(idx));
+        err_raise_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);
-    if (d != floor(d) || isnan(d)) wg_error_at(at, "index %s is not a whole number", num_str(d));
+    if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", num_str(d));
     if (d < 0 || d >= len) {
         char buf[64];
         num_format(d, buf, sizeof buf);
-        wg_error_at(at, "index %s out of range for %s of length %d", buf,
+        err_raise_at(at, "index %s out of range for %s of length %d", buf,
                     "array", len);
     }
     return (int)d;
@@ -465,13 +465,13 @@ static Value *writable_seq(Value *holder, Node *at)
         arr_own(holder);
         return holder;
     }
-    wg_error_at(at, "cannot index into %s", type_name(*holder));
+    err_raise_at(at, "cannot index into %s", type_name(*holder));
 }
 
 static void check_number(Value v, Node *at)
 {
     if (!IS_NUMBER(v))
-        wg_error_at(at, "array elements must be numbers, got %s", type_name(v));
+        err_raise_at(at, "array elements must be numbers, got %s", type_name(v));
 }
 
 /* For a[i] marked plain_names (both local or global names): a's storage
@@ -588,7 +588,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     Value jv = target->c ? eval_expr(target->c, env) : nil_val();   /* a[i, j] */
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
-        if (holder->t == V_UNDEF) wg_undefined(cont, env);
+        if (holder->t == V_UNDEF) suggest_undefined(cont, env);
     } else {
         tmp = eval_expr(cont, env);
         holder = &tmp;
@@ -654,7 +654,7 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
     if (!is_seq(a)) {
         const char *what_type = type_name(a);   /* before the release: a matrix is read */
         v_release(a);
-        wg_error_at(n, "cannot index into %s", what_type);
+        err_raise_at(n, "cannot index into %s", what_type);
     }
     if (n->c || is_mat(a)) {
         Value r = mat_index(n, a, env);
@@ -674,17 +674,17 @@ static int slice_bound(Node *e, Env *env, int dflt, int len)
 {
     if (!e) return dflt;
     Value v = eval_expr(e, env);
-    if (v.t != V_NUM) wg_error_at(e, "slice bound must be a number, got %s", type_name(v));
+    if (v.t != V_NUM) err_raise_at(e, "slice bound must be a number, got %s", type_name(v));
     double d = v.u.n;
-    if (d != floor(d)) wg_error_at(e, "slice bound %s is not a whole number", num_str(d));
-    if (d < 0 || d > len) wg_error_at(e, "slice bound %s out of range for length %d", num_str(d), len);
+    if (d != floor(d)) err_raise_at(e, "slice bound %s is not a whole number", num_str(d));
+    if (d < 0 || d > len) err_raise_at(e, "slice bound %s out of range for length %d", num_str(d), len);
     return (int)d;
 }
 
 static Value eval_slice(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
-    if (!is_seq(a)) wg_error_at(n, "cannot slice %s", type_name(a));
+    if (!is_seq(a)) err_raise_at(n, "cannot slice %s", type_name(a));
     int len = seq_len(a);
     if (is_mat(a)) len = AS_ARR(a)->rows;
     int lo = slice_bound(n->b, env, 0, len), hi = slice_bound(n->c, env, len, len);
@@ -726,7 +726,7 @@ static Value run_body(Closure *c, Env *frame)
         return r;
     }
     if (code == EXEC_BREAK || code == EXEC_CONTINUE)
-        wg_error("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+        err_raise("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
     return nil_val();
 }
 
@@ -740,16 +740,16 @@ static Value call_closure(Closure *c, int argc, Value *argv)
         int len = snprintf(sig, sizeof sig, "%s(", f->name ? f->name : "fn");
         for (int i = 0; i < f->nparams && len < (int)sizeof sig - 8; i++)
             len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
-        wg_error("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
+        err_raise("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
     }
     if (G->eval.run.call_depth >= MAX_CALL_DEPTH)
-        wg_error("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
-    wg_check_interrupt();
+        err_raise("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
+    err_check_interrupt();
     Env *frame = env_new(f, c->env, f->nslots);
     /* a frame whose closures record keeps versions while recording: its
      * locals are labelled places, so a closure's parameter bound to one of
      * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
-    if (f->records || (f->labels && G->tape.recording)) frame->vers = wg_calloc((size_t)f->nslots, sizeof(VerLog));
+    if (f->records || (f->labels && G->tape.recording)) frame->vers = err_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = G->tape.recording;
     if (f->records) G->tape.recording = 1;
     Env *caller = G->eval.frame_at[G->eval.run.call_depth];
@@ -765,7 +765,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
         }
         frame->slots[i] = v;
     }
-    WgWhere saved = G->err.where;
+    ErrWhere saved = G->err.where;
     G->err.where.chunk = f->chunk;
     G->eval.run.call_depth++;
     G->eval.frame_at[G->eval.run.call_depth] = frame;
@@ -789,28 +789,28 @@ Value call_value(Value f, int argc, Value *argv)
             int siglen = close && close - b->help < 80 ? (int)(close - b->help + 1) : (int)nl;
             const char *sig = close ? b->help : b->name;
             if (b->minargs == b->maxargs)
-                wg_error("%.*s expects %d argument%s, got %d", siglen, sig, b->minargs,
+                err_raise("%.*s expects %d argument%s, got %d", siglen, sig, b->minargs,
                          b->minargs == 1 ? "" : "s", argc);
             if (b->maxargs < 0)
-                wg_error("%s expects at least %d argument%s, got %d", b->name, b->minargs,
+                err_raise("%s expects at least %d argument%s, got %d", b->name, b->minargs,
                          b->minargs == 1 ? "" : "s", argc);
-            wg_error("%s expects %d to %d arguments, got %d", b->name, b->minargs, b->maxargs, argc);
+            err_raise("%s expects %d to %d arguments, got %d", b->name, b->minargs, b->maxargs, argc);
         }
-        if (!b->fn) wg_error("%s cannot be called indirectly; call it by name", b->name);
+        if (!b->fn) err_raise("%s cannot be called indirectly; call it by name", b->name);
         return b->fn(argc, argv);
     }
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
         if (!c->fn && argc > 0 && is_seq(argv[0])) seq_check_numbers(argv[0], c->label);
-        wg_call_push(c->fn ? c->fn->name : c->label);
+        err_call_push(c->fn ? c->fn->name : c->label);
         Value r;
-        if (!c->fn) r = derived_call(c, argc, argv);
+        if (!c->fn) r = ad_derived_call(c, argc, argv);
         else if (c->fn->records && fwd_needs_tape(argc, argv)) r = fwd_call_on_tape(f, argc, argv);
         else r = call_closure(c, argc, argv);
-        wg_call_pop();
+        err_call_pop();
         return r;
     }
-    wg_error("cannot call %s", type_name(f));
+    err_raise("cannot call %s", type_name(f));
 }
 
 #define MAX_ARGS 64
@@ -822,7 +822,7 @@ static void cache_callee(Node *n, const Builtin *bi)
 {
     n->cached_callee = bi;
     n->cached_op = builtin_math1_op(bi);
-    n->cached_special = (void *)special_for(bi);
+    n->cached_special = (void *)builtin_special(bi);
 }
 
 static Value eval_call_general(Node *n, Env *env);
@@ -856,7 +856,7 @@ static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
 static __attribute__((noinline)) Value eval_call_general(Node *n, Env *env)
 {
     Value f = eval_expr(n->a, env);
-    if (n->n > MAX_ARGS) wg_error_at(n, "too many arguments (at most %d)", MAX_ARGS);
+    if (n->n > MAX_ARGS) err_raise_at(n, "too many arguments (at most %d)", MAX_ARGS);
     Value args[MAX_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = eval_expr(n->list[i], env);
     G->err.where.node = n;
@@ -883,7 +883,7 @@ static int as_bool(Value v, Node *at, const char *what)
     if (v.t != V_BOOL) {
         const char *what_type = type_name(v);   /* before the release: a matrix is read */
         v_release(v);
-        wg_error_at(at, "%s must be true or false, got %s", what, what_type);
+        err_raise_at(at, "%s must be true or false, got %s", what, what_type);
     }
     return v.u.b;
 }
@@ -906,14 +906,14 @@ static Value compare(Node *n, Value a, Value b)
 {
     int op = n->op;
     if (op == OP2_EQ || op == OP2_NE) {
-        if (is_seq(a) || is_seq(b)) wg_error_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
+        if (is_seq(a) || is_seq(b)) err_raise_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
         if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && G->tape.recording)
             kink_note_branch(n, G->err.where.chunk, v_primal(a), v_primal(b), v_innermost(&a)->id, v_innermost(&b)->id);
         int eq = values_equal(a, b);
         return bool_val(op == OP2_EQ ? eq : !eq);
     }
     if (!IS_NUMBER(a) || !IS_NUMBER(b))
-        wg_error_at(n, "cannot order %s and %s", type_name(a), type_name(b));
+        err_raise_at(n, "cannot order %s and %s", type_name(a), type_name(b));
     double x = v_primal(a), y = v_primal(b);
     uint32_t ida = v_innermost(&a)->id, idb = v_innermost(&b)->id;
     if ((ida | idb) && G->tape.recording) kink_note_branch(n, G->err.where.chunk, x, y, ida, idb);
@@ -965,7 +965,7 @@ static Value eval_array(Node *n, Env *env)
             const char *what_type = type_name(v);   /* before the release: a matrix is read */
             v_release(v);
             v_release(r);
-            wg_error_at(n->list[i], "array elements must be numbers, got %s", what_type);
+            err_raise_at(n->list[i], "array elements must be numbers, got %s", what_type);
         }
         AS_ARR(r)->v[i] = v;
     }
@@ -1015,7 +1015,7 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
         return r;
     }
     default:
-        wg_error_at(n, "not an expression");
+        err_raise_at(n, "not an expression");
     }
 }
 
@@ -1116,7 +1116,7 @@ static int while_steps(Node *n, Env *env)
 {
     LoopFloor floor = reclaim_loop_begin();
     for (;;) {
-        wg_check_interrupt();
+        err_check_interrupt();
         reclaim_loop_step(&floor);
         if (!as_bool(eval_expr(n->a, env), n->a, "a while condition")) return EXEC_NORMAL;
         int code = exec(n->b, env);
@@ -1131,10 +1131,10 @@ static double range_bound(Node *e, Env *env) { return eval_range_bound(e, env); 
 double eval_range_bound(Node *e, Env *env)
 {
     Value v = eval_expr(e, env);
-    if (!IS_NUMBER(v)) wg_error_at(e, "a range bound must be a number, got %s", type_name(v));
+    if (!IS_NUMBER(v)) err_raise_at(e, "a range bound must be a number, got %s", type_name(v));
     double d = v_primal(v);
     v_release(v);
-    if (d != floor(d)) wg_error_at(e, "a range bound must be a whole number, got %s", num_str(d));
+    if (d != floor(d)) err_raise_at(e, "a range bound must be a whole number, got %s", num_str(d));
     return d;
 }
 
@@ -1147,7 +1147,7 @@ static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
     if (!is_seq(a)) {
         const char *what_type = type_name(a);   /* before the release: a matrix is read */
         v_release(a);
-        wg_error_at(n->a, "for %s in ... needs an array, got %s\nnote: a range of numbers is written for %s in 0..n",
+        err_raise_at(n->a, "for %s in ... needs an array, got %s\nnote: a range of numbers is written for %s in 0..n",
                     n->name, what_type, n->name);
     }
     Value snap = arr_copy(a);
@@ -1159,7 +1159,7 @@ static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
     G->eval.run.top_loops += top;
     if (block) G->eval.run.block_depth++;
     for (int i = 0; i < len; i++) {
-        wg_check_interrupt();
+        err_check_interrupt();
         reclaim_loop_step(&floor);
         Value e = *seq_at(snap, i);
         v_retain(e);
@@ -1186,7 +1186,7 @@ static int exec_for(Node *n, Env *env)
     G->eval.run.top_loops += top;
     if (block) G->eval.run.block_depth++;
     for (double i = lo; i < hi; i++) {
-        wg_check_interrupt();
+        err_check_interrupt();
         reclaim_loop_step(&floor);
         v_release(*slot);
         *slot = num_val(i);
@@ -1233,7 +1233,7 @@ static void exec_compound(Node *n, Env *env)
     }
     VerLog *log;
     Value *slot = var_slot(n->a, env, &log);
-    if (slot->t == V_UNDEF) wg_undefined(n->a, env);
+    if (slot->t == V_UNDEF) suggest_undefined(n->a, env);
     if (is_seq(*slot)) {
         /* the right side is read as it was before the statement, even when
          * it aliases the target through a view */
@@ -1246,7 +1246,7 @@ static void exec_compound(Node *n, Env *env)
         int len = seq_len(*holder);
         if (is_mat(*holder) || is_mat(rhs)) rhs = mat_compound_rhs(n, op, *holder, rhs);
         if (is_seq(rhs) && seq_len(rhs) != len)
-            wg_error_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
+            err_raise_at(n, "length mismatch: %d and %d elements", len, seq_len(rhs));
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
@@ -1316,17 +1316,17 @@ static int exec(Node *n, Env *env)
     case N_BREAK: return EXEC_BREAK;
     case N_CONTINUE: return EXEC_CONTINUE;
     case N_RETURN:
-        if (!env) wg_error_at(n, "'return' outside a function");
+        if (!env) err_raise_at(n, "'return' outside a function");
         if (G->ckpt.mode && env == G->ckpt.env)
-            wg_error_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
+            err_raise_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
         G->eval.run.ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
     case N_BLOCK: return exec_block(n, env);
     case N_NOGRAD: return exec_nograd(n, env);
-    case N_CKPT: return exec_checkpoint(n, env);
+    case N_CKPT: return ckpt_exec(n, env);
     case N_COMMAND:
         if (G->ckpt.mode == 2) return EXEC_NORMAL;      /* recomputation runs no commands */
-        if (!G->eval.command) wg_error_at(n, "':' commands are not available here");
+        if (!G->eval.command) err_raise_at(n, "':' commands are not available here");
         G->eval.command(n->text);
         return EXEC_NORMAL;
     default:
@@ -1349,7 +1349,7 @@ static void run_top(void *ud)
         StatementMark made = reclaim_statement_begin();
         int code = exec(root->list[i], NULL);
         if (code == EXEC_BREAK || code == EXEC_CONTINUE)
-            wg_error_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+            err_raise_at(root->list[i], "'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
         if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) gc_maybe_collect();
         /* reclaiming needs only that no call holds numbers in C variables:
          * a :load or :time inside a block at the top level is fine */
@@ -1368,9 +1368,9 @@ void eval_run_chunk(Chunk *c)
 {
     if (G->eval.run_nesting >= MAX_NESTED_RUNS) {
         chunk_release(c);
-        wg_error("':load' and ':time' nested too deeply (files loading each other?)");
+        err_raise("':load' and ':time' nested too deeply (files loading each other?)");
     }
-    WgWhere where = G->err.where;
+    ErrWhere where = G->err.where;
     G->eval.nested_runs[G->eval.run_nesting++] = c;
     run_top(c);
     G->eval.nested_runs[--G->eval.run_nesting] = NULL;
@@ -1413,9 +1413,9 @@ int eval_chunk(Chunk *c)
     uint64_t recorded = tape_size() + G->tape.reclaimed;
     EvalRun run = G->eval.run;        /* put back whole after an error */
     int recording = G->tape.recording, nograds = G->eval.n_nograd_writes, depth = run.call_depth;
-    WgWhere where = G->err.where;
+    ErrWhere where = G->err.where;
     int jvps = fwd_depth();
-    int err = wg_pcall(run_top, c);
+    int err = err_pcall(run_top, c);
     G->err.where = where;
     if (err) {
         fwd_unwind(jvps);
@@ -1426,13 +1426,13 @@ int eval_chunk(Chunk *c)
         rec_restore(recording);
         /* a nograd block the error left ends here: what it had assigned
          * becomes places, unless this chunk runs inside a block that goes on */
-        if (recording && G->eval.n_nograd_writes > nograds && wg_pcall(settle_protected, &nograds))
+        if (recording && G->eval.n_nograd_writes > nograds && err_pcall(settle_protected, &nograds))
             drop_nograd_writes(nograds);
         gc_collect();
         /* (not after running out of memory: a pass needs some) */
-        const char *why = wg_last_error()->message;
+        const char *why = err_last()->message;
         if (depth == 0 && tape_size() + G->tape.reclaimed > recorded && !G->tape.busy && !(why && strstr(why, "out of memory")))
-            wg_pcall(reclaim_abandoned, NULL);
+            err_pcall(reclaim_abandoned, NULL);
     }
     return err;
 }
@@ -1448,7 +1448,7 @@ void eval_init(void)
     reclaim_set_roots(eval_root_ids);
     G->tape.limit_hint = limit_hint;
     tape_init();
-    builtins_register();
+    builtin_register();
 }
 
 void eval_reset(void)
@@ -1465,5 +1465,5 @@ void eval_reset(void)
     tape_init();
     sweep_forget();
     G->num.backend = G->num.start_backend;
-    builtins_register();
+    builtin_register();
 }

@@ -61,9 +61,9 @@ static void put_parts(Value v, Flat *f)
 
 static void flat_free(Flat *f)
 {
-    wg_scratch_free(f->shape);
-    wg_scratch_free(f->val);
-    wg_scratch_free(f->id);
+    err_scratch_free(f->shape);
+    err_scratch_free(f->val);
+    err_scratch_free(f->id);
     memset(f, 0, sizeof *f);
 }
 
@@ -79,19 +79,19 @@ static void flat_of(Value x, Flat *f, const char *what)
         for (int i = 0; i < f->len; i++) {
             Value e = *seq_at(x, i);
             if (!IS_NUMBER(e))
-                wg_error("fixedpoint: %s must be a number or an array of numbers, but element %d is %s",
+                err_raise("fixedpoint: %s must be a number or an array of numbers, but element %d is %s",
                          what, i, type_name(e));
             count_parts(e, &ns, &nv);
         }
     } else {
-        wg_error("fixedpoint: %s must be a number or an array of numbers, got %s", what, type_name(x));
+        err_raise("fixedpoint: %s must be a number or an array of numbers, got %s", what, type_name(x));
     }
     f->ndim = is_mat(x) ? 2 : 0;
     f->rows = is_mat(x) ? AS_ARR(x)->rows : 0;
     f->cols = is_mat(x) ? AS_ARR(x)->cols : 0;
-    f->shape = wg_scratch(sizeof(uint32_t) * (ns + 1));
-    f->val = wg_scratch(sizeof(double) * (nv + 1));
-    f->id = wg_scratch(sizeof(uint32_t) * (nv + 1));
+    f->shape = err_scratch(sizeof(uint32_t) * (ns + 1));
+    f->val = err_scratch(sizeof(double) * (nv + 1));
+    f->id = err_scratch(sizeof(uint32_t) * (nv + 1));
     f->nshape = f->nval = 0;
     if (f->len < 0) put_parts(x, f);
     else for (int i = 0; i < f->len; i++) put_parts(*seq_at(x, i), f);
@@ -137,9 +137,9 @@ static void merge_number(const Flat *a, uint32_t *as, uint32_t *av, const Flat *
 static int widen(Flat *a, const Flat *b)
 {
     Flat out = {.len = a->len, .ndim = a->ndim, .rows = a->rows, .cols = a->cols};
-    out.shape = wg_scratch(sizeof(uint32_t) * (a->nshape + b->nshape + 1));
-    out.val = wg_scratch(sizeof(double) * (a->nval + b->nval + 1));
-    out.id = wg_scratch(sizeof(uint32_t) * (a->nval + b->nval + 1));
+    out.shape = err_scratch(sizeof(uint32_t) * (a->nshape + b->nshape + 1));
+    out.val = err_scratch(sizeof(double) * (a->nval + b->nval + 1));
+    out.id = err_scratch(sizeof(uint32_t) * (a->nval + b->nval + 1));
     uint32_t as = 0, av = 0, bs = 0;
     int count = a->len < 0 ? 1 : a->len;
     for (int i = 0; i < count; i++) merge_number(a, &as, &av, b, &bs, &out);
@@ -179,14 +179,14 @@ static void apply(Value g, Value x, const Flat *xf, Flat *out)
     if (xf->len < 0 && !IS_NUMBER(y)) {
         const char *t = type_name(y);
         v_release(y);
-        wg_error("fixedpoint: g must return a number for a number x, got %s", t);
+        err_raise("fixedpoint: g must return a number for a number x, got %s", t);
     }
     if (xf->len >= 0 && (!is_seq(y) || seq_len(y) != xf->len)) {
         int n = is_seq(y) ? seq_len(y) : -1;
         const char *t = type_name(y);
         v_release(y);
-        if (n < 0) wg_error("fixedpoint: g must return an array of %d numbers for an array x, got %s", xf->len, t);
-        wg_error("fixedpoint: g must return an array of %d numbers, like x, got %d", xf->len, n);
+        if (n < 0) err_raise("fixedpoint: g must return an array of %d numbers for an array x, got %s", xf->len, t);
+        err_raise("fixedpoint: g must return an array of %d numbers, like x, got %d", xf->len, n);
     }
     flat_of(y, out, "g's result");
     out->ndim = xf->ndim;     /* x keeps x0's shape */
@@ -215,9 +215,9 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
     x->rows = start.rows;
     x->cols = start.cols;
     x->nshape = x->nval = start.len < 0 ? 1 : (uint32_t)start.len;
-    x->shape = wg_scratch(sizeof(uint32_t) * (x->nshape + 1));
-    x->val = wg_scratch(sizeof(double) * (x->nval + 1));
-    x->id = wg_scratch(sizeof(uint32_t) * (x->nval + 1));
+    x->shape = err_scratch(sizeof(uint32_t) * (x->nshape + 1));
+    x->val = err_scratch(sizeof(double) * (x->nval + 1));
+    x->id = err_scratch(sizeof(uint32_t) * (x->nval + 1));
     for (uint32_t k = 0; k < x->nval; k++)
         x->val[k] = v_primal(start.len < 0 ? x0 : *seq_at(x0, (int)k));
     flat_free(&start);
@@ -246,7 +246,7 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
         *x = next;
         v_release(cur);
         cur = rebuild(x, NULL);
-        wg_check_interrupt();
+        err_check_interrupt();
     }
     v_release(cur);
     rec_restore(recording);
@@ -257,23 +257,23 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
     if (!prog.met) {
         char tolbuf[40];
         snprintf(tolbuf, sizeof tolbuf, "%s", num_str(tol));
-        wg_error("fixedpoint: no fixed point within %d steps (last change %s, tol %s)", maxiter,
+        err_raise("fixedpoint: no fixed point within %d steps (last change %s, tol %s)", maxiter,
                  num_str(change), tolbuf);
     }
 }
 
 static double tol_arg(Value v)
 {
-    if (v.t != V_NUM) wg_error("fixedpoint: tol (argument 3) must be a number, got %s", type_name(v));
-    if (!(v.u.n >= 0) || isinf(v.u.n)) wg_error("fixedpoint: tol (argument 3) must be a number >= 0, got %s", num_str(v.u.n));
+    if (v.t != V_NUM) err_raise("fixedpoint: tol (argument 3) must be a number, got %s", type_name(v));
+    if (!(v.u.n >= 0) || isinf(v.u.n)) err_raise("fixedpoint: tol (argument 3) must be a number >= 0, got %s", num_str(v.u.n));
     return v.u.n;
 }
 
 static int maxiter_arg(Value v)
 {
-    if (v.t != V_NUM) wg_error("fixedpoint: maxiter (argument 4) must be a number, got %s", type_name(v));
+    if (v.t != V_NUM) err_raise("fixedpoint: maxiter (argument 4) must be a number, got %s", type_name(v));
     if (v.u.n != floor(v.u.n) || v.u.n < 1 || v.u.n > 1e9)
-        wg_error("fixedpoint: maxiter (argument 4) must be a whole number from 1 to 1e9, got %s", num_str(v.u.n));
+        err_raise("fixedpoint: maxiter (argument 4) must be a whole number from 1 to 1e9, got %s", num_str(v.u.n));
     return (int)v.u.n;
 }
 
@@ -281,7 +281,7 @@ Value fixedpoint_builtin(int argc, Value *argv)
 {
     Value g = argv[0];
     if (g.t != V_FN && g.t != V_BUILTIN)
-        wg_error("fixedpoint: g (argument 1) must be a function, got %s", type_name(g));
+        err_raise("fixedpoint: g (argument 1) must be a function, got %s", type_name(g));
     double tol = argc > 2 ? tol_arg(argv[2]) : 1e-12;
     int maxiter = argc > 3 ? maxiter_arg(argv[3]) : 1000;
     Flat x;
@@ -315,7 +315,7 @@ Value fixedpoint_builtin(int argc, Value *argv)
         TapeMark mark = tape_mark();
         n = x.nval;
         head = fixtape_standins(n, x.val, tol, (uint32_t)maxiter);
-        ids = wg_scratch(sizeof(uint32_t) * n);
+        ids = err_scratch(sizeof(uint32_t) * n);
         for (uint32_t j = 0; j < n; j++) ids[j] = head + j;
         Value xh = rebuild(&x, ids);
         apply(g, xh, &x, &y);
@@ -323,16 +323,16 @@ Value fixedpoint_builtin(int argc, Value *argv)
         widen(&y, &x);
         if (!widen(&x, &y)) break;
         flat_free(&y);
-        wg_scratch_free(ids);
+        err_scratch_free(ids);
         gc_strip_ids_from(mark.n);
         tape_truncate(mark);
         if (tries == 16)
-            wg_error("fixedpoint: g's result at the fixed point carries other dual numbers (forward-mode "
+            err_raise("fixedpoint: g's result at the fixed point carries other dual numbers (forward-mode "
                      "perturbations) than x does");
     }
     for (uint32_t j = 0; j < n; j++) ids[j] = fixtape_result(head, j, y.id[j], x.val[j]);
     r = rebuild(&x, ids);
-    wg_scratch_free(ids);
+    err_scratch_free(ids);
     flat_free(&y);
     flat_free(&x);
     return r;

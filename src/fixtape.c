@@ -18,7 +18,7 @@ static const TapeSideKind fix_kind = { "fixedpoint", fix_each_id, NULL, fix_rele
 
 uint32_t fixtape_standins(uint32_t n, const double *x, double tol, uint32_t maxiter)
 {
-    FixSide *s = wg_calloc(1, sizeof(FixSide) + 2 * (size_t)n * sizeof(uint32_t));
+    FixSide *s = err_calloc(1, sizeof(FixSide) + 2 * (size_t)n * sizeof(uint32_t));
     s->side.kind = &fix_kind;
     s->n = n;
     s->tol = tol;

@@ -149,14 +149,14 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv)
 {
     Perturbations pt = {0};
     for (int i = 0; i < argc; i++)
-        if (!collect_tags(argv[i], &pt)) wg_error("jvp nested more than %d deep around a function that takes d", MAX_TAGS);
+        if (!collect_tags(argv[i], &pt)) err_raise("jvp nested more than %d deep around a function that takes d", MAX_TAGS);
     int saved = rec_on();
     for (int i = 0; i < pt.n; i++) pt.eps[i] = num_rec(0, rec_leaf(0));
-    Value *lowered = wg_scratch(sizeof(Value) * (size_t)(argc ? argc : 1));
+    Value *lowered = err_scratch(sizeof(Value) * (size_t)(argc ? argc : 1));
     for (int i = 0; i < argc; i++) lowered[i] = lower(argv[i], &pt);
     Value r = call_value(f, argc, lowered);
     for (int i = 0; i < argc; i++) v_release(lowered[i]);
-    wg_scratch_free(lowered);
+    err_scratch_free(lowered);
     Value out = raise_value(r, &pt);
     v_release(r);
     rec_restore(saved);
@@ -172,15 +172,15 @@ static Value seed_dual(uint32_t tag, Value x, Value v)
     }
     if (is_seq(x) && is_seq(v)) {
         int n = seq_len(x);
-        if (seq_len(v) != n) wg_error("jvp: x has %d elements but v has %d", n, seq_len(v));
+        if (seq_len(v) != n) err_raise("jvp: x has %d elements but v has %d", n, seq_len(v));
         if (is_mat(x) != is_mat(v) || (is_mat(x) && AS_ARR(x)->rows != AS_ARR(v)->rows))
-            wg_error("jvp: x is %s but v is %s: they must have the same shape", mat_describe(x), mat_describe(v));
+            err_raise("jvp: x is %s but v is %s: they must have the same shape", mat_describe(x), mat_describe(v));
         Value r = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = seed_dual(tag, *seq_at(x, i), *seq_at(v, i));
         shape_like(r, x);
         return r;
     }
-    wg_error("jvp: x and v must both be numbers or both arrays, got %s and %s", type_name(x), type_name(v));
+    err_raise("jvp: x and v must both be numbers or both arrays, got %s and %s", type_name(x), type_name(v));
 }
 
 static Value tangent_of(Value r, uint32_t tag)
@@ -204,12 +204,12 @@ static Value tangent_of(Value r, uint32_t tag)
         shape_like(out, r);
         return out;
     }
-    wg_error("jvp: the function must return a number or an array, got %s", type_name(r));
+    err_raise("jvp: the function must return a number or an array, got %s", type_name(r));
 }
 
 Value fwd_jvp(Value f, Value x, Value v)
 {
-    if (f.t != V_FN && f.t != V_BUILTIN) wg_error("jvp: expects a function, got %s", type_name(f));
+    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("jvp: expects a function, got %s", type_name(f));
     uint32_t tag = ++G->fwd.next_tag;
     int depth = fwd_depth();
     fwd_live_push(tag);
@@ -241,12 +241,12 @@ Value fwd_fwdgrad(int argc, Value *argv)
         v = arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&G->rng)));
         shape_like(v, x);
-    } else wg_error("fwdgrad: x must be a number or an array, got %s", type_name(x));
+    } else err_raise("fwdgrad: x must be a number or an array, got %s", type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
     if (!IS_NUMBER(s)) {
         v_release(s);
         v_release(v);
-        wg_error("fwdgrad: the function must return a number");
+        err_raise("fwdgrad: the function must return a number");
     }
     Value r = v_arith(OP_MUL, s, v);
     v_release(s);

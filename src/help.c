@@ -244,8 +244,8 @@ static _Noreturn void unknown(const char *topic)
         snprintf(near + len, sizeof near - len, "%s'%s'", shown ? ", " : "", w);
         shown++;
     }
-    if (shown) wg_error("no help for '%s'; did you mean %s?", topic, near);
-    wg_error("no help for '%s' (:help lists the names)", topic);
+    if (shown) err_raise("no help for '%s'; did you mean %s?", topic, near);
+    err_raise("no help for '%s' (:help lists the names)", topic);
 }
 
 /* A list of names, wrapped at 78 columns under a label. */

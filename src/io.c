@@ -107,7 +107,7 @@ void io_value(int stream, Value v, int brief)
     char *text = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&text, &n);
-    if (!f) wg_error("out of memory");
+    if (!f) err_raise("out of memory");
     if (brief) value_print_brief(v, f);
     else value_print(v, f);
     fclose(f);
@@ -119,7 +119,7 @@ void io_capture_begin(void)
 {
     io_capture_drop();
     G->io.capcap = 256;
-    G->io.cap = wg_malloc(G->io.capcap);
+    G->io.cap = err_malloc(G->io.capcap);
     G->io.cap[0] = 0;
 }
 

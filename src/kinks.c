@@ -22,7 +22,7 @@ static Note *new_note(void)
     check_epoch();
     if (G->kinks.nnotes == G->kinks.capnotes) {
         __typeof__(G->kinks.capnotes) grown = G->kinks.capnotes ? 2 * G->kinks.capnotes : 16;   /* the size is kept only once it is had */
-        G->kinks.notes = wg_realloc(G->kinks.notes, sizeof(Note) * grown);
+        G->kinks.notes = err_realloc(G->kinks.notes, sizeof(Note) * grown);
         G->kinks.capnotes = grown;
     }
     Note *n = &G->kinks.notes[G->kinks.nnotes++];
@@ -36,7 +36,7 @@ static void locate(Note *note, const Node *n, const Chunk *c)
 {
     if (n && n->kind == N_CALL && n->a) n = n->a;
     if (n && c) snprintf(note->where, sizeof note->where, "%s:%d:%d", c->filename, n->line,
-                         wg_display_col(c, n->line, n->col));
+                         err_display_col(c, n->line, n->col));
     else snprintf(note->where, sizeof note->where, "?");
 }
 
@@ -158,7 +158,7 @@ static void pass(uint32_t k)
                                && !strcmp(G->kinks.notes[G->kinks.passed[i]].what, G->kinks.notes[k].what))) return;
     if (G->kinks.npassed == G->kinks.cappassed) {
         __typeof__(G->kinks.cappassed) grown = G->kinks.cappassed ? 2 * G->kinks.cappassed : 8;   /* the size is kept only once it is had */
-        G->kinks.passed = wg_realloc(G->kinks.passed, sizeof(uint32_t) * grown);
+        G->kinks.passed = err_realloc(G->kinks.passed, sizeof(uint32_t) * grown);
         G->kinks.cappassed = grown;
     }
     G->kinks.passed[G->kinks.npassed++] = k;
@@ -258,7 +258,7 @@ void kink_branches(const uint32_t *wrt, int n)
         if (b->idb >= lo && b->idb > hi) hi = b->idb;
     }
     if (hi < lo) return;
-    Reach r = { wg_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0 };
+    Reach r = { err_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0 };
     for (int j = 0; j < n; j++)
         if (wrt[j] >= lo && wrt[j] <= hi) r.reach[wrt[j] - lo] = 1;
     reach_pass(&r);
@@ -268,7 +268,7 @@ void kink_branches(const uint32_t *wrt, int n)
                           || (b->idb >= lo && b->idb <= hi && r.reach[b->idb - lo])))
             pass(k);
     }
-    wg_scratch_free(r.reach);
+    err_scratch_free(r.reach);
 }
 
 void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
@@ -304,7 +304,7 @@ void kink_end(void)
     if (!G->kinks.npassed || G->kinks.noted) return;
     G->kinks.noted = 1;
     const Note *n = &G->kinks.notes[G->kinks.passed[0]];
-    wg_note("this derivative passed %s%s (%s); :tape kinks for all",
+    err_note("this derivative passed %s%s (%s); :tape kinks for all",
             n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
 }
 

@@ -32,7 +32,7 @@ static void set_shape(Storage *s, int rows, int cols) { storage_set_shape(s, 2, 
 Value mat_new(int rows, int cols)
 {
     if (rows < 0 || cols < 0 || (long long)rows * cols > INT_MAX)
-        wg_error("a %dx%d matrix is too big (at most %d elements)", rows, cols, INT_MAX);
+        err_raise("a %dx%d matrix is too big (at most %d elements)", rows, cols, INT_MAX);
     Value r = arr_new(rows * cols);
     set_shape(AS_ARR(r), rows, cols);
     return r;
@@ -89,10 +89,10 @@ void mat_print(Value v, void *file, int brief)
 /* A whole number in [0, len) as index `what` ("row", "column") of m. */
 int mat_index_in(Value idx, int len, Node *at, const char *what, Value m)
 {
-    if (!IS_NUMBER(idx)) wg_error_at(at, "index must be a number, got %s", type_name(idx));
+    if (!IS_NUMBER(idx)) err_raise_at(at, "index must be a number, got %s", type_name(idx));
     double d = v_primal(idx);
-    if (d != floor(d) || isnan(d)) wg_error_at(at, "index %s is not a whole number", num_str(d));
-    if (d < 0 || d >= len) wg_error_at(at, "%s index %s out of range for %s", what, num_str(d), mat_describe(m));
+    if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", num_str(d));
+    if (d < 0 || d >= len) err_raise_at(at, "%s index %s out of range for %s", what, num_str(d), mat_describe(m));
     return (int)d;
 }
 
@@ -142,7 +142,7 @@ static Value expand(Value a, int rows, int cols)
 static _Noreturn void mismatch(const char *what, Value a, Value b)
 {
     int arrays = (is_seq(a) && !is_mat(a)) || (is_seq(b) && !is_mat(b));
-    wg_error("shape mismatch in '%s': %s and %s%s", what, mat_describe(a), mat_describe(b),
+    err_raise("shape mismatch in '%s': %s and %s%s", what, mat_describe(a), mat_describe(b),
              arrays ? " (a matrix meets a number or a matrix; reshape(a, 1, n) makes an array a row,"
                       " reshape(a, n, 1) a column)" : "");
 }
@@ -156,7 +156,7 @@ Value mat_elementwise(int op, Value a, Value b)
     }
     int sa = IS_NUMBER(a), sb = IS_NUMBER(b);
     if ((!sa && !is_seq(a)) || (!sb && !is_seq(b)))
-        wg_error("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
+        err_raise("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
     if ((!sa && !is_mat(a)) || (!sb && !is_mat(b))) mismatch(arith_op_symbol(op), a, b);
     if (sa || sb) {
         Value r = arith_elementwise_flat(op, a, b);
@@ -219,8 +219,8 @@ static uint32_t id_or_const(Operand *o, long p)
 {
     const Value *e = elem(o, p);
     if (e->id) return e->id;
-    if (!o->consts) o->consts = wg_scratch(sizeof(uint32_t) * (size_t)(o->n ? o->n : 1));
-    if (!o->consts[p]) o->consts[p] = tape_id_of_const(e->u.n);
+    if (!o->consts) o->consts = err_scratch(sizeof(uint32_t) * (size_t)(o->n ? o->n : 1));
+    if (!o->consts[p]) o->consts[p] = arith_const_id(e->u.n);
     return o->consts[p];
 }
 
@@ -278,25 +278,25 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
 Value mat_product(Value a, Value b)
 {
     if (!is_seq(a) || !is_seq(b))
-        wg_error("the matrix product '@' needs matrices or arrays, got %s and %s%s", mat_describe(a), mat_describe(b),
+        err_raise("the matrix product '@' needs matrices or arrays, got %s and %s%s", mat_describe(a), mat_describe(b),
                  IS_NUMBER(b) && a.t != V_STR ? " (a version is written x@k, the k right after the '@')" : "");
     if (!is_mat(a) && !is_mat(b))
-        wg_error("'@' of two arrays (%s and %s): dot(a, b) is their inner product; '@' needs a matrix on one side",
+        err_raise("'@' of two arrays (%s and %s): dot(a, b) is their inner product; '@' needs a matrix on one side",
                  mat_describe(a), mat_describe(b));
     if (!is_mat(a)) seq_check_numbers(a, "'@'");
     if (!is_mat(b)) seq_check_numbers(b, "'@'");
     int m = is_mat(a) ? AS_ARR(a)->rows : 1, k = is_mat(a) ? AS_ARR(a)->cols : seq_len(a);
     int k2 = is_mat(b) ? AS_ARR(b)->rows : seq_len(b), n = is_mat(b) ? AS_ARR(b)->cols : 1;
     if (k != k2)
-        wg_error("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
+        err_raise("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
                  mat_describe(a), mat_describe(b));
     Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : arr_new(is_mat(a) ? m : n);
     Operand oa = operand(a), ob = operand(b);
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
             AS_ARR(r)->v[(long)i * n + j] = product_element(&oa, (long)i * k, 1, &ob, j, n, k);
-    if (oa.consts) wg_scratch_free(oa.consts);
-    if (ob.consts) wg_scratch_free(ob.consts);
+    if (oa.consts) err_scratch_free(oa.consts);
+    if (ob.consts) err_scratch_free(ob.consts);
     return r;
 }
 
@@ -318,7 +318,7 @@ static Value mean_of(Value a)
 static Value logsumexp_of(Value a)
 {
     int n = seq_len(a);
-    if (n == 0) wg_error("logsumexp of an empty array");
+    if (n == 0) err_raise("logsumexp of an empty array");
     double m = v_primal(*seq_at(a, 0));
     for (int i = 1; i < n; i++) m = num_apply(OP_MAX, m, v_primal(*seq_at(a, i)));
     Value mv = num_val(m);
@@ -372,7 +372,7 @@ static int axis_of(Value v, const char *fname, const char *hint)
 {
     double d = IS_NUMBER(v) ? v_primal(v) : 0;
     if (d != 1 && d != 2)
-        wg_error("%s: the axis must be 1 (down the columns) or 2 (along the rows), got %s%s", fname,
+        err_raise("%s: the axis must be 1 (down the columns) or 2 (along the rows), got %s%s", fname,
                  IS_NUMBER(v) ? num_str(d) : type_name(v), hint);
     return (int)d;
 }
@@ -381,9 +381,9 @@ static int reduction(int kind, int argc, Value *argv, const char *fname)
 {
     (void)kind;
     if (argc == 2 && !is_mat(argv[0]))
-        wg_error("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
+        err_raise("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
     if (!is_seq(argv[0]))
-        wg_error("%s: argument 1 must be an array or a matrix, got %s", fname, type_name(argv[0]));
+        err_raise("%s: argument 1 must be an array or a matrix, got %s", fname, type_name(argv[0]));
     seq_check_numbers(argv[0], fname);
     return argc == 2 ? axis_of(argv[1], fname, "") : 0;
 }
@@ -395,7 +395,7 @@ Value mat_reduce_axis(int op, Value *argv, const char *fname)
     if (kind != R_SUM && IS_NUMBER(argv[1]))
         snprintf(hint, sizeof hint, " (for the elementwise %s of a matrix and a number write %s(%s, a))",
                  fname, fname, num_str(v_primal(argv[1])));
-    if (!is_mat(argv[0])) wg_error("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
+    if (!is_mat(argv[0])) err_raise("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
     return along(kind, argv[0], axis_of(argv[1], fname, hint), fname);
 }
 
@@ -417,7 +417,7 @@ int mat_dim_arg(Value *argv, int i, const char *fname)
 {
     double d = IS_NUMBER(argv[i]) ? v_primal(argv[i]) : -1;
     if (!IS_NUMBER(argv[i]) || d != floor(d) || d < 0 || d > 1e9)
-        wg_error("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1,
+        err_raise("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1,
                  IS_NUMBER(argv[i]) ? num_str(d) : type_name(argv[i]));
     return (int)d;
 }
@@ -427,7 +427,7 @@ void mat_dims(Value *argv, const char *fname, int *rows, int *cols)
     *rows = mat_dim_arg(argv, 0, fname);
     *cols = mat_dim_arg(argv, 1, fname);
     if ((long long)*rows * *cols > INT_MAX)
-        wg_error("%s: a %dx%d matrix is too big (at most %d elements)", fname, *rows, *cols, INT_MAX);
+        err_raise("%s: a %dx%d matrix is too big (at most %d elements)", fname, *rows, *cols, INT_MAX);
 }
 
 Value mat_filled(Value *argv, double x, const char *fname)

@@ -24,12 +24,12 @@ Value mat_literal(Node *n, Env *env, Value first)
         if (!is_seq(row) || is_mat(row)) {
             const char *what = mat_describe(row);
             v_release(row);
-            wg_error_at(n->list[i], "the rows of a matrix must be arrays of numbers, but row %d is %s", i, what);
+            err_raise_at(n->list[i], "the rows of a matrix must be arrays of numbers, but row %d is %s", i, what);
         }
         int len = seq_len(row);
         if (len != cols) {
             v_release(row);
-            wg_error_at(n->list[i], "the rows of a matrix must have equal lengths: row 0 has %d element%s, row %d has %d",
+            err_raise_at(n->list[i], "the rows of a matrix must have equal lengths: row 0 has %d element%s, row %d has %d",
                         cols, cols == 1 ? "" : "s", i, len);
         }
         for (int j = 0; j < cols; j++) {
@@ -37,7 +37,7 @@ Value mat_literal(Node *n, Env *env, Value first)
             if (!IS_NUMBER(e)) {
                 const char *what = type_name(e);
                 v_release(row);
-                wg_error_at(n->list[i], "matrix elements must be numbers, but element %d of row %d is %s", j, i, what);
+                err_raise_at(n->list[i], "matrix elements must be numbers, but element %d of row %d is %s", j, i, what);
             }
             v_retain(e);
             s->v[(long)i * cols + j] = e;
@@ -52,7 +52,7 @@ Value mat_literal(Node *n, Env *env, Value first)
 Value mat_index(Node *n, Value a, Env *env)
 {
     if (!is_mat(a))
-        wg_error_at(n, "a[i, j] needs a matrix, got %s (an array takes one index: a[i])", mat_describe(a));
+        err_raise_at(n, "a[i, j] needs a matrix, got %s (an array takes one index: a[i])", mat_describe(a));
     Value iv = eval_expr(n->b, env);
     const Storage *s = AS_ARR(a);
     int i = mat_index_in(iv, s->rows, n->b, "row", a);
@@ -76,9 +76,9 @@ Value mat_index(Node *n, Value a, Env *env)
 int mat_store_index(Node *target, Value holder, Value iv, Value jv)
 {
     if (!is_mat(holder))
-        wg_error_at(target, "a[i, j] = x needs a matrix, got %s (an array takes one index: a[i])", mat_describe(holder));
+        err_raise_at(target, "a[i, j] = x needs a matrix, got %s (an array takes one index: a[i])", mat_describe(holder));
     if (!target->c)
-        wg_error_at(target, "a[i] of a matrix is row i, a copy, and cannot be assigned; write its elements "
+        err_raise_at(target, "a[i] of a matrix is row i, a copy, and cannot be assigned; write its elements "
                     "(a[i, j] = x), or write through the view row(a, i)");
     const Storage *s = AS_ARR(holder);
     int i = mat_index_in(iv, s->rows, target->b, "row", holder);
@@ -88,7 +88,7 @@ int mat_store_index(Node *target, Value holder, Value iv, Value jv)
 
 _Noreturn void mat_row_write_error(Node *target)
 {
-    wg_error_at(target, "a[i][j] = x would write into a copy (a[i] of a matrix is row i, a copy): write a[i, j] = x");
+    err_raise_at(target, "a[i][j] = x would write into a copy (a[i] of a matrix is row i, a copy): write a[i, j] = x");
 }
 
 
@@ -96,7 +96,7 @@ static Value bi_eye(int argc, Value *argv)
 {
     (void)argc;
     int n = mat_dim_arg(argv, 0, "eye");
-    if ((long long)n * n > INT_MAX) wg_error("eye: a %dx%d matrix is too big (at most %d elements)", n, n, INT_MAX);
+    if ((long long)n * n > INT_MAX) err_raise("eye: a %dx%d matrix is too big (at most %d elements)", n, n, INT_MAX);
     Value r = mat_new(n, n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[(long)i * n + i] = num_val(num_round(1));
     return r;
@@ -107,7 +107,7 @@ static Value bi_shape(int argc, Value *argv)
     (void)argc;
     Value a = argv[0];
     if (IS_NUMBER(a)) return arr_new(0);
-    if (!is_seq(a)) wg_error("shape: argument 1 must be a number, an array or a matrix, got %s", type_name(a));
+    if (!is_seq(a)) err_raise("shape: argument 1 must be a number, an array or a matrix, got %s", type_name(a));
     Value r = arr_new(is_mat(a) ? 2 : 1);
     if (is_mat(a)) {
         AS_ARR(r)->v[0] = num_val(AS_ARR(a)->rows);
@@ -119,15 +119,15 @@ static Value bi_shape(int argc, Value *argv)
 static Value bi_reshape(int argc, Value *argv)
 {
     Value a = argv[0];
-    if (!is_seq(a)) wg_error("reshape: argument 1 must be an array or a matrix, got %s", type_name(a));
+    if (!is_seq(a)) err_raise("reshape: argument 1 must be an array or a matrix, got %s", type_name(a));
     seq_check_numbers(a, "reshape");
     int n = seq_len(a), rows, cols = 0;
     if (argc == 2) rows = mat_dim_arg(argv, 1, "reshape");
     else mat_dims(argv + 1, "reshape", &rows, &cols);
     long long want = argc == 2 ? rows : (long long)rows * cols;
     if (want != n) {
-        if (argc == 2) wg_error("reshape: %s has %d element%s, not %d", mat_describe(a), n, n == 1 ? "" : "s", rows);
-        wg_error("reshape: %s has %d element%s, not %dx%d = %lld", mat_describe(a), n, n == 1 ? "" : "s", rows, cols, want);
+        if (argc == 2) err_raise("reshape: %s has %d element%s, not %d", mat_describe(a), n, n == 1 ? "" : "s", rows);
+        err_raise("reshape: %s has %d element%s, not %dx%d = %lld", mat_describe(a), n, n == 1 ? "" : "s", rows, cols, want);
     }
     Value r = argc == 2 ? arr_new(n) : mat_new(rows, cols);
     for (int i = 0; i < n; i++) {
@@ -143,7 +143,7 @@ static Value bi_transpose(int argc, Value *argv)
     (void)argc;
     Value a = argv[0];
     if (!is_mat(a))
-        wg_error("transpose: argument 1 must be a matrix, got %s (reshape(a, 1, n) makes an array a row, "
+        err_raise("transpose: argument 1 must be a matrix, got %s (reshape(a, 1, n) makes an array a row, "
                  "reshape(a, n, 1) a column)", mat_describe(a));
     const Storage *s = AS_ARR(a);
     Value r = mat_new(s->cols, s->rows);
@@ -161,7 +161,7 @@ static Value bi_transpose(int argc, Value *argv)
 static Value row_or_col(Node *call, Env *env, int is_row)
 {
     const char *fname = is_row ? "row" : "col";
-    if (call->n != 2) wg_error("%s(a, %s) expects 2 arguments, got %d", fname, is_row ? "i" : "j", call->n);
+    if (call->n != 2) err_raise("%s(a, %s) expects 2 arguments, got %d", fname, is_row ? "i" : "j", call->n);
     EnvCell *home;
     int owner;
     Value base = view_base(call->list[0], env, &home, &owner);
@@ -169,7 +169,7 @@ static Value row_or_col(Node *call, Env *env, int is_row)
         const char *what = mat_describe(base);
         v_release(base);
         G->err.where.node = call;
-        wg_error("%s: argument 1 must be a matrix, got %s", fname, what);
+        err_raise("%s: argument 1 must be a matrix, got %s", fname, what);
     }
     Value iv = eval_expr(call->list[1], env);
     G->err.where.node = call;
@@ -195,7 +195,7 @@ static const Builtin matrix_builtins[] = {
 
 void matrix_register(void)
 {
-    for (size_t i = 0; i < sizeof matrix_builtins / sizeof matrix_builtins[0]; i++) define_builtin(&matrix_builtins[i]);
-    define_special("row", sp_row, "row(a, i): row i of the matrix a as a view (an alias: writing it writes a)");
-    define_special("col", sp_col, "col(a, j): column j of the matrix a as a view (an alias, strided: writing it writes a)");
+    for (size_t i = 0; i < sizeof matrix_builtins / sizeof matrix_builtins[0]; i++) builtin_define(&matrix_builtins[i]);
+    builtin_define_special("row", sp_row, "row(a, i): row i of the matrix a as a view (an alias: writing it writes a)");
+    builtin_define_special("col", sp_col, "col(a, j): column j of the matrix a as a view (an alias, strided: writing it writes a)");
 }

@@ -366,7 +366,7 @@ typedef struct { Node *n; int depth; } Pending;
 static const Node *too_deep(Node *root)
 {
     size_t cap = 256, top = 0;
-    Pending *stack = wg_malloc(cap * sizeof(Pending));
+    Pending *stack = err_malloc(cap * sizeof(Pending));
     const Node *found = NULL;
     stack[top++] = (Pending){ root, 1 };
     while (top && !found) {
@@ -377,7 +377,7 @@ static const Node *too_deep(Node *root)
         if (p.n->kind == N_FN && p.n->fn) nk++;
         if (top + (size_t)nk + 1 > cap) {
             while (top + (size_t)nk + 1 > cap) cap *= 2;
-            stack = wg_realloc(stack, cap * sizeof(Pending));
+            stack = err_realloc(stack, cap * sizeof(Pending));
         }
         for (int i = 0; i < 3; i++)
             if (kids[i]) stack[top++] = (Pending){ kids[i], p.depth + 1 };
@@ -406,7 +406,7 @@ Chunk *parse_chunk(const char *filename, const char *src, size_t len,
     ParseFree(f.parser, free);
     if (incomplete) *incomplete = ps.error && ps.incomplete;
     if (ps.error || !ps.root) {
-        if (!quiet) wg_report(c, ps.err_line, ps.err_col, ps.err_msg[0] ? ps.err_msg : "syntax error");
+        if (!quiet) err_report(c, ps.err_line, ps.err_col, ps.err_msg[0] ? ps.err_msg : "syntax error");
         chunk_release(c);
         return NULL;
     }
@@ -418,7 +418,7 @@ Chunk *parse_chunk(const char *filename, const char *src, size_t len,
         snprintf(ps.err_msg, sizeof ps.err_msg, "expression nested too deeply");
     }
     if (deep || resolve_chunk(c, &ps)) {
-        if (!quiet) wg_report(c, ps.err_line, ps.err_col, ps.err_msg);
+        if (!quiet) err_report(c, ps.err_line, ps.err_col, ps.err_msg);
         if (incomplete) *incomplete = 0;
         chunk_release(c);
         return NULL;

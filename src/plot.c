@@ -72,9 +72,9 @@ typedef struct {
 
 static void series_free(Series *s)
 {
-    wg_scratch_free(s->x);
-    wg_scratch_free(s->y);
-    wg_scratch_free(s->dy);
+    err_scratch_free(s->x);
+    err_scratch_free(s->y);
+    err_scratch_free(s->dy);
 }
 
 /* Where v lies between lo and hi, 0 to 1, without overflowing when the
@@ -90,7 +90,7 @@ static double number_result(Value r, const char *what)
     if (r.t != V_NUM && r.t != V_DUAL) {
         const char *t = type_name(r);
         v_release(r);
-        wg_error("plot: %s must be a number, got %s", what, t);
+        err_raise("plot: %s must be a number, got %s", what, t);
     }
     double d = v_primal(r);
     v_release(r);
@@ -127,9 +127,9 @@ static void sample_function(Series *s, Value f, double lo, double hi, int n)
     s->n = n;
     s->lo = lo;
     s->hi = hi;
-    s->x = wg_scratch(sizeof(double) * (size_t)n);
-    s->y = wg_scratch(sizeof(double) * (size_t)n);
-    s->dy = wg_scratch(sizeof(double) * (size_t)n);
+    s->x = err_scratch(sizeof(double) * (size_t)n);
+    s->y = err_scratch(sizeof(double) * (size_t)n);
+    s->dy = err_scratch(sizeof(double) * (size_t)n);
     PlotMark m = plot_mark();
     Value one = num_val(num_round(1));
     for (int i = 0; i < n; i++) {
@@ -146,17 +146,17 @@ static void sample_function(Series *s, Value f, double lo, double hi, int n)
 static void sample_array(Series *s, Value a)
 {
     int n = seq_len(a);
-    if (n == 0) wg_error("plot: the array is empty");
+    if (n == 0) err_raise("plot: the array is empty");
     s->n = n;
     s->lo = 0;
     s->hi = n - 1;
     s->is_array = 1;
-    s->x = wg_scratch(sizeof(double) * (size_t)n);
-    s->y = wg_scratch(sizeof(double) * (size_t)n);
+    s->x = err_scratch(sizeof(double) * (size_t)n);
+    s->y = err_scratch(sizeof(double) * (size_t)n);
     for (int i = 0; i < n; i++) {
         Value *e = seq_at(a, i);
         if (e->t != V_NUM && e->t != V_DUAL)
-            wg_error("plot: element %d of the array is %s, not a number", i, type_name(*e));
+            err_raise("plot: element %d of the array is %s, not a number", i, type_name(*e));
         s->x[i] = i;
         s->y[i] = v_primal(*e);
     }
@@ -188,14 +188,14 @@ static int cmp_double(const void *a, const void *b)
  * ends are then rounded out to round numbers. */
 static void y_range(const Series *s, double *ymin, double *ymax)
 {
-    double *v = wg_scratch(sizeof(double) * (size_t)s->n * 2);
+    double *v = err_scratch(sizeof(double) * (size_t)s->n * 2);
     int m = 0;
     for (int i = 0; i < s->n; i++) {
         if (isfinite(s->y[i])) v[m++] = s->y[i];
         if (s->dy && isfinite(s->dy[i])) v[m++] = s->dy[i];
     }
     if (m == 0) {           /* nothing to draw: an empty frame */
-        wg_scratch_free(v);
+        err_scratch_free(v);
         *ymin = -1;
         *ymax = 1;
         return;
@@ -207,7 +207,7 @@ static void y_range(const Series *s, double *ymin, double *ymax)
     if (lo < q05 - 2 * spread) lo = q05 - 0.5 * spread;     /* far out: a pole */
     if (hi > q95 + 2 * spread) hi = q95 + 0.5 * spread;
     if (!s->dy) lo = v[0], hi = v[m - 1];   /* an array: every value counts (no poles) */
-    wg_scratch_free(v);
+    err_scratch_free(v);
     if (!(hi > lo)) {                   /* a constant: a band around it */
         double pad = fabs(lo) > 1 ? fabs(lo) * 0.1 : 1;
         lo -= pad;
@@ -325,7 +325,7 @@ static void render_terminal(const Series *s)
     double ymin, ymax;
     y_range(s, &ymin, &ymax);
     Canvas c = {PLOT_W * (utf8 ? 2 : 1), PLOT_H * (utf8 ? 4 : 1), utf8 ? 2 : 1, utf8 ? 4 : 1, NULL};
-    c.px = wg_scratch((size_t)c.pw * (size_t)c.ph);
+    c.px = err_scratch((size_t)c.pw * (size_t)c.ph);
     draw_curve(&c, s, s->y, ymin, ymax, 1, 0);
     if (s->dy) draw_curve(&c, s, s->dy, ymin, ymax, 2, 1);
 
@@ -397,7 +397,7 @@ static void render_terminal(const Series *s)
     if (s->is_array) io_out("%s%s%s a[i] against i (%d value%s)\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "", s->n, s->n == 1 ? "" : "s");
     else io_out("%s%s%s f   %s%s%s f'\n", colour ? COLOUR_F : "", solid, colour ? COLOUR_OFF : "",
                 colour ? COLOUR_DF : "", dots, colour ? COLOUR_OFF : "");
-    wg_scratch_free(c.px);
+    err_scratch_free(c.px);
 }
 
 /* --------------------------------------------------------------- SVG */
@@ -508,14 +508,14 @@ static void write_svg(const Series *s, FILE *f)
 static void render_svg(const Series *s, const char *path)
 {
     FILE *f = fopen(path, "w");
-    if (!f) wg_error("plot: cannot write '%s'", path);
+    if (!f) err_raise("plot: cannot write '%s'", path);
     write_svg(s, f);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) wg_error("plot: could not write '%s'", path);
+    if (fclose(f) != 0 || bad) err_raise("plot: could not write '%s'", path);
     io_out("wrote %s\n", path);
 }
 
-/* A notebook (wg_display) gets the SVG picture, with the terminal
+/* A notebook (eval_display) gets the SVG picture, with the terminal
  * picture as its text fallback: render_terminal's output is captured
  * (io.h) meanwhile; an error inside drops the capture (eval_chunk). */
 static void display_svg(const Series *s)
@@ -528,7 +528,7 @@ static void display_svg(const Series *s)
     FILE *f = open_memstream(&svg, &nsvg);
     if (!f) {
         free(text);
-        wg_error("plot: out of memory");
+        err_raise("plot: out of memory");
     }
     write_svg(s, f);
     fclose(f);
@@ -541,19 +541,19 @@ static void display_svg(const Series *s)
 
 static const char *svg_path(Value v)
 {
-    if (v.t != V_STR) wg_error("plot: the last argument must be a file name ending in .svg, got %s", type_name(v));
+    if (v.t != V_STR) err_raise("plot: the last argument must be a file name ending in .svg, got %s", type_name(v));
     const char *p = AS_STR(v)->s;
     size_t n = strlen(p);
     if (n < 5 || strcasecmp(p + n - 4, ".svg") != 0)
-        wg_error("plot: '%s' is not an .svg file name (plot writes SVG only)", p);
+        err_raise("plot: '%s' is not an .svg file name (plot writes SVG only)", p);
     return p;
 }
 
 static double bound(Value v, const char *which)
 {
-    if (v.t != V_NUM && v.t != V_DUAL) wg_error("plot: %s must be a number, got %s", which, type_name(v));
+    if (v.t != V_NUM && v.t != V_DUAL) err_raise("plot: %s must be a number, got %s", which, type_name(v));
     double d = v_primal(v);
-    if (!isfinite(d)) wg_error("plot: %s must be finite, got %s", which, num_str(d));
+    if (!isfinite(d)) err_raise("plot: %s must be finite, got %s", which, num_str(d));
     return d;
 }
 
@@ -562,17 +562,17 @@ static Value bi_plot(int argc, Value *argv)
     Series s = {0};
     const char *path = NULL;
     if (is_seq(argv[0])) {
-        if (argc > 2) wg_error("plot: an array takes at most a file name after it: plot(a) or plot(a, \"a.svg\")");
+        if (argc > 2) err_raise("plot: an array takes at most a file name after it: plot(a) or plot(a, \"a.svg\")");
         if (argc == 2) path = svg_path(argv[1]);
         sample_array(&s, argv[0]);
     } else if (argv[0].t == V_FN || argv[0].t == V_BUILTIN) {
-        if (argc < 3) wg_error("plot: a function needs a range: plot(f, lo, hi)");
+        if (argc < 3) err_raise("plot: a function needs a range: plot(f, lo, hi)");
         double lo = bound(argv[1], "lo"), hi = bound(argv[2], "hi");
-        if (!(lo < hi)) wg_error("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
+        if (!(lo < hi)) err_raise("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
         if (argc == 4) path = svg_path(argv[3]);
         int n = path || G->eval.display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
         sample_function(&s, argv[0], lo, hi, n);
-    } else wg_error("plot: expects a function or an array, got %s", type_name(argv[0]));
+    } else err_raise("plot: expects a function or an array, got %s", type_name(argv[0]));
     if (path) render_svg(&s, path);
     else if (G->eval.display) display_svg(&s);
     else render_terminal(&s);
@@ -586,4 +586,4 @@ static const Builtin plot_builtin = {
     "a last argument \"name.svg\" writes an SVG picture. Adds nothing to the tape. "
     "Example: plot(fn(x) => sin(x), -3, 3)"};
 
-void plot_register(void) { define_builtin(&plot_builtin); }
+void plot_register(void) { builtin_define(&plot_builtin); }

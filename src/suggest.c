@@ -72,10 +72,10 @@ const char *suggest_name(const char *name, Env *env)
     return s.best;
 }
 
-_Noreturn void wg_undefined(const Node *n, Env *env)
+_Noreturn void suggest_undefined(const Node *n, Env *env)
 {
     const char *near = suggest_name(n->name, env);
     if (near)
-        wg_error_at(n, "undefined variable '%s'\nnote: did you mean '%s'?", n->name, near);
-    wg_error_at(n, "undefined variable '%s'", n->name);
+        err_raise_at(n, "undefined variable '%s'\nnote: did you mean '%s'?", n->name, near);
+    err_raise_at(n, "undefined variable '%s'", n->name);
 }

@@ -5,6 +5,6 @@
 
 const char *suggest_name(const char *name, Env *env);   /* NULL if none is near */
 /* The error for reading the undefined name n, with a "did you mean" note. */
-_Noreturn void wg_undefined(const Node *n, Env *env);
+_Noreturn void suggest_undefined(const Node *n, Env *env);
 
 #endif

@@ -56,7 +56,7 @@ static inline uint32_t next_cut(const Cuts *c, uint32_t *at, uint32_t i)
 
 static void broken_invariant(uint32_t id)
 {
-    wg_error("internal error: a sweep met entry #%u outside every buffer (please report)", id);
+    err_raise("internal error: a sweep met entry #%u outside every buffer (please report)", id);
 }
 
 /* ------------------------------------------------------- plain sweeps */
@@ -165,19 +165,19 @@ static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent
     b->top = top;
     b->cuts = cuts;
     b->parent = parent;
-    if (G->num.backend == BK_F64) b->adj = wg_scratch(n * sizeof(double));
+    if (G->num.backend == BK_F64) b->adj = err_scratch(n * sizeof(double));
     else {
-        b->acc = wg_scratch(n * sizeof(NumAcc));
+        b->acc = err_scratch(n * sizeof(NumAcc));
         for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
-        b->touched = wg_scratch(n);
+        b->touched = err_scratch(n);
     }
 }
 
 static void plain_free(PlainBuf *b)
 {
-    wg_scratch_free(b->adj);
-    wg_scratch_free(b->acc);
-    wg_scratch_free(b->touched);
+    err_scratch_free(b->adj);
+    err_scratch_free(b->acc);
+    err_scratch_free(b->touched);
 }
 
 static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); }
@@ -222,9 +222,9 @@ static int so_reserve(size_t n)
     if (G->sweep.so.cap < n) {
         free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
         G->sweep.so.abar = G->sweep.so.tau = NULL, G->sweep.so.in = NULL, G->sweep.so.cap = 0;
-        G->sweep.so.abar = wg_malloc(n * sizeof(double));
-        G->sweep.so.tau = wg_malloc(n * sizeof(double));
-        G->sweep.so.in = wg_malloc(n);
+        G->sweep.so.abar = err_malloc(n * sizeof(double));
+        G->sweep.so.tau = err_malloc(n * sizeof(double));
+        G->sweep.so.in = err_malloc(n);
         G->sweep.so.cap = n;
     }
     memset(G->sweep.so.abar, 0, n * sizeof(double));
@@ -240,7 +240,7 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
     G->sweep.so.in[top - lo] = 1;
     G->sweep.so.abar[top - lo] = 1;
     for (uint32_t i = top; i >= lo && i > 0; i--) {
-        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if ((i & 0xfffff) == 0) err_check_interrupt();
         if (i == cut) {
             cut = next_cut(&cuts, &at, i - 1);
             continue;
@@ -301,7 +301,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
         G->sweep.so.tau[i - lo] = 0;
         /* a cut passes no adjoint to its operands in y's sweep: no τ reaches it */
         if (!G->sweep.so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
-        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if ((i & 0xfffff) == 0) err_check_interrupt();
         int op = tape_opcode(i);
         double t = 0;
         SO_NAMED();
@@ -365,7 +365,7 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
         }
         double a = G->sweep.so.abar[i - lo];
         if (!G->sweep.so.in[i - lo] || a == 0) continue;
-        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if ((i & 0xfffff) == 0) err_check_interrupt();
         int op = tape_opcode(i);
         SO_NAMED();
         switch (op) {
@@ -428,7 +428,7 @@ static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
         plain_run_aliased(&sub, e, a, al);
         plain_free(&sub);
     }
-    wg_scratch_free(al.v);
+    err_scratch_free(al.v);
 }
 
 /* A loop's outputs follow its entry, in order; reclaiming may drop dead
@@ -474,16 +474,16 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     case OP_CKPT: {
         if (!G->sweep.loop_hooks.reverse) return;
         n = G->sweep.loop_hooks.outputs(i);
-        double *lam = wg_scratch(sizeof(double) * (n ? n : 1));
-        double *total = wg_scratch(sizeof(double) * (n ? n : 1));
+        double *lam = err_scratch(sizeof(double) * (n ? n : 1));
+        double *total = err_scratch(sizeof(double) * (n ? n : 1));
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
         memcpy(total, lam, sizeof(double) * n);
         G->sweep.loop_hooks.reverse(i, lam, total, b);
         /* an output's own adjoint becomes its whole one (for d with
          * respect to it); it was handed on already */
         for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) put_plain(b, o, total[tape_b(o)]);
-        wg_scratch_free(lam);
-        wg_scratch_free(total);
+        err_scratch_free(lam);
+        err_scratch_free(total);
         return;
     }
     case OP_FIXIN:
@@ -524,7 +524,7 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
             plain_run_strong(b, i, stop);
             return;
         } else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
-        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if ((i & 0xfffff) == 0) err_check_interrupt();
     }
 }
 
@@ -647,23 +647,23 @@ static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cu
     b->keys = b->heap = NULL;
     b->vals = NULL;
     b->nkeys = b->nheap = b->mask = 0;
-    b->pairs = backend_is_posit(G->num.backend) ? wg_scratch(n * sizeof(Pairs)) : NULL;
+    b->pairs = backend_is_posit(G->num.backend) ? err_scratch(n * sizeof(Pairs)) : NULL;
     if (n >= VAL_SPARSE_MIN && !b->pairs) {
         b->adj = NULL;
         b->mask = 63;
-        b->keys = wg_scratch((b->mask + 1) * sizeof(uint32_t));
-        b->vals = wg_scratch((b->mask + 1) * sizeof(Value));
-        b->heap = wg_scratch((b->mask + 1) * sizeof(uint32_t));
-    } else b->adj = wg_scratch(n * sizeof(Value));
+        b->keys = err_scratch((b->mask + 1) * sizeof(uint32_t));
+        b->vals = err_scratch((b->mask + 1) * sizeof(Value));
+        b->heap = err_scratch((b->mask + 1) * sizeof(uint32_t));
+    } else b->adj = err_scratch(n * sizeof(Value));
 }
 
 static void valbuf_free(ValBuf *b, uint32_t top)
 {
     if (!b->adj) {
         for (size_t k = 0; k <= b->mask; k++) v_release(b->vals[k]);
-        wg_scratch_free(b->keys);
-        wg_scratch_free(b->vals);
-        wg_scratch_free(b->heap);
+        err_scratch_free(b->keys);
+        err_scratch_free(b->vals);
+        err_scratch_free(b->heap);
         return;
     }
     for (uint32_t i = 0; i <= top - b->lo; i++) {
@@ -673,8 +673,8 @@ static void valbuf_free(ValBuf *b, uint32_t top)
             free(b->pairs[i].p);
         }
     }
-    wg_scratch_free(b->adj);
-    wg_scratch_free(b->pairs);
+    err_scratch_free(b->adj);
+    err_scratch_free(b->pairs);
 }
 
 static inline size_t vb_hash(const ValBuf *b, uint32_t id) { return (id * 2654435761u) & b->mask; }
@@ -691,12 +691,12 @@ static size_t vb_find(const ValBuf *b, uint32_t id)
  * dense loop visits every entry below where the sparse one stopped). */
 static void vb_densify(ValBuf *b)
 {
-    b->adj = wg_scratch(((size_t)b->top - b->lo + 1) * sizeof(Value));
+    b->adj = err_scratch(((size_t)b->top - b->lo + 1) * sizeof(Value));
     for (size_t k = 0; k <= b->mask; k++)
         if (b->keys[k]) b->adj[b->keys[k] - b->lo] = b->vals[k];   /* moved, not copied */
-    wg_scratch_free(b->keys);
-    wg_scratch_free(b->vals);
-    wg_scratch_free(b->heap);
+    err_scratch_free(b->keys);
+    err_scratch_free(b->vals);
+    err_scratch_free(b->heap);
     b->keys = b->heap = NULL;
     b->vals = NULL;
 }
@@ -715,9 +715,9 @@ static Value *vb_slot(ValBuf *b, uint32_t id)
     if (2 * (b->nkeys + 1) > b->mask + 1) {
         ValBuf old = *b;
         b->mask = 2 * old.mask + 1;
-        b->keys = wg_scratch((b->mask + 1) * sizeof(uint32_t));
-        b->vals = wg_scratch((b->mask + 1) * sizeof(Value));
-        b->heap = wg_scratch((b->mask + 1) * sizeof(uint32_t));
+        b->keys = err_scratch((b->mask + 1) * sizeof(uint32_t));
+        b->vals = err_scratch((b->mask + 1) * sizeof(Value));
+        b->heap = err_scratch((b->mask + 1) * sizeof(uint32_t));
         memcpy(b->heap, old.heap, old.nheap * sizeof(uint32_t));
         for (size_t j = 0; j <= old.mask; j++)
             if (old.keys[j]) {
@@ -725,9 +725,9 @@ static Value *vb_slot(ValBuf *b, uint32_t id)
                 b->keys[at] = old.keys[j];
                 b->vals[at] = old.vals[j];
             }
-        wg_scratch_free(old.keys);
-        wg_scratch_free(old.vals);
-        wg_scratch_free(old.heap);
+        err_scratch_free(old.keys);
+        err_scratch_free(old.vals);
+        err_scratch_free(old.heap);
         k = vb_find(b, id);
     }
     b->keys[k] = id;
@@ -748,8 +748,8 @@ static void pairs_push(Pairs *q, Value a, Value p)
 {
     if (q->n == q->cap) {
         __typeof__(q->cap) grown = q->cap ? 2 * q->cap : 4;   /* the size is kept only once it is had */
-        q->a = wg_realloc(q->a, sizeof(Value) * (size_t)grown);
-        q->p = wg_realloc(q->p, sizeof(Value) * (size_t)grown);
+        q->a = err_realloc(q->a, sizeof(Value) * (size_t)grown);
+        q->p = err_realloc(q->p, sizeof(Value) * (size_t)grown);
         q->cap = grown;
     }
     v_retain(a);
@@ -851,7 +851,7 @@ static void val_through_deriv(ValBuf *b, uint32_t k, Value a)
         val_run_aliased(&sub, e, a, al);
         valbuf_free(&sub, e);
     }
-    wg_scratch_free(al.v);
+    err_scratch_free(al.v);
 }
 
 /* A loop entry: the loop is recorded once more from its inputs, and the
@@ -860,8 +860,8 @@ static void val_through_loop(ValBuf *b, uint32_t i)
 {
     if (!G->sweep.loop_hooks.rerun) return;
     uint32_t n = G->sweep.loop_hooks.outputs(i);
-    Value *lam = wg_scratch(sizeof(Value) * (n ? n : 1));
-    uint32_t *ids = wg_scratch(sizeof(uint32_t) * (n ? n : 1));
+    Value *lam = err_scratch(sizeof(Value) * (n ? n : 1));
+    uint32_t *ids = err_scratch(sizeof(uint32_t) * (n ? n : 1));
     for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) {
         lam[tape_b(o)] = vb_get(b, o);
         v_retain(lam[tape_b(o)]);
@@ -894,8 +894,8 @@ static void val_through_loop(ValBuf *b, uint32_t i)
         valbuf_free(&sub, top);
     }
     for (uint32_t j = 0; j < n; j++) v_release(lam[j]);
-    wg_scratch_free(lam);
-    wg_scratch_free(ids);
+    err_scratch_free(lam);
+    err_scratch_free(ids);
 }
 
 static void val_step(ValBuf *b, uint32_t i, Value a)
@@ -971,7 +971,7 @@ static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
         Value a = vb_get(b, i);
         if (!is_zero_const(a)) val_step(b, i, a);
         if (b->adj) return i;     /* the cone grew wide */
-        if ((++n & 0xffff) == 0) wg_check_interrupt();
+        if ((++n & 0xffff) == 0) err_check_interrupt();
     }
     return 0;
 }
@@ -994,7 +994,7 @@ static void val_run_to(ValBuf *b, uint32_t top, uint32_t stop)
         Value a = b->adj[i - b->lo];
         if (!is_zero_const(a)) val_step(b, i, a);
         else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) val_fixin(b, i);
-        if ((i & 0xffff) == 0) wg_check_interrupt();
+        if ((i & 0xffff) == 0) err_check_interrupt();
     }
 }
 
@@ -1046,7 +1046,7 @@ static void reruns_collect(uint32_t from, uint32_t to)
     if (!G->sweep.reruns.depth) return;
     if (G->sweep.reruns.n == G->sweep.reruns.cap) {
         uint32_t cap = G->sweep.reruns.cap ? 2 * G->sweep.reruns.cap : 16;
-        G->sweep.reruns.v = wg_realloc(G->sweep.reruns.v, sizeof(Alias) * cap);
+        G->sweep.reruns.v = err_realloc(G->sweep.reruns.v, sizeof(Alias) * cap);
         G->sweep.reruns.cap = cap;
     }
     G->sweep.reruns.v[G->sweep.reruns.n++] = (Alias){ from, to };
@@ -1071,7 +1071,7 @@ static Aliases aliases_copy(const Alias *v, uint32_t n)
 {
     Aliases al = { NULL, n };
     if (!n) return al;
-    al.v = wg_scratch_uninit(sizeof(Alias) * n);
+    al.v = err_scratch_uninit(sizeof(Alias) * n);
     memcpy(al.v, v, sizeof(Alias) * n);
     qsort(al.v, n, sizeof(Alias), alias_higher_first);
     return al;
@@ -1098,12 +1098,12 @@ static int reruns_keep(uint32_t r, Aliases al)
     if (G->sweep.reruns.nlists == UINT16_MAX) return 0;
     if (G->sweep.reruns.nlists == G->sweep.reruns.caplists) {
         uint32_t cap = G->sweep.reruns.caplists ? 2 * G->sweep.reruns.caplists : 8;
-        G->sweep.reruns.lists = wg_realloc(G->sweep.reruns.lists, sizeof *G->sweep.reruns.lists * cap);
+        G->sweep.reruns.lists = err_realloc(G->sweep.reruns.lists, sizeof *G->sweep.reruns.lists * cap);
         G->sweep.reruns.caplists = cap;
     }
     while (G->sweep.reruns.npool + al.n > G->sweep.reruns.cappool) {
         uint32_t cap = G->sweep.reruns.cappool ? 2 * G->sweep.reruns.cappool : 64;
-        G->sweep.reruns.pool = wg_realloc(G->sweep.reruns.pool, sizeof(Alias) * cap);
+        G->sweep.reruns.pool = err_realloc(G->sweep.reruns.pool, sizeof(Alias) * cap);
         G->sweep.reruns.cappool = cap;
     }
     memcpy(G->sweep.reruns.pool + G->sweep.reruns.npool, al.v, sizeof(Alias) * al.n);
@@ -1221,7 +1221,7 @@ static uint32_t deriv_expand(uint32_t k, uint32_t *lo, Aliases *al)
         *lo = kept;
         return tape_pool_at(tape_deriv_call(r)->exp_off)[j];
     }
-    wg_scratch_free(al->v);
+    err_scratch_free(al->v);
     uint32_t first, off = record_expansion(r, &first, al);
     if (!kept) {
         int keep = reruns_keep(r, *al);      /* else it is recorded again when next needed */
@@ -1281,7 +1281,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
     uint32_t floor = G->sweep.expansion_floor;
     G->sweep.expansion_floor = 0;
     size_t bytes = sizeof(double) * g->n;
-    double *lam = wg_scratch(bytes), *next = wg_scratch(bytes), change = 0;
+    double *lam = err_scratch(bytes), *next = err_scratch(bytes), change = 0;
     memcpy(lam, xbar, bytes);
     FixProgress prog = {0};
     for (uint32_t it = 0; it < g->s->maxiter; it++) {
@@ -1302,12 +1302,12 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         lam = next;
         next = t;
         if (fixtape_step(&prog, change, scale, g->s->tol)) break;
-        wg_check_interrupt();
+        err_check_interrupt();
     }
-    wg_scratch_free(next);
+    err_scratch_free(next);
     G->sweep.expansion_floor = floor;
     if (prog.met) return lam;
-    wg_error("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
+    err_raise("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
              "(last change %s)", g->s->maxiter, num_str(change));
 }
 
@@ -1331,7 +1331,7 @@ static void plain_fixin(PlainBuf *b, uint32_t head)
 {
     if (!plain_below(b, head)) return;
     FixGroup g = fix_group(head);
-    double *xbar = wg_scratch(sizeof(double) * g.n);
+    double *xbar = err_scratch(sizeof(double) * g.n);
     int any = 0;
     for (uint32_t j = 0; j < g.n; j++) {
         uint32_t x = g.s->ids[j];
@@ -1345,9 +1345,9 @@ static void plain_fixin(PlainBuf *b, uint32_t head)
         for (uint32_t j = 0; j < g.n; j++) give_plain(&sub, g.s->ids[g.n + j], lam[j], 1);
         plain_run_to(&sub, g.hi, g.stop);
         plain_free(&sub);
-        wg_scratch_free(lam);
+        err_scratch_free(lam);
     }
-    wg_scratch_free(xbar);
+    err_scratch_free(xbar);
 }
 
 /* Recorded: λ becomes a fixed point of its own on the tape, stand-ins μ,
@@ -1361,8 +1361,8 @@ static void val_fixin(ValBuf *b, uint32_t head)
 {
     if (!val_below(b, head)) return;
     FixGroup g = fix_group(head);
-    Value *xbar = wg_scratch(sizeof(Value) * g.n);
-    double *xb = wg_scratch(sizeof(double) * g.n);
+    Value *xbar = err_scratch(sizeof(Value) * g.n);
+    double *xb = err_scratch(sizeof(double) * g.n);
     int any = 0;
     for (uint32_t j = 0; j < g.n; j++) {
         uint32_t x = g.s->ids[j];
@@ -1382,7 +1382,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
         for (uint32_t j = 0; j < g.n; j++)
             give_val(&sub, g.s->ids[g.n + j], num_rec(lam[j], mu + j), num_val(1));
         val_run_to(&sub, g.hi, g.stop);
-        Value *L = wg_scratch(sizeof(Value) * g.n);
+        Value *L = err_scratch(sizeof(Value) * g.n);
         for (uint32_t j = 0; j < g.n; j++) {
             uint32_t x = g.s->ids[j];
             if (sub.pairs) settle_pairs(&sub, x);
@@ -1398,11 +1398,11 @@ static void val_fixin(ValBuf *b, uint32_t head)
         for (uint32_t j = 0; j < g.n; j++) give_val(&sub, g.s->ids[g.n + j], L[j], num_val(1));
         val_run_to(&sub, g.hi, g.stop);
         valbuf_free(&sub, g.hi);
-        wg_scratch_free(L);
-        wg_scratch_free(lam);
+        err_scratch_free(L);
+        err_scratch_free(lam);
     }
-    wg_scratch_free(xb);
-    wg_scratch_free(xbar);
+    err_scratch_free(xb);
+    err_scratch_free(xbar);
 }
 
 /* --------------------------------------------------------- sparse sweep */
@@ -1475,9 +1475,9 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
     sp.cap = 64;
     while (sp.cap < 2 * budget + 2) sp.cap *= 2;
     sp.mask = sp.cap - 1;
-    sp.keys = wg_scratch(sp.cap * sizeof(uint32_t));          /* 0: an empty slot */
-    sp.vals = wg_scratch_uninit(sp.cap * sizeof(double));     /* set when a key is */
-    sp.heap = wg_scratch_uninit(sp.cap * sizeof(uint32_t));
+    sp.keys = err_scratch(sp.cap * sizeof(uint32_t));          /* 0: an empty slot */
+    sp.vals = err_scratch_uninit(sp.cap * sizeof(double));     /* set when a key is */
+    sp.heap = err_scratch_uninit(sp.cap * sizeof(uint32_t));
     sp.nheap = 0;
     int ok = 1;
     size_t visited = 0;
@@ -1503,9 +1503,9 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
     if (ok)
         for (int j = 0; j < n; j++)
             out[j].u.n = wrt[j] >= lo && wrt[j] <= top ? sparse_find(&sp, wrt[j]) : 0;
-    wg_scratch_free(sp.keys);
-    wg_scratch_free(sp.vals);
-    wg_scratch_free(sp.heap);
+    err_scratch_free(sp.keys);
+    err_scratch_free(sp.vals);
+    err_scratch_free(sp.heap);
     return ok;
 }
 
@@ -1547,10 +1547,10 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     G->sweep.kept.valid = 0;
     if (G->sweep.kept.cap < n) {
         /* fresh zeros from the kernel: the range needs no clearing */
-        wg_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+        err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
         G->sweep.kept.adj = NULL;
         G->sweep.kept.cap = 0;
-        G->sweep.kept.adj = wg_zero_pages(n * sizeof(double));
+        G->sweep.kept.adj = err_zero_pages(n * sizeof(double));
         G->sweep.kept.cap = n;
     } else memset(G->sweep.kept.adj, 0, n * sizeof(double));
     b->adj = G->sweep.kept.adj;
@@ -1560,7 +1560,7 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
 void sweep_forget(void)
 {
     if (G->sweep.kept_busy || G->sweep.so.busy) return;
-    wg_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+    err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
     memset(&G->sweep.kept, 0, sizeof G->sweep.kept);
     free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
     memset(&G->sweep.so, 0, sizeof G->sweep.so);

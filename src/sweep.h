@@ -15,7 +15,7 @@ typedef struct {
  * otherwise. y is a number (not a dual). */
 void    sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out);
 /* Adjoints of every entry in [lo, top] for seed 1 at top, in float64
- * (tests, :tape); scratch memory, give back with wg_scratch_free. */
+ * (tests, :tape); scratch memory, give back with err_scratch_free. */
 double *sweep_adjoints(uint32_t top, uint32_t lo);
 /* After an error unwound out of a sweep. */
 void    sweep_abandon(void);

@@ -85,7 +85,7 @@ static int reserve_arrays(size_t n)
  * the mappings' pages are faulted in ahead of the tape, a stretch at a
  * time (a quarter of what is in, 4096 to 131072 entries, 1.5 MB at most
  * ahead of the last entry), so a growing tape takes one call per stretch
- * instead of a fault per page (wg_prefault). */
+ * instead of a fault per page (err_prefault). */
 static size_t prefault_to(size_t n, size_t limit)
 {
     size_t from = G->tape.prefaulted > n ? G->tape.prefaulted : n, step = from / 4;
@@ -93,8 +93,8 @@ static size_t prefault_to(size_t n, size_t limit)
     if (step > 131072) step = 131072;
     size_t to = from + step < limit ? from + step : limit;
     if (to > G->tape.prefaulted) {
-        wg_prefault(G->tape.code + G->tape.prefaulted, (to - G->tape.prefaulted) * sizeof(uint32_t));
-        wg_prefault(G->tape.val + G->tape.prefaulted, (to - G->tape.prefaulted) * sizeof(double));
+        err_prefault(G->tape.code + G->tape.prefaulted, (to - G->tape.prefaulted) * sizeof(uint32_t));
+        err_prefault(G->tape.val + G->tape.prefaulted, (to - G->tape.prefaulted) * sizeof(double));
         G->tape.prefaulted = to;
     }
     return to;
@@ -113,7 +113,7 @@ static int remap_arrays(size_t n)
             G->tape.val = p[1];
             for (int j = 0; j < k; j++) {
                 void *back = mremap(p[j], map_bytes(n, size[j]), map_bytes(G->tape.reserved, size[j]), 0);
-                if (back == MAP_FAILED) wg_error("out of memory growing the tape to %zu entries", n);
+                if (back == MAP_FAILED) err_raise("out of memory growing the tape to %zu entries", n);
             }
             return 0;
         }
@@ -168,7 +168,7 @@ static void *reserve_table(void *p, size_t *cap, size_t need, size_t size)
     if (need <= *cap) return p;
     size_t grown = *cap ? 2 * *cap : 1024;
     while (grown < need) grown *= 2;
-    p = wg_realloc(p, grown * size);
+    p = err_realloc(p, grown * size);
     *cap = grown;
     return p;
 }
@@ -190,7 +190,7 @@ void tape_chunk_begin(uint32_t i)
         if (d) G->tape.tables.chunk_window = d;
         TapeDerivBase *b = realloc(G->tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
         if (b) G->tape.tables.chunk_deriv = b;
-        if (!f || !w || !d || !b) wg_error("out of memory growing the tape to %u entries", i);
+        if (!f || !w || !d || !b) err_raise("out of memory growing the tape to %u entries", i);
         G->tape.capchunks = grown;
     }
     G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
@@ -325,8 +325,8 @@ void tape_init(void)
     if (RESERVE && maxn > 1 && reserve_arrays(maxn < RESERVE_MAX ? maxn : RESERVE_MAX)) G->tape.cap = (uint32_t)prefault_to(0, maxn < G->tape.reserved ? maxn : G->tape.reserved);
     else {
         G->tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
-        G->tape.code = wg_malloc(G->tape.cap * sizeof(uint32_t));
-        G->tape.val = wg_malloc(G->tape.cap * sizeof(double));
+        G->tape.code = err_malloc(G->tape.cap * sizeof(uint32_t));
+        G->tape.val = err_malloc(G->tape.cap * sizeof(double));
     }
     tape_chunk_begin(0);
     G->tape.n = 1;                 /* entry 0: "constant" */
@@ -357,8 +357,8 @@ static void check_limit(size_t more)
         else if (b >= 1 << 20) snprintf(lim, sizeof lim, "%.4gMB", b / (1 << 20));
         else snprintf(lim, sizeof lim, "%.4gKB", b / 1024);
         const char *hint = G->tape.limit_hint ? G->tape.limit_hint() : NULL;
-        if (hint) wg_error("tape limit of %s reached (%u entries) %s", lim, G->tape.n, hint);
-        wg_error("tape limit of %s reached (%u entries); raise it with ':tape limit 4GB' "
+        if (hint) err_raise("tape limit of %s reached (%u entries) %s", lim, G->tape.n, hint);
+        err_raise("tape limit of %s reached (%u entries); raise it with ':tape limit 4GB' "
                  "or forget the tape with ':tape clear'", lim, G->tape.n);
     }
 }
@@ -376,7 +376,7 @@ void tape_grow(void)
          * the reservation does not hold moves it */
         size_t more = 2 * G->tape.reserved > RESERVE_MAX ? 2 * G->tape.reserved : RESERVE_MAX;
         if (G->tape.n >= G->tape.reserved && !remap_arrays(maxn < more ? maxn : more))
-            wg_error("out of memory growing the tape to %zu entries", cap);
+            err_raise("out of memory growing the tape to %zu entries", cap);
         G->tape.cap = (uint32_t)prefault_to(G->tape.n, maxn < G->tape.reserved ? maxn : G->tape.reserved);
         return;
     }
@@ -384,7 +384,7 @@ void tape_grow(void)
     if (code) G->tape.code = code;
     double *val = realloc(G->tape.val, cap * sizeof(double));
     if (val) G->tape.val = val;
-    if (!code || !val) wg_error("out of memory growing the tape to %zu entries", cap);
+    if (!code || !val) err_raise("out of memory growing the tape to %zu entries", cap);
     G->tape.cap = (uint32_t)cap;
 }
 
@@ -394,7 +394,7 @@ uint32_t tape_pool_push(const uint32_t *ids, uint32_t n)
     if (G->tape.npool + n > G->tape.cappool) {
         size_t cap = G->tape.cappool ? G->tape.cappool : 1024;
         while (cap < G->tape.npool + n) cap *= 2;
-        G->tape.pool = wg_realloc(G->tape.pool, cap * sizeof(uint32_t));
+        G->tape.pool = err_realloc(G->tape.pool, cap * sizeof(uint32_t));
         G->tape.cappool = cap;
     }
     uint32_t off = (uint32_t)G->tape.npool;
@@ -407,7 +407,7 @@ uint32_t tape_side_add(TapeSide *s)
 {
     if (G->tape.nsides == G->tape.capsides) {
         __typeof__(G->tape.capsides) grown = G->tape.capsides ? 2 * G->tape.capsides : 16;   /* the size is kept only once it is had */
-        G->tape.sides = wg_realloc(G->tape.sides, grown * sizeof(TapeSide *));
+        G->tape.sides = err_realloc(G->tape.sides, grown * sizeof(TapeSide *));
         G->tape.capsides = grown;
     }
     G->tape.sides[G->tape.nsides] = s;
@@ -427,7 +427,7 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
 {
     if (G->tape.nderivs == G->tape.capderivs) {
         __typeof__(G->tape.capderivs) grown = G->tape.capderivs ? 2 * G->tape.capderivs : 16;   /* the size is kept only once it is had */
-        G->tape.derivs = wg_realloc(G->tape.derivs, grown * sizeof(DerivRec));
+        G->tape.derivs = err_realloc(G->tape.derivs, grown * sizeof(DerivRec));
         G->tape.capderivs = grown;
     }
     DerivRec *r = &G->tape.derivs[G->tape.nderivs];
@@ -597,7 +597,7 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     t.chunk_deriv = malloc(G->tape.capchunks * sizeof(TapeDerivBase));
     if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_deriv) {
         tables_free(&t);
-        wg_error("out of memory reclaiming the tape");
+        err_raise("out of memory reclaiming the tape");
     }
     if (far_to) memcpy(t.far, G->tape.tables.far, far_to * sizeof(uint32_t));       /* NULL while empty */
     if (wide_to) memcpy(t.wide, G->tape.tables.wide, wide_to * sizeof(TapeArgs));
@@ -612,7 +612,7 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
 
 static void broken_compaction(void)
 {
-    wg_error("internal error: reclaiming misplaced an entry (please report)");
+    err_raise("internal error: reclaiming misplaced an entry (please report)");
 }
 
 /* One compaction, shared by its phases: the kept entries' new positions,
@@ -759,9 +759,9 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     compact_positions(&c);
     c.nd = G->tape.nderivs - m.nderivs;
     c.ns = G->tape.nsides - m.nsides;
-    c.dmap = wg_scratch(sizeof(uint32_t) * (c.nd + 1));
-    c.smap = wg_scratch(sizeof(uint32_t) * (c.ns + 1));
-    c.out = wg_scratch(sizeof(uint32_t) * (G->tape.npool - m.npool + 1));   /* before anything moves */
+    c.dmap = err_scratch(sizeof(uint32_t) * (c.nd + 1));
+    c.smap = err_scratch(sizeof(uint32_t) * (c.ns + 1));
+    c.out = err_scratch(sizeof(uint32_t) * (G->tape.npool - m.npool + 1));   /* before anything moves */
     c.base = m.npool;
     TapeTables old = G->tape.tables;
     size_t capfar, capwide;
@@ -779,9 +779,9 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     G->tape.reclaimed += c.n - c.kept_end;
     G->tape.reclaimed_bytes += before - tape_bytes();
     tables_free(&old);
-    wg_scratch_free(c.out);
-    wg_scratch_free(c.dmap);
-    wg_scratch_free(c.smap);
+    err_scratch_free(c.out);
+    err_scratch_free(c.dmap);
+    err_scratch_free(c.smap);
 }
 
 TapeMark tape_mark(void) { return (TapeMark){ G->tape.n, G->tape.nderivs, G->tape.nsides, G->tape.npool }; }

@@ -72,17 +72,17 @@ static void push_extra(uint32_t *id, void *ud) { push_operand(*id, ud); }
  * it on the tape, hence a work list rather than one downward pass). */
 static uint8_t *cone(Value v)
 {
-    uint8_t *mark = wg_scratch(tape_size());
-    uint32_t *stack = wg_scratch(sizeof(uint32_t) * tape_size()), n = 0;
+    uint8_t *mark = err_scratch(tape_size());
+    uint32_t *stack = err_scratch(sizeof(uint32_t) * tape_size()), n = 0;
     /* the entries of one d call all read its y and its places: marked once
      * a call, or a gradient over a million places costs 10^12 steps */
-    uint8_t *call_seen = wg_scratch(tape_deriv_calls() + 1);
+    uint8_t *call_seen = err_scratch(tape_deriv_calls() + 1);
     if (v.t == V_NUM) push_mark(mark, stack, &n, v.id);
     else if (is_seq(v))
         for (int i = 0; i < seq_len(v); i++)
             if (seq_at(v, i)->t == V_NUM) push_mark(mark, stack, &n, seq_at(v, i)->id);
     for (uint32_t steps = 0; n; steps++) {
-        if ((steps & 0xfffff) == 0) wg_check_interrupt();
+        if ((steps & 0xfffff) == 0) err_check_interrupt();
         uint32_t i = stack[--n];
         MarkList l = { mark, stack, &n };
         if (tape_opcode(i) == OP_DERIV) {     /* the expansion standing for it */
@@ -95,8 +95,8 @@ static uint8_t *cone(Value v)
         tape_each_operand(i, push_operand, &l);
         if (tape_has_side(i)) tape_each_extra_id(i, push_extra, &l);   /* a fixed point's group */
     }
-    wg_scratch_free(call_seen);
-    wg_scratch_free(stack);
+    err_scratch_free(call_seen);
+    err_scratch_free(stack);
     return mark;
 }
 
@@ -118,7 +118,7 @@ static int cmp_span(const void *a, const void *b)
 
 static Span *expansion_spans(uint32_t *count)
 {
-    Span *s = wg_scratch(sizeof(Span) * (tape_deriv_calls() + 1));
+    Span *s = err_scratch(sizeof(Span) * (tape_deriv_calls() + 1));
     uint32_t n = 0;
     for (uint32_t r = 0; r < tape_deriv_calls(); r++) {
         DerivRec *d = tape_deriv_call(r);
@@ -210,14 +210,14 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
     if (title) fprintf(f, "  label=\"%s\";\n  labelloc=t;\n", title);
     uint32_t nspans, count = 0;
     Span *spans = expansion_spans(&nspans);
-    uint32_t *open = wg_scratch(sizeof(uint32_t) * (nspans + 1)), nopen = 0, next = 0;
-    uint8_t *shown = wg_scratch(nspans + 1);   /* by depth: the open cluster was written */
+    uint32_t *open = err_scratch(sizeof(uint32_t) * (nspans + 1)), nopen = 0, next = 0;
+    uint8_t *shown = err_scratch(nspans + 1);   /* by depth: the open cluster was written */
     /* a cluster is written only if it holds a selected entry */
-    uint32_t *before = wg_scratch(sizeof(uint32_t) * ((size_t)tape_size() + 1));
+    uint32_t *before = err_scratch(sizeof(uint32_t) * ((size_t)tape_size() + 1));
     for (uint32_t i = 0; i < tape_size(); i++) before[i + 1] = before[i] + (i ? sel[i] : 0);
     G->tapeview.dot_stopped = 0;
     for (uint32_t i = 1; i < tape_size(); i++) {
-        if ((i & 0xfff) == 0 && wg_interrupted) {
+        if ((i & 0xfff) == 0 && err_interrupted) {
             G->tapeview.dot_stopped = 1;
             break;
         }
@@ -247,14 +247,14 @@ static uint32_t write_dot(FILE *f, const uint8_t *sel, const char *title, EntryL
         if (shown[nopen]) fprintf(f, "%*s}\n", 2 * (int)nopen + 2, "");
     }
     for (uint32_t i = 1; i < tape_size() && !G->tapeview.dot_stopped; i++) {
-        if ((i & 0xfff) == 0 && wg_interrupted) G->tapeview.dot_stopped = 1;
+        if ((i & 0xfff) == 0 && err_interrupted) G->tapeview.dot_stopped = 1;
         else if (sel[i]) write_edges(f, sel, i);
     }
     fprintf(f, "}\n");
-    wg_scratch_free(before);
-    wg_scratch_free(shown);
-    wg_scratch_free(open);
-    wg_scratch_free(spans);
+    err_scratch_free(before);
+    err_scratch_free(shown);
+    err_scratch_free(open);
+    err_scratch_free(spans);
     return count;
 }
 
@@ -307,23 +307,23 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
     const char *format = ends_with(file, ".svg") ? "svg" : "png";
     char prog[4096];
     if (!find_dot(prog, sizeof prog))
-        wg_error("drawing '%s' needs Graphviz's dot program, which is not installed: "
+        err_raise("drawing '%s' needs Graphviz's dot program, which is not installed: "
                  "apt-get install graphviz (or write the DOT text: ':tape dot FILE.dot')", file);
     char tmp[] = "/tmp/wengert-tape-XXXXXX";
     int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         if (fd >= 0) close(fd);
-        wg_error("cannot write a temporary file for dot in /tmp");
+        err_raise("cannot write a temporary file for dot in /tmp");
     }
     uint32_t count = write_dot(f, sel, title, label);
     int bad = ferror(f);
     bad |= fclose(f) != 0;
     if (G->tapeview.dot_stopped) {
         unlink(tmp);
-        wg_check_interrupt_now();
+        err_check_interrupt_now();
     }
-    char *out = wg_scratch(strlen(file) + 32);
+    char *out = err_scratch(strlen(file) + 32);
     sprintf(out, "%s.wengert-XXXXXX", file);
     int ofd = bad ? -1 : mkstemp(out);
     if (ofd >= 0) {
@@ -334,23 +334,23 @@ static void render(const uint8_t *sel, const char *title, const char *file, Entr
     }
     int rc = bad ? -2 : ofd < 0 ? -3 : run_dot(prog, format, out, tmp);
     unlink(tmp);
-    if (rc == -2) wg_error("cannot write a temporary file for dot in /tmp");
-    if (rc == -3) wg_error("cannot write '%s': %s", file, strerror(errno));
-    if (wg_interrupted) {         /* Ctrl-C reached dot too */
+    if (rc == -2) err_raise("cannot write a temporary file for dot in /tmp");
+    if (rc == -3) err_raise("cannot write '%s': %s", file, strerror(errno));
+    if (err_interrupted) {         /* Ctrl-C reached dot too */
         unlink(out);
-        wg_check_interrupt_now();
+        err_check_interrupt_now();
     }
     if (rc != 0 || !written(out)) {
         unlink(out);
-        if (rc != 0) wg_error("Graphviz's dot could not draw '%s' (exit status %d)", file, rc);
-        wg_error("Graphviz's dot wrote nothing for '%s'", file);
+        if (rc != 0) err_raise("Graphviz's dot could not draw '%s' (exit status %d)", file, rc);
+        err_raise("Graphviz's dot wrote nothing for '%s'", file);
     }
     if (rename(out, file) != 0) {
         int e = errno;
         unlink(out);
-        wg_error("cannot write '%s': %s", file, strerror(e));
+        err_raise("cannot write '%s': %s", file, strerror(e));
     }
-    wg_scratch_free(out);
+    err_scratch_free(out);
     io_out("wrote %s (%u entries)\n", file, count);
 }
 
@@ -375,19 +375,19 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-/* A notebook (wg_display) shows the graph as SVG, with its DOT text as
+/* A notebook (eval_display) shows the graph as SVG, with its DOT text as
  * the fallback; without Graphviz the DOT text is all it gets. */
 static void display_graph(const uint8_t *sel, const char *title, EntryLabel label)
 {
     char *text = NULL, prog[4096];
     size_t ntext = 0;
     FILE *f = open_memstream(&text, &ntext);
-    if (!f) wg_error("out of memory");
+    if (!f) err_raise("out of memory");
     write_dot(f, sel, title, label);
     fclose(f);
     if (G->tapeview.dot_stopped) {
         free(text);
-        wg_check_interrupt_now();
+        err_check_interrupt_now();
     }
     char dotfile[] = "/tmp/wengert-tape-XXXXXX", svgfile[] = "/tmp/wengert-svg-XXXXXX";
     int fd = -1, fs = -1, shown = 0;
@@ -419,10 +419,10 @@ static void check_size(const char *name, const char *file, uint32_t count, int p
     if (count <= max) return;
     const char *what = picture ? "a picture" : "DOT text";
     if (!name)
-        wg_error("the tape has %u entries, too many for %s (at most %u): draw what one variable "
+        err_raise("the tape has %u entries, too many for %s (at most %u): draw what one variable "
                  "depends on with ':tape dot NAME%s%s'%s", count, what, max, file ? " " : "", file ? file : "",
                  picture ? ", or write the DOT text with ':tape dot FILE.dot'" : "");
-    wg_error("'%s' depends on %u entries, too many for %s (at most %u): draw a variable made in "
+    err_raise("'%s' depends on %u entries, too many for %s (at most %u): draw a variable made in "
              "fewer steps (a smaller case of the computation, after ':tape clear')%s", name, count, what, max,
              picture ? ", or write the DOT text with ':tape dot NAME FILE.dot'" : "");
 }
@@ -440,7 +440,7 @@ void tapedot_command(const char *args, EntryLabel label)
         words[n++][k] = 0;
         while (*args == ' ' || *args == '\t') args++;
     }
-    if (n == 3) wg_error("':tape dot' takes a NAME, a FILE, or both: ':tape dot x cone.svg'");
+    if (n == 3) err_raise("':tape dot' takes a NAME, a FILE, or both: ':tape dot x cone.svg'");
     const char *name = NULL, *file = NULL;
     if (n == 2) name = words[0], file = words[1];
     else if (n == 1 && is_file_name(words[0])) file = words[0];
@@ -457,7 +457,7 @@ void tapedot_command(const char *args, EntryLabel label)
         count = 0;
         for (uint32_t i = 1; i < tape_size(); i++) count += sel[i];
     } else {
-        sel = wg_scratch(tape_size());
+        sel = err_scratch(tape_size());
         memset(sel + 1, 1, tape_size() - 1);
         count = tape_size() - 1;
     }
@@ -466,13 +466,13 @@ void tapedot_command(const char *args, EntryLabel label)
     if (file && picture) render(sel, tp, file, label);
     else if (file) {
         FILE *f = fopen(file, "w");
-        if (!f) wg_error("cannot write '%s'", file);
+        if (!f) err_raise("cannot write '%s'", file);
         count = write_dot(f, sel, tp, label);
         int bad = ferror(f);
-        if (fclose(f) != 0 || bad) wg_error("could not write '%s'", file);
+        if (fclose(f) != 0 || bad) err_raise("could not write '%s'", file);
         if (G->tapeview.dot_stopped) {
             unlink(file);
-            wg_check_interrupt_now();
+            err_check_interrupt_now();
         }
         io_out("wrote %s (%u entries)\n", file, count);
     } else if (G->eval.display) display_graph(sel, tp, label);
@@ -480,12 +480,12 @@ void tapedot_command(const char *args, EntryLabel label)
         char *text = NULL;
         size_t ntext = 0;
         FILE *m = open_memstream(&text, &ntext);
-        if (!m) wg_error("out of memory");
+        if (!m) err_raise("out of memory");
         write_dot(m, sel, tp, label);
         fclose(m);
         io_write(IO_OUT, text, ntext);
         free(text);
-        if (G->tapeview.dot_stopped) wg_check_interrupt_now();
+        if (G->tapeview.dot_stopped) err_check_interrupt_now();
     }
-    wg_scratch_free(sel);
+    err_scratch_free(sel);
 }

@@ -118,7 +118,7 @@ static void mark_id(uint32_t *id, void *pp)
     Pass *p = pp;
     p->roots++;
     if (*id >= p->lo && *id < p->n) p->live[*id - p->lo] = 1;
-    else if (*id >= p->n) wg_error("internal error: a number names tape entry #%u beyond the tape (please report)", *id);
+    else if (*id >= p->n) err_raise("internal error: a number names tape entry #%u beyond the tape (please report)", *id);
 }
 
 /* live[]: 0 not reached, 1 marked, 2 visited (its operands marked). Almost
@@ -130,9 +130,9 @@ static void push_up(Pass *p, uint32_t id)
 {
     if (p->nstack == p->capstack) {
         size_t cap = p->capstack ? 2 * p->capstack : 256;
-        uint32_t *s = wg_scratch(sizeof(uint32_t) * cap);
+        uint32_t *s = err_scratch(sizeof(uint32_t) * cap);
         if (p->nstack) memcpy(s, p->stack, sizeof(uint32_t) * p->nstack);
-        wg_scratch_free(p->stack);
+        err_scratch_free(p->stack);
         p->stack = s;
         p->capstack = cap;
     }
@@ -206,7 +206,7 @@ static void mark_from_roots(Pass *p, TapeMark floor)
             if (p->live[j - p->lo] == 1) visit(p, j);
         }
     }
-    wg_scratch_free(p->stack);
+    err_scratch_free(p->stack);
     p->stack = NULL;
 }
 
@@ -239,9 +239,9 @@ uint32_t reclaim_now(TapeMark floor)
     if (p.lo <= 1) G->reclaim.full_passes++;
     /* everything a pass needs is taken before anything moves, as scratch
      * memory (an error frees it): a pass that fails changes nothing */
-    p.live = wg_scratch(p.n - p.lo);
-    p.newpos = wg_scratch(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
-    p.call_seen = wg_scratch(tape_deriv_calls() - floor.nderivs + 1);
+    p.live = err_scratch(p.n - p.lo);
+    p.newpos = err_scratch(sizeof(uint32_t) * ((size_t)(p.n - p.lo) + 1));
+    p.call_seen = err_scratch(tape_deriv_calls() - floor.nderivs + 1);
     mark_from_roots(&p, floor);
     uint32_t dead = 0;
     for (uint32_t k = 0; k < p.n - p.lo; k++) dead += !p.live[k];
@@ -269,9 +269,9 @@ uint32_t reclaim_now(TapeMark floor)
     uint64_t gap = G->reclaim.poor_passes >= 2 ? 8 * cost : cost;
     if (gap < (1u << 16)) gap = 1u << 16;
     schedule((uint64_t)tape_size() + gap);
-    wg_scratch_free(p.live);
-    wg_scratch_free(p.newpos);
-    wg_scratch_free(p.call_seen);
+    err_scratch_free(p.live);
+    err_scratch_free(p.newpos);
+    err_scratch_free(p.call_seen);
     return gone;
 }
 

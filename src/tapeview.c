@@ -90,7 +90,7 @@ static void lab_offer_run(uint32_t first, int len, int owner, int index, int k, 
 /* Fills lab_of[] for the set lab_ids[0..nlab). */
 static void label_set(void)
 {
-    G->tapeview.lab_of = wg_calloc((size_t)G->tapeview.nlab + 1, sizeof(Label));
+    G->tapeview.lab_of = err_calloc((size_t)G->tapeview.nlab + 1, sizeof(Label));
     if (!G->tapeview.nlab) return;
     for (int g = 0; g < G->eval.nglobals; g++) {
         const VerLog *log = &G->eval.globals[g].ver;
@@ -130,7 +130,7 @@ static int cmp_u32(const void *a, const void *b)
 static void label_entries(const uint32_t *ids, int n)
 {
     forget_labels();
-    G->tapeview.lab_ids = wg_malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    G->tapeview.lab_ids = err_malloc(sizeof(uint32_t) * (size_t)(n + 1));
     for (int i = 0; i < n; i++)
         if (ids[i] && ids[i] < tape_size() && tape_labeled(ids[i])) G->tapeview.lab_ids[G->tapeview.nlab++] = ids[i];
     qsort(G->tapeview.lab_ids, (size_t)G->tapeview.nlab, sizeof(uint32_t), cmp_u32);
@@ -149,7 +149,7 @@ static void label_window(uint32_t id)
     G->tapeview.lab_ids = NULL;         /* (an allocation that fails leaves nothing to free twice) */
     G->tapeview.lab_of = NULL;
     G->tapeview.nlab = 0;
-    G->tapeview.lab_ids = wg_malloc(sizeof(uint32_t) * LABEL_WINDOW);
+    G->tapeview.lab_ids = err_malloc(sizeof(uint32_t) * LABEL_WINDOW);
     uint32_t i = id;
     for (; i < tape_size() && G->tapeview.nlab < LABEL_WINDOW; i++)
         if (tape_labeled(i)) G->tapeview.lab_ids[G->tapeview.nlab++] = i;
@@ -207,11 +207,11 @@ static void mark_extra(uint32_t *id, void *mark) { if (*id < tape_size()) ((uint
 
 static uint8_t *cone_of(const uint32_t *ids, int n)
 {
-    uint8_t *mark = wg_scratch(tape_size());
+    uint8_t *mark = err_scratch(tape_size());
     /* the n entries of one d call over n places all read its y and its n
      * places: they are marked once a call, or a gradient over a million
      * places would cost 10^12 steps */
-    uint8_t *call_seen = wg_scratch(tape_deriv_calls() + 1);
+    uint8_t *call_seen = err_scratch(tape_deriv_calls() + 1);
     uint32_t top = 0;
     for (int i = 0; i < n; i++) {
         if (ids[i] && ids[i] < tape_size()) mark[ids[i]] = 1;
@@ -219,7 +219,7 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
     }
     for (uint32_t i = top; i > 0; i--) {
         if (!mark[i]) continue;
-        if ((i & 0xfffff) == 0) wg_check_interrupt();
+        if ((i & 0xfffff) == 0) err_check_interrupt();
         if (tape_opcode(i) == OP_DERIV) {
             uint32_t call = tape_deriv_call_of(i, NULL);
             if (call_seen[call]) continue;
@@ -228,7 +228,7 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
         tape_each_operand(i, mark_operand, mark);
         if (tape_has_side(i)) tape_each_extra_id(i, mark_extra, mark);   /* a fixed point's group */
     }
-    wg_scratch_free(call_seen);
+    err_scratch_free(call_seen);
     mark[0] = 0;
     return mark;
 }
@@ -238,13 +238,13 @@ static uint8_t *cone_of(const uint32_t *ids, int n)
 static int value_ids(Value v, uint32_t **ids)
 {
     if (v.t == V_NUM) {
-        *ids = wg_scratch(sizeof(uint32_t));
+        *ids = err_scratch(sizeof(uint32_t));
         (*ids)[0] = v.id;
         return 1;
     }
     if (is_seq(v)) {
         int n = seq_len(v);
-        *ids = wg_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        *ids = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) (*ids)[i] = seq_at(v, i)->id;
         return n;
     }
@@ -269,7 +269,7 @@ static void tape_list(uint32_t from)
         label_entries(ids, n);
     } else G->tapeview.lab_lazy = 1;                    /* all of them: window after window */
     for (uint32_t i = from; i < tape_size(); i++) {
-        if ((i & 0xffff) == 0) wg_check_interrupt();
+        if ((i & 0xffff) == 0) err_check_interrupt();
         print_entry(i);
     }
 }
@@ -279,11 +279,11 @@ static void tape_list(uint32_t from)
 Global *tape_variable(const char *name)
 {
     Global *g = global_lookup(name);
-    if (!g || g->v.t == V_UNDEF) wg_error("no variable named '%s'", name);
+    if (!g || g->v.t == V_UNDEF) err_raise("no variable named '%s'", name);
     if (g->v.t == V_BUILTIN)
-        wg_error("'%s' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on", name);
+        err_raise("'%s' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on", name);
     if (g->v.t == V_FN)
-        wg_error("'%s' is a function, not a variable of numbers: :tape NAME shows what a variable's numbers depend on", name);
+        err_raise("'%s' is a function, not a variable of numbers: :tape NAME shows what a variable's numbers depend on", name);
     return g;
 }
 
@@ -293,7 +293,7 @@ static void tape_depends(const char *name)
     uint32_t *ids;
     int n = value_ids(g->v, &ids);
     uint8_t *mark = cone_of(ids, n);
-    wg_scratch_free(ids);
+    err_scratch_free(ids);
     uint32_t count = 0;
     for (uint32_t i = 1; i < tape_size(); i++) count += mark[i];
     io_out("tape: %u entries that %s depends on\n", count, name);
@@ -304,7 +304,7 @@ static void tape_depends(const char *name)
     label_entries(latest, nlatest);
     for (int k = nlatest; k-- > 0;) print_entry(latest[k]);
     if (count > 20) io_out("  (%u earlier entries that %s depends on; ':tape all' lists every entry)\n", count - 20, name);
-    wg_scratch_free(mark);
+    err_scratch_free(mark);
 }
 
 static void tape_stats(void)
@@ -406,7 +406,7 @@ static void tape_reclaim_now(void)
 {
     char b[32];
     if (!eval_outside_calls() || G->ad.nesting)
-        wg_error("':tape reclaim' runs outside functions only (inside one, its loops reclaim as they go)");
+        err_raise("':tape reclaim' runs outside functions only (inside one, its loops reclaim as they go)");
     size_t bytes = tape_bytes();
     gc_collect();        /* closures no one holds let go of what they captured */
     uint32_t gone = reclaim_now(reclaim_everything());
@@ -444,17 +444,17 @@ static void tape_subcommand(const char *args)
     else if (!strcmp(sub, "kinks")) kink_list();
     else if (!strcmp(sub, "dot")) tapedot_command(rest, entry_label);
     else if (!strcmp(sub, "clear")) {
-        if (G->ad.nesting) wg_error("':tape clear' cannot run while grad or hvp is differentiating");
+        if (G->ad.nesting) err_raise("':tape clear' cannot run while grad or hvp is differentiating");
         /* a running call holds numbers (and its own versions) in places
          * the clear cannot reach: they would name entries of the new tape */
-        if (!eval_outside_calls()) wg_error("':tape clear' runs outside functions only");
+        if (!eval_outside_calls()) err_raise("':tape clear' runs outside functions only");
         tape_forget();
     }
     else if (!strcmp(sub, "limit")) {
         char b[32];
         if (*rest) {
             size_t lim;
-            if (!parse_size(rest, &lim)) wg_error("':tape limit' takes a size like 512KB, 64MB or 2GB");
+            if (!parse_size(rest, &lim)) err_raise("':tape limit' takes a size like 512KB, 64MB or 2GB");
             tape_set_limit(lim);
             reclaim_reset();     /* the next pass comes before the new cap */
         }

@@ -13,7 +13,7 @@
 
 void *obj_new(VType t, size_t size)
 {
-    Obj *o = wg_malloc(size);
+    Obj *o = err_malloc(size);
     memset(o, 0, size);
     o->type = (uint8_t)t;
     o->rc = 1;
@@ -36,10 +36,10 @@ static Storage *storage_unfilled(int n)
 {
     Storage *s = obj_new(V_ARR, sizeof(Storage));
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
-    s->v = wg_malloc(bytes);
+    s->v = err_malloc(bytes);
     s->n = n;
     s->plain_n = n;
-    if (bytes >= WG_PREFAULT_BYTES) wg_prefault(s->v, bytes);
+    if (bytes >= WG_PREFAULT_BYTES) err_prefault(s->v, bytes);
     return s;
 }
 
@@ -156,7 +156,7 @@ void seq_check_numbers(Value v, const char *what)
     int n = seq_len(v);
     for (int i = 0; i < n; i++)
         if (seq_at(v, i)->t == V_STR)
-            wg_error("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
+            err_raise("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
 }
 
 Value arr_copy(Value v)
@@ -211,7 +211,7 @@ void value_print(Value v, void *file)
     case V_NIL: fputs("nil", f); break;
     case V_BOOL: fputs(v.u.b ? "true" : "false", f); break;
     case V_NUM: case V_DUAL:
-        wg_check_interrupt();   /* a long listing stops on Ctrl-C (and counts as work for the fuzzer's step budget) */
+        err_check_interrupt();   /* a long listing stops on Ctrl-C (and counts as work for the fuzzer's step budget) */
         num_format(v_primal(v), buf, sizeof buf);
         fputs(buf, f);
         break;

@@ -87,8 +87,8 @@ void verlog_push(VerLog *log, uint32_t id)
     G->versions.ids_logged++;
     if (log->n == log->cap) {
         __typeof__(log->cap) grown = log->cap ? 2 * log->cap : 8;   /* the size is kept only once it is had */
-        log->ids = wg_realloc(log->ids, sizeof(uint32_t) * (size_t)grown);
-        log->ks = wg_realloc(log->ks, sizeof(int) * (size_t)grown);
+        log->ids = err_realloc(log->ids, sizeof(uint32_t) * (size_t)grown);
+        log->ks = err_realloc(log->ks, sizeof(int) * (size_t)grown);
         log->cap = grown;
     }
     log->ids[log->n] = id;
@@ -100,7 +100,7 @@ static void push_run(VerLog *log, int index, uint32_t at)
 {
     if (log->nwrites == log->capwrites) {
         __typeof__(log->capwrites) grown = log->capwrites ? 2 * log->capwrites : 8;   /* the size is kept only once it is had */
-        log->writes = wg_realloc(log->writes, sizeof(ArrayWrite) * (size_t)grown);
+        log->writes = err_realloc(log->writes, sizeof(ArrayWrite) * (size_t)grown);
         log->capwrites = grown;
     }
     log->writes[log->nwrites++] = (ArrayWrite){ log->count, index, 1, at, 0 };
@@ -111,7 +111,7 @@ static void reserve_wids(VerLog *log, int more)
     if (log->nwids + more <= log->capwids) return;
     __typeof__(log->capwids) grown = log->capwids ? 2 * log->capwids : 8;   /* the size is kept only once it is had */
     while (grown < log->nwids + more) grown *= 2;
-    log->wids = wg_realloc(log->wids, sizeof(uint32_t) * (size_t)grown);
+    log->wids = err_realloc(log->wids, sizeof(uint32_t) * (size_t)grown);
     log->capwids = grown;
 }
 
@@ -155,10 +155,10 @@ static void push_snapshot(VerLog *log, Storage *s, int run)
 {
     Snapshot snap = { NULL, s->n ? element_id(&s->v[0]) : 0, s->n, s->ndim, s->rows, s->cols };
     if (!run) {
-        snap.ids = wg_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
+        snap.ids = err_malloc(sizeof(uint32_t) * (size_t)(s->n ? s->n : 1));
         for (int i = 0; i < s->n; i++) snap.ids[i] = element_id(&s->v[i]);
     }
-    log->snaps = wg_realloc(log->snaps, sizeof(Snapshot) * (size_t)(log->nsnaps + 1));
+    log->snaps = err_realloc(log->snaps, sizeof(Snapshot) * (size_t)(log->nsnaps + 1));
     log->snaps[log->nsnaps] = snap;
     push_run(log, -1, (uint32_t)log->nsnaps++);
     G->versions.ids_logged += (uint64_t)s->n;
@@ -169,7 +169,7 @@ static void hold(VerLog *log, int index, Value v)
 {
     if (log->nheld == log->capheld) {
         __typeof__(log->capheld) grown = log->capheld ? 2 * log->capheld : 4;   /* the size is kept only once it is had */
-        log->held = wg_realloc(log->held, sizeof(HeldVersion) * (size_t)grown);
+        log->held = err_realloc(log->held, sizeof(HeldVersion) * (size_t)grown);
         log->capheld = grown;
     }
     v_retain(v);
@@ -371,7 +371,7 @@ uint32_t *verlog_array(const VerLog *log, int k, int *n)
     if (!found) return NULL;
     const Snapshot *snap = &log->snaps[log->writes[last].at];
     *n = snap->len;
-    uint32_t *ids = wg_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
+    uint32_t *ids = err_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
     for (int i = 0; i < *n; i++) ids[i] = snapshot_id(snap, i);
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
         const ArrayWrite *w = &log->writes[i];
@@ -425,7 +425,7 @@ Value version_read(const VerLog *log, int k, int *found)
     Value r = arr_new(len);
     for (int i = 0; i < len; i++)
         AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
-    wg_scratch_free(ids);
+    err_scratch_free(ids);
     const Snapshot *snap = &log->snaps[log->writes[last_snapshot(log, k)].at];   /* a matrix's versions are matrices */
     storage_set_shape(AS_ARR(r), snap->ndim, snap->rows, snap->cols);
     if (log->nheld) overlay_held(log, k, AS_ARR(r));
@@ -436,7 +436,7 @@ Value version_read(const VerLog *log, int k, int *found)
 
 void verlog_mark_inner(VerLog *log, int first, int last)
 {
-    log->inner = wg_realloc(log->inner, sizeof(int) * 2 * (size_t)(log->ninner + 1));
+    log->inner = err_realloc(log->inner, sizeof(int) * 2 * (size_t)(log->ninner + 1));
     log->inner[2 * log->ninner] = first;
     log->inner[2 * log->ninner + 1] = last;
     log->ninner++;
@@ -488,7 +488,7 @@ static void each_snapshot_id(Snapshot *s, void (*fn)(uint32_t *id, void *ud), vo
         fn(&id, ud);
         if (i == 0) first = id;
         else if (!s->ids && id != first + (uint32_t)i) {
-            s->ids = wg_malloc(sizeof(uint32_t) * (size_t)s->len);
+            s->ids = err_malloc(sizeof(uint32_t) * (size_t)s->len);
             for (int j = 0; j < i; j++) s->ids[j] = first + (uint32_t)j;
         }
         if (s->ids) s->ids[i] = id;

@@ -126,7 +126,7 @@ static inline void version_element_num(VerLog *log, int index, Value *v)
 
 /* Reading them. */
 uint32_t verlog_find(const VerLog *log, int k);            /* 0 if not kept */
-uint32_t *verlog_array(const VerLog *log, int k, int *n);  /* element ids (scratch: wg_scratch_free), or NULL */
+uint32_t *verlog_array(const VerLog *log, int k, int *n);  /* element ids (scratch: err_scratch_free), or NULL */
 int      verlog_version_of(const VerLog *log, uint32_t id); /* 0 if not there */
 const Value *verlog_held(const VerLog *log, int k, int index);   /* NULL if not held */
 Value    version_read(const VerLog *log, int k, int *found);   /* x@k; found 0: not kept */

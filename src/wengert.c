@@ -209,8 +209,8 @@ void wg_close(wg_Session *s)
 
 void wg_set_echo(wg_Session *s, int on) { s->echo = on; }
 int  wg_quitting(wg_Session *s) { enter(s); return G->eval.quit; }
-void wg_interrupt(wg_Session *s) { (void)s; wg_interrupted = 1; }
-void wg_set_color(int mode) { wg_color_init(mode); }
+void wg_interrupt(wg_Session *s) { (void)s; err_interrupted = 1; }
+void wg_set_color(int mode) { err_color_init(mode); }
 
 void wg_reset(wg_Session *s)
 {
@@ -248,14 +248,14 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
 {
     if (r) memset(r, 0, sizeof *r);
     enter(s);
-    wg_interrupted = 0;          /* a Ctrl-C before the run does not carry into it */
+    err_interrupted = 0;          /* a Ctrl-C before the run does not carry into it */
     Global *ans = global_lookup("ans");
     int before = ans ? ans->ver.count : 0;
     wg_Status st = WG_ERROR;
     /* parsing can fail by an error too (out of memory, nesting too deep):
      * under protection, so a host is never taken down */
     ParseJob p = { name, src, len, NULL };
-    Chunk *c = wg_pcall(parse_protected, &p) ? NULL : p.chunk;
+    Chunk *c = err_pcall(parse_protected, &p) ? NULL : p.chunk;
     if (c) {
         int echo = G->eval.echo;
         G->eval.echo = s->echo;
@@ -270,7 +270,7 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
         ans = global_lookup("ans");
         if (st == WG_OK && ans && ans->ver.count != before && ans->v.t != V_UNDEF) r->value = value_text(ans->v);
         if (st == WG_ERROR) {
-            const WgErrorInfo *e = wg_last_error();
+            const ErrInfo *e = err_last();
             r->message = dup_or_null(e->message);
             r->file = dup_or_null(e->file);
             r->line = e->line;
@@ -335,7 +335,7 @@ wg_Status wg_check(wg_Session *s, const char *src, size_t len, int *open_if)
     enter(s);
     Attempt a = { src, len, NULL, 0 };
     if (open_if) *open_if = 0;
-    if (wg_pcall(try_parse, &a)) return WG_ERROR;
+    if (err_pcall(try_parse, &a)) return WG_ERROR;
     if (!a.chunk) return a.incomplete ? WG_INCOMPLETE : WG_ERROR;
     if (open_if) *open_if = ends_with_open_if(a.chunk);
     chunk_release(a.chunk);

@@ -519,7 +519,7 @@ static void *main_thread(void *ud)
      * standard library from stdlibdir, the ':' commands */
     setenv("WENGERT_STDLIB", stdlibdir, 1);
     if (!wg_open(NULL)) return NULL;
-    define_builtin(&keep_builtin);
+    builtin_define(&keep_builtin);
     serve();
     return NULL;
 }

@@ -98,7 +98,7 @@ static void fresh_session(void)
     global_forget(base_globals);
     run_prelude();
     G->eval.quit = 0;
-    wg_interrupted = 0;
+    err_interrupted = 0;
 }
 
 static int touches_outside(const char *s, size_t n)
@@ -133,17 +133,17 @@ static void *run_input(void *ud)
     const unsigned char *data = in->data;
     size_t size = in->size;
     fresh_session();
-    wg_alloc_cap = ALLOC_CAP;
-    wg_step_budget = STEP_BUDGET;
+    err_alloc_cap = ALLOC_CAP;
+    err_step_budget = STEP_BUDGET;
     Parsed p = { data, size, NULL };
-    wg_pcall(parse_input, &p);      /* out of memory while parsing is an error too */
+    err_pcall(parse_input, &p);      /* out of memory while parsing is an error too */
     Chunk *c = p.chunk;
     if (c) {
         eval_chunk(c);
         chunk_release(c);
     }
-    wg_step_budget = 0;
-    wg_alloc_cap = 0;
+    err_step_budget = 0;
+    err_alloc_cap = 0;
     fflush(stdout);
     return NULL;
 }

@@ -1,7 +1,7 @@
 /* test_oom.c - running out of memory is an error that leaves the
  * interpreter's tables consistent (found by fuzzing: the table of global
  * names recorded its new capacity before growing, so an out-of-memory error
- * there was followed by writes past its end). wg_alloc_cap makes any
+ * there was followed by writes past its end). err_alloc_cap makes any
  * allocation above it fail as out of memory would.
  * Prints "test_oom: N checks, M failed"; exit status non-zero on failure. */
 #include <stdio.h>
@@ -41,14 +41,14 @@ int main(void)
 {
     state_enter(test_oom_bare = state_open());         /* the evaluator's tables, without a session */
     int before = G->eval.nglobals, many = 100000;
-    wg_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
+    err_alloc_cap = 64 << 10;             /* about 1000 names' worth of table */
     fprintf(stderr, "(an out-of-memory message is expected here)\n");
-    check(wg_pcall(intern_many, &many) == 1, "growing past the cap is an error");
+    check(err_pcall(intern_many, &many) == 1, "growing past the cap is an error");
     int reached = G->eval.nglobals;
     check(reached > before, "names were added before the cap");
-    wg_alloc_cap = 0;
+    err_alloc_cap = 0;
     int more = 5000;
-    check(wg_pcall(intern_many, &more) == 0, "after the error the table grows again");
+    check(err_pcall(intern_many, &more) == 0, "after the error the table grows again");
     check(G->eval.nglobals == reached + more, "every new name gets one slot");
     char name[32];
     int ok = 1;
@@ -66,9 +66,9 @@ int main(void)
     wg_Session *s = wg_open(NULL);
     const char *setup = "a = range(30000) + 1\na = a * 2\ns = sum(a * a)\n";
     check(wg_run(s, "<oom>", setup, strlen(setup), NULL) == WG_OK, "a session with array versions");
-    wg_alloc_cap = 64 << 10;          /* the parse fits; marking the cone does not */
+    err_alloc_cap = 64 << 10;          /* the parse fits; marking the cone does not */
     check(wg_run(s, "<oom>", ":tape s\n", 8, NULL) == WG_ERROR, ":tape past the cap is an error");
-    wg_alloc_cap = 0;
+    err_alloc_cap = 0;
     check(wg_run(s, "<oom>", "print(len(a))\n", 14, NULL) == WG_OK, "the session goes on");
 
     /* A reclaiming pass that cannot get its buffers changes nothing and
@@ -79,9 +79,9 @@ int main(void)
      * the new size only once the memory is had). The loop's temporaries make
      * a pass due; with the cap it fails, without it the same loop goes on. */
     const char *loop = "c = 2\nz = c\nfor i in 0..40000 { z = (z + c / z) / 1.5 }\n";
-    wg_alloc_cap = 64 << 10;
+    err_alloc_cap = 64 << 10;
     check(wg_run(s, "<oom>", loop, strlen(loop), NULL) == WG_ERROR, "a reclaiming pass past the cap is an error");
-    wg_alloc_cap = 0;
+    err_alloc_cap = 0;
     const char *after = "print(d(z, c) == d(z, c))\n:tape reclaim\n";
     check(wg_run(s, "<oom>", after, strlen(after), NULL) == WG_OK, "the tape is whole after it");
     check(wg_run(s, "<oom>", loop, strlen(loop), NULL) == WG_OK, "and reclaims without the cap");

@@ -9,7 +9,7 @@
 #include <string.h>
 #include "../../src/wengert.h"
 
-extern size_t wg_alloc_cap;     /* error.h: the fuzzer's allocation cap */
+extern size_t err_alloc_cap;     /* error.h: the fuzzer's allocation cap */
 
 static int checks, failed;
 static void check(int ok, const char *what)
@@ -120,11 +120,11 @@ int main(void)
      * way: the output goes on to the writer, nothing captured is left */
     wg_set_display(a, to_display, NULL);
     check(ok(a, "big = range(3000)"), "a: an array to plot");
-    wg_alloc_cap = 30000;   /* the series (3000 x 8 bytes) fits, the picture's y range (x 16) not */
+    err_alloc_cap = 30000;   /* the series (3000 x 8 bytes) fits, the picture's y range (x 16) not */
     clear(&ba);
     const char *want = "error: out of memory (asked for 48000 ";     /* (the sanitizer build: "48000 x 1 bytes") */
     check(!strncmp(val(a, "plot(big)"), want, strlen(want)), "a plot whose terminal picture cannot be had is an error");
-    wg_alloc_cap = 0;
+    err_alloc_cap = 0;
     check(npictures == 0, "no picture was shown");
     clear(&ba);
     check(ok(a, "print(\"after\")"), "a prints after it");

@@ -73,7 +73,7 @@ static void test_mul_sin_add(void)
     check_exact(adj[s - x], 1, "x*y + sin x: adjoint of sin x");
     check_exact(adj[r - x], 1, "x*y + sin x: seed");
     check(G->tape.n == n_before, "a plain sweep appends nothing to the tape");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
 }
 
 /* Fan-out and a chain: u = x - y, v = u / y, w = exp(v), r = w * x.
@@ -93,7 +93,7 @@ static void test_chain(void)
     check_close(adj[x - x], W * (1 + X / Y), "chain: d/dx");
     check_close(adj[y - x], -X * W * (Y + U) / (Y * Y), "chain: d/dy");
     check_close(adj[u - x], X * W / Y, "chain: adjoint of u");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
 }
 
 /* Unary rules, one entry each from a leaf at a, checked against textbook
@@ -129,7 +129,7 @@ static void test_unary_rules(void)
         char what[64];
         snprintf(what, sizeof what, "unary rule %s", cases[i].name);
         check_close(adj[0], cases[i].want, what);
-        wg_scratch_free(adj);
+        err_scratch_free(adj);
     }
 }
 
@@ -163,7 +163,7 @@ static void test_binary_rules(void)
             snprintf(what, sizeof what, "binary rule %s, second operand", cases[i].name);
             check_close(adj[y - x], cases[i].db, what);
         }
-        wg_scratch_free(adj);
+        err_scratch_free(adj);
     }
 }
 
@@ -178,7 +178,7 @@ static void test_pow_constant_exponent(void)
     double *adj = sweep_adjoints(r, x);
     check_exact(adj[x - x], 12, "(-2)^3 with a constant exponent entry: d/dx = 12, no NaN");
     check_exact(adj[c - x], 0, "an OP_CONST entry collects no adjoint");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
 }
 
 /* n-ary entries: sum over a pool, and dot (pairs in the pool). */
@@ -201,7 +201,7 @@ static void test_sum_dot(void)
     check_close(adj[b - a], D + S * 2 * -2, "sum/dot: d/db (b*b in dot)");
     check_close(adj[c - a], S * 1.5, "sum/dot: d/dc");
     (void)d;
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
 }
 
 /* Entries below `lo` are outside the sweep; id 0 and OP_CONST absorb. */
@@ -215,7 +215,7 @@ static void test_constants(void)
     double *adj = sweep_adjoints(r, x);
     check_exact(adj[x - x], 10, "10 x + c: d/dx = 10");
     check_exact(adj[k - x], 0, "10 x + c: the constant entry gets no adjoint");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
 }
 
 /* sweep_derivatives: first derivatives as values; with recording on they are
@@ -339,7 +339,7 @@ static void test_bytes(void)
     check(adj != NULL, "a sweep over 10001 entries");
     /* x_{k+1} = x_k^2 at 1: the adjoint doubles each step; 2^10000 overflows */
     check(isinf(adj[0]), "d(x^(2^10000))/dx at 1 overflows to inf");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
     tape_clear();
     check(G->tape.n == 1, "tape_clear leaves only entry 0");
     check(tape_opcode(0) == OP_CONST, "entry 0 is the constant entry");
@@ -385,7 +385,7 @@ static void test_compact(void)
     /* dr/dx = cos(15) (2 y + 1), dr/dy = cos(15) 2 x */
     check_close(adj[x - x], cos(15) * 5, "compact: dr/dx through the compacted tape");
     check_close(adj[y - x], cos(15) * 6, "compact: dr/dy through the compacted tape");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
     free(live);
     free(newpos);
 }
@@ -419,7 +419,7 @@ static void test_compact_sum_run(void)
           && tape_opcode(tape_term(t, 2)) == OP_ADD, "sum run: its terms moved down together");
     double *adj = sweep_adjoints(ns, x);
     check_close(adj[0], 2 * 3 + cos(3) + 2, "sum run: d/dx through the compacted run");
-    wg_scratch_free(adj);
+    err_scratch_free(adj);
     free(live);
     free(newpos);
 }
@@ -732,7 +732,7 @@ int main(void)
 {
     state_enter(state_open());
     tape_init();
-    if (wg_pcall(body, NULL)) {
+    if (err_pcall(body, NULL)) {
         n_checks++;
         n_failed++;
         printf("FAIL: a wengert error escaped (above)\n");
