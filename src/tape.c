@@ -140,9 +140,10 @@ static void check_limit(size_t more);
 static void far_hash_reset(void)
 {
     G->tape.far_seen[0] = G->tape.far_seen[1] = 0;
-    if (++G->tape.far_hash.now == 0) {
-        memset(G->tape.far_hash.stamp, 0, sizeof G->tape.far_hash.stamp);
-        G->tape.far_hash.now = 1;
+    if (!G->tape.far_hash) G->tape.far_hash = err_calloc(1, sizeof *G->tape.far_hash);
+    if (++G->tape.far_hash->now == 0) {
+        memset(G->tape.far_hash->stamp, 0, sizeof G->tape.far_hash->stamp);
+        G->tape.far_hash->now = 1;
     }
 }
 
@@ -151,10 +152,10 @@ static inline uint32_t far_hash_at(uint32_t id) { return (id * 2654435761u) >> (
 static void far_hash_put(uint32_t id, uint32_t slot)
 {
     uint32_t h = far_hash_at(id);
-    while (G->tape.far_hash.stamp[h] == G->tape.far_hash.now) h = (h + 1) & (FAR_HASH - 1);
-    G->tape.far_hash.stamp[h] = G->tape.far_hash.now;
-    G->tape.far_hash.key[h] = id;
-    G->tape.far_hash.slot[h] = (uint16_t)slot;
+    while (G->tape.far_hash->stamp[h] == G->tape.far_hash->now) h = (h + 1) & (FAR_HASH - 1);
+    G->tape.far_hash->stamp[h] = G->tape.far_hash->now;
+    G->tape.far_hash->key[h] = id;
+    G->tape.far_hash->slot[h] = (uint16_t)slot;
 }
 
 /* The chunk of entry i. */
@@ -206,9 +207,9 @@ uint32_t tape_far_field(uint32_t id)
 {
     uint32_t h = far_hash_at(id);
     uint32_t f;
-    for (; G->tape.far_hash.stamp[h] == G->tape.far_hash.now; h = (h + 1) & (FAR_HASH - 1))
-        if (G->tape.far_hash.key[h] == id) {
-            f = TAPE_NEAR + G->tape.far_hash.slot[h];
+    for (; G->tape.far_hash->stamp[h] == G->tape.far_hash->now; h = (h + 1) & (FAR_HASH - 1))
+        if (G->tape.far_hash->key[h] == id) {
+            f = TAPE_NEAR + G->tape.far_hash->slot[h];
             goto seen;
         }
     if (!G->tape.window) {
@@ -315,8 +316,10 @@ void tape_init(void)
     free(G->tape.sides);
     uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
     const char *(*hint)(void) = G->tape.limit_hint;
+    TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
     memset(&G->tape, 0, sizeof G->tape);
     G->tape.limit_hint = hint;
+    G->tape.far_hash = far_hash;
     G->tape.limit = limit;
     G->tape.epoch = epoch + 1;
     G->tape.clears = clears + 1;
