@@ -284,9 +284,11 @@ static Value read_var(Node *n, Env *env)
     Value *slot = var_slot(n, env, n->ref == REF_UPVAL ? &log : NULL);
     if (slot->t == V_UNDEF) suggest_undefined(n, env);
     /* a closure reads a local of a frame that keeps no versions: the
-     * entry it may hand back is held by that local, so a binding must
-     * copy it, not label it in place (versions.c) */
-    if (n->ref == REF_UPVAL && !log && IS_NUMBER(*slot)) label_held(slot);
+     * entries it may hand back (the number, or an array's elements) are
+     * held by that local, so a binding must copy them, not label them in
+     * place (versions.c); a[i] marks only the element it reads
+     * (eval_index_general) */
+    if (n->ref == REF_UPVAL && !log) label_held(slot);
     v_retain(*slot);
     return *slot;
 }
@@ -648,9 +650,24 @@ static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
     return eval_index_general(n, env);
 }
 
+/* The array a[i] reads when a is a closure's captured local: whether its
+ * frame keeps no versions, so that what a[i] hands back is held there
+ * (read_var's rule, for the element read alone). */
+static Value read_captured(Node *n, Env *env, int *held)
+{
+    VerLog *log = NULL;
+    Value *slot = var_slot(n, env, &log);
+    if (slot->t == V_UNDEF) suggest_undefined(n, env);
+    *held = !log;
+    v_retain(*slot);
+    return *slot;
+}
+
 static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
 {
-    Value a = eval_expr(n->a, env);
+    int held = 0;
+    Value a = n->a->kind == N_NAME && n->a->ref == REF_UPVAL ? read_captured(n->a, env, &held)
+                                                             : eval_expr(n->a, env);
     if (!is_seq(a)) {
         const char *what_type = type_name(a);   /* before the release: a matrix is read */
         v_release(a);
@@ -658,12 +675,14 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
     }
     if (n->c || is_mat(a)) {
         Value r = mat_index(n, a, env);
+        if (held) label_held(&r);
         v_release(a);
         return r;
     }
     Value iv = eval_expr(n->b, env);
     int i = index_of(iv, seq_len(a), n->b);
     Value r = *seq_at(a, i);
+    if (held) label_held(&r);
     v_retain(r);
     v_release(iv);
     v_release(a);
