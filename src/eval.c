@@ -288,7 +288,7 @@ static Value read_var(Node *n, Env *env)
      * held by that local, so a binding must copy them, not label them in
      * place (versions.c); a[i] marks only the element it reads
      * (eval_index_general) */
-    if (n->ref == REF_UPVAL && !log) label_held(slot);
+    if (n->ref == REF_UPVAL && !log && (IS_NUMBER(*slot) || is_seq(*slot))) label_held(slot);
     v_retain(*slot);
     return *slot;
 }

@@ -912,6 +912,12 @@ class Gen:
             text, b, _ = self.arr(1, a.length)
             if b > CAP:
                 text, b = "tanh(%s)" % strip(text), 1.0
+            # a view is no fresh value: its elements stay the places of the
+            # storage it shows (SPEC "Arrays and views"; a write through it
+            # is a version of its owner), so d(y, a) after a = view is
+            # d(y, owner) there, not 0; a copy of it is a fresh array
+            if isinstance(self.vars.get(text), Arr) and self.vars[text].view:
+                text = "%s[0:%d]" % (text, a.length)
             a.sid = self.new_sid(max(b, 1.3))
             lines.append(ind + "%s = %s" % (a.name, strip(text)) + KEEP)
             lines.append(ind + 'assert(sum(abs(d(%s, %s))) == 0, "d(y, a) after a was reassigned")' % (y, a.name))
