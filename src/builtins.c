@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "fwd.h"
 #include "fixedpoint.h"
+#include "ckpt.h"
 #include "suggest.h"
 #include "parse.h"
 #include "plot.h"
@@ -216,6 +217,7 @@ static Value bi_prod(int argc, Value *argv)
 
 static Value min_max(int op, int argc, Value *argv, const char *fname)
 {
+    if (__builtin_expect(G->ckpt.mode == 1, 0)) ckpt_near_minmax(op, argc, argv);
     if (argc == 1) {
         arg_seq(argv, 0, fname);
         return arith_fold(op, argv[0], fname);

@@ -57,6 +57,7 @@
 #include "num.h"
 #include "tapegc.h"
 #include "fwd.h"
+#include "kinks.h"
 #include "state.h"
 
 
@@ -1019,6 +1020,88 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     recomp_end(S);
 }
 
+/* A derivative asks which near switches of the loop's run depend on its
+ * places (kinks.h, kink_note_loop): the loop runs again from its input
+ * entries, each step recorded on a region over fresh leaves and taken off
+ * the tape after it, so the tape holds one step at a time; what depends
+ * on a place is carried from step to step as one bit a number. The
+ * region's comparisons are noted as the plain loop's; those that depend
+ * on a place are passed (and kept listed when their region goes). */
+static void hook_branches(uint32_t entry, const Reach *outer)
+{
+    LoopRec *r = loop_of(entry);
+    Recomp *S = recomp_begin(r);
+    S->entry = entry;
+    restore(r, r->states[0], 1);
+    rec_on();
+    uint8_t *dep = NULL;
+    uint32_t ndep = 0;
+    for (uint64_t t = 0; t < r->T; t++) {
+        S->mark = tape_mark();
+        S->have_mark = 1;
+        G->ckpt.floor = S->mark.n;
+        Flat f;
+        flatten_live(r, &f);
+        uint32_t nleaf = f.n;
+        if (!dep) dep = err_scratch(nleaf ? nleaf : 1);
+        for (uint32_t k = 0; k < nleaf; k++) {
+            if (t == 0) dep[k] = (uint8_t)kink_reached(outer, f.slot[k]->id);
+            else if (k >= ndep) dep[k] = 0;
+            f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
+            rec_label(f.slot[k]->id);          /* a name holds it (ckpt_place) */
+        }
+        flat_free(&f);
+        uint32_t from = kink_count();
+        int code = run_step(r, t);
+        Reach *step = kink_region(outer, S->mark.n, dep, nleaf, from);
+        flatten_live(r, &f);      /* what it carries now (a variable may begin in a step) */
+        if (f.n > nleaf) {
+            err_scratch_free(dep);
+            dep = err_scratch(f.n);
+        }
+        ndep = f.n;
+        for (uint32_t k = 0; k < f.n; k++) dep[k] = (uint8_t)kink_reached(step, f.slot[k]->id);
+        flat_free(&f);
+        kink_reach_free(step);
+        region_drop(S->mark);
+        S->have_mark = 0;
+        G->ckpt.steps_recomputed++;
+        if (code < 0 || code == EXEC_BREAK) break;
+    }
+    err_scratch_free(dep);
+    recomp_end(S);
+}
+
+void ckpt_near_minmax(int op, int argc, const Value *argv)
+{
+    if (argc == 2 && IS_NUMBER(argv[0]) && IS_NUMBER(argv[1])) {
+        G->ckpt.near |= kink_near(v_primal(argv[0]), v_primal(argv[1]));
+        return;
+    }
+    if (argc == 1 && is_seq(argv[0]) && !is_mat(argv[0])) {     /* a fold: each element against the best so far */
+        int n = seq_len(argv[0]);
+        double m = n ? v_primal(*seq_at(argv[0], 0)) : 0;
+        for (int i = 1; i < n; i++) {     /* as arith_fold meets them */
+            double x = v_primal(*seq_at(argv[0], i));
+            G->ckpt.near |= kink_near(m, x);
+            m = num_apply(op, m, x);
+        }
+        return;
+    }
+    if (argc == 2 && (is_seq(argv[0]) || IS_NUMBER(argv[0])) && (is_seq(argv[1]) || IS_NUMBER(argv[1]))
+        && !is_mat(argv[0]) && !is_mat(argv[1])) {    /* elementwise, a number broadcast */
+        int na = is_seq(argv[0]) ? seq_len(argv[0]) : -1, nb = is_seq(argv[1]) ? seq_len(argv[1]) : -1;
+        int n = na > nb ? na : nb;
+        for (int i = 0; i < n; i++) {
+            double x = v_primal(na < 0 ? argv[0] : *seq_at(argv[0], i < na ? i : 0));
+            double y = v_primal(nb < 0 ? argv[1] : *seq_at(argv[1], i < nb ? i : 0));
+            G->ckpt.near |= kink_near(x, y);
+        }
+        return;
+    }
+    G->ckpt.near = 1;      /* matrices, axes: let the rerun tell */
+}
+
 /* --------------------------------------------------------- the forward run */
 
 static int has_dual(Value v)
@@ -1249,7 +1332,7 @@ static uint64_t run_forward(LoopRec *r, double hi, int *last_test)
 
 /* The loop's entry (t steps) and its outputs on the tape, and one new
  * version for each variable it assigned (count0: their counts before). */
-static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t)
+static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t, int near)
 {
     Flat f;
     flatten_live(r, &f);
@@ -1263,6 +1346,7 @@ static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t)
     running_pop(r);                      /* from here on the tape owns it */
     uint32_t side = tape_side_add(&r->side);
     uint32_t entry = tape_push(OP_CKPT, side, 0, (double)t);
+    if (near) kink_note_loop(entry);
     /* a number the loop never wrote still names the entry it had (or one it
      * copied from before the loop): it stays that entry, as in the plain
      * loop; the others are the loop's outputs */
@@ -1318,16 +1402,19 @@ int ckpt_exec(Node *n, Env *env)
     add_state(r, snapshot(r, 0, 1));
     int *count0 = version_counts(r);
     uint32_t clears = G->tape.clears, n0 = tape_size();
-    int last_test;
+    int last_test, near = G->ckpt.near;
+    G->ckpt.near = 0;
     uint64_t t = run_forward(r, hi, &last_test);
     r->T = t + (uint64_t)last_test;
+    int met = G->ckpt.near;
+    G->ckpt.near = near;
     if (G->tape.clears != clears) {       /* :tape clear inside: nothing to record */
         err_scratch_free(count0);
         running_pop(r);
         rec_release(&r->side);
         return EXEC_NORMAL;
     }
-    record_loop(r, count0, n0, t);
+    record_loop(r, count0, n0, t, met);
     err_scratch_free(count0);
     return EXEC_NORMAL;
 }
@@ -1372,4 +1459,5 @@ void ckpt_init(void)
     G->sweep.loop_hooks.outputs = hook_outputs;
     G->sweep.loop_hooks.reverse = hook_reverse;
     G->sweep.loop_hooks.rerun = hook_rerun;
+    G->kinks.rerun = hook_branches;
 }

@@ -20,10 +20,15 @@ typedef struct {
     struct Recomp *recomps;   /* recomputations running, innermost first */
     const Node *noted[64];    /* loops already noted as running recorded */
     int nnoted;
+    int near;                 /* the unrecorded run met a comparison or min/max
+                               * within 1e-9 of switching (kink_note_loop) */
 } CkptState;
 int  ckpt_exec(Node *n, Env *env);
 void ckpt_abandon(void);      /* after an error unwound */
 void ckpt_visit_roots(void (*visit)(Value));
 void ckpt_init(void);
+/* min or max (op) of argv in an unrecorded run (mode 1): notes a near tie
+ * (G->ckpt.near), at least where one may be */
+void ckpt_near_minmax(int op, int argc, const Value *argv);
 
 #endif

@@ -182,7 +182,7 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
     check_epoch();
     for (uint32_t k = first_note(lo); k < G->kinks.nnotes && G->kinks.notes[k].id <= top; k++) {
         Note *n = &G->kinks.notes[k];
-        if (!n->gone && !n->branch && adjoint(ud, n->id) != 0) pass(k);
+        if (!n->gone && !n->branch && !n->loop && adjoint(ud, n->id) != 0) pass(k);
     }
 }
 
@@ -191,17 +191,25 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
  * Operands lie below their reader except in a few entries (a d call's
  * results, a fixed point's): a pass that met one marked anything runs
  * again until nothing changes. */
-typedef struct {
+struct Reach {
     uint8_t *reach;
     uint32_t lo, hi, at;
     int hit, up;
-} Reach;
+    const Reach *outer;   /* entries below lo (a rerun's region: the tape below it) */
+};
+
+int kink_reached(const Reach *r, uint32_t id)
+{
+    for (; r && id; r = r->outer)
+        if (id >= r->lo) return id <= r->hi && r->reach[id - r->lo];
+    return 0;
+}
 
 static void reach_operand(uint32_t id, void *ud)
 {
     Reach *r = ud;
     if (id > r->at) r->up = 1;
-    if (id >= r->lo && id <= r->hi && r->reach[id - r->lo]) r->hit = 1;
+    if (kink_reached(r, id)) r->hit = 1;
 }
 
 static void reach_extra(uint32_t *id, void *ud) { reach_operand(*id, ud); }
@@ -221,7 +229,7 @@ static void reach_pass(Reach *r)
             if (op == OP_CONST || op == OP_LEAF) continue;
             if (op_arity[op] > 0 && !op_side[op]) {
                 uint32_t a = tape_a(i), b = op_arity[op] == 2 ? tape_b(i) : 0;
-                r->hit = (a >= r->lo && a <= r->hi && r->reach[a - r->lo]) || (b >= r->lo && b <= r->hi && r->reach[b - r->lo]);
+                r->hit = kink_reached(r, a) || kink_reached(r, b);
                 if (a > i || b > i) r->up = 1;
             } else if (op == OP_DERIV && tape_deriv_call_of(i, NULL) == call) {
                 r->hit = call_hit;
@@ -250,32 +258,79 @@ void kink_branches(const uint32_t *wrt, int n)
     for (int j = 0; j < n; j++)
         if (wrt[j] && wrt[j] < lo) lo = wrt[j];
     if (lo == UINT32_MAX) return;
-    uint32_t first = first_note(lo);
+    uint32_t first = first_note(lo), nloops = 0;
     for (uint32_t k = first; k < G->kinks.nnotes; k++) {
         const Note *b = &G->kinks.notes[k];
-        if (!b->branch) continue;
+        if (!b->branch && !b->loop) continue;
+        nloops += b->loop;
         if (b->ida >= lo && b->ida > hi) hi = b->ida;
         if (b->idb >= lo && b->idb > hi) hi = b->idb;
     }
     if (hi < lo) return;
-    Reach r = { err_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0 };
+    Reach r = { err_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0, NULL };
     for (int j = 0; j < n; j++)
         if (wrt[j] >= lo && wrt[j] <= hi) r.reach[wrt[j] - lo] = 1;
     reach_pass(&r);
+    uint32_t *loops = nloops ? err_scratch(sizeof(uint32_t) * nloops) : NULL, nl = 0;
     for (uint32_t k = first; k < G->kinks.nnotes; k++) {
         const Note *b = &G->kinks.notes[k];
-        if (b->branch && ((b->ida >= lo && b->ida <= hi && r.reach[b->ida - lo])
-                          || (b->idb >= lo && b->idb <= hi && r.reach[b->idb - lo])))
+        if (b->loop) {
+            /* a checkpointed loop whose inputs depend on a place: its own
+             * run tells which of its near switches do */
+            if (kink_reached(&r, b->ida)) loops[nl++] = b->ida;
+        } else if (b->branch && (kink_reached(&r, b->ida) || kink_reached(&r, b->idb)))
             pass(k);
     }
+    /* (the reruns add and drop notes: the loops were listed first) */
+    int quiet = G->kinks.quiet && G->kinks.depth >= G->kinks.quiet;
+    for (uint32_t i = 0; i < nl && G->kinks.rerun && !quiet; i++) G->kinks.rerun(loops[i], &r);
+    err_scratch_free(loops);
     err_scratch_free(r.reach);
+}
+
+void kink_note_loop(uint32_t entry)
+{
+    Note *note = new_note();
+    note->loop = 1;
+    note->id = entry;
+    note->ida = entry;
+    G->kinks.nbranches++;
+}
+
+uint32_t kink_count(void)
+{
+    check_epoch();
+    return G->kinks.nnotes;
+}
+
+Reach *kink_region(const Reach *outer, uint32_t lo, const uint8_t *dep, uint32_t nleaf, uint32_t from)
+{
+    check_epoch();
+    uint32_t top = tape_size() - 1;
+    if (top < lo) top = lo;
+    Reach *r = err_scratch(sizeof *r);
+    *r = (Reach){ err_scratch((size_t)(top - lo) + 1), lo, top, 0, 0, 0, outer };
+    for (uint32_t k = 0; k < nleaf && lo + k <= top; k++) r->reach[k] = dep[k];
+    reach_pass(r);
+    for (uint32_t k = from; k < G->kinks.nnotes; k++) {
+        const Note *b = &G->kinks.notes[k];
+        if (b->branch && !b->loop && (kink_reached(r, b->ida) || kink_reached(r, b->idb))) pass(k);
+    }
+    return r;
+}
+
+void kink_reach_free(Reach *r)
+{
+    if (!r) return;
+    err_scratch_free(r->reach);
+    err_scratch_free(r);
 }
 
 void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     check_epoch();
     for (uint32_t k = 0; G->kinks.nbranches && k < G->kinks.nnotes; k++)
-        if (G->kinks.notes[k].branch) {
+        if (G->kinks.notes[k].branch || G->kinks.notes[k].loop) {
             if (G->kinks.notes[k].ida) fn(&G->kinks.notes[k].ida, ud);
             if (G->kinks.notes[k].idb) fn(&G->kinks.notes[k].idb, ud);
         }
@@ -332,7 +387,7 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
      * derivative's list, which names notes by index; then close the gaps */
     for (uint32_t k = 0; k < G->kinks.nnotes; k++) {
         Note *n = &G->kinks.notes[k];
-        if (n->branch) {     /* its entries are roots: the pass renumbered them */
+        if (n->branch || n->loop) {     /* its entries are roots: the pass renumbered them */
             if (n->id >= lo) n->id = position(n->id);
         } else if (n->id >= lo) {
             uint32_t id = entry(n->id);
@@ -378,11 +433,13 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
         }
     for (uint32_t k = first; k < G->kinks.nnotes; k++) {
         int listed = listed_at(k);
-        if (listed < 0 || G->kinks.notes[k].branch) {
-            G->kinks.nbranches -= G->kinks.notes[k].branch;
-            if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;   /* a branch here is never passed yet */
+        if (listed < 0 || G->kinks.notes[k].loop) {
+            G->kinks.nbranches -= G->kinks.notes[k].branch || G->kinks.notes[k].loop;
+            if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;
             continue;
         }
+        /* a kink or branch the derivative passed (a rerun's, for a
+         * checkpointed loop): listed, never passed again */
         Note note = G->kinks.notes[k];
         note.gone = 1;           /* its entry went: listed, never passed again */
         note.id = at;

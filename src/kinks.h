@@ -50,6 +50,23 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
 /* The branches noted so far whose compared entries depend on one of the
  * places wrt (tape ids, 0 = none). */
 void kink_branches(const uint32_t *wrt, int n);
+/* A checkpointed loop (its entry) whose unrecorded run met a comparison
+ * or a min/max within 1e-9 of switching: a derivative whose places its
+ * inputs depend on runs it again recorded, step by step
+ * (KinkState.rerun), to note the branches as the plain loop would. */
+void kink_note_loop(uint32_t entry);
+/* Which entries depend on the places of the derivative being taken (the
+ * dependency pass of kink_branches, and a rerun's regions above it). */
+typedef struct Reach Reach;
+int kink_reached(const Reach *r, uint32_t id);
+/* A rerun's step: the region [lo, tape top] it recorded, over the leaves
+ * lo .. lo + nleaf - 1 (dep[k]: whether leaf k depends on a place; other
+ * entries below lo as outer says). The branch notes made from note `from`
+ * on whose compared entries depend on a place are passed. Returns the
+ * region's answer (kink_reach_free), for the carried numbers' next dep. */
+Reach *kink_region(const Reach *outer, uint32_t lo, const uint8_t *dep, uint32_t nleaf, uint32_t from);
+void kink_reach_free(Reach *r);
+uint32_t kink_count(void);      /* notes so far (the next note's index) */
 /* A branch note's compared entries are reclaim roots (a later derivative
  * asks what they depend on); fn may renumber them. */
 void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud);
@@ -81,6 +98,7 @@ typedef struct {
     uint32_t ida, idb;    /* branch: the compared entries (0: not recorded); reclaim roots */
     int branch;
     int tie;              /* branch: a min/max near a tie (listed as a kink) */
+    int loop;             /* a checkpointed loop that met a near switch: ida its entry (a root) */
     int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
     double a, b;
     char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
@@ -92,6 +110,7 @@ typedef struct {
     uint32_t *passed, npassed, cappassed;          /* the latest derivative's notes */
     int depth, noted;
     int quiet;                /* kink_quiet: derivatives nested at depth >= quiet pass nothing (0: none) */
+    void (*rerun)(uint32_t entry, const Reach *outer);   /* ckpt.c's: a loop note's rerun */
 } KinkState;
 
 #endif
