@@ -146,6 +146,9 @@ else bad "tests/gen/nograd_vs_detach.py" "$(tail -5 "$tmp/ngvd")"; fi
 # relative 1e-9 flips a comparison the program evaluated (tests/gen/branch_notes.py).
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 5 --count 200 >"$tmp/bnotes" 2>&1; then ok
 else bad tests/gen/branch_notes.py "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi
+# the same with about half the while loops checkpointed: their notes are the plain loop's
+if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 6 --count 200 --checkpoint >"$tmp/bnotes" 2>&1; then ok
+else bad "tests/gen/branch_notes.py --checkpoint" "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi
 if "$PY" tests/gen/routes.py --bin "$BIN" --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad tests/gen/routes.py "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The same property on a long tape: 70000 entries between w and y = F(w), so

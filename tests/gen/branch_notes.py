@@ -25,7 +25,7 @@ some comparison is ambiguous for this property (within 1e-6 but not
 with v = x, w = x * 1) is drawn again.
 
     python3 tests/gen/branch_notes.py --bin ./wengert [--count N] [--seed S]
-        [--jobs J] [--batch B] [--show K] [--verbose]
+        [--jobs J] [--batch B] [--show K] [--checkpoint] [--verbose]
 
 Prints each failing program (missing or spurious note, or an error), then a
 summary "branch_notes: N programs (T with a note expected), M missing,
@@ -331,7 +331,10 @@ def ctext(c):
     return "tr(%d, %s %s %s)" % (k, a, op, b)
 
 
-def stext(stmts, ind):
+def stext(stmts, ind, ck=None):
+    """The text; ck (a random.Random, --checkpoint) checkpoints about half
+    the while loops, as `checkpoint while` or `checkpoint(k) while`: their
+    notes must be the plain loop's."""
     out = []
     p = "  " * ind
     for s in stmts:
@@ -345,10 +348,10 @@ def stext(stmts, ind):
             out.append("%s%s = %s(%s, %s)" % (p, var, f, at, bt))
         elif k == "if":
             out.append("%sif %s {" % (p, ctext(s[1])))
-            out += stext(s[2], ind + 1)
+            out += stext(s[2], ind + 1, ck)
             if s[3]:
                 out.append("%s} else {" % p)
-                out += stext(s[3], ind + 1)
+                out += stext(s[3], ind + 1, ck)
             out.append("%s}" % p)
         else:
             _, w, init, q, c, op, slot, t, body = s
@@ -358,12 +361,18 @@ def stext(stmts, ind):
             n = "n" + w[1:]
             out.append("%s%s = %s" % (p, w, etext(init)))
             out.append("%s%s = 0" % (p, n))
-            out.append("%swhile tr(%d, %s %s %s) and %s < 12 {" % (p, t, w, op, stext_slot(slot), n))
+            kw = "while"
+            if ck is not None and ck.random() < 0.5:
+                kw = ck.choice(["checkpoint while", "checkpoint(1) while", "checkpoint(2) while"])
+            out.append("%s%s tr(%d, %s %s %s) and %s < 12 {" % (p, kw, t, w, op, stext_slot(slot), n))
             out.append("%s  %s = %s * %s + %s" % (p, w, w, fmt(q), fmt(c)))
             out.append("%s  %s += 1" % (p, n))
-            out += stext(body, ind + 1)
+            out += stext(body, ind + 1, ck)
             out.append("%s}" % p)
     return out
+
+
+CHECKPOINT = False      # --checkpoint
 
 
 def make_program(seed, k):
@@ -382,7 +391,8 @@ def make_program(seed, k):
             # property is), so only x itself is simulated
         except Ambiguous:
             continue
-        return stext(prog, 1 if fnmode else 0), x, fnmode, sim.trace, attempt
+        ck = random.Random("branch_notes:ckpt:%d:%d" % (seed, k)) if CHECKPOINT else None
+        return stext(prog, 1 if fnmode else 0, ck), x, fnmode, sim.trace, attempt
     raise RuntimeError("no fair program for %d:%d" % (seed, k))
 
 
@@ -489,7 +499,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--show", type=int, metavar="K", help="print program K of this seed (as run) and exit")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--checkpoint", action="store_true",
+                    help="about half the while loops checkpointed (their notes must be the plain loop's)")
     a = ap.parse_args()
+    global CHECKPOINT
+    CHECKPOINT = a.checkpoint
     if a.show is not None:
         body, x, fnmode, trace, tries = make_program(a.seed, a.show)
         sys.stdout.write(script([(body, x, fnmode)]))
