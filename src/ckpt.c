@@ -361,13 +361,22 @@ static void flat_free(Flat *f)
 
 static uint32_t loop_entry(void);
 
+/* A region a recomputation records and takes off again: where the tape
+ * and the notes (kinks.h) were when it began. */
+typedef struct {
+    TapeMark m;
+    uint32_t notes;
+} Region;
+
+static Region region_mark(void) { return (Region){ tape_mark(), kink_count() }; }
+
 /* A recomputed region is taken off the tape; the kinks its sweep passed
  * stay noted for the derivative being taken, where the loop's entry is. */
-static void region_drop(TapeMark m)
+static void region_drop(Region m)
 {
     uint32_t epoch = G->tape.epoch;
-    tape_truncate(m);
-    kink_truncated(m.n, epoch, loop_entry());
+    tape_truncate(m.m);
+    kink_truncated(m.m.n, epoch, loop_entry(), m.notes);
 }
 
 static _Noreturn void no_tangents(LoopRec *r)
@@ -455,7 +464,7 @@ typedef struct Recomp {
     RunMode outer_mode;        /* the session's, put back by recomp_end */
     Dirty *dirty;
     int ndirty;
-    TapeMark mark;
+    Region mark;
     int have_mark;
     int backend;               /* the backend of the sweep that reached the loop */
     /* the outputs' whole adjoints (sweep.h): output j is found as the
@@ -706,7 +715,7 @@ static int run_step_plain(LoopRec *r, uint64_t t);
 static int run_step(LoopRec *r, uint64_t t)
 {
     if (!r->taped || G->tape.recording) return run_step_plain(r, t);
-    TapeMark m = tape_mark();
+    Region m = region_mark();
     rec_on();
     Flat f;
     flatten_live(r, &f);
@@ -733,15 +742,15 @@ static int run_step(LoopRec *r, uint64_t t)
     for (int i = 0; i < r->nheld; i++) {
         Storage *st = r->held[i];
         for (int j = 0; j < st->n; j++)
-            if (st->v[j].t == V_NUM && st->v[j].id >= m.n)
-                st->v[j].id = st->v[j].id < m.n + nleaf ? orig[st->v[j].id - m.n] : 0;
+            if (st->v[j].t == V_NUM && st->v[j].id >= m.m.n)
+                st->v[j].id = st->v[j].id < m.m.n + nleaf ? orig[st->v[j].id - m.m.n] : 0;
     }
     held_drop(r);
     flatten_live(r, &f);
     for (uint32_t k = 0; k < f.n; k++) {
         uint32_t id = f.slot[k]->id;
-        if (id >= m.n && id < m.n + nleaf) f.slot[k]->id = orig[id - m.n];
-        else if (id >= m.n) f.slot[k]->id = 0;
+        if (id >= m.m.n && id < m.m.n + nleaf) f.slot[k]->id = orig[id - m.m.n];
+        else if (id >= m.m.n) f.slot[k]->id = 0;
     }
     flat_free(&f);
     err_scratch_free(orig);
@@ -830,7 +839,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     int from_inputs = B == r->states[0] && c == B->step;
     restore(r, B, from_inputs);
     advance(r, B->step, c);
-    S->mark = tape_mark();
+    S->mark = region_mark();
     S->have_mark = 1;
     rec_on();
     Flat f;
@@ -842,7 +851,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
         rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
     }
-    G->ckpt.floor = S->mark.n;
+    G->ckpt.floor = S->mark.m.n;
     flat_free(&f);
     size_t budget = chunk_budget(), start = tape_bytes();
     for (uint64_t t = c; t < j; t++) {
@@ -872,12 +881,12 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
         uint32_t at = S->at[o], id = at < nlam ? seeds[at] : 0;
-        if (at >= nlam || id < S->mark.n) {       /* lost track, or no entry of this loop */
+        if (at >= nlam || id < S->mark.m.n) {       /* lost track, or no entry of this loop */
             S->found[o] = 1;
             continue;
         }
-        if (id < S->mark.n + nleaf) {             /* not written here: earlier */
-            S->at[o] = id - S->mark.n;
+        if (id < S->mark.m.n + nleaf) {             /* not written here: earlier */
+            S->at[o] = id - S->mark.m.n;
             continue;
         }
         S->found[o] = 1;
@@ -887,7 +896,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     double *out = err_scratch(sizeof(double) * (nwant ? nwant : 1));
     uint32_t top = tape_size() - 1;
     G->num.backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
-    sweep_region(ctx, S->mark.n, top, seeds, lam_j, nlam, want, nwant, out);
+    sweep_region(ctx, S->mark.m.n, top, seeds, lam_j, nlam, want, nwant, out);
     G->num.backend = r->backend;
     for (uint32_t w = nleaf; w < nwant; w++) S->total[which[w - nleaf]] = out[w];
     err_scratch_free(want);
@@ -1003,11 +1012,11 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
     LoopRec *r = loop_of(entry);
     Recomp *S = recomp_begin(r);
     S->entry = entry;
-    S->mark = tape_mark();
+    S->mark = region_mark();
     S->have_mark = 1;
     restore(r, r->states[0], 1);
     rec_on();
-    G->ckpt.floor = S->mark.n;
+    G->ckpt.floor = S->mark.m.n;
     for (uint64_t t = 0; t < r->T; t++) {
         run_step(r, t);
         G->ckpt.steps_recomputed++;
@@ -1027,7 +1036,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
  * on a place is carried from step to step as one bit a number. The
  * region's comparisons are noted as the plain loop's; those that depend
  * on a place are passed (and kept listed when their region goes). */
-static void hook_branches(uint32_t entry, const Reach *outer)
+static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep, uint32_t *nout)
 {
     LoopRec *r = loop_of(entry);
     Recomp *S = recomp_begin(r);
@@ -1037,9 +1046,9 @@ static void hook_branches(uint32_t entry, const Reach *outer)
     uint8_t *dep = NULL;
     uint32_t ndep = 0;
     for (uint64_t t = 0; t < r->T; t++) {
-        S->mark = tape_mark();
+        S->mark = region_mark();
         S->have_mark = 1;
-        G->ckpt.floor = S->mark.n;
+        G->ckpt.floor = S->mark.m.n;
         Flat f;
         flatten_live(r, &f);
         uint32_t nleaf = f.n;
@@ -1053,7 +1062,7 @@ static void hook_branches(uint32_t entry, const Reach *outer)
         flat_free(&f);
         uint32_t from = kink_count();
         int code = run_step(r, t);
-        Reach *step = kink_region(outer, S->mark.n, dep, nleaf, from);
+        Reach *step = kink_region(outer, S->mark.m.n, dep, nleaf, from);
         flatten_live(r, &f);      /* what it carries now (a variable may begin in a step) */
         if (f.n > nleaf) {
             err_scratch_free(dep);
@@ -1068,7 +1077,8 @@ static void hook_branches(uint32_t entry, const Reach *outer)
         G->ckpt.steps_recomputed++;
         if (code < 0 || code == EXEC_BREAK) break;
     }
-    err_scratch_free(dep);
+    *out_dep = dep;      /* what it carries at the end: its outputs, in order */
+    *nout = ndep;
     recomp_end(S);
 }
 

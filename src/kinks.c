@@ -191,12 +191,44 @@ void kink_scan(uint32_t lo, uint32_t top, double (*adjoint)(void *ud, uint32_t i
  * Operands lie below their reader except in a few entries (a d call's
  * results, a fixed point's): a pass that met one marked anything runs
  * again until nothing changes. */
+typedef struct {
+    uint32_t entry, n;
+    uint8_t *dep;         /* which of its outputs depend on a place */
+} LoopDeps;
+
 struct Reach {
     uint8_t *reach;
     uint32_t lo, hi, at;
     int hit, up;
     const Reach *outer;   /* entries below lo (a rerun's region: the tape below it) */
+    LoopDeps *loops;      /* the checkpointed loops run again (the outermost's) */
+    uint32_t nloops;
 };
+
+/* The loop of entry ran again for this pass (its branches passed), and
+ * its outputs' dependencies known; NULL if it cannot be. */
+static LoopDeps *loop_deps(Reach *r, uint32_t entry)
+{
+    for (uint32_t i = 0; i < r->nloops; i++)
+        if (r->loops[i].entry == entry) return &r->loops[i];
+    if (r->outer || !G->kinks.rerun) return NULL;      /* (no checkpointed loop records in a region) */
+    r->loops = err_realloc(r->loops, sizeof(LoopDeps) * (r->nloops + 1));
+    LoopDeps *l = &r->loops[r->nloops++];
+    *l = (LoopDeps){ entry, 0, NULL };
+    G->kinks.rerun(entry, r, &l->dep, &l->n);
+    return l;
+}
+
+/* A loop's output j: as its entry unless the loop runs again to tell. */
+static int output_reached(Reach *r, uint32_t out)
+{
+    uint32_t entry = tape_a(out), j = tape_b(out);
+    if (!kink_reached(r, entry)) return 0;
+    int quiet = G->kinks.quiet && G->kinks.depth >= G->kinks.quiet;
+    LoopDeps *l = quiet ? NULL : loop_deps(r, entry);
+    if (!l) return 1;
+    return j < l->n && l->dep[j];
+}
 
 int kink_reached(const Reach *r, uint32_t id)
 {
@@ -227,7 +259,9 @@ static void reach_pass(Reach *r)
             if (r->reach[i - r->lo]) continue;
             int op = tape_opcode(i);
             if (op == OP_CONST || op == OP_LEAF) continue;
-            if (op_arity[op] > 0 && !op_side[op]) {
+            if (op == OP_CKOUT) {
+                r->hit = output_reached(r, i);
+            } else if (op_arity[op] > 0 && !op_side[op]) {
                 uint32_t a = tape_a(i), b = op_arity[op] == 2 ? tape_b(i) : 0;
                 r->hit = kink_reached(r, a) || kink_reached(r, b);
                 if (a > i || b > i) r->up = 1;
@@ -267,10 +301,10 @@ void kink_branches(const uint32_t *wrt, int n)
         if (b->idb >= lo && b->idb > hi) hi = b->idb;
     }
     if (hi < lo) return;
-    Reach r = { err_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0, NULL };
+    Reach r = { err_scratch((size_t)(hi - lo) + 1), lo, hi, 0, 0, 0, NULL, NULL, 0 };
     for (int j = 0; j < n; j++)
         if (wrt[j] >= lo && wrt[j] <= hi) r.reach[wrt[j] - lo] = 1;
-    reach_pass(&r);
+    reach_pass(&r);      /* (it runs again the loops whose outputs a later entry reads) */
     uint32_t *loops = nloops ? err_scratch(sizeof(uint32_t) * nloops) : NULL, nl = 0;
     for (uint32_t k = first; k < G->kinks.nnotes; k++) {
         const Note *b = &G->kinks.notes[k];
@@ -278,12 +312,14 @@ void kink_branches(const uint32_t *wrt, int n)
             /* a checkpointed loop whose inputs depend on a place: its own
              * run tells which of its near switches do */
             if (kink_reached(&r, b->ida)) loops[nl++] = b->ida;
-        } else if (b->branch && (kink_reached(&r, b->ida) || kink_reached(&r, b->idb)))
+        } else if (b->branch && !b->gone && (kink_reached(&r, b->ida) || kink_reached(&r, b->idb)))
             pass(k);
     }
     /* (the reruns add and drop notes: the loops were listed first) */
     int quiet = G->kinks.quiet && G->kinks.depth >= G->kinks.quiet;
-    for (uint32_t i = 0; i < nl && G->kinks.rerun && !quiet; i++) G->kinks.rerun(loops[i], &r);
+    for (uint32_t i = 0; i < nl && !quiet; i++) loop_deps(&r, loops[i]);
+    for (uint32_t i = 0; i < r.nloops; i++) err_scratch_free(r.loops[i].dep);
+    free(r.loops);
     err_scratch_free(loops);
     err_scratch_free(r.reach);
 }
@@ -309,7 +345,7 @@ Reach *kink_region(const Reach *outer, uint32_t lo, const uint8_t *dep, uint32_t
     uint32_t top = tape_size() - 1;
     if (top < lo) top = lo;
     Reach *r = err_scratch(sizeof *r);
-    *r = (Reach){ err_scratch((size_t)(top - lo) + 1), lo, top, 0, 0, 0, outer };
+    *r = (Reach){ err_scratch((size_t)(top - lo) + 1), lo, top, 0, 0, 0, outer, NULL, 0 };
     for (uint32_t k = 0; k < nleaf && lo + k <= top; k++) r->reach[k] = dep[k];
     reach_pass(r);
     for (uint32_t k = from; k < G->kinks.nnotes; k++) {
@@ -418,7 +454,7 @@ static int listed_at(uint32_t k)
     return -1;
 }
 
-void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
+void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
 {
     if (G->kinks.epoch != before) return;     /* out of step already: check_epoch forgets them all */
     G->kinks.epoch = G->tape.epoch;
@@ -427,7 +463,7 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at)
      * were passed move to just after the notes at or below `at` */
     uint32_t moved = 0, first = G->kinks.nnotes;
     for (uint32_t k = 0; k < G->kinks.nnotes; k++)
-        if (G->kinks.notes[k].id >= n) {
+        if (k >= from || G->kinks.notes[k].id > n) {
             first = k;
             break;
         }

@@ -53,7 +53,10 @@ void kink_branches(const uint32_t *wrt, int n);
 /* A checkpointed loop (its entry) whose unrecorded run met a comparison
  * or a min/max within 1e-9 of switching: a derivative whose places its
  * inputs depend on runs it again recorded, step by step
- * (KinkState.rerun), to note the branches as the plain loop would. */
+ * (KinkState.rerun), to note the branches as the plain loop would. The
+ * same rerun tells which of a loop's outputs depend on a place, when a
+ * branch after the loop compares one (the loop's entry depends on all its
+ * inputs; an output, only on some). */
 void kink_note_loop(uint32_t entry);
 /* Which entries depend on the places of the derivative being taken (the
  * dependency pass of kink_branches, and a rerun's regions above it). */
@@ -78,10 +81,12 @@ void kink_each_root(void (*fn)(uint32_t *id, void *ud), void *ud);
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p));
 
 /* The tape was truncated to n entries (a checkpointed loop's recomputed
- * region), epoch being its epoch before: the notes of the region go,
- * except the kinks the latest derivative passed, kept for :tape kinks at
- * entry at (the loop's, so that they are listed in tape order). */
-void kink_truncated(uint32_t n, uint32_t epoch, uint32_t at);
+ * region), epoch being its epoch before, and `from` the notes' count when
+ * the region began: the notes of the region go, except the kinks and
+ * branches the latest derivative passed, kept for :tape kinks at entry at
+ * (the loop's, so that they are listed in tape order). (A branch noted
+ * just before the region has id n too: the count tells them apart.) */
+void kink_truncated(uint32_t n, uint32_t epoch, uint32_t at, uint32_t from);
 
 /* A checkpointed loop's recomputation begins: the derivatives its steps
  * take (grad in the body) pass nothing on to the one being taken, which
@@ -110,7 +115,10 @@ typedef struct {
     uint32_t *passed, npassed, cappassed;          /* the latest derivative's notes */
     int depth, noted;
     int quiet;                /* kink_quiet: derivatives nested at depth >= quiet pass nothing (0: none) */
-    void (*rerun)(uint32_t entry, const Reach *outer);   /* ckpt.c's: a loop note's rerun */
+    /* ckpt.c's: a checkpointed loop run again for the branches it met
+     * and for which of its outputs (*dep, n of them, scratch) depend on a
+     * place */
+    void (*rerun)(uint32_t entry, const Reach *outer, uint8_t **dep, uint32_t *n);
 } KinkState;
 
 #endif
