@@ -928,7 +928,7 @@ static Value compare(Node *n, Value a, Value b)
         if (is_seq(a) || is_seq(b)) err_raise_at(n, "cannot compare arrays with '%s'", op == OP2_EQ ? "==" : "!=");
         if (IS_NUMBER(a) && IS_NUMBER(b) && __builtin_expect(G->ckpt.mode == 1, 0))
             G->ckpt.near |= kink_near(v_primal(a), v_primal(b));   /* a checkpointed loop's run: ckpt.c */
-        else if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && G->tape.recording)
+        if (IS_NUMBER(a) && IS_NUMBER(b) && (v_innermost(&a)->id | v_innermost(&b)->id) && G->tape.recording)
             kink_note_branch(n, G->err.where.chunk, v_primal(a), v_primal(b), v_innermost(&a)->id, v_innermost(&b)->id);
         int eq = values_equal(a, b);
         return bool_val(op == OP2_EQ ? eq : !eq);
@@ -938,7 +938,7 @@ static Value compare(Node *n, Value a, Value b)
     double x = v_primal(a), y = v_primal(b);
     uint32_t ida = v_innermost(&a)->id, idb = v_innermost(&b)->id;
     if (__builtin_expect(G->ckpt.mode == 1, 0)) G->ckpt.near |= kink_near(x, y);   /* a checkpointed loop's run: ckpt.c */
-    else if ((ida | idb) && G->tape.recording) kink_note_branch(n, G->err.where.chunk, x, y, ida, idb);
+    if ((ida | idb) && G->tape.recording) kink_note_branch(n, G->err.where.chunk, x, y, ida, idb);
     switch (op) {
     case OP2_LT: return bool_val(num_less(x, y));
     case OP2_LE: return bool_val(num_less(x, y) || num_equal(x, y));
