@@ -63,6 +63,7 @@
 
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
+#define BRANCH_REGION_BYTES ((size_t)4 << 20)     /* a branch rerun's region (hook_branches) */
 
 /* ------------------------------------------------------------ records */
 
@@ -1031,9 +1032,11 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
 
 /* A derivative asks which near switches of the loop's run depend on its
  * places (kinks.h, kink_note_loop): the loop runs again from its input
- * entries, each step recorded on a region over fresh leaves and taken off
- * the tape after it, so the tape holds one step at a time; what depends
- * on a place is carried from step to step as one bit a number. The
+ * entries, its steps recorded on regions over fresh leaves (as many steps
+ * as fit in 4 MB, one at least) each taken off the tape after it, so the
+ * tape holds one region at a time; what depends on a place is carried
+ * from region to region as one bit a number (it also tells which of the
+ * loop's outputs depend on one: *out_dep, scratch). The
  * region's comparisons are noted as the plain loop's; those that depend
  * on a place are passed (and kept listed when their region goes). */
 static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep, uint32_t *nout)
@@ -1045,7 +1048,10 @@ static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep,
     rec_on();
     uint8_t *dep = NULL;
     uint32_t ndep = 0;
-    for (uint64_t t = 0; t < r->T; t++) {
+    size_t budget = chunk_budget() < BRANCH_REGION_BYTES ? chunk_budget() : BRANCH_REGION_BYTES;
+    int code = EXEC_NORMAL;
+    for (uint64_t t = 0; t < r->T && code >= 0 && code != EXEC_BREAK; ) {
+        /* a region of steps, as many as fit the budget (one at least) */
         S->mark = region_mark();
         S->have_mark = 1;
         G->ckpt.floor = S->mark.m.n;
@@ -1055,13 +1061,16 @@ static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep,
         if (!dep) dep = err_scratch(nleaf ? nleaf : 1);
         for (uint32_t k = 0; k < nleaf; k++) {
             if (t == 0) dep[k] = (uint8_t)kink_reached(outer, f.slot[k]->id);
-            else if (k >= ndep) dep[k] = 0;
             f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
             rec_label(f.slot[k]->id);          /* a name holds it (ckpt_place) */
         }
         flat_free(&f);
         uint32_t from = kink_count();
-        int code = run_step(r, t);
+        size_t start = tape_bytes();
+        do {
+            code = run_step(r, t++);
+            G->ckpt.steps_recomputed++;
+        } while (t < r->T && code >= 0 && code != EXEC_BREAK && tape_bytes() - start < budget);
         Reach *step = kink_region(outer, S->mark.m.n, dep, nleaf, from);
         flatten_live(r, &f);      /* what it carries now (a variable may begin in a step) */
         if (f.n > nleaf) {
@@ -1074,8 +1083,6 @@ static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep,
         kink_reach_free(step);
         region_drop(S->mark);
         S->have_mark = 0;
-        G->ckpt.steps_recomputed++;
-        if (code < 0 || code == EXEC_BREAK) break;
     }
     *out_dep = dep;      /* what it carries at the end: its outputs, in order */
     *nout = ndep;
