@@ -146,6 +146,9 @@ else bad "tests/gen/nograd_vs_detach.py" "$(tail -5 "$tmp/ngvd")"; fi
 # relative 1e-9 flips a comparison the program evaluated (tests/gen/branch_notes.py).
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 5 --count 200 >"$tmp/bnotes" 2>&1; then ok
 else bad tests/gen/branch_notes.py "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi
+# a closure's captured array element is a place as its top-level twin's is
+if "$PY" tests/gen/closure_elements.py --bin "$BIN" --seed 7 --count 150 >"$tmp/cloel" 2>&1; then ok
+else bad tests/gen/closure_elements.py "$(tail -1 "$tmp/cloel"; sed -n '/^=====/,$p' "$tmp/cloel" | sed -n '1,40p')"; fi
 # the same with about half the while loops checkpointed: their notes are the plain loop's
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 6 --count 200 --checkpoint >"$tmp/bnotes" 2>&1; then ok
 else bad "tests/gen/branch_notes.py --checkpoint" "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi
