@@ -592,7 +592,7 @@ static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranc
     Value xp, r = record_watching(f, x, &xp, fname);
     *m = m_of(r, fname);
     if (hessian && !IS_NUMBER(r)) {
-        const char *what = type_name(r);
+        const char *what = mat_describe(r);
         v_release(r);
         v_release(xp);
         err_raise("hessian: the function must return a number, got %s (a function of m outputs has m Hessians: "
