@@ -122,6 +122,7 @@ static Value jac_forward_columns(Value f, Value x, Value V, int *m)
             for (int j = 0; j < n; j++) AS_ARR(v)->v[j] = vs->v[(long)j * k + c];   /* plain numbers */
         else v = vs->v[c];
         Value t = fwd_jvp(f, x, v);
+        G->jac.fwd_passes++;
         v_release(v);
         int mt = m_of(t, "jacobian");
         if (c == 0) {
@@ -181,6 +182,7 @@ static Value record_at(Value f, Value x, Value *xp, const char *fname)
     v_release(arg);
     rec_restore(saved);
     G->ad.nesting--;
+    G->jac.recordings++;
     Value keep = r;
     v_retain(keep);
     m_of(r, fname);      /* releases r on an error */
@@ -204,6 +206,7 @@ static Value jacobian_reverse(Value f, Value x, int automatic)
     for (int i = 0; i < m; i++) {
         Value ri = IS_NUMBER(r) ? r : *seq_at(r, i);
         Value g = ad_gradient_at(ri, xp);
+        G->jac.rev_sweeps++;
         for (int j = 0; j < n; j++) put(J, i, j, elem(g, j));
         v_release(g);
     }
@@ -836,8 +839,10 @@ static Value bi_vjp(int argc, Value *argv)
     v_release(r);
     rec_restore(saved);
     G->ad.nesting--;
+    G->jac.recordings++;
     kink_begin();
     Value g = ad_gradient_at(s, xp);
+    G->jac.rev_sweeps++;
     kink_end();
     v_release(s);
     v_release(xp);
@@ -850,6 +855,24 @@ void jac_abandon(void)
     free(G->jac.branches);
     G->jac.branches = NULL;
     G->jac.nbranches = G->jac.capbranches = 0;
+}
+
+void jac_time_mark(uint64_t before[3])
+{
+    before[0] = G->jac.recordings;
+    before[1] = G->jac.fwd_passes;
+    before[2] = G->jac.rev_sweeps;
+}
+
+void jac_time_note(const uint64_t before[3])
+{
+    uint64_t r = G->jac.recordings - before[0], f = G->jac.fwd_passes - before[1], s = G->jac.rev_sweeps - before[2];
+    if (!(r | f | s)) return;
+    io_out(", jacobian:");
+    const char *sep = " ";
+    if (r) io_out("%s%llu recording%s", sep, (unsigned long long)r, r == 1 ? "" : "s"), sep = " + ";
+    if (s) io_out("%s%llu reverse sweep%s", sep, (unsigned long long)s, s == 1 ? "" : "s"), sep = " + ";
+    if (f) io_out("%s%llu forward pass%s", sep, (unsigned long long)f, f == 1 ? "" : "es");
 }
 
 void jac_stats(void)

@@ -24,12 +24,15 @@ typedef struct {
     int jac_passes, jac_cols, jac_rows, jac_dense;     /* dense: fell back to dense passes */
     int hess_passes, hess_cols, hess_dense;
     uint64_t sparse_runs;
+    uint64_t recordings, fwd_passes, rev_sweeps;   /* run so far, for :time */
 } JacState;
 
 void  jac_register(void);                               /* the builtins */
 Value jac_derived_call(Closure *c, int argc, Value *argv);   /* jacobian(f)(x), hessian(f)(x), sparsity(f)(x) */
 void  jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);   /* kinks.c calls it */
 void  jac_stats(void);                                  /* :tape stats' lines */
-void  jac_abandon(void);                                /* an error unwound out of a recording */
+void  jac_abandon(void);
+void  jac_time_note(const uint64_t before[3]);           /* :time: the passes since before (jac_time_mark) */
+void  jac_time_mark(uint64_t before[3]);                                /* an error unwound out of a recording */
 
 #endif
