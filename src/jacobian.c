@@ -418,11 +418,11 @@ static void sets_build(Sets *s, Value xp, Value r, int hessian)
     }
 }
 
-/* A comparison on a value that depends on x, seen while recording: its
- * place, or NULL. */
-static const JacBranch *branch_on_x(const Sets *s)
+/* A comparison on a value that depends on x, seen while recording (from
+ * the list's entry base on): its place, or NULL. */
+static const JacBranch *branch_on_x(const Sets *s, uint32_t base)
 {
-    for (uint32_t b = 0; b < G->jac.nbranches; b++) {
+    for (uint32_t b = base; b < G->jac.nbranches; b++) {
         const JacBranch *br = &G->jac.branches[b];
         if (set_len(s, br->ida) || set_len(s, br->idb)) return br;
     }
@@ -439,16 +439,24 @@ void jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb)
     j->branches[j->nbranches++] = (JacBranch){ n, c, ida, idb };
 }
 
-/* f recorded at x for its pattern, watching its comparisons. */
-static Value record_watching(Value f, Value x, Value *xp, const char *fname)
+/* f recorded at x for its pattern, watching its comparisons: they are
+ * G->jac's list from *base on. A sparse request inside f (nested) adds to
+ * the same list, which the outer one reads too; the outermost frees it
+ * (jac_abandon), and so does an error (abandon_all in eval.c). */
+static Value record_watching(Value f, Value x, Value *xp, const char *fname, uint32_t *base)
 {
-    G->jac.nbranches = 0;
-    G->jac.watching = 1;
-    Value r;
-    /* an error inside f leaves watching on: eval's reset clears it (jac_reset) */
-    r = record_at(f, x, xp, fname);
-    G->jac.watching = 0;
-    return r;     /* the branches are G->jac's until jac_abandon */
+    *base = G->jac.nbranches;
+    G->jac.watching++;
+    G->kinks.branch_hook = jac_note_branch;
+    Value r = record_at(f, x, xp, fname);
+    if (!--G->jac.watching) G->kinks.branch_hook = NULL;
+    return r;
+}
+
+/* The list is done with: freed unless an outer request still records. */
+static void branches_done(void)
+{
+    if (!G->jac.watching) jac_abandon();
 }
 
 /* ------------------------------------------------------------ colouring */
@@ -592,7 +600,8 @@ static _Noreturn void branch_error(const JacBranch *br, const char *fname)
  * if it may change with x (a comparison on x): *where set. */
 static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranch **where, const char *fname)
 {
-    Value xp, r = record_watching(f, x, &xp, fname);
+    uint32_t base;
+    Value xp, r = record_watching(f, x, &xp, fname, &base);
     *m = m_of(r, fname);
     if (hessian && !IS_NUMBER(r)) {
         const char *what = mat_describe(r);
@@ -604,7 +613,7 @@ static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranc
     int n = n_of(x);
     Sets s;
     sets_build(&s, xp, r, hessian);
-    *where = branch_on_x(&s);     /* G->jac's list: valid until the next sparse request records */
+    *where = branch_on_x(&s, base);     /* G->jac's list: valid until branches_done */
     uint8_t *bits;
     if (hessian) {
         bits = s.hess;
@@ -622,7 +631,6 @@ static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranc
     sets_free(&s);
     v_release(r);
     v_release(xp);
-    if (!*where) jac_abandon();     /* else the caller reads it, then the next request or an error frees it */
     return bits;
 }
 
@@ -644,6 +652,12 @@ static Value sparse_jacobian(Value f, Value x, int fallback, int hessian)
         err_scratch_free(bits);
         branch_error(br, fname);     /* the error's unwinding frees the list (jac_abandon) */
     }
+    JacBranch keep;
+    if (br) {      /* copied out: the passes may run sparse requests of their own */
+        keep = *br;
+        br = &keep;
+    }
+    branches_done();
     G->jac.sparse_runs++;
     int *colour = err_scratch(sizeof(int) * (size_t)(n ? n : 1)), p;
     Lists adj = {0};
@@ -699,7 +713,6 @@ static Value sparse_jacobian(Value f, Value x, int fallback, int hessian)
         G->jac.jac_dense = br != NULL;
     }
     if (adj.start) lists_free(adj);
-    jac_abandon();
     err_scratch_free(colour);
     err_scratch_free(bits);
     return J;
@@ -801,7 +814,7 @@ Value jac_derived_call(Closure *c, int argc, Value *argv)
         uint8_t *bits = pattern_at(f, x, 0, &m, &br, "sparsity");
         Value P = pattern_matrix(bits, m, n_of(x));
         err_scratch_free(bits);
-        jac_abandon();
+        branches_done();
         return P;
     }
     if ((mode & 15) == JM_SPARSE) return sparse_jacobian(f, x, mode & JM_FALLBACK, c->kind == FK_HESS);
@@ -852,6 +865,7 @@ static Value bi_vjp(int argc, Value *argv)
 void jac_abandon(void)
 {
     G->jac.watching = 0;
+    G->kinks.branch_hook = NULL;
     free(G->jac.branches);
     G->jac.branches = NULL;
     G->jac.nbranches = G->jac.capbranches = 0;

@@ -19,7 +19,7 @@ typedef struct {
 typedef struct {
     JacBranch *branches;          /* while watching: the comparisons seen */
     uint32_t nbranches, capbranches;
-    int watching;
+    int watching;                 /* sparse requests recording their function (nested: more than 1) */
     /* the latest sparse computations, for :tape stats (passes 0: none yet) */
     int jac_passes, jac_cols, jac_rows, jac_dense;     /* dense: fell back to dense passes */
     int hess_passes, hess_cols, hess_dense;
@@ -29,7 +29,7 @@ typedef struct {
 
 void  jac_register(void);                               /* the builtins */
 Value jac_derived_call(Closure *c, int argc, Value *argv);   /* jacobian(f)(x), hessian(f)(x), sparsity(f)(x) */
-void  jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);   /* kinks.c calls it */
+void  jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);   /* G->kinks.branch_hook while recording */
 void  jac_stats(void);                                  /* :tape stats' lines */
 void  jac_abandon(void);
 void  jac_time_note(const uint64_t before[3]);           /* :time: the passes since before (jac_time_mark) */

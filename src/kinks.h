@@ -92,6 +92,8 @@ typedef struct {
     uint32_t *passed, npassed, cappassed;          /* the latest derivative's notes */
     int depth, noted;
     int quiet;                /* kink_quiet: derivatives nested at depth >= quiet pass nothing (0: none) */
+    /* while set, every comparison on recorded values is told to it, near or not (jacobian.c's sparse requests) */
+    void (*branch_hook)(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);
 } KinkState;
 
 #endif
