@@ -12,6 +12,7 @@
 #include "sweep.h"
 #include "kinks.h"
 #include "state.h"
+#include "jacobian.h"
 
 
 /* Derivatives of a dual y = p + t·ε are p' + t'·ε, each taken with respect
@@ -166,7 +167,7 @@ static Value fresh_number(Value x)
     return num_rec(x.u.n, x.id ? rec_copy(x.id, x.u.n) : rec_leaf(x.u.n));
 }
 
-static Value fresh_point(Value x)
+Value ad_fresh_point(Value x)
 {
     if (IS_NUMBER(x)) return fresh_number(x);
     if (is_seq(x)) {
@@ -180,7 +181,7 @@ static Value fresh_point(Value x)
 }
 
 /* d(r, x) for every number in x (a number or an array of them). */
-static Value derivative_at(Value r, Value x)
+Value ad_gradient_at(Value r, Value x)
 {
     Cuts cuts = place_cuts(x);
     Value g;
@@ -220,7 +221,7 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
     G->ad.nesting++;
     Value args[64];
     for (int i = 0; i < argc; i++) {
-        args[i] = (k < 0 || i == k) ? fresh_point(argv[i]) : argv[i];
+        args[i] = (k < 0 || i == k) ? ad_fresh_point(argv[i]) : argv[i];
     }
     Value r = call_value(f, argc, args);
     if (!IS_NUMBER(r)) {
@@ -234,12 +235,12 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
     kink_begin();
     Value g;
     if (k >= 0) {
-        g = derivative_at(r, args[k]);
+        g = ad_gradient_at(r, args[k]);
     } else {
         /* the fresh arguments as one array of places */
         Value x = arr_new(argc);
         for (int i = 0; i < argc; i++) AS_ARR(x)->v[i] = args[i];
-        g = derivative_at(r, x);
+        g = ad_gradient_at(r, x);
         v_release(x);
     }
     kink_end();
@@ -252,7 +253,7 @@ Value ad_derived_call(Closure *c, int argc, Value *argv)
 {
     switch (c->kind) {
     case FK_GRAD: return grad_at(c->target, c->argnum, argc, argv);
-    default: err_raise("cannot call this function");
+    default: return jac_derived_call(c, argc, argv);     /* jacobian(f), hessian(f), sparsity(f) */
     }
 }
 

@@ -23,6 +23,7 @@
 #include "plot.h"
 #include "matrix.h"
 #include "matrix_lang.h"
+#include "jacobian.h"
 #include "state.h"
 
 
@@ -602,6 +603,7 @@ void builtin_register(void)
     builtin_define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     plot_register();
     matrix_register();
+    jac_register();
     int pi_index = global_index("pi");
     Global *g = &G->eval.globals[pi_index];
     v_release(g->v);

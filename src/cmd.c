@@ -192,6 +192,8 @@ static void cmd_time(const char *args)
     /* reclaiming may give entries back meanwhile: count what was recorded */
     uint64_t before = tape_size() + G->tape.reclaimed, reclaimed = G->tape.reclaimed;
     size_t bytes = tape_bytes() + G->tape.reclaimed_bytes;
+    uint64_t passes[3];
+    jac_time_mark(passes);
     double t0 = now();
     err_call_push(":time");
     eval_run_chunk(c);
@@ -204,6 +206,7 @@ static void cmd_time(const char *args)
     io_out(", tape: +%llu entries (+%s)", (unsigned long long)(tape_size() + G->tape.reclaimed - before), b);
     if (G->tape.reclaimed > reclaimed)
         io_out(", %llu reclaimed meanwhile", (unsigned long long)(G->tape.reclaimed - reclaimed));
+    jac_time_note(passes);     /* jacobian, hessian, vjp: the passes they took */
     io_out("\n");
 }
 

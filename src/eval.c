@@ -1424,6 +1424,7 @@ static void reclaim_abandoned(void *ud)
 static void abandon_all(void)
 {
     G->ad.nesting = 0;
+    jac_abandon();
     ckpt_abandon();
     sweep_abandon();
     io_capture_drop();

@@ -94,6 +94,10 @@ static const Entry examples[] = {
     {"jvp", NULL, "jvp(fn(t) => t^3, 2, 1) # 12"},
     {"hvp", NULL, "hvp(fn(t) => t^3, 2, 1) # 12"},
     {"fwdgrad", NULL, "fwdgrad(fn(a) => sum(a * a), [1, 2])   # a random estimate of [2, 4]"},
+    {"jacobian", NULL, "jacobian(fn(p) => [p[0] * p[1], p[0]])([2, 3])   # [[3, 2], [1, 0]]"},
+    {"hessian", NULL, "hessian(fn(v) => v[0]^2 * v[1])([1, 2])   # [[4, 2], [2, 0]]"},
+    {"vjp", NULL, "vjp(fn(v) => [v[0] * v[1], v[1]], [2, 3], [1, 1])   # [3, 3]"},
+    {"sparsity", NULL, "sparsity(fn(v) => [v[0] * 2, v[1] + v[2]])([1, 2, 3])   # [[1, 0, 0], [0, 1, 1]]"},
     {"fixedpoint", NULL, "fixedpoint(fn(x) => cos(x), 1)   # 0.7390851332151607"},
     {"plot", NULL, "plot(fn(x) => sin(x), 0, 2 * pi)"},
     {"pi", NULL, "cos(pi)                 # -1"},
@@ -146,6 +150,8 @@ static const Entry topics[] = {
      "  grad(f)        the gradient function of f; nests without perturbation confusion\n"
      "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
      "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
+     "  jacobian(f)    x => the m x n matrix (fwd or rev by shape; \"sparse\" colours it); hessian(f),\n"
+     "                 vjp(f, x, u), sparsity(f); :tape stats shows a sparse one's passes\n"
      "  checkpoint for/while ...  a long loop kept as a few saved states, recomputed by d\n"
      "  fixedpoint(g, x0)  x* = g(x*) by iteration; its derivatives by the implicit function theorem\n"
      "  :tape shows the record; :tape stats its size",

@@ -112,6 +112,7 @@ static const char *cmp_symbol(int op)
 
 void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_t ida, uint32_t idb)
 {
+    if (G->kinks.branch_hook) G->kinks.branch_hook(n, c, ida, idb);   /* a sparse request records (jacobian.c): any comparison counts */
     if (!kink_near(x, y) || !isfinite(x) || !isfinite(y)) return;
     ida = compared(ida);
     idb = compared(idb);

@@ -119,6 +119,8 @@ typedef struct {
      * and for which of its outputs (*dep, n of them, scratch) depend on a
      * place */
     void (*rerun)(uint32_t entry, const Reach *outer, uint8_t **dep, uint32_t *n);
+    /* while set, every comparison on recorded values is told to it, near or not (jacobian.c's sparse requests) */
+    void (*branch_hook)(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);
 } KinkState;
 
 #endif

@@ -26,6 +26,7 @@
 #include "valuegc.h"
 #include "num.h"
 #include "tape.h"
+#include "matrix.h"
 #include "state.h"
 
 #define PLOT_W 72          /* canvas columns */
@@ -537,6 +538,155 @@ static void display_svg(const Series *s)
     free(text);
 }
 
+/* ----------------------------------------------------------- matrices */
+
+/* plot(M) of a matrix: a picture of its entries, row 0 at the top. A
+ * matrix of 0s and 1s (a pattern: sparsity(f)(x)) is drawn as dots, one
+ * per nonzero (braille dots with UTF-8, '#' otherwise); any other matrix
+ * as a heat map of shades by |value| relative to the largest (and in SVG
+ * by sign too: blue below 0, red above). A matrix larger than the picture
+ * is drawn in blocks: a block shows its largest entry by magnitude. */
+typedef struct {
+    int m, n;          /* the matrix */
+    int rows, cols;    /* the picture's cells */
+    int scale;         /* entries a cell spans each way */
+    double *cell;      /* rows x cols: the block's entry of largest magnitude */
+    double amax;       /* the largest magnitude */
+    int pattern;       /* every entry 0 or 1 */
+} MatPic;
+
+static void matpic_make(MatPic *p, Value a, int maxrows, int maxcols)
+{
+    const Storage *st = AS_ARR(a);
+    p->m = st->rows;
+    p->n = st->cols;
+    int sr = (p->m + maxrows - 1) / maxrows, sc = (p->n + maxcols - 1) / maxcols;
+    p->scale = sr > sc ? sr : sc;
+    if (p->scale < 1) p->scale = 1;
+    p->rows = (p->m + p->scale - 1) / p->scale;
+    p->cols = (p->n + p->scale - 1) / p->scale;
+    p->cell = err_scratch(sizeof(double) * (size_t)(p->rows * p->cols + 1));
+    p->amax = 0;
+    p->pattern = 1;
+    for (int i = 0; i < p->m; i++)
+        for (int j = 0; j < p->n; j++) {
+            double v = v_primal(st->v[(long)i * p->n + j]);
+            if (v != 0 && v != 1) p->pattern = 0;
+            double *c = &p->cell[(i / p->scale) * p->cols + j / p->scale];
+            if (isnan(v) || fabs(v) > fabs(*c)) *c = v;
+            if (fabs(v) > p->amax) p->amax = fabs(v);
+        }
+}
+
+static void matrix_terminal(Value a)
+{
+    int utf8 = plot_utf8();
+    MatPic p;
+    /* braille: 2 x 4 dots a character; shades: one cell a character, two wide */
+    matpic_make(&p, a, PLOT_H * 4, PLOT_W * (utf8 ? 2 : 1));
+    int nz = 0;
+    for (int k = 0; k < p.m * p.n; k++) nz += v_primal(AS_ARR(a)->v[k]) != 0;
+    if (p.pattern && utf8) {
+        for (int r = 0; r < (p.rows + 3) / 4; r++) {
+            io_out("  ");
+            for (int c = 0; c < (p.cols + 1) / 2; c++) {
+                unsigned dots = 0;
+                for (int dy = 0; dy < 4; dy++)
+                    for (int dx = 0; dx < 2; dx++) {
+                        int i = r * 4 + dy, j = c * 2 + dx;
+                        if (i < p.rows && j < p.cols && p.cell[i * p.cols + j] != 0) dots |= braille_bit[dy][dx];
+                    }
+                put_utf8(0x2800 + dots);
+            }
+            io_out("\n");
+        }
+    } else {
+        MatPic q;
+        err_scratch_free(p.cell);
+        int wide = !p.pattern && a.u.o && AS_ARR(a)->cols * 2 <= PLOT_W;
+        matpic_make(&q, a, PLOT_H * 2, wide ? PLOT_W / 2 : PLOT_W);
+        p = q;
+        static const char *const shade_utf8[] = {"·", "░", "▒", "▓", "█"};
+        static const char shade_ascii[] = ".:+*#";
+        for (int r = 0; r < p.rows; r++) {
+            io_out("  ");
+            for (int c = 0; c < p.cols; c++) {
+                double v = p.cell[r * p.cols + c];
+                int level = v == 0 ? 0 : p.pattern || !(p.amax > 0) ? 4 : 1 + (int)fmin(3, floor(fabs(v) / p.amax * 4));
+                if (isnan(v)) level = 4;
+                for (int w = 0; w <= wide; w++) {
+                    if (utf8) io_out("%s", shade_utf8[level]);
+                    else io_putc(IO_OUT, shade_ascii[level]);
+                }
+            }
+            io_out("\n");
+        }
+    }
+    if (p.pattern)
+        io_out("  %dx%d matrix, %d nonzero%s%s\n", p.m, p.n, nz, nz == 1 ? "" : "s",
+               p.scale > 1 ? "" : "");
+    else io_out("  %dx%d matrix, |entries| up to %s (darker: larger)\n", p.m, p.n, num_str(p.amax));
+    if (p.scale > 1) io_out("  (each mark is a block of %dx%d entries)\n", p.scale, p.scale);
+    err_scratch_free(p.cell);
+}
+
+static void matrix_svg(Value a, FILE *f)
+{
+    MatPic p;
+    matpic_make(&p, a, 400, 400);
+    double px = 600.0 / (p.rows > p.cols ? p.rows : p.cols);
+    double w = p.cols * px, h = p.rows * px;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+            w + 40, h + 60, w + 40, h + 60);
+    fprintf(f, "<rect x=\"20\" y=\"20\" width=\"%.2f\" height=\"%.2f\" fill=\"white\" stroke=\"#888\"/>\n", w, h);
+    for (int r = 0; r < p.rows; r++)
+        for (int c = 0; c < p.cols; c++) {
+            double v = p.cell[r * p.cols + c];
+            if (v == 0) continue;
+            char fill[16];
+            if (p.pattern || isnan(v) || !(p.amax > 0)) snprintf(fill, sizeof fill, "#222");
+            else {
+                int t = (int)lround(255 * (1 - fabs(v) / p.amax));
+                snprintf(fill, sizeof fill, v > 0 ? "#ff%02x%02x" : "#%02x%02xff", t, t);
+            }
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
+                    20 + c * px, 20 + r * px, px, px, fill);
+        }
+    fprintf(f, "<text x=\"20\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"13\">%dx%d matrix%s</text>\n",
+            h + 45, p.m, p.n, p.pattern ? ", pattern (dark: nonzero)" : ", red above 0, blue below, deeper: larger");
+    fprintf(f, "</svg>\n");
+    err_scratch_free(p.cell);
+}
+
+static void plot_matrix(Value a, const char *path)
+{
+    if (AS_ARR(a)->rows == 0 || AS_ARR(a)->cols == 0) err_raise("plot: the matrix is empty (%s)", mat_describe(a));
+    if (path) {
+        FILE *f = fopen(path, "w");
+        if (!f) err_raise("plot: cannot write '%s'", path);
+        matrix_svg(a, f);
+        int bad = ferror(f);
+        if (fclose(f) != 0 || bad) err_raise("plot: could not write '%s'", path);
+        io_out("wrote %s\n", path);
+    } else if (G->eval.display) {
+        char *svg = NULL, *text = NULL;
+        size_t nsvg = 0, ntext = 0;
+        io_capture_begin();
+        matrix_terminal(a);
+        text = io_capture_end(&ntext);
+        FILE *f = open_memstream(&svg, &nsvg);
+        if (!f) {
+            free(text);
+            err_raise("plot: out of memory");
+        }
+        matrix_svg(a, f);
+        fclose(f);
+        G->eval.display("image/svg+xml", svg, nsvg, text ? text : "");
+        free(svg);
+        free(text);
+    } else matrix_terminal(a);
+}
+
 /* ------------------------------------------------------------ builtin */
 
 static const char *svg_path(Value v)
@@ -561,6 +711,12 @@ static Value bi_plot(int argc, Value *argv)
 {
     Series s = {0};
     const char *path = NULL;
+    if (is_mat(argv[0])) {
+        if (argc > 2) err_raise("plot: a matrix takes at most a file name after it: plot(M) or plot(M, \"m.svg\")");
+        seq_check_numbers(argv[0], "plot");
+        plot_matrix(argv[0], argc == 2 ? svg_path(argv[1]) : NULL);
+        return nil_val();
+    }
     if (is_seq(argv[0])) {
         if (argc > 2) err_raise("plot: an array takes at most a file name after it: plot(a) or plot(a, \"a.svg\")");
         if (argc == 2) path = svg_path(argv[1]);
@@ -582,7 +738,7 @@ static Value bi_plot(int argc, Value *argv)
 
 static const Builtin plot_builtin = {
     "plot", 1, 4, bi_plot,
-    "plot(f, lo, hi) draws f and f' on [lo, hi]; plot(a) an array against its index; "
+    "plot(f, lo, hi) draws f and f' on [lo, hi]; plot(a) an array against its index; plot(M) a matrix (dots for a 0/1 pattern, shades otherwise); "
     "a last argument \"name.svg\" writes an SVG picture. Adds nothing to the tape. "
     "Example: plot(fn(x) => sin(x), -3, 3)"};
 

@@ -41,6 +41,7 @@
 #include "cmd.h"
 #include "io.h"
 #include "help.h"
+#include "jacobian.h"
 
 struct wg_State {
     struct wg_State *home;        /* the session's own copy (state_enter) */
@@ -65,6 +66,7 @@ struct wg_State {
     CmdState cmd;
     IoState io;
     HelpState help;
+    JacState jac;
 };
 typedef struct wg_State wg_State;
 

@@ -348,6 +348,7 @@ static void tape_stats(void)
     if (G->ckpt.steps_run)
         io_out("  checkpointed loops: %llu steps run, %llu recomputed by sweeps (%.2f a step)\n",
                G->ckpt.steps_run, G->ckpt.steps_recomputed, (double)G->ckpt.steps_recomputed / (double)G->ckpt.steps_run);
+    jac_stats();
     char gone[32];
     cmd_fmt_bytes(G->tape.reclaimed_bytes, gone, sizeof gone);
     io_out("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "

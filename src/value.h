@@ -90,7 +90,7 @@ typedef struct View {
 
 /* A function value: user code (fn set), or a derived function such as
  * grad(f) (fn NULL, kind says which, target is f). */
-typedef enum { FK_USER, FK_GRAD } FnKind;
+typedef enum { FK_USER, FK_GRAD, FK_JAC, FK_HESS, FK_SPARSITY } FnKind;   /* FK_JAC ...: jacobian.c */
 typedef struct Closure {
     Obj h;
     FnInfo *fn;
@@ -98,7 +98,7 @@ typedef struct Closure {
     int kind;
     Value target;
     const char *label;   /* name shown for derived functions */
-    int argnum;          /* FK_GRAD: the argument differentiated (from 0), -1 for all */
+    int argnum;          /* FK_GRAD: the argument differentiated (from 0), -1 for all; FK_JAC, FK_HESS: the mode */
 } Closure;
 
 struct VerLog;   /* versions.h */

@@ -80,6 +80,16 @@ FIRST = [
     ("grad", "grad(FP)(W)"),
     ("jvp", "jvp(FP, W, 1)"),
     ("dfn", "DP(W)"),
+    # jacobian (issue 28): a 1 x 1 matrix of F by each mode, and a 2 x 2
+    # one of t => [F(t0), F(t0 + t1)] at [W, 0], whose entry [1, 1] is F'(W):
+    # by reverse rows, and by sparse forward columns (F(t0) does not read
+    # t1: the pattern has a zero there)
+    ("jac", "jacobian(FP)(W)[0, 0]"),
+    ("jac.rev", 'jacobian(FP, "rev")(W)[0, 0]'),
+    ("jac.sparse", 'jacobian(FP, "sparse", "dense-fallback")(W)[0, 0]'),
+    ("vjp", "vjp(FP, W, 1)"),
+    ("jac.rows", 'jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "rev")([W, 0])[1, 1]'),
+    ("jac.cols", 'jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "sparse", "dense-fallback")([W, 0])[1, 1]'),
 ]
 SECOND = [
     ("d.d", "d(d(yP, wP), wP)"),
@@ -94,7 +104,15 @@ SECOND = [
     ("grad.dfn", "grad(DP)(W)"),
     ("jvp.dfn", "jvp(DP, W, 1)"),
     ("d.dfn", "d(DP(wP), wP)"),
+    ("hess", "hessian(FP)(W)[0, 0]"),
+    ("hess.sparse", 'hessian(FP, "sparse", "dense-fallback")(W)[0, 0]'),
+    ("jac.grad", "jacobian(grad(FP))(W)[0, 0]"),
+    ("grad.jac", 'grad(fn(t) => jacobian(FP, "rev")(t)[0, 0])(W)'),
+    ("hess.2", 'hessian(fn(t) => FP(t[0] + t[1]), "sparse", "dense-fallback")([W, 0])[0, 1]'),
 ]
+# Routes that run F more than once for one value (a recording for the
+# pattern, then passes): with rand() in F (--sidefx) each run draws anew.
+MANY_RUNS = {"jac.sparse", "jac.rows", "jac.cols", "hess.sparse", "hess.2"}
 ROUTES = FIRST + SECOND
 
 # wengert errors that mean "this program left its safe domain", not a bug;
@@ -2058,6 +2076,8 @@ def main():
         ROUTE_RTOL = {"float32": 3e-5, "posit32": 3e-6}.get(a.backend, 3e-2)
     skip = set(s for s in a.skip.split(",") if s)
     unknown = skip - set(l for l, _ in ROUTES)
+    if feats["sidefx"]:
+        skip |= MANY_RUNS
     if unknown:
         print("routes: unknown route %s; routes are %s" % (
             ", ".join(sorted(unknown)), " ".join(l for l, _ in ROUTES)), file=sys.stderr)

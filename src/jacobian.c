@@ -1,0 +1,912 @@
+/* jacobian.c: the whole derivative of a function from n numbers to m
+ * (SPEC "Derivatives", the `jacobian` bullet).
+ *
+ * jacobian(f)(x) is the m x n matrix J. Forward mode (one jvp per column)
+ * when n <= m, reverse mode otherwise: f is recorded once on fresh copies
+ * of x (as grad records it) and swept once per output, each row of J
+ * being grad of that output. hessian(f)(x) is jacobian(grad(f)) by forward
+ * mode (forward over reverse), made exactly symmetric. vjp(f, x, u) is one
+ * reverse sweep from u . f(x).
+ *
+ * Sparse requests. The pattern is found from the tape: f is recorded once
+ * on fresh copies of x and the entries recorded since are walked forward
+ * with index sets (which inputs each entry depends on). That walk is one
+ * pass over what f recorded, needs no new kind of value, sees through
+ * every entry the tape knows (sums, dots, derivative entries, checkpointed
+ * loops, conservatively), and in the same pass gives the Hessian's
+ * nonlinear interactions: an entry whose second derivative is not 0
+ * couples the index sets of its operands (mul: a's with b's; sin: a's
+ * with a's). Entries with zero derivative (sign, floor) depend on
+ * nothing. The pattern is what the recorded path reads: a comparison on a
+ * value that depends on x (an if, a while, and/or) could take another path
+ * at another x, so a sparse request that meets one is an error, unless
+ * asked to fall back to the dense passes ("dense-fallback").
+ *
+ * Jacobian: columns that share no row get one colour (greedy distance-2
+ * colouring), one forward pass (jvp) per colour with the sum of the
+ * colour's unit vectors, and J[i][j] is row i of the pass of j's colour.
+ * Hessian: a star colouring (neighbours differ, and every path of four
+ * vertices has three colours), which uses the symmetry: H[i][j] is read
+ * from row i of j's pass when j is the only neighbour of i in its colour,
+ * else from row j of i's pass. An arrowhead needs 2 passes, where
+ * columns sharing no row would need n. Each pass is jvp of grad(f).
+ *
+ * The forward passes go through jac_forward_columns (J V for an n x k V,
+ * one jvp a column), the place a chunked forward mode plugs in. */
+#include <stdlib.h>
+#include <string.h>
+#include "jacobian.h"
+#include "ad.h"
+#include "arith.h"
+#include "builtins.h"
+#include "eval.h"
+#include "error.h"
+#include "fwd.h"
+#include "kinks.h"
+#include "matrix.h"
+#include "tape.h"
+#include "state.h"
+
+enum { JM_AUTO, JM_FWD, JM_REV, JM_SPARSE };
+#define JM_FALLBACK 16     /* with JM_SPARSE: dense passes when the pattern may change */
+
+/* ------------------------------------------------------------ shapes */
+
+static int n_of(Value x) { return is_seq(x) ? seq_len(x) : 1; }
+
+static void check_point(Value x, const char *fname)
+{
+    if (!IS_NUMBER(x) && !is_seq(x))
+        err_raise("%s: x must be a number or an array of numbers, got %s", fname, type_name(x));
+    if (is_seq(x)) seq_check_numbers(x, fname);
+}
+
+/* The outputs of f as a count m, checking they are numbers. */
+static int m_of(Value r, const char *fname)
+{
+    if (IS_NUMBER(r)) return 1;
+    if (is_seq(r)) {
+        int m = seq_len(r);
+        for (int i = 0; i < m; i++)
+            if (!IS_NUMBER(*seq_at(r, i))) {
+                const char *what = type_name(*seq_at(r, i));
+                v_release(r);
+                err_raise("%s: the function must return a number or an array of numbers, but element %d of its result is %s",
+                          fname, i, what);
+            }
+        return m;
+    }
+    const char *what = type_name(r);   /* before the release: a matrix is read */
+    v_release(r);
+    err_raise("%s: the function must return a number or an array of numbers, got %s", fname, what);
+}
+
+/* Element i of a number (i = 0) or an array, retained. */
+static Value elem(Value r, int i)
+{
+    Value e = IS_NUMBER(r) ? r : *seq_at(r, i);
+    v_retain(e);
+    return e;
+}
+
+/* A direction of x's shape: an array of n (a number when x is one). */
+static Value direction_like(Value x, int n)
+{
+    if (!is_seq(x)) return num_val(0);
+    Value v = arr_new(n);
+    if (x.t == V_ARR) shape_like(v, x);
+    return v;
+}
+
+static void put(Value J, int i, int j, Value e)   /* takes e */
+{
+    Storage *s = AS_ARR(J);
+    Value *slot = &s->v[(long)i * s->cols + j];
+    v_release(*slot);
+    *slot = e;
+}
+
+/* ------------------------------------------------------ forward mode */
+
+/* J V for V an n x k matrix (columns: directions), as an m x k matrix, by
+ * one jvp per column; m is learned from the first pass (*m, -1 before).
+ * The one place a chunked forward mode (several directions a pass) plugs in. */
+static Value jac_forward_columns(Value f, Value x, Value V, int *m)
+{
+    const Storage *vs = AS_ARR(V);
+    int n = vs->rows, k = vs->cols;
+    Value J = num_val(0);
+    for (int c = 0; c < k; c++) {
+        Value v = direction_like(x, n);
+        if (is_seq(x))
+            for (int j = 0; j < n; j++) AS_ARR(v)->v[j] = vs->v[(long)j * k + c];   /* plain numbers */
+        else v = vs->v[c];
+        Value t = fwd_jvp(f, x, v);
+        G->jac.fwd_passes++;
+        v_release(v);
+        int mt = m_of(t, "jacobian");
+        if (c == 0) {
+            *m = mt;
+            J = mat_new(mt, k);
+        } else if (mt != *m) {
+            v_release(t);
+            v_release(J);
+            err_raise("jacobian: the function returned %d numbers in one pass and %d in another: its result's length must not depend on x",
+                      *m, mt);
+        }
+        for (int i = 0; i < mt; i++) put(J, i, c, elem(t, i));
+        v_release(t);
+    }
+    return J;
+}
+
+static Value identity_seeds(int n)
+{
+    Value I = mat_new(n, n);
+    for (int j = 0; j < n; j++) AS_ARR(I)->v[(long)j * n + j] = num_val(num_round(1));
+    return I;
+}
+
+/* f at x by plain evaluation, for its output count when no pass runs (n = 0). */
+static int outputs_at(Value f, Value x, const char *fname)
+{
+    v_retain(x);
+    Value r = call_value(f, 1, &x);
+    v_release(x);
+    int m = m_of(r, fname);
+    v_release(r);
+    return m;
+}
+
+static Value jacobian_forward(Value f, Value x)
+{
+    int n = n_of(x), m = -1;
+    if (n == 0) return mat_new(outputs_at(f, x, "jacobian"), 0);
+    Value I = identity_seeds(n);
+    Value J = jac_forward_columns(f, x, I, &m);
+    v_release(I);
+    return J;
+}
+
+/* ------------------------------------------------------ reverse mode */
+
+/* f recorded on fresh copies of x (*xp), as grad records it; its result. */
+static Value record_at(Value f, Value x, Value *xp, const char *fname)
+{
+    int saved = rec_on();
+    G->ad.nesting++;
+    *xp = ad_fresh_point(x);
+    v_retain(*xp);
+    Value arg = *xp;
+    Value r = call_value(f, 1, &arg);
+    v_release(arg);
+    rec_restore(saved);
+    G->ad.nesting--;
+    G->jac.recordings++;
+    Value keep = r;
+    v_retain(keep);
+    m_of(r, fname);      /* releases r on an error */
+    v_release(keep);
+    return r;
+}
+
+/* The rows by reverse sweeps of f recorded once; auto: forward instead
+ * when that recording shows n <= m (the recording is one pass more). */
+static Value jacobian_reverse(Value f, Value x, int automatic)
+{
+    Value xp, r = record_at(f, x, &xp, "jacobian");
+    int n = n_of(x), m = m_of(r, "jacobian");
+    if (automatic && n <= m) {
+        v_release(r);
+        v_release(xp);
+        return jacobian_forward(f, x);
+    }
+    Value J = mat_new(m, n);
+    kink_begin();
+    for (int i = 0; i < m; i++) {
+        Value ri = IS_NUMBER(r) ? r : *seq_at(r, i);
+        Value g = ad_gradient_at(ri, xp);
+        G->jac.rev_sweeps++;
+        for (int j = 0; j < n; j++) put(J, i, j, elem(g, j));
+        v_release(g);
+    }
+    kink_end();
+    v_release(r);
+    v_release(xp);
+    return J;
+}
+
+/* -------------------------------------------------------- the pattern */
+
+/* Index sets over the entries f recorded, [lo, top]: set(e) lists the
+ * inputs e depends on (unsorted, each once), in a pool; entries with one
+ * contributing operand share its list. */
+typedef struct {
+    uint32_t lo, top;
+    int n;
+    uint32_t *off, *len;       /* by e - lo */
+    int32_t *input;            /* by e - lo: which input, -1 none */
+    uint32_t *pool;
+    size_t npool, cap;
+    uint32_t *stamp, now;      /* by input */
+    uint8_t *cone;             /* by e - lo: reaches the output (Hessian only) */
+    uint8_t *hess;             /* n x n bits, NULL: no interactions wanted */
+    int ops;                   /* scratch for gathering operands */
+    uint32_t *opnd, nopnd, capopnd;
+} Sets;
+
+static void gather(uint32_t id, void *ud)
+{
+    Sets *s = ud;
+    if (s->nopnd == s->capopnd) {
+        s->capopnd = s->capopnd ? 2 * s->capopnd : 16;
+        s->opnd = err_realloc(s->opnd, sizeof(uint32_t) * s->capopnd);
+    }
+    s->opnd[s->nopnd++] = id;
+}
+
+static uint32_t set_len(const Sets *s, uint32_t id) { return id >= s->lo && id <= s->top ? s->len[id - s->lo] : 0; }
+static const uint32_t *set_at(const Sets *s, uint32_t id) { return s->pool + s->off[id - s->lo]; }
+
+static void pool_push(Sets *s, uint32_t v)
+{
+    if (s->npool == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 1024;
+        s->pool = err_realloc(s->pool, sizeof(uint32_t) * s->cap);
+    }
+    s->pool[s->npool++] = v;
+}
+
+/* set(e) = the union of its operands' sets (s->opnd). */
+static void union_of(Sets *s, uint32_t e)
+{
+    uint32_t k = e - s->lo, nonempty = 0, which = 0;
+    for (uint32_t i = 0; i < s->nopnd; i++)
+        if (set_len(s, s->opnd[i])) nonempty++, which = s->opnd[i];
+    if (nonempty <= 1) {
+        s->off[k] = nonempty ? s->off[which - s->lo] : 0;
+        s->len[k] = nonempty ? s->len[which - s->lo] : 0;
+        return;
+    }
+    s->now++;
+    size_t start = s->npool;
+    for (uint32_t i = 0; i < s->nopnd; i++) {
+        uint32_t id = s->opnd[i], l = set_len(s, id);
+        for (uint32_t t = 0; t < l; t++) {
+            uint32_t j = set_at(s, id)[t];     /* re-read: the pool may move */
+            if (s->stamp[j] != s->now) {
+                s->stamp[j] = s->now;
+                pool_push(s, j);
+            }
+        }
+    }
+    s->off[k] = (uint32_t)start;
+    s->len[k] = (uint32_t)(s->npool - start);
+}
+
+static void bit_set(uint8_t *b, long i) { b[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+static int  bit_get(const uint8_t *b, long i) { return b[i >> 3] >> (i & 7) & 1; }
+
+/* Every pair of set(a) x set(b), both ways. */
+static void couple(Sets *s, uint32_t a, uint32_t b)
+{
+    uint32_t la = set_len(s, a), lb = set_len(s, b);
+    if (!s->hess || !la || !lb) return;
+    const uint32_t *A = set_at(s, a), *B = set_at(s, b);
+    for (uint32_t i = 0; i < la; i++)
+        for (uint32_t j = 0; j < lb; j++) {
+            bit_set(s->hess, (long)A[i] * s->n + B[j]);
+            bit_set(s->hess, (long)B[j] * s->n + A[i]);
+        }
+}
+
+static void entry_sets(Sets *s, uint32_t e)
+{
+    uint32_t k = e - s->lo;
+    if (s->input[k] >= 0) {
+        s->off[k] = (uint32_t)s->npool;
+        s->len[k] = 1;
+        pool_push(s, (uint32_t)s->input[k]);
+        return;
+    }
+    if (s->cone && !s->cone[k]) return;
+    int op = tape_opcode(e);
+    s->nopnd = 0;
+    OPS_NAMED(OPS_STRUCTURAL, 9);
+    switch (op) {
+    case OP_CONST: case OP_LEAF: case OP_SIGN: case OP_FLOOR:   /* no derivative */
+        return;
+    case OP_DOT: {
+        uint32_t np;
+        const uint32_t *p = tape_pairs(e, &np);
+        for (uint32_t j = 0; j < np; j++) couple(s, p[2 * j], p[2 * j + 1]);
+        tape_each_operand(e, gather, s);
+        break;
+    }
+    case OP_SUM:
+        tape_each_operand(e, gather, s);
+        break;
+    case OP_DERIV: case OP_CKPT: case OP_CKOUT: case OP_FIXIN: case OP_FIXPT:
+        /* a derivative, a loop, a fixed point: every operand with every operand */
+        tape_each_operand(e, gather, s);
+        union_of(s, e);
+        couple(s, e, e);
+        return;
+    default:             /* UNARY and BINARY */
+        tape_each_operand(e, gather, s);
+        break;
+    }
+    union_of(s, e);
+    if (op == OP_SUM || op == OP_DOT || (op_flags[op] & OPF_LINEAR)) return;
+    switch (op) {
+    case OP_ABS: case OP_MIN: case OP_MAX: case OP_MOD:          /* piecewise linear */
+        return;
+    case OP_MUL: case OP_MUL0:
+        couple(s, tape_a(e), tape_b(e));
+        return;
+    case OP_DIV:
+        couple(s, tape_a(e), tape_b(e));
+        couple(s, tape_b(e), tape_b(e));
+        return;
+    default:
+        couple(s, e, e);     /* a nonlinear op: its operands' inputs with each other */
+    }
+}
+
+static void sets_free(Sets *s)
+{
+    free(s->pool);
+    free(s->opnd);
+    err_scratch_free(s->off);
+    err_scratch_free(s->len);
+    err_scratch_free(s->input);
+    err_scratch_free(s->stamp);
+    err_scratch_free(s->cone);
+    err_scratch_free(s->hess);
+}
+
+static uint32_t id_of(Value v) { return v_innermost(&v)->id; }
+
+/* The sets of every entry since xp's first, up to the outputs' last. */
+static void sets_build(Sets *s, Value xp, Value r, int hessian)
+{
+    memset(s, 0, sizeof *s);
+    int n = n_of(xp), m = IS_NUMBER(r) ? 1 : seq_len(r);
+    s->n = n;
+    s->lo = UINT32_MAX;
+    for (int j = 0; j < n; j++) {
+        uint32_t id = id_of(is_seq(xp) ? *seq_at(xp, j) : xp);
+        if (id && id < s->lo) s->lo = id;
+    }
+    s->top = 0;
+    for (int i = 0; i < m; i++) {
+        uint32_t id = id_of(IS_NUMBER(r) ? r : *seq_at(r, i));
+        if (id > s->top) s->top = id;
+    }
+    if (s->lo == UINT32_MAX || s->top < s->lo) {     /* nothing depends on x */
+        s->lo = 1;
+        s->top = 0;
+    }
+    size_t len = (size_t)(s->top - s->lo + 1);
+    s->off = err_scratch(sizeof(uint32_t) * (len ? len : 1));
+    s->len = err_scratch(sizeof(uint32_t) * (len ? len : 1));
+    s->input = err_scratch(sizeof(int32_t) * (len ? len : 1));
+    s->stamp = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    for (size_t k = 0; k < len; k++) s->input[k] = -1;
+    for (int j = 0; j < n; j++) {
+        uint32_t id = id_of(is_seq(xp) ? *seq_at(xp, j) : xp);
+        if (id >= s->lo && id <= s->top) s->input[id - s->lo] = j;
+    }
+    if (hessian) {
+        s->hess = err_scratch(((size_t)n * n + 7) / 8 + 1);
+        s->cone = err_scratch(len ? len : 1);
+        if (len) {
+            uint32_t top = id_of(r);
+            if (top >= s->lo) s->cone[top - s->lo] = 1;
+            for (uint32_t e = s->top + 1; e-- > s->lo;) {
+                if (!s->cone[e - s->lo] || s->input[e - s->lo] >= 0) continue;
+                s->nopnd = 0;
+                tape_each_operand(e, gather, s);
+                for (uint32_t t = 0; t < s->nopnd; t++)
+                    if (s->opnd[t] >= s->lo && s->opnd[t] <= s->top) s->cone[s->opnd[t] - s->lo] = 1;
+            }
+        }
+    }
+    for (uint32_t e = s->lo; e <= s->top && len; e++) {
+        entry_sets(s, e);
+        if ((e & 0xfff) == 0) err_check_interrupt();
+    }
+}
+
+/* A comparison on a value that depends on x, seen while recording (from
+ * the list's entry base on): its place, or NULL. */
+static const JacBranch *branch_on_x(const Sets *s, uint32_t base)
+{
+    for (uint32_t b = base; b < G->jac.nbranches; b++) {
+        const JacBranch *br = &G->jac.branches[b];
+        if (set_len(s, br->ida) || set_len(s, br->idb)) return br;
+    }
+    return NULL;
+}
+
+void jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb)
+{
+    JacState *j = &G->jac;
+    if (j->nbranches == j->capbranches) {
+        j->capbranches = j->capbranches ? 2 * j->capbranches : 16;
+        j->branches = err_realloc(j->branches, sizeof(JacBranch) * j->capbranches);
+    }
+    j->branches[j->nbranches++] = (JacBranch){ n, c, ida, idb };
+}
+
+/* f recorded at x for its pattern, watching its comparisons: they are
+ * G->jac's list from *base on. A sparse request inside f (nested) adds to
+ * the same list, which the outer one reads too; the outermost frees it
+ * (jac_abandon), and so does an error (abandon_all in eval.c). */
+static Value record_watching(Value f, Value x, Value *xp, const char *fname, uint32_t *base)
+{
+    *base = G->jac.nbranches;
+    G->jac.watching++;
+    G->kinks.branch_hook = jac_note_branch;
+    Value r = record_at(f, x, xp, fname);
+    if (!--G->jac.watching) G->kinks.branch_hook = NULL;
+    return r;
+}
+
+/* The list is done with: freed unless an outer request still records. */
+static void branches_done(void)
+{
+    if (!G->jac.watching) jac_abandon();
+}
+
+/* ------------------------------------------------------------ colouring */
+
+/* Compressed rows of a bit pattern (rows x cols): for each row the columns
+ * set, and the transpose. */
+typedef struct { int *start, *idx; } Lists;
+
+static Lists lists_of(const uint8_t *bits, int rows, int cols, int transpose)
+{
+    Lists L;
+    int outer = transpose ? cols : rows, inner = transpose ? rows : cols;
+    L.start = err_scratch(sizeof(int) * (size_t)(outer + 1));
+    long nnz = 0;
+    for (int a = 0; a < outer; a++) {
+        L.start[a] = (int)nnz;
+        for (int b = 0; b < inner; b++)
+            nnz += bit_get(bits, transpose ? (long)b * cols + a : (long)a * cols + b);
+    }
+    L.start[outer] = (int)nnz;
+    L.idx = err_scratch(sizeof(int) * (size_t)(nnz ? nnz : 1));
+    long k = 0;
+    for (int a = 0; a < outer; a++)
+        for (int b = 0; b < inner; b++)
+            if (bit_get(bits, transpose ? (long)b * cols + a : (long)a * cols + b)) L.idx[k++] = b;
+    return L;
+}
+
+static void lists_free(Lists L)
+{
+    err_scratch_free(L.start);
+    err_scratch_free(L.idx);
+}
+
+/* Columns sharing no row get one colour (greedy, in column order):
+ * returns the number of colours. */
+static int colour_columns(const uint8_t *bits, int rows, int cols, int *colour)
+{
+    Lists byrow = lists_of(bits, rows, cols, 0), bycol = lists_of(bits, rows, cols, 1);
+    int *forbid = err_scratch(sizeof(int) * (size_t)(cols + 1)), ncol = 0;
+    for (int c = 0; c <= cols; c++) forbid[c] = -1;
+    for (int j = 0; j < cols; j++) {
+        for (int t = bycol.start[j]; t < bycol.start[j + 1]; t++) {
+            int i = bycol.idx[t];
+            for (int u = byrow.start[i]; u < byrow.start[i + 1]; u++) {
+                int k = byrow.idx[u];
+                if (k < j) forbid[colour[k]] = j;
+            }
+        }
+        int c = 0;
+        while (forbid[c] == j) c++;
+        colour[j] = c;
+        if (c + 1 > ncol) ncol = c + 1;
+    }
+    err_scratch_free(forbid);
+    lists_free(byrow);
+    lists_free(bycol);
+    return ncol;
+}
+
+/* In vertex i's neighbourhood, the only one of j's colour: entry (i, j)
+ * is row i of j's pass. */
+static int only_in_colour(const Lists *adj, const int *colour, int i, int j)
+{
+    for (int t = adj->start[i]; t < adj->start[i + 1]; t++) {
+        int k = adj->idx[t];
+        if (k != j && colour[k] == colour[j]) return 0;
+    }
+    return 1;
+}
+
+/* A star colouring of the graph of the Hessian's off-diagonal pattern
+ * (greedy: no colour of a neighbour, and none that would make a path of
+ * four vertices two-coloured), checked: every entry must be readable from
+ * one of its two passes; returns the colours, or 0 if the check failed. */
+static int colour_star(const Lists *adj, int n, int *colour)
+{
+    int *forbid = err_scratch(sizeof(int) * (size_t)(n + 1)), ncol = 0;
+    for (int c = 0; c <= n; c++) forbid[c] = -1;
+    for (int v = 0; v < n; v++) colour[v] = -1;
+    for (int v = 0; v < n; v++) {
+        for (int t = adj->start[v]; t < adj->start[v + 1]; t++) {
+            int w = adj->idx[t];
+            if (colour[w] >= 0) forbid[colour[w]] = v;
+        }
+        for (int t = adj->start[v]; t < adj->start[v + 1]; t++) {
+            int w = adj->idx[t];
+            for (int u = adj->start[w]; u < adj->start[w + 1]; u++) {
+                int x = adj->idx[u];
+                if (x == v || colour[x] < 0) continue;
+                if (colour[w] < 0) {
+                    forbid[colour[x]] = v;      /* v - w - x with w uncoloured: x's colour would repeat v's across w */
+                    continue;
+                }
+                for (int q = adj->start[x]; q < adj->start[x + 1]; q++) {
+                    int y = adj->idx[q];
+                    if (y != w && colour[y] == colour[w]) {    /* v - w - x - y would be two-coloured */
+                        forbid[colour[x]] = v;
+                        break;
+                    }
+                }
+            }
+        }
+        int c = 0;
+        while (forbid[c] == v) c++;
+        colour[v] = c;
+        if (c + 1 > ncol) ncol = c + 1;
+    }
+    err_scratch_free(forbid);
+    for (int i = 0; i < n; i++)
+        for (int t = adj->start[i]; t < adj->start[i + 1]; t++) {
+            int j = adj->idx[t];
+            if (colour[i] == colour[j]) return 0;
+            if (!only_in_colour(adj, colour, i, j) && !only_in_colour(adj, colour, j, i)) return 0;
+        }
+    return ncol;
+}
+
+/* The seeds of a colouring: n x p, column c the sum of c's unit vectors. */
+static Value seeds_of(const int *colour, int n, int p)
+{
+    Value V = mat_new(n, p);
+    for (int j = 0; j < n; j++) AS_ARR(V)->v[(long)j * p + colour[j]] = num_val(num_round(1));
+    return V;
+}
+
+/* ----------------------------------------------------------- sparse */
+
+static _Noreturn void branch_error(const JacBranch *br, const char *fname)
+{
+    const Node *n = br->node;
+    char where[128] = "?";
+    if (n && br->chunk) snprintf(where, sizeof where, "%s:%d:%d", br->chunk->filename, n->line,
+                                 err_display_col(br->chunk, n->line, n->col));
+    err_raise("%s(f, \"sparse\"): the function compares a value that depends on x (at %s), so its pattern may change "
+              "with x and one pattern cannot serve every x; write %s(f) for the dense one, or %s(f, \"sparse\", "
+              "\"dense-fallback\") to fall back to it when this happens", fname, where, fname, fname);
+}
+
+/* The pattern of f at x: bits (m x n; n x n for the Hessian), and *m. 1
+ * if it may change with x (a comparison on x): *where set. */
+static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranch **where, const char *fname)
+{
+    uint32_t base;
+    Value xp, r = record_watching(f, x, &xp, fname, &base);
+    *m = m_of(r, fname);
+    if (hessian && !IS_NUMBER(r)) {
+        const char *what = mat_describe(r);
+        v_release(r);
+        v_release(xp);
+        err_raise("hessian: the function must return a number, got %s (a function of m outputs has m Hessians: "
+                  "take them one by one)", what);
+    }
+    int n = n_of(x);
+    Sets s;
+    sets_build(&s, xp, r, hessian);
+    *where = branch_on_x(&s, base);     /* G->jac's list: valid until branches_done */
+    uint8_t *bits;
+    if (hessian) {
+        bits = s.hess;
+        s.hess = NULL;
+        for (int j = 0; j < n; j++)     /* the diagonal: always computed, cheap to read */
+            if (set_len(&s, id_of(r))) bit_set(bits, (long)j * n + j);
+    } else {
+        bits = err_scratch(((size_t)*m * n + 7) / 8 + 1);
+        for (int i = 0; i < *m; i++) {
+            uint32_t id = id_of(IS_NUMBER(r) ? r : *seq_at(r, i));
+            uint32_t l = set_len(&s, id);
+            for (uint32_t t = 0; t < l; t++) bit_set(bits, (long)i * n + set_at(&s, id)[t]);
+        }
+    }
+    sets_free(&s);
+    v_release(r);
+    v_release(xp);
+    return bits;
+}
+
+static Value pattern_matrix(const uint8_t *bits, int m, int n)
+{
+    Value P = mat_new(m, n);
+    for (long k = 0; k < (long)m * n; k++)
+        if (bit_get(bits, k)) AS_ARR(P)->v[k] = num_val(num_round(1));
+    return P;
+}
+
+static Value sparse_jacobian(Value f, Value x, int fallback, int hessian)
+{
+    const char *fname = hessian ? "hessian" : "jacobian";
+    int n = n_of(x), m;
+    const JacBranch *br;
+    uint8_t *bits = pattern_at(f, x, hessian, &m, &br, fname);
+    if (br && !fallback) {
+        err_scratch_free(bits);
+        branch_error(br, fname);     /* the error's unwinding frees the list (jac_abandon) */
+    }
+    JacBranch keep;
+    if (br) {      /* copied out: the passes may run sparse requests of their own */
+        keep = *br;
+        br = &keep;
+    }
+    branches_done();
+    G->jac.sparse_runs++;
+    int *colour = err_scratch(sizeof(int) * (size_t)(n ? n : 1)), p;
+    Lists adj = {0};
+    int star = 0;
+    if (br) {     /* the dense passes: every column its own colour */
+        for (int j = 0; j < n; j++) colour[j] = j;
+        p = n;
+    } else if (hessian) {
+        uint8_t *off = err_scratch(((size_t)n * n + 7) / 8 + 1);
+        memcpy(off, bits, ((size_t)n * n + 7) / 8 + 1);
+        for (int j = 0; j < n; j++) off[((long)j * n + j) >> 3] &= (uint8_t)~(1u << (((long)j * n + j) & 7));
+        adj = lists_of(off, n, n, 0);
+        err_scratch_free(off);
+        p = colour_star(&adj, n, colour);
+        star = p > 0;
+        if (!star) p = colour_columns(bits, n, n, colour);
+    } else p = colour_columns(bits, m, n, colour);
+    Value target = f;
+    if (hessian) target = ad_grad(1, &f);
+    else v_retain(f);
+    Value J;
+    if (p == 0) {                      /* n = 0, or nothing depends on x */
+        J = mat_new(hessian ? n : m, n);
+    } else {
+        Value V = seeds_of(colour, n, p);
+        int mb = -1;
+        Value B = jac_forward_columns(target, x, V, &mb);
+        v_release(V);
+        int rows = hessian ? n : m;
+        J = mat_new(rows, n);
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < n; j++) {
+                if (!br && !bit_get(bits, (long)i * n + j)) continue;
+                const Value *b;
+                if (!star || i == j || only_in_colour(&adj, colour, i, j))
+                    b = &AS_ARR(B)->v[(long)i * p + colour[j]];
+                else
+                    b = &AS_ARR(B)->v[(long)j * p + colour[i]];
+                v_retain(*b);
+                put(J, i, j, *b);
+            }
+        v_release(B);
+    }
+    v_release(target);
+    if (hessian) {
+        G->jac.hess_passes = p;
+        G->jac.hess_cols = n;
+        G->jac.hess_dense = br != NULL;
+    } else {
+        G->jac.jac_passes = p;
+        G->jac.jac_cols = n;
+        G->jac.jac_rows = m;
+        G->jac.jac_dense = br != NULL;
+    }
+    if (adj.start) lists_free(adj);
+    err_scratch_free(colour);
+    err_scratch_free(bits);
+    return J;
+}
+
+/* ------------------------------------------------------------ hessian */
+
+static void symmetrize(Value H)
+{
+    int n = AS_ARR(H)->rows;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            Value e = AS_ARR(H)->v[(long)j * n + i];
+            v_retain(e);
+            put(H, i, j, e);
+        }
+}
+
+static Value hessian_dense(Value f, Value x)
+{
+    int n = n_of(x), m = -1;
+    if (n == 0) return mat_new(0, 0);
+    Value gfn = ad_grad(1, &f);
+    Value I = identity_seeds(n);
+    Value H = jac_forward_columns(gfn, x, I, &m);
+    v_release(I);
+    v_release(gfn);
+    symmetrize(H);
+    return H;
+}
+
+/* --------------------------------------------------------- the builtins */
+
+static int mode_of(int argc, Value *argv, const char *fname)
+{
+    int mode = JM_AUTO;
+    for (int i = 1; i < argc; i++) {
+        Value w = argv[i];
+        const char *s = w.t == V_STR ? AS_STR(w)->s : NULL;
+        if (s && i == 1 && !strcmp(s, "fwd") && !strcmp(fname, "jacobian")) mode = JM_FWD;
+        else if (s && i == 1 && !strcmp(s, "rev") && !strcmp(fname, "jacobian")) mode = JM_REV;
+        else if (s && i == 1 && !strcmp(s, "sparse")) mode = JM_SPARSE;
+        else if (s && i == 2 && mode == JM_SPARSE && !strcmp(s, "dense-fallback")) mode |= JM_FALLBACK;
+        else if (!strcmp(fname, "jacobian"))
+            err_raise("jacobian(f, how): how is \"fwd\", \"rev\" or \"sparse\" (then optionally \"dense-fallback\"), got %s%s%s",
+                      s ? "\"" : "", s ? s : type_name(w), s ? "\"" : "");
+        else
+            err_raise("%s(f, how): how is \"sparse\" (then optionally \"dense-fallback\"), got %s%s%s",
+                      fname, s ? "\"" : "", s ? s : type_name(w), s ? "\"" : "");
+    }
+    return mode;
+}
+
+static Value derived(Value f, int kind, int mode, const char *label)
+{
+    if (f.t != V_FN && f.t != V_BUILTIN)
+        err_raise("%s: expects a function, got %s (write %s(fn(x) => ...))", label, type_name(f), label);
+    Closure *c = obj_new(V_FN, sizeof(Closure));
+    c->kind = kind;
+    c->target = f;
+    v_retain(f);
+    c->label = label;
+    c->argnum = mode;
+    return obj_val(V_FN, c);
+}
+
+static Value bi_jacobian(int argc, Value *argv)
+{
+    if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
+        err_raise("jacobian: expects a function, got %s (jacobian(f)(x) is the matrix of f at x)", type_name(argv[0]));
+    return derived(argv[0], FK_JAC, mode_of(argc, argv, "jacobian"), "jacobian");
+}
+
+static Value bi_hessian(int argc, Value *argv)
+{
+    if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
+        err_raise("hessian: expects a function, got %s (hessian(f)(x) is the matrix of f at x)", type_name(argv[0]));
+    return derived(argv[0], FK_HESS, mode_of(argc, argv, "hessian"), "hessian");
+}
+
+static Value bi_sparsity(int argc, Value *argv)
+{
+    (void)argc;
+    return derived(argv[0], FK_SPARSITY, 0, "sparsity");
+}
+
+Value jac_derived_call(Closure *c, int argc, Value *argv)
+{
+    const char *fname = c->label;
+    if (argc != 1)
+        err_raise("%s(f)(x) takes one argument x, got %d (for a function of more, fix the others: %s(fn(x) => f(x, p)))",
+                  fname, argc, fname);
+    Value f = c->target, x = argv[0];
+    check_point(x, fname);
+    int mode = c->argnum;
+    if (c->kind == FK_SPARSITY) {
+        int m;
+        const JacBranch *br;
+        uint8_t *bits = pattern_at(f, x, 0, &m, &br, "sparsity");
+        Value P = pattern_matrix(bits, m, n_of(x));
+        err_scratch_free(bits);
+        branches_done();
+        return P;
+    }
+    if ((mode & 15) == JM_SPARSE) return sparse_jacobian(f, x, mode & JM_FALLBACK, c->kind == FK_HESS);
+    if (c->kind == FK_HESS) return hessian_dense(f, x);
+    if (mode == JM_FWD) return jacobian_forward(f, x);
+    if (mode == JM_REV || n_of(x) > 1) return jacobian_reverse(f, x, mode != JM_REV);
+    return jacobian_forward(f, x);      /* n = 1 <= m */
+}
+
+/* vjp(f, x, u): u . f(x) recorded, then one reverse sweep: uᵀJ, of x's shape. */
+static Value bi_vjp(int argc, Value *argv)
+{
+    (void)argc;
+    Value f = argv[0], x = argv[1], u = argv[2];
+    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("vjp: expects a function, got %s (vjp(f, x, u))", type_name(f));
+    check_point(x, "vjp");
+    if (!IS_NUMBER(u) && !is_seq(u)) err_raise("vjp: u must be a number or an array of numbers, got %s", type_name(u));
+    if (is_seq(u)) seq_check_numbers(u, "vjp");
+    int saved = rec_on();
+    G->ad.nesting++;
+    Value xp = ad_fresh_point(x), arg = xp;
+    v_retain(arg);
+    Value r = call_value(f, 1, &arg);
+    v_release(arg);
+    int m = m_of(r, "vjp");
+    if (IS_NUMBER(r) != IS_NUMBER(u) || (is_seq(u) && seq_len(u) != m)) {
+        const char *what = mat_describe(r);
+        char got[64];
+        snprintf(got, sizeof got, "%s", mat_describe(u));
+        v_release(r);
+        v_release(xp);
+        err_raise("vjp: u must have the shape of f(x), which is %s, but u is %s", what, got);
+    }
+    Value s = IS_NUMBER(r) ? v_num_op(OP_MUL, u, r) : arith_dot(u, r);
+    v_release(r);
+    rec_restore(saved);
+    G->ad.nesting--;
+    G->jac.recordings++;
+    kink_begin();
+    Value g = ad_gradient_at(s, xp);
+    G->jac.rev_sweeps++;
+    kink_end();
+    v_release(s);
+    v_release(xp);
+    return g;
+}
+
+void jac_abandon(void)
+{
+    G->jac.watching = 0;
+    G->kinks.branch_hook = NULL;
+    free(G->jac.branches);
+    G->jac.branches = NULL;
+    G->jac.nbranches = G->jac.capbranches = 0;
+}
+
+void jac_time_mark(uint64_t before[3])
+{
+    before[0] = G->jac.recordings;
+    before[1] = G->jac.fwd_passes;
+    before[2] = G->jac.rev_sweeps;
+}
+
+void jac_time_note(const uint64_t before[3])
+{
+    uint64_t r = G->jac.recordings - before[0], f = G->jac.fwd_passes - before[1], s = G->jac.rev_sweeps - before[2];
+    if (!(r | f | s)) return;
+    io_out(", jacobian:");
+    const char *sep = " ";
+    if (r) io_out("%s%llu recording%s", sep, (unsigned long long)r, r == 1 ? "" : "s"), sep = " + ";
+    if (s) io_out("%s%llu reverse sweep%s", sep, (unsigned long long)s, s == 1 ? "" : "s"), sep = " + ";
+    if (f) io_out("%s%llu forward pass%s", sep, (unsigned long long)f, f == 1 ? "" : "es");
+}
+
+void jac_stats(void)
+{
+    if (G->jac.jac_cols)
+        io_out("  sparse jacobian: %d passes for %d columns%s\n", G->jac.jac_passes, G->jac.jac_cols,
+               G->jac.jac_dense ? " (dense fallback: the pattern may change with x)" : "");
+    if (G->jac.hess_cols)
+        io_out("  sparse hessian: %d passes for %d columns%s\n", G->jac.hess_passes, G->jac.hess_cols,
+               G->jac.hess_dense ? " (dense fallback: the pattern may change with x)" : "");
+}
+
+static const Builtin jac_builtins[] = {
+    {"jacobian", 1, 3, bi_jacobian, "jacobian(f): the function x => J, the m x n matrix df_i/dx_j (a matrix even when m or n is 1): forward mode when n <= m, reverse otherwise; jacobian(f, \"fwd\") / \"rev\" choose; jacobian(f, \"sparse\") colours the pattern (:tape stats shows the passes); add \"dense-fallback\" to accept a pattern that may change with x"},
+    {"hessian", 1, 3, bi_hessian, "hessian(f): the function x => H, the n x n Hessian of a number-valued f (forward over reverse, symmetric); hessian(f, \"sparse\") by a star colouring of its pattern"},
+    {"vjp", 3, 3, bi_vjp, "vjp(f, x, u): u^T J, the vector-Jacobian product of f at x, in one reverse pass (x's shape)"},
+    {"sparsity", 1, 1, bi_sparsity, "sparsity(f): the function x => P, the 0/1 m x n matrix of the entries of jacobian(f)(x) that can be nonzero (from the recorded tape)"},
+};
+
+void jac_register(void)
+{
+    for (size_t i = 0; i < sizeof jac_builtins / sizeof jac_builtins[0]; i++) builtin_define(&jac_builtins[i]);
+}
