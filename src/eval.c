@@ -752,7 +752,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (f->records || (f->labels && G->tape.recording)) frame->vers = err_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = G->tape.recording;
     if (f->records) G->tape.recording = 1;
-    Env *caller = G->eval.frame_at[G->eval.run.call_depth];
+    Env *caller = G->eval.run.frame;
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
@@ -768,8 +768,9 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     ErrWhere saved = G->err.where;
     G->err.where.chunk = f->chunk;
     G->eval.run.call_depth++;
-    G->eval.frame_at[G->eval.run.call_depth] = frame;
+    G->eval.run.frame = frame;
     Value r = run_body(c, frame);
+    G->eval.run.frame = caller;
     G->eval.run.call_depth--;
     G->err.where = saved;
     rec_restore(saved_recording);

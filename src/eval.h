@@ -28,6 +28,7 @@ typedef struct {
     uint32_t nograd_block;    /* the running outermost nograd block's number */
     int nograd_frame;         /* the call depth of the running nograd block; -1: none */
     int top_loops;            /* loops running at the top level (limit_hint) */
+    Env *frame;               /* the running call's frame (NULL: the top level) */
 } EvalRun;
 
 /* The evaluator's part of the session state (G->eval). */
@@ -54,7 +55,6 @@ typedef struct {
     int n_nograd_writes, cap_nograd_writes;
     uint32_t nograd_serial;   /* numbers blocks and settlings, for VerLog.nograd_mark */
     int ans_slot;             /* the global `ans`, -1 until known */
-    Env *frame_at[MAX_CALL_DEPTH + 1];   /* the frame running at each call depth (0: the top level) */
 } EvalState;
 
 void  eval_init(void);

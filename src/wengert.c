@@ -179,8 +179,8 @@ wg_Session *wg_open(const wg_Options *opt)
         io_err("wengert: out of memory\n");
         return NULL;
     }
-    s->state->session = s;
     enter(s);
+    G->session = s;
     if (opt) {
         s->script_args = (const char **)opt->args;
         s->nscript_args = opt->nargs;
