@@ -50,20 +50,11 @@ static __attribute__((noinline)) Value dual_op_dead(int op, Value a, Value b)
     return v_num_op(op, fwd_live_part(a), op_arity[op] == 2 ? fwd_live_part(b) : b);
 }
 
-Value dual_op(int op, Value a, Value b)
+/* dual_op's other cases: parts that are duals or arrays (apart from the
+ * plain case, so that its test of the lower tag stays off the plain path). */
+static __attribute__((noinline)) Value dual_op_parts(int op, int binary, uint32_t lo, uint32_t tag, Value a, Value b,
+                                                     Value ap, Value at, Value bp, Value bt)
 {
-    int binary = op_arity[op] == 2;
-    uint32_t ta = tag_of(a), tb = binary ? tag_of(b) : 0;
-    uint32_t tag = ta > tb ? ta : tb;
-    /* the innermost jvp's tag is live; a dual of a lower tag than the
-     * other operand's is a part that is not plain (checked below) */
-    if (__builtin_expect(tag != G->fwd.top, 0) && fwd_tag_dead_below(tag)) return dual_op_dead(op, a, b);
-    Value ap, at, bp = num_val(0), bt = num_val(0);
-    split(a, tag, &ap, &at);
-    if (binary) split(b, tag, &bp, &bt);
-    if (plain_num(ap) && plain_num(at) && plain_num(bp) && plain_num(bt))
-        return dual_op_plain(op, binary, tag, ap, at, bp, bt);
-    uint32_t lo = ta < tb ? ta : tb;
     if (lo && lo != tag && fwd_tag_dead(lo)) return dual_op_dead(op, a, b);
     Value p = v_num_op(op, ap, bp);
     RuleTemps ts;
@@ -80,6 +71,22 @@ Value dual_op(int op, Value a, Value b)
     }
     rule_temps_release(&ts);
     return dual_new(tag, p, t);
+}
+
+Value dual_op(int op, Value a, Value b)
+{
+    int binary = op_arity[op] == 2;
+    uint32_t ta = tag_of(a), tb = binary ? tag_of(b) : 0;
+    uint32_t tag = ta > tb ? ta : tb;
+    /* the innermost jvp's tag is live; a dual of a lower tag than the
+     * other operand's is a part that is not plain (dual_op_parts) */
+    if (__builtin_expect(tag != G->fwd.top, 0) && fwd_tag_dead_below(tag)) return dual_op_dead(op, a, b);
+    Value ap, at, bp = num_val(0), bt = num_val(0);
+    split(a, tag, &ap, &at);
+    if (binary) split(b, tag, &bp, &bt);
+    if (__builtin_expect(plain_num(ap) && plain_num(at) && plain_num(bp) && plain_num(bt), 1))
+        return dual_op_plain(op, binary, tag, ap, at, bp, bt);
+    return dual_op_parts(op, binary, ta < tb ? ta : tb, tag, a, b, ap, at, bp, bt);
 }
 
 /* ---------------------------------------- forward mode's live tags (dual.h) */

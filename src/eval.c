@@ -64,7 +64,14 @@ int global_index(const char *name)
 {
     if (G->eval.ngslots) {
         int *slot = gslot_of(name);
-        if (*slot) return *slot - 1;
+        if (*slot) {
+            int g = *slot - 1;
+            if (g >= G->eval.lazy_lo && g < G->eval.lazy_hi) {   /* a library function not yet loaded? */
+                G->eval.lazy_named[g - G->eval.lazy_lo] = 1;
+                G->eval.lazy_pending = 1;
+            }
+            return g;
+        }
     }
     if (G->eval.nglobals == G->eval.capglobals) {
         /* capglobals changes only once the bigger table exists: running out
@@ -89,6 +96,7 @@ int global_index(const char *name)
 void global_forget(int keep)
 {
     if (keep >= G->eval.nglobals) return;
+    if (keep < G->eval.lazy_hi) G->eval.lazy_lo = G->eval.lazy_hi = 0;   /* (never: the fuzzer loads its own) */
     for (int i = keep; i < G->eval.nglobals; i++) free((char *)G->eval.globals[i].name);
     G->eval.nglobals = keep;
     memset(G->eval.gslots, 0, sizeof(int) * (size_t)G->eval.ngslots);
@@ -100,6 +108,11 @@ Global *global_lookup(const char *name)
     if (!G->eval.ngslots) return NULL;
     int *slot = gslot_of(name);
     return *slot ? &G->eval.globals[*slot - 1] : NULL;
+}
+
+int global_defined(int g)
+{
+    return G->eval.globals[g].v.t != V_UNDEF || (g >= G->eval.lazy_lo && g < G->eval.lazy_hi);
 }
 
 void eval_visit_roots(void (*visit)(Value))
@@ -771,7 +784,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (f->records || (f->labels && G->tape.recording)) frame->vers = err_calloc((size_t)f->nslots, sizeof(VerLog));
     int saved_recording = G->tape.recording;
     if (f->records) G->tape.recording = 1;
-    Env *caller = G->eval.frame_at[G->eval.run.call_depth];
+    Env *caller = G->eval.run.frame;
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
@@ -787,8 +800,9 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     ErrWhere saved = G->err.where;
     G->err.where.chunk = f->chunk;
     G->eval.run.call_depth++;
-    G->eval.frame_at[G->eval.run.call_depth] = frame;
+    G->eval.run.frame = frame;
     Value r = run_body(c, frame);
+    G->eval.run.frame = caller;
     G->eval.run.call_depth--;
     G->err.where = saved;
     rec_restore(saved_recording);
@@ -1365,6 +1379,7 @@ static void run_top(void *ud)
 {
     Chunk *c = ud;
     Node *root = c->root;
+    if (G->eval.lazy_pending) G->eval.lazy_load();     /* the library functions it names */
     for (int i = 0; i < root->n; i++) {
         G->err.where.chunk = c;
         if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) kink_statement();

@@ -28,6 +28,7 @@ typedef struct {
     uint32_t nograd_block;    /* the running outermost nograd block's number */
     int nograd_frame;         /* the call depth of the running nograd block; -1: none */
     int top_loops;            /* loops running at the top level (limit_hint) */
+    Env *frame;               /* the running call's frame (NULL: the top level) */
 } EvalRun;
 
 /* The evaluator's part of the session state (G->eval). */
@@ -54,7 +55,15 @@ typedef struct {
     int n_nograd_writes, cap_nograd_writes;
     uint32_t nograd_serial;   /* numbers blocks and settlings, for VerLog.nograd_mark */
     int ans_slot;             /* the global `ans`, -1 until known */
-    Env *frame_at[MAX_CALL_DEPTH + 1];   /* the frame running at each call depth (0: the top level) */
+    /* The standard library's files that only define functions run when a
+     * chunk first names one of them (wengert.c): globals lazy_lo ..
+     * lazy_hi - 1 are their names. global_index marks a name it is asked
+     * for (the resolver's call), and a chunk calls lazy_load before it runs
+     * if any mark is set. */
+    int lazy_lo, lazy_hi;
+    unsigned char *lazy_named;   /* [g - lazy_lo]: named since the last lazy_load */
+    int lazy_pending;            /* some mark is set */
+    void (*lazy_load)(void);
 } EvalState;
 
 void  eval_init(void);
@@ -67,6 +76,7 @@ int   eval_at_top_level(void);   /* not inside a block or a call */
 int   eval_outside_calls(void);  /* no function call is running (nothing held in C locals) */
 void global_forget(int keep);                      /* forget the names after the first keep */
 Global *global_lookup(const char *name);           /* NULL if never named */
+int  global_defined(int g);   /* it has a value, or is a library function not yet loaded */
 
 /* Places for d(y, place) and x@k (ad.c asks the evaluator). */
 typedef struct {

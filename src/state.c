@@ -6,17 +6,34 @@
 
 wg_State state_running;
 
-wg_State *state_open(void)
+/* Each subsystem's defaults over a zeroed state. */
+static void state_defaults(wg_State *s)
 {
-    wg_State *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->home = s;
     s->gc.collect_at = 2 * 1024;
     s->eval.run.nograd_frame = -1;
     s->eval.ans_slot = -1;
     s->num.backend = s->num.start_backend = BK_F64;
     s->reclaim.next_pass_at = 1u << 16;
     s->reclaim.lowest_floor = UINT32_MAX;
+}
+
+/* When no session runs (the first one, or after the running one closed),
+ * the new state is made where it runs: state_running is zero then, and the
+ * session's own copy is only written when another session enters, so
+ * start-up neither clears nor copies the struct. */
+wg_State *state_open(void)
+{
+    if (!state_running.home) {
+        wg_State *s = malloc(sizeof *s);      /* written before it is read (state_enter) */
+        if (!s) return NULL;
+        state_defaults(&state_running);
+        state_running.home = s;
+        return s;
+    }
+    wg_State *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->home = s;
+    state_defaults(s);
     return s;
 }
 
@@ -44,6 +61,6 @@ void state_enter(wg_State *s)
 
 void state_close(wg_State *s)
 {
-    if (state_running.home == s) state_running.home = NULL;
+    if (state_running.home == s) memset(&state_running, 0, sizeof state_running);   /* for the next state_open */
     free(s);
 }

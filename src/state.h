@@ -7,7 +7,8 @@
  * static object: each session owns a wg_State of its own, and the wg_*
  * calls (wengert.c) swap their session's into the running one when
  * another session ran last (state_enter: two copies of the struct), so
- * sessions take turns in one process. A constant address costs the hot
+ * sessions take turns in one process (a state opened while none runs is
+ * made in place: a lone session never copies it). A constant address costs the hot
  * paths (the evaluator, the recorder, the sweeps) nothing over the
  * globals it replaced; a pointer variable cost them 3-4% in instructions
  * (a load of the pointer after every call). Nothing may keep the address
@@ -94,7 +95,7 @@ static inline int  rec_off(void) { return rec_set(0); }
 static inline int  rec_on(void) { return rec_set(1); }
 static inline void rec_restore(int saved) { G->tape.recording = saved; }
 
-wg_State *state_open(void);              /* zeroed, with each subsystem's defaults */
+wg_State *state_open(void);              /* zeroed, with each subsystem's defaults (G->session unset) */
 void      state_enter(wg_State *s);      /* s runs now; the one running goes back to its copy */
 void      state_close(wg_State *s);      /* frees the copy (not what it holds) */
 

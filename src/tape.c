@@ -137,10 +137,15 @@ static size_t max_entries(void)
 static void check_limit(size_t more);
 
 
+/* The hash of a session that has not needed one yet: never written, and
+ * empty (no stamp is `now`), so a tape that never reaches a far operand
+ * keeps start-up from clearing 40 KB. far_hash_put makes the real one. */
+static TapeFarHash far_hash_none = { .now = 1 };
+
 static void far_hash_reset(void)
 {
     G->tape.far_seen[0] = G->tape.far_seen[1] = 0;
-    if (!G->tape.far_hash) G->tape.far_hash = err_calloc(1, sizeof *G->tape.far_hash);
+    if (G->tape.far_hash == &far_hash_none) return;
     if (++G->tape.far_hash->now == 0) {
         memset(G->tape.far_hash->stamp, 0, sizeof G->tape.far_hash->stamp);
         G->tape.far_hash->now = 1;
@@ -151,6 +156,10 @@ static inline uint32_t far_hash_at(uint32_t id) { return (id * 2654435761u) >> (
 
 static void far_hash_put(uint32_t id, uint32_t slot)
 {
+    if (G->tape.far_hash == &far_hash_none) {
+        G->tape.far_hash = err_calloc(1, sizeof *G->tape.far_hash);
+        G->tape.far_hash->now = 1;
+    }
     uint32_t h = far_hash_at(id);
     while (G->tape.far_hash->stamp[h] == G->tape.far_hash->now) h = (h + 1) & (FAR_HASH - 1);
     G->tape.far_hash->stamp[h] = G->tape.far_hash->now;
@@ -319,7 +328,7 @@ void tape_init(void)
     TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
     memset(&G->tape, 0, sizeof G->tape);
     G->tape.limit_hint = hint;
-    G->tape.far_hash = far_hash;
+    G->tape.far_hash = far_hash ? far_hash : &far_hash_none;
     G->tape.limit = limit;
     G->tape.epoch = epoch + 1;
     G->tape.clears = clears + 1;

@@ -138,7 +138,7 @@ typedef struct {
     int       recording;        /* 0 inside nograd and forward-only jvp */
     size_t    reserved;         /* entries the mappings hold; 0: malloc'd (tape.c) */
     size_t    prefaulted;       /* entries of the mappings faulted in */
-    TapeFarHash *far_hash;      /* made when the first chunk begins (start-up stays small) */
+    TapeFarHash *far_hash;      /* made when the first far slot is (start-up stays small) */
     const char *(*limit_hint)(void);   /* kept by tape_init (below) */
 } Tape;
 

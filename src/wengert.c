@@ -23,10 +23,22 @@
 #define WG_PREFIX "/usr/local"
 #endif
 
+/* A file of the standard library. */
+typedef struct {
+    char *path;
+    char **fns;                   /* the functions it defines (`fn NAME(` starting a line) */
+    int nfns;
+    int lazy;                     /* it only defines them: run when a chunk first names one */
+    int loaded;
+} LibFile;
+
 struct wg_Session {
     wg_State *state;              /* everything the session keeps (state.h) */
     int echo;
     int docs_loaded;              /* the stdlib's help harvested */
+    LibFile *lib;                 /* the stdlib's files in name order (lib_scan) */
+    int nlib;
+    int *lazy_file;               /* a lazy global g's file: lazy_file[g - lazy_lo] */
     const char **script_args;     /* the script's arguments, given to it as `args` */
     int nscript_args;
     wg_Display display_fn;
@@ -122,9 +134,44 @@ static void define_args(void)
     g->v = a;
 }
 
-/* Loads every .wg file of the stdlib folder, in name order. */
-static void load_prelude(void)
+/* The functions a file defines at its top level, `fn NAME(` at the start
+ * of a line, into f->fns; f->lazy when nothing else starts a line but a
+ * comment, a blank or a closing brace, so that running the file later
+ * only defines them. (A body's lines are indented; the files say so.) */
+static int name_char(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+static void lib_fns(LibFile *f, const char *src)
 {
+    int only = 1, cap = 0;
+    for (const char *p = src; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+        if (*p == '#' || *p == '}' || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') continue;
+        size_t k = 0;
+        if (!strncmp(p, "fn ", 3))
+            while (name_char(p[3 + k])) k++;
+        if (!k || p[3 + k] != '(') { only = 0; continue; }
+        if (f->nfns == cap) f->fns = realloc(f->fns, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *f->fns);
+        f->fns[f->nfns++] = strndup(p + 3, k);
+    }
+    f->lazy = only && f->nfns > 0;
+}
+
+/* Whether another file of the library, or a builtin, has the name. */
+static int lib_name_taken(const wg_Session *s, int file, const char *name)
+{
+    if (global_lookup(name)) return 1;
+    for (int i = 0; i < s->nlib; i++)
+        for (int k = 0; i != file && k < s->lib[i].nfns; k++)
+            if (!strcmp(s->lib[i].fns[k], name)) return 1;
+    return 0;
+}
+
+/* Finds the stdlib's .wg files (name order), harvests their help, and
+ * names the functions of the lazy ones: globals lazy_lo .. lazy_hi - 1.
+ * A file sharing a function's name with another file or a builtin runs at
+ * start-up, so that the order of definitions stays the files' order. */
+static void lib_scan(void)
+{
+    wg_Session *s = G->session;
     char dirbuf[DIR_MAX];
     const char *dir = stdlib_dir(dirbuf);
     DIR *d = opendir(dir);
@@ -141,28 +188,119 @@ static void load_prelude(void)
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], cmp_names);
-    int echo = G->eval.echo;
-    G->eval.echo = 0;
-    int recording = G->tape.recording;
+    s->lib = calloc((size_t)n + 1, sizeof *s->lib);
     for (int i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        free(names[i]);
         size_t len;
         char *src = read_file(path, &len);
-        if (src) {
-            if (!G->session->docs_loaded) harvest_docs(src);
-            Chunk *c = parse_chunk(path, src, len, 0, NULL);
-            if (c) {
-                eval_chunk(c);
-                chunk_release(c);
-            }
-            free(src);
-        }
-        free(names[i]);
+        if (!src || !s->lib) { free(src); continue; }
+        LibFile *f = &s->lib[s->nlib++];
+        f->path = strdup(path);
+        if (!s->docs_loaded) harvest_docs(src);
+        lib_fns(f, src);
+        free(src);
+    }
+    s->docs_loaded = 1;
+    for (int i = 0; i < s->nlib; i++)
+        for (int k = 0; s->lib[i].lazy && k < s->lib[i].nfns; k++)
+            if (lib_name_taken(s, i, s->lib[i].fns[k])) s->lib[i].lazy = 0;
+    int lo = G->eval.nglobals, hi = lo;
+    for (int i = 0; i < s->nlib; i++)
+        for (int k = 0; s->lib[i].lazy && k < s->lib[i].nfns; k++) hi++;
+    s->lazy_file = malloc(sizeof(int) * (size_t)(hi - lo + 1));
+    G->eval.lazy_named = calloc((size_t)(hi - lo + 1), 1);
+    if (!s->lazy_file || !G->eval.lazy_named) {        /* then every file runs at start-up */
+        for (int i = 0; i < s->nlib; i++) s->lib[i].lazy = 0;
+        return;
+    }
+    for (int i = 0; i < s->nlib; i++)
+        for (int k = 0; s->lib[i].lazy && k < s->lib[i].nfns; k++)
+            s->lazy_file[global_index(s->lib[i].fns[k]) - lo] = i;
+    G->eval.lazy_lo = lo;
+    G->eval.lazy_hi = hi;
+}
+
+/* Runs a file of the library as a chunk of its own: at start-up (its
+ * errors reported, and start-up goes on), or inside the chunk that named
+ * it when lazy (its errors are that chunk's). */
+static void lib_run(LibFile *f, int lazy)
+{
+    f->loaded = 1;
+    size_t len;
+    char *src = read_file(f->path, &len);
+    if (!src) {
+        if (lazy) err_raise("the standard library's %s cannot be read", f->path);
+        return;
+    }
+    Chunk *c = parse_chunk(f->path, src, len, 0, NULL);
+    free(src);
+    if (!c) {
+        if (lazy) err_raise("the standard library's %s did not load (above)", f->path);
+        return;
+    }
+    if (lazy) eval_run_chunk(c);     /* takes c */
+    else {
+        eval_chunk(c);
+        chunk_release(c);
+    }
+}
+
+static void lib_run_lazy(void *ud) { lib_run(ud, 1); }
+
+/* The lazy files whose functions the chunk about to run names (G->eval's
+ * lazy_load): run as the stdlib runs at start-up, on float64, recording
+ * nothing, echoing nothing, outside any checkpointed loop; their names
+ * keep no versions. */
+static void lib_load_named(void)
+{
+    wg_Session *s = G->session;
+    G->eval.lazy_pending = 0;
+    for (int i = 0; i < G->eval.lazy_hi - G->eval.lazy_lo; i++) {
+        if (!G->eval.lazy_named[i]) continue;
+        G->eval.lazy_named[i] = 0;
+        int file = s->lazy_file[i];
+        LibFile *f = &s->lib[file];
+        if (f->loaded) continue;
+        RunMode saved = state_mode(), m = saved;
+        m.ckpt_mode = 0;
+        m.ckpt_env = NULL;
+        m.recording = 0;
+        m.backend = BK_F64;
+        state_set_mode(&m);
+        int echo = G->eval.echo;
+        G->eval.echo = 0;
+        int err = err_pcall(lib_run_lazy, f);
+        state_set_mode(&saved);
+        G->eval.echo = echo;
+        for (int k = 0; k < G->eval.lazy_hi - G->eval.lazy_lo; k++)
+            if (s->lazy_file[k] == file) verlog_free(&G->eval.globals[G->eval.lazy_lo + k].ver);
+        if (err) err_raise("the standard library's %s did not load (above)", f->path);
+    }
+}
+
+/* The standard library. At start-up the files that only define functions
+ * wait until a chunk names one (lib_load_named: the course's checks are
+ * most of the library, and most programs never call them), the others run
+ * now, in name order. After :reset every file runs now: the chunk that
+ * reset goes on, and its names were looked up before. */
+static void load_prelude(void)
+{
+    wg_Session *s = G->session;
+    int start = !s->lib;
+    if (start) lib_scan();
+    int echo = G->eval.echo;
+    G->eval.echo = 0;
+    int recording = G->tape.recording;
+    for (int i = 0; i < G->eval.lazy_hi - G->eval.lazy_lo; i++) G->eval.lazy_named[i] = 0;
+    G->eval.lazy_pending = 0;
+    for (int i = 0; i < s->nlib; i++) {
+        s->lib[i].loaded = 0;
+        if (!start || !s->lib[i].lazy) lib_run(&s->lib[i], 0);
     }
     rec_restore(recording);
     define_args();
-    G->session->docs_loaded = 1;
     G->eval.echo = echo;
     G->eval.prelude_globals = G->eval.nglobals;
     for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);   /* user versions start at 1 */
@@ -179,8 +317,8 @@ wg_Session *wg_open(const wg_Options *opt)
         io_err("wengert: out of memory\n");
         return NULL;
     }
-    s->state->session = s;
     enter(s);
+    G->session = s;
     if (opt) {
         s->script_args = (const char **)opt->args;
         s->nscript_args = opt->nargs;
@@ -195,6 +333,7 @@ wg_Session *wg_open(const wg_Options *opt)
     eval_init();
     G->eval.command = cmd_run;
     G->cmd.reset_hook = load_prelude;
+    G->eval.lazy_load = lib_load_named;
     load_prelude();
     G->num.backend = G->num.start_backend = b;
     return s;
@@ -383,7 +522,7 @@ const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
     case WG_NAMES_KEYWORDS: return help_keyword(i);
     case WG_NAMES_VARIABLES:
         for (int g = 0; g < G->eval.nglobals; g++)
-            if (G->eval.globals[g].v.t != V_UNDEF && i-- == 0) return G->eval.globals[g].name;
+            if (global_defined(g) && i-- == 0) return G->eval.globals[g].name;
         return NULL;
     case WG_NAMES_DATA:
         for (int g = 0; g < G->eval.nglobals; g++)
