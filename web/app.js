@@ -160,7 +160,9 @@ function showPicture({ mime, data, alt }) {
   } else if (mime === "text/vnd.graphviz") {
     div.classList.add("graph", "drawing");
     viz().then((v) => {
-      div.append(v.renderSVGElement(data));
+      // Graphviz sizes boxes by a font's metrics it knows: Courier's, for the
+      // monospace text (style.css draws it in the page's monospace)
+      div.append(v.renderSVGElement(data.replace(/fontname="monospace"/g, 'fontname="Courier"')));
     }).catch((e) => {
       const p = document.createElement("pre");
       p.textContent = data;
