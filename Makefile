@@ -28,7 +28,7 @@ else
   BIN     := wengert
 endif
 
-SRCS    := $(wildcard src/*.c)
+SRCS    := $(filter-out src/webmain.c,$(wildcard src/*.c))
 OBJS    := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/lexer.o $(BUILD)/parser.o
 LIBOBJS := $(filter-out $(BUILD)/main.o,$(OBJS))
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/test_*.c))
@@ -36,7 +36,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks
+.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web
 
 all: $(BIN)
 
@@ -189,6 +189,58 @@ course: $(BIN) jupyter-deps
 
 course-notebooks: $(BIN) jupyter-deps
 	/usr/bin/python3 jupyter/course.py build $(BIN)
+
+# wengert in the browser (web/README.md): the interpreter built to
+# WebAssembly by Debian's emscripten (src/webmain.c in place of main.c, repl.c
+# and kernel.c: the page is the editor), and the page's sources in web/
+# bundled with their npm packages (web/package.json, pinned by its lock) into
+# a static site in build/web/. -pthread only makes the memory shared, so that
+# the page's Stop can raise the interrupt flag while a run holds the worker;
+# no thread is made. Emscripten's tools run on node and look for acorn where
+# Debian puts node modules (NODE_PATH), which a newer node does not search.
+WEBOBJ   := build/wasm
+EMCC     ?= emcc
+EMFLAGS  := -O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -Isrc -I$(BUILD)/gen -pthread -DWG_PREFIX='"/wengert"'
+EMLINK   := -O2 -pthread -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sMAXIMUM_MEMORY=2GB \
+            -sTOTAL_STACK=32MB -sENVIRONMENT=worker -sEXIT_RUNTIME=0 -Wno-pthreads-mem-growth \
+            -sEXPORTED_FUNCTIONS=_main,_web_open,_web_run,_web_check,_web_complete,_web_reset,_web_quitting,_web_interrupt_flag \
+            -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString,FS \
+            --preload-file stdlib@/wengert/stdlib --preload-file examples@/wengert/examples \
+            --exclude-file '*.ipynb' --exclude-file '*.out'
+WEBSRCS  := $(filter-out src/main.c src/repl.c src/kernel.c,$(wildcard src/*.c))
+WEBOBJS  := $(patsubst src/%.c,$(WEBOBJ)/%.o,$(WEBSRCS)) $(WEBOBJ)/lexer.o $(WEBOBJ)/parser.o
+export NODE_PATH := $(NODE_PATH)$(if $(NODE_PATH),:)/usr/share/nodejs
+
+$(WEBOBJ)/%.o: src/%.c src/*.h src/*.def $(BUILD)/gen/parser.h
+	@mkdir -p $(WEBOBJ)
+	$(EMCC) $(EMFLAGS) -c -o $@ $<
+
+$(WEBOBJ)/parser.o: $(BUILD)/gen/parser.c src/*.h
+	@mkdir -p $(WEBOBJ)
+	$(EMCC) $(EMFLAGS) -DNDEBUG -Wno-unused-parameter -Wno-unused-variable -c -o $@ $<
+
+$(WEBOBJ)/lexer.o: $(BUILD)/gen/lexer.c src/*.h
+	@mkdir -p $(WEBOBJ)
+	$(EMCC) $(EMFLAGS) -c -o $@ $<
+
+$(WEBOBJ)/wengert.js: $(WEBOBJS) $(wildcard stdlib/*.wg examples/*.wg examples/course/*.wg)
+	$(EMCC) $(EMLINK) -o $@ $(WEBOBJS)
+
+web/node_modules/.package-lock.json: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+
+web-deps:
+	@sh web/deps.sh
+
+web: web-deps
+	@$(MAKE) --no-print-directory $(WEBOBJ)/wengert.js web/node_modules/.package-lock.json
+	@sh web/build.sh $(WEBOBJ) build/web
+
+web-serve: web
+	/usr/bin/python3 web/serve.py build/web
+
+test-web: web $(BIN)
+	cd web && node test.mjs ../build/web ../$(BIN) ../build/web-test
 
 clean:
 	rm -rf build wengert

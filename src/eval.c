@@ -1502,6 +1502,7 @@ void eval_reset(void)
     G->tape.limit = 0;
     tape_init();
     sweep_forget();
+    G->ckpt.steps_run = G->ckpt.steps_recomputed = 0;     /* :tape stats counts from here */
     G->num.backend = G->num.start_backend;
     builtin_register();
 }

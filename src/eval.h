@@ -16,7 +16,14 @@ typedef struct Global {
 
 /* Variables a running nograd block assigned (see exec_nograd in eval.c). */
 typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
+#ifdef __EMSCRIPTEN__
+/* In a web page (`make web`) WebAssembly's calls run on the browser's own
+ * stack, about 1 MB in Chromium's workers, which a page cannot enlarge:
+ * some 300 nested wengert calls fill it. */
+#define MAX_CALL_DEPTH 250
+#else
 #define MAX_CALL_DEPTH 2000       /* nested calls before "recursion too deep" */
+#endif
 #define MAX_NESTED_RUNS 64
 
 /* Where the running statement stands: what an error's recovery puts back

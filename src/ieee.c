@@ -230,6 +230,19 @@ double ieee_round(double d, ieee_fmt fmt)
 /* strtod under a given rounding mode.  glibc's strtod honours the mode (it
  * rounds the exact decimal value), and the calls are opaque to the compiler,
  * so they cannot be moved across fesetround. */
+#ifdef __EMSCRIPTEN__
+/* WebAssembly rounds to nearest only (web/, `make web`): the directed
+ * results are the nearest double or its neighbour, by the side the
+ * decimal's 113-bit long double lies on (as num.c's decimal_with_dir). */
+static double strtod_in_mode(const char *s, int mode)
+{
+    double near = strtod(s, NULL);
+    if (mode == FE_TONEAREST || isnan(near)) return near;
+    long double x = strtold(s, NULL);
+    if (mode == FE_DOWNWARD) return (long double)near > x ? nextafter(near, -INFINITY) : near;
+    return (long double)near < x ? nextafter(near, INFINITY) : near;
+}
+#else
 static double strtod_in_mode(const char *s, int mode)
 {
     int saved = fegetround();
@@ -238,6 +251,7 @@ static double strtod_in_mode(const char *s, int mode)
     fesetround(saved);
     return d;
 }
+#endif
 
 double ieee_from_decimal(const char *s, ieee_fmt fmt)
 {

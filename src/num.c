@@ -159,11 +159,43 @@ double num_apply_f64(int op, double a, double b) { return apply_double(op, a, b)
 /* A libm result for a posit: a finite value that overflowed double (or
  * underflowed to 0) is still a real number, so it saturates at maxpos or
  * minpos as the standard asks; a true infinity (a pole, log(0)) is NaR. */
+#ifdef __EMSCRIPTEN__
+/* WebAssembly keeps no floating-point exception flags (web/, `make web`):
+ * the flags posit_math reads are told from the operation instead. From
+ * finite operands, an infinity is a pole (DIVBYZERO) only at one of these
+ * exact points, and any other is an overflow; a 0 whose exact value is
+ * not 0 is an underflow (sums of doubles underflow exactly, and the
+ * other functions do not reach 0 from finite posits). */
+#define FE_DIVBYZERO 1
+#define FE_OVERFLOW 2
+#define FE_UNDERFLOW 4
+static int fp_flags(int op, double a, double b, double r)
+{
+    if (isinf(r) && isfinite(a) && isfinite(b)) {
+        int pole = (op == OP_DIV && b == 0) || (op == OP_POW && a == 0 && b < 0) ||
+                   (op == OP_LOG && a == 0) || (op == OP_LOG1P && a == -1);
+        return pole ? FE_DIVBYZERO : FE_OVERFLOW;
+    }
+    if (r == 0 && isfinite(a) && isfinite(b))
+        switch (op) {
+        case OP_EXP: case OP_SIGMOID: case OP_SOFTPLUS: return FE_UNDERFLOW;
+        case OP_POW: case OP_DIV: return a != 0 ? FE_UNDERFLOW : 0;
+        case OP_MUL: case OP_MUL0: return a != 0 && b != 0 ? FE_UNDERFLOW : 0;
+        }
+    return 0;
+}
+#endif
+
 static double posit_math(int op, double a, double b)
 {
+#ifdef __EMSCRIPTEN__
+    double r = apply_double(op, a, b);
+    int flags = fp_flags(op, a, b, r);
+#else
     feclearexcept(FE_OVERFLOW | FE_UNDERFLOW | FE_DIVBYZERO);
     double r = apply_double(op, a, b);
     int flags = fetestexcept(FE_OVERFLOW | FE_UNDERFLOW | FE_DIVBYZERO);
+#endif
     if (isinf(r) && (flags & FE_OVERFLOW) && !(flags & FE_DIVBYZERO)) r = copysign(DBL_MAX, r);
     else if (r == 0 && (flags & FE_UNDERFLOW)) r = copysign(DBL_TRUE_MIN, r);
     return num_round(r);
@@ -232,6 +264,15 @@ int num_equal(double a, double b)
  * rounding mode. */
 static double decimal_with_dir(const char *text, int *dir)
 {
+#ifdef __EMSCRIPTEN__
+    /* WebAssembly rounds to nearest only: the side is told by the
+     * decimal's 113-bit long double (wrong only for a decimal within
+     * 2^-113 of a double and not on it: over 30 digits) */
+    double near = strtod(text, NULL);
+    long double x = strtold(text, NULL);
+    *dir = isnan(near) || (long double)near == x ? 0 : (long double)near < x ? 1 : -1;
+    return near;
+#else
     int mode = fegetround();
     double near = strtod(text, NULL);
     fesetround(FE_DOWNWARD);
@@ -241,6 +282,7 @@ static double decimal_with_dir(const char *text, int *dir)
     fesetround(mode);
     *dir = down == up ? 0 : near == down ? 1 : -1;
     return near;
+#endif
 }
 
 /* A posit literal: the exact decimal rounded once, by way of the double

@@ -519,12 +519,12 @@ static void render_svg(const Series *s, const char *path)
 /* A notebook (eval_display) gets the SVG picture, with the terminal
  * picture as its text fallback: render_terminal's output is captured
  * (io.h) meanwhile; an error inside drops the capture (eval_chunk). */
-static void display_svg(const Series *s)
+static void display_svg(const Series *s, const Series *term)
 {
     char *svg = NULL, *text = NULL;
     size_t nsvg = 0, ntext = 0;
     io_capture_begin();
-    render_terminal(s);     /* first: nothing of ours is held if it fails */
+    render_terminal(term);  /* first: nothing of ours is held if it fails */
     text = io_capture_end(&ntext);
     FILE *f = open_memstream(&svg, &nsvg);
     if (!f) {
@@ -709,7 +709,7 @@ static double bound(Value v, const char *which)
 
 static Value bi_plot(int argc, Value *argv)
 {
-    Series s = {0};
+    Series s = {0}, term = {0};
     const char *path = NULL;
     if (is_mat(argv[0])) {
         if (argc > 2) err_raise("plot: a matrix takes at most a file name after it: plot(M) or plot(M, \"m.svg\")");
@@ -728,11 +728,14 @@ static Value bi_plot(int argc, Value *argv)
         if (argc == 4) path = svg_path(argv[3]);
         int n = path || G->eval.display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
         sample_function(&s, argv[0], lo, hi, n);
+        /* a display's text is the terminal's picture, from the terminal's samples */
+        if (!path && G->eval.display) sample_function(&term, argv[0], lo, hi, PLOT_W * (plot_utf8() ? 2 : 1));
     } else err_raise("plot: expects a function or an array, got %s", type_name(argv[0]));
     if (path) render_svg(&s, path);
-    else if (G->eval.display) display_svg(&s);
+    else if (G->eval.display) display_svg(&s, term.n ? &term : &s);
     else render_terminal(&s);
     series_free(&s);
+    series_free(&term);
     return nil_val();
 }
 

@@ -22,8 +22,9 @@
  * overcommit, a small address-space limit) the arrays are malloc'd and
  * grown by realloc as before. */
 #define RESERVE_MAX ((size_t)1 << 26)  /* entries: 1.1 GB of address space */
-#if defined(__SANITIZE_ADDRESS__)
-#define RESERVE 0      /* under ASan the malloc'd arrays keep their bounds checked */
+#if defined(__SANITIZE_ADDRESS__) || defined(__EMSCRIPTEN__)
+#define RESERVE 0      /* under ASan the malloc'd arrays keep their bounds checked;
+                        * WebAssembly has no address space to reserve */
 #else
 #define RESERVE 1
 #endif

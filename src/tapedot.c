@@ -389,6 +389,12 @@ static void display_graph(const uint8_t *sel, const char *title, EntryLabel labe
         free(text);
         err_check_interrupt_now();
     }
+#ifdef __EMSCRIPTEN__
+    /* a web page (web/) has no dot program: it lays the DOT text out itself */
+    G->eval.display("text/vnd.graphviz", text, ntext, text);
+    free(text);
+    return;
+#endif
     char dotfile[] = "/tmp/wengert-tape-XXXXXX", svgfile[] = "/tmp/wengert-svg-XXXXXX";
     int fd = -1, fs = -1, shown = 0;
     if (find_dot(prog, sizeof prog) && (fd = mkstemp(dotfile)) >= 0 && (fs = mkstemp(svgfile)) >= 0 &&
