@@ -34,13 +34,19 @@ static Value *own_innermost(Value *v)
     while (v->t == V_DUAL) {
         Dual *d = AS_DUAL(*v);
         if (d->h.rc > 1) {
+            Dual *c = dual_alloc(d->tag, d->k);
+            c->p = d->p;
             v_retain(d->p);
-            v_retain(d->t);
-            Value c = dual_new(d->tag, d->p, d->t);
+            for (int j = 0; j < d->k; j++) {
+                c->t[j] = d->t[j];
+                v_retain(d->t[j]);
+            }
+            dual_finish(c);
             v_release(*v);
-            *v = c;
-            d = AS_DUAL(c);
+            *v = obj_val(V_DUAL, c);
+            d = c;
         }
+        d->plain = 0;       /* the caller may write an entry into it (dual.c's short path reads no ids) */
         v = &d->p;
     }
     return v;

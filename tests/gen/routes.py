@@ -79,6 +79,7 @@ FIRST = [
     ("d", "d(yP, wP)"),
     ("grad", "grad(FP)(W)"),
     ("jvp", "jvp(FP, W, 1)"),
+    ("jvpk", "jvp(FP, W, [[1, 2, -1]])[0, 0]"),
     ("dfn", "DP(W)"),
 ]
 SECOND = [
@@ -87,9 +88,13 @@ SECOND = [
     ("jvp.grad", "jvp(grad(FP), W, 1)"),
     ("grad.jvp", "grad(fn(t) => jvp(FP, t, 1))(W)"),
     ("jvp.jvp", "jvp(fn(t) => jvp(FP, t, 1), W, 1)"),
+    ("jvpk.jvpk", "jvp(fn(t) => jvp(FP, t, [[1, 2]])[0, 0], W, [[1, -1]])[0, 0]"),
+    ("jvpk.grad", "jvp(grad(FP), W, [[1, 2]])[0, 0]"),
+    ("grad.jvpk", "grad(fn(t) => jvp(FP, t, [[1, 2]])[0, 0])(W)"),
     ("hvp", "hvp(FP, W, 1)"),
     ("d.grad", "d(grad(FP)(wP), wP)"),
     ("d.jvp", "d(jvp(FP, wP, 1), wP)"),
+    ("d.jvpk", "d(jvp(FP, wP, [[1, 2]])[0, 0], wP)"),
     ("grad.lam", "grad(fn(t) => grad(FP)(t))(W)"),
     ("grad.dfn", "grad(DP)(W)"),
     ("jvp.dfn", "jvp(DP, W, 1)"),
