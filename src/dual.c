@@ -64,7 +64,7 @@ static inline Dual *dual_alloc_fast(uint32_t tag, int k)
  * same zero tangents skipped, so the result is identical; no temporaries.
  * One loop over the k tangents (at, bt NULL: zeros), so a chunk of
  * directions costs one dispatch, one rule and one allocation. */
-static Value dual_op_plain(int op, uint32_t tag, int k, double ap, const Value *at, double bp, const Value *bt)
+static inline __attribute__((always_inline)) Value op_plain_body(int op, uint32_t tag, int k, double ap, const Value *at, double bp, const Value *bt)
 {
     double p = num_apply(op, ap, bp), da, db;
     rule_partials_num(op, ap, bp, p, &da, &db);
@@ -75,7 +75,11 @@ static Value dual_op_plain(int op, uint32_t tag, int k, double ap, const Value *
     if (da == 0) at = NULL;      /* strong zero: a 0 partial passes nothing */
     if (db == 0) bt = NULL;
     if (__builtin_expect(G->num.backend == BK_F64, 1)) {
-        if (at && bt)
+        if (k == 1) {      /* jvp(f, x, v): no loop */
+            double x = at && !zero_tangent(at[0]) ? da * at[0].u.n : 0;
+            if (bt && !zero_tangent(bt[0])) x = x + db * bt[0].u.n;
+            t[0] = num_val(x);
+        } else if (at && bt)
             for (int j = 0; j < k; j++) {
                 double x = zero_tangent(at[j]) ? 0 : da * at[j].u.n;
                 t[j] = num_val(zero_tangent(bt[j]) ? x : x + db * bt[j].u.n);
@@ -94,6 +98,11 @@ static Value dual_op_plain(int op, uint32_t tag, int k, double ap, const Value *
             t[j] = num_val(x);
         }
     return obj_val(V_DUAL, d);
+}
+
+static __attribute__((noinline)) Value dual_op_plain(int op, uint32_t tag, int k, double ap, const Value *at, double bp, const Value *bt)
+{
+    return op_plain_body(op, tag, k, ap, at, bp, bt);
 }
 
 /* An operand carries the tangent of a jvp that has returned (fwd.h): the
@@ -149,18 +158,33 @@ Value dual_op(int op, Value a, Value b)
     uint32_t top = G->fwd.top;
     /* The common case first: duals of the innermost jvp whose parts are
      * plain numbers (the flag dual_finish keeps), and plain numbers. */
+    double ap, bp = 0;
+    const Value *at = NULL, *bt = NULL;
+    int k;
     if (a.t == V_DUAL) {
         Dual *x = AS_DUAL(a);
-        if (x->tag == top && x->plain) {
-            if (!binary) return dual_op_plain(op, top, x->k, x->p.u.n, x->t, 0, NULL);
-            if (b.t == V_NUM && (b.id == 0 || !G->tape.recording)) return dual_op_plain(op, top, x->k, x->p.u.n, x->t, b.u.n, NULL);
-            if (b.t == V_DUAL && AS_DUAL(b)->tag == top && AS_DUAL(b)->plain)
-                return dual_op_plain(op, top, x->k, x->p.u.n, x->t, AS_DUAL(b)->p.u.n, AS_DUAL(b)->t);
+        if (x->tag != top || !x->plain) goto mixed;
+        ap = x->p.u.n;
+        at = x->t;
+        k = x->k;
+        if (binary) {
+            if (b.t == V_NUM && (b.id == 0 || !G->tape.recording)) bp = b.u.n;
+            else if (b.t == V_DUAL && AS_DUAL(b)->tag == top && AS_DUAL(b)->plain) {
+                bp = AS_DUAL(b)->p.u.n;
+                bt = AS_DUAL(b)->t;
+            } else goto mixed;
         }
-    } else if (binary && b.t == V_DUAL && a.t == V_NUM && (a.id == 0 || !G->tape.recording)) {
+    } else {
+        if (!binary || b.t != V_DUAL || a.t != V_NUM || (a.id != 0 && G->tape.recording)) goto mixed;
         Dual *y = AS_DUAL(b);
-        if (y->tag == top && y->plain) return dual_op_plain(op, top, y->k, a.u.n, NULL, y->p.u.n, y->t);
+        if (y->tag != top || !y->plain) goto mixed;
+        ap = a.u.n;
+        bp = y->p.u.n;
+        bt = y->t;
+        k = y->k;
     }
+    return op_plain_body(op, top, k, ap, at, bp, bt);
+mixed:
     return dual_op_mixed(op, a, b);
 }
 

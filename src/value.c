@@ -177,10 +177,11 @@ void obj_free(Obj *o)
     }
     case V_DUAL: {
         Dual *d = (Dual *)o;
+        gc_unlink_inline(o);
         v_release(d->p);
-        if (!d->plain)
-            for (int j = 0; j < d->k; j++) v_release(d->t[j]);
-        break;
+        for (int j = 0; j < d->k; j++) v_release(d->t[j]);
+        dual_spare(d);
+        return;
     }
     case V_ENV: {
         Env *e = (Env *)o;
@@ -200,8 +201,7 @@ void obj_free(Obj *o)
         break;
     }
     gc_unlink(o);
-    if (o->type == V_DUAL) dual_spare((Dual *)o);
-    else free(o);
+    free(o);
 }
 
 void seq_check_numbers(Value v, const char *what)

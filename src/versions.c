@@ -29,7 +29,7 @@ uint32_t label_number(Value *v)
 /* The innermost number of *v, after unsharing the duals on the way there:
  * a label written into a dual that another name also holds would move
  * that name's place too. */
-static Value *own_innermost(Value *v)
+static __attribute__((noinline)) Value *own_innermost_dual(Value *v)
 {
     while (v->t == V_DUAL) {
         Dual *d = AS_DUAL(*v);
@@ -51,6 +51,8 @@ static Value *own_innermost(Value *v)
     }
     return v;
 }
+
+static inline Value *own_innermost(Value *v) { return v->t == V_DUAL ? own_innermost_dual(v) : v; }
 
 uint32_t label_place(Value *v)
 {
