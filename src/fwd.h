@@ -18,7 +18,8 @@ Value fwd_jvp(Value f, Value x, Value v);
 /* J·V in one forward pass per FWD_CHUNK columns of V: x a number or an
  * array (or matrix) of n numbers, V an n×k matrix; gives an m×k matrix
  * (m the numbers f returns: 1 for a number, a matrix's elements row by
- * row). V an array (or a number) is one direction: fwd_jvp. */
+ * row). V an array (or a number) is one direction: fwd_jvp. Arguments
+ * borrowed, result owned; records by the SPEC's rule like jvp. */
 #define FWD_CHUNK 32
 Value fwd_jvp_chunk(Value f, Value x, Value V);
 /* A function that takes d or reads x@k, called on duals, runs on numbers
