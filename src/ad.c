@@ -33,10 +33,17 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value
         return;
     }
     Dual *d = AS_DUAL(y);
-    Value *tp = err_scratch(sizeof(Value) * (size_t)(n ? 2 * n : 1));
+    int k = d->k;
+    Value *tp = err_scratch(sizeof(Value) * (size_t)(n ? (k + 1) * n : 1));
     derivatives_of(d->p, wrt, n, cuts, tp);
-    derivatives_of(d->t, wrt, n, cuts, tp + n);
-    for (int j = 0; j < n; j++) out[j] = dual_new(d->tag, tp[j], tp[n + j]);
+    for (int i = 0; i < k; i++) derivatives_of(d->t[i], wrt, n, cuts, tp + (size_t)(i + 1) * n);
+    for (int j = 0; j < n; j++) {
+        Dual *o = dual_alloc(d->tag, k);
+        o->p = tp[j];
+        for (int i = 0; i < k; i++) o->t[i] = tp[(size_t)(i + 1) * n + j];
+        dual_finish(o);
+        out[j] = obj_val(V_DUAL, o);
+    }
     err_scratch_free(tp);
 }
 
@@ -54,7 +61,8 @@ static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
     if (v.t == V_DUAL) {
         if (fwd_tag_dead(AS_DUAL(v)->tag)) return tangent_entries(AS_DUAL(v)->p, tangent, ids);   /* (fwd.h) */
         uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
-        return n + tangent_entries(AS_DUAL(v)->t, 1, ids ? ids + n : NULL);
+        for (int j = 0; j < AS_DUAL(v)->k; j++) n += tangent_entries(AS_DUAL(v)->t[j], 1, ids ? ids + n : NULL);
+        return n;
     }
     if (v.t != V_NUM || !tangent || !v.id || tape_opcode(v.id) == OP_CONST) return 0;
     if (ids) ids[0] = v.id;
@@ -161,8 +169,15 @@ static Value fresh_number(Value x)
     x = fwd_live_part(x);
     if (x.t == V_DUAL) {     /* forward over reverse: keep the tangent */
         Dual *d = AS_DUAL(x);
-        v_retain(d->t);
-        return dual_new(d->tag, fresh_number(d->p), d->t);
+        Value p = fresh_number(d->p);
+        Dual *c = dual_alloc(d->tag, d->k);
+        c->p = p;
+        for (int j = 0; j < d->k; j++) {
+            c->t[j] = d->t[j];
+            v_retain(d->t[j]);
+        }
+        dual_finish(c);
+        return obj_val(V_DUAL, c);
     }
     return num_rec(x.u.n, x.id ? rec_copy(x.id, x.u.n) : rec_leaf(x.u.n));
 }

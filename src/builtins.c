@@ -589,7 +589,7 @@ static const Builtin builtins[] = {
     {"detach", 1, 1, bi_detach, "detach(x): x as a constant, cut off from the tape"},
     {"grad", 1, 2, ad_grad, "grad(f): the gradient function of f in its first argument only (a number or array; the result a number); grad(f, k): in argument k, from 0; grad(f, \"all\"): in every argument (numbers), an array"},
     {"hvp", 3, 3, ad_hvp, "hvp(f, x, v): Hessian of f at x times v (forward over reverse)"},
-    {"jvp", 3, 3, fwd_jvp_builtin, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape"},
+    {"jvp", 3, 3, fwd_jvp_builtin, "jvp(f, x, v): forward-mode directional derivative f'(x)·v, no tape; jvp(f, x, V) with V an n×k matrix: J·V (m×k), k directions in one pass"},
     {"fixedpoint", 2, 4, fixedpoint_builtin, "fixedpoint(g, x0), fixedpoint(g, x0, tol, maxiter): iterate x = g(x) until a step changes x by at most tol (relative; 1e-12, at most 1000 steps); derivatives of x* by the implicit function theorem"},
     {"fwdgrad", 2, 2, fwd_fwdgrad, "fwdgrad(f, x): forward gradient (grad f(x)·v) v, v ~ N(0, I) from the session generator"},
 };

@@ -13,7 +13,8 @@ Value dual_op(int op, Value a, Value b);   /* an op with a dual operand; borrowe
  * reader takes the primal instead (fwd_live_part), so such tangents never
  * pile up level on level in a loop that calls jvp again and again. */
 int fwd_tag_dead_below(uint32_t tag);
-void fwd_live_push(uint32_t tag);   /* a jvp call begins (fwd.c) */
+void fwd_live_push(uint32_t tag, int k);   /* a jvp call of k tangents begins (fwd.c) */
+int fwd_tag_k(uint32_t tag);        /* a live tag's k (1 for any other) */
 int fwd_depth(void);                /* jvp calls running */
 void fwd_unwind(int depth);         /* they returned, or an error left them, down to depth */
 

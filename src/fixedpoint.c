@@ -42,7 +42,7 @@ static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
         return;
     }
     count_parts(AS_DUAL(v)->p, ns, nv);
-    count_parts(AS_DUAL(v)->t, ns, nv);
+    for (int j = 0; j < AS_DUAL(v)->k; j++) count_parts(AS_DUAL(v)->t[j], ns, nv);
 }
 
 static void put_parts(Value v, Flat *f)
@@ -56,7 +56,7 @@ static void put_parts(Value v, Flat *f)
     }
     f->shape[f->nshape++] = AS_DUAL(v)->tag;
     put_parts(AS_DUAL(v)->p, f);
-    put_parts(AS_DUAL(v)->t, f);
+    for (int j = 0; j < AS_DUAL(v)->k; j++) put_parts(AS_DUAL(v)->t[j], f);
 }
 
 static void flat_free(Flat *f)
@@ -128,8 +128,8 @@ static void merge_number(const Flat *a, uint32_t *as, uint32_t *av, const Flat *
     if (tb == tag) (*bs)++;
     /* the primal: a dual's own, or the whole of a number of a lower tag */
     merge_number(a, as, av, b, bs, out);
-    /* the tangent: that number's is 0 */
-    merge_number(ta == tag ? a : NULL, as, av, tb == tag ? b : NULL, bs, out);
+    /* the tangents (k of the tag's jvp, fwd_tag_k): that number's are 0 */
+    for (int j = fwd_tag_k(tag); j > 0; j--) merge_number(ta == tag ? a : NULL, as, av, tb == tag ? b : NULL, bs, out);
 }
 
 /* a in the union of a's structure and b's (of the same length); whether
@@ -153,9 +153,12 @@ static Value rebuild_number(const Flat *f, uint32_t *si, uint32_t *vi, const uin
 {
     uint32_t tag = f->shape[(*si)++];
     if (tag) {
-        Value p = rebuild_number(f, si, vi, ids);
-        Value t = rebuild_number(f, si, vi, ids);
-        return dual_new(tag, p, t);
+        int k = fwd_tag_k(tag);
+        Dual *d = dual_alloc(tag, k);
+        d->p = rebuild_number(f, si, vi, ids);
+        for (int j = 0; j < k; j++) d->t[j] = rebuild_number(f, si, vi, ids);
+        dual_finish(d);
+        return obj_val(V_DUAL, d);
     }
     uint32_t k = (*vi)++;
     return ids ? num_rec(f->val[k], ids[k]) : num_val(f->val[k]);

@@ -74,15 +74,37 @@ Value dual_new(uint32_t tag, Value p, Value t)
     Dual *d;
     if (G->value.nspare_duals) {
         d = G->value.spare_duals[--G->value.nspare_duals];
-        memset(d, 0, sizeof *d);
         d->h.type = V_DUAL;
         d->h.rc = 1;
+        d->h.mark = 0;
         gc_link(&d->h);
-    } else d = obj_new(V_DUAL, sizeof(Dual));
+    } else d = obj_new(V_DUAL, sizeof(Dual) + sizeof(Value));
     d->tag = tag;
+    d->k = 1;
     d->p = p;
-    d->t = t;
+    d->t[0] = t;
+    d->plain = (uint16_t)(dual_part_plain(p) & dual_part_plain(t));
     return obj_val(V_DUAL, d);
+}
+
+Dual *dual_alloc(uint32_t tag, int k)
+{
+    Dual *d;
+    if (k == 1 && G->value.nspare_duals) d = G->value.spare_duals[--G->value.nspare_duals];
+    else if (k > 1 && G->value.nspare_chunks && G->value.spare_chunk_k == k) d = G->value.spare_chunks[--G->value.nspare_chunks];
+    else {
+        d = obj_new(V_DUAL, sizeof(Dual) + sizeof(Value) * (size_t)k);
+        d->tag = tag;
+        d->k = (uint16_t)k;
+        return d;
+    }
+    d->h.type = V_DUAL;
+    d->h.rc = 1;
+    d->h.mark = 0;
+    gc_link(&d->h);
+    d->tag = tag;
+    d->k = (uint16_t)k;
+    return d;
 }
 
 void envcell_release(EnvCell *c)
@@ -102,9 +124,37 @@ Env *env_new(FnInfo *fn, Env *parent, int n)
     return e;
 }
 
+/* A freed dual waits for the next one of its k (dual_alloc). */
+static void dual_spare(Dual *d)
+{
+    ValueState *vs = &G->value;
+    if (d->k == 1) {
+        if (vs->nspare_duals < DUAL_SPARE) {
+            vs->spare_duals[vs->nspare_duals++] = d;
+            return;
+        }
+    } else {
+        if (vs->spare_chunk_k != d->k) {     /* another chunk size: the old ones go */
+            while (vs->nspare_chunks) free(vs->spare_chunks[--vs->nspare_chunks]);
+            vs->spare_chunk_k = d->k;
+        }
+        if (vs->nspare_chunks < DUAL_SPARE) {
+            vs->spare_chunks[vs->nspare_chunks++] = d;
+            return;
+        }
+    }
+    free(d);
+}
+
 /* Release what o holds, then o itself. */
 void obj_free(Obj *o)
 {
+    if (o->type == V_DUAL && ((Dual *)o)->plain) {    /* forward mode's common case: nothing to release */
+        gc_unlink_inline(o);
+        if (((Dual *)o)->k == 1 && G->value.nspare_duals < DUAL_SPARE) G->value.spare_duals[G->value.nspare_duals++] = (Dual *)o;
+        else dual_spare((Dual *)o);
+        return;
+    }
     switch (o->type) {
     case V_ARR: {
         Storage *s = (Storage *)o;
@@ -125,10 +175,14 @@ void obj_free(Obj *o)
         if (c->fn) chunk_release(c->fn->chunk);
         break;
     }
-    case V_DUAL:
-        v_release(((Dual *)o)->p);
-        v_release(((Dual *)o)->t);
-        break;
+    case V_DUAL: {
+        Dual *d = (Dual *)o;
+        gc_unlink_inline(o);
+        v_release(d->p);
+        for (int j = 0; j < d->k; j++) v_release(d->t[j]);
+        dual_spare(d);
+        return;
+    }
     case V_ENV: {
         Env *e = (Env *)o;
         if (e->cell) {
@@ -147,8 +201,7 @@ void obj_free(Obj *o)
         break;
     }
     gc_unlink(o);
-    if (o->type == V_DUAL && G->value.nspare_duals < DUAL_SPARE) G->value.spare_duals[G->value.nspare_duals++] = (Dual *)o;
-    else free(o);
+    free(o);
 }
 
 void seq_check_numbers(Value v, const char *what)

@@ -115,12 +115,20 @@ struct Env {
     Value slots[];
 };
 
-/* Forward mode: a number with a tangent for the jvp level `tag`. Primal and
- * tangent may themselves be duals of lower tags, so jvp nests. */
+/* Forward mode: a number with k tangents for the jvp level `tag`,
+ * p + t[0]·ε_1 + ... + t[k-1]·ε_k (k is 1 for jvp(f, x, v); a chunked
+ * jvp(f, x, V) carries several directions at once, fwd.c). The tangents
+ * sit inline after the primal, one block, no object each. Primal and
+ * tangents may themselves be duals of lower tags, so jvp nests; when
+ * they are all plain numbers (no tape entry: `plain`, set by dual_finish)
+ * dual.c runs an operation as one loop over the tangents in doubles. */
 typedef struct Dual {
     Obj h;
     uint32_t tag;
-    Value p, t;
+    uint16_t k;
+    uint16_t plain;
+    Value p;
+    Value t[];    /* k of them */
 } Dual;
 
 typedef Value (*BuiltinFn)(int argc, Value *argv);
@@ -169,7 +177,17 @@ Value   str_new(const char *s, int len);
 Storage *storage_new(int n);
 Value   arr_new(int n);           /* n undefined-free zeros */
 Value   view_new(Storage *s, int start, int len, int stride);
-Value   dual_new(uint32_t tag, Value p, Value t);   /* takes ownership of p, t */
+Value   dual_new(uint32_t tag, Value p, Value t);   /* k = 1; takes ownership of p, t */
+/* A dual of k tangents whose p and t[] the caller fills (owned) before
+ * anything can raise, then calls dual_finish; obj_val(V_DUAL, d) is it. */
+Dual   *dual_alloc(uint32_t tag, int k);
+static inline int dual_part_plain(Value v) { return v.t == V_NUM && v.id == 0; }
+static inline void dual_finish(Dual *d)
+{
+    int plain = dual_part_plain(d->p);
+    for (int j = 0; j < d->k; j++) plain &= dual_part_plain(d->t[j]);
+    d->plain = (uint16_t)plain;
+}
 Env    *env_new(FnInfo *fn, Env *parent, int n);
 
 /* Arrays and views alike: length, element read (borrowed), element slot.
@@ -235,6 +253,8 @@ typedef struct {
      * in a short list for the next one instead of going back to malloc. */
     Dual *spare_duals[DUAL_SPARE];
     int nspare_duals;
+    Dual *spare_chunks[DUAL_SPARE];   /* the same for duals of k > 1, all of one k */
+    int nspare_chunks, spare_chunk_k;
     char num_bufs[4][64];     /* num_str's, a few at a time */
     int num_next;
 } ValueState;

@@ -27,6 +27,22 @@ typedef struct {
 #if defined(WG_STATE_DONE) && !defined(WG_GC_H_STATE)
 #define WG_GC_H_STATE
 static inline int gc_due(void) { return G->gc.live > G->gc.collect_at; }
+/* gc_link and gc_unlink inline, for forward mode's dual per operation. */
+static inline void gc_link_inline(Obj *o)
+{
+    o->prev = NULL;
+    o->next = G->gc.all;
+    if (G->gc.all) G->gc.all->prev = o;
+    G->gc.all = o;
+    G->gc.live++;
+}
+static inline void gc_unlink_inline(Obj *o)
+{
+    if (o->prev) o->prev->next = o->next;
+    else G->gc.all = o->next;
+    if (o->next) o->next->prev = o->prev;
+    G->gc.live--;
+}
 void   gc_each_object(void (*fn)(Obj *o, void *ud), void *ud);   /* every heap object, live or not yet collected */
 void   gc_strip_ids(void);        /* every number in a heap object becomes a constant */
 void   gc_strip_ids_from(uint32_t lo);   /* ... every number naming entry lo or later */

@@ -29,22 +29,30 @@ uint32_t label_number(Value *v)
 /* The innermost number of *v, after unsharing the duals on the way there:
  * a label written into a dual that another name also holds would move
  * that name's place too. */
-static Value *own_innermost(Value *v)
+static __attribute__((noinline)) Value *own_innermost_dual(Value *v)
 {
     while (v->t == V_DUAL) {
         Dual *d = AS_DUAL(*v);
         if (d->h.rc > 1) {
+            Dual *c = dual_alloc(d->tag, d->k);
+            c->p = d->p;
             v_retain(d->p);
-            v_retain(d->t);
-            Value c = dual_new(d->tag, d->p, d->t);
+            for (int j = 0; j < d->k; j++) {
+                c->t[j] = d->t[j];
+                v_retain(d->t[j]);
+            }
+            dual_finish(c);
             v_release(*v);
-            *v = c;
-            d = AS_DUAL(c);
+            *v = obj_val(V_DUAL, c);
+            d = c;
         }
+        d->plain = 0;       /* the caller may write an entry into it (dual.c's short path reads no ids) */
         v = &d->p;
     }
     return v;
 }
+
+static inline Value *own_innermost(Value *v) { return v->t == V_DUAL ? own_innermost_dual(v) : v; }
 
 uint32_t label_place(Value *v)
 {

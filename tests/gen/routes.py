@@ -79,6 +79,7 @@ FIRST = [
     ("d", "d(yP, wP)"),
     ("grad", "grad(FP)(W)"),
     ("jvp", "jvp(FP, W, 1)"),
+    ("jvpk", "jvp(FP, W, [[1, 2, -1]])[0, 0]"),
     ("dfn", "DP(W)"),
     # jacobian (issue 28): a 1 x 1 matrix of F by each mode, and a 2 x 2
     # one of t => [F(t0), F(t0 + t1)] at [W, 0], whose entry [1, 1] is F'(W):
@@ -97,9 +98,13 @@ SECOND = [
     ("jvp.grad", "jvp(grad(FP), W, 1)"),
     ("grad.jvp", "grad(fn(t) => jvp(FP, t, 1))(W)"),
     ("jvp.jvp", "jvp(fn(t) => jvp(FP, t, 1), W, 1)"),
+    ("jvpk.jvpk", "jvp(fn(t) => jvp(FP, t, [[1, 2]])[0, 0], W, [[1, -1]])[0, 0]"),
+    ("jvpk.grad", "jvp(grad(FP), W, [[1, 2]])[0, 0]"),
+    ("grad.jvpk", "grad(fn(t) => jvp(FP, t, [[1, 2]])[0, 0])(W)"),
     ("hvp", "hvp(FP, W, 1)"),
     ("d.grad", "d(grad(FP)(wP), wP)"),
     ("d.jvp", "d(jvp(FP, wP, 1), wP)"),
+    ("d.jvpk", "d(jvp(FP, wP, [[1, 2]])[0, 0], wP)"),
     ("grad.lam", "grad(fn(t) => grad(FP)(t))(W)"),
     ("grad.dfn", "grad(DP)(W)"),
     ("jvp.dfn", "jvp(DP, W, 1)"),
