@@ -208,6 +208,8 @@ class Sim:
         if not (a.dep or b.dep):
             return
         scale = max(abs(a.v), abs(b.v))
+        if scale == 0:      # 0 against 0: relative nearness says little there
+            raise Ambiguous("both 0")
         gap = abs(a.v - b.v) / scale
         sens = abs(self.x * (a.dv - b.dv)) / scale
         if gap == 0:
