@@ -231,8 +231,7 @@ typedef struct {
     uint32_t *stamp, now;      /* by input */
     uint8_t *cone;             /* by e - lo: reaches the output (Hessian only) */
     uint8_t *hess;             /* n x n bits, NULL: no interactions wanted */
-    int ops;                   /* scratch for gathering operands */
-    uint32_t *opnd, nopnd, capopnd;
+    uint32_t *opnd, nopnd, capopnd;   /* scratch: an entry's operands */
 } Sets;
 
 static void gather(uint32_t id, void *ud)
