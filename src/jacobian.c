@@ -108,13 +108,14 @@ static void put(Value J, int i, int j, Value e)   /* takes e */
 
 /* ------------------------------------------------------ forward mode */
 
-/* J V for V an n x k matrix (columns: directions), as an m x k matrix, by
- * one jvp per column; m is learned from the first pass (*m, -1 before).
- * The one place a chunked forward mode (several directions a pass) plugs in. */
-static Value jac_forward_columns(Value f, Value x, Value V, int *m)
+/* J V for V an n x k matrix (columns: directions, k >= 1), as an m x k
+ * matrix, by one jvp per column. The one place a chunked forward mode
+ * (several directions a pass: fwd_jvp_chunk(f, x, V), same contract)
+ * plugs in. */
+static Value jac_forward_columns(Value f, Value x, Value V)
 {
     const Storage *vs = AS_ARR(V);
-    int n = vs->rows, k = vs->cols;
+    int n = vs->rows, k = vs->cols, m = 0;
     Value J = num_val(0);
     for (int c = 0; c < k; c++) {
         Value v = direction_like(x, n);
@@ -126,13 +127,13 @@ static Value jac_forward_columns(Value f, Value x, Value V, int *m)
         v_release(v);
         int mt = m_of(t, "jacobian");
         if (c == 0) {
-            *m = mt;
+            m = mt;
             J = mat_new(mt, k);
-        } else if (mt != *m) {
+        } else if (mt != m) {
             v_release(t);
             v_release(J);
             err_raise("jacobian: the function returned %d numbers in one pass and %d in another: its result's length must not depend on x",
-                      *m, mt);
+                      m, mt);
         }
         for (int i = 0; i < mt; i++) put(J, i, c, elem(t, i));
         v_release(t);
@@ -160,10 +161,10 @@ static int outputs_at(Value f, Value x, const char *fname)
 
 static Value jacobian_forward(Value f, Value x)
 {
-    int n = n_of(x), m = -1;
+    int n = n_of(x);
     if (n == 0) return mat_new(outputs_at(f, x, "jacobian"), 0);
     Value I = identity_seeds(n);
-    Value J = jac_forward_columns(f, x, I, &m);
+    Value J = jac_forward_columns(f, x, I);
     v_release(I);
     return J;
 }
@@ -231,8 +232,7 @@ typedef struct {
     uint32_t *stamp, now;      /* by input */
     uint8_t *cone;             /* by e - lo: reaches the output (Hessian only) */
     uint8_t *hess;             /* n x n bits, NULL: no interactions wanted */
-    int ops;                   /* scratch for gathering operands */
-    uint32_t *opnd, nopnd, capopnd;
+    uint32_t *opnd, nopnd, capopnd;   /* scratch: an entry's operands */
 } Sets;
 
 static void gather(uint32_t id, void *ud)
@@ -683,8 +683,7 @@ static Value sparse_jacobian(Value f, Value x, int fallback, int hessian)
         J = mat_new(hessian ? n : m, n);
     } else {
         Value V = seeds_of(colour, n, p);
-        int mb = -1;
-        Value B = jac_forward_columns(target, x, V, &mb);
+        Value B = jac_forward_columns(target, x, V);
         v_release(V);
         int rows = hessian ? n : m;
         J = mat_new(rows, n);
@@ -733,11 +732,11 @@ static void symmetrize(Value H)
 
 static Value hessian_dense(Value f, Value x)
 {
-    int n = n_of(x), m = -1;
+    int n = n_of(x);
     if (n == 0) return mat_new(0, 0);
     Value gfn = ad_grad(1, &f);
     Value I = identity_seeds(n);
-    Value H = jac_forward_columns(gfn, x, I, &m);
+    Value H = jac_forward_columns(gfn, x, I);
     v_release(I);
     v_release(gfn);
     symmetrize(H);
