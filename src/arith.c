@@ -5,6 +5,7 @@
 #include "error.h"
 #include "kinks.h"
 #include "matrix.h"
+#include "arrayrun.h"
 #include "state.h"
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
@@ -62,6 +63,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     if (nb >= 0) seq_check_numbers(b, what);
     Value r = arr_new(n);
     Storage *s = AS_ARR(r);
+    if (arrayrun_elementwise(op, a, b, na, nb, n, s)) return r;
     /* A constant scalar meeting recorded elements goes on the tape once,
      * not once per element. */
     Value scalar = na < 0 ? a : b;
