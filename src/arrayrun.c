@@ -58,21 +58,20 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
     if (x.t != V_ARR && x.t != V_VIEW) return 0;
     RunElems r = run_elems(x);
     uint32_t first = r.e[0].id, ids = 0;
-    int seq = first != 0;
+    int seq = first != 0, konst = 0;     /* konst: an element is a constant entry (id 0 reads entry 0, one) */
     for (int i = 0; i < n; i++) {
         const Value *e = &r.e[i * r.stride];
         if (e->t != V_NUM) return 0;
         ids |= e->id;
         seq &= e->id == first + (uint32_t)i;
+        konst |= tape_opcode(e->id) == OP_CONST;
     }
     if (!ids) {
         *kind = TAPE_RUN_NONE;
         *id = 0;
         return 1;
     }
-    if (!seq) return 0;
-    for (int i = 0; i < n; i++)
-        if (tape_opcode(first + (uint32_t)i) == OP_CONST) return 0;
+    if (!seq || konst) return 0;
     *kind = TAPE_RUN_SEQ;
     *id = first;
     return 1;
@@ -99,9 +98,9 @@ static inline uint32_t run_id(uint8_t kind, uint32_t id, int j)
     return kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? id + (uint32_t)j : id;
 }
 
-/* op over a and b as one array run into r's storage (n elements); 0 if
- * it does not apply (nothing was recorded then). */
-int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Storage *s)
+/* op over a and b as one array run, into a new array *out of n
+ * elements; 0 if it does not apply (nothing was made or recorded then). */
+int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
     int unary = op_arity[op] < 2;
     if (n < 2 || !G->tape.recording || G->num.backend != BK_F64 || !op_ids[op] || op_arity[op] < 1) return 0;
@@ -109,6 +108,8 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Storag
     if (!run_operand(a, na >= 0, n, &r.ka, &r.a)) return 0;
     if (!unary && !run_operand(b, nb >= 0, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
+    *out = arr_new(n);
+    Storage *s = AS_ARR(*out);
     run_constants(op, a, na >= 0, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
     RunElems ea = na >= 0 ? run_elems(a) : (RunElems){ &a, 0 };

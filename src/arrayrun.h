@@ -7,8 +7,9 @@
 #include "value.h"
 
 /* op (unary or binary) over a and b, na and nb their lengths (-1: a
- * number), into s's n elements. */
-int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Storage *s);
+ * number), n the result's, into a new array *out (every element of a and
+ * b is then a number: the caller's checks are not needed). */
+int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out);
 /* a (m x k) @ b (k x n) into r's m * n elements. */
 int arrayrun_product(Value a, Value b, int m, int k, int n, Value r);
 
