@@ -566,7 +566,7 @@ static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
 {
     RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
     if (!ta.ok || !tb.ok) return 0;
-    const double *val = G->tape.val, *adj = b->adj + (r->base - b->lo);
+    const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
     const double *A = val + r->a, *B = val + r->b;
     long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
     if (ta.p) run_give(r->op, 0, r->n, adj, A, sa, B, sb, val + r->base, ta);
@@ -582,7 +582,7 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     uint32_t m = r->rows, k = r->inner, n = r->n / r->rows;
     RunTarget ta = run_target(b, r->ka, r->a, m * k), tb = run_target(b, r->kb, r->b, k * n);
     if (!ta.ok || !tb.ok) return 0;
-    const double *val = G->tape.val, *dC = b->adj + (r->base - b->lo), *A = val + r->a, *B = val + r->b;
+    const double *val = tape_vals(), *dC = b->adj + (r->base - b->lo), *A = val + r->a, *B = val + r->b;
     double bad = 0;       /* inf - inf and nan * 0 are nan: one test for all */
     for (uint32_t p = 0; p < m * n; p++) bad += dC[p] * 0;
     for (uint32_t p = 0; p < m * k; p++) bad += A[p] * 0;
