@@ -72,7 +72,7 @@ $(BUILD)/%.o: src/%.c src/*.h src/*.def $(BUILD)/gen/parser.h
 
 # The tape and its sweeps stand below the evaluator: their unit test links
 # them alone (no evaluator, no libedit), which keeps them that way.
-CORE     := state io tape sweep fixtape arith dual num ieee posit value valuegc error ast versions kinks tapegc matrix
+CORE     := state io tape sweep fixtape arith arrayrun dual num ieee posit value valuegc error ast versions kinks tapegc matrix
 COREOBJS := $(patsubst %,$(BUILD)/%.o,$(CORE))
 $(BUILD)/unit/test_tape: tests/unit/test_tape.c $(UNITSUP) $(COREOBJS)
 	@mkdir -p $(BUILD)/unit

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "kinks.h"
 #include "matrix.h"
+#include "arrayrun.h"
 #include "state.h"
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
@@ -56,11 +57,13 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     if (na >= 0 && nb >= 0 && na != nb)
         err_raise("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
     int n = na >= 0 ? na : nb;
+    Value r;
+    if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
     if (na >= 0) seq_check_numbers(a, what);
     if (nb >= 0) seq_check_numbers(b, what);
-    Value r = arr_new(n);
+    r = arr_new(n);
     Storage *s = AS_ARR(r);
     /* A constant scalar meeting recorded elements goes on the tape once,
      * not once per element. */

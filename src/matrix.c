@@ -11,15 +11,16 @@
  * Numbers are recorded element by element, as array operations are: an
  * elementwise op records one entry an element, a reduction of a row or a
  * column one n-ary sum, an element of a product one dot entry. So d, grad,
- * jvp and hvp reach through matrices as through arrays. (Recording a
- * whole array operation as one entry is a later step; the shape on the
- * storage and the row-major order are what it will build on.) */
+ * jvp and hvp reach through matrices as through arrays. A product (and an
+ * elementwise op) whose operands qualify is also recorded as an array run,
+ * which the plain sweep takes whole (arrayrun.c). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "matrix.h"
 #include "arith.h"
+#include "arrayrun.h"
 #include "tape.h"
 #include "num.h"
 #include "error.h"
@@ -291,6 +292,7 @@ Value mat_product(Value a, Value b)
         err_raise("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
                  mat_describe(a), mat_describe(b));
     Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : arr_new(is_mat(a) ? m : n);
+    if (arrayrun_product(a, b, m, k, n, r)) return r;
     Operand oa = operand(a), ob = operand(b);
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)

@@ -503,6 +503,128 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
 }
 
 
+/* ------------------------------------------------------- array runs
+ *
+ * An array run (tape.h: an elementwise op or a matrix product over n
+ * numbers, recorded as its n element entries and one record) is swept in
+ * one tight loop per operand when the plain sweep reaches its top entry:
+ * the partial of element j comes from the op's rule with the op fixed (the
+ * switch folds away), times the element's adjoint, into the operand's
+ * adjoint. What each element would give is what it gives: an adjoint of 0
+ * gives nothing, a partial of 0 gives nothing (strong zero), so the loops
+ * agree with the per-element sweep to rounding (a broadcast number's
+ * adjoint adds the same terms; a product's are summed row by row). The run
+ * is left to the per-element steps when it is not whole in the sweep's
+ * range, holds a cut, or an operand's adjoint lives neither in the
+ * sweep's buffer nor in its sink. */
+
+/* Where an operand's adjoints go: p[j * stride] for element j (stride 0:
+ * one number takes every element's). NULL p: no adjoint (a constant), or
+ * not a place this loop can write (the per-element steps go instead). */
+typedef struct { double *p; long stride; int ok; } RunTarget;
+
+static RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
+{
+    RunTarget t = { NULL, 0, 1 };
+    if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS) return t;
+    if (kind == TAPE_RUN_ONE && (id == 0 || tape_opcode(id) == OP_CONST)) return t;
+    uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
+    t.stride = kind == TAPE_RUN_SEQ;
+    if (id >= b->lo && last <= b->top) t.p = b->adj + (id - b->lo);
+    else if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink) {
+        t.p = &b->sink[id - b->sink_lo].u.n;
+        t.stride *= (long)(sizeof(Value) / sizeof(double));
+    } else if (last < b->lo && !b->parent && (!b->sink || last < b->sink_lo || id >= b->sink_lo + b->nsink))
+        ;                     /* below the sweep, outside its sink: nothing reaches it (give_plain) */
+    else t.ok = 0;
+    return t;
+}
+
+/* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b). */
+#define RUN_GIVE_LOOP(OPC)                                                          \
+    for (uint32_t j = n; j-- > 0; ) {                                               \
+        double g = adj[j], da, db;                                                  \
+        rule_partials_num(OPC, A[j * sa], B[j * sb], V[j], &da, &db);               \
+        double p = which ? db : da;                                                 \
+        if (g != 0 && p != 0) t.p[j * t.stride] += g * p;                           \
+    }
+
+static void run_give(int op, int which, uint32_t n, const double *adj, const double *A, long sa,
+                     const double *B, long sb, const double *V, RunTarget t)
+{
+    switch (op) {
+#define OP(e, name, kind, flags, f, da, db) case OP_##e: RUN_GIVE_LOOP(OP_##e) return;
+#include "ops.def"
+#undef OP
+    default: return;
+    }
+}
+#undef RUN_GIVE_LOOP
+
+/* Elementwise run r, whole in b's range: 0 if it is left to the steps. */
+static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
+{
+    RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
+    if (!ta.ok || !tb.ok) return 0;
+    const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
+    const double *A = val + r->a, *B = val + r->b;
+    long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    if (ta.p) run_give(r->op, 0, r->n, adj, A, sa, B, sb, val + r->base, ta);
+    if (tb.p) run_give(r->op, 1, r->n, adj, A, sa, B, sb, val + r->base, tb);
+    return 1;
+}
+
+/* A matrix product run r (C = A B, A m x k, B k x n), whole in b's range:
+ * dA += dC B^T, dB += A^T dC. Left to the dot entries' steps when an
+ * adjoint or a factor is inf or nan (their zero rules are per term). */
+static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
+{
+    uint32_t m = r->rows, k = r->inner, n = r->n / r->rows;
+    RunTarget ta = run_target(b, r->ka, r->a, m * k), tb = run_target(b, r->kb, r->b, k * n);
+    if (!ta.ok || !tb.ok) return 0;
+    const double *val = tape_vals(), *dC = b->adj + (r->base - b->lo), *A = val + r->a, *B = val + r->b;
+    double bad = 0;       /* inf - inf and nan * 0 are nan: one test for all */
+    for (uint32_t p = 0; p < m * n; p++) bad += dC[p] * 0;
+    for (uint32_t p = 0; p < m * k; p++) bad += A[p] * 0;
+    for (uint32_t p = 0; p < k * n; p++) bad += B[p] * 0;
+    if (bad != 0 || bad != bad) return 0;
+    if (ta.p)
+        for (uint32_t i = 0; i < m; i++)
+            for (uint32_t t = 0; t < k; t++) {
+                double s = 0;
+                const double *g = dC + (size_t)i * n, *row = B + (size_t)t * n;
+                for (uint32_t j = 0; j < n; j++) s += g[j] * row[j];
+                ta.p[((size_t)i * k + t) * ta.stride] += s;
+            }
+    if (tb.p)
+        for (uint32_t i = 0; i < m; i++) {
+            const double *g = dC + (size_t)i * n;
+            for (uint32_t t = 0; t < k; t++) {
+                double x = A[(size_t)i * k + t];
+                double *to = tb.p + (size_t)t * n * tb.stride;
+                if (tb.stride == 1)
+                    for (uint32_t j = 0; j < n; j++) to[j] += x * g[j];
+                else
+                    for (uint32_t j = 0; j < n; j++) to[j * tb.stride] += x * g[j];
+            }
+        }
+    return 1;
+}
+
+/* Run k if the sweep may take it whole here: its top is i, it lies in
+ * [stop, i], no cut at or above its base (cut: the highest cut at or
+ * below i). */
+static int plain_try_run(PlainBuf *b, uint32_t k, uint32_t stop, uint32_t cut)
+{
+    const TapeRun *r = &G->tape.runs[k];
+    if (!b->adj || r->base < stop || r->base < b->lo || (cut && cut >= r->base)) return 0;
+    switch (r->kind) {
+    case TAPE_RUN_ELEMWISE: return plain_elemwise_run(b, r);
+    case TAPE_RUN_MATMUL: return plain_matmul_run(b, r);
+    default: return 0;
+    }
+}
+
 static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
 
 /* Sweeps entries top down to stop (at least b's lo). A fixed point's head
@@ -513,18 +635,36 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
 {
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     if (stop < b->lo) stop = b->lo;
-    for (uint32_t i = top; i >= stop && i > 0; i--) {
-        if (__builtin_expect(i == cut, 0)) {
-            cut = next_cut(&b->cuts, &at, i - 1);
-            continue;
+    /* the next array run down: its index and top entry (0: none); the
+     * entries between runs take the loop below as if there were none */
+    int32_t rk = G->tape.nruns ? tape_run_below(top) : -1;
+    uint32_t rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+    uint32_t i = top;
+    while (i >= stop && i > 0) {
+        if (__builtin_expect(i == rtop, 0)) {
+            uint32_t base = G->tape.runs[rk].base;
+            int took = i != cut && plain_try_run(b, (uint32_t)rk, stop, cut);
+            rk--;
+            rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+            if (took) {
+                i = base - 1;
+                continue;
+            }
         }
-        double a = take_plain(b, i);
-        if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong);
-        else if (!strong && a != 0) {
-            plain_run_strong(b, i, stop);
-            return;
-        } else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
-        if ((i & 0xfffff) == 0) err_check_interrupt();
+        uint32_t floor = rtop >= stop && rtop < i ? rtop + 1 : stop;
+        for (; i >= floor && i > 0; i--) {
+            if (__builtin_expect(i == cut, 0)) {
+                cut = next_cut(&b->cuts, &at, i - 1);
+                continue;
+            }
+            double a = take_plain(b, i);
+            if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong);
+            else if (!strong && a != 0) {
+                plain_run_strong(b, i, stop);
+                return;
+            } else if (__builtin_expect(tape_opcode(i) == OP_FIXIN, 0) && tape_b(i) == 0) plain_fixin(b, i);
+            if ((i & 0xfffff) == 0) err_check_interrupt();
+        }
     }
 }
 

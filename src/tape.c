@@ -303,6 +303,7 @@ static void tape_rewind(uint32_t to)
     G->tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? G->tape.tables.chunk_window[c] : 0;
     for (uint32_t k = 0; k < nfar; k++) far_hash_put(G->tape.tables.far[G->tape.tables.chunk_far[c] + k], k);
     G->tape.n = to;
+    while (G->tape.nruns && G->tape.runs[G->tape.nruns - 1].base + G->tape.runs[G->tape.nruns - 1].n > to) G->tape.nruns--;
 }
 
 /* Side records from index `from` on are released (their entries go). */
@@ -324,6 +325,7 @@ void tape_init(void)
     free(G->tape.derivs);
     release_sides(0);
     free(G->tape.sides);
+    free(G->tape.runs);
     uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
     const char *(*hint)(void) = G->tape.limit_hint;
     TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
@@ -433,6 +435,27 @@ void tape_each_side_value(void (*visit)(Value))
         TapeSide *s = G->tape.sides[k];
         if (s && s->kind->each_value) s->kind->each_value(s, visit);
     }
+}
+
+void tape_run_add(const TapeRun *r)
+{
+    if (G->tape.nruns == G->tape.capruns) {
+        uint32_t grown = G->tape.capruns ? 2 * G->tape.capruns : 64;   /* the size is kept only once it is had */
+        G->tape.runs = err_realloc(G->tape.runs, grown * sizeof(TapeRun));
+        G->tape.capruns = grown;
+    }
+    G->tape.runs[G->tape.nruns++] = *r;
+}
+
+int32_t tape_run_below(uint32_t i)
+{
+    int32_t lo = 0, hi = (int32_t)G->tape.nruns - 1, at = -1;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (G->tape.runs[mid].base + G->tape.runs[mid].n - 1 <= i) at = mid, lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return at;
 }
 
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
@@ -765,6 +788,27 @@ static void compact_entries(Compaction *c, const TapeTables *old)
     }
 }
 
+/* Runs with elements at or above the mark: kept, renumbered, if every
+ * such element was kept (operands of kept entries are kept, and their
+ * order too, so a run of operands stays a run); else dropped. */
+static void compact_runs(const Compaction *c)
+{
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < G->tape.nruns; k++) {
+        TapeRun r = G->tape.runs[k];
+        uint32_t top = r.base + r.n - 1, whole = 1;
+        if (top >= c->lo) {
+            for (uint32_t i = r.base > c->lo ? r.base : c->lo; i <= top && whole; i++) whole = c->live[i - c->lo] != 0;
+            if (!whole) continue;
+            r.base = renumbered(&c->rn, r.base);
+            if (r.ka != TAPE_RUN_NONE) r.a = renumbered(&c->rn, r.a);
+            if (r.kb != TAPE_RUN_NONE) r.b = renumbered(&c->rn, r.b);
+        }
+        G->tape.runs[kept++] = r;
+    }
+    G->tape.nruns = kept;
+}
+
 void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
 {
     Compaction c = { .m = m, .live = live, .newpos = newpos, .lo = m.n, .n = G->tape.n };
@@ -785,7 +829,13 @@ void tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos)
     G->tape.tables = fresh;
     G->tape.capfar = capfar;
     G->tape.capwide = capwide;
+    TapeRun *runs = G->tape.runs;
+    uint32_t nruns = G->tape.nruns;
+    G->tape.nruns = 0;                /* (tape_rewind would drop those above lo) */
     compact_entries(&c, &old);
+    G->tape.nruns = nruns;
+    G->tape.runs = runs;
+    compact_runs(&c);
     if (c.nout) memcpy(G->tape.pool + c.base, c.out, c.nout * sizeof(uint32_t));
     G->tape.npool = c.base + c.nout;
     G->tape.n = c.kept_end;

@@ -98,6 +98,26 @@ typedef struct TapeSideKind {
 } TapeSideKind;
 struct TapeSide { const TapeSideKind *kind; };
 
+/* Array runs: an array operation over n numbers (elementwise, or a matrix
+ * product) recorded as n consecutive entries, one an element, so that
+ * element reads, writes, versions, views, reclaiming, checkpointing and
+ * :tape see what per-element recording gives them, plus this record,
+ * which lets the plain reverse sweep take all n elements in one tight loop
+ * (sweep.c, "array runs"). The record is a summary, never the only truth:
+ * dropping it loses speed, not derivatives (tape_rewind drops those it
+ * cuts, tape_compact those whose elements it does not keep whole).
+ * An operand is TAPE_RUN_NONE (a constant: no adjoint goes to it), ONE
+ * (the id in a or b, every element: a broadcast scalar), RUN (element j
+ * reads a + j) or CONSTS (a run of constant entries: values only). */
+enum { TAPE_RUN_NONE, TAPE_RUN_ONE, TAPE_RUN_SEQ, TAPE_RUN_CONSTS };
+enum { TAPE_RUN_ELEMWISE, TAPE_RUN_MATMUL };
+typedef struct {
+    uint32_t base, n;           /* the elements: entries base .. base + n - 1 */
+    uint32_t a, b;              /* the operands (first id, or the one id) */
+    uint8_t  kind, op, ka, kb;  /* TAPE_RUN_*, the op (elementwise), operand kinds */
+    uint32_t rows, inner;       /* matmul: a is rows x inner, b inner x n / rows, both runs */
+} TapeRun;
+
 /* A place on the tape to take entries back to (tape_mark, below). */
 typedef struct {
     uint32_t n, nderivs, nsides;
@@ -139,6 +159,8 @@ typedef struct {
     size_t    reserved;         /* entries the mappings hold; 0: malloc'd (tape.c) */
     size_t    prefaulted;       /* entries of the mappings faulted in */
     TapeFarHash *far_hash;      /* made when the first far slot is (start-up stays small) */
+    TapeRun  *runs;             /* array runs, by base ascending (above; 28 bytes a run, a summary: not in tape_bytes) */
+    uint32_t  nruns, capruns;
     const char *(*limit_hint)(void);   /* kept by tape_init (below) */
 } Tape;
 
@@ -155,6 +177,9 @@ uint32_t tape_pool_push(const uint32_t *ids, uint32_t n);
 uint32_t tape_side_add(TapeSide *s);            /* index for the entry's a field */
 static inline TapeSide *tape_side_at(uint32_t k);
 void     tape_each_side_value(void (*visit)(Value));   /* for the collector's roots */
+void     tape_run_add(const TapeRun *r);      /* after its n entries */
+/* The index of the highest run whose top is at or below i, or -1. */
+int32_t  tape_run_below(uint32_t i);
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut);
 
@@ -244,6 +269,7 @@ static inline const TapeArgs *tape_wide_at(uint32_t i)
 }
 static inline int      tape_opcode(uint32_t i) { return G->tape.code[i] & TAPE_OPMASK; }
 static inline double   tape_val(uint32_t i)    { return G->tape.val[i]; }
+static inline const double *tape_vals(void)    { return G->tape.val; }   /* every value, by id (the array runs' loops) */
 static inline __attribute__((always_inline)) uint32_t tape_a(uint32_t i)      /* first operand */
 {
     uint32_t c = G->tape.code[i];

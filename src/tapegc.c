@@ -190,6 +190,40 @@ static void visit(Pass *p, uint32_t i)
     tape_each_extra_id(i, mark_extra, p);
 }
 
+/* An array run (tape.h) whose top the pass reached, whole above the
+ * floor: its live elements are visited in one loop, their operands read
+ * from the run's record instead of each element's code. A product's
+ * elements read every element of both factors between them: if one is
+ * live, both factors are kept whole (a live product element is nearly
+ * always one of many). Returns 0 to leave it to the per-entry visits. */
+static int visit_run(Pass *p, const TapeRun *r)
+{
+    if (r->base < p->lo) return 0;
+    uint8_t *live = p->live + (r->base - p->lo);
+    int any = 0;
+    for (uint32_t j = 0; j < r->n; j++) any |= live[j] == 1;
+    if (!any) return 1;
+    uint32_t na = r->n, nb = r->n;
+    if (r->kind == TAPE_RUN_MATMUL) {
+        na = r->rows * r->inner;
+        nb = r->inner * (r->n / r->rows);
+        for (uint32_t j = 0; j < r->n; j++) live[j] = live[j] ? 2 : 0;
+        for (uint32_t j = 0; j < na; j++) mark_operand(r->a + j, p);
+        for (uint32_t j = 0; j < nb; j++) mark_operand(r->b + j, p);
+        return 1;
+    }
+    int seqa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, seqb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    for (uint32_t j = 0; j < r->n; j++) {
+        if (live[j] != 1) continue;
+        live[j] = 2;
+        if (seqa) mark_operand(r->a + j, p);
+        if (seqb) mark_operand(r->b + j, p);
+    }
+    if (r->ka == TAPE_RUN_ONE) mark_operand(r->a, p);
+    if (r->kb == TAPE_RUN_ONE) mark_operand(r->b, p);
+    return 1;
+}
+
 static void mark_from_roots(Pass *p, TapeMark floor)
 {
     each_root(mark_id, p);
@@ -197,14 +231,32 @@ static void mark_from_roots(Pass *p, TapeMark floor)
     p->calls_lo = floor.nderivs;
     for (uint32_t call = 0; call < floor.nderivs; call++)   /* entries below the floor count as live */
         mark_expansion(p, call);
-    for (uint32_t i = p->n; i-- > p->lo; ) {
-        if (p->live[i - p->lo] != 1) continue;
-        p->at = i;
-        visit(p, i);
-        while (p->nstack) {
-            uint32_t j = p->stack[--p->nstack];
-            if (p->live[j - p->lo] == 1) visit(p, j);
+    /* the next array run down; the entries between runs take the loop
+     * below as if there were none */
+    int32_t rk = G->tape.nruns ? tape_run_below(p->n - 1) : -1;
+    uint32_t rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+    uint32_t i = p->n;       /* entries below i are still to pass */
+    while (i > p->lo) {
+        if (i - 1 == rtop) {
+            const TapeRun *r = &G->tape.runs[rk--];
+            rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+            p->at = i - 1;
+            if (visit_run(p, r)) {
+                i = p->at = r->base;     /* marked later, an element is pushed and visited alone */
+                continue;
+            }
         }
+        uint32_t seg = rtop >= p->lo && rtop < i - 1 ? rtop + 1 : p->lo;
+        for (; i-- > seg; ) {
+            if (p->live[i - p->lo] != 1) continue;
+            p->at = i;
+            visit(p, i);
+            while (p->nstack) {
+                uint32_t j = p->stack[--p->nstack];
+                if (p->live[j - p->lo] == 1) visit(p, j);
+            }
+        }
+        i = seg;
     }
     err_scratch_free(p->stack);
     p->stack = NULL;

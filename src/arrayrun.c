@@ -1,0 +1,190 @@
+/* arrayrun.c: recording whole-array operations as array runs (issue 27).
+ *
+ * Design. An elementwise op over n numbers (a + b, a * s, exp(a), ... on
+ * plain arrays or views of numbers, or an array and a number) or a matrix
+ * product a @ b, in float64 while recording, is recorded as
+ *   - the n element entries that per-element recording would make: the
+ *     same ops, the same operands, the same values, at consecutive ids
+ *     base .. base + n - 1 (constants an op reads the values of come
+ *     first: a run of constant entries for an array, one for a number), so
+ *     that element reads and writes, versions x@k, views, checkpointed
+ *     loops, kinks, :tape, the recorded sweeps and the second-order sweep
+ *     see exactly what they always saw; and
+ *   - one record (TapeRun, tape.h): the op, base, n, and each operand as a
+ *     run of consecutive ids, one id (a broadcast number), constants, or
+ *     nothing to differentiate.
+ * The record is what makes it fast: the plain reverse sweep, reaching the
+ * run's top entry, takes all n elements in one tight loop per operand
+ * (sweep.c, "array runs"), a product as dA += dC B^T and dB += A^T dC;
+ * reclaiming marks a run's operands from the record (tapegc.c). The record
+ * is a summary and never the only truth: tape_rewind and tape_compact drop
+ * the records whose elements they do not keep whole, and a sweep that
+ * cannot take a run whole (a cut inside it, an operand's adjoints outside
+ * its buffer, inf or nan in a product) steps through its elements.
+ * An operand qualifies when its elements' entries are consecutive (what an
+ * array op, a leaf array, grad's parameters or a loop filling an array
+ * give) or all constants; anything else (a mixed array, duals, another
+ * backend) records element by element as before. Recorded sweeps
+ * (derivatives of derivatives) still record one adjoint op per element:
+ * exact, not yet array-shaped. */
+#include "arrayrun.h"
+#include "arith.h"
+#include "kinks.h"
+#include "state.h"
+
+/* Whether the reverse rule of op reads operand values (arith.c's test). */
+static inline int needs_operand_values(int op) { return !(op_flags[op] & OPF_LINEAR); }
+
+/* An array or view's elements: e[j * stride]. */
+typedef struct { const Value *e; long stride; } RunElems;
+
+static RunElems run_elems(Value x)
+{
+    if (x.t == V_ARR) return (RunElems){ AS_ARR(x)->v, 1 };
+    const View *w = AS_VIEW(x);
+    return (RunElems){ w->s->v + w->start, w->stride };
+}
+
+/* The kind of operand x (an array or view of n, or a number) and its id;
+ * 0 if it cannot be part of a run. */
+static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+{
+    if (!is_arr) {
+        if (x.t != V_NUM) return 0;
+        *kind = x.id ? TAPE_RUN_ONE : TAPE_RUN_NONE;
+        *id = x.id;
+        return 1;
+    }
+    if (x.t != V_ARR && x.t != V_VIEW) return 0;
+    RunElems r = run_elems(x);
+    uint32_t first = r.e[0].id, ids = 0;
+    int seq = first != 0, konst = 0;     /* konst: an element is a constant entry (id 0 reads entry 0, one) */
+    for (int i = 0; i < n; i++) {
+        const Value *e = &r.e[i * r.stride];
+        if (e->t != V_NUM) return 0;
+        ids |= e->id;
+        seq &= e->id == first + (uint32_t)i;
+        konst |= tape_opcode(e->id) == OP_CONST;
+    }
+    if (!ids) {
+        *kind = TAPE_RUN_NONE;
+        *id = 0;
+        return 1;
+    }
+    if (!seq || konst) return 0;
+    *kind = TAPE_RUN_SEQ;
+    *id = first;
+    return 1;
+}
+
+/* Constant operands whose values op reads go on the tape: a number once,
+ * an array as a run of constant entries. */
+static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+{
+    if (*kind != TAPE_RUN_NONE || !needs_operand_values(op)) return;
+    if (!is_arr) {
+        *id = arith_const_id(x.u.n);
+        *kind = TAPE_RUN_ONE;
+        return;
+    }
+    RunElems r = run_elems(x);
+    *id = arith_const_id(r.e[0].u.n);
+    for (int i = 1; i < n; i++) arith_const_id(r.e[i * r.stride].u.n);
+    *kind = TAPE_RUN_CONSTS;
+}
+
+static inline uint32_t run_id(uint8_t kind, uint32_t id, int j)
+{
+    return kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? id + (uint32_t)j : id;
+}
+
+/* op over a and b as one array run, into a new array *out of n
+ * elements; 0 if it does not apply (nothing was made or recorded then). */
+int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    int unary = op_arity[op] < 2;
+    if (n < 2 || !G->tape.recording || G->num.backend != BK_F64 || !op_ids[op] || op_arity[op] < 1) return 0;
+    TapeRun r = { 0 };
+    if (!run_operand(a, na >= 0, n, &r.ka, &r.a)) return 0;
+    if (!unary && !run_operand(b, nb >= 0, n, &r.kb, &r.b)) return 0;
+    if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
+    *out = arr_new(n);
+    Storage *s = AS_ARR(*out);
+    run_constants(op, a, na >= 0, n, &r.ka, &r.a);
+    if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
+    RunElems ea = na >= 0 ? run_elems(a) : (RunElems){ &a, 0 };
+    RunElems eb = !unary && nb >= 0 ? run_elems(b) : (RunElems){ unary ? &a : &b, 0 };
+    int kinks = (KINK_OPS >> op) & 1;
+    r.kind = TAPE_RUN_ELEMWISE;
+    r.op = (uint8_t)op;
+    r.n = (uint32_t)n;
+    for (int j = 0; j < n; j++) {
+        double x = ea.e[j * ea.stride].u.n, y = unary ? 0 : eb.e[j * eb.stride].u.n, v = num_apply(op, x, y);
+        uint32_t id = tape_push(op, run_id(r.ka, r.a, j), unary ? 0 : run_id(r.kb, r.b, j), v);
+        if (j == 0) r.base = id;
+        if (kinks) kink_note_op(op, x, y, id);
+        s->v[j] = num_rec(v, id);
+    }
+    if (unary) r.kb = TAPE_RUN_NONE, r.b = 0;
+    tape_run_add(&r);
+    return 1;
+}
+
+/* The product as one array run (tape.h): plain arrays of numbers in
+ * float64 while recording, each operand's entries consecutive (or all
+ * constants, which go on the tape as a run of constant entries), at least
+ * one recorded. Element (i, j) is the dot entry product_element makes, the
+ * same pairs in the same order and the same sum; the run's record lets the
+ * plain sweep take the whole product as two matrix products (sweep.c).
+ * 0 if it does not apply (nothing recorded then). */
+int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
+{
+    if (!G->tape.recording || G->num.backend != BK_F64 || a.t != V_ARR || b.t != V_ARR || k < 1 || m * n < 1) return 0;
+    const Value *ea = AS_ARR(a)->v, *eb = AS_ARR(b)->v;
+    uint8_t kind[2];
+    uint32_t first[2];
+    const Value *e[2] = { ea, eb };
+    int len[2] = { m * k, k * n };
+    for (int s = 0; s < 2; s++) {
+        uint32_t f = e[s][0].id, ids = 0;
+        int seq = f != 0;
+        for (int p = 0; p < len[s]; p++) {
+            if (e[s][p].t != V_NUM) return 0;
+            ids |= e[s][p].id;
+            seq &= e[s][p].id == f + (uint32_t)p;
+        }
+        if (ids && !seq) return 0;
+        if (ids)
+            for (int p = 0; p < len[s]; p++)
+                if (tape_opcode(f + (uint32_t)p) == OP_CONST) return 0;
+        kind[s] = ids ? TAPE_RUN_SEQ : TAPE_RUN_NONE;
+        first[s] = f;
+    }
+    if (kind[0] == TAPE_RUN_NONE && kind[1] == TAPE_RUN_NONE) return 0;
+    for (int s = 0; s < 2; s++)
+        if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
+            first[s] = arith_const_id(e[s][0].u.n);
+            for (int p = 1; p < len[s]; p++) arith_const_id(e[s][p].u.n);
+            kind[s] = TAPE_RUN_CONSTS;
+        }
+    TapeRun run = { .kind = TAPE_RUN_MATMUL, .n = (uint32_t)(m * n), .a = first[0], .b = first[1],
+                    .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
+    Value *out = AS_ARR(r)->v;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int t = 0; t < k; t++) s += ea[(long)i * k + t].u.n * eb[(long)t * n + j].u.n;
+            uint32_t off, *pairs = rec_operands(2 * (uint32_t)k, &off);
+            uint32_t pa = first[0] + (uint32_t)(i * k), pb = first[1] + (uint32_t)j;
+            for (int t = 0; t < k; t++) {
+                pairs[2 * t] = pa + (uint32_t)t;
+                pairs[2 * t + 1] = pb + (uint32_t)(t * n);
+            }
+            uint32_t id = rec_dot(off, (uint32_t)k, s);
+            if (i == 0 && j == 0) run.base = id;
+            out[(long)i * n + j] = num_rec(s, id);
+        }
+    tape_run_add(&run);
+    return 1;
+}
+

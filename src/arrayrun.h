@@ -1,0 +1,16 @@
+/* arrayrun.h: whole-array operations recorded as array runs (tape.h's
+ * TapeRun; the design is at the top of arrayrun.c). Each returns 0, having
+ * recorded nothing, when the operands do not qualify: the caller then goes
+ * element by element. */
+#ifndef WG_ARRAYRUN_H
+#define WG_ARRAYRUN_H
+#include "value.h"
+
+/* op (unary or binary) over a and b, na and nb their lengths (-1: a
+ * number), n the result's, into a new array *out (every element of a and
+ * b is then a number: the caller's checks are not needed). */
+int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out);
+/* a (m x k) @ b (k x n) into r's m * n elements. */
+int arrayrun_product(Value a, Value b, int m, int k, int n, Value r);
+
+#endif
