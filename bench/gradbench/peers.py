@@ -182,7 +182,10 @@ def fmt(x):
 
 
 def ratio(a, b):
-    return f"{a / b:.2g}" if a is not None and b else "-"
+    if a is None or not b:
+        return "-"
+    x = a / b
+    return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
 
 
 def print_tables(rows, tools, head):
@@ -214,7 +217,7 @@ def print_tables(rows, tools, head):
             continue
         p = next((q for q in rows if q["eval"] == r["eval"] and q["workload"] == r["workload"]
                   and q["function"] == PRIMAL.get(ev)), None)
-        for wt in [t for t in tools if t.startswith("wengert")]:
+        for wt in [t for t in tools if t.startswith("wengert") and t in r["tools"]]:
             w = ms(r, wt)
             wmem = r["tools"].get(wt, {}).get("rss_mb")
             label = "flat" if wt == "wengert-flat" else "tool"
