@@ -5,7 +5,8 @@
 # the answer read freed memory: ht's Jacobian, written into a matrix a
 # column at a time from 26 jvp passes, came back as 6.9e-310 garbage, the
 # wrong length, or the driver crashed. Here that evaluation of the recorded
-# ht session (hand1, simple variant) must answer what the reference did.
+# ht session (hand1, simple variant), with ht.wg's Jacobian taken a column
+# at a time as it was then, must answer what the reference did.
 BUILD=${WG_BUILD:-build}
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 case "$BUILD" in /*) DRV="$BUILD/gradbench/wengert-gradbench" ;; *) DRV="$ROOT/$BUILD/gradbench/wengert-gradbench" ;; esac
@@ -30,6 +31,19 @@ for line in open(sys.argv[1]):
     out.append(line)
 open(sys.argv[2], "w").writelines(out)
 PY
-printf '#!/bin/sh\nWENGERT_STDLIB="%s/stdlib" exec "%s" "%s/bench/gradbench"\n' "$ROOT" "$DRV" "$ROOT" >"$T/tool"
+cp "$ROOT"/bench/gradbench/*.wg "$T/"
+cat >>"$T/ht.wg" <<'WG'
+fn jacobian() {
+    z = inputs()
+    D = directions(z, 0)
+    J = zeros(3 * len(data_correspondences), 26)
+    for k in 0..26 {
+        j = col(J, k)
+        j += jvp(ht, z, reshape(col(D, k), len(z)))
+    }
+    return reshape(J, len(J) * 26)
+}
+WG
+printf '#!/bin/sh\nWENGERT_STDLIB="%s/stdlib" exec "%s" "%s"\n' "$ROOT" "$DRV" "$T" >"$T/tool"
 chmod +x "$T/tool"
 python3 "$ROOT/bench/gradbench/replay.py" --log "$T/err" "$T/tool" "$T/ht.jsonl"
