@@ -36,7 +36,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web
+.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench bench-gradbench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web
 
 all: $(BIN)
 
@@ -149,6 +149,7 @@ bench: $(BIN)
 	@mkdir -p build/bench
 	$(CC) -O2 -Isrc -o build/bench/posit_bench bench/posit_bench.c src/posit.c -lm
 	./build/bench/posit_bench
+	@$(MAKE) --no-print-directory bench-gradbench
 
 # GradBench (bench/gradbench/README.md): the tool's driver links the
 # interpreter; `make gradbench` replays the recorded sessions into it.
@@ -164,6 +165,13 @@ gradbench-tool: $(GBTOOL)
 gradbench: deps
 	@$(MAKE) --no-print-directory $(GBTOOL)
 	/usr/bin/python3 bench/gradbench/replay.py --log $(BUILD)/gradbench/replay.log bench/gradbench/tool $(GBSESSIONS)
+	/usr/bin/python3 bench/gradbench/agree.py $(GBTOOL) bench/gradbench $(GBSESSIONS)
+
+# wengert beside GradBench's own tools (docs/bench.md, "GradBench"): needs a
+# GradBench build in GB_HOME, made outside this tree; skipped without one.
+GB_HOME ?= $(firstword $(wildcard /work/gb) $(or $(TMPDIR),/tmp)/gb)
+bench-gradbench: $(GBTOOL)
+	GB_HOME=$(GB_HOME) bash bench/gradbench/peers.sh
 
 # The Jupyter kernel (jupyter/README.md): Debian's ipykernel and
 # jupyter-client when missing, then the kernel spec `wengert` for this user,

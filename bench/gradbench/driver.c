@@ -79,6 +79,17 @@ static Value bi_keep(int argc, Value *argv)
 }
 static const Builtin keep_builtin = { "__wg_keep", 1, 1, bi_keep, "__wg_keep(v): (GradBench driver) keep v" };
 
+/* The cycle collector frees what its roots do not reach, and kept lives
+ * here, outside the interpreter: a collection between the run and the
+ * answer (the `:tape clear` after it, or a later run when min_runs > 1)
+ * would free the result (ht's 28 jvp passes made one: the answer read freed
+ * memory). So the session's roots and kept. */
+static void keep_roots(void (*visit)(Value))
+{
+    eval_visit_roots(visit);
+    visit(kept);
+}
+
 /* While wengert code runs, fd 2 goes to a file, so that an error's message
  * can be sent back; afterwards the file is copied to the real stderr. */
 static FILE *capture;
@@ -520,6 +531,7 @@ static void *main_thread(void *ud)
     setenv("WENGERT_STDLIB", stdlibdir, 1);
     if (!wg_open(NULL)) return NULL;
     builtin_define(&keep_builtin);
+    gc_set_roots(keep_roots);
     serve();
     return NULL;
 }

@@ -55,7 +55,7 @@ def close(a, b, path="output"):
 
 class Tool:
     def __init__(self, cmd, log=None):
-        self.p = subprocess.Popen([cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.p = subprocess.Popen(cmd if isinstance(cmd, list) else [cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=log, text=True, bufsize=1)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
