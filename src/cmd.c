@@ -192,7 +192,7 @@ static void cmd_time(const char *args)
     /* reclaiming may give entries back meanwhile: count what was recorded */
     uint64_t before = tape_size() + G->tape.reclaimed, reclaimed = G->tape.reclaimed;
     size_t bytes = tape_bytes() + G->tape.reclaimed_bytes;
-    uint64_t passes[3];
+    uint64_t passes[4];
     jac_time_mark(passes);
     double t0 = now();
     err_call_push(":time");

@@ -89,15 +89,6 @@ static Value elem(Value r, int i)
     return e;
 }
 
-/* A direction of x's shape: an array of n (a number when x is one). */
-static Value direction_like(Value x, int n)
-{
-    if (!is_seq(x)) return num_val(0);
-    Value v = arr_new(n);
-    if (x.t == V_ARR) shape_like(v, x);
-    return v;
-}
-
 static void put(Value J, int i, int j, Value e)   /* takes e */
 {
     Storage *s = AS_ARR(J);
@@ -108,36 +99,15 @@ static void put(Value J, int i, int j, Value e)   /* takes e */
 
 /* ------------------------------------------------------ forward mode */
 
-/* J V for V an n x k matrix (columns: directions, k >= 1), as an m x k
- * matrix, by one jvp per column. The one place a chunked forward mode
- * (several directions a pass: fwd_jvp_chunk(f, x, V), same contract)
- * plugs in. */
+/* J V for V an n x k matrix (columns: directions), as an m x k matrix:
+ * fwd.c's chunked forward mode runs f once for every FWD_CHUNK columns,
+ * each number carrying that many tangents. */
 static Value jac_forward_columns(Value f, Value x, Value V)
 {
-    const Storage *vs = AS_ARR(V);
-    int n = vs->rows, k = vs->cols, m = 0;
-    Value J = num_val(0);
-    for (int c = 0; c < k; c++) {
-        Value v = direction_like(x, n);
-        if (is_seq(x))
-            for (int j = 0; j < n; j++) AS_ARR(v)->v[j] = vs->v[(long)j * k + c];   /* plain numbers */
-        else v = vs->v[c];
-        Value t = fwd_jvp(f, x, v);
-        G->jac.fwd_passes++;
-        v_release(v);
-        int mt = m_of(t, "jacobian");
-        if (c == 0) {
-            m = mt;
-            J = mat_new(mt, k);
-        } else if (mt != m) {
-            v_release(t);
-            v_release(J);
-            err_raise("jacobian: the function returned %d numbers in one pass and %d in another: its result's length must not depend on x",
-                      m, mt);
-        }
-        for (int i = 0; i < mt; i++) put(J, i, c, elem(t, i));
-        v_release(t);
-    }
+    int k = AS_ARR(V)->cols;
+    Value J = fwd_jvp_chunk(f, x, V);
+    G->jac.fwd_passes += (uint64_t)(k + FWD_CHUNK - 1) / FWD_CHUNK;
+    G->jac.fwd_directions += (uint64_t)k;
     return J;
 }
 
@@ -870,22 +840,25 @@ void jac_abandon(void)
     G->jac.nbranches = G->jac.capbranches = 0;
 }
 
-void jac_time_mark(uint64_t before[3])
+void jac_time_mark(uint64_t before[4])
 {
     before[0] = G->jac.recordings;
     before[1] = G->jac.fwd_passes;
     before[2] = G->jac.rev_sweeps;
+    before[3] = G->jac.fwd_directions;
 }
 
-void jac_time_note(const uint64_t before[3])
+void jac_time_note(const uint64_t before[4])
 {
     uint64_t r = G->jac.recordings - before[0], f = G->jac.fwd_passes - before[1], s = G->jac.rev_sweeps - before[2];
+    uint64_t dirs = G->jac.fwd_directions - before[3];
     if (!(r | f | s)) return;
     io_out(", jacobian:");
     const char *sep = " ";
     if (r) io_out("%s%llu recording%s", sep, (unsigned long long)r, r == 1 ? "" : "s"), sep = " + ";
     if (s) io_out("%s%llu reverse sweep%s", sep, (unsigned long long)s, s == 1 ? "" : "s"), sep = " + ";
-    if (f) io_out("%s%llu forward pass%s", sep, (unsigned long long)f, f == 1 ? "" : "es");
+    if (f) io_out("%s%llu forward pass%s (%llu direction%s)", sep, (unsigned long long)f, f == 1 ? "" : "es",
+                  (unsigned long long)dirs, dirs == 1 ? "" : "s");
 }
 
 void jac_stats(void)

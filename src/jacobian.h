@@ -25,6 +25,7 @@ typedef struct {
     int hess_passes, hess_cols, hess_dense;
     uint64_t sparse_runs;
     uint64_t recordings, fwd_passes, rev_sweeps;   /* run so far, for :time */
+    uint64_t fwd_directions;                       /* columns the forward passes carried */
 } JacState;
 
 void  jac_register(void);                               /* the builtins */
@@ -32,7 +33,7 @@ Value jac_derived_call(Closure *c, int argc, Value *argv);   /* jacobian(f)(x), 
 void  jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);   /* G->kinks.branch_hook while recording */
 void  jac_stats(void);                                  /* :tape stats' lines */
 void  jac_abandon(void);
-void  jac_time_note(const uint64_t before[3]);           /* :time: the passes since before (jac_time_mark) */
-void  jac_time_mark(uint64_t before[3]);                                /* an error unwound out of a recording */
+void  jac_time_note(const uint64_t before[4]);           /* :time: the passes since before (jac_time_mark) */
+void  jac_time_mark(uint64_t before[4]);                                /* an error unwound out of a recording */
 
 #endif
