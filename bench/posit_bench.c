@@ -48,10 +48,10 @@ static void fill(int positive)
             x = -x;
         if (!positive && rnd_unit() < 0.5)
             y = -y;
-        pa[i] = p32_from_double(x);
-        pb[i] = p32_from_double(y);
-        da[i] = p32_to_double(pa[i]);
-        db[i] = p32_to_double(pb[i]);
+        pa[i] = posit_p32_from_double(x);
+        pb[i] = posit_p32_from_double(y);
+        da[i] = posit_p32_to_double(pa[i]);
+        db[i] = posit_p32_to_double(pb[i]);
     }
 }
 
@@ -75,10 +75,10 @@ typedef void (*loop_fn)(void);
         checksum += (uint64_t)(dr[LEN / 3] * 1e6);          \
     }
 
-POSIT_LOOP(p_add, p32_add(pa[i], pb[i]))
-POSIT_LOOP(p_mul, p32_mul(pa[i], pb[i]))
-POSIT_LOOP(p_div, p32_div(pa[i], pb[i]))
-POSIT_LOOP(p_sqrt, p32_sqrt(pa[i]))
+POSIT_LOOP(p_add, posit_p32_add(pa[i], pb[i]))
+POSIT_LOOP(p_mul, posit_p32_mul(pa[i], pb[i]))
+POSIT_LOOP(p_div, posit_p32_div(pa[i], pb[i]))
+POSIT_LOOP(p_sqrt, posit_p32_sqrt(pa[i]))
 DOUBLE_LOOP(d_add, da[i] + db[i])
 DOUBLE_LOOP(d_mul, da[i] * db[i])
 DOUBLE_LOOP(d_div, da[i] / db[i])
@@ -89,10 +89,10 @@ static void p_fma(void)
 {
     for (int r = 0; r < REPS; r++) {
         quire32_t q;
-        q32_clear(&q);
+        posit_q32_clear(&q);
         for (int i = 0; i < LEN; i++)
-            q32_fma(&q, pa[i], pb[i]);
-        pr[r % LEN] = q32_to_posit(&q);
+            posit_q32_fma(&q, pa[i], pb[i]);
+        pr[r % LEN] = posit_q32_to_posit(&q);
     }
     checksum += pr[0];
 }

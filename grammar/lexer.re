@@ -8,7 +8,7 @@
 #include "parser.h"
 #include "lexer_codes.h"
 
-void lex_init(Lexer *lx, const char *src, size_t len)
+void parse_lex_init(Lexer *lx, const char *src, size_t len)
 {
     lx->cur = src;
     lx->lim = src + len;
@@ -19,7 +19,7 @@ void lex_init(Lexer *lx, const char *src, size_t len)
 
 /* re2c needs a sentinel: the chunk's source is always NUL-terminated, and a
  * NUL before the end is reported as a bad character. */
-int lex_next(Lexer *lx, Token *t)
+int parse_lex_next(Lexer *lx, Token *t)
 {
     const char *YYMARKER;
     for (;;) {

@@ -5,7 +5,7 @@
  * in the chunk's arena, so no %destructor is needed: a failed parse frees
  * them all with the chunk. */
 
-%name Parse
+%name parse_lemon
 %token_prefix T_
 %token_type { Token }
 %extra_argument { ParseState *ps }
@@ -31,7 +31,7 @@ static NodeList list_add(ParseState *ps, NodeList l, Node *item)
 
 static Node *block_of(ParseState *ps, NodeList l, Token at)
 {
-    Node *b = syn_node(ps, N_BLOCK, at);
+    Node *b = parse_syn_node(ps, N_BLOCK, at);
     b->list = l.items;
     b->n = l.n;
     return b;
@@ -39,7 +39,7 @@ static Node *block_of(ParseState *ps, NodeList l, Token at)
 
 static Node *binop(ParseState *ps, BinOp op, Node *a, Node *b, Token at)
 {
-    Node *n = syn_node(ps, N_BINOP, at);
+    Node *n = parse_syn_node(ps, N_BINOP, at);
     n->op = (uint8_t)op;
     n->a = a;
     n->b = b;
@@ -48,14 +48,14 @@ static Node *binop(ParseState *ps, BinOp op, Node *a, Node *b, Token at)
 
 static Node *unop(ParseState *ps, NodeKind k, Node *a, Token at)
 {
-    Node *n = syn_node(ps, k, at);
+    Node *n = parse_syn_node(ps, k, at);
     n->a = a;
     return n;
 }
 
 static Node *fn_literal(ParseState *ps, Token at, const char *name, NodeList params, Node *body, int is_expr)
 {
-    Node *n = syn_node(ps, N_FN, at);
+    Node *n = parse_syn_node(ps, N_FN, at);
     FnInfo *f = ast_alloc(ps->chunk, sizeof(FnInfo));
     f->name = name;
     f->nparams = params.n;
@@ -75,9 +75,9 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
         Token t = at;
         t.line = target->line;
         t.col = target->col;
-        syn_error(ps, t, "cannot assign to this expression (only to a variable or an element a[i] or a[i, j])");
+        parse_syn_error(ps, t, "cannot assign to this expression (only to a variable or an element a[i] or a[i, j])");
     }
-    Node *n = syn_node(ps, k, at);
+    Node *n = parse_syn_node(ps, k, at);
     n->op = (uint8_t)op;
     n->a = target;
     n->b = value;
@@ -88,13 +88,13 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
 %syntax_error {
     if (yymajor == 0) {
         ps->incomplete = 1;
-        syn_error(ps, TOKEN, "unexpected end of input");
+        parse_syn_error(ps, TOKEN, "unexpected end of input");
     } else {
         char msg[128];
         snprintf(msg, sizeof msg, "unexpected '%.*s'",
                  TOKEN.len > 40 ? 40 : TOKEN.len, TOKEN.p);
         if (yymajor == T_SEP) snprintf(msg, sizeof msg, "unexpected end of statement");
-        syn_error(ps, TOKEN, msg);
+        parse_syn_error(ps, TOKEN, msg);
     }
 }
 
@@ -102,7 +102,7 @@ static Node *assignment(ParseState *ps, NodeKind k, BinOp op, Node *target, Node
     Token t = {0};
     t.line = ps->at_line;
     t.col = ps->at_col;
-    syn_error(ps, t, "expression nested too deeply");
+    parse_syn_error(ps, t, "expression nested too deeply");
 }
 %stack_size 10000
 
@@ -147,38 +147,38 @@ stmt_opt(A) ::= stmt(S). { A = S; }
 block(A) ::= LBRACE(T) stmts(L) RBRACE. { A = block_of(ps, L, T); }
 
 /* ------------------------------------------------------------- statements */
-stmt(A) ::= expr(E). { A = syn_node(ps, N_EXPR, (Token){0}); A->line = E->line; A->col = E->col; A->a = E; }
+stmt(A) ::= expr(E). { A = parse_syn_node(ps, N_EXPR, (Token){0}); A->line = E->line; A->col = E->col; A->a = E; }
 stmt(A) ::= expr(L) ASSIGN(T) expr(R).  { A = assignment(ps, N_ASSIGN, OP2_ADD, L, R, T); }
 stmt(A) ::= expr(L) PLUSEQ(T) expr(R).  { A = assignment(ps, N_COMPOUND, OP2_ADD, L, R, T); }
 stmt(A) ::= expr(L) MINUSEQ(T) expr(R). { A = assignment(ps, N_COMPOUND, OP2_SUB, L, R, T); }
 stmt(A) ::= expr(L) STAREQ(T) expr(R).  { A = assignment(ps, N_COMPOUND, OP2_MUL, L, R, T); }
 stmt(A) ::= expr(L) SLASHEQ(T) expr(R). { A = assignment(ps, N_COMPOUND, OP2_DIV, L, R, T); }
 
-stmt(A) ::= IF(T) expr(C) block(B) else_part(E). { A = syn_node(ps, N_IF, T); A->a = C; A->b = B; A->c = E; }
+stmt(A) ::= IF(T) expr(C) block(B) else_part(E). { A = parse_syn_node(ps, N_IF, T); A->a = C; A->b = B; A->c = E; }
 else_part(A) ::= .                    { A = NULL; }
 else_part(A) ::= ELSE block(B).       { A = B; }
-else_part(A) ::= ELIF(T) expr(C) block(B) else_part(E). { A = syn_node(ps, N_IF, T); A->a = C; A->b = B; A->c = E; }
+else_part(A) ::= ELIF(T) expr(C) block(B) else_part(E). { A = parse_syn_node(ps, N_IF, T); A->a = C; A->b = B; A->c = E; }
 
 stmt(A) ::= loop(L). { A = L; }
 /* checkpoint [(k)] LOOP: parse.c has checked that a loop follows */
-stmt(A) ::= CHECKPOINT(T) loop(L). { A = syn_node(ps, N_CKPT, T); A->a = L; }
-stmt(A) ::= CHECKPOINT(T) LPAREN expr(K) RPAREN loop(L). { A = syn_node(ps, N_CKPT, T); A->a = L; A->b = K; }
-loop(A) ::= WHILE(T) expr(C) block(B). { A = syn_node(ps, N_WHILE, T); A->a = C; A->b = B; }
+stmt(A) ::= CHECKPOINT(T) loop(L). { A = parse_syn_node(ps, N_CKPT, T); A->a = L; }
+stmt(A) ::= CHECKPOINT(T) LPAREN expr(K) RPAREN loop(L). { A = parse_syn_node(ps, N_CKPT, T); A->a = L; A->b = K; }
+loop(A) ::= WHILE(T) expr(C) block(B). { A = parse_syn_node(ps, N_WHILE, T); A->a = C; A->b = B; }
 loop(A) ::= FOR(T) NAME(V) IN expr(L) DOTDOT expr(H) block(B).
-    { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = H; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
+    { A = parse_syn_node(ps, N_FOR, T); A->c = parse_syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = H; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
 /* for v in a { }: the elements of an array (b is NULL) */
 loop(A) ::= FOR(T) NAME(V) IN expr(L) block(B).
-    { A = syn_node(ps, N_FOR, T); A->c = syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = NULL; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
-stmt(A) ::= BREAK(T).        { A = syn_node(ps, N_BREAK, T); }
-stmt(A) ::= CONTINUE(T).     { A = syn_node(ps, N_CONTINUE, T); }
-stmt(A) ::= RETURN(T).       { A = syn_node(ps, N_RETURN, T); }
-stmt(A) ::= RETURN(T) expr(E). { A = syn_node(ps, N_RETURN, T); A->a = E; }
-stmt(A) ::= NOGRAD(T) block(B). { A = syn_node(ps, N_NOGRAD, T); A->a = B; }
-stmt(A) ::= COMMAND(T).      { A = syn_node(ps, N_COMMAND, T); A->text = ast_strdup(ps->chunk, T.p, (size_t)T.len); A->textlen = T.len; }
+    { A = parse_syn_node(ps, N_FOR, T); A->c = parse_syn_name(ps, V); A->name = A->c->name; A->a = L; A->b = NULL; A->list = ast_list_push(ps->chunk, NULL, 0, B); A->n = 1; }
+stmt(A) ::= BREAK(T).        { A = parse_syn_node(ps, N_BREAK, T); }
+stmt(A) ::= CONTINUE(T).     { A = parse_syn_node(ps, N_CONTINUE, T); }
+stmt(A) ::= RETURN(T).       { A = parse_syn_node(ps, N_RETURN, T); }
+stmt(A) ::= RETURN(T) expr(E). { A = parse_syn_node(ps, N_RETURN, T); A->a = E; }
+stmt(A) ::= NOGRAD(T) block(B). { A = parse_syn_node(ps, N_NOGRAD, T); A->a = B; }
+stmt(A) ::= COMMAND(T).      { A = parse_syn_node(ps, N_COMMAND, T); A->text = ast_strdup(ps->chunk, T.p, (size_t)T.len); A->textlen = T.len; }
 stmt(A) ::= FN(T) NAME(N) LPAREN params(P) RPAREN block(B).
-    { Node *target = syn_name(ps, N);
+    { Node *target = parse_syn_name(ps, N);
       Node *f = fn_literal(ps, T, target->name, P, B, 0);
-      A = syn_node(ps, N_ASSIGN, T); A->a = target; A->b = f; }
+      A = parse_syn_node(ps, N_ASSIGN, T); A->a = target; A->b = f; }
 
 /* ------------------------------------------------------------ expressions */
 expr(A) ::= primary(P).                    { A = P; }
@@ -201,24 +201,24 @@ expr(A) ::= expr(L) CARET(T) expr(R).      { A = binop(ps, OP2_POW, L, R, T); }
 expr(A) ::= expr(L) MATMUL(T) expr(R).     { A = binop(ps, 0, L, R, T); A->kind = N_MATMUL; }
 expr(A) ::= MINUS(T) expr(E). [UMINUS]     { A = unop(ps, N_NEG, E, T); }
 
-primary(A) ::= NUMBER(T).   { A = syn_num(ps, T); }
-primary(A) ::= STRING(T).   { A = syn_str(ps, T); }
-primary(A) ::= TRUE(T).     { A = syn_node(ps, N_TRUE, T); }
-primary(A) ::= FALSE(T).    { A = syn_node(ps, N_FALSE, T); }
-primary(A) ::= NIL(T).      { A = syn_node(ps, N_NIL, T); }
-primary(A) ::= NAME(T).     { A = syn_name(ps, T); }
+primary(A) ::= NUMBER(T).   { A = parse_syn_num(ps, T); }
+primary(A) ::= STRING(T).   { A = parse_syn_str(ps, T); }
+primary(A) ::= TRUE(T).     { A = parse_syn_node(ps, N_TRUE, T); }
+primary(A) ::= FALSE(T).    { A = parse_syn_node(ps, N_FALSE, T); }
+primary(A) ::= NIL(T).      { A = parse_syn_node(ps, N_NIL, T); }
+primary(A) ::= NAME(T).     { A = parse_syn_name(ps, T); }
 primary(A) ::= NAME(T) AT NUMBER(K).
-    { A = syn_name(ps, T); A->kind = N_VERSION; Node *k = syn_num(ps, K); A->num = k->num;
-      if (!(k->num >= 1) || k->num != floor(k->num)) syn_error(ps, K, "a version x@k needs a whole number k >= 1"); }
+    { A = parse_syn_name(ps, T); A->kind = N_VERSION; Node *k = parse_syn_num(ps, K); A->num = k->num;
+      if (!(k->num >= 1) || k->num != floor(k->num)) parse_syn_error(ps, K, "a version x@k needs a whole number k >= 1"); }
 primary(A) ::= LPAREN expr(E) RPAREN.      { A = E; }
-primary(A) ::= LBRACKET(T) args(L) RBRACKET. { A = syn_node(ps, N_ARRAY, T); A->list = L.items; A->n = L.n; }
+primary(A) ::= LBRACKET(T) args(L) RBRACKET. { A = parse_syn_node(ps, N_ARRAY, T); A->list = L.items; A->n = L.n; }
 primary(A) ::= primary(F) LPAREN(T) args(L) RPAREN.
-    { A = syn_node(ps, N_CALL, T); A->a = F; A->list = L.items; A->n = L.n; }
-primary(A) ::= primary(E) LBRACKET(T) expr(I) RBRACKET. { A = syn_node(ps, N_INDEX, T); A->a = E; A->b = I; }
+    { A = parse_syn_node(ps, N_CALL, T); A->a = F; A->list = L.items; A->n = L.n; }
+primary(A) ::= primary(E) LBRACKET(T) expr(I) RBRACKET. { A = parse_syn_node(ps, N_INDEX, T); A->a = E; A->b = I; }
 /* a[i, j]: an element of a matrix (c is the column) */
-primary(A) ::= primary(E) LBRACKET(T) expr(I) COMMA expr(J) RBRACKET. { A = syn_node(ps, N_INDEX, T); A->a = E; A->b = I; A->c = J; }
+primary(A) ::= primary(E) LBRACKET(T) expr(I) COMMA expr(J) RBRACKET. { A = parse_syn_node(ps, N_INDEX, T); A->a = E; A->b = I; A->c = J; }
 primary(A) ::= primary(E) LBRACKET(T) opt_expr(I) COLON opt_expr(J) RBRACKET.
-    { A = syn_node(ps, N_SLICE, T); A->a = E; A->b = I; A->c = J; }
+    { A = parse_syn_node(ps, N_SLICE, T); A->a = E; A->b = I; A->c = J; }
 expr(A) ::= FN(T) LPAREN params(P) RPAREN ARROW expr(E). [ARROW] { A = fn_literal(ps, T, NULL, P, E, 1); }
 primary(A) ::= FN(T) LPAREN params(P) RPAREN block(B).      { A = fn_literal(ps, T, NULL, P, B, 0); }
 
@@ -232,5 +232,5 @@ arglist(A) ::= arglist(L) COMMA expr(E). { A = list_add(ps, L, E); }
 
 params(A) ::= .                  { NodeList l = {0}; A = l; }
 params(A) ::= paramlist(L).      { A = L; }
-paramlist(A) ::= NAME(T).        { NodeList l = {0}; A = list_add(ps, l, syn_name(ps, T)); }
-paramlist(A) ::= paramlist(L) COMMA NAME(T). { A = list_add(ps, L, syn_name(ps, T)); }
+paramlist(A) ::= NAME(T).        { NodeList l = {0}; A = list_add(ps, l, parse_syn_name(ps, T)); }
+paramlist(A) ::= paramlist(L) COMMA NAME(T). { A = list_add(ps, L, parse_syn_name(ps, T)); }

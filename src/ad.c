@@ -120,10 +120,10 @@ static Value wrt_entries(Node *p, Env *env, uint32_t **ids, int *n, Cuts *cuts)
         *n = seq_len(v);
         *ids = err_scratch(sizeof(uint32_t) * (size_t)(*n ? *n : 1));
         for (int i = 0; i < *n; i++) (*ids)[i] = v_innermost(seq_at(v, i))->id;
-        shape = arr_new(*n);
+        shape = value_arr_new(*n);
         shape_like(shape, v);
     } else {
-        const char *what = type_name(v);
+        const char *what = value_type_name(v);
         v_release(v);
         err_raise_at(p, "d: cannot differentiate with respect to %s", what);
     }
@@ -138,7 +138,7 @@ Value ad_d(Node *call, Env *env)
     Value y = eval_expr(call->list[0], env);
     G->err.where.node = call;
     if (!IS_NUMBER(y)) {
-        const char *what_type = type_name(y);   /* before the release: a matrix is read */
+        const char *what_type = value_type_name(y);   /* before the release: a matrix is read */
         v_release(y);
         err_raise("d: y must be a number, got %s (differentiate one element, or sum(...))", what_type);
     }
@@ -187,12 +187,12 @@ Value ad_fresh_point(Value x)
     if (IS_NUMBER(x)) return fresh_number(x);
     if (is_seq(x)) {
         int n = seq_len(x);
-        Value r = arr_new(n);
+        Value r = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = fresh_number(*seq_at(x, i));
         shape_like(r, x);
         return r;
     }
-    err_raise("grad: the first argument must be a number or an array, got %s", type_name(x));
+    err_raise("grad: the first argument must be a number or an array, got %s", value_type_name(x));
 }
 
 /* d(r, x) for every number in x (a number or an array of them). */
@@ -208,7 +208,7 @@ Value ad_gradient_at(Value r, Value x)
         int n = AS_ARR(x)->n;
         uint32_t *ids = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
-        g = arr_new(n);
+        g = value_arr_new(n);
         shape_like(g, x);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
         kink_branches(ids, n);
@@ -231,16 +231,16 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
         for (int i = 0; i < argc; i++)
             if (!IS_NUMBER(argv[i]))
                 err_raise("grad(f, \"all\") needs number arguments, argument %d is %s\n"
-                         "note: grad(f, k) gives the gradient in argument k (from 0), also an array", i, type_name(argv[i]));
+                         "note: grad(f, k) gives the gradient in argument k (from 0), also an array", i, value_type_name(argv[i]));
     int saved = rec_on();
     G->ad.nesting++;
     Value args[64];
     for (int i = 0; i < argc; i++) {
         args[i] = (k < 0 || i == k) ? ad_fresh_point(argv[i]) : argv[i];
     }
-    Value r = call_value(f, argc, args);
+    Value r = eval_call_value(f, argc, args);
     if (!IS_NUMBER(r)) {
-        const char *what_type = type_name(r);   /* before the release: a matrix is read */
+        const char *what_type = value_type_name(r);   /* before the release: a matrix is read */
         v_release(r);
         for (int i = 0; i < argc; i++) if (k < 0 || i == k) v_release(args[i]);
         err_raise("grad: the function must return a number, got %s", what_type);
@@ -253,7 +253,7 @@ static Value grad_at(Value f, int k, int argc, Value *argv)
         g = ad_gradient_at(r, args[k]);
     } else {
         /* the fresh arguments as one array of places */
-        Value x = arr_new(argc);
+        Value x = value_arr_new(argc);
         for (int i = 0; i < argc; i++) AS_ARR(x)->v[i] = args[i];
         g = ad_gradient_at(r, x);
         v_release(x);
@@ -277,7 +277,7 @@ Value ad_derived_call(Closure *c, int argc, Value *argv)
 Value ad_grad(int argc, Value *argv)
 {
     if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
-        err_raise("grad: expects a function, got %s", type_name(argv[0]));
+        err_raise("grad: expects a function, got %s", value_type_name(argv[0]));
     int k = 0;
     if (argc > 1) {
         Value w = argv[1];
@@ -285,7 +285,7 @@ Value ad_grad(int argc, Value *argv)
         else if (w.t == V_NUM && w.u.n >= 0 && w.u.n <= 63 && w.u.n == (double)(int)w.u.n) k = (int)w.u.n;
         else err_raise("grad(f, k): k must be a whole argument number from 0, or \"all\"");
     }
-    Closure *c = obj_new(V_FN, sizeof(Closure));
+    Closure *c = value_obj_new(V_FN, sizeof(Closure));
     c->kind = FK_GRAD;
     c->target = argv[0];
     v_retain(argv[0]);
@@ -301,7 +301,7 @@ Value ad_hvp(int argc, Value *argv)
 {
     (void)argc;
     if (!IS_NUMBER(argv[1]) && !is_seq(argv[1]))
-        err_raise("hvp: x must be a number or an array, got %s", type_name(argv[1]));
+        err_raise("hvp: x must be a number or an array, got %s", value_type_name(argv[1]));
     Value gfn = ad_grad(1, &argv[0]);
     Value r = fwd_jvp(gfn, argv[1], argv[2]);
     v_release(gfn);

@@ -13,12 +13,12 @@ uint32_t arith_const_id(double c) { return rec_const(c); }
 /* Whether the reverse rule of op reads operand values (so a constant
  * operand must be on the tape). Linear ops (add, sub, neg, copy) only pass
  * adjoints through. */
-static inline int needs_operand_values(int op) { return !(op_flags[op] & OPF_LINEAR); }
+static inline int needs_operand_values(int op) { return !(num_op_flags[op] & OPF_LINEAR); }
 
 uint32_t arith_record(int op, Value a, Value b, double r)
 {
     uint32_t ia = a.id, ib = 0;
-    int arity = op_arity[op];
+    int arity = num_op_arity[op];
     if (arity == 2) ib = b.id;
     if (needs_operand_values(op)) {
         if (!ia) ia = arith_const_id(a.u.n);
@@ -29,10 +29,10 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     return id;
 }
 
-Value v_mul_strong(Value a, Value b)
+Value arith_mul_strong(Value a, Value b)
 {
     double x = v_primal(a), y = v_primal(b), r = x * y;
-    return v_num_op(r != r && (x == 0 || y == 0) ? OP_MUL0 : OP_MUL, a, b);
+    return arith_num_op(r != r && (x == 0 || y == 0) ? OP_MUL0 : OP_MUL, a, b);
 }
 
 const char *arith_op_symbol(int op)
@@ -44,7 +44,7 @@ const char *arith_op_symbol(int op)
     case OP_DIV: return "/";
     case OP_POW: return "^";
     case OP_MOD: return "%";
-    default: return op_names[op];
+    default: return num_op_names[op];
     }
 }
 
@@ -52,7 +52,7 @@ const char *arith_op_symbol(int op)
  * elements row by row), in a new array. */
 Value arith_elementwise_flat(int op, Value a, Value b)
 {
-    int unary = op_arity[op] < 2;
+    int unary = num_op_arity[op] < 2;
     int na = is_seq(a) ? seq_len(a) : -1, nb = (!unary && is_seq(b)) ? seq_len(b) : -1;
     if (na >= 0 && nb >= 0 && na != nb)
         err_raise("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
@@ -61,9 +61,9 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
-    if (na >= 0) seq_check_numbers(a, what);
-    if (nb >= 0) seq_check_numbers(b, what);
-    r = arr_new(n);
+    if (na >= 0) value_seq_check_numbers(a, what);
+    if (nb >= 0) value_seq_check_numbers(b, what);
+    r = value_arr_new(n);
     Storage *s = AS_ARR(r);
     /* A constant scalar meeting recorded elements goes on the tape once,
      * not once per element. */
@@ -79,7 +79,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
             if (na < 0) x = scalar;
             else y = scalar;
         }
-        s->v[i] = v_num_op(op, x, y);
+        s->v[i] = arith_num_op(op, x, y);
     }
     return r;
 }
@@ -87,18 +87,18 @@ Value arith_elementwise_flat(int op, Value a, Value b)
 /* Matrices carry a shape that decides which elements meet (matrix.c). */
 static Value elementwise(int op, Value a, Value b)
 {
-    if (is_mat(a) || (op_arity[op] >= 2 && is_mat(b))) return mat_elementwise(op, a, b);
+    if (is_mat(a) || (num_op_arity[op] >= 2 && is_mat(b))) return mat_elementwise(op, a, b);
     return arith_elementwise_flat(op, a, b);
 }
 
-Value v_arith(int op, Value a, Value b)
+Value arith_apply(int op, Value a, Value b)
 {
-    int unary = op_arity[op] < 2;
-    if (IS_NUMBER(a) && (unary || IS_NUMBER(b))) return v_num_op(op, a, b);
+    int unary = num_op_arity[op] < 2;
+    if (IS_NUMBER(a) && (unary || IS_NUMBER(b))) return arith_num_op(op, a, b);
     if ((is_seq(a) || IS_NUMBER(a)) && (unary || is_seq(b) || IS_NUMBER(b)))
         return elementwise(op, a, b);
-    if (unary) err_raise("%s expects a number or an array, got %s", op_names[op], type_name(a));
-    err_raise("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
+    if (unary) err_raise("%s expects a number or an array, got %s", num_op_names[op], value_type_name(a));
+    err_raise("cannot apply '%s' to %s and %s", arith_op_symbol(op), value_type_name(a), value_type_name(b));
 }
 
 /* ---------------------------------------------------------- reductions */
@@ -119,7 +119,7 @@ Value arith_fold(int op, Value a, const char *fname)
     Value acc = *seq_at(a, 0);
     v_retain(acc);
     for (int i = 1; i < n; i++) {
-        Value r = v_num_op(op, acc, *seq_at(a, i));
+        Value r = arith_num_op(op, acc, *seq_at(a, i));
         v_release(acc);
         acc = r;
     }
@@ -137,10 +137,10 @@ static Value recorded_sum(Value a, int n, double s, int run)
         run = 1;
         for (int i = 1; i < n && run; i++) run = seq_at(a, i)->id == first + (uint32_t)i;
     }
-    if (run && first != 0 && n >= 2) return num_rec(s, rec_sum_run(first, (uint32_t)n, s));
-    uint32_t off, *terms = rec_operands((uint32_t)n, &off);
+    if (run && first != 0 && n >= 2) return num_rec(s, tape_rec_sum_run(first, (uint32_t)n, s));
+    uint32_t off, *terms = tape_rec_operands((uint32_t)n, &off);
     for (int i = 0; i < n; i++) terms[i] = seq_at(a, i)->id;
-    return num_rec(s, rec_sum(off, (uint32_t)n, s));
+    return num_rec(s, tape_rec_sum(off, (uint32_t)n, s));
 }
 
 int arith_sum_plain(Value a, Value *out)
@@ -170,16 +170,16 @@ Value arith_sum(Value a)
     if (arith_sum_plain(a, &r)) return r;
     if (any_dual(a)) return arith_fold(OP_ADD, a, "sum");
     NumAcc q;
-    acc_clear(&q);
+    num_acc_clear(&q);
     int recorded = 0;
     double s = 0;
     for (int i = 0; i < n; i++) {
         Value *e = seq_at(a, i);
         recorded |= e->id != 0;
         if (G->num.backend == BK_F64) s += e->u.n;
-        else acc_add(&q, e->u.n);
+        else num_acc_add(&q, e->u.n);
     }
-    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (G->num.backend != BK_F64) s = num_acc_result(&q);
     if (!recorded || !G->tape.recording) return num_val(s);
     return recorded_sum(a, n, s, -1);
 }
@@ -189,28 +189,28 @@ Value arith_dot(Value a, Value b)
     int n = seq_len(a);
     if (seq_len(b) != n) err_raise("dot: length mismatch: %d and %d elements", n, seq_len(b));
     if (any_dual(a) || any_dual(b)) {
-        Value p = v_arith(OP_MUL, a, b);
+        Value p = arith_apply(OP_MUL, a, b);
         Value r = n ? arith_fold(OP_ADD, p, "dot") : num_val(0);
         v_release(p);
         return r;
     }
     NumAcc q;
-    acc_clear(&q);
+    num_acc_clear(&q);
     int recorded = 0;
     double s = 0;
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);
         recorded |= (x->id | y->id) != 0;
         if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
-        else acc_fma(&q, x->u.n, y->u.n);
+        else num_acc_fma(&q, x->u.n, y->u.n);
     }
-    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (G->num.backend != BK_F64) s = num_acc_result(&q);
     if (!recorded || !G->tape.recording) return num_val(s);
-    uint32_t off, *pairs = rec_operands(2 * (uint32_t)n, &off);
+    uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {
         Value *x = seq_at(a, i), *y = seq_at(b, i);
         pairs[2 * i] = x->id ? x->id : arith_const_id(x->u.n);
         pairs[2 * i + 1] = y->id ? y->id : arith_const_id(y->u.n);
     }
-    return num_rec(s, rec_dot(off, (uint32_t)n, s));
+    return num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
 }

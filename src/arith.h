@@ -2,7 +2,7 @@
  * and recorded on the tape when an operand is recorded (and recording is
  * on); arrays and views work elementwise; dual numbers (forward mode) carry
  * tangents. Every caller, the evaluator, the builtins, and the recorded
- * reverse sweep, goes through v_arith, so all of them record alike. */
+ * reverse sweep, goes through arith_apply, so all of them record alike. */
 #ifndef WG_ARITH_H
 #define WG_ARITH_H
 #include "value.h"
@@ -11,16 +11,16 @@
 
 /* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
  * is owned by the caller. */
-Value v_arith(int op, Value a, Value b);
+Value arith_apply(int op, Value a, Value b);
 #endif
 
 /* Needs the session state (state.h includes this file again). */
 #if defined(WG_STATE_DONE) && !defined(WG_ARITH_H_STATE)
 #define WG_ARITH_H_STATE
-static inline Value v_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
+static inline Value arith_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
 /* op on the elements of a and b in storage order, the shapes of matrices
- * unlooked at (v_arith looks: matrix.c); the result is an array. */
+ * unlooked at (arith_apply looks: matrix.c); the result is an array. */
 Value arith_elementwise_flat(int op, Value a, Value b);
 const char *arith_op_symbol(int op);     /* "+", "*", ..., or the op's name */
 uint32_t arith_const_id(double c);
@@ -47,9 +47,9 @@ static inline Value num_op(int op, Value a, Value b)
 
 /* Scalars: plain numbers here, duals in dual.c. Inline: the rules in values
  * (the recorded sweep) are chains of these. */
-static inline Value v_num_op(int op, Value a, Value b)
+static inline Value arith_num_op(int op, Value a, Value b)
 {
-    if (a.t == V_NUM && (op_arity[op] < 2 || b.t == V_NUM)) return num_op(op, a, b);
+    if (a.t == V_NUM && (num_op_arity[op] < 2 || b.t == V_NUM)) return num_op(op, a, b);
     return dual_op(op, a, b);
 }
 
@@ -58,7 +58,7 @@ static inline Value v_num_op(int op, Value a, Value b)
  * mul0 (ops.def), which gives 0 (strong zero) and has mul's derivatives.
  * So a tape shows mul0 only where the two differ. Out of line (arith.c):
  * the sweeps' hot loops keep their inlining. */
-Value v_mul_strong(Value a, Value b);
+Value arith_mul_strong(Value a, Value b);
 
 
 #endif

@@ -33,7 +33,7 @@
 #include "state.h"
 
 /* Whether the reverse rule of op reads operand values (arith.c's test). */
-static inline int needs_operand_values(int op) { return !(op_flags[op] & OPF_LINEAR); }
+static inline int needs_operand_values(int op) { return !(num_op_flags[op] & OPF_LINEAR); }
 
 /* An array or view's elements: e[j * stride]. */
 typedef struct { const Value *e; long stride; } RunElems;
@@ -102,13 +102,13 @@ static inline uint32_t run_id(uint8_t kind, uint32_t id, int j)
  * elements; 0 if it does not apply (nothing was made or recorded then). */
 int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
-    int unary = op_arity[op] < 2;
-    if (n < 2 || !G->tape.recording || G->num.backend != BK_F64 || !op_ids[op] || op_arity[op] < 1) return 0;
+    int unary = num_op_arity[op] < 2;
+    if (n < 2 || !G->tape.recording || G->num.backend != BK_F64 || !num_op_ids[op] || num_op_arity[op] < 1) return 0;
     TapeRun r = { 0 };
     if (!run_operand(a, na >= 0, n, &r.ka, &r.a)) return 0;
     if (!unary && !run_operand(b, nb >= 0, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
-    *out = arr_new(n);
+    *out = value_arr_new(n);
     Storage *s = AS_ARR(*out);
     run_constants(op, a, na >= 0, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
@@ -174,13 +174,13 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
         for (int j = 0; j < n; j++) {
             double s = 0;
             for (int t = 0; t < k; t++) s += ea[(long)i * k + t].u.n * eb[(long)t * n + j].u.n;
-            uint32_t off, *pairs = rec_operands(2 * (uint32_t)k, &off);
+            uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k, &off);
             uint32_t pa = first[0] + (uint32_t)(i * k), pb = first[1] + (uint32_t)j;
             for (int t = 0; t < k; t++) {
                 pairs[2 * t] = pa + (uint32_t)t;
                 pairs[2 * t + 1] = pb + (uint32_t)(t * n);
             }
-            uint32_t id = rec_dot(off, (uint32_t)k, s);
+            uint32_t id = tape_rec_dot(off, (uint32_t)k, s);
             if (i == 0 && j == 0) run.base = id;
             out[(long)i * n + j] = num_rec(s, id);
         }

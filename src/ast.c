@@ -59,7 +59,7 @@ Node **ast_list_push(Chunk *c, Node **list, int n, Node *item)
     return list;
 }
 
-Chunk *chunk_new(const char *filename, const char *src, size_t len)
+Chunk *ast_chunk_new(const char *filename, const char *src, size_t len)
 {
     Chunk *c = err_malloc(sizeof(Chunk));
     memset(c, 0, sizeof *c);
@@ -72,9 +72,9 @@ Chunk *chunk_new(const char *filename, const char *src, size_t len)
     return c;
 }
 
-void chunk_retain(Chunk *c) { c->refs++; }
+void ast_chunk_retain(Chunk *c) { c->refs++; }
 
-void chunk_release(Chunk *c)
+void ast_chunk_release(Chunk *c)
 {
     if (!c || --c->refs > 0) return;
     ArenaBlock *b = c->arena;
@@ -88,7 +88,7 @@ void chunk_release(Chunk *c)
 }
 
 /* The text of source line `line` (1-based), for error carets. */
-const char *chunk_line(const Chunk *c, int line, int *len)
+const char *ast_chunk_line(const Chunk *c, int line, int *len)
 {
     const char *p = c->source, *end = c->source + c->srclen;
     for (int l = 1; l < line && p < end; p++)

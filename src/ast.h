@@ -84,9 +84,9 @@ Node  *ast_node(Chunk *c, NodeKind k, int line, int col);
 void  *ast_alloc(Chunk *c, size_t n);
 char  *ast_strdup(Chunk *c, const char *s, size_t n);
 Node **ast_list_push(Chunk *c, Node **list, int n, Node *item);
-Chunk *chunk_new(const char *filename, const char *src, size_t len);
-void   chunk_retain(Chunk *c);
-void   chunk_release(Chunk *c);
-const char *chunk_line(const Chunk *c, int line, int *len);
+Chunk *ast_chunk_new(const char *filename, const char *src, size_t len);
+void   ast_chunk_retain(Chunk *c);
+void   ast_chunk_release(Chunk *c);
+const char *ast_chunk_line(const Chunk *c, int line, int *len);
 
 #endif

@@ -1,6 +1,6 @@
 /* builtins.c: the table of builtin functions of SPEC "Builtins", the
  * derivative operators (implemented in ad.c and fwd.c) among them. Each
- * has a one-line help text that :help shows. Math builtins go through v_arith, so they work elementwise,
+ * has a one-line help text that :help shows. Math builtins go through arith_apply, so they work elementwise,
  * record on the tape and carry forward-mode tangents like any operator. */
 #include <ctype.h>
 #include <limits.h>
@@ -32,7 +32,7 @@ void builtin_define(const Builtin *b)
     int i = 0;
     while (i < G->builtins.n && G->builtins.table[i] != b) i++;
     if (i == G->builtins.n) G->builtins.table[G->builtins.n++] = b;
-    int gi = global_index(b->name);   /* may move the G->eval.globals array */
+    int gi = eval_global_index(b->name);   /* may move the G->eval.globals array */
     Global *g = &G->eval.globals[gi];
     v_release(g->v);
     g->v.t = V_BUILTIN;
@@ -72,7 +72,7 @@ const Builtin *builtin_list(int i) { return i < G->builtins.n ? G->builtins.tabl
 double arg_number(Value *argv, int i, const char *fname)
 {
     if (!IS_NUMBER(argv[i]))
-        err_raise("%s: argument %d must be a number, got %s", fname, i + 1, type_name(argv[i]));
+        err_raise("%s: argument %d must be a number, got %s", fname, i + 1, value_type_name(argv[i]));
     return v_primal(argv[i]);
 }
 
@@ -80,15 +80,15 @@ int arg_count(Value *argv, int i, const char *fname)
 {
     double d = arg_number(argv, i, fname);
     if (d != floor(d) || d < 0 || d > 1e9)
-        err_raise("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1, num_str(d));
+        err_raise("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1, value_num_str(d));
     return (int)d;
 }
 
 static void arg_seq(Value *argv, int i, const char *fname)
 {
     if (!is_seq(argv[i]))
-        err_raise("%s: argument %d must be an array, got %s", fname, i + 1, type_name(argv[i]));
-    seq_check_numbers(argv[i], fname);
+        err_raise("%s: argument %d must be an array, got %s", fname, i + 1, value_type_name(argv[i]));
+    value_seq_check_numbers(argv[i], fname);
 }
 
 /* ---------------------------------------------------------------- basics */
@@ -111,14 +111,14 @@ static Value bi_len(int argc, Value *argv)
         for (int i = 0; i < AS_STR(argv[0])->len; i++) n += ((unsigned char)AS_STR(argv[0])->s[i] & 0xC0) != 0x80;
         return num_val(n);
     }
-    if (!is_seq(argv[0])) err_raise("len: argument 1 must be an array or a string, got %s", type_name(argv[0]));
+    if (!is_seq(argv[0])) err_raise("len: argument 1 must be an array or a string, got %s", value_type_name(argv[0]));
     if (is_mat(argv[0])) return num_val(AS_ARR(argv[0])->rows);
     return num_val(seq_len(argv[0]));
 }
 
 static Value filled(int n, double x)
 {
-    Value r = arr_new(n);
+    Value r = value_arr_new(n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(x);
     return r;
 }
@@ -139,7 +139,7 @@ static Value bi_range(int argc, Value *argv)
 {
     (void)argc;
     int n = arg_count(argv, 0, "range");
-    Value r = arr_new(n);
+    Value r = value_arr_new(n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(num_round(i));
     return r;
 }
@@ -152,12 +152,12 @@ static Value bi_take(int argc, Value *argv)
     arg_seq(argv, 0, "take");
     arg_seq(argv, 1, "take");
     int n = seq_len(argv[1]), len = seq_len(argv[0]);
-    Value r = arr_new(n);
+    Value r = value_arr_new(n);
     for (int i = 0; i < n; i++) {
         double k = v_primal(*seq_at(argv[1], i));
         if (k != floor(k) || k < 0 || k >= len) {
             v_release(r);
-            err_raise("take: index %s out of range for array of length %d", num_str(k), len);
+            err_raise("take: index %s out of range for array of length %d", value_num_str(k), len);
         }
         Value e = *seq_at(argv[0], (int)k);
         v_retain(e);
@@ -169,7 +169,7 @@ static Value bi_take(int argc, Value *argv)
 static Value bi_assert(int argc, Value *argv)
 {
     if (argv[0].t != V_BOOL)
-        err_raise("assert: the condition must be true or false, got %s", type_name(argv[0]));
+        err_raise("assert: the condition must be true or false, got %s", value_type_name(argv[0]));
     if (!argv[0].u.b) {
         if (argc > 1 && argv[1].t == V_STR) err_raise("assertion failed: %s", AS_STR(argv[1])->s);
         err_raise("assertion failed");
@@ -183,7 +183,7 @@ static Value bi_error(int argc, Value *argv)
     if (argv[0].t == V_STR) err_raise("%s", AS_STR(argv[0])->s);
     char buf[64];
     if (argv[0].t == V_NUM) num_format(argv[0].u.n, buf, sizeof buf);
-    else snprintf(buf, sizeof buf, "%s", type_name(argv[0]));
+    else snprintf(buf, sizeof buf, "%s", value_type_name(argv[0]));
     err_raise("%s", buf);
 }
 
@@ -225,7 +225,7 @@ static Value min_max(int op, int argc, Value *argv, const char *fname)
     }
     /* max(a, k) of a matrix: along axis k (max(k, a) is elementwise) */
     if (is_mat(argv[0]) && IS_NUMBER(argv[1])) return mat_reduce_axis(op, argv, fname);
-    return v_arith(op, argv[0], argv[1]);
+    return arith_apply(op, argv[0], argv[1]);
 }
 
 static Value bi_min(int argc, Value *argv) { return min_max(OP_MIN, argc, argv, "min"); }
@@ -238,7 +238,7 @@ static Value bi_max(int argc, Value *argv) { return min_max(OP_MAX, argc, argv, 
 #define OP(e, name, kind, flags, f, da, db) \
     enum { ARITY_##e = OPK_ARITY_##kind }; static const char name_##e[] __attribute__((unused)) = name;
 #define FN(e, help, example) \
-    static Value op_bi_##e(int argc, Value *argv) { (void)argc; return v_arith(OP_##e, argv[0], argv[ARITY_##e - 1]); }
+    static Value op_bi_##e(int argc, Value *argv) { (void)argc; return arith_apply(OP_##e, argv[0], argv[ARITY_##e - 1]); }
 #include "ops.def"
 #undef FN
 #undef OP
@@ -308,7 +308,7 @@ static Value draws(int argc, Value *argv, int normal, const char *fname)
         return r;
     }
     int n = arg_count(argv, 0, fname);
-    Value r = arr_new(n);
+    Value r = value_arr_new(n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = draw(normal);
     return r;
 }
@@ -321,7 +321,7 @@ static Value bi_seed(int argc, Value *argv)
     (void)argc;
     double d = arg_number(argv, 0, "seed");
     if (d != floor(d) || d < 0 || d >= 18446744073709551616.0)
-        err_raise("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", num_str(d));
+        err_raise("seed: the seed must be a whole number from 0 to 2^64 - 1, got %s", value_num_str(d));
     rng_seed(&G->rng, (uint64_t)d);
     return nil_val();
 }
@@ -352,7 +352,7 @@ static size_t decimal_len(const char *s)
 static Value bi_num(int argc, Value *argv)
 {
     (void)argc;
-    if (argv[0].t != V_STR) err_raise("num: expects a string, got %s", type_name(argv[0]));
+    if (argv[0].t != V_STR) err_raise("num: expects a string, got %s", value_type_name(argv[0]));
     const char *s = AS_STR(argv[0])->s, *p = s;
     while (isspace((unsigned char)*p)) p++;
     int neg = *p == '-';
@@ -383,17 +383,17 @@ static Value bi_bits(int argc, Value *argv)
     double x = num_round(arg_number(argv, 0, "bits"));
     char buf[32];
     int n = num_bits(x, buf, sizeof buf);
-    return str_new(buf, n);
+    return value_str_new(buf, n);
 }
 
 static Value bi_frombits(int argc, Value *argv)
 {
     (void)argc;
-    if (argv[0].t != V_STR) err_raise("frombits: expects a string like \"0x3c00\", got %s", type_name(argv[0]));
+    if (argv[0].t != V_STR) err_raise("frombits: expects a string like \"0x3c00\", got %s", value_type_name(argv[0]));
     double x;
     if ((int)strlen(AS_STR(argv[0])->s) != AS_STR(argv[0])->len || !num_frombits(AS_STR(argv[0])->s, &x))
         err_raise("frombits: \"%s\" is not a hex bit pattern of the %s format (\"0x\" and at most %d hex digits)",
-                 AS_STR(argv[0])->s, formats[G->num.backend].name, formats[G->num.backend].width / 4);
+                 AS_STR(argv[0])->s, num_formats[G->num.backend].name, num_formats[G->num.backend].width / 4);
     return num_val(x);
 }
 
@@ -401,8 +401,8 @@ static Value bi_frombits(int argc, Value *argv)
 
 static int whole(Value v, const char *what)
 {
-    if (v.t != V_NUM) err_raise("view: %s must be a number, got %s", what, type_name(v));
-    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) err_raise("view: %s must be a whole number, got %s", what, num_str(v.u.n));
+    if (v.t != V_NUM) err_raise("view: %s must be a number, got %s", what, value_type_name(v));
+    if (v.u.n != floor(v.u.n) || fabs(v.u.n) > 2e9) err_raise("view: %s must be a whole number, got %s", what, value_num_str(v.u.n));
     return (int)v.u.n;
 }
 
@@ -411,7 +411,7 @@ static int whole(Value v, const char *what)
  * array it is split off first, so the view aliases that variable alone,
  * and home/owner name the variable a write through the view makes a new
  * version of (owner -1: none). */
-Value view_base(Node *arg, Env *env, EnvCell **home, int *owner)
+Value builtin_view_base(Node *arg, Env *env, EnvCell **home, int *owner)
 {
     Value base;
     Place pl;
@@ -438,7 +438,7 @@ Value view_base(Node *arg, Env *env, EnvCell **home, int *owner)
 
 /* The view of base's elements start, start + stride, ... (len of them,
  * in range), composed with base when base is a view itself; takes base. */
-Value view_over(Value base, EnvCell *home, int owner, int start, int len, int stride)
+Value builtin_view_over(Value base, EnvCell *home, int owner, int start, int len, int stride)
 {
     Storage *s;
     if (base.t == V_VIEW) {      /* compose in 64 bits: the result must index the storage */
@@ -454,7 +454,7 @@ Value view_over(Value base, EnvCell *home, int owner, int start, int len, int st
     } else {
         s = AS_ARR(base);
     }
-    Value r = view_new(s, start, len, stride);
+    Value r = value_view_new(s, start, len, stride);
     if (owner >= 0) {
         AS_VIEW(r)->home = home;
         AS_VIEW(r)->owner = owner;
@@ -469,9 +469,9 @@ static Value sp_view(Node *call, Env *env)
     if (call->n < 1 || call->n > 4) err_raise("view expects 1 to 4 arguments, got %d", call->n);
     EnvCell *home;
     int owner;      /* the variable a write through the view makes a version of */
-    Value base = view_base(call->list[0], env, &home, &owner);
+    Value base = builtin_view_base(call->list[0], env, &home, &owner);
     if (!is_seq(base)) {
-        const char *what_type = type_name(base);   /* before the release: a matrix is read */
+        const char *what_type = value_type_name(base);   /* before the release: a matrix is read */
         v_release(base);
         err_raise("view: argument 1 must be an array or a view, got %s", what_type);
     }
@@ -488,7 +488,7 @@ static Value sp_view(Node *call, Env *env)
     long last = start + (long)(len - 1) * stride;
     if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
         err_raise("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
-    return view_over(base, home, owner, start, len, stride);
+    return builtin_view_over(base, home, owner, start, len, stride);
 }
 
 static Value bi_detach(int argc, Value *argv)
@@ -497,9 +497,9 @@ static Value bi_detach(int argc, Value *argv)
     Value v = argv[0];
     if (IS_NUMBER(v)) return num_val(v_primal(v));
     if (is_seq(v)) {
-        seq_check_numbers(v, "detach");
+        value_seq_check_numbers(v, "detach");
         int n = seq_len(v);
-        Value r = arr_new(n);
+        Value r = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = num_val(v_primal(*seq_at(v, i)));
         shape_like(r, v);
         return r;
@@ -511,8 +511,8 @@ static Value bi_detach(int argc, Value *argv)
 static Value bi_type(int argc, Value *argv)
 {
     (void)argc;
-    const char *t = type_name(argv[0]);
-    return str_new(t, (int)strlen(t));
+    const char *t = value_type_name(argv[0]);
+    return value_str_new(t, (int)strlen(t));
 }
 
 /* ceil and round are made of floor, so their derivative is floor's (0,
@@ -523,9 +523,9 @@ static Value bi_type(int argc, Value *argv)
 static Value bi_ceil(int argc, Value *argv)
 {
     (void)argc;
-    Value n = v_arith(OP_NEG, argv[0], argv[0]);
-    Value f = v_arith(OP_FLOOR, n, n);
-    Value r = v_arith(OP_NEG, f, f);
+    Value n = arith_apply(OP_NEG, argv[0], argv[0]);
+    Value f = arith_apply(OP_FLOOR, n, n);
+    Value r = arith_apply(OP_NEG, f, f);
     v_release(n);
     v_release(f);
     return r;
@@ -540,20 +540,20 @@ static Value bi_round(int argc, Value *argv)
 {
     (void)argc;
     Value x = argv[0];
-    if (!IS_NUMBER(x) && !is_seq(x)) err_raise("round: argument 1 must be a number or an array, got %s", type_name(x));
+    if (!IS_NUMBER(x) && !is_seq(x)) err_raise("round: argument 1 must be a number or an array, got %s", value_type_name(x));
     Value half = num_val(num_round(0.5));
-    Value s = v_arith(OP_ADD, x, half);
-    Value f = v_arith(OP_FLOOR, s, s);
+    Value s = arith_apply(OP_ADD, x, half);
+    Value f = arith_apply(OP_FLOOR, s, s);
     v_release(s);
     Value fix;
     if (is_seq(x)) {
         int n = seq_len(x);
-        fix = arr_new(n);
+        fix = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(fix)->v[i] = num_val(round_fix(*seq_at(x, i), *seq_at(f, i)));
     } else {
         fix = num_val(round_fix(x, f));
     }
-    Value r = v_arith(OP_SUB, f, fix);
+    Value r = arith_apply(OP_SUB, f, fix);
     v_release(f);
     v_release(fix);
     return r;
@@ -602,9 +602,9 @@ void builtin_register(void)
     builtin_define_special("view", sp_view, "view(a), view(a, start, len), view(a, start, len, stride): an alias of a's elements");
     builtin_define_special("d", ad_d, "d(y, place): derivative of y with respect to x, x@k, an array a or an element a[i]");
     plot_register();
-    matrix_register();
+    mat_register();
     jac_register();
-    int pi_index = global_index("pi");
+    int pi_index = eval_global_index("pi");
     Global *g = &G->eval.globals[pi_index];
     v_release(g->v);
     g->v = num_val(M_PI);

@@ -153,7 +153,7 @@ static void rec_release(TapeSide *side)
     for (int i = 0; i < r->nsynth; i++) free(r->synth[i]);
     free(r->synth);
     if (r->env) v_release(obj_val(V_ENV, r->env));
-    chunk_release(r->chunk);
+    ast_chunk_release(r->chunk);
     free(r->states);
     free(r->vars);
     free(r->capt);
@@ -641,7 +641,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     uint8_t *done = err_scratch((size_t)(s->nst ? s->nst : 1));
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
-        map[i] = st->aliased || is_cst(r, st) ? st : storage_new(st->n);
+        map[i] = st->aliased || is_cst(r, st) ? st : value_storage_new(st->n);
         if (map[i] != st) storage_shape_like(map[i], st);
     }
     uint32_t pos = 0;
@@ -1207,7 +1207,7 @@ static LoopRec *rec_new(Node *n, Env *env, int k)
     r->is_for = loop->kind == N_FOR;
     r->body = r->is_for ? loop->list[0] : loop->b;
     r->chunk = (Chunk *)G->err.where.chunk;
-    chunk_retain(r->chunk);
+    ast_chunk_retain(r->chunk);
     r->env = env;
     if (env) env->h.rc++;
     r->k = k;
@@ -1377,7 +1377,7 @@ static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t, int ne
         VerLog *log;
         Value *v = eval_var_slot(r->vars[i], r->env, &log);
         if (!log || !scope || v->t == V_UNDEF || log->count == count0[i]) continue;   /* not assigned */
-        verlog_mark_inner(log, count0[i] + 1, log->count);
+        version_log_mark_inner(log, count0[i] + 1, log->count);
         /* a number becomes the variable's next version; an array's version
          * is counted, its written elements are places (labelled below), and
          * those it did not write stay the entries they were */

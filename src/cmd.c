@@ -68,22 +68,22 @@ static void cmd_backend(const char *args)
     char name[64];
     cmd_word(args, name, sizeof name);
     if (name[0]) {
-        int b = backend_lookup(name);
+        int b = num_backend_lookup(name);
         if (b < 0) {
             char list[256] = "";
             for (int i = 0; i < BK_COUNT; i++) {
                 strcat(list, i ? ", " : "");
-                strcat(list, formats[i].name);
+                strcat(list, num_formats[i].name);
             }
             err_raise("unknown backend '%s' (one of %s)", name, list);
         }
         G->num.backend = b;
     }
-    io_out("backend: %s", formats[G->num.backend].name);
-    if (backend_is_posit(G->num.backend))
+    io_out("backend: %s", num_formats[G->num.backend].name);
+    if (num_backend_is_posit(G->num.backend))
         io_out(" (posit<%d,2>; quire of %d bits for sum, dot and reverse sweeps)",
-               formats[G->num.backend].width,
-               formats[G->num.backend].posit->quire_bits);
+               num_formats[G->num.backend].width,
+               num_formats[G->num.backend].posit->quire_bits);
     io_out("\n");
 }
 

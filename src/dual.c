@@ -110,7 +110,7 @@ static __attribute__((noinline)) Value dual_op_plain(int op, uint32_t tag, int k
  * what the last one stored would nest one level deeper. */
 static __attribute__((noinline)) Value dual_op_dead(int op, Value a, Value b)
 {
-    return v_num_op(op, fwd_live_part(a), op_arity[op] == 2 ? fwd_live_part(b) : b);
+    return arith_num_op(op, fwd_live_part(a), num_op_arity[op] == 2 ? fwd_live_part(b) : b);
 }
 
 /* Operands with parts that are recorded or duals of lower tags: the rules
@@ -118,7 +118,7 @@ static __attribute__((noinline)) Value dual_op_dead(int op, Value a, Value b)
  * their tangents. */
 static __attribute__((noinline)) Value dual_op_general(int op, int binary, uint32_t tag, int k, Value ap, const Value *at, Value bp, const Value *bt)
 {
-    Value p = v_num_op(op, ap, bp);
+    Value p = arith_num_op(op, ap, bp);
     RuleTemps ts;
     ts.n = 0;                /* the slots are written before they are read */
     Value small[8], *t = k <= 8 ? small : err_scratch(sizeof(Value) * (size_t)k);
@@ -129,12 +129,12 @@ static __attribute__((noinline)) Value dual_op_general(int op, int binary, uint3
         /* partial times tangent: an exact 0 wins over inf and nan (strong zero) */
         if (at && !is_zero(at[j])) {
             if (!have_pa) pa = rule_partial_val(op, 0, ap, bp, p, &ts), have_pa = 1;
-            x = v_mul_strong(pa, at[j]);
+            x = arith_mul_strong(pa, at[j]);
         }
         if (binary && bt && !is_zero(bt[j])) {
             if (!have_pb) pb = rule_partial_val(op, 1, ap, bp, p, &ts), have_pb = 1;
-            Value tb2 = v_mul_strong(pb, bt[j]);
-            Value sum = v_num_op(OP_ADD, x, tb2);
+            Value tb2 = arith_mul_strong(pb, bt[j]);
+            Value sum = arith_num_op(OP_ADD, x, tb2);
             v_release(x);
             v_release(tb2);
             x = sum;
@@ -154,7 +154,7 @@ static Value dual_op_mixed(int op, Value a, Value b);
 
 Value dual_op(int op, Value a, Value b)
 {
-    int binary = op_arity[op] == 2;
+    int binary = num_op_arity[op] == 2;
     uint32_t top = G->fwd.top;
     /* The common case first: duals of the innermost jvp whose parts are
      * plain numbers (the flag dual_finish keeps), and plain numbers. */
@@ -191,13 +191,13 @@ mixed:
 /* Any other operands: a dual of another tag, parts recorded or duals. */
 static __attribute__((noinline)) Value dual_op_mixed(int op, Value a, Value b)
 {
-    int binary = op_arity[op] == 2;
+    int binary = num_op_arity[op] == 2;
     uint32_t top = G->fwd.top;
     uint32_t ta = tag_of(a), tb = binary ? tag_of(b) : 0;
     uint32_t tag = ta > tb ? ta : tb;
     /* the innermost jvp's tag is live; a dual of a lower tag than the
      * other operand's is a part that is not plain (checked below) */
-    if (__builtin_expect(tag != top, 0) && fwd_tag_dead_below(tag)) return dual_op_dead(op, a, b);
+    if (__builtin_expect(tag != top, 0) && dual_tag_dead_below(tag)) return dual_op_dead(op, a, b);
     Value ap, bp = num_val(0);
     const Value *at, *bt = NULL;
     int k = 1;
@@ -213,7 +213,7 @@ static __attribute__((noinline)) Value dual_op_mixed(int op, Value a, Value b)
 /* ---------------------------------------- forward mode's live tags (dual.h) */
 
 /* tag is not the top (fwd_tag_dead looked): a binary search below it. */
-int fwd_tag_dead_below(uint32_t tag)
+int dual_tag_dead_below(uint32_t tag)
 {
     int lo = 0, hi = G->fwd.nlive - 1;
     while (lo < hi) {
@@ -224,7 +224,7 @@ int fwd_tag_dead_below(uint32_t tag)
     return !(lo < G->fwd.nlive && G->fwd.live[lo] == tag);
 }
 
-void fwd_live_push(uint32_t tag, int k)
+void dual_live_push(uint32_t tag, int k)
 {
     if (G->fwd.nlive == G->fwd.caplive) {
         int grown = G->fwd.caplive ? 2 * G->fwd.caplive : 16;
@@ -248,9 +248,9 @@ int fwd_tag_k(uint32_t tag)
     return lo < G->fwd.nlive && G->fwd.live[lo] == tag ? G->fwd.live_k[lo] : 1;
 }
 
-int fwd_depth(void) { return G->fwd.nlive; }
+int dual_depth(void) { return G->fwd.nlive; }
 
-void fwd_unwind(int depth)
+void dual_unwind(int depth)
 {
     if (G->fwd.nlive > depth) G->fwd.nlive = depth;
     G->fwd.top = G->fwd.nlive ? G->fwd.live[G->fwd.nlive - 1] : 0;

@@ -12,18 +12,18 @@ Value dual_op(int op, Value a, Value b);   /* an op with a dual operand; borrowe
  * a global, through a view) and outlived it. Its tangent is dead: every
  * reader takes the primal instead (fwd_live_part), so such tangents never
  * pile up level on level in a loop that calls jvp again and again. */
-int fwd_tag_dead_below(uint32_t tag);
-void fwd_live_push(uint32_t tag, int k);   /* a jvp call of k tangents begins (fwd.c) */
+int dual_tag_dead_below(uint32_t tag);
+void dual_live_push(uint32_t tag, int k);   /* a jvp call of k tangents begins (fwd.c) */
 int fwd_tag_k(uint32_t tag);        /* a live tag's k (1 for any other) */
-int fwd_depth(void);                /* jvp calls running */
-void fwd_unwind(int depth);         /* they returned, or an error left them, down to depth */
+int dual_depth(void);                /* jvp calls running */
+void dual_unwind(int depth);         /* they returned, or an error left them, down to depth */
 
 #endif
 
 /* Needs the session state (state.h includes this file again). */
 #if defined(WG_STATE_DONE) && !defined(WG_DUAL_H_STATE)
 #define WG_DUAL_H_STATE
-static inline int fwd_tag_dead(uint32_t tag) { return tag != G->fwd.top && fwd_tag_dead_below(tag); }
+static inline int fwd_tag_dead(uint32_t tag) { return tag != G->fwd.top && dual_tag_dead_below(tag); }
 /* v without the dead tangents around it (borrowed in, borrowed out). */
 static inline Value fwd_live_part(Value v)
 {

@@ -99,7 +99,7 @@ int err_display_col(const Chunk *c, int line, int bytecol)
 {
     if (!c || line <= 0) return bytecol;
     int len;
-    const char *text = chunk_line(c, line, &len);
+    const char *text = ast_chunk_line(c, line, &len);
     return display_col(text, len, bytecol);
 }
 
@@ -151,7 +151,7 @@ void err_report(const Chunk *c, int line, int col, const char *msg)
         return;
     }
     int len;
-    const char *text = chunk_line(c, line, &len);
+    const char *text = ast_chunk_line(c, line, &len);
     int dcol = display_col(text, len, col);
     io_err("%s:%d:%d: %serror:%s %.*s\n", c->filename, line, dcol, paint(RED), paint(PLAIN), head, msg);
     if (len > 0 || line > 0) {

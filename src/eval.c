@@ -60,7 +60,7 @@ static void gslots_room(void)
     for (int i = 0; i < G->eval.nglobals; i++) *gslot_of(G->eval.globals[i].name) = i + 1;
 }
 
-int global_index(const char *name)
+int eval_global_index(const char *name)
 {
     if (G->eval.ngslots) {
         int *slot = gslot_of(name);
@@ -93,7 +93,7 @@ int global_index(const char *name)
 
 /* Forgets the globals named after the first keep (the fuzzer's fresh
  * sessions): their names go, and the hash is built again. */
-void global_forget(int keep)
+void eval_global_forget(int keep)
 {
     if (keep >= G->eval.nglobals) return;
     if (keep < G->eval.lazy_hi) G->eval.lazy_lo = G->eval.lazy_hi = 0;   /* (never: the fuzzer loads its own) */
@@ -103,14 +103,14 @@ void global_forget(int keep)
     for (int i = 0; i < keep; i++) *gslot_of(G->eval.globals[i].name) = i + 1;
 }
 
-Global *global_lookup(const char *name)
+Global *eval_global_lookup(const char *name)
 {
     if (!G->eval.ngslots) return NULL;
     int *slot = gslot_of(name);
     return *slot ? &G->eval.globals[*slot - 1] : NULL;
 }
 
-int global_defined(int g)
+int eval_global_defined(int g)
 {
     return G->eval.globals[g].v.t != V_UNDEF || (g >= G->eval.lazy_lo && g < G->eval.lazy_hi);
 }
@@ -119,7 +119,7 @@ void eval_visit_roots(void (*visit)(Value))
 {
     for (int i = 0; i < G->eval.nglobals; i++) {
         visit(G->eval.globals[i].v);
-        verlog_visit(&G->eval.globals[i].ver, visit);
+        version_log_visit(&G->eval.globals[i].ver, visit);
     }
     tape_each_side_value(visit);   /* what checkpointed loops and fixed points hold */
     for (int i = 0; i < G->eval.n_nograd_writes; i++)     /* frames a running nograd block will settle */
@@ -133,7 +133,7 @@ static void eval_root_ids(IdFn fn, void *ud)
 {
     for (int i = 0; i < G->eval.nglobals; i++) {
         if (G->eval.globals[i].v.t == V_NUM && G->eval.globals[i].v.id) fn(&G->eval.globals[i].v.id, ud);
-        verlog_each_id(&G->eval.globals[i].ver, fn, ud);
+        version_log_each_id(&G->eval.globals[i].ver, fn, ud);
     }
 }
 
@@ -141,7 +141,7 @@ static void eval_root_ids(IdFn fn, void *ud)
 /* ------------------------------------------------------------ versions */
 
 /* v as detach(v) gives it: the number without its tape entry or its
- * tangents (takes ownership; an array is one bind_copy made unaliased). */
+ * tangents (takes ownership; an array is one value_bind_copy made unaliased). */
 static Value detached(Value v)
 {
     if (v.t == V_NUM) v.id = 0;
@@ -267,7 +267,7 @@ static __attribute__((noinline)) int exec_nograd(Node *n, Env *env)
         settle_nograd_writes(from);
     }
     G->eval.run.nograd_frame = outer_frame;
-    if (code == EXEC_RETURN) G->eval.run.ret_value = detached(bind_copy(G->eval.run.ret_value));   /* returned from inside the block */
+    if (code == EXEC_RETURN) G->eval.run.ret_value = detached(value_bind_copy(G->eval.run.ret_value));   /* returned from inside the block */
     return code;
 }
 
@@ -301,7 +301,7 @@ static Value read_var(Node *n, Env *env)
      * held by that local, so a binding must copy them, not label them in
      * place (versions.c); a[i] marks only the element it reads
      * (eval_index_general) */
-    if (n->ref == REF_UPVAL && !log && (IS_NUMBER(*slot) || is_seq(*slot))) label_held(slot);
+    if (n->ref == REF_UPVAL && !log && (IS_NUMBER(*slot) || is_seq(*slot))) version_label_held(slot);
     v_retain(*slot);
     return *slot;
 }
@@ -328,12 +328,12 @@ static Value read_version(Node *n, Env *env)
     if (!log) err_raise_at(n, "'%s' has no recorded versions here", n->name);
     if (n->num > log->count)
         err_raise_at(n, "'%s' has %d version%s; there is no %s@%s", n->name, log->count,
-                    log->count == 1 ? "" : "s", n->name, num_str(n->num));
+                    log->count == 1 ? "" : "s", n->name, value_num_str(n->num));
     int found;
-    if (verlog_inner(log, (int)n->num))
+    if (version_log_inner(log, (int)n->num))
         err_raise_at(n, "%s@%d was made inside a checkpointed loop, which keeps only the "
                     "value it ends with (%s@%d)", n->name, (int)n->num, n->name,
-                    verlog_inner(log, (int)n->num));
+                    version_log_inner(log, (int)n->num));
     Value r = version_read(log, (int)n->num, &found);
     if (!found)
         err_raise_at(n, "%s@%d was not kept (versions made inside nograd, and before "
@@ -380,7 +380,7 @@ static void ckpt_place(Value *v)
     if (G->ckpt.mode != 2 || !G->tape.recording || !IS_NUMBER(*v)) return;
     Value *e = v_innermost(v);
     if (e->id >= G->ckpt.floor && !tape_labeled(e->id)) rec_label(e->id);
-    else label_own(v);
+    else version_label_own(v);
 }
 
 /* The end of a nograd block in a recomputed step: what it assigned to the
@@ -389,12 +389,12 @@ static void ckpt_place(Value *v)
 static void ckpt_settle(Value *v)
 {
     if (IS_NUMBER(*v)) {
-        if (!v_innermost(v)->id) label_own(v);
+        if (!v_innermost(v)->id) version_label_own(v);
     } else if (v->t == V_ARR || v->t == V_VIEW) {
         int n = seq_len(*v);
         for (int i = 0; i < n; i++) {
             Value *e = seq_at(*v, i);
-            if (IS_NUMBER(*e) && !v_innermost(e)->id) label_own(e);
+            if (IS_NUMBER(*e) && !v_innermost(e)->id) version_label_own(e);
         }
     }
 }
@@ -404,7 +404,7 @@ static void store_var(Node *target, Env *env, Value v)
     if (ckpt_store(env, target)) {
         VerLog *log;
         Value *slot = var_slot(target, env, &log);
-        v = bind_copy(v);
+        v = value_bind_copy(v);
         if (v.t == V_NUM) v.id = G->tape.recording ? v.id : 0;
         if (__builtin_expect(in_nograd(), 0)) v = detached(v);    /* tangents too, as below */
         if (log && G->ckpt.mode == 1) version_count(log);
@@ -416,7 +416,7 @@ static void store_var(Node *target, Env *env, Value v)
         v_release(old);
         return;
     }
-    if (__builtin_expect(in_nograd(), 0)) v = detached(bind_copy(v));
+    if (__builtin_expect(in_nograd(), 0)) v = detached(value_bind_copy(v));
     if (target->ref == REF_LOCAL && !env->vers && v.t == V_NUM) {
         /* a number into a local of a function that keeps no versions */
         Value *slot = &env->slots[target->slot];
@@ -427,7 +427,7 @@ static void store_var(Node *target, Env *env, Value v)
     }
     VerLog *log;
     Value *slot = var_slot(target, env, &log);
-    v = bind_copy(v);
+    v = value_bind_copy(v);
     uint64_t logged = G->versions.ids_logged;
     if (log && recording_scope(env)) version_bind(log, &v);
     else if (log && in_nograd()) {
@@ -460,9 +460,9 @@ static inline int index_of(Value idx, int len, Node *at)
 static int index_checked(Value idx, int len, Node *at)
 {
     if (!IS_NUMBER(idx))
-        err_raise_at(at, "index must be a number, got %s", type_name(idx));
+        err_raise_at(at, "index must be a number, got %s", value_type_name(idx));
     double d = v_primal(idx);
-    if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", num_str(d));
+    if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", value_num_str(d));
     if (d < 0 || d >= len) {
         char buf[64];
         num_format(d, buf, sizeof buf);
@@ -480,13 +480,13 @@ static Value *writable_seq(Value *holder, Node *at)
         arr_own(holder);
         return holder;
     }
-    err_raise_at(at, "cannot index into %s", type_name(*holder));
+    err_raise_at(at, "cannot index into %s", value_type_name(*holder));
 }
 
 static void check_number(Value v, Node *at)
 {
     if (!IS_NUMBER(v))
-        err_raise_at(at, "array elements must be numbers, got %s", type_name(v));
+        err_raise_at(at, "array elements must be numbers, got %s", value_type_name(v));
 }
 
 /* For a[i] marked plain_names (both local or global names): a's storage
@@ -573,7 +573,7 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
         /* from a function that keeps no versions: a place all the same */
         uint64_t logged = G->versions.ids_logged;
         if (log) version_element_own(log, i, elem);
-        else label_place(elem);            /* a local array: held by it alone */
+        else version_label_place(elem);            /* a local array: held by it alone */
         if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (G->tape.recording && log)
         version_element_own(log, i, elem);
@@ -616,7 +616,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     v_release(jv);
     Value *elem = seq_at(*holder, i);
     if (compound_op >= 0) {
-        Value r = v_arith(compound_op, *elem, v);
+        Value r = arith_apply(compound_op, *elem, v);
         v_release(v);
         v = r;
     }
@@ -637,7 +637,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         } else if (G->tape.recording && (log || holder->t == V_VIEW))
             version_element_own(log, i, &v);      /* from a function that keeps no versions */
         else if (G->tape.recording && v.id)
-            label_place(&v);                      /* a local array's: held by it alone */
+            version_label_place(&v);                      /* a local array's: held by it alone */
         else if (G->eval.run.nograd_block && log && cont->kind == N_NAME)
             note_nograd_write(cont, env, log);    /* from a function a nograd block calls */
         if (cont->kind == N_NAME && cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
@@ -682,20 +682,20 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
     Value a = n->a->kind == N_NAME && n->a->ref == REF_UPVAL ? read_captured(n->a, env, &held)
                                                              : eval_expr(n->a, env);
     if (!is_seq(a)) {
-        const char *what_type = type_name(a);   /* before the release: a matrix is read */
+        const char *what_type = value_type_name(a);   /* before the release: a matrix is read */
         v_release(a);
         err_raise_at(n, "cannot index into %s", what_type);
     }
     if (n->c || is_mat(a)) {
         Value r = mat_index(n, a, env);
-        if (held) label_held(&r);
+        if (held) version_label_held(&r);
         v_release(a);
         return r;
     }
     Value iv = eval_expr(n->b, env);
     int i = index_of(iv, seq_len(a), n->b);
     Value r = *seq_at(a, i);
-    if (held) label_held(&r);
+    if (held) version_label_held(&r);
     v_retain(r);
     v_release(iv);
     v_release(a);
@@ -706,17 +706,17 @@ static int slice_bound(Node *e, Env *env, int dflt, int len)
 {
     if (!e) return dflt;
     Value v = eval_expr(e, env);
-    if (v.t != V_NUM) err_raise_at(e, "slice bound must be a number, got %s", type_name(v));
+    if (v.t != V_NUM) err_raise_at(e, "slice bound must be a number, got %s", value_type_name(v));
     double d = v.u.n;
-    if (d != floor(d)) err_raise_at(e, "slice bound %s is not a whole number", num_str(d));
-    if (d < 0 || d > len) err_raise_at(e, "slice bound %s out of range for length %d", num_str(d), len);
+    if (d != floor(d)) err_raise_at(e, "slice bound %s is not a whole number", value_num_str(d));
+    if (d < 0 || d > len) err_raise_at(e, "slice bound %s out of range for length %d", value_num_str(d), len);
     return (int)d;
 }
 
 static Value eval_slice(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
-    if (!is_seq(a)) err_raise_at(n, "cannot slice %s", type_name(a));
+    if (!is_seq(a)) err_raise_at(n, "cannot slice %s", value_type_name(a));
     int len = seq_len(a);
     if (is_mat(a)) len = AS_ARR(a)->rows;
     int lo = slice_bound(n->b, env, 0, len), hi = slice_bound(n->c, env, len, len);
@@ -726,7 +726,7 @@ static Value eval_slice(Node *n, Env *env)
         v_release(a);
         return r;
     }
-    Value r = arr_new(hi - lo);
+    Value r = value_arr_new(hi - lo);
     for (int i = lo; i < hi; i++) {
         AS_ARR(r)->v[i - lo] = *seq_at(a, i);
         v_retain(AS_ARR(r)->v[i - lo]);
@@ -739,11 +739,11 @@ static Value eval_slice(Node *n, Env *env)
 
 static Value make_closure(Node *n, Env *env)
 {
-    Closure *c = obj_new(V_FN, sizeof(Closure));
+    Closure *c = value_obj_new(V_FN, sizeof(Closure));
     c->fn = n->fn;
     c->env = env;
     if (env) env->h.rc++;
-    chunk_retain(n->fn->chunk);
+    ast_chunk_retain(n->fn->chunk);
     return obj_val(V_FN, c);
 }
 
@@ -777,7 +777,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (G->eval.run.call_depth >= MAX_CALL_DEPTH)
         err_raise("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
     err_check_interrupt();
-    Env *frame = env_new(f, c->env, f->nslots);
+    Env *frame = value_env_new(f, c->env, f->nslots);
     /* a frame whose closures record keeps versions while recording: its
      * locals are labelled places, so a closure's parameter bound to one of
      * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
@@ -788,11 +788,11 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
-        v = bind_copy(v);
+        v = value_bind_copy(v);
         if (frame->vers) {
             /* a caller that keeps no versions may hold the argument's
              * entry in a local: the parameter is a place of its own */
-            if (caller && !caller->vers) label_held(&v);
+            if (caller && !caller->vers) version_label_held(&v);
             version_bind(&frame->vers[i], &v);
         }
         frame->slots[i] = v;
@@ -811,7 +811,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     return r;
 }
 
-Value call_value(Value f, int argc, Value *argv)
+Value eval_call_value(Value f, int argc, Value *argv)
 {
     if (f.t == V_BUILTIN) {
         const Builtin *b = f.u.bi;
@@ -834,7 +834,7 @@ Value call_value(Value f, int argc, Value *argv)
     }
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
-        if (!c->fn && argc > 0 && is_seq(argv[0])) seq_check_numbers(argv[0], c->label);
+        if (!c->fn && argc > 0 && is_seq(argv[0])) value_seq_check_numbers(argv[0], c->label);
         err_call_push(c->fn ? c->fn->name : c->label);
         Value r;
         if (!c->fn) r = ad_derived_call(c, argc, argv);
@@ -843,7 +843,7 @@ Value call_value(Value f, int argc, Value *argv)
         err_call_pop();
         return r;
     }
-    err_raise("cannot call %s", type_name(f));
+    err_raise("cannot call %s", value_type_name(f));
 }
 
 #define MAX_ARGS 64
@@ -872,11 +872,11 @@ static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
                 return ((SpecialFn)n->cached_special)(n, env);
             }
             if (n->cached_op >= 0 && n->n == 1) {
-                /* sin(x) of a number: the op itself, as v_arith would apply it */
+                /* sin(x) of a number: the op itself, as arith_apply would apply it */
                 Value a = eval_expr(n->list[0], env);
                 G->err.where.node = n;
                 if (a.t == V_NUM) return num_op(n->cached_op, a, a);
-                Value r = a.t == V_DUAL ? v_num_op(n->cached_op, a, a) : call_value(g, 1, &a);
+                Value r = a.t == V_DUAL ? arith_num_op(n->cached_op, a, a) : eval_call_value(g, 1, &a);
                 v_release(a);
                 return r;
             }
@@ -893,7 +893,7 @@ static __attribute__((noinline)) Value eval_call_general(Node *n, Env *env)
     Value args[MAX_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = eval_expr(n->list[i], env);
     G->err.where.node = n;
-    Value r = call_value(f, n->n, args);
+    Value r = eval_call_value(f, n->n, args);
     for (int i = 0; i < n->n; i++) v_release(args[i]);
     v_release(f);
     return r;
@@ -914,7 +914,7 @@ static Value literal(Node *n)
 static int as_bool(Value v, Node *at, const char *what)
 {
     if (v.t != V_BOOL) {
-        const char *what_type = type_name(v);   /* before the release: a matrix is read */
+        const char *what_type = value_type_name(v);   /* before the release: a matrix is read */
         v_release(v);
         err_raise_at(at, "%s must be true or false, got %s", what, what_type);
     }
@@ -948,7 +948,7 @@ static Value compare(Node *n, Value a, Value b)
         return bool_val(op == OP2_EQ ? eq : !eq);
     }
     if (!IS_NUMBER(a) || !IS_NUMBER(b))
-        err_raise_at(n, "cannot order %s and %s", type_name(a), type_name(b));
+        err_raise_at(n, "cannot order %s and %s", value_type_name(a), value_type_name(b));
     double x = v_primal(a), y = v_primal(b);
     uint32_t ida = v_innermost(&a)->id, idb = v_innermost(&b)->id;
     if (__builtin_expect(G->ckpt.mode == 1, 0)) G->ckpt.near |= kink_near(x, y);   /* a checkpointed loop's run: ckpt.c */
@@ -981,8 +981,8 @@ static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
     G->err.where.node = n;
     Value r;
     if (n->op >= OP2_LT) r = compare(n, a, b);
-    else if (IS_NUMBER(a) && IS_NUMBER(b)) r = v_num_op(binop_code[n->op], a, b);   /* as v_arith would */
-    else r = v_arith(binop_code[n->op], a, b);
+    else if (IS_NUMBER(a) && IS_NUMBER(b)) r = arith_num_op(binop_code[n->op], a, b);   /* as arith_apply would */
+    else r = arith_apply(binop_code[n->op], a, b);
     v_release(a);
     v_release(b);
     return r;
@@ -990,7 +990,7 @@ static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 
 static Value eval_array(Node *n, Env *env)
 {
-    Value r = arr_new(n->n);
+    Value r = value_arr_new(n->n);
     for (int i = 0; i < n->n; i++) {
         Value v = eval_expr(n->list[i], env);
         if (!IS_NUMBER(v)) {
@@ -998,7 +998,7 @@ static Value eval_array(Node *n, Env *env)
                 v_release(r);
                 return mat_literal(n, env, v);
             }
-            const char *what_type = type_name(v);   /* before the release: a matrix is read */
+            const char *what_type = value_type_name(v);   /* before the release: a matrix is read */
             v_release(v);
             v_release(r);
             err_raise_at(n->list[i], "array elements must be numbers, got %s", what_type);
@@ -1014,7 +1014,7 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
 {
     switch (n->kind) {
     case N_NUM: return literal(n);
-    case N_STR: return str_new(n->text, n->textlen);
+    case N_STR: return value_str_new(n->text, n->textlen);
     case N_TRUE: return bool_val(1);
     case N_FALSE: return bool_val(0);
     case N_NIL: return nil_val();
@@ -1025,7 +1025,7 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
         Value a = eval_expr(n->a, env);
         if (a.t == V_NUM) return num_op(OP_NEG, a, a);
         G->err.where.node = n;
-        Value r = v_arith(OP_NEG, a, a);
+        Value r = arith_apply(OP_NEG, a, a);
         v_release(a);
         return r;
     }
@@ -1167,10 +1167,10 @@ static double range_bound(Node *e, Env *env) { return eval_range_bound(e, env); 
 double eval_range_bound(Node *e, Env *env)
 {
     Value v = eval_expr(e, env);
-    if (!IS_NUMBER(v)) err_raise_at(e, "a range bound must be a number, got %s", type_name(v));
+    if (!IS_NUMBER(v)) err_raise_at(e, "a range bound must be a number, got %s", value_type_name(v));
     double d = v_primal(v);
     v_release(v);
-    if (d != floor(d)) err_raise_at(e, "a range bound must be a whole number, got %s", num_str(d));
+    if (d != floor(d)) err_raise_at(e, "a range bound must be a whole number, got %s", value_num_str(d));
     return d;
 }
 
@@ -1181,12 +1181,12 @@ static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
 {
     Value a = eval_expr(n->a, env);
     if (!is_seq(a)) {
-        const char *what_type = type_name(a);   /* before the release: a matrix is read */
+        const char *what_type = value_type_name(a);   /* before the release: a matrix is read */
         v_release(a);
         err_raise_at(n->a, "for %s in ... needs an array, got %s\nnote: a range of numbers is written for %s in 0..n",
                     n->name, what_type, n->name);
     }
-    Value snap = arr_copy(a);
+    Value snap = value_arr_copy(a);
     v_release(a);
     Node *body = n->list[0];
     int block = body->kind == N_BLOCK, code = EXEC_NORMAL, len = seq_len(snap);
@@ -1241,7 +1241,7 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
     G->err.where.node = n;
     Node *t = n->a;
     if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd()) {
-        /* store_var's path for a number (or a dual: bind_copy keeps both as
+        /* store_var's path for a number (or a dual: value_bind_copy keeps both as
          * they are) into a local without versions, here where v is still
          * in registers */
         Value *slot = &env->slots[t->slot];
@@ -1274,7 +1274,7 @@ static void exec_compound(Node *n, Env *env)
         /* the right side is read as it was before the statement, even when
          * it aliases the target through a view */
         if (rhs.t == V_VIEW || (rhs.t == V_ARR && AS_ARR(rhs)->aliased)) {
-            Value c = arr_copy(rhs);
+            Value c = value_arr_copy(rhs);
             v_release(rhs);
             rhs = c;
         }
@@ -1288,10 +1288,10 @@ static void exec_compound(Node *n, Env *env)
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         for (int i = 0; i < len; i++) {
             Value *e = seq_at(*holder, i);
-            Value r = v_arith(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
+            Value r = arith_apply(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
             if (in_nograd()) r = detached(r);
-            if (places && !snap) label_place(&r);
+            if (places && !snap) version_label_place(&r);
             v_release(*e);
             *e = r;
         }
@@ -1304,7 +1304,7 @@ static void exec_compound(Node *n, Env *env)
         v_release(rhs);
         return;
     }
-    Value r = v_arith(op, *slot, rhs);
+    Value r = arith_apply(op, *slot, rhs);
     v_release(rhs);
     store_var(n->a, env, r);
 }
@@ -1323,7 +1323,7 @@ static void store_ans(Value v)
     int slot = G->eval.ans_slot;
     if (v.t == V_NIL || v.t == V_UNDEF) return;
     /* the cached slot is checked: a front end may forget globals (the fuzzer) */
-    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = G->eval.ans_slot = global_index("ans");
+    if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = G->eval.ans_slot = eval_global_index("ans");
     Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
     v_retain(v);
     store_var(&target, NULL, v);
@@ -1404,21 +1404,21 @@ static void run_top(void *ud)
 void eval_run_chunk(Chunk *c)
 {
     if (G->eval.run_nesting >= MAX_NESTED_RUNS) {
-        chunk_release(c);
+        ast_chunk_release(c);
         err_raise("':load' and ':time' nested too deeply (files loading each other?)");
     }
     ErrWhere where = G->err.where;
     G->eval.nested_runs[G->eval.run_nesting++] = c;
     run_top(c);
     G->eval.nested_runs[--G->eval.run_nesting] = NULL;
-    chunk_release(c);
+    ast_chunk_release(c);
     G->err.where = where;
 }
 
 static void release_nested_runs(void)
 {
     while (G->eval.run_nesting > 0) {
-        chunk_release(G->eval.nested_runs[--G->eval.run_nesting]);
+        ast_chunk_release(G->eval.nested_runs[--G->eval.run_nesting]);
         G->eval.nested_runs[G->eval.run_nesting] = NULL;
     }
 }
@@ -1452,11 +1452,11 @@ int eval_chunk(Chunk *c)
     EvalRun run = G->eval.run;        /* put back whole after an error */
     int recording = G->tape.recording, nograds = G->eval.n_nograd_writes, depth = run.call_depth;
     ErrWhere where = G->err.where;
-    int jvps = fwd_depth();
+    int jvps = dual_depth();
     int err = err_pcall(run_top, c);
     G->err.where = where;
     if (err) {
-        fwd_unwind(jvps);
+        dual_unwind(jvps);
         abandon_all();
         G->eval.run = run;
         G->eval.run.top_loops = 0;
@@ -1495,7 +1495,7 @@ void eval_reset(void)
         Value old = G->eval.globals[i].v;
         G->eval.globals[i].v.t = V_UNDEF;
         v_release(old);
-        verlog_free(&G->eval.globals[i].ver);
+        version_log_free(&G->eval.globals[i].ver);
         memset(&G->eval.globals[i].ver, 0, sizeof(VerLog));
     }
     gc_collect();

@@ -64,7 +64,7 @@ typedef struct {
     int ans_slot;             /* the global `ans`, -1 until known */
     /* The standard library's files that only define functions run when a
      * chunk first names one of them (wengert.c): globals lazy_lo ..
-     * lazy_hi - 1 are their names. global_index marks a name it is asked
+     * lazy_hi - 1 are their names. eval_global_index marks a name it is asked
      * for (the resolver's call), and a chunk calls lazy_load before it runs
      * if any mark is set. */
     int lazy_lo, lazy_hi;
@@ -78,12 +78,12 @@ void  eval_reset(void);       /* a fresh session */
 int   eval_chunk(Chunk *c);   /* runs it under protection; 0 ok, 1 error */
 void  eval_run_chunk(Chunk *c);   /* unprotected: errors propagate; takes c */
 void  eval_visit_roots(void (*visit)(Value));
-Value call_value(Value f, int argc, Value *argv);   /* argv borrowed */
+Value eval_call_value(Value f, int argc, Value *argv);   /* argv borrowed */
 int   eval_at_top_level(void);   /* not inside a block or a call */
 int   eval_outside_calls(void);  /* no function call is running (nothing held in C locals) */
-void global_forget(int keep);                      /* forget the names after the first keep */
-Global *global_lookup(const char *name);           /* NULL if never named */
-int  global_defined(int g);   /* it has a value, or is a library function not yet loaded */
+void eval_global_forget(int keep);                      /* forget the names after the first keep */
+Global *eval_global_lookup(const char *name);           /* NULL if never named */
+int  eval_global_defined(int g);   /* it has a value, or is a library function not yet loaded */
 
 /* Places for d(y, place) and x@k (ad.c asks the evaluator). */
 typedef struct {
@@ -103,6 +103,6 @@ int    eval_exec(Node *n, Env *env);
 Value *eval_var_slot(Node *n, Env *env, VerLog **ver);
 double eval_range_bound(Node *e, Env *env);
 int    eval_condition(Node *e, Env *env, const char *what);
-int    global_index(const char *name);   /* interns a global name (resolve.c) */
+int    eval_global_index(const char *name);   /* interns a global name (resolve.c) */
 
 #endif

@@ -80,11 +80,11 @@ static void flat_of(Value x, Flat *f, const char *what)
             Value e = *seq_at(x, i);
             if (!IS_NUMBER(e))
                 err_raise("fixedpoint: %s must be a number or an array of numbers, but element %d is %s",
-                         what, i, type_name(e));
+                         what, i, value_type_name(e));
             count_parts(e, &ns, &nv);
         }
     } else {
-        err_raise("fixedpoint: %s must be a number or an array of numbers, got %s", what, type_name(x));
+        err_raise("fixedpoint: %s must be a number or an array of numbers, got %s", what, value_type_name(x));
     }
     f->ndim = is_mat(x) ? 2 : 0;
     f->rows = is_mat(x) ? AS_ARR(x)->rows : 0;
@@ -169,7 +169,7 @@ static Value rebuild(const Flat *f, const uint32_t *ids)
 {
     uint32_t si = 0, vi = 0;
     if (f->len < 0) return rebuild_number(f, &si, &vi, ids);
-    Value r = arr_new(f->len);
+    Value r = value_arr_new(f->len);
     for (int i = 0; i < f->len; i++) AS_ARR(r)->v[i] = rebuild_number(f, &si, &vi, ids);
     if (f->ndim == 2) storage_set_shape(AS_ARR(r), 2, f->rows, f->cols);
     return r;
@@ -178,15 +178,15 @@ static Value rebuild(const Flat *f, const uint32_t *ids)
 /* g(x), checked to be of x's kind; its parts in out. */
 static void apply(Value g, Value x, const Flat *xf, Flat *out)
 {
-    Value y = call_value(g, 1, &x);
+    Value y = eval_call_value(g, 1, &x);
     if (xf->len < 0 && !IS_NUMBER(y)) {
-        const char *t = type_name(y);
+        const char *t = value_type_name(y);
         v_release(y);
         err_raise("fixedpoint: g must return a number for a number x, got %s", t);
     }
     if (xf->len >= 0 && (!is_seq(y) || seq_len(y) != xf->len)) {
         int n = is_seq(y) ? seq_len(y) : -1;
-        const char *t = type_name(y);
+        const char *t = value_type_name(y);
         v_release(y);
         if (n < 0) err_raise("fixedpoint: g must return an array of %d numbers for an array x, got %s", xf->len, t);
         err_raise("fixedpoint: g must return an array of %d numbers, like x, got %d", xf->len, n);
@@ -259,24 +259,24 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
     }
     if (!prog.met) {
         char tolbuf[40];
-        snprintf(tolbuf, sizeof tolbuf, "%s", num_str(tol));
+        snprintf(tolbuf, sizeof tolbuf, "%s", value_num_str(tol));
         err_raise("fixedpoint: no fixed point within %d steps (last change %s, tol %s)", maxiter,
-                 num_str(change), tolbuf);
+                 value_num_str(change), tolbuf);
     }
 }
 
 static double tol_arg(Value v)
 {
-    if (v.t != V_NUM) err_raise("fixedpoint: tol (argument 3) must be a number, got %s", type_name(v));
-    if (!(v.u.n >= 0) || isinf(v.u.n)) err_raise("fixedpoint: tol (argument 3) must be a number >= 0, got %s", num_str(v.u.n));
+    if (v.t != V_NUM) err_raise("fixedpoint: tol (argument 3) must be a number, got %s", value_type_name(v));
+    if (!(v.u.n >= 0) || isinf(v.u.n)) err_raise("fixedpoint: tol (argument 3) must be a number >= 0, got %s", value_num_str(v.u.n));
     return v.u.n;
 }
 
 static int maxiter_arg(Value v)
 {
-    if (v.t != V_NUM) err_raise("fixedpoint: maxiter (argument 4) must be a number, got %s", type_name(v));
+    if (v.t != V_NUM) err_raise("fixedpoint: maxiter (argument 4) must be a number, got %s", value_type_name(v));
     if (v.u.n != floor(v.u.n) || v.u.n < 1 || v.u.n > 1e9)
-        err_raise("fixedpoint: maxiter (argument 4) must be a whole number from 1 to 1e9, got %s", num_str(v.u.n));
+        err_raise("fixedpoint: maxiter (argument 4) must be a whole number from 1 to 1e9, got %s", value_num_str(v.u.n));
     return (int)v.u.n;
 }
 
@@ -284,7 +284,7 @@ Value fixedpoint_builtin(int argc, Value *argv)
 {
     Value g = argv[0];
     if (g.t != V_FN && g.t != V_BUILTIN)
-        err_raise("fixedpoint: g (argument 1) must be a function, got %s", type_name(g));
+        err_raise("fixedpoint: g (argument 1) must be a function, got %s", value_type_name(g));
     double tol = argc > 2 ? tol_arg(argv[2]) : 1e-12;
     int maxiter = argc > 3 ? maxiter_arg(argv[3]) : 1000;
     Flat x;

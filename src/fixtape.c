@@ -53,7 +53,7 @@ uint32_t fixtape_index(const FixSide *s, uint32_t standin)
 /* The distance from x > 0 to the next value of the active format. */
 static double ulp_at(double x)
 {
-    const Format *f = &formats[G->num.backend];
+    const Format *f = &num_formats[G->num.backend];
     double next = f->from_bits(f->to_bits(x) + 1);
     return next > x && isfinite(next) ? next - x : 0;
 }

@@ -77,7 +77,7 @@ static Value lower(Value v, const Perturbations *pt)
 {
     if (v.t == V_ARR) {
         int n = seq_len(v);
-        Value r = arr_new(n);
+        Value r = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = lower(*seq_at(v, i), pt);
         shape_like(r, v);
         return r;
@@ -92,8 +92,8 @@ static Value lower(Value v, const Perturbations *pt)
     Value s = lower(d->p, pt);
     for (int j = 0; j < d->k; j++) {
         Value t = lower(d->t[j], pt);
-        Value m = v_mul_strong(eps ? eps[j] : num_val(0), t);     /* E = 0 against inf: 0 */
-        Value s2 = v_num_op(OP_ADD, s, m);
+        Value m = arith_mul_strong(eps ? eps[j] : num_val(0), t);     /* E = 0 against inf: 0 */
+        Value s2 = arith_num_op(OP_ADD, s, m);
         v_release(s);
         v_release(t);
         v_release(m);
@@ -136,8 +136,8 @@ static Value raise_number(Value r, const Perturbations *pt, int i)
         for (int l = 0; l < k; l++) u->t[l] = num_val(l == j);
         dual_finish(u);
         Value eps = obj_val(V_DUAL, u);
-        Value e = v_mul_strong(t[j], eps);
-        Value s = v_num_op(OP_ADD, out, e);
+        Value e = arith_mul_strong(t[j], eps);
+        Value s = arith_num_op(OP_ADD, out, e);
         v_release(out);
         v_release(e);
         v_release(eps);
@@ -151,7 +151,7 @@ static Value raise_value(Value r, const Perturbations *pt)
 {
     if (r.t == V_ARR) {
         int n = seq_len(r);
-        Value out = arr_new(n);
+        Value out = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = raise_value(*seq_at(r, i), pt);
         shape_like(out, r);
         return out;
@@ -184,7 +184,7 @@ Value fwd_call_on_tape(Value f, int argc, Value *argv)
         for (int j = 0; j < pt.k[i]; j++) pt.eps[i][j] = num_rec(0, rec_leaf(0));
     Value *lowered = err_scratch(sizeof(Value) * (size_t)(argc ? argc : 1));
     for (int i = 0; i < argc; i++) lowered[i] = lower(argv[i], &pt);
-    Value r = call_value(f, argc, lowered);
+    Value r = eval_call_value(f, argc, lowered);
     for (int i = 0; i < argc; i++) v_release(lowered[i]);
     err_scratch_free(lowered);
     Value out = raise_value(r, &pt);
@@ -198,19 +198,19 @@ static Value seed_dual(uint32_t tag, Value x, Value v)
     if (IS_NUMBER(x) && IS_NUMBER(v)) {
         v_retain(x);
         v_retain(v);
-        return dual_new(tag, x, v);
+        return value_dual_new(tag, x, v);
     }
     if (is_seq(x) && is_seq(v)) {
         int n = seq_len(x);
         if (seq_len(v) != n) err_raise("jvp: x has %d elements but v has %d", n, seq_len(v));
         if (is_mat(x) != is_mat(v) || (is_mat(x) && AS_ARR(x)->rows != AS_ARR(v)->rows))
             err_raise("jvp: x is %s but v is %s: they must have the same shape", mat_describe(x), mat_describe(v));
-        Value r = arr_new(n);
+        Value r = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(r)->v[i] = seed_dual(tag, *seq_at(x, i), *seq_at(v, i));
         shape_like(r, x);
         return r;
     }
-    err_raise("jvp: x and v must both be numbers or both arrays, got %s and %s", type_name(x), type_name(v));
+    err_raise("jvp: x and v must both be numbers or both arrays, got %s and %s", value_type_name(x), value_type_name(v));
 }
 
 /* The j-th tangent of the number r for tag (owned). */
@@ -235,24 +235,24 @@ static Value tangent_of(Value r, uint32_t tag)
     if (IS_NUMBER(r)) return tangent_j(r, tag, 0);
     if (is_seq(r)) {
         int n = seq_len(r);
-        Value out = arr_new(n);
+        Value out = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(out)->v[i] = tangent_of(*seq_at(r, i), tag);
         shape_like(out, r);
         return out;
     }
-    err_raise("jvp: the function must return a number or an array, got %s", type_name(r));
+    err_raise("jvp: the function must return a number or an array, got %s", value_type_name(r));
 }
 
 Value fwd_jvp(Value f, Value x, Value v)
 {
-    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("jvp: expects a function, got %s", type_name(f));
+    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("jvp: expects a function, got %s", value_type_name(f));
     uint32_t tag = ++G->fwd.next_tag;
-    int depth = fwd_depth();
-    fwd_live_push(tag, 1);
+    int depth = dual_depth();
+    dual_live_push(tag, 1);
     Value xd = seed_dual(tag, x, v);
-    Value r = call_value(f, 1, &xd);
+    Value r = eval_call_value(f, 1, &xd);
     Value t = tangent_of(r, tag);
-    fwd_unwind(depth);      /* what the call stored keeps a dead tangent */
+    dual_unwind(depth);      /* what the call stored keeps a dead tangent */
     v_release(r);
     v_release(xd);
     return t;
@@ -266,11 +266,11 @@ uint32_t fwd_last_tag(void) { return G->fwd.next_tag; }
  * of V's row i, one dual of k tangents. */
 static Value seed_chunk(uint32_t tag, int k, Value xi, Value V, int i, int c0)
 {
-    if (!IS_NUMBER(xi)) err_raise("jvp: x must hold numbers, but element %d is %s", i, type_name(xi));
+    if (!IS_NUMBER(xi)) err_raise("jvp: x must hold numbers, but element %d is %s", i, value_type_name(xi));
     int cols = AS_ARR(V)->cols;
     for (int j = 0; j < k; j++) {
         Value e = AS_ARR(V)->v[(long)i * cols + c0 + j];
-        if (!IS_NUMBER(e)) err_raise("jvp: V must hold numbers, but V[%d, %d] is %s", i, c0 + j, type_name(e));
+        if (!IS_NUMBER(e)) err_raise("jvp: V must hold numbers, but V[%d, %d] is %s", i, c0 + j, value_type_name(e));
     }
     Dual *d = dual_alloc(tag, k);
     d->p = fwd_live_part(xi);
@@ -290,12 +290,12 @@ static Value seed_chunk(uint32_t tag, int k, Value xi, Value V, int i, int c0)
  * is jvp(f, x, V[:, j]) exactly: the same operations in the same order. */
 Value fwd_jvp_chunk(Value f, Value x, Value V)
 {
-    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("jvp: expects a function, got %s", type_name(f));
+    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("jvp: expects a function, got %s", value_type_name(f));
     if (!is_mat(V)) return fwd_jvp(f, x, V);
     int n;
     if (IS_NUMBER(x)) n = 1;
     else if (is_seq(x)) n = seq_len(x);
-    else err_raise("jvp: x must be a number or an array, got %s", type_name(x));
+    else err_raise("jvp: x must be a number or an array, got %s", value_type_name(x));
     Storage *vs = AS_ARR(V);
     if (vs->rows != n)
         err_raise("jvp: V must have a row for each of x's %d numbers, got %s", n, mat_describe(V));
@@ -306,28 +306,28 @@ Value fwd_jvp_chunk(Value f, Value x, Value V)
     for (int c0 = 0; c0 < k; c0 += FWD_CHUNK) {
         int kc = k - c0 < FWD_CHUNK ? k - c0 : FWD_CHUNK;
         uint32_t tag = ++G->fwd.next_tag;
-        int depth = fwd_depth();
-        fwd_live_push(tag, kc);
+        int depth = dual_depth();
+        dual_live_push(tag, kc);
         Value xd;
         if (IS_NUMBER(x)) xd = seed_chunk(tag, kc, x, V, 0, c0);
         else {
-            xd = arr_new(n);
+            xd = value_arr_new(n);
             for (int i = 0; i < n; i++) AS_ARR(xd)->v[i] = seed_chunk(tag, kc, *seq_at(x, i), V, i, c0);
             shape_like(xd, x);
         }
-        Value r = call_value(f, 1, &xd);
+        Value r = eval_call_value(f, 1, &xd);
         int mr = IS_NUMBER(r) ? 1 : is_seq(r) ? seq_len(r) : -1;
-        if (mr < 0) err_raise("jvp: the function must return a number or an array, got %s", type_name(r));
+        if (mr < 0) err_raise("jvp: the function must return a number or an array, got %s", value_type_name(r));
         if (m < 0) {
             m = mr;
             out = mat_new(m, k);
         } else if (mr != m) err_raise("jvp: the function returned %d numbers for one chunk of V's columns and %d for another", m, mr);
         for (int i = 0; i < m; i++) {
             Value ri = IS_NUMBER(r) ? r : *seq_at(r, i);
-            if (!IS_NUMBER(ri)) err_raise("jvp: the function must return numbers, but element %d is %s", i, type_name(ri));
+            if (!IS_NUMBER(ri)) err_raise("jvp: the function must return numbers, but element %d is %s", i, value_type_name(ri));
             for (int j = 0; j < kc; j++) AS_ARR(out)->v[(long)i * k + c0 + j] = tangent_j(ri, tag, j);
         }
-        fwd_unwind(depth);      /* what the call stored keeps a dead tangent */
+        dual_unwind(depth);      /* what the call stored keeps a dead tangent */
         v_release(r);
         v_release(xd);
     }
@@ -353,17 +353,17 @@ Value fwd_fwdgrad(int argc, Value *argv)
     if (IS_NUMBER(x)) v = num_val(num_round(rng_normal(&G->rng)));
     else if (is_seq(x)) {
         int n = seq_len(x);
-        v = arr_new(n);
+        v = value_arr_new(n);
         for (int i = 0; i < n; i++) AS_ARR(v)->v[i] = num_val(num_round(rng_normal(&G->rng)));
         shape_like(v, x);
-    } else err_raise("fwdgrad: x must be a number or an array, got %s", type_name(x));
+    } else err_raise("fwdgrad: x must be a number or an array, got %s", value_type_name(x));
     Value s = fwd_jvp(argv[0], x, v);
     if (!IS_NUMBER(s)) {
         v_release(s);
         v_release(v);
         err_raise("fwdgrad: the function must return a number");
     }
-    Value r = v_arith(OP_MUL, s, v);
+    Value r = arith_apply(OP_MUL, s, v);
     v_release(s);
     v_release(v);
     return r;

@@ -57,8 +57,8 @@ static int n_of(Value x) { return is_seq(x) ? seq_len(x) : 1; }
 static void check_point(Value x, const char *fname)
 {
     if (!IS_NUMBER(x) && !is_seq(x))
-        err_raise("%s: x must be a number or an array of numbers, got %s", fname, type_name(x));
-    if (is_seq(x)) seq_check_numbers(x, fname);
+        err_raise("%s: x must be a number or an array of numbers, got %s", fname, value_type_name(x));
+    if (is_seq(x)) value_seq_check_numbers(x, fname);
 }
 
 /* The outputs of f as a count m, checking they are numbers. */
@@ -69,14 +69,14 @@ static int m_of(Value r, const char *fname)
         int m = seq_len(r);
         for (int i = 0; i < m; i++)
             if (!IS_NUMBER(*seq_at(r, i))) {
-                const char *what = type_name(*seq_at(r, i));
+                const char *what = value_type_name(*seq_at(r, i));
                 v_release(r);
                 err_raise("%s: the function must return a number or an array of numbers, but element %d of its result is %s",
                           fname, i, what);
             }
         return m;
     }
-    const char *what = type_name(r);   /* before the release: a matrix is read */
+    const char *what = value_type_name(r);   /* before the release: a matrix is read */
     v_release(r);
     err_raise("%s: the function must return a number or an array of numbers, got %s", fname, what);
 }
@@ -122,7 +122,7 @@ static Value identity_seeds(int n)
 static int outputs_at(Value f, Value x, const char *fname)
 {
     v_retain(x);
-    Value r = call_value(f, 1, &x);
+    Value r = eval_call_value(f, 1, &x);
     v_release(x);
     int m = m_of(r, fname);
     v_release(r);
@@ -149,7 +149,7 @@ static Value record_at(Value f, Value x, Value *xp, const char *fname)
     *xp = ad_fresh_point(x);
     v_retain(*xp);
     Value arg = *xp;
-    Value r = call_value(f, 1, &arg);
+    Value r = eval_call_value(f, 1, &arg);
     v_release(arg);
     rec_restore(saved);
     G->ad.nesting--;
@@ -307,7 +307,7 @@ static void entry_sets(Sets *s, uint32_t e)
         break;
     }
     union_of(s, e);
-    if (op == OP_SUM || op == OP_DOT || (op_flags[op] & OPF_LINEAR)) return;
+    if (op == OP_SUM || op == OP_DOT || (num_op_flags[op] & OPF_LINEAR)) return;
     switch (op) {
     case OP_ABS: case OP_MIN: case OP_MAX: case OP_MOD:          /* piecewise linear */
         return;
@@ -727,10 +727,10 @@ static int mode_of(int argc, Value *argv, const char *fname)
         else if (s && i == 2 && mode == JM_SPARSE && !strcmp(s, "dense-fallback")) mode |= JM_FALLBACK;
         else if (!strcmp(fname, "jacobian"))
             err_raise("jacobian(f, how): how is \"fwd\", \"rev\" or \"sparse\" (then optionally \"dense-fallback\"), got %s%s%s",
-                      s ? "\"" : "", s ? s : type_name(w), s ? "\"" : "");
+                      s ? "\"" : "", s ? s : value_type_name(w), s ? "\"" : "");
         else
             err_raise("%s(f, how): how is \"sparse\" (then optionally \"dense-fallback\"), got %s%s%s",
-                      fname, s ? "\"" : "", s ? s : type_name(w), s ? "\"" : "");
+                      fname, s ? "\"" : "", s ? s : value_type_name(w), s ? "\"" : "");
     }
     return mode;
 }
@@ -738,8 +738,8 @@ static int mode_of(int argc, Value *argv, const char *fname)
 static Value derived(Value f, int kind, int mode, const char *label)
 {
     if (f.t != V_FN && f.t != V_BUILTIN)
-        err_raise("%s: expects a function, got %s (write %s(fn(x) => ...))", label, type_name(f), label);
-    Closure *c = obj_new(V_FN, sizeof(Closure));
+        err_raise("%s: expects a function, got %s (write %s(fn(x) => ...))", label, value_type_name(f), label);
+    Closure *c = value_obj_new(V_FN, sizeof(Closure));
     c->kind = kind;
     c->target = f;
     v_retain(f);
@@ -751,14 +751,14 @@ static Value derived(Value f, int kind, int mode, const char *label)
 static Value bi_jacobian(int argc, Value *argv)
 {
     if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
-        err_raise("jacobian: expects a function, got %s (jacobian(f)(x) is the matrix of f at x)", type_name(argv[0]));
+        err_raise("jacobian: expects a function, got %s (jacobian(f)(x) is the matrix of f at x)", value_type_name(argv[0]));
     return derived(argv[0], FK_JAC, mode_of(argc, argv, "jacobian"), "jacobian");
 }
 
 static Value bi_hessian(int argc, Value *argv)
 {
     if (argv[0].t != V_FN && argv[0].t != V_BUILTIN)
-        err_raise("hessian: expects a function, got %s (hessian(f)(x) is the matrix of f at x)", type_name(argv[0]));
+        err_raise("hessian: expects a function, got %s (hessian(f)(x) is the matrix of f at x)", value_type_name(argv[0]));
     return derived(argv[0], FK_HESS, mode_of(argc, argv, "hessian"), "hessian");
 }
 
@@ -798,15 +798,15 @@ static Value bi_vjp(int argc, Value *argv)
 {
     (void)argc;
     Value f = argv[0], x = argv[1], u = argv[2];
-    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("vjp: expects a function, got %s (vjp(f, x, u))", type_name(f));
+    if (f.t != V_FN && f.t != V_BUILTIN) err_raise("vjp: expects a function, got %s (vjp(f, x, u))", value_type_name(f));
     check_point(x, "vjp");
-    if (!IS_NUMBER(u) && !is_seq(u)) err_raise("vjp: u must be a number or an array of numbers, got %s", type_name(u));
-    if (is_seq(u)) seq_check_numbers(u, "vjp");
+    if (!IS_NUMBER(u) && !is_seq(u)) err_raise("vjp: u must be a number or an array of numbers, got %s", value_type_name(u));
+    if (is_seq(u)) value_seq_check_numbers(u, "vjp");
     int saved = rec_on();
     G->ad.nesting++;
     Value xp = ad_fresh_point(x), arg = xp;
     v_retain(arg);
-    Value r = call_value(f, 1, &arg);
+    Value r = eval_call_value(f, 1, &arg);
     v_release(arg);
     int m = m_of(r, "vjp");
     if (IS_NUMBER(r) != IS_NUMBER(u) || (is_seq(u) && seq_len(u) != m)) {
@@ -817,7 +817,7 @@ static Value bi_vjp(int argc, Value *argv)
         v_release(xp);
         err_raise("vjp: u must have the shape of f(x), which is %s, but u is %s", what, got);
     }
-    Value s = IS_NUMBER(r) ? v_num_op(OP_MUL, u, r) : arith_dot(u, r);
+    Value s = IS_NUMBER(r) ? arith_num_op(OP_MUL, u, r) : arith_dot(u, r);
     v_release(r);
     rec_restore(saved);
     G->ad.nesting--;

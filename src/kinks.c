@@ -53,7 +53,7 @@ static int named(const Node *n) { return n && (n->kind == N_NAME || n->kind == N
 /* Whether op is at its kink (its flags, ops.def). */
 static int at_kink(int op, double a, double b)
 {
-    unsigned f = op_flags[op];
+    unsigned f = num_op_flags[op];
     if (f & OPF_KINK_AT0) return a == 0;
     if (f & OPF_KINK_WHOLE) return a == floor(a);
     if (f & OPF_KINK_JUMP) { double q = a / b; return isfinite(q) && q == floor(q); }
@@ -65,7 +65,7 @@ static uint32_t compared(uint32_t id) { return id && tape_opcode(id) != OP_CONST
 
 void kink_note_op(int op, double a, double b, uint32_t id)
 {
-    int tie = (op_flags[op] & OPF_TIE) != 0;
+    int tie = (num_op_flags[op] & OPF_TIE) != 0;
     if (tie ? !kink_near(a, b) || !isfinite(a) || !isfinite(b) : !at_kink(op, a, b)) return;
     uint32_t ida = tie ? compared(tape_a(id)) : 0, idb = tie ? compared(tape_b(id)) : 0;
     if (tie && !(ida | idb)) return;
@@ -94,13 +94,13 @@ void kink_note_op(int op, double a, double b, uint32_t id)
     num_format(a, va, sizeof va);
     num_format(b, vb, sizeof vb);
     if (tie) {
-        if (a == b) snprintf(note->what, sizeof note->what, "%s(%s, %s) at a tie, both %s", op_names[op], xs, ys, va);
+        if (a == b) snprintf(note->what, sizeof note->what, "%s(%s, %s) at a tie, both %s", num_op_names[op], xs, ys, va);
         else snprintf(note->what, sizeof note->what, "%s(%s, %s) within 1e-9 of a tie, %s and %s",
-                      op_names[op], xs, ys, va, vb);
-    } else if (op_flags[op] & OPF_KINK_JUMP)
+                      num_op_names[op], xs, ys, va, vb);
+    } else if (num_op_flags[op] & OPF_KINK_JUMP)
         snprintf(note->what, sizeof note->what, "%s %% %s at a jump, %s / %s whole", xs, ys, va, vb);
-    else if (named(na)) snprintf(note->what, sizeof note->what, "%s(%s) at %s = %s", op_names[op], xs, xs, va);
-    else snprintf(note->what, sizeof note->what, "%s at %s", op_names[op], va);
+    else if (named(na)) snprintf(note->what, sizeof note->what, "%s(%s) at %s = %s", num_op_names[op], xs, xs, va);
+    else snprintf(note->what, sizeof note->what, "%s at %s", num_op_names[op], va);
 }
 
 static const char *cmp_symbol(int op)
@@ -262,8 +262,8 @@ static void reach_pass(Reach *r)
             if (op == OP_CONST || op == OP_LEAF) continue;
             if (op == OP_CKOUT) {
                 r->hit = output_reached(r, i);
-            } else if (op_arity[op] > 0 && !op_side[op]) {
-                uint32_t a = tape_a(i), b = op_arity[op] == 2 ? tape_b(i) : 0;
+            } else if (num_op_arity[op] > 0 && !num_op_side[op]) {
+                uint32_t a = tape_a(i), b = num_op_arity[op] == 2 ? tape_b(i) : 0;
                 r->hit = kink_reached(r, a) || kink_reached(r, b);
                 if (a > i || b > i) r->up = 1;
             } else if (op == OP_DERIV && tape_deriv_call_of(i, NULL) == call) {

@@ -34,12 +34,12 @@ Value mat_new(int rows, int cols)
 {
     if (rows < 0 || cols < 0 || (long long)rows * cols > INT_MAX)
         err_raise("a %dx%d matrix is too big (at most %d elements)", rows, cols, INT_MAX);
-    Value r = arr_new(rows * cols);
+    Value r = value_arr_new(rows * cols);
     set_shape(AS_ARR(r), rows, cols);
     return r;
 }
 
-/* For messages, a few at a time (num_str's buffers: at most four of
+/* For messages, a few at a time (value_num_str's buffers: at most four of
  * theirs and ours in one message). */
 const char *mat_describe(Value v)
 {
@@ -48,7 +48,7 @@ const char *mat_describe(Value v)
     if (is_mat(v)) snprintf(b, n, "a %dx%d matrix", AS_ARR(v)->rows, AS_ARR(v)->cols);
     else if (v.t == V_ARR) snprintf(b, n, "an array of %d", AS_ARR(v)->n);
     else if (v.t == V_VIEW) snprintf(b, n, "a view of %d", AS_VIEW(v)->len);
-    else snprintf(b, n, "a %s", type_name(v));
+    else snprintf(b, n, "a %s", value_type_name(v));
     return b;
 }
 
@@ -90,10 +90,10 @@ void mat_print(Value v, void *file, int brief)
 /* A whole number in [0, len) as index `what` ("row", "column") of m. */
 int mat_index_in(Value idx, int len, Node *at, const char *what, Value m)
 {
-    if (!IS_NUMBER(idx)) err_raise_at(at, "index must be a number, got %s", type_name(idx));
+    if (!IS_NUMBER(idx)) err_raise_at(at, "index must be a number, got %s", value_type_name(idx));
     double d = v_primal(idx);
-    if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", num_str(d));
-    if (d < 0 || d >= len) err_raise_at(at, "%s index %s out of range for %s", what, num_str(d), mat_describe(m));
+    if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", value_num_str(d));
+    if (d < 0 || d >= len) err_raise_at(at, "%s index %s out of range for %s", what, value_num_str(d), mat_describe(m));
     return (int)d;
 }
 
@@ -130,7 +130,7 @@ static Value expand(Value a, int rows, int cols)
         v_retain(a);
         return a;
     }
-    Value r = arr_new(rows * cols);
+    Value r = value_arr_new(rows * cols);
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) {
             Value e = s->v[(long)(s->rows == 1 ? 0 : i) * s->cols + (s->cols == 1 ? 0 : j)];
@@ -150,14 +150,14 @@ static _Noreturn void mismatch(const char *what, Value a, Value b)
 
 Value mat_elementwise(int op, Value a, Value b)
 {
-    if (op_arity[op] < 2) {
+    if (num_op_arity[op] < 2) {
         Value r = arith_elementwise_flat(op, a, a);
         shape_like(r, a);
         return r;
     }
     int sa = IS_NUMBER(a), sb = IS_NUMBER(b);
     if ((!sa && !is_seq(a)) || (!sb && !is_seq(b)))
-        err_raise("cannot apply '%s' to %s and %s", arith_op_symbol(op), type_name(a), type_name(b));
+        err_raise("cannot apply '%s' to %s and %s", arith_op_symbol(op), value_type_name(a), value_type_name(b));
     if ((!sa && !is_mat(a)) || (!sb && !is_mat(b))) mismatch(arith_op_symbol(op), a, b);
     if (sa || sb) {
         Value r = arith_elementwise_flat(op, a, b);
@@ -240,12 +240,12 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
     if (duals) {
         Value acc = num_val(0);
         for (int t = 0; t < k; t++) {
-            Value p = v_num_op(OP_MUL, *elem(a, pa + t * da), *elem(b, pb + t * db));
+            Value p = arith_num_op(OP_MUL, *elem(a, pa + t * da), *elem(b, pb + t * db));
             if (t == 0) {
                 acc = p;
                 continue;
             }
-            Value s = v_num_op(OP_ADD, acc, p);
+            Value s = arith_num_op(OP_ADD, acc, p);
             v_release(acc);
             v_release(p);
             acc = s;
@@ -254,24 +254,24 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
     }
     NumAcc q;
     double s = 0;
-    if (G->num.backend != BK_F64) acc_clear(&q);
+    if (G->num.backend != BK_F64) num_acc_clear(&q);
     for (int t = 0; t < k; t++) {
         double x = elem(a, pa + t * da)->u.n, y = elem(b, pb + t * db)->u.n;
         if (G->num.backend == BK_F64) s += x * y;
-        else acc_fma(&q, x, y);
+        else num_acc_fma(&q, x, y);
     }
-    if (G->num.backend != BK_F64) s = acc_result(&q);
+    if (G->num.backend != BK_F64) s = num_acc_result(&q);
     if (!ids || !G->tape.recording) return num_val(s);
     for (int t = 0; t < k; t++) {        /* the constants first: they are entries of their own */
         id_or_const(a, pa + t * da);
         id_or_const(b, pb + t * db);
     }
-    uint32_t off, *pairs = rec_operands(2 * (uint32_t)k, &off);
+    uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k, &off);
     for (int t = 0; t < k; t++) {
         pairs[2 * t] = id_or_const(a, pa + t * da);
         pairs[2 * t + 1] = id_or_const(b, pb + t * db);
     }
-    return num_rec(s, rec_dot(off, (uint32_t)k, s));
+    return num_rec(s, tape_rec_dot(off, (uint32_t)k, s));
 }
 
 /* a (m x k, or an array of k as a row) times b (k x n, or an array of k
@@ -284,14 +284,14 @@ Value mat_product(Value a, Value b)
     if (!is_mat(a) && !is_mat(b))
         err_raise("'@' of two arrays (%s and %s): dot(a, b) is their inner product; '@' needs a matrix on one side",
                  mat_describe(a), mat_describe(b));
-    if (!is_mat(a)) seq_check_numbers(a, "'@'");
-    if (!is_mat(b)) seq_check_numbers(b, "'@'");
+    if (!is_mat(a)) value_seq_check_numbers(a, "'@'");
+    if (!is_mat(b)) value_seq_check_numbers(b, "'@'");
     int m = is_mat(a) ? AS_ARR(a)->rows : 1, k = is_mat(a) ? AS_ARR(a)->cols : seq_len(a);
     int k2 = is_mat(b) ? AS_ARR(b)->rows : seq_len(b), n = is_mat(b) ? AS_ARR(b)->cols : 1;
     if (k != k2)
         err_raise("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
                  mat_describe(a), mat_describe(b));
-    Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : arr_new(is_mat(a) ? m : n);
+    Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     if (arrayrun_product(a, b, m, k, n, r)) return r;
     Operand oa = operand(a), ob = operand(b);
     for (int i = 0; i < m; i++)
@@ -310,7 +310,7 @@ enum { R_SUM, R_MAX, R_MIN, R_MEAN, R_LSE };
 static Value mean_of(Value a)
 {
     Value s = arith_sum(a);
-    Value r = v_num_op(OP_DIV, s, num_val(seq_len(a)));
+    Value r = arith_num_op(OP_DIV, s, num_val(seq_len(a)));
     v_release(s);
     return r;
 }
@@ -324,11 +324,11 @@ static Value logsumexp_of(Value a)
     double m = v_primal(*seq_at(a, 0));
     for (int i = 1; i < n; i++) m = num_apply(OP_MAX, m, v_primal(*seq_at(a, i)));
     Value mv = num_val(m);
-    Value shifted = v_arith(OP_SUB, a, mv);
-    Value e = v_arith(OP_EXP, shifted, shifted);
+    Value shifted = arith_apply(OP_SUB, a, mv);
+    Value e = arith_apply(OP_EXP, shifted, shifted);
     Value s = arith_sum(e);
-    Value l = v_arith(OP_LOG, s, s);
-    Value r = v_arith(OP_ADD, l, mv);
+    Value l = arith_apply(OP_LOG, s, s);
+    Value r = arith_apply(OP_ADD, l, mv);
     v_release(shifted);
     v_release(e);
     v_release(s);
@@ -357,7 +357,7 @@ static Value along(int kind, Value a, int axis, const char *fname)
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
     for (int l = 0; l < lines; l++) {
-        Value line = arr_new(len);
+        Value line = value_arr_new(len);
         for (int t = 0; t < len; t++) {
             Value e = s->v[axis == 1 ? (long)t * cols + l : (long)l * cols + t];
             v_retain(e);
@@ -375,7 +375,7 @@ static int axis_of(Value v, const char *fname, const char *hint)
     double d = IS_NUMBER(v) ? v_primal(v) : 0;
     if (d != 1 && d != 2)
         err_raise("%s: the axis must be 1 (down the columns) or 2 (along the rows), got %s%s", fname,
-                 IS_NUMBER(v) ? num_str(d) : type_name(v), hint);
+                 IS_NUMBER(v) ? value_num_str(d) : value_type_name(v), hint);
     return (int)d;
 }
 
@@ -385,8 +385,8 @@ static int reduction(int kind, int argc, Value *argv, const char *fname)
     if (argc == 2 && !is_mat(argv[0]))
         err_raise("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
     if (!is_seq(argv[0]))
-        err_raise("%s: argument 1 must be an array or a matrix, got %s", fname, type_name(argv[0]));
-    seq_check_numbers(argv[0], fname);
+        err_raise("%s: argument 1 must be an array or a matrix, got %s", fname, value_type_name(argv[0]));
+    value_seq_check_numbers(argv[0], fname);
     return argc == 2 ? axis_of(argv[1], fname, "") : 0;
 }
 
@@ -396,7 +396,7 @@ Value mat_reduce_axis(int op, Value *argv, const char *fname)
     char hint[96] = "";
     if (kind != R_SUM && IS_NUMBER(argv[1]))
         snprintf(hint, sizeof hint, " (for the elementwise %s of a matrix and a number write %s(%s, a))",
-                 fname, fname, num_str(v_primal(argv[1])));
+                 fname, fname, value_num_str(v_primal(argv[1])));
     if (!is_mat(argv[0])) err_raise("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(argv[0]));
     return along(kind, argv[0], axis_of(argv[1], fname, hint), fname);
 }
@@ -420,7 +420,7 @@ int mat_dim_arg(Value *argv, int i, const char *fname)
     double d = IS_NUMBER(argv[i]) ? v_primal(argv[i]) : -1;
     if (!IS_NUMBER(argv[i]) || d != floor(d) || d < 0 || d > 1e9)
         err_raise("%s: argument %d must be a whole number from 0 to 1e9, got %s", fname, i + 1,
-                 IS_NUMBER(argv[i]) ? num_str(d) : type_name(argv[i]));
+                 IS_NUMBER(argv[i]) ? value_num_str(d) : value_type_name(argv[i]));
     return (int)d;
 }
 

@@ -35,7 +35,7 @@ Value mat_literal(Node *n, Env *env, Value first)
         for (int j = 0; j < cols; j++) {
             Value e = *seq_at(row, j);
             if (!IS_NUMBER(e)) {
-                const char *what = type_name(e);
+                const char *what = value_type_name(e);
                 v_release(row);
                 err_raise_at(n->list[i], "matrix elements must be numbers, but element %d of row %d is %s", j, i, what);
             }
@@ -59,7 +59,7 @@ Value mat_index(Node *n, Value a, Env *env)
     v_release(iv);
     const Value *row = s->v + (long)i * s->cols;
     if (!n->c) {         /* row i, a copy */
-        Value r = arr_new(s->cols);
+        Value r = value_arr_new(s->cols);
         for (int j = 0; j < s->cols; j++) {
             v_retain(row[j]);
             AS_ARR(r)->v[j] = row[j];
@@ -106,9 +106,9 @@ static Value bi_shape(int argc, Value *argv)
 {
     (void)argc;
     Value a = argv[0];
-    if (IS_NUMBER(a)) return arr_new(0);
-    if (!is_seq(a)) err_raise("shape: argument 1 must be a number, an array or a matrix, got %s", type_name(a));
-    Value r = arr_new(is_mat(a) ? 2 : 1);
+    if (IS_NUMBER(a)) return value_arr_new(0);
+    if (!is_seq(a)) err_raise("shape: argument 1 must be a number, an array or a matrix, got %s", value_type_name(a));
+    Value r = value_arr_new(is_mat(a) ? 2 : 1);
     if (is_mat(a)) {
         AS_ARR(r)->v[0] = num_val(AS_ARR(a)->rows);
         AS_ARR(r)->v[1] = num_val(AS_ARR(a)->cols);
@@ -119,8 +119,8 @@ static Value bi_shape(int argc, Value *argv)
 static Value bi_reshape(int argc, Value *argv)
 {
     Value a = argv[0];
-    if (!is_seq(a)) err_raise("reshape: argument 1 must be an array or a matrix, got %s", type_name(a));
-    seq_check_numbers(a, "reshape");
+    if (!is_seq(a)) err_raise("reshape: argument 1 must be an array or a matrix, got %s", value_type_name(a));
+    value_seq_check_numbers(a, "reshape");
     int n = seq_len(a), rows, cols = 0;
     if (argc == 2) rows = mat_dim_arg(argv, 1, "reshape");
     else mat_dims(argv + 1, "reshape", &rows, &cols);
@@ -129,7 +129,7 @@ static Value bi_reshape(int argc, Value *argv)
         if (argc == 2) err_raise("reshape: %s has %d element%s, not %d", mat_describe(a), n, n == 1 ? "" : "s", rows);
         err_raise("reshape: %s has %d element%s, not %dx%d = %lld", mat_describe(a), n, n == 1 ? "" : "s", rows, cols, want);
     }
-    Value r = argc == 2 ? arr_new(n) : mat_new(rows, cols);
+    Value r = argc == 2 ? value_arr_new(n) : mat_new(rows, cols);
     for (int i = 0; i < n; i++) {
         Value e = *seq_at(a, i);
         v_retain(e);
@@ -164,7 +164,7 @@ static Value row_or_col(Node *call, Env *env, int is_row)
     if (call->n != 2) err_raise("%s(a, %s) expects 2 arguments, got %d", fname, is_row ? "i" : "j", call->n);
     EnvCell *home;
     int owner;
-    Value base = view_base(call->list[0], env, &home, &owner);
+    Value base = builtin_view_base(call->list[0], env, &home, &owner);
     if (!is_mat(base)) {
         const char *what = mat_describe(base);
         v_release(base);
@@ -177,8 +177,8 @@ static Value row_or_col(Node *call, Env *env, int is_row)
     int rows = s->rows, cols = s->cols;
     int k = mat_index_in(iv, is_row ? rows : cols, call->list[1], is_row ? "row" : "column", base);
     v_release(iv);
-    if (is_row) return view_over(base, home, owner, k * cols, cols, 1);
-    return view_over(base, home, owner, k, rows, cols ? cols : 1);
+    if (is_row) return builtin_view_over(base, home, owner, k * cols, cols, 1);
+    return builtin_view_over(base, home, owner, k, rows, cols ? cols : 1);
 }
 
 static Value sp_row(Node *call, Env *env) { return row_or_col(call, env, 1); }
@@ -193,7 +193,7 @@ static const Builtin matrix_builtins[] = {
     {"logsumexp", 1, 2, mat_logsumexp, "logsumexp(a): log(sum(exp(a))), computed without overflow by shifting by max(a); logsumexp(a, 1) / logsumexp(a, 2) of a matrix: down the columns / along the rows"},
 };
 
-void matrix_register(void)
+void mat_register(void)
 {
     for (size_t i = 0; i < sizeof matrix_builtins / sizeof matrix_builtins[0]; i++) builtin_define(&matrix_builtins[i]);
     builtin_define_special("row", sp_row, "row(a, i): row i of the matrix a as a view (an alias: writing it writes a)");

@@ -18,6 +18,6 @@ int   mat_store_index(Node *target, Value holder, Value iv, Value jv);
 _Noreturn void mat_row_write_error(Node *target);
 
 /* The builtins shape, reshape, eye, transpose, row, col, mean, logsumexp. */
-void  matrix_register(void);
+void  mat_register(void);
 
 #endif

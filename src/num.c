@@ -17,39 +17,39 @@
 #include "state.h"
 
 
-const char *const op_names[OP_COUNT] = {
+const char *const num_op_names[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) name,
 #include "ops.def"
 #undef OP
 };
 
 /* The per-op tables of num.h, from each op's kind and flags. */
-const int op_arity[OP_COUNT] = {
+const int num_op_arity[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) OPK_ARITY_##kind,
 #include "ops.def"
 #undef OP
 };
-const uint8_t op_flags[OP_COUNT] = {
+const uint8_t num_op_flags[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) flags,
 #include "ops.def"
 #undef OP
 };
-const uint8_t op_ids[OP_COUNT] = {
+const uint8_t num_op_ids[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) OPK_IDS_##kind,
 #include "ops.def"
 #undef OP
 };
-const uint8_t op_side[OP_COUNT] = {
+const uint8_t num_op_side[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) OPK_SIDE_##kind,
 #include "ops.def"
 #undef OP
 };
-const uint8_t op_cone[OP_COUNT] = {
+const uint8_t num_op_cone[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) OPK_CONE_##kind,
 #include "ops.def"
 #undef OP
 };
-const uint8_t op_near[OP_COUNT] = {
+const uint8_t num_op_near[OP_COUNT] = {
 #define OP(e, name, kind, flags, f, da, db) OPK_NEAR_##kind,
 #include "ops.def"
 #undef OP
@@ -76,15 +76,15 @@ IEEE_ADAPTERS(bf16, IEEE_BF16)
 static double posit_literal(const char *text, const PositOps *p);
 
 #define POSIT_ADAPTERS(P, Q, QT)                                                    \
-    static double P##_round(double x) { return P##_to_double(P##_from_double(x)); } \
-    static uint64_t P##_bits(double x) { return P##_from_double(x); }               \
-    static double P##_frombits(uint64_t b) { return P##_to_double((uint32_t)b); }   \
-    static void Q##_fma_w(uint64_t *w, uint32_t a, uint32_t b) { Q##_fma((QT *)w, a, b); } \
-    static void Q##_add_w(uint64_t *w, uint32_t a) { Q##_add((QT *)w, a); }         \
-    static uint32_t Q##_result_w(const uint64_t *w) { return Q##_to_posit((const QT *)w); } \
+    static double P##_round(double x) { return posit_##P##_to_double(posit_##P##_from_double(x)); } \
+    static uint64_t P##_bits(double x) { return posit_##P##_from_double(x); }               \
+    static double P##_frombits(uint64_t b) { return posit_##P##_to_double((uint32_t)b); }   \
+    static void Q##_fma_w(uint64_t *w, uint32_t a, uint32_t b) { posit_##Q##_fma((QT *)w, a, b); } \
+    static void Q##_add_w(uint64_t *w, uint32_t a) { posit_##Q##_add((QT *)w, a); }         \
+    static uint32_t Q##_result_w(const uint64_t *w) { return posit_##Q##_to_posit((const QT *)w); } \
     static const PositOps P##_ops = {                                               \
-        P##_from_double, P##_from_double_dir, P##_to_double,                        \
-        { P##_add, P##_sub, P##_mul, P##_div }, P##_sqrt,                           \
+        posit_##P##_from_double, posit_##P##_from_double_dir, posit_##P##_to_double,                        \
+        { posit_##P##_add, posit_##P##_sub, posit_##P##_mul, posit_##P##_div }, posit_##P##_sqrt,                           \
         Q##_fma_w, Q##_add_w, Q##_result_w, sizeof(QT) * 8                          \
     };                                                                              \
     static double P##_literal(const char *text) { return posit_literal(text, &P##_ops); }
@@ -94,7 +94,7 @@ POSIT_ADAPTERS(p32, q32, quire32_t)
 #undef POSIT_ADAPTERS
 
 /* One row a format: a new backend is one more row (and its enum name). */
-const Format formats[BK_COUNT] = {
+const Format num_formats[BK_COUNT] = {
     [BK_F64]  = { "float64",  64, f64_round,       f64_literal,  f64_bits,  f64_frombits,  0x1.fffffffffffffp-1, NULL },
     [BK_F32]  = { "float32",  32, ieee_round_f32,  f32_literal,  f32_bits,  f32_frombits,  0x1.fffffep-1, NULL },
     [BK_F16]  = { "float16",  16, ieee_round_f16,  f16_literal,  f16_bits,  f16_frombits,  0x1.ffcp-1, NULL },
@@ -104,16 +104,16 @@ const Format formats[BK_COUNT] = {
     [BK_P32]  = { "posit32",  32, p32_round,       p32_literal,  p32_bits,  p32_frombits,  0, &p32_ops },
 };
 
-#define FMT (&formats[G->num.backend])
+#define FMT (&num_formats[G->num.backend])
 
-int backend_lookup(const char *name)
+int num_backend_lookup(const char *name)
 {
     for (int i = 0; i < BK_COUNT; i++)
-        if (strcmp(name, formats[i].name) == 0) return i;
+        if (strcmp(name, num_formats[i].name) == 0) return i;
     return -1;
 }
 
-int backend_is_posit(int b) { return formats[b].posit != NULL; }
+int num_backend_is_posit(int b) { return num_formats[b].posit != NULL; }
 
 double num_round(double x) { return FMT->round(x); }
 
@@ -239,7 +239,7 @@ int num_less(double a, double b)
         a = num_round(a);
         b = num_round(b);
     }
-    if (backend_is_posit(G->num.backend)) {
+    if (num_backend_is_posit(G->num.backend)) {
         if (isnan(a)) return !isnan(b);   /* NaR is below every real */
         if (isnan(b)) return 0;
     }
@@ -252,7 +252,7 @@ int num_equal(double a, double b)
         a = num_round(a);
         b = num_round(b);
     }
-    if (backend_is_posit(G->num.backend) && isnan(a) && isnan(b)) return 1;
+    if (num_backend_is_posit(G->num.backend) && isnan(a) && isnan(b)) return 1;
     return a == b;
 }
 
@@ -378,7 +378,7 @@ static void exact_digits(double x, char *digits, int *exp10)
 
 static int is_posit_extreme(double x)
 {
-    if (!backend_is_posit(G->num.backend) || x == 0 || isnan(x)) return 0;
+    if (!num_backend_is_posit(G->num.backend) || x == 0 || isnan(x)) return 0;
     int n = FMT->width;
     double maxpos = ldexp(1, 4 * n - 8), minpos = ldexp(1, -4 * n + 8);
     return fabs(x) == maxpos || fabs(x) == minpos;
@@ -389,7 +389,7 @@ static int is_posit_extreme(double x)
 void num_format(double x, char *out, int size)
 {
     x = num_round(x);     /* a value stored in another format prints as it is used */
-    if (isnan(x)) { snprintf(out, size, "%s", backend_is_posit(G->num.backend) ? "NaR" : "nan"); return; }
+    if (isnan(x)) { snprintf(out, size, "%s", num_backend_is_posit(G->num.backend) ? "NaR" : "nan"); return; }
     if (isinf(x)) { snprintf(out, size, "%s", x > 0 ? "inf" : "-inf"); return; }
     if (x == 0) { snprintf(out, size, "%s", signbit(x) ? "-0" : "0"); return; }
     char digits[200];
@@ -442,28 +442,28 @@ int num_frombits(const char *s, double *out)
 
 /* ---------------------------------------------------------- accumulator */
 
-void acc_clear(NumAcc *q)
+void num_acc_clear(NumAcc *q)
 {
     memset(q, 0, sizeof *q);
     q->backend = G->num.backend;
 }
 
-void acc_fma(NumAcc *q, double a, double b)
+void num_acc_fma(NumAcc *q, double a, double b)
 {
-    const PositOps *p = formats[q->backend].posit;
+    const PositOps *p = num_formats[q->backend].posit;
     if (p) p->quire_fma(q->w, p->from_double(a), p->from_double(b));
     else q->fsum = num_apply(OP_ADD, q->fsum, num_apply(OP_MUL, a, b));
 }
 
-void acc_add(NumAcc *q, double a)
+void num_acc_add(NumAcc *q, double a)
 {
-    const PositOps *p = formats[q->backend].posit;
+    const PositOps *p = num_formats[q->backend].posit;
     if (p) p->quire_add(q->w, p->from_double(a));
     else q->fsum = num_apply(OP_ADD, q->fsum, a);
 }
 
-double acc_result(const NumAcc *q)
+double num_acc_result(const NumAcc *q)
 {
-    const PositOps *p = formats[q->backend].posit;
+    const PositOps *p = num_formats[q->backend].posit;
     return p ? p->to_double(p->quire_result(q->w)) : q->fsum;
 }

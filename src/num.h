@@ -86,19 +86,19 @@ typedef struct {
     const PositOps *posit;                    /* NULL for IEEE formats */
 } Format;
 
-extern const Format formats[BK_COUNT];
+extern const Format num_formats[BK_COUNT];
 /* The backend running (G->num.backend) and the one :reset returns to (--backend). */
 typedef struct { int backend, start_backend; } NumState;
-extern const char *const op_names[OP_COUNT];
-extern const int op_arity[OP_COUNT];        /* its kind's arity */
-extern const uint8_t op_flags[OP_COUNT];    /* OPF_... */
-extern const uint8_t op_ids[OP_COUNT];      /* its kind's columns */
-extern const uint8_t op_side[OP_COUNT];
-extern const uint8_t op_cone[OP_COUNT];
-extern const uint8_t op_near[OP_COUNT];
+extern const char *const num_op_names[OP_COUNT];
+extern const int num_op_arity[OP_COUNT];        /* its kind's arity */
+extern const uint8_t num_op_flags[OP_COUNT];    /* OPF_... */
+extern const uint8_t num_op_ids[OP_COUNT];      /* its kind's columns */
+extern const uint8_t num_op_side[OP_COUNT];
+extern const uint8_t num_op_cone[OP_COUNT];
+extern const uint8_t num_op_near[OP_COUNT];
 
-int    backend_lookup(const char *name);      /* -1 if unknown */
-int    backend_is_posit(int b);
+int    num_backend_lookup(const char *name);      /* -1 if unknown */
+int    num_backend_is_posit(int b);
 double num_round(double x);                    /* into the active format */
 double num_below_one(void);
 double num_literal(const char *text);          /* decimal text, rounded once */
@@ -133,9 +133,9 @@ static inline __attribute__((always_inline)) double num_apply(int op, double a, 
 
 /* Exact sums for the quire: the reverse sweep and sum/dot use these. */
 typedef struct { uint64_t w[8]; int backend; double fsum; } NumAcc;
-void   acc_clear(NumAcc *q);
-void   acc_fma(NumAcc *q, double a, double b);    /* q += a*b */
-void   acc_add(NumAcc *q, double a);
-double acc_result(const NumAcc *q);
+void   num_acc_clear(NumAcc *q);
+void   num_acc_fma(NumAcc *q, double a, double b);    /* q += a*b */
+void   num_acc_add(NumAcc *q, double a);
+double num_acc_result(const NumAcc *q);
 
 #endif

@@ -32,23 +32,23 @@ typedef struct {
     Token prev_tok;         /* the last token fed (for hints on Python/Julia habits) */
 } Feeder;
 
-Node *syn_node(ParseState *ps, NodeKind k, Token at)
+Node *parse_syn_node(ParseState *ps, NodeKind k, Token at)
 {
     return ast_node(ps->chunk, k, at.line, at.col);
 }
 
-Node *syn_num(ParseState *ps, Token t)
+Node *parse_syn_num(ParseState *ps, Token t)
 {
-    Node *n = syn_node(ps, N_NUM, t);
+    Node *n = parse_syn_node(ps, N_NUM, t);
     n->text = ast_strdup(ps->chunk, t.p, (size_t)t.len);
     n->textlen = t.len;
     n->num = strtod(n->text, NULL);
     return n;
 }
 
-Node *syn_name(ParseState *ps, Token t)
+Node *parse_syn_name(ParseState *ps, Token t)
 {
-    Node *n = syn_node(ps, N_NAME, t);
+    Node *n = parse_syn_node(ps, N_NAME, t);
     n->name = ast_strdup(ps->chunk, t.p, (size_t)t.len);
     return n;
 }
@@ -66,9 +66,9 @@ static int unescape(char c)
     }
 }
 
-Node *syn_str(ParseState *ps, Token t)
+Node *parse_syn_str(ParseState *ps, Token t)
 {
-    Node *n = syn_node(ps, N_STR, t);
+    Node *n = parse_syn_node(ps, N_STR, t);
     char *out = ast_alloc(ps->chunk, (size_t)t.len);
     int len = 0;
     for (int i = 1; i < t.len - 1; i++) {
@@ -78,7 +78,7 @@ Node *syn_str(ParseState *ps, Token t)
             if (e < 0) {
                 Token at = t;
                 at.col += i - 1;
-                syn_error(ps, at, "unknown escape in string (use \\n \\t \\r \\0 \\\\ \\\")");
+                parse_syn_error(ps, at, "unknown escape in string (use \\n \\t \\r \\0 \\\\ \\\")");
                 e = '?';
             }
             c = (char)e;
@@ -90,7 +90,7 @@ Node *syn_str(ParseState *ps, Token t)
     return n;
 }
 
-void syn_error(ParseState *ps, Token t, const char *msg)
+void parse_syn_error(ParseState *ps, Token t, const char *msg)
 {
     if (ps->error) return;   /* the first error is the one worth reading */
     ps->error = 1;
@@ -141,7 +141,7 @@ static int check_checkpoint(Feeder *f, int code, Token t)
     else
         snprintf(msg, sizeof msg, "'checkpoint' must be followed by a 'for' or 'while' loop, not '%.*s'",
                  t.len > 40 ? 40 : t.len, t.p);
-    syn_error(f->ps, f->ckpt_at, msg);
+    parse_syn_error(f->ps, f->ckpt_at, msg);
     return 1;
 }
 
@@ -150,7 +150,7 @@ static void feed(Feeder *f, int code, Token t)
     if (check_checkpoint(f, code, t)) return;
     f->ps->at_line = t.line;
     f->ps->at_col = t.col;
-    Parse(f->parser, code, t, f->ps);
+    parse_lemon(f->parser, code, t, f->ps);
     if (f->ps->error) return;       /* prev stays the token before the error (hints read it) */
     f->prev = code;
     f->prev_tok = t;
@@ -304,7 +304,7 @@ static void feed_all(Feeder *f)
     Token t, pending = {0};
     int have_newline = 0;
     for (;;) {
-        int code = lex_next(&f->lx, &t);
+        int code = parse_lex_next(&f->lx, &t);
         if (code == LEX_NEWLINE) {
             if (!inside_parens(f) && !continues_line(f->prev) && !have_newline) {
                 have_newline = 1;
@@ -318,11 +318,11 @@ static void feed_all(Feeder *f)
             while (n < 4 && ((unsigned char)t.p[n] & 0xC0) == 0x80) n++;
             if ((unsigned char)*t.p < 0x80) n = 1;
             snprintf(msg, sizeof msg, "unexpected character '%.*s'", *t.p ? n : 1, *t.p ? t.p : "?");
-            syn_error(f->ps, t, msg);
+            parse_syn_error(f->ps, t, msg);
             return;
         }
         if (code == LEX_UNTERMINATED) {
-            syn_error(f->ps, t, "unterminated string (strings end on the same line)");
+            parse_syn_error(f->ps, t, "unterminated string (strings end on the same line)");
             return;
         }
         if (have_newline) {
@@ -392,7 +392,7 @@ static const Node *too_deep(Node *root)
 Chunk *parse_chunk(const char *filename, const char *src, size_t len,
                    int quiet, int *incomplete)
 {
-    Chunk *c = chunk_new(filename, src, len);
+    Chunk *c = ast_chunk_new(filename, src, len);
     ParseState ps;
     memset(&ps, 0, sizeof ps);
     ps.chunk = c;
@@ -400,14 +400,14 @@ Chunk *parse_chunk(const char *filename, const char *src, size_t len,
     Feeder f;
     memset(&f, 0, sizeof f);
     f.ps = &ps;
-    lex_init(&f.lx, c->source, c->srclen);
-    f.parser = ParseAlloc(malloc);
+    parse_lex_init(&f.lx, c->source, c->srclen);
+    f.parser = parse_lemonAlloc(malloc);
     feed_all(&f);
-    ParseFree(f.parser, free);
+    parse_lemonFree(f.parser, free);
     if (incomplete) *incomplete = ps.error && ps.incomplete;
     if (ps.error || !ps.root) {
         if (!quiet) err_report(c, ps.err_line, ps.err_col, ps.err_msg[0] ? ps.err_msg : "syntax error");
-        chunk_release(c);
+        ast_chunk_release(c);
         return NULL;
     }
     c->root = ps.root;
@@ -420,7 +420,7 @@ Chunk *parse_chunk(const char *filename, const char *src, size_t len,
     if (deep || resolve_chunk(c, &ps)) {
         if (!quiet) err_report(c, ps.err_line, ps.err_col, ps.err_msg);
         if (incomplete) *incomplete = 0;
-        chunk_release(c);
+        ast_chunk_release(c);
         return NULL;
     }
     return c;

@@ -30,8 +30,8 @@ typedef struct {
 
 /* Lexer: returns a Lemon token code, 0 at end of input, or -1 for a bad
  * character (t describes it). */
-int  lex_next(Lexer *lx, Token *t);
-void lex_init(Lexer *lx, const char *src, size_t len);
+int  parse_lex_next(Lexer *lx, Token *t);
+void parse_lex_init(Lexer *lx, const char *src, size_t len);
 
 /* Parse and resolve a whole chunk. On a syntax error reports it (unless
  * quiet) and returns NULL; *incomplete tells whether more input could fix
@@ -40,15 +40,15 @@ Chunk *parse_chunk(const char *filename, const char *src, size_t len,
                    int quiet, int *incomplete);
 
 /* Lemon's generated entry points (its header declares only token codes). */
-void *ParseAlloc(void *(*alloc)(size_t));
-void  Parse(void *parser, int major, Token minor, ParseState *ps);
-void  ParseFree(void *parser, void (*dealloc)(void *));
+void *parse_lemonAlloc(void *(*alloc)(size_t));
+void  parse_lemon(void *parser, int major, Token minor, ParseState *ps);
+void  parse_lemonFree(void *parser, void (*dealloc)(void *));
 
 /* Parser actions call these to build nodes. */
-Node *syn_num(ParseState *ps, Token t);
-Node *syn_str(ParseState *ps, Token t);
-Node *syn_name(ParseState *ps, Token t);
-Node *syn_node(ParseState *ps, NodeKind k, Token at);
-void  syn_error(ParseState *ps, Token t, const char *msg);
+Node *parse_syn_num(ParseState *ps, Token t);
+Node *parse_syn_str(ParseState *ps, Token t);
+Node *parse_syn_name(ParseState *ps, Token t);
+Node *parse_syn_node(ParseState *ps, NodeKind k, Token at);
+void  parse_syn_error(ParseState *ps, Token t, const char *msg);
 
 #endif

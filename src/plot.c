@@ -89,7 +89,7 @@ static double frac(double v, double lo, double hi)
 static double number_result(Value r, const char *what)
 {
     if (r.t != V_NUM && r.t != V_DUAL) {
-        const char *t = type_name(r);
+        const char *t = value_type_name(r);
         v_release(r);
         err_raise("plot: %s must be a number, got %s", what, t);
     }
@@ -138,7 +138,7 @@ static void sample_function(Series *s, Value f, double lo, double hi, int n)
         double x = num_round(i == n - 1 ? hi : lo * (1 - t) + hi * t);
         Value xv = num_val(x);
         s->x[i] = x;
-        s->y[i] = number_result(call_value(f, 1, &xv), "f(x)");
+        s->y[i] = number_result(eval_call_value(f, 1, &xv), "f(x)");
         s->dy[i] = number_result(fwd_jvp(f, xv, one), "f'(x)");
     }
     plot_restore(m);
@@ -157,7 +157,7 @@ static void sample_array(Series *s, Value a)
     for (int i = 0; i < n; i++) {
         Value *e = seq_at(a, i);
         if (e->t != V_NUM && e->t != V_DUAL)
-            err_raise("plot: element %d of the array is %s, not a number", i, type_name(*e));
+            err_raise("plot: element %d of the array is %s, not a number", i, value_type_name(*e));
         s->x[i] = i;
         s->y[i] = v_primal(*e);
     }
@@ -625,7 +625,7 @@ static void matrix_terminal(Value a)
     if (p.pattern)
         io_out("  %dx%d matrix, %d nonzero%s%s\n", p.m, p.n, nz, nz == 1 ? "" : "s",
                p.scale > 1 ? "" : "");
-    else io_out("  %dx%d matrix, |entries| up to %s (darker: larger)\n", p.m, p.n, num_str(p.amax));
+    else io_out("  %dx%d matrix, |entries| up to %s (darker: larger)\n", p.m, p.n, value_num_str(p.amax));
     if (p.scale > 1) io_out("  (each mark is a block of %dx%d entries)\n", p.scale, p.scale);
     err_scratch_free(p.cell);
 }
@@ -691,7 +691,7 @@ static void plot_matrix(Value a, const char *path)
 
 static const char *svg_path(Value v)
 {
-    if (v.t != V_STR) err_raise("plot: the last argument must be a file name ending in .svg, got %s", type_name(v));
+    if (v.t != V_STR) err_raise("plot: the last argument must be a file name ending in .svg, got %s", value_type_name(v));
     const char *p = AS_STR(v)->s;
     size_t n = strlen(p);
     if (n < 5 || strcasecmp(p + n - 4, ".svg") != 0)
@@ -701,9 +701,9 @@ static const char *svg_path(Value v)
 
 static double bound(Value v, const char *which)
 {
-    if (v.t != V_NUM && v.t != V_DUAL) err_raise("plot: %s must be a number, got %s", which, type_name(v));
+    if (v.t != V_NUM && v.t != V_DUAL) err_raise("plot: %s must be a number, got %s", which, value_type_name(v));
     double d = v_primal(v);
-    if (!isfinite(d)) err_raise("plot: %s must be finite, got %s", which, num_str(d));
+    if (!isfinite(d)) err_raise("plot: %s must be finite, got %s", which, value_num_str(d));
     return d;
 }
 
@@ -713,7 +713,7 @@ static Value bi_plot(int argc, Value *argv)
     const char *path = NULL;
     if (is_mat(argv[0])) {
         if (argc > 2) err_raise("plot: a matrix takes at most a file name after it: plot(M) or plot(M, \"m.svg\")");
-        seq_check_numbers(argv[0], "plot");
+        value_seq_check_numbers(argv[0], "plot");
         plot_matrix(argv[0], argc == 2 ? svg_path(argv[1]) : NULL);
         return nil_val();
     }
@@ -724,13 +724,13 @@ static Value bi_plot(int argc, Value *argv)
     } else if (argv[0].t == V_FN || argv[0].t == V_BUILTIN) {
         if (argc < 3) err_raise("plot: a function needs a range: plot(f, lo, hi)");
         double lo = bound(argv[1], "lo"), hi = bound(argv[2], "hi");
-        if (!(lo < hi)) err_raise("plot: lo must be below hi, got %s and %s", num_str(lo), num_str(hi));
+        if (!(lo < hi)) err_raise("plot: lo must be below hi, got %s and %s", value_num_str(lo), value_num_str(hi));
         if (argc == 4) path = svg_path(argv[3]);
         int n = path || G->eval.display ? SVG_SAMPLES : PLOT_W * (plot_utf8() ? 2 : 1);
         sample_function(&s, argv[0], lo, hi, n);
         /* a display's text is the terminal's picture, from the terminal's samples */
         if (!path && G->eval.display) sample_function(&term, argv[0], lo, hi, PLOT_W * (plot_utf8() ? 2 : 1));
-    } else err_raise("plot: expects a function or an array, got %s", type_name(argv[0]));
+    } else err_raise("plot: expects a function or an array, got %s", value_type_name(argv[0]));
     if (path) render_svg(&s, path);
     else if (G->eval.display) display_svg(&s, term.n ? &term : &s);
     else render_terminal(&s);

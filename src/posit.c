@@ -412,9 +412,9 @@ static uint32_t quire_round(const uint64_t *src, int W, int n)
         return from_double_dir_n(d, dir, N);                                       \
     }
 
-POSIT_DEFINE(p32, 32)
-POSIT_DEFINE(p16, 16)
-POSIT_DEFINE(p8, 8)
+POSIT_DEFINE(posit_p32, 32)
+POSIT_DEFINE(posit_p16, 16)
+POSIT_DEFINE(posit_p8, 8)
 
 #define QUIRE_DEFINE(Q, T, N, W)                                                   \
     void Q##_clear(T *q) { memset(q->w, 0, sizeof q->w); }                         \
@@ -425,9 +425,9 @@ POSIT_DEFINE(p8, 8)
     uint32_t Q##_to_posit(const T *q) { return quire_round(q->w, W, N); }          \
     int Q##_is_nar(const T *q) { return quire_nar(q->w, W); }
 
-QUIRE_DEFINE(q32, quire32_t, 32, 8)
-QUIRE_DEFINE(q16, quire16_t, 16, 4)
-QUIRE_DEFINE(q8, quire8_t, 8, 2)
+QUIRE_DEFINE(posit_q32, quire32_t, 32, 8)
+QUIRE_DEFINE(posit_q16, quire16_t, 16, 4)
+QUIRE_DEFINE(posit_q8, quire8_t, 8, 2)
 
 /* ---- generic over n ----------------------------------------------------- */
 
@@ -436,16 +436,16 @@ uint32_t posit_nar(int n) { return n == 8 ? P8_NAR : n == 16 ? P16_NAR : P32_NAR
 #define DISPATCH(call8, call16, call32) \
     return n == 8 ? (call8) : n == 16 ? (call16) : (call32)
 
-uint32_t posit_add(uint32_t a, uint32_t b, int n) { DISPATCH(p8_add(a, b), p16_add(a, b), p32_add(a, b)); }
-uint32_t posit_sub(uint32_t a, uint32_t b, int n) { DISPATCH(p8_sub(a, b), p16_sub(a, b), p32_sub(a, b)); }
-uint32_t posit_mul(uint32_t a, uint32_t b, int n) { DISPATCH(p8_mul(a, b), p16_mul(a, b), p32_mul(a, b)); }
-uint32_t posit_div(uint32_t a, uint32_t b, int n) { DISPATCH(p8_div(a, b), p16_div(a, b), p32_div(a, b)); }
-uint32_t posit_sqrt(uint32_t a, int n) { DISPATCH(p8_sqrt(a), p16_sqrt(a), p32_sqrt(a)); }
-uint32_t posit_neg(uint32_t a, int n) { DISPATCH(p8_neg(a), p16_neg(a), p32_neg(a)); }
-int posit_lt(uint32_t a, uint32_t b, int n) { DISPATCH(p8_lt(a, b), p16_lt(a, b), p32_lt(a, b)); }
-double posit_bits_to_double(uint32_t a, int n) { DISPATCH(p8_to_double(a), p16_to_double(a), p32_to_double(a)); }
-uint32_t posit_from_double(double d, int n) { DISPATCH(p8_from_double(d), p16_from_double(d), p32_from_double(d)); }
+uint32_t posit_add(uint32_t a, uint32_t b, int n) { DISPATCH(posit_p8_add(a, b), posit_p16_add(a, b), posit_p32_add(a, b)); }
+uint32_t posit_sub(uint32_t a, uint32_t b, int n) { DISPATCH(posit_p8_sub(a, b), posit_p16_sub(a, b), posit_p32_sub(a, b)); }
+uint32_t posit_mul(uint32_t a, uint32_t b, int n) { DISPATCH(posit_p8_mul(a, b), posit_p16_mul(a, b), posit_p32_mul(a, b)); }
+uint32_t posit_div(uint32_t a, uint32_t b, int n) { DISPATCH(posit_p8_div(a, b), posit_p16_div(a, b), posit_p32_div(a, b)); }
+uint32_t posit_sqrt(uint32_t a, int n) { DISPATCH(posit_p8_sqrt(a), posit_p16_sqrt(a), posit_p32_sqrt(a)); }
+uint32_t posit_neg(uint32_t a, int n) { DISPATCH(posit_p8_neg(a), posit_p16_neg(a), posit_p32_neg(a)); }
+int posit_lt(uint32_t a, uint32_t b, int n) { DISPATCH(posit_p8_lt(a, b), posit_p16_lt(a, b), posit_p32_lt(a, b)); }
+double posit_bits_to_double(uint32_t a, int n) { DISPATCH(posit_p8_to_double(a), posit_p16_to_double(a), posit_p32_to_double(a)); }
+uint32_t posit_from_double(double d, int n) { DISPATCH(posit_p8_from_double(d), posit_p16_from_double(d), posit_p32_from_double(d)); }
 uint32_t posit_from_double_dir(double d, int dir, int n)
 {
-    DISPATCH(p8_from_double_dir(d, dir), p16_from_double_dir(d, dir), p32_from_double_dir(d, dir));
+    DISPATCH(posit_p8_from_double_dir(d, dir), posit_p16_from_double_dir(d, dir), posit_p32_from_double_dir(d, dir));
 }

@@ -45,9 +45,9 @@ typedef struct { uint64_t w[2]; } quire8_t;    /* 128 bits */
     uint32_t P##_from_double(double d);                                    \
     uint32_t P##_from_double_dir(double d, int dir);
 
-POSIT_DECLARE(p32)
-POSIT_DECLARE(p16)
-POSIT_DECLARE(p8)
+POSIT_DECLARE(posit_p32)
+POSIT_DECLARE(posit_p16)
+POSIT_DECLARE(posit_p8)
 #undef POSIT_DECLARE
 
 /* Standard order: NaR equals itself and lies below every real, which is the
@@ -63,9 +63,9 @@ POSIT_DECLARE(p8)
     uint32_t Q##_to_posit(const T *q);               /* one rounding */     \
     int      Q##_is_nar(const T *q);
 
-QUIRE_DECLARE(q32, quire32_t)
-QUIRE_DECLARE(q16, quire16_t)
-QUIRE_DECLARE(q8, quire8_t)
+QUIRE_DECLARE(posit_q32, quire32_t)
+QUIRE_DECLARE(posit_q16, quire16_t)
+QUIRE_DECLARE(posit_q8, quire8_t)
 #undef QUIRE_DECLARE
 
 /* Generic forms over the width n (8, 16 or 32) for code that is not in a hot

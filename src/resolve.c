@@ -95,7 +95,7 @@ static void bind_name(Scope *s, Node *n)
         }
     }
     n->ref = REF_GLOBAL;
-    n->slot = global_index(n->name);
+    n->slot = eval_global_index(n->name);
 }
 
 static void resolve(Scope *s, Node *n);

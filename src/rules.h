@@ -1,7 +1,7 @@
 /* rules.h: the derivative rules of ops.def, instantiated twice:
  *   rule_partials_num  in doubles, rounded by the active backend (the plain
  *                      reverse sweeps);
- *   rule_partial_val   in values through v_num_op, so a partial of a recorded
+ *   rule_partial_val   in values through arith_num_op, so a partial of a recorded
  *                      value is itself recorded (derivatives of derivatives)
  *                      and a partial of a dual carries its tangent (jvp);
  *   rule_partials_dual in pairs of doubles (value, derivative along one
@@ -58,8 +58,8 @@ static inline void rule_temps_release(RuleTemps *ts)
 #define ONE        num_val(1)
 #define ZERO       num_val(0)
 #define HALF       num_val(0.5)
-#define N1(o, x)   rule_keep(ts, v_num_op(o, (x), num_val(0)))
-#define N2(o, x, y) rule_keep(ts, v_num_op(o, (x), (y)))
+#define N1(o, x)   rule_keep(ts, arith_num_op(o, (x), num_val(0)))
+#define N2(o, x, y) rule_keep(ts, arith_num_op(o, (x), (y)))
 #include "rules_vocab.h"
 #define LE(x, y)   num_val(num_less(v_primal(y), v_primal(x)) ? 0.0 : 1.0)
 #define GE(x, y)   num_val(num_less(v_primal(x), v_primal(y)) ? 0.0 : 1.0)
@@ -96,7 +96,7 @@ static inline RuleDual rule_dual_apply(int op, RuleDual x, RuleDual y)
     double da, db;
     r.v = num_apply(op, x.v, y.v);
     rule_partials_num(op, x.v, y.v, r.v, &da, &db);
-    r.t = (x.t != 0 && da != 0 ? x.t * da : 0) + (op_arity[op] == 2 && y.t != 0 && db != 0 ? y.t * db : 0);
+    r.t = (x.t != 0 && da != 0 ? x.t * da : 0) + (num_op_arity[op] == 2 && y.t != 0 && db != 0 ? y.t * db : 0);
     return r;
 }
 

@@ -68,7 +68,7 @@ const char *suggest_name(const char *name, Env *env)
             for (int i = 0; i < e->fn->nslots && i < e->n; i++)
                 if (e->slots[i].t != V_UNDEF) consider(&s, e->fn->slotnames[i]);
     for (int i = 0; i < G->eval.nglobals; i++)
-        if (global_defined(i)) consider(&s, G->eval.globals[i].name);
+        if (eval_global_defined(i)) consider(&s, G->eval.globals[i].name);
     return s.best;
 }
 

@@ -112,7 +112,7 @@ static __attribute__((noinline)) void give_plain_elsewhere(PlainBuf *b, uint32_t
     uint32_t k = id - b->lo;
     if (b->adj) b->adj[k] += a * partial;
     else {
-        acc_fma(&b->acc[k], a, partial);
+        num_acc_fma(&b->acc[k], a, partial);
         b->touched[k] = 1;
     }
 }
@@ -135,7 +135,7 @@ static double take_plain(PlainBuf *b, uint32_t i)
 {
     uint32_t k = i - b->lo;
     if (b->adj) return b->adj[k];
-    return b->touched[k] ? acc_result(&b->acc[k]) : 0;
+    return b->touched[k] ? num_acc_result(&b->acc[k]) : 0;
 }
 
 static void put_plain(PlainBuf *b, uint32_t i, double v)
@@ -143,8 +143,8 @@ static void put_plain(PlainBuf *b, uint32_t i, double v)
     uint32_t k = i - b->lo;
     if (b->adj) b->adj[k] = v;
     else {
-        acc_clear(&b->acc[k]);
-        acc_add(&b->acc[k], v);
+        num_acc_clear(&b->acc[k]);
+        num_acc_add(&b->acc[k], v);
         b->touched[k] = 1;
     }
 }
@@ -168,7 +168,7 @@ static void plain_alloc(PlainBuf *b, uint32_t lo, uint32_t top, PlainBuf *parent
     if (G->num.backend == BK_F64) b->adj = err_scratch(n * sizeof(double));
     else {
         b->acc = err_scratch(n * sizeof(NumAcc));
-        for (size_t i = 0; i < n; i++) acc_clear(&b->acc[i]);
+        for (size_t i = 0; i < n; i++) num_acc_clear(&b->acc[i]);
         b->touched = err_scratch(n);
     }
 }
@@ -247,7 +247,7 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         }
         if (!G->sweep.so.in[i - lo]) continue;
         int op = tape_opcode(i);
-        if (!op_cone[op]) return 0;
+        if (!num_op_cone[op]) return 0;
         double a = G->sweep.so.abar[i - lo];
         SO_NAMED();
         switch (op) {
@@ -274,7 +274,7 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         default: {
             double da = 0, db = 0;        /* a zero partial passes nothing (strong zero) */
             uint32_t x = tape_a(i), y = tape_b(i);
-            int two = op_arity[op] == 2;
+            int two = num_op_arity[op] == 2;
             if (a != 0) rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
             if (x >= lo && tape_opcode(x) != OP_CONST) {
                 G->sweep.so.in[x - lo] = 1;
@@ -323,7 +323,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
         }
         default: {
             uint32_t x = tape_a(i), y = tape_b(i);
-            double tx = so_tau(lo, x), ty = op_arity[op] == 2 ? so_tau(lo, y) : 0, da, db;
+            double tx = so_tau(lo, x), ty = num_op_arity[op] == 2 ? so_tau(lo, y) : 0, da, db;
             if (tx == 0 && ty == 0) break;
             rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
             t = (tx != 0 && da != 0 ? da * tx : 0) + (ty != 0 && db != 0 ? db * ty : 0);
@@ -341,7 +341,7 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
  * rules in pairs seeded at v alone. */
 static void so_give_rule(PlainBuf *b, uint32_t i, int op, double abar, double tx, double ty)
 {
-    uint32_t ids[3] = { tape_a(i), op_arity[op] == 2 ? tape_b(i) : 0, i };
+    uint32_t ids[3] = { tape_a(i), num_op_arity[op] == 2 ? tape_b(i) : 0, i };
     RuleDual in[3] = { { tape_val(ids[0]), 0 }, { tape_val(tape_b(i)), 0 }, { tape_val(i), 0 } };
     for (int v = 0; v < 3; v++) {
         if (!ids[v]) continue;
@@ -380,10 +380,10 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
             break;
         }
         default: {
-            if (op_flags[op] & OPF_LINEAR) break;
+            if (num_op_flags[op] & OPF_LINEAR) break;
             uint32_t x = tape_a(i), y = tape_b(i);
-            double tx = so_tau(lo, x), ty = op_arity[op] == 2 ? so_tau(lo, y) : 0;
-            if (op_flags[op] & OPF_BILINEAR) {      /* mul: the partials are the operands */
+            double tx = so_tau(lo, x), ty = num_op_arity[op] == 2 ? so_tau(lo, y) : 0;
+            if (num_op_flags[op] & OPF_BILINEAR) {      /* mul: the partials are the operands */
                 if (ty != 0) give_plain(b, x, a, ty);
                 if (tx != 0) give_plain(b, y, a, tx);
             } else if (tx != 0 || ty != 0) so_give_rule(b, i, op, a, tx, ty);
@@ -497,7 +497,7 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
         uint32_t x = tape_a(i), y = tape_b(i);
         rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
         if (!strong || da != 0) give_plain(b, x, a, da);
-        if (op_arity[op] == 2 && (!strong || db != 0)) give_plain(b, y, a, db);
+        if (num_op_arity[op] == 2 && (!strong || db != 0)) give_plain(b, y, a, db);
     }
     }
 }
@@ -678,7 +678,7 @@ static __attribute__((noinline)) void plain_run_strong(PlainBuf *b, uint32_t top
 static void plain_run(PlainBuf *b, uint32_t top, double seed)
 {
     if (b->adj) b->adj[top - b->lo] = seed;
-    else acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
+    else num_acc_add(&b->acc[top - b->lo], seed), b->touched[top - b->lo] = 1;
     plain_run_to(b, top, b->lo);
 }
 
@@ -787,7 +787,7 @@ static void valbuf_init(ValBuf *b, uint32_t lo, uint32_t top, ValBuf *parent, Cu
     b->keys = b->heap = NULL;
     b->vals = NULL;
     b->nkeys = b->nheap = b->mask = 0;
-    b->pairs = backend_is_posit(G->num.backend) ? err_scratch(n * sizeof(Pairs)) : NULL;
+    b->pairs = num_backend_is_posit(G->num.backend) ? err_scratch(n * sizeof(Pairs)) : NULL;
     if (n >= VAL_SPARSE_MIN && !b->pairs) {
         b->adj = NULL;
         b->mask = 63;
@@ -905,9 +905,9 @@ static void settle_pairs(ValBuf *b, uint32_t i)
     Pairs *q = &b->pairs[i - b->lo];
     if (!q->n) return;
     Value s;
-    if (q->n == 1) s = v_num_op(OP_MUL, q->a[0], q->p[0]);
+    if (q->n == 1) s = arith_num_op(OP_MUL, q->a[0], q->p[0]);
     else {
-        Value va = arr_new(q->n), vp = arr_new(q->n);
+        Value va = value_arr_new(q->n), vp = value_arr_new(q->n);
         for (int k = 0; k < q->n; k++) {
             AS_ARR(va)->v[k] = q->a[k];
             AS_ARR(vp)->v[k] = q->p[k];
@@ -924,7 +924,7 @@ static void settle_pairs(ValBuf *b, uint32_t i)
     q->n = 0;
     Value *slot = vb_slot(b, i);
     if (slot->t != V_UNDEF) {       /* products with a zero factor (give_val) */
-        Value t = v_num_op(OP_ADD, s, *slot);
+        Value t = arith_num_op(OP_ADD, s, *slot);
         v_release(s);
         v_release(*slot);
         s = t;
@@ -950,7 +950,7 @@ static int is_one(Value v) { return v.t == V_NUM && v.id == 0 && v.u.n == 1; }
 
 /* Strong zero, recorded: a partial that is the constant 0 gives nothing;
  * one that is recorded and 0 (or an adjoint that is) against inf or nan
- * gives the product mul0 (v_mul_strong), whose value is 0 and whose own
+ * gives the product mul0 (arith_mul_strong), whose value is 0 and whose own
  * derivatives are those of the product. In posits the pairs' dot keeps
  * the quire's sum; a product with a zero factor is added beside it
  * (settle_pairs). */
@@ -968,13 +968,13 @@ static void give_val(ValBuf *b, uint32_t id, Value a, Value partial)
     /* seeds and many partials are the constant 1: record no product */
     if (is_one(a)) c = partial, v_retain(c);
     else if (is_one(partial)) c = a, v_retain(c);
-    else c = v_mul_strong(a, partial);
+    else c = arith_mul_strong(a, partial);
     Value *slot = vb_slot(b, id);
     if (slot->t == V_UNDEF) {
         *slot = c;
         return;
     }
-    Value s = v_num_op(OP_ADD, *slot, c);
+    Value s = arith_num_op(OP_ADD, *slot, c);
     v_release(*slot);
     v_release(c);
     *slot = s;
@@ -1081,7 +1081,7 @@ static void val_step(ValBuf *b, uint32_t i, Value a)
         uint32_t x = tape_a(i), y = tape_b(i);
         Value A = entry_value(x), B = entry_value(y), V = entry_value(i);
         give_val(b, x, a, rule_partial_val(op, 0, A, B, V, &ts));
-        if (op_arity[op] == 2) give_val(b, y, a, rule_partial_val(op, 1, A, B, V, &ts));
+        if (num_op_arity[op] == 2) give_val(b, y, a, rule_partial_val(op, 1, A, B, V, &ts));
         rule_temps_release(&ts);
     }
     }
@@ -1102,7 +1102,7 @@ static uint32_t val_run_sparse(ValBuf *b, uint32_t top, uint32_t stop)
             continue;
         }
         int op = tape_opcode(i);
-        if (op_near[op]) {
+        if (num_op_near[op]) {
             vb_densify(b);        /* these read their neighbours by position */
             return i + 1;
         }
@@ -1329,7 +1329,7 @@ static uint32_t record_expansion(uint32_t r, uint32_t *first, Aliases *al)
     ValBuf b;
     valbuf_init(&b, lo, btop, NULL, deriv_cuts(tape_deriv_call(r)));
     val_run(&b, y, num_val(1));
-    uint32_t off, *results = rec_operands(nwrt, &off);
+    uint32_t off, *results = tape_rec_operands(nwrt, &off);
     for (uint32_t w = 0; w < nwrt; w++) {
         uint32_t id = tape_deriv_wrt(tape_deriv_call(r), w);
         Value v = (id && id >= lo && id <= btop && sweep_floor(id) <= y) ? vb_get(&b, id) : nil_val();
@@ -1448,7 +1448,7 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
     G->sweep.expansion_floor = floor;
     if (prog.met) return lam;
     err_raise("fixedpoint: the adjoint iteration (I - J^T) lambda = x_bar did not converge within %u steps "
-             "(last change %s)", g->s->maxiter, num_str(change));
+             "(last change %s)", g->s->maxiter, value_num_str(change));
 }
 
 /* The rule hands on only what falls below the stand-ins: a sweep that
@@ -1529,7 +1529,7 @@ static void val_fixin(ValBuf *b, uint32_t head)
             Value v = vb_get(&sub, x), h;
             if (is_zero_const(v)) h = xbar[j], v_retain(h);
             else if (is_zero_const(xbar[j])) h = v, v_retain(h);
-            else h = v_num_op(OP_ADD, xbar[j], v);
+            else h = arith_num_op(OP_ADD, xbar[j], v);
             L[j] = num_rec(lam[j], fixtape_result(mu, j, h.t == V_NUM ? h.id : 0, lam[j]));
             v_release(h);
         }
@@ -1599,12 +1599,12 @@ static __attribute__((noinline)) void sparse_step_strong(Sparse *sp, uint32_t lo
     double da, db;
     rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
     if (da != 0) sparse_give(sp, lo, x, a * da);
-    if (op_arity[op] == 2 && db != 0) sparse_give(sp, lo, y, a * db);
+    if (num_op_arity[op] == 2 && db != 0) sparse_give(sp, lo, y, a * db);
 }
 
 /* The entries the sparse sweep leaves to the dense one: all but those
  * whose fields are operand ids (the ids column of ops.def). */
-static inline int sparse_gives_up(int op) { return !op_ids[op]; }
+static inline int sparse_gives_up(int op) { return !num_op_ids[op]; }
 
 static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, Value *out)
 {
@@ -1637,7 +1637,7 @@ static int sparse_sweep(uint32_t top, uint32_t lo, const uint32_t *wrt, int n, V
         double da, db;
         rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
         sparse_give(&sp, lo, x, a * da);
-        if (op_arity[op] == 2) sparse_give(&sp, lo, y, a * db);
+        if (num_op_arity[op] == 2) sparse_give(&sp, lo, y, a * db);
     }
     if (ok && kink_watching()) kink_scan(lo, top, sparse_adjoint, &sp);
     if (ok)
@@ -1791,7 +1791,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         }
         int run = j + 1;        /* places answered one after another: one call */
         while (run < n && REACHED(wrt[run])) run++;
-        if (G->tape.recording) rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
+        if (G->tape.recording) tape_rec_deriv_run(rec, (uint32_t)j, (uint32_t)(run - j), out + j);
         else
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
         j = run;

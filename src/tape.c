@@ -490,19 +490,19 @@ void tape_set_limit(size_t bytes)
     if (G->tape.cap > maxn) G->tape.cap = maxn > G->tape.n ? (uint32_t)maxn : G->tape.n;
 }
 
-uint32_t *rec_operands(uint32_t count, uint32_t *off)
+uint32_t *tape_rec_operands(uint32_t count, uint32_t *off)
 {
     *off = tape_pool_push(NULL, count);
     return G->tape.pool + *off;
 }
 
-uint32_t rec_sum(uint32_t off, uint32_t n, double v) { return tape_push(OP_SUM, off, n, v); }
-uint32_t rec_sum_run(uint32_t first, uint32_t n, double v) { return tape_push(OP_SUM, first, n | TAPE_SUM_RUN, v); }
-uint32_t rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, off, n, v); }
+uint32_t tape_rec_sum(uint32_t off, uint32_t n, double v) { return tape_push(OP_SUM, off, n, v); }
+uint32_t tape_rec_sum_run(uint32_t first, uint32_t n, double v) { return tape_push(OP_SUM, first, n | TAPE_SUM_RUN, v); }
+uint32_t tape_rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, off, n, v); }
 
-uint32_t rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
+uint32_t tape_rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
 
-void rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
+void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {
     for (uint32_t j = 0; j < n; j++) {
         double g = out[j].u.n;
@@ -550,12 +550,12 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
         return;
     }
     default:
-        if (op_side[op]) {     /* a names the side record; b, if set, an operand */
+        if (num_op_side[op]) {     /* a names the side record; b, if set, an operand */
             if (tape_b(i)) fn(tape_b(i), ud);
             return;
         }
         fn(tape_a(i), ud);
-        if (op_arity[op] == 2) fn(tape_b(i), ud);
+        if (num_op_arity[op] == 2) fn(tape_b(i), ud);
     }
 }
 
@@ -574,7 +574,7 @@ void tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud
     if (tape_opcode(i) == OP_DERIV) {
         DerivRec *r = &G->tape.derivs[tape_a(i)];
         for (uint32_t j = 0; j < r->ncut; j++) fn(&G->tape.pool[r->cut_off + j], ud);
-    } else if (op_side[tape_opcode(i)]) {
+    } else if (num_op_side[tape_opcode(i)]) {
         TapeSide *s = G->tape.sides[tape_a(i)];
         if (s && s->kind->each_id) s->kind->each_id(s, fn, ud);
     }
@@ -689,7 +689,7 @@ static void compact_mark_named(Compaction *c)
         if (!c->live[i - c->lo]) continue;
         int op = tape_opcode(i);
         if (op == OP_DERIV && tape_a(i) >= c->m.nderivs) c->dmap[tape_a(i) - c->m.nderivs] = 1;
-        else if (op_side[op] && tape_a(i) >= c->m.nsides) c->smap[tape_a(i) - c->m.nsides] = 1;
+        else if (num_op_side[op] && tape_a(i) >= c->m.nsides) c->smap[tape_a(i) - c->m.nsides] = 1;
     }
     for (uint32_t k = 0; k < G->tape.nderivs; k++) {
         DerivRec *r = &G->tape.derivs[k];
@@ -763,12 +763,12 @@ static TapeArgs compact_args(Compaction *c, const TapeTables *old, uint32_t i)
         a.a = repool(c->out, &c->nout, c->base, a.a, cnt, &c->rn);
     } else if (op == OP_DERIV) {
         if (a.a >= c->m.nderivs) a.a = c->dmap[a.a - c->m.nderivs];
-    } else if (op_side[op]) {
+    } else if (num_op_side[op]) {
         if (a.a >= c->m.nsides) a.a = c->smap[a.a - c->m.nsides];
         a.b = renumbered(&c->rn, a.b);
-    } else if (op_arity[op] > 0) {
+    } else if (num_op_arity[op] > 0) {
         a.a = renumbered(&c->rn, a.a);
-        if (op_arity[op] == 2) a.b = renumbered(&c->rn, a.b);
+        if (num_op_arity[op] == 2) a.b = renumbered(&c->rn, a.b);
     }
     return a;
 }

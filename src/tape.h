@@ -218,7 +218,7 @@ static inline uint32_t tape_next_slot(void)
 static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
     uint32_t i = tape_next_slot();
-    if (__builtin_expect(op_ids[opbyte & TAPE_OPMASK], 1)) {
+    if (__builtin_expect(num_op_ids[opbyte & TAPE_OPMASK], 1)) {
         uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
         if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both fit (TAPE_NOFIELD does not) */
             G->tape.code[i] = opbyte | fa << 8 | fb << 20;
@@ -343,7 +343,7 @@ void     tape_truncate(TapeMark m);
 void     tape_compact(TapeMark m, const uint8_t *live, uint32_t *newpos);
 /* Whether entry i hangs a side record off its a field (its kind's side
  * column, ops.def). */
-static inline int tape_has_side(uint32_t i) { return op_side[tape_opcode(i)]; }
+static inline int tape_has_side(uint32_t i) { return num_op_side[tape_opcode(i)]; }
 /* Every id entry i holds beyond tape_each_operand: a derivative call's
  * cuts, a side record's ids. */
 void     tape_each_extra_id(uint32_t i, void (*fn)(uint32_t *id, void *ud), void *ud);
@@ -362,14 +362,14 @@ static inline void     rec_label(uint32_t i) { G->tape.code[i] |= TAPE_LABELED; 
  * dot), fill it (recording the operands' constants meanwhile, so that
  * every operand precedes the entry), then record the entry. The pointer
  * is valid until the next reservation. */
-uint32_t *rec_operands(uint32_t count, uint32_t *off);
-uint32_t rec_sum(uint32_t off, uint32_t n, double v);
-uint32_t rec_sum_run(uint32_t first, uint32_t n, double v);   /* terms first .. first + n - 1 */
-uint32_t rec_dot(uint32_t off, uint32_t n, double v);
-uint32_t rec_deriv(uint32_t call, uint32_t which, double v);
-/* rec_deriv for places which .. which + n - 1 of the call, their values in
+uint32_t *tape_rec_operands(uint32_t count, uint32_t *off);
+uint32_t tape_rec_sum(uint32_t off, uint32_t n, double v);
+uint32_t tape_rec_sum_run(uint32_t first, uint32_t n, double v);   /* terms first .. first + n - 1 */
+uint32_t tape_rec_dot(uint32_t off, uint32_t n, double v);
+uint32_t tape_rec_deriv(uint32_t call, uint32_t which, double v);
+/* tape_rec_deriv for places which .. which + n - 1 of the call, their values in
  * out[0 .. n - 1].u.n, each out[j] becoming its recorded number: the n
  * entries of a gradient over an array in one loop. */
-void     rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out);
+void     tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out);
 
 #endif

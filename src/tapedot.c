@@ -150,7 +150,7 @@ static void write_node(FILE *f, uint32_t i, EntryLabel label, const char *indent
     num_format(tape_val(i), val, sizeof val);
     int op = tape_opcode(i);
     if (op == OP_DERIV) snprintf(extra, sizeof extra, " d(#%u)", tape_deriv_call(tape_a(i))->y);
-    fprintf(f, "%sn%u [label=\"#%u %s%s\\n%s%s%s\"", indent, i, i, op_names[op], extra, name,
+    fprintf(f, "%sn%u [label=\"#%u %s%s\\n%s%s%s\"", indent, i, i, num_op_names[op], extra, name,
             name[0] ? " = " : "", val);
     if (op == OP_DERIV) fprintf(f, ", " DERIV_STYLE);
     else if (op == OP_CONST) fprintf(f, ", shape=ellipse, color=gray55, fontcolor=gray35");
@@ -195,8 +195,8 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
         write_edge(f, sel, g.b, i, "");
         write_edge(f, sel, s->ids[s->n + fixtape_index(s, g.b)], i, " [style=dashed, label=\"g\"]");
     } else {
-        if (op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
-        if (op_arity[op] == 2) write_edge(f, sel, g.b, i, "");
+        if (num_op_arity[op] >= 1) write_edge(f, sel, g.a, i, "");
+        if (num_op_arity[op] == 2) write_edge(f, sel, g.b, i, "");
     }
 }
 
@@ -456,7 +456,7 @@ void tapedot_command(const char *args, EntryLabel label)
     char title[1200], *tp = NULL;
     uint32_t count;
     if (name) {
-        Global *g = tape_variable(name);
+        Global *g = tapeview_variable(name);
         sel = cone(g->v);
         snprintf(title, sizeof title, "the entries that %s depends on", name);
         tp = title;

@@ -81,7 +81,7 @@ static void object_ids(Obj *o, void *wp)
         Env *e = (Env *)o;
         for (int i = 0; i < e->n; i++) value_ids(&e->slots[i], w->fn, w->ud);
         if (e->vers)
-            for (int i = 0; i < e->n; i++) verlog_each_id(&e->vers[i], w->fn, w->ud);
+            for (int i = 0; i < e->n; i++) version_log_each_id(&e->vers[i], w->fn, w->ud);
         break;
     }
     default: break;
@@ -162,16 +162,16 @@ static void visit(Pass *p, uint32_t i)
 {
     p->live[i - p->lo] = 2;
     int op = tape_opcode(i);
-    if (__builtin_expect(op_arity[op] > 0 && !op_side[op], 1)) {   /* the common case, inline */
+    if (__builtin_expect(num_op_arity[op] > 0 && !num_op_side[op], 1)) {   /* the common case, inline */
         uint32_t a = tape_a(i);
         if (a >= p->lo && !p->live[a - p->lo]) p->live[a - p->lo] = 1;   /* below i: the pass comes to it */
-        if (op_arity[op] == 2) {
+        if (num_op_arity[op] == 2) {
             uint32_t b = tape_b(i);
             if (b >= p->lo && !p->live[b - p->lo]) p->live[b - p->lo] = 1;
         }
         if (__builtin_expect(i > p->at, 0)) {    /* visited from the stack: operands may lie above `at` */
             if (a > p->at && p->live[a - p->lo] == 1) push_up(p, a);
-            if (op_arity[op] == 2 && tape_b(i) > p->at && p->live[tape_b(i) - p->lo] == 1) push_up(p, tape_b(i));
+            if (num_op_arity[op] == 2 && tape_b(i) > p->at && p->live[tape_b(i) - p->lo] == 1) push_up(p, tape_b(i));
         }
         return;
     }

@@ -187,15 +187,15 @@ static void print_entry(uint32_t i)
         const FixSide *s = fixtape_side(i);
         snprintf(args, sizeof args, "#%u g:#%u", g.b, s->ids[s->n + fixtape_index(s, g.b)]);
     }
-    else if (op_arity[op] >= 1) {
+    else if (num_op_arity[op] >= 1) {
         /* operand 0 is a constant that the rule does not need */
         char a[16] = "const", b[16] = "const";
         if (g.a) snprintf(a, sizeof a, "#%u", g.a);
         if (g.b) snprintf(b, sizeof b, "#%u", g.b);
-        snprintf(args, sizeof args, op_arity[op] == 2 ? "%s %s" : "%s", a, b);
+        snprintf(args, sizeof args, num_op_arity[op] == 2 ? "%s %s" : "%s", a, b);
     }
     num_format(tape_val(i), val, sizeof val);
-    io_out("%8u  %-12s %-6s %-16s %s\n", i, label, op_names[op], args, val);
+    io_out("%8u  %-12s %-6s %-16s %s\n", i, label, num_op_names[op], args, val);
 }
 
 /* Marks every entry the given entries depend on. */
@@ -276,9 +276,9 @@ static void tape_list(uint32_t from)
 
 /* The variable :tape NAME and :tape dot NAME show: one that holds numbers
  * (a builtin's or a function's name says what it is instead). */
-Global *tape_variable(const char *name)
+Global *tapeview_variable(const char *name)
 {
-    Global *g = global_lookup(name);
+    Global *g = eval_global_lookup(name);
     if (!g || g->v.t == V_UNDEF) err_raise("no variable named '%s'", name);
     if (g->v.t == V_BUILTIN)
         err_raise("'%s' is a builtin function, not a variable: :tape NAME shows what a variable's numbers depend on", name);
@@ -289,7 +289,7 @@ Global *tape_variable(const char *name)
 
 static void tape_depends(const char *name)
 {
-    Global *g = tape_variable(name);
+    Global *g = tapeview_variable(name);
     uint32_t *ids;
     int n = value_ids(g->v, &ids);
     uint8_t *mark = cone_of(ids, n);
@@ -323,12 +323,12 @@ static void tape_stats(void)
     for (int op = 0; op < OP_COUNT; op++) {
         if (!count[op]) continue;
         size_t bytes = count[op] * per + wide[op] * wide_bytes;
-        io_out("  %-10s %10llu %14zu\n", op_names[op], (unsigned long long)count[op], bytes);
+        io_out("  %-10s %10llu %14zu\n", num_op_names[op], (unsigned long long)count[op], bytes);
         total += bytes;
     }
     size_t versions = 0;
     for (int g = 0; g < G->eval.nglobals; g++)    /* numbers, and arrays whole and by element */
-        versions += verlog_kept(&G->eval.globals[g].ver);
+        versions += version_log_kept(&G->eval.globals[g].ver);
     /* the rows, then what is no entry's own: the sum is the header's bytes */
     size_t zero = per, far = tape_far_count() * sizeof(uint32_t), lists = tape_pool_size() * sizeof(uint32_t),
            calls = (size_t)tape_deriv_calls() * sizeof(DerivRec);
@@ -354,9 +354,9 @@ static void tape_stats(void)
     io_out("  reclaimed: %llu entries (%s) that nothing could reach, in %llu passes "
            "(entry numbers are positions: the entries after a reclaimed one move down)\n",
            (unsigned long long)G->tape.reclaimed, gone, (unsigned long long)G->tape.reclaims);
-    if (backend_is_posit(G->num.backend))
+    if (num_backend_is_posit(G->num.backend))
         io_out("  quire: %d bits, used by sum, dot and by reverse sweeps to add up adjoints\n",
-               formats[G->num.backend].posit->quire_bits);
+               num_formats[G->num.backend].posit->quire_bits);
     char lim[32], used[32];
     cmd_fmt_bytes(G->tape.limit, lim, sizeof lim);
     cmd_fmt_bytes(tape_bytes(), used, sizeof used);
@@ -390,11 +390,11 @@ static void tape_forget(void)
         Global *gl = &G->eval.globals[g];
         if (gl->v.t == V_NUM) gl->v.id = 0;
         int count = gl->ver.count;
-        verlog_free(&gl->ver);
+        version_log_free(&gl->ver);
         gl->ver.count = count;
-        if (gl->v.t == V_NUM && gl->ver.count) verlog_push(&gl->ver, label_number(&gl->v));
+        if (gl->v.t == V_NUM && gl->ver.count) version_log_push(&gl->ver, version_label_number(&gl->v));
         if (gl->v.t == V_ARR && gl->ver.count)
-            for (int i = 0; i < AS_ARR(gl->v)->n; i++) label_number(&AS_ARR(gl->v)->v[i]);
+            for (int i = 0; i < AS_ARR(gl->v)->n; i++) version_label_number(&AS_ARR(gl->v)->v[i]);
         /* (array versions before the clear are forgotten with the tape) */
     }
 }

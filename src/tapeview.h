@@ -15,6 +15,6 @@ typedef struct {
 
 void tapeview_command(const char *args);
 struct Global;
-struct Global *tape_variable(const char *name);   /* a variable of numbers, else an error that says what NAME is */   /* "stats", "all", "dot x f.svg", ... */
+struct Global *tapeview_variable(const char *name);   /* a variable of numbers, else an error that says what NAME is */   /* "stats", "all", "dot x f.svg", ... */
 
 #endif

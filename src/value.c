@@ -11,7 +11,7 @@
 #include "state.h"
 #include "dual.h"
 
-void *obj_new(VType t, size_t size)
+void *value_obj_new(VType t, size_t size)
 {
     Obj *o = err_malloc(size);
     memset(o, 0, size);
@@ -21,9 +21,9 @@ void *obj_new(VType t, size_t size)
     return o;
 }
 
-Value str_new(const char *s, int len)
+Value value_str_new(const char *s, int len)
 {
-    Str *o = obj_new(V_STR, sizeof(Str) + (size_t)len + 1);
+    Str *o = value_obj_new(V_STR, sizeof(Str) + (size_t)len + 1);
     o->len = len;
     memcpy(o->s, s, (size_t)len);
     o->s[len] = 0;
@@ -34,7 +34,7 @@ Value str_new(const char *s, int len)
  * faulted in first, in one call: error.h). */
 static Storage *storage_unfilled(int n)
 {
-    Storage *s = obj_new(V_ARR, sizeof(Storage));
+    Storage *s = value_obj_new(V_ARR, sizeof(Storage));
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
     s->v = err_malloc(bytes);
     s->n = n;
@@ -43,18 +43,18 @@ static Storage *storage_unfilled(int n)
     return s;
 }
 
-Storage *storage_new(int n)
+Storage *value_storage_new(int n)
 {
     Storage *s = storage_unfilled(n);
     for (int i = 0; i < n; i++) s->v[i] = num_val(0);
     return s;
 }
 
-Value arr_new(int n) { return obj_val(V_ARR, storage_new(n)); }
+Value value_arr_new(int n) { return obj_val(V_ARR, value_storage_new(n)); }
 
-Value view_new(Storage *s, int start, int len, int stride)
+Value value_view_new(Storage *s, int start, int len, int stride)
 {
-    View *v = obj_new(V_VIEW, sizeof(View));
+    View *v = value_obj_new(V_VIEW, sizeof(View));
     s->h.rc++;
     s->aliased = 1;
     v->s = s;
@@ -69,7 +69,7 @@ Value view_new(Storage *s, int start, int len, int stride)
 /* Forward mode makes and drops a dual per operation: freed duals wait in a
  * short list for the next one instead of going back to malloc. */
 
-Value dual_new(uint32_t tag, Value p, Value t)
+Value value_dual_new(uint32_t tag, Value p, Value t)
 {
     Dual *d;
     if (G->value.nspare_duals) {
@@ -78,7 +78,7 @@ Value dual_new(uint32_t tag, Value p, Value t)
         d->h.rc = 1;
         d->h.mark = 0;
         gc_link(&d->h);
-    } else d = obj_new(V_DUAL, sizeof(Dual) + sizeof(Value));
+    } else d = value_obj_new(V_DUAL, sizeof(Dual) + sizeof(Value));
     d->tag = tag;
     d->k = 1;
     d->p = p;
@@ -93,7 +93,7 @@ Dual *dual_alloc(uint32_t tag, int k)
     if (k == 1 && G->value.nspare_duals) d = G->value.spare_duals[--G->value.nspare_duals];
     else if (k > 1 && G->value.nspare_chunks && G->value.spare_chunk_k == k) d = G->value.spare_chunks[--G->value.nspare_chunks];
     else {
-        d = obj_new(V_DUAL, sizeof(Dual) + sizeof(Value) * (size_t)k);
+        d = value_obj_new(V_DUAL, sizeof(Dual) + sizeof(Value) * (size_t)k);
         d->tag = tag;
         d->k = (uint16_t)k;
         return d;
@@ -107,15 +107,15 @@ Dual *dual_alloc(uint32_t tag, int k)
     return d;
 }
 
-void envcell_release(EnvCell *c)
+void value_envcell_release(EnvCell *c)
 {
     if (c && --c->rc == 0) free(c);
 }
 
 
-Env *env_new(FnInfo *fn, Env *parent, int n)
+Env *value_env_new(FnInfo *fn, Env *parent, int n)
 {
-    Env *e = obj_new(V_ENV, sizeof(Env) + sizeof(Value) * (size_t)n);
+    Env *e = value_obj_new(V_ENV, sizeof(Env) + sizeof(Value) * (size_t)n);
     e->fn = fn;
     e->parent = parent;
     if (parent) parent->h.rc++;
@@ -147,7 +147,7 @@ static void dual_spare(Dual *d)
 }
 
 /* Release what o holds, then o itself. */
-void obj_free(Obj *o)
+void value_obj_free(Obj *o)
 {
     if (o->type == V_DUAL && ((Dual *)o)->plain) {    /* forward mode's common case: nothing to release */
         gc_unlink_inline(o);
@@ -164,15 +164,15 @@ void obj_free(Obj *o)
     }
     case V_VIEW: {
         Storage *s = ((View *)o)->s;
-        if (--s->h.rc == 0) obj_free(&s->h);
-        envcell_release(((View *)o)->home);
+        if (--s->h.rc == 0) value_obj_free(&s->h);
+        value_envcell_release(((View *)o)->home);
         break;
     }
     case V_FN: {
         Closure *c = (Closure *)o;
-        if (c->env && --c->env->h.rc == 0) obj_free(&c->env->h);
+        if (c->env && --c->env->h.rc == 0) value_obj_free(&c->env->h);
         v_release(c->target);
-        if (c->fn) chunk_release(c->fn->chunk);
+        if (c->fn) ast_chunk_release(c->fn->chunk);
         break;
     }
     case V_DUAL: {
@@ -187,14 +187,14 @@ void obj_free(Obj *o)
         Env *e = (Env *)o;
         if (e->cell) {
             e->cell->env = NULL;
-            envcell_release(e->cell);
+            value_envcell_release(e->cell);
         }
         for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
         if (e->vers) {
-            for (int i = 0; i < e->n; i++) verlog_free(&e->vers[i]);
+            for (int i = 0; i < e->n; i++) version_log_free(&e->vers[i]);
             free(e->vers);
         }
-        if (e->parent && --e->parent->h.rc == 0) obj_free(&e->parent->h);
+        if (e->parent && --e->parent->h.rc == 0) value_obj_free(&e->parent->h);
         break;
     }
     default:
@@ -204,7 +204,7 @@ void obj_free(Obj *o)
     free(o);
 }
 
-void seq_check_numbers(Value v, const char *what)
+void value_seq_check_numbers(Value v, const char *what)
 {
     int n = seq_len(v);
     for (int i = 0; i < n; i++)
@@ -212,7 +212,7 @@ void seq_check_numbers(Value v, const char *what)
             err_raise("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
 }
 
-Value arr_copy(Value v)
+Value value_arr_copy(Value v)
 {
     int n = seq_len(v);
     Storage *s = storage_unfilled(n);
@@ -224,17 +224,17 @@ Value arr_copy(Value v)
     return obj_val(V_ARR, s);
 }
 
-Value bind_copy(Value v)
+Value value_bind_copy(Value v)
 {
     if (v.t == V_ARR && AS_ARR(v)->aliased) {
-        Value c = arr_copy(v);
+        Value c = value_arr_copy(v);
         v_release(v);
         return c;
     }
     return v;
 }
 
-const char *type_name(Value v)
+const char *value_type_name(Value v)
 {
     switch (v.t) {
     case V_NIL: return "nil";
@@ -249,7 +249,7 @@ const char *type_name(Value v)
 }
 
 /* A number as print shows it, for error messages (a few at a time). */
-const char *num_str(double x)
+const char *value_num_str(double x)
 {
     char *b = G->value.num_bufs[G->value.num_next++ & 3];
     num_format(x, b, 64);

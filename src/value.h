@@ -72,7 +72,7 @@ typedef struct EnvCell {
     uint32_t rc;
     Env *env;
 } EnvCell;
-void envcell_release(EnvCell *c);
+void value_envcell_release(EnvCell *c);
 
 /* A view of a variable's array (view(a, ...), or a view of such a view)
  * names that variable, its owner: a write through the view makes a new
@@ -168,16 +168,16 @@ static inline Value *v_innermost(Value *v)
     return v;
 }
 
-void obj_free(Obj *o);
+void value_obj_free(Obj *o);
 static inline void v_retain(Value v) { if (IS_HEAP(v)) v.u.o->rc++; }
-static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) obj_free(v.u.o); }
+static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) value_obj_free(v.u.o); }
 
-void   *obj_new(VType t, size_t size);
-Value   str_new(const char *s, int len);
-Storage *storage_new(int n);
-Value   arr_new(int n);           /* n undefined-free zeros */
-Value   view_new(Storage *s, int start, int len, int stride);
-Value   dual_new(uint32_t tag, Value p, Value t);   /* k = 1; takes ownership of p, t */
+void   *value_obj_new(VType t, size_t size);
+Value   value_str_new(const char *s, int len);
+Storage *value_storage_new(int n);
+Value   value_arr_new(int n);           /* n undefined-free zeros */
+Value   value_view_new(Storage *s, int start, int len, int stride);
+Value   value_dual_new(uint32_t tag, Value p, Value t);   /* k = 1; takes ownership of p, t */
 /* A dual of k tangents whose p and t[] the caller fills (owned) before
  * anything can raise, then calls dual_finish; obj_val(V_DUAL, d) is it. */
 Dual   *dual_alloc(uint32_t tag, int k);
@@ -188,7 +188,7 @@ static inline void dual_finish(Dual *d)
     for (int j = 0; j < d->k; j++) plain &= dual_part_plain(d->t[j]);
     d->plain = (uint16_t)plain;
 }
-Env    *env_new(FnInfo *fn, Env *parent, int n);
+Env    *value_env_new(FnInfo *fn, Env *parent, int n);
 
 /* Arrays and views alike: length, element read (borrowed), element slot.
  * Inline: every element loop of the evaluator and the builtins runs here. */
@@ -222,9 +222,9 @@ static inline void shape_like(Value to, Value from)
 }
 
 /* Arrays of strings (args) exist; arithmetic needs numbers: an error otherwise. */
-void    seq_check_numbers(Value v, const char *what);
-Value   arr_copy(Value v);       /* a fresh unaliased array with v's elements */
-Value   bind_copy(Value v);      /* what a name receives: copies aliased storage; takes ownership */
+void    value_seq_check_numbers(Value v, const char *what);
+Value   value_arr_copy(Value v);       /* a fresh unaliased array with v's elements */
+Value   value_bind_copy(Value v);      /* what a name receives: copies aliased storage; takes ownership */
 
 /* Before writing into an array's elements (values, or their tape ids):
  * storage shared by value with another array is split off first (copy on
@@ -234,16 +234,16 @@ static inline void arr_own(Value *v)
     if (v->t != V_ARR) return;
     Storage *s = AS_ARR(*v);
     if (s->h.rc > 1 && !s->aliased) {
-        Value c = arr_copy(*v);
+        Value c = value_arr_copy(*v);
         v_release(*v);
         *v = c;
     }
 }
 
-const char *type_name(Value v);
+const char *value_type_name(Value v);
 void    value_print(Value v, void *file);   /* FILE *, as print() shows it */
 void    value_print_brief(Value v, void *file);   /* long arrays as [1, 2, 3, ..., 9] (N elements) */
-const char *num_str(double x);   /* for error messages */
+const char *value_num_str(double x);   /* for error messages */
 
 /* The values' part of the session state (G->value). */
 #define DUAL_SPARE 64
@@ -255,7 +255,7 @@ typedef struct {
     int nspare_duals;
     Dual *spare_chunks[DUAL_SPARE];   /* the same for duals of k > 1, all of one k */
     int nspare_chunks, spare_chunk_k;
-    char num_bufs[4][64];     /* num_str's, a few at a time */
+    char num_bufs[4][64];     /* value_num_str's, a few at a time */
     int num_next;
 } ValueState;
 

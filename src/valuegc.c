@@ -57,7 +57,7 @@ static void visit_obj(Obj *o)
         Env *e = (Env *)o;
         for (int i = 0; i < e->n; i++) visit_value(e->slots[i]);
         if (e->vers)
-            for (int i = 0; i < e->n; i++) verlog_visit(&e->vers[i], visit_value);
+            for (int i = 0; i < e->n; i++) version_log_visit(&e->vers[i], visit_value);
         visit_obj(e->parent ? &e->parent->h : NULL);
         break;
     }
@@ -76,18 +76,18 @@ static void free_shallow(Obj *o)
 {
     switch (o->type) {
     case V_ARR: free(((Storage *)o)->v); break;
-    case V_VIEW: envcell_release(((View *)o)->home); break;
+    case V_VIEW: value_envcell_release(((View *)o)->home); break;
     case V_FN:
-        if (((Closure *)o)->fn) chunk_release(((Closure *)o)->fn->chunk);
+        if (((Closure *)o)->fn) ast_chunk_release(((Closure *)o)->fn->chunk);
         break;
     case V_ENV: {
         Env *e = (Env *)o;
         if (e->cell) {
             e->cell->env = NULL;
-            envcell_release(e->cell);
+            value_envcell_release(e->cell);
         }
         if (e->vers) {
-            for (int i = 0; i < e->n; i++) verlog_free_shallow(&e->vers[i]);
+            for (int i = 0; i < e->n; i++) version_log_free_shallow(&e->vers[i]);
             free(e->vers);
         }
         break;

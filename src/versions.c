@@ -17,7 +17,7 @@
  * The in-place label is sound only because every number stored into a
  * variable or an element is labelled when it is stored (version_bind,
  * version_element): an unlabelled entry is held by no name. */
-uint32_t label_number(Value *v)
+uint32_t version_label_number(Value *v)
 {
     /* a new entry is recorded labelled: no second write to its code */
     if (v->id == 0) v->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, v->u.n);
@@ -54,17 +54,17 @@ static __attribute__((noinline)) Value *own_innermost_dual(Value *v)
 
 static inline Value *own_innermost(Value *v) { return v->t == V_DUAL ? own_innermost_dual(v) : v; }
 
-uint32_t label_place(Value *v)
+uint32_t version_label_place(Value *v)
 {
     if (!IS_NUMBER(*v)) return 0;
-    return label_number(own_innermost(v));
+    return version_label_number(own_innermost(v));
 }
 
 /* A place of its own whatever the entry is: a function that keeps no
  * versions labels none of its variables, so an unlabelled entry there may
  * still be held by a name (t in `t = x + 1; a[0] = t`), and labelling it
  * in place would make that name's value the element's place too. */
-uint32_t label_own(Value *v)
+uint32_t version_label_own(Value *v)
 {
     if (!IS_NUMBER(*v)) return 0;
     Value *e = own_innermost(v);
@@ -76,7 +76,7 @@ uint32_t label_own(Value *v)
 /* The entries v shows that are no places yet, marked as held (labelled
  * in place, no version): a frame that keeps no versions may hold them in
  * its locals, so the binding they go to next copies them. */
-void label_held(const Value *v)
+void version_label_held(const Value *v)
 {
     int n = is_seq(*v) ? seq_len(*v) : 1;
     for (int i = 0; i < n; i++) {
@@ -90,7 +90,7 @@ void label_held(const Value *v)
 
 
 /* Appends entry id as version log->count (the caller counted it). */
-void verlog_push(VerLog *log, uint32_t id)
+void version_log_push(VerLog *log, uint32_t id)
 {
     G->versions.ids_logged++;
     if (log->n == log->cap) {
@@ -192,9 +192,9 @@ static void snapshot(VerLog *log, Storage *s)
     for (int i = 0; i < s->n; i++) {
         Value *e = &s->v[i];
         uint32_t id;
-        if (e->t == V_NUM) id = label_number(e);     /* no dual to unshare on the way */
+        if (e->t == V_NUM) id = version_label_number(e);     /* no dual to unshare on the way */
         else {
-            label_place(e);
+            version_label_place(e);
             duals |= e->t == V_DUAL;
             id = element_id(e);
         }
@@ -204,7 +204,7 @@ static void snapshot(VerLog *log, Storage *s)
     push_snapshot(log, s, run);
     if (duals) {
         Value whole = obj_val(V_ARR, s);
-        Value copy = arr_copy(whole);
+        Value copy = value_arr_copy(whole);
         hold(log, -1, copy);
         v_release(copy);
     }
@@ -214,7 +214,7 @@ void version_bind(VerLog *log, Value *v)
 {
     log->count++;
     if (IS_NUMBER(*v)) {
-        verlog_push(log, label_place(v));
+        version_log_push(log, version_label_place(v));
         if (v->t == V_DUAL) hold(log, -1, *v);
         return;
     }
@@ -266,7 +266,7 @@ static int settle_elements(Value *v, int n, long stride, int *run)
 void version_settle(VerLog *log, Value *v)
 {
     if (IS_NUMBER(*v)) {
-        verlog_push(log, label_place(v));
+        version_log_push(log, version_label_place(v));
         if (v->t == V_DUAL) hold(log, -1, *v);
     } else if (v->t == V_ARR) {
         arr_own(v);
@@ -274,7 +274,7 @@ void version_settle(VerLog *log, Value *v)
         int run, duals = settle_elements(s->v, s->n, 1, &run);
         push_snapshot(log, s, run);
         if (duals) {
-            Value copy = arr_copy(*v);
+            Value copy = value_arr_copy(*v);
             hold(log, -1, copy);
             v_release(copy);
         }
@@ -288,7 +288,7 @@ void version_settle(VerLog *log, Value *v)
  * keeps versions (log NULL: a view, or a frame that keeps none). */
 void version_element(VerLog *log, int index, Value *v)
 {
-    uint32_t id = label_place(v);
+    uint32_t id = version_label_place(v);
     if (!log || !log->nwrites) return;
     push_write(log, index, id);
     if (v->t == V_DUAL) hold(log, index, *v);
@@ -296,7 +296,7 @@ void version_element(VerLog *log, int index, Value *v)
 
 void version_element_own(VerLog *log, int index, Value *v)
 {
-    uint32_t id = label_own(v);
+    uint32_t id = version_label_own(v);
     if (!log || !log->nwrites) return;
     push_write(log, index, id);
     if (v->t == V_DUAL) hold(log, index, *v);
@@ -314,7 +314,7 @@ void version_element_logged(VerLog *log, int index, const Value *v)
 
 /* ------------------------------------------------------------- reading */
 
-uint32_t verlog_find(const VerLog *log, int k)
+uint32_t version_log_find(const VerLog *log, int k)
 {
     int lo = 0, hi = log->n - 1;
     while (lo <= hi) {
@@ -326,7 +326,7 @@ uint32_t verlog_find(const VerLog *log, int k)
     return 0;
 }
 
-int verlog_version_of(const VerLog *log, uint32_t id)
+int version_of_id(const VerLog *log, uint32_t id)
 {
     int lo = 0, hi = log->n - 1;
     while (lo <= hi) {
@@ -340,7 +340,7 @@ int verlog_version_of(const VerLog *log, uint32_t id)
 
 /* Held versions are in increasing k; a write through a view holds one per
  * element it wrote, all with the same k. */
-const Value *verlog_held(const VerLog *log, int k, int index)
+const Value *version_log_held(const VerLog *log, int k, int index)
 {
     int lo = 0, hi = log->nheld - 1;
     while (lo <= hi) {
@@ -369,7 +369,7 @@ static int last_snapshot(const VerLog *log, int k)
 /* The element entries of array version k: the last whole assignment at
  * or before k, with the element writes after it replayed. NULL if version
  * k was not an array version kept here. */
-uint32_t *verlog_array(const VerLog *log, int k, int *n)
+uint32_t *version_log_array(const VerLog *log, int k, int *n)
 {
     int last = last_snapshot(log, k);
     if (last < 0) return NULL;
@@ -401,14 +401,14 @@ static void put(Storage *s, int i, const Value *v)
 static void overlay_held(const VerLog *log, int k, Storage *r)
 {
     int last = last_snapshot(log, k);
-    const Value *whole = verlog_held(log, log->writes[last].k, -1);
+    const Value *whole = version_log_held(log, log->writes[last].k, -1);
     if (whole && whole->t == V_ARR)
         for (int i = 0; i < r->n && i < AS_ARR(*whole)->n; i++)
             if (AS_ARR(*whole)->v[i].t == V_DUAL) put(r, i, &AS_ARR(*whole)->v[i]);
     for (int i = last + 1; i < log->nwrites && log->writes[i].k <= k; i++) {
         const ArrayWrite *w = &log->writes[i];
         for (int j = 0; j < w->len && w->k + j <= k; j++) {
-            const Value *e = verlog_held(log, w->k + j, w->index + j);
+            const Value *e = version_log_held(log, w->k + j, w->index + j);
             if (e && w->index + j < r->n) put(r, w->index + j, e);
         }
     }
@@ -417,20 +417,20 @@ static void overlay_held(const VerLog *log, int k, Storage *r)
 Value version_read(const VerLog *log, int k, int *found)
 {
     *found = 1;
-    const Value *h = verlog_held(log, k, -1);
+    const Value *h = version_log_held(log, k, -1);
     if (h && h->t != V_ARR) {
         v_retain(*h);
         return *h;
     }
-    uint32_t id = verlog_find(log, k);
+    uint32_t id = version_log_find(log, k);
     if (id && id < tape_size()) return num_rec(tape_val(id), id);
     int len;
-    uint32_t *ids = verlog_array(log, k, &len);
+    uint32_t *ids = version_log_array(log, k, &len);
     if (!ids) {
         *found = 0;
         return nil_val();
     }
-    Value r = arr_new(len);
+    Value r = value_arr_new(len);
     for (int i = 0; i < len; i++)
         AS_ARR(r)->v[i] = ids[i] && ids[i] < tape_size() ? num_rec(tape_val(ids[i]), ids[i]) : num_val(0);
     err_scratch_free(ids);
@@ -442,7 +442,7 @@ Value version_read(const VerLog *log, int k, int *found)
 
 /* ------------------------------------------------------------ lifetime */
 
-void verlog_mark_inner(VerLog *log, int first, int last)
+void version_log_mark_inner(VerLog *log, int first, int last)
 {
     log->inner = err_realloc(log->inner, sizeof(int) * 2 * (size_t)(log->ninner + 1));
     log->inner[2 * log->ninner] = first;
@@ -450,14 +450,14 @@ void verlog_mark_inner(VerLog *log, int first, int last)
     log->ninner++;
 }
 
-int verlog_inner(const VerLog *log, int k)
+int version_log_inner(const VerLog *log, int k)
 {
     for (int i = 0; i < log->ninner; i++)
         if (k >= log->inner[2 * i] && k <= log->inner[2 * i + 1]) return log->inner[2 * i + 1] + 1;
     return 0;
 }
 
-void verlog_free_shallow(VerLog *log)
+void version_log_free_shallow(VerLog *log)
 {
     free(log->inner);
     free(log->ids);
@@ -470,13 +470,13 @@ void verlog_free_shallow(VerLog *log)
     memset(log, 0, sizeof *log);
 }
 
-void verlog_free(VerLog *log)
+void version_log_free(VerLog *log)
 {
     for (int i = 0; i < log->nheld; i++) v_release(log->held[i].v);
-    verlog_free_shallow(log);
+    version_log_free_shallow(log);
 }
 
-void verlog_visit(const VerLog *log, void (*visit)(Value))
+void version_log_visit(const VerLog *log, void (*visit)(Value))
 {
     for (int i = 0; i < log->nheld; i++) visit(log->held[i].v);
 }
@@ -504,7 +504,7 @@ static void each_snapshot_id(Snapshot *s, void (*fn)(uint32_t *id, void *ud), vo
     s->first = first;
 }
 
-size_t verlog_kept(const VerLog *log)
+size_t version_log_kept(const VerLog *log)
 {
     size_t n = (size_t)log->n + (size_t)log->nsnaps;
     for (int r = 0; r < log->nwrites; r++)
@@ -512,7 +512,7 @@ size_t verlog_kept(const VerLog *log)
     return n;
 }
 
-void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
+void version_log_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud)
 {
     for (int i = 0; i < log->n; i++) fn(&log->ids[i], ud);
     for (int s = 0; s < log->nsnaps; s++) each_snapshot_id(&log->snaps[s], fn, ud);

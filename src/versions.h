@@ -74,17 +74,17 @@ typedef struct VerLog {
 } VerLog;
 
 /* Making versions. Each call that records counts one assignment. */
-uint32_t label_number(Value *v);           /* a number becomes a place of its own */
-uint32_t label_place(Value *v);            /* the same for a number or a dual (its innermost number); 0 otherwise */
+uint32_t version_label_number(Value *v);           /* a number becomes a place of its own */
+uint32_t version_label_place(Value *v);            /* the same for a number or a dual (its innermost number); 0 otherwise */
 void     version_bind(VerLog *log, Value *v);    /* a value bound to the variable: its next version */
 void     version_element(VerLog *log, int index, Value *v);   /* v written into element index */
 /* v's entries that are no places yet become held ones (labelled, no
  * version): v comes from a frame that keeps no versions, whose locals may
  * hold them, and goes to a binding that would label them in place. */
-void     label_held(const Value *v);
+void     version_label_held(const Value *v);
 /* The same from a function that keeps no versions: v gets an entry of its
- * own (label_own); log may be NULL (a local array: the place alone). */
-uint32_t label_own(Value *v);
+ * own (version_label_own); log may be NULL (a local array: the place alone). */
+uint32_t version_label_own(Value *v);
 void     version_element_own(VerLog *log, int index, Value *v);
 /* An element, a place already, written by a write through a view of the
  * variable's storage: part of version log->count (counted already). */
@@ -95,7 +95,7 @@ static inline void version_count(VerLog *log) { log->count++; }   /* an assignme
  * version (counted already): numbers nothing made places yet get leaves,
  * elements that are places stay as they are. A view labels its storage. */
 void     version_settle(VerLog *log, Value *v);
-void     verlog_push(VerLog *log, uint32_t id);  /* entry id as version log->count */
+void     version_log_push(VerLog *log, uint32_t id);  /* entry id as version log->count */
 
 /* Ids that have entered any log (a number, an element write, each element
  * of a snapshot): the evaluator counts those of global variables, which
@@ -125,25 +125,25 @@ static inline void version_element_num(VerLog *log, int index, Value *v)
 }
 
 /* Reading them. */
-uint32_t verlog_find(const VerLog *log, int k);            /* 0 if not kept */
-uint32_t *verlog_array(const VerLog *log, int k, int *n);  /* element ids (scratch: err_scratch_free), or NULL */
-int      verlog_version_of(const VerLog *log, uint32_t id); /* 0 if not there */
-const Value *verlog_held(const VerLog *log, int k, int index);   /* NULL if not held */
+uint32_t version_log_find(const VerLog *log, int k);            /* 0 if not kept */
+uint32_t *version_log_array(const VerLog *log, int k, int *n);  /* element ids (scratch: err_scratch_free), or NULL */
+int      version_of_id(const VerLog *log, uint32_t id); /* 0 if not there */
+const Value *version_log_held(const VerLog *log, int k, int index);   /* NULL if not held */
 Value    version_read(const VerLog *log, int k, int *found);   /* x@k; found 0: not kept */
 
 /* Versions first..last were made inside a checkpointed loop (not kept);
- * verlog_inner gives the version the loop ended with (last + 1) if k is
+ * version_log_inner gives the version the loop ended with (last + 1) if k is
  * one of them, else 0. */
-void verlog_mark_inner(VerLog *log, int first, int last);
-int  verlog_inner(const VerLog *log, int k);
+void version_log_mark_inner(VerLog *log, int first, int last);
+int  version_log_inner(const VerLog *log, int k);
 
-void verlog_free(VerLog *log);            /* releases the held values too */
-void verlog_free_shallow(VerLog *log);    /* the collector frees the held values itself */
-void verlog_visit(const VerLog *log, void (*visit)(Value));
+void version_log_free(VerLog *log);            /* releases the held values too */
+void version_log_free_shallow(VerLog *log);    /* the collector frees the held values itself */
+void version_log_visit(const VerLog *log, void (*visit)(Value));
 /* Every tape id the log holds (fn may rewrite it: reclaiming renumbers
  * entries, keeping their order, so the columns stay sorted). Numbers held
  * inside heap values (duals, arrays) are the collector's to walk. */
-void verlog_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud);
-size_t   verlog_kept(const VerLog *log);   /* versions kept: numbers, snapshots, element writes */
+void version_log_each_id(VerLog *log, void (*fn)(uint32_t *id, void *ud), void *ud);
+size_t   version_log_kept(const VerLog *log);   /* versions kept: numbers, snapshots, element writes */
 
 #endif

@@ -126,10 +126,10 @@ static const char *stdlib_dir(char *dir)     /* dir: DIR_MAX bytes */
 static void define_args(void)
 {
     wg_Session *s = G->session;
-    Value a = arr_new(s->nscript_args);
+    Value a = value_arr_new(s->nscript_args);
     for (int i = 0; i < s->nscript_args; i++)
-        AS_ARR(a)->v[i] = str_new(s->script_args[i], (int)strlen(s->script_args[i]));
-    Global *g = &G->eval.globals[global_index("args")];
+        AS_ARR(a)->v[i] = value_str_new(s->script_args[i], (int)strlen(s->script_args[i]));
+    Global *g = &G->eval.globals[eval_global_index("args")];
     v_release(g->v);
     g->v = a;
 }
@@ -158,7 +158,7 @@ static void lib_fns(LibFile *f, const char *src)
 /* Whether another file of the library, or a builtin, has the name. */
 static int lib_name_taken(const wg_Session *s, int file, const char *name)
 {
-    if (global_lookup(name)) return 1;
+    if (eval_global_lookup(name)) return 1;
     for (int i = 0; i < s->nlib; i++)
         for (int k = 0; i != file && k < s->lib[i].nfns; k++)
             if (!strcmp(s->lib[i].fns[k], name)) return 1;
@@ -217,7 +217,7 @@ static void lib_scan(void)
     }
     for (int i = 0; i < s->nlib; i++)
         for (int k = 0; s->lib[i].lazy && k < s->lib[i].nfns; k++)
-            s->lazy_file[global_index(s->lib[i].fns[k]) - lo] = i;
+            s->lazy_file[eval_global_index(s->lib[i].fns[k]) - lo] = i;
     G->eval.lazy_lo = lo;
     G->eval.lazy_hi = hi;
 }
@@ -243,7 +243,7 @@ static void lib_run(LibFile *f, int lazy)
     if (lazy) eval_run_chunk(c);     /* takes c */
     else {
         eval_chunk(c);
-        chunk_release(c);
+        ast_chunk_release(c);
     }
 }
 
@@ -275,7 +275,7 @@ static void lib_load_named(void)
         state_set_mode(&saved);
         G->eval.echo = echo;
         for (int k = 0; k < G->eval.lazy_hi - G->eval.lazy_lo; k++)
-            if (s->lazy_file[k] == file) verlog_free(&G->eval.globals[G->eval.lazy_lo + k].ver);
+            if (s->lazy_file[k] == file) version_log_free(&G->eval.globals[G->eval.lazy_lo + k].ver);
         if (err) err_raise("the standard library's %s did not load (above)", f->path);
     }
 }
@@ -303,7 +303,7 @@ static void load_prelude(void)
     define_args();
     G->eval.echo = echo;
     G->eval.prelude_globals = G->eval.nglobals;
-    for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);   /* user versions start at 1 */
+    for (int i = 0; i < G->eval.nglobals; i++) version_log_free(&G->eval.globals[i].ver);   /* user versions start at 1 */
 }
 
 
@@ -324,7 +324,7 @@ wg_Session *wg_open(const wg_Options *opt)
         s->nscript_args = opt->nargs;
     }
     int b = BK_F64;
-    if (opt && opt->backend && (b = backend_lookup(opt->backend)) < 0) {
+    if (opt && opt->backend && (b = num_backend_lookup(opt->backend)) < 0) {
         io_err("wengert: unknown backend '%s' (see --help)\n", opt->backend);
         state_close(s->state);
         free(s);
@@ -388,7 +388,7 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
     if (r) memset(r, 0, sizeof *r);
     enter(s);
     err_interrupted = 0;          /* a Ctrl-C before the run does not carry into it */
-    Global *ans = global_lookup("ans");
+    Global *ans = eval_global_lookup("ans");
     int before = ans ? ans->ver.count : 0;
     wg_Status st = WG_ERROR;
     /* parsing can fail by an error too (out of memory, nesting too deep):
@@ -400,13 +400,13 @@ wg_Status wg_run(wg_Session *s, const char *name, const char *src, size_t len, w
         G->eval.echo = s->echo;
         int err = eval_chunk(c);
         G->eval.echo = echo;
-        chunk_release(c);
+        ast_chunk_release(c);
         if (!err) cmd_log_input(src, len);
         st = err ? WG_ERROR : WG_OK;
     }
     if (r) {
         r->status = st;
-        ans = global_lookup("ans");
+        ans = eval_global_lookup("ans");
         if (st == WG_OK && ans && ans->ver.count != before && ans->v.t != V_UNDEF) r->value = value_text(ans->v);
         if (st == WG_ERROR) {
             const ErrInfo *e = err_last();
@@ -477,7 +477,7 @@ wg_Status wg_check(wg_Session *s, const char *src, size_t len, int *open_if)
     if (err_pcall(try_parse, &a)) return WG_ERROR;
     if (!a.chunk) return a.incomplete ? WG_INCOMPLETE : WG_ERROR;
     if (open_if) *open_if = ends_with_open_if(a.chunk);
-    chunk_release(a.chunk);
+    ast_chunk_release(a.chunk);
     return WG_OK;
 }
 
@@ -517,12 +517,12 @@ const char *wg_name(wg_Session *s, wg_NameKind kind, int i)
     enter(s);
     switch (kind) {
     case WG_NAMES_COMMANDS: return cmd_name(i);
-    case WG_NAMES_BACKENDS: return i < BK_COUNT ? formats[i].name : NULL;
+    case WG_NAMES_BACKENDS: return i < BK_COUNT ? num_formats[i].name : NULL;
     case WG_NAMES_HELP: return help_word(i);
     case WG_NAMES_KEYWORDS: return help_keyword(i);
     case WG_NAMES_VARIABLES:
         for (int g = 0; g < G->eval.nglobals; g++)
-            if (global_defined(g) && i-- == 0) return G->eval.globals[g].name;
+            if (eval_global_defined(g) && i-- == 0) return G->eval.globals[g].name;
         return NULL;
     case WG_NAMES_DATA:
         for (int g = 0; g < G->eval.nglobals; g++)

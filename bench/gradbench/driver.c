@@ -63,7 +63,7 @@ static int run_code(const char *name, const char *src, size_t len)
     Chunk *c = parse_chunk(strdup(name), src, len, 0, NULL);
     if (!c) return 1;
     int err = eval_chunk(c);
-    chunk_release(c);
+    ast_chunk_release(c);
     return err;
 }
 
@@ -123,7 +123,7 @@ static char *capture_end(void)
 
 static void set_global(const char *name, Value v)
 {
-    Global *g = global_lookup(name);
+    Global *g = eval_global_lookup(name);
     if (!g) { v_release(v); return; }   /* the program never names it */
     v_release(g->v);
     g->v = v;
@@ -168,11 +168,11 @@ static void bind(const char *name, json_t *j)
     } else if (json_is_array(j)) {
         int dims[8], nd;
         size_t count = json_shape(j, dims, &nd), k = 0;
-        Value a = arr_new((int)count);
+        Value a = value_arr_new((int)count);
         flatten(j, AS_ARR(a)->v, &k);
         if (k != count) fprintf(stderr, "wengert-gradbench: '%s' is not rectangular\n", name);
         set_global(name, a);
-        Value dv = arr_new(nd);
+        Value dv = value_arr_new(nd);
         for (int i = 0; i < nd; i++) AS_ARR(dv)->v[i] = num_val(dims[i]);
         char dn[512];
         snprintf(dn, sizeof dn, "%s_dims", name);
@@ -182,7 +182,7 @@ static void bind(const char *name, json_t *j)
     } else if (json_is_boolean(j)) {
         set_global(name, bool_val(json_is_true(j)));
     } else if (json_is_string(j)) {
-        set_global(name, str_new(json_string_value(j), (int)json_string_length(j)));
+        set_global(name, value_str_new(json_string_value(j), (int)json_string_length(j)));
     }
 }
 
@@ -414,7 +414,7 @@ static json_t *on_evaluate(json_t *msg, json_t *r)
     const char *function = json_string_value(json_object_get(msg, "function"));
     json_t *input = json_object_get(msg, "input");
     if (!module || !function) return fail(r, "evaluate needs a module and a function");
-    Global *g = global_lookup(function);
+    Global *g = eval_global_lookup(function);
     if (!g || g->v.t != V_FN) {
         char e[512];
         snprintf(e, sizeof e, "the %s program defines no function '%s'", module, function);
@@ -461,8 +461,8 @@ static json_t *on_evaluate(json_t *msg, json_t *r)
     getrusage(RUSAGE_SELF, &ru);
     fprintf(stderr, "wengert-gradbench: %s %s: %ld runs, mean %.3f ms, %u tape entries in one run, peak RSS %ld MB\n",
             module, function, runs, runs ? total / runs / 1e6 : 0.0, entries, ru.ru_maxrss / 1024);
-    if (call) chunk_release(call);
-    if (clear) chunk_release(clear);
+    if (call) ast_chunk_release(call);
+    if (clear) ast_chunk_release(clear);
     json_object_set_new(r, "timings", timings);
     if (err) {
         fail(r, *out ? out : "the evaluation failed");
@@ -506,7 +506,7 @@ static void serve(void)
         if (!strcmp(kind, "start")) {
             json_t *cfg = json_object();
             json_object_set_new(cfg, "version", json_string(TOOL_VERSION));
-            json_object_set_new(cfg, "backend", json_string(formats[G->num.backend].name));
+            json_object_set_new(cfg, "backend", json_string(num_formats[G->num.backend].name));
             json_object_set_new(r, "tool", json_string("wengert"));
             json_object_set_new(r, "config", cfg);
         } else if (!strcmp(kind, "define")) {

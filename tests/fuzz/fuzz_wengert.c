@@ -86,7 +86,7 @@ static void run_prelude(void)
     for (int i = 0; i < nprelude; i++) eval_chunk(prelude[i]);   /* the chunks stay ours */
     G->tape.recording = recording;
     G->eval.prelude_globals = G->eval.nglobals;
-    for (int i = 0; i < G->eval.nglobals; i++) verlog_free(&G->eval.globals[i].ver);
+    for (int i = 0; i < G->eval.nglobals; i++) version_log_free(&G->eval.globals[i].ver);
     tape_set_limit(TAPE_LIMIT);   /* again after a :reset in the input */
 }
 
@@ -95,7 +95,7 @@ static void run_prelude(void)
 static void fresh_session(void)
 {
     eval_reset();
-    global_forget(base_globals);
+    eval_global_forget(base_globals);
     run_prelude();
     G->eval.quit = 0;
     err_interrupted = 0;
@@ -140,7 +140,7 @@ static void *run_input(void *ud)
     Chunk *c = p.chunk;
     if (c) {
         eval_chunk(c);
-        chunk_release(c);
+        ast_chunk_release(c);
     }
     err_step_budget = 0;
     err_alloc_cap = 0;

@@ -50,12 +50,12 @@ static void exhaustive_p8_quire(void)
         for (uint32_t a = 0; a < 256; a++) {
             for (uint32_t b = 0; b < 256; b++) {
                 quire8_t q;
-                q8_clear(&q);
-                q8_fma(&q, va[0], vb[0]);
-                q8_fma(&q, a, b);
+                posit_q8_clear(&q);
+                posit_q8_fma(&q, va[0], vb[0]);
+                posit_q8_fma(&q, a, b);
                 va[1] = a;
                 vb[1] = b;
-                check_op("q8 x*y+a*b", 2, a, b, pref_dot(va, vb, 2, 8), q8_to_posit(&q));
+                check_op("q8 x*y+a*b", 2, a, b, pref_dot(va, vb, 2, 8), posit_q8_to_posit(&q));
             }
         }
     }
@@ -64,9 +64,9 @@ static void exhaustive_p8_quire(void)
 static void all_sqrt(void)
 {
     for (uint32_t a = 0; a < 256; a++)
-        check_op("p8_sqrt", 1, a, 0, pref_sqrt(a, 8), p8_sqrt(a));
+        check_op("posit_p8_sqrt", 1, a, 0, pref_sqrt(a, 8), posit_p8_sqrt(a));
     for (uint32_t a = 0; a < 65536; a++)
-        check_op("p16_sqrt", 1, a, 0, pref_sqrt(a, 16), p16_sqrt(a));
+        check_op("posit_p16_sqrt", 1, a, 0, pref_sqrt(a, 16), posit_p16_sqrt(a));
 }
 
 static void all_conversions(void)
@@ -185,8 +185,8 @@ static int judge(int op, uint32_t a, uint32_t b, uint32_t r)
     return op == 2 ? judge_mul(a, b, r) : judge_div(a, b, r);
 }
 
-static const char *const P16_NAMES[] = { "p16_add", "p16_sub", "p16_mul", "p16_div" };
-static const fast2 P16_FAST[] = { p16_add, p16_sub, p16_mul, p16_div };
+static const char *const P16_NAMES[] = { "posit_p16_add", "posit_p16_sub", "posit_p16_mul", "posit_p16_div" };
+static const fast2 P16_FAST[] = { posit_p16_add, posit_p16_sub, posit_p16_mul, posit_p16_div };
 static const slow2 P16_SLOW[] = { pref_add, pref_sub, pref_mul, pref_div };
 
 /* The judge must also say no: the neighbours of a right answer are wrong. */

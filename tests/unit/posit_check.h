@@ -107,12 +107,12 @@ typedef struct {
 } binop;
 
 static const binop BINOPS[] = {
-    { "p32_add", 32, p32_add, pref_add, 1 }, { "p32_sub", 32, p32_sub, pref_sub, 1 },
-    { "p32_mul", 32, p32_mul, pref_mul, 0 }, { "p32_div", 32, p32_div, pref_div, 0 },
-    { "p16_add", 16, p16_add, pref_add, 1 }, { "p16_sub", 16, p16_sub, pref_sub, 1 },
-    { "p16_mul", 16, p16_mul, pref_mul, 0 }, { "p16_div", 16, p16_div, pref_div, 0 },
-    { "p8_add", 8, p8_add, pref_add, 1 },    { "p8_sub", 8, p8_sub, pref_sub, 1 },
-    { "p8_mul", 8, p8_mul, pref_mul, 0 },    { "p8_div", 8, p8_div, pref_div, 0 },
+    { "posit_p32_add", 32, posit_p32_add, pref_add, 1 }, { "posit_p32_sub", 32, posit_p32_sub, pref_sub, 1 },
+    { "posit_p32_mul", 32, posit_p32_mul, pref_mul, 0 }, { "posit_p32_div", 32, posit_p32_div, pref_div, 0 },
+    { "posit_p16_add", 16, posit_p16_add, pref_add, 1 }, { "posit_p16_sub", 16, posit_p16_sub, pref_sub, 1 },
+    { "posit_p16_mul", 16, posit_p16_mul, pref_mul, 0 }, { "posit_p16_div", 16, posit_p16_div, pref_div, 0 },
+    { "posit_p8_add", 8, posit_p8_add, pref_add, 1 },    { "posit_p8_sub", 8, posit_p8_sub, pref_sub, 1 },
+    { "posit_p8_mul", 8, posit_p8_mul, pref_mul, 0 },    { "posit_p8_div", 8, posit_p8_div, pref_div, 0 },
 };
 enum { N_BINOPS = sizeof BINOPS / sizeof BINOPS[0] };
 
@@ -131,7 +131,7 @@ static void random_sqrt(int n, long count)
         uint32_t a = rand_posit(n);
         if (rnd64() & 1)
             a &= mask_n(n) >> 1;                         /* mostly in the domain */
-        check_op(n == 32 ? "p32_sqrt" : n == 16 ? "p16_sqrt" : "p8_sqrt", 1, a, 0,
+        check_op(n == 32 ? "posit_p32_sqrt" : n == 16 ? "posit_p16_sqrt" : "posit_p8_sqrt", 1, a, 0,
                  pref_sqrt(a, n), posit_sqrt(a, n));
     }
 }
@@ -257,9 +257,9 @@ static void random_dots(int n, int count)
         quire32_t q32;
         quire16_t q16;
         quire8_t q8;
-        q32_clear(&q32);
-        q16_clear(&q16);
-        q8_clear(&q8);
+        posit_q32_clear(&q32);
+        posit_q16_clear(&q16);
+        posit_q8_clear(&q8);
         for (int i = 0; i < len; i++) {
             a[i] = rand_posit(n);
             b[i] = (rnd64() % 3) ? rand_posit(n) : (uint32_t)1 << (n - 2);
@@ -267,15 +267,15 @@ static void random_dots(int n, int count)
                 a[i] = 0;                      /* keep NaR rare */
             int sub = (int)(rnd64() & 1);
             if (n == 32)
-                (sub ? q32_fms : q32_fma)(&q32, a[i], b[i]);
+                (sub ? posit_q32_fms : posit_q32_fma)(&q32, a[i], b[i]);
             else if (n == 16)
-                (sub ? q16_fms : q16_fma)(&q16, a[i], b[i]);
+                (sub ? posit_q16_fms : posit_q16_fma)(&q16, a[i], b[i]);
             else
-                (sub ? q8_fms : q8_fma)(&q8, a[i], b[i]);
+                (sub ? posit_q8_fms : posit_q8_fma)(&q8, a[i], b[i]);
             if (sub)
                 a[i] = posit_neg(a[i], n);
         }
-        uint32_t got = n == 32 ? q32_to_posit(&q32) : n == 16 ? q16_to_posit(&q16) : q8_to_posit(&q8);
+        uint32_t got = n == 32 ? posit_q32_to_posit(&q32) : n == 16 ? posit_q16_to_posit(&q16) : posit_q8_to_posit(&q8);
         char name[32];
         snprintf(name, sizeof name, "q%d dot #%d (len %d)", n, t, len);
         check_op(name, 1, a[0], 0, pref_dot(a, b, len, n), got);
@@ -313,16 +313,16 @@ static uint32_t quire_to_posit_n(const uint64_t *w, int n)
     if (n == 32) {
         quire32_t q;
         memcpy(q.w, w, sizeof q.w);
-        return q32_to_posit(&q);
+        return posit_q32_to_posit(&q);
     }
     if (n == 16) {
         quire16_t q;
         memcpy(q.w, w, sizeof q.w);
-        return q16_to_posit(&q);
+        return posit_q16_to_posit(&q);
     }
     quire8_t q;
     memcpy(q.w, w, sizeof q.w);
-    return q8_to_posit(&q);
+    return posit_q8_to_posit(&q);
 }
 
 /* Quire contents exactly at a rounding midpoint of some posit, or off it by

@@ -19,7 +19,7 @@ void pref_free(void);
 /* Exact value of an n-bit posit (n <= 33); returns 0 for NaR, 1 otherwise. */
 int pref_decode(mpq_t out, uint64_t bits, int n);
 
-/* The n-bit posit for the real x (dir as in p32_from_double_dir: the true
+/* The n-bit posit for the real x (dir as in posit_p32_from_double_dir: the true
  * value is x, or infinitesimally above (+1) or below (-1) it). */
 uint32_t pref_round(const mpq_t x, int n);
 uint32_t pref_round_dir(const mpq_t x, int dir, int n);

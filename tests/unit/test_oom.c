@@ -33,7 +33,7 @@ static void intern_many(void *ud)
     char name[32];
     for (int i = 0; i < count; i++) {
         snprintf(name, sizeof name, "v%d", next_name++);
-        global_index(name);
+        eval_global_index(name);
     }
 }
 
@@ -54,7 +54,7 @@ int main(void)
     int ok = 1;
     for (int i = 0; i < next_name; i++) {
         snprintf(name, sizeof name, "v%d", i);
-        Global *g = global_lookup(name);
+        Global *g = eval_global_lookup(name);
         if (i < reached - before || i >= next_name - more) ok &= g && !strcmp(g->name, name);
     }
     check(ok, "every interned name reads back");

@@ -159,19 +159,19 @@ static void test_order(void)
 {
     for (uint32_t a = 0; a < 256; a++)
         for (uint32_t b = 0; b < 256; b++)
-            CHECK(p8_lt(a, b) == pref_lt(a, b, 8), "p8_lt(0x%02x, 0x%02x)", a, b);
+            CHECK(posit_p8_lt(a, b) == pref_lt(a, b, 8), "posit_p8_lt(0x%02x, 0x%02x)", a, b);
     for (int i = 0; i < 20000; i++) {
         uint32_t a = rand_posit(16), b = rand_posit(16), c = rand_posit(32), d = rand_posit(32);
-        CHECK(p16_lt(a, b) == pref_lt(a, b, 16), "p16_lt(0x%04x, 0x%04x)", a, b);
-        CHECK(p32_lt(c, d) == pref_lt(c, d, 32), "p32_lt(0x%08x, 0x%08x)", c, d);
-        CHECK(p32_le(c, d) == !pref_lt(d, c, 32), "p32_le(0x%08x, 0x%08x)", c, d);
+        CHECK(posit_p16_lt(a, b) == pref_lt(a, b, 16), "posit_p16_lt(0x%04x, 0x%04x)", a, b);
+        CHECK(posit_p32_lt(c, d) == pref_lt(c, d, 32), "posit_p32_lt(0x%08x, 0x%08x)", c, d);
+        CHECK(posit_p32_le(c, d) == !pref_lt(d, c, 32), "posit_p32_le(0x%08x, 0x%08x)", c, d);
     }
-    CHECK(p32_lt(P32_NAR, 0xffffffffu) && !p32_lt(P32_NAR, P32_NAR), "NaR is lowest, not below itself");
-    check_op("p32_neg", 1, P32_NAR, 0, P32_NAR, p32_neg(P32_NAR));
-    check_op("p32_neg", 1, 0, 0, 0, p32_neg(0));
-    check_op("p16_neg", 1, 0x4000, 0, 0xc000, p16_neg(0x4000));
-    check_op("p8_neg", 1, 0x01, 0, 0xff, p8_neg(0x01));
-    check_op("p32_abs", 1, 0xc0000000, 0, 0x40000000, p32_abs(0xc0000000));
+    CHECK(posit_p32_lt(P32_NAR, 0xffffffffu) && !posit_p32_lt(P32_NAR, P32_NAR), "NaR is lowest, not below itself");
+    check_op("posit_p32_neg", 1, P32_NAR, 0, P32_NAR, posit_p32_neg(P32_NAR));
+    check_op("posit_p32_neg", 1, 0, 0, 0, posit_p32_neg(0));
+    check_op("posit_p16_neg", 1, 0x4000, 0, 0xc000, posit_p16_neg(0x4000));
+    check_op("posit_p8_neg", 1, 0x01, 0, 0xff, posit_p8_neg(0x01));
+    check_op("posit_p32_abs", 1, 0xc0000000, 0, 0x40000000, posit_p32_abs(0xc0000000));
 }
 
 /* ---- conversions -------------------------------------------------------- */
@@ -202,8 +202,8 @@ static void test_conversions(void)
         CHECK(isnan(posit_bits_to_double(nar, n)), "p%d_to_double(NaR) is NaN", n);
         random_from_double(n, 20000);
     }
-    check_op("p32_from_double(1/3)", 1, 0, 0, 0x32aaaaab, p32_from_double(1.0 / 3.0));
-    check_op("p32_from_double(0.1)", 1, 0, 0, pref_from_double(0.1, 32), p32_from_double(0.1));
+    check_op("posit_p32_from_double(1/3)", 1, 0, 0, 0x32aaaaab, posit_p32_from_double(1.0 / 3.0));
+    check_op("posit_p32_from_double(0.1)", 1, 0, 0, pref_from_double(0.1, 32), posit_p32_from_double(0.1));
 }
 
 /* ---- random operations against the reference ---------------------------- */
@@ -214,9 +214,9 @@ static void test_random_ops(void)
         random_binop(&BINOPS[i], BINOPS[i].n == 8 ? 20000 : 100000);
     random_sqrt(32, 100000);
     for (uint32_t a = 0; a < 65536; a++)
-        check_op("p16_sqrt", 1, a, 0, pref_sqrt(a, 16), p16_sqrt(a));
+        check_op("posit_p16_sqrt", 1, a, 0, pref_sqrt(a, 16), posit_p16_sqrt(a));
     for (uint32_t a = 0; a < 256; a++)
-        check_op("p8_sqrt", 1, a, 0, pref_sqrt(a, 8), p8_sqrt(a));
+        check_op("posit_p8_sqrt", 1, a, 0, pref_sqrt(a, 8), posit_p8_sqrt(a));
 }
 
 /* ---- quire -------------------------------------------------------------- */
@@ -224,128 +224,128 @@ static void test_random_ops(void)
 static void test_quire_extremes(void)
 {
     quire32_t q;
-    q32_clear(&q);
-    q32_fma(&q, P32_MAXPOS, P32_MAXPOS);
-    q32_fma(&q, P32_MINPOS, P32_MINPOS);
-    q32_fms(&q, P32_MAXPOS, P32_MAXPOS);
+    posit_q32_clear(&q);
+    posit_q32_fma(&q, P32_MAXPOS, P32_MAXPOS);
+    posit_q32_fma(&q, P32_MINPOS, P32_MINPOS);
+    posit_q32_fms(&q, P32_MAXPOS, P32_MAXPOS);
     int only_lsb = q.w[0] == 1;
     for (int i = 1; i < 8; i++)
         only_lsb = only_lsb && q.w[i] == 0;
     CHECK(only_lsb, "q32: maxpos^2 + minpos^2 - maxpos^2 holds exactly minpos^2 (bit 0)");
-    check_op("q32_to_posit(minpos^2)", 1, 0, 0, P32_MINPOS, q32_to_posit(&q));
-    q32_fms(&q, P32_MINPOS, P32_MINPOS);
-    check_op("q32 back to zero", 1, 0, 0, 0, q32_to_posit(&q));
+    check_op("posit_q32_to_posit(minpos^2)", 1, 0, 0, P32_MINPOS, posit_q32_to_posit(&q));
+    posit_q32_fms(&q, P32_MINPOS, P32_MINPOS);
+    check_op("q32 back to zero", 1, 0, 0, 0, posit_q32_to_posit(&q));
     CHECK(q.w[7] == 0 && q.w[0] == 0, "q32 zero is all-zero words");
 
     quire16_t q16;
-    q16_clear(&q16);
-    q16_fma(&q16, P16_MAXPOS, P16_MAXPOS);
-    q16_fma(&q16, P16_MINPOS, P16_MINPOS);
-    q16_fms(&q16, P16_MAXPOS, P16_MAXPOS);
+    posit_q16_clear(&q16);
+    posit_q16_fma(&q16, P16_MAXPOS, P16_MAXPOS);
+    posit_q16_fma(&q16, P16_MINPOS, P16_MINPOS);
+    posit_q16_fms(&q16, P16_MAXPOS, P16_MAXPOS);
     CHECK(q16.w[0] == 1 && !q16.w[1] && !q16.w[2] && !q16.w[3], "q16 keeps minpos^2");
-    check_op("q16_to_posit(minpos^2)", 1, 0, 0, P16_MINPOS, q16_to_posit(&q16));
+    check_op("posit_q16_to_posit(minpos^2)", 1, 0, 0, P16_MINPOS, posit_q16_to_posit(&q16));
 
     quire8_t q8;
-    q8_clear(&q8);
-    q8_fma(&q8, P8_MAXPOS, P8_MAXPOS);
-    q8_fma(&q8, 0xff, P8_MINPOS);              /* - minpos^2 */
-    q8_fms(&q8, P8_MAXPOS, P8_MAXPOS);
+    posit_q8_clear(&q8);
+    posit_q8_fma(&q8, P8_MAXPOS, P8_MAXPOS);
+    posit_q8_fma(&q8, 0xff, P8_MINPOS);              /* - minpos^2 */
+    posit_q8_fms(&q8, P8_MAXPOS, P8_MAXPOS);
     CHECK(q8.w[0] == ~(uint64_t)0 && q8.w[1] == ~(uint64_t)0, "q8 holds -minpos^2 as all ones");
-    check_op("q8_to_posit(-minpos^2)", 1, 0, 0, 0xff, q8_to_posit(&q8));
+    check_op("posit_q8_to_posit(-minpos^2)", 1, 0, 0, 0xff, posit_q8_to_posit(&q8));
 
-    q32_clear(&q);
-    q32_fma(&q, P32_MAXPOS, P32_MAXPOS);
-    q32_add(&q, P32_ONE);
-    q32_fms(&q, P32_MAXPOS, P32_MAXPOS);
-    check_op("q32: maxpos^2 + 1 - maxpos^2", 1, 0, 0, P32_ONE, q32_to_posit(&q));
-    q32_fma(&q, P32_MAXPOS, P32_MAXPOS);
-    check_op("q32: above maxpos clamps", 1, 0, 0, P32_MAXPOS, q32_to_posit(&q));
+    posit_q32_clear(&q);
+    posit_q32_fma(&q, P32_MAXPOS, P32_MAXPOS);
+    posit_q32_add(&q, P32_ONE);
+    posit_q32_fms(&q, P32_MAXPOS, P32_MAXPOS);
+    check_op("q32: maxpos^2 + 1 - maxpos^2", 1, 0, 0, P32_ONE, posit_q32_to_posit(&q));
+    posit_q32_fma(&q, P32_MAXPOS, P32_MAXPOS);
+    check_op("q32: above maxpos clamps", 1, 0, 0, P32_MAXPOS, posit_q32_to_posit(&q));
 }
 
 /* Sums that step-by-step rounding gets wrong and the quire gets right. */
 static void test_quire_vs_steps(void)
 {
     /* 2^40*2^40 + 1*2^-30 - 2^40*2^40: each step rounds the 2^-30 away. */
-    uint32_t big = p32_from_double(0x1p40), tiny = p32_from_double(0x1p-30);
-    uint32_t a[] = { big, P32_ONE, p32_neg(big) }, b[] = { big, tiny, big };
+    uint32_t big = posit_p32_from_double(0x1p40), tiny = posit_p32_from_double(0x1p-30);
+    uint32_t a[] = { big, P32_ONE, posit_p32_neg(big) }, b[] = { big, tiny, big };
     quire32_t q;
-    q32_clear(&q);
+    posit_q32_clear(&q);
     uint32_t steps = 0;
     for (int i = 0; i < 3; i++) {
-        q32_fma(&q, a[i], b[i]);
-        steps = p32_add(steps, p32_mul(a[i], b[i]));
+        posit_q32_fma(&q, a[i], b[i]);
+        steps = posit_p32_add(steps, posit_p32_mul(a[i], b[i]));
     }
     CHECK(steps == 0, "step-by-step gives 0 (got 0x%08x)", steps);
-    check_op("q32 dot [2^40,1,-2^40].[2^40,2^-30,2^40]", 1, 0, 0, tiny, q32_to_posit(&q));
+    check_op("q32 dot [2^40,1,-2^40].[2^40,2^-30,2^40]", 1, 0, 0, tiny, posit_q32_to_posit(&q));
 
     /* 1 + four times 2^-28: each step is a tie that falls back to 1; the
      * quire holds 1 + 2^-26 = 0x40000002. */
-    q32_clear(&q);
-    q32_add(&q, P32_ONE);
+    posit_q32_clear(&q);
+    posit_q32_add(&q, P32_ONE);
     steps = P32_ONE;
     for (int i = 0; i < 4; i++) {
-        q32_add(&q, 0x00800000);
-        steps = p32_add(steps, 0x00800000);
+        posit_q32_add(&q, 0x00800000);
+        steps = posit_p32_add(steps, 0x00800000);
     }
     CHECK(steps == P32_ONE, "step-by-step 1+4*2^-28 stays 1 (got 0x%08x)", steps);
-    check_op("q32 1+4*2^-28", 1, 0, 0, 0x40000002, q32_to_posit(&q));
-    q32_sub(&q, P32_ONE);
-    check_op("q32 (1+4*2^-28)-1", 1, 0, 0, p32_from_double(0x1p-26), q32_to_posit(&q));
+    check_op("q32 1+4*2^-28", 1, 0, 0, 0x40000002, posit_q32_to_posit(&q));
+    posit_q32_sub(&q, P32_ONE);
+    check_op("q32 (1+4*2^-28)-1", 1, 0, 0, posit_p32_from_double(0x1p-26), posit_q32_to_posit(&q));
 
     /* 1 + 2^-28 is a tie that goes to 1; minpos^2 at bit 0, 268 bits
      * further down, tips it either way. */
-    q32_clear(&q);
-    q32_add(&q, P32_ONE);
-    q32_add(&q, 0x00800000);
-    check_op("q32 1+2^-28", 1, 0, 0, P32_ONE, q32_to_posit(&q));
-    q32_fma(&q, P32_MINPOS, P32_MINPOS);
-    check_op("q32 1+2^-28+minpos^2", 1, 0, 0, 0x40000001, q32_to_posit(&q));
-    q32_fms(&q, P32_MINPOS, P32_MINPOS);
-    q32_fms(&q, P32_MINPOS, P32_MINPOS);
-    check_op("q32 1+2^-28-minpos^2", 1, 0, 0, P32_ONE, q32_to_posit(&q));
+    posit_q32_clear(&q);
+    posit_q32_add(&q, P32_ONE);
+    posit_q32_add(&q, 0x00800000);
+    check_op("q32 1+2^-28", 1, 0, 0, P32_ONE, posit_q32_to_posit(&q));
+    posit_q32_fma(&q, P32_MINPOS, P32_MINPOS);
+    check_op("q32 1+2^-28+minpos^2", 1, 0, 0, 0x40000001, posit_q32_to_posit(&q));
+    posit_q32_fms(&q, P32_MINPOS, P32_MINPOS);
+    posit_q32_fms(&q, P32_MINPOS, P32_MINPOS);
+    check_op("q32 1+2^-28-minpos^2", 1, 0, 0, P32_ONE, posit_q32_to_posit(&q));
 
     /* posit8: 3*3 - 2.5*3.5 = 0.25 exactly; posit8 has unit spacing at 8,
      * so rounding 8.75 first (to 9) gives 0. */
-    uint32_t three = p8_from_double(3), t5 = p8_from_double(2.5), t35 = p8_from_double(3.5);
+    uint32_t three = posit_p8_from_double(3), t5 = posit_p8_from_double(2.5), t35 = posit_p8_from_double(3.5);
     quire8_t q8;
-    q8_clear(&q8);
-    q8_fma(&q8, three, three);
-    q8_fms(&q8, t5, t35);
-    check_op("q8 3*3-2.5*3.5", 1, 0, 0, p8_from_double(0.25), q8_to_posit(&q8));
+    posit_q8_clear(&q8);
+    posit_q8_fma(&q8, three, three);
+    posit_q8_fms(&q8, t5, t35);
+    check_op("q8 3*3-2.5*3.5", 1, 0, 0, posit_p8_from_double(0.25), posit_q8_to_posit(&q8));
     check_op("p8 steps 3*3-2.5*3.5", 1, 0, 0, 0,
-             p8_sub(p8_mul(three, three), p8_mul(t5, t35)));
+             posit_p8_sub(posit_p8_mul(three, three), posit_p8_mul(t5, t35)));
 }
 
 static void test_quire_nar(void)
 {
     quire32_t q;
-    q32_clear(&q);
-    q32_fma(&q, P32_ONE, P32_ONE);
-    q32_fma(&q, P32_NAR, 0);
-    CHECK(q32_is_nar(&q), "q32 NaR*0 makes NaR");
-    q32_fma(&q, P32_ONE, P32_ONE);
-    q32_add(&q, P32_ONE);
-    CHECK(q32_is_nar(&q), "q32 NaR is sticky");
-    check_op("q32_to_posit(NaR)", 1, 0, 0, P32_NAR, q32_to_posit(&q));
-    q32_clear(&q);
-    CHECK(!q32_is_nar(&q) && q32_to_posit(&q) == 0, "q32_clear resets");
+    posit_q32_clear(&q);
+    posit_q32_fma(&q, P32_ONE, P32_ONE);
+    posit_q32_fma(&q, P32_NAR, 0);
+    CHECK(posit_q32_is_nar(&q), "q32 NaR*0 makes NaR");
+    posit_q32_fma(&q, P32_ONE, P32_ONE);
+    posit_q32_add(&q, P32_ONE);
+    CHECK(posit_q32_is_nar(&q), "q32 NaR is sticky");
+    check_op("posit_q32_to_posit(NaR)", 1, 0, 0, P32_NAR, posit_q32_to_posit(&q));
+    posit_q32_clear(&q);
+    CHECK(!posit_q32_is_nar(&q) && posit_q32_to_posit(&q) == 0, "posit_q32_clear resets");
 
     /* The 128-bit quire8 overflows past 2^79 (units 2^-48); set it near the
      * top directly rather than adding 2^31 products. */
     quire8_t q8 = { { ~(uint64_t)0, 0x7fffffffffffffffull } };
-    CHECK(!q8_is_nar(&q8), "q8 at its largest value is not NaR");
-    check_op("q8 largest", 1, 0, 0, P8_MAXPOS, q8_to_posit(&q8));
-    q8_add(&q8, P8_MINPOS);
-    CHECK(q8_is_nar(&q8), "q8 overflow past the top gives NaR");
+    CHECK(!posit_q8_is_nar(&q8), "q8 at its largest value is not NaR");
+    check_op("q8 largest", 1, 0, 0, P8_MAXPOS, posit_q8_to_posit(&q8));
+    posit_q8_add(&q8, P8_MINPOS);
+    CHECK(posit_q8_is_nar(&q8), "q8 overflow past the top gives NaR");
     quire8_t q8n = { { (uint64_t)1 << 24, (uint64_t)1 << 63 } };   /* -2^127 + minpos */
-    CHECK(!q8_is_nar(&q8n), "q8 near the bottom is not NaR");
-    check_op("q8 most negative", 1, 0, 0, P8_MAXPOS + 2, q8_to_posit(&q8n));
-    q8_sub(&q8n, P8_MINPOS);
-    CHECK(q8_is_nar(&q8n), "q8 overflow past the bottom gives NaR");
+    CHECK(!posit_q8_is_nar(&q8n), "q8 near the bottom is not NaR");
+    check_op("q8 most negative", 1, 0, 0, P8_MAXPOS + 2, posit_q8_to_posit(&q8n));
+    posit_q8_sub(&q8n, P8_MINPOS);
+    CHECK(posit_q8_is_nar(&q8n), "q8 overflow past the bottom gives NaR");
     quire16_t q16;
-    q16_clear(&q16);
-    q16_fms(&q16, 0x4000, P16_NAR);
-    CHECK(q16_is_nar(&q16) && q16_to_posit(&q16) == P16_NAR, "q16 fms with NaR");
+    posit_q16_clear(&q16);
+    posit_q16_fms(&q16, 0x4000, P16_NAR);
+    CHECK(posit_q16_is_nar(&q16) && posit_q16_to_posit(&q16) == P16_NAR, "q16 fms with NaR");
 }
 
 static void test_quire(void)

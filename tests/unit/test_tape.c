@@ -402,7 +402,7 @@ static void test_compact_sum_run(void)
     uint32_t t0 = bin(OP_MUL, x, x, 9), t1 = un(OP_SIN, x, sin(3)), t2 = bin(OP_ADD, x, x, 6);
     (void)dead1; (void)dead2; (void)t1; (void)t2;
     size_t pool_before = tape_pool_size();
-    uint32_t s = rec_sum_run(t0, 3, 9 + sin(3) + 6);   /* x^2 + sin x + 2x */
+    uint32_t s = tape_rec_sum_run(t0, 3, 9 + sin(3) + 6);   /* x^2 + sin x + 2x */
     TapeTerms t = tape_terms(s);
     check(!t.list && t.first == t0 && t.n == 3 && tape_term(t, 2) == t2 && tape_pool_size() == pool_before,
           "sum run: first and count, no operand list");
@@ -443,7 +443,7 @@ static void test_compact_fixed_point(void)
     uint32_t y = bin(OP_ADD, m5, a, X);
     uint32_t r = fixtape_result(head, 0, y, X);
     un(OP_NEG, r, -X);                                         /* dead */
-    Value hold = arr_new(1);                                   /* the root: x* */
+    Value hold = value_arr_new(1);                                   /* the root: x* */
     AS_ARR(hold)->v[0] = num_rec(X, r);
     uint32_t gone = reclaim_now(m);
     check(gone == 3, "compact: the three dead entries around a fixed point go");
@@ -498,7 +498,7 @@ static int deriv_decodes(uint32_t i, DerivPush p)
     return tape_opcode(i) == OP_DERIV && call == p.call && which == p.which;
 }
 
-/* rec_deriv_run records exactly what rec_deriv would, entry for entry:
+/* tape_rec_deriv_run records exactly what tape_rec_deriv would, entry for entry:
  * across chunk boundaries, after another call's entries in the chunk (its
  * base), and where a place no longer packs. */
 static void test_deriv_run(void)
@@ -508,14 +508,14 @@ static void test_deriv_run(void)
     uint32_t y = leaf(1), *wrt = malloc(sizeof(uint32_t) * PLACES);
     for (int j = 0; j < PLACES; j++) wrt[j] = leaf(j);
     uint32_t other = tape_deriv_rec(y, wrt, 2, NULL, 0), call = tape_deriv_rec(y, wrt, PLACES, NULL, 0);
-    for (int k = 0; k < 3; k++) rec_deriv(other, 0, k);     /* the chunk's base is another call */
+    for (int k = 0; k < 3; k++) tape_rec_deriv(other, 0, k);     /* the chunk's base is another call */
     TapeMark m = tape_mark();
     /* places FROM.. of the call: in this chunk too far from the base's
      * place to pack, in the next ones packed against their own base */
     enum { FROM = 4500, RUN = PLACES - FROM };
     Value *out = malloc(sizeof(Value) * RUN);
     for (int j = 0; j < RUN; j++) out[j] = num_val(0.5 * j);
-    rec_deriv_run(call, FROM, RUN, out);
+    tape_rec_deriv_run(call, FROM, RUN, out);
     uint32_t n = tape_size(), *code = malloc(sizeof(uint32_t) * n);
     double *val = malloc(sizeof(double) * n);
     memcpy(code, G->tape.code, sizeof(uint32_t) * n);
@@ -524,7 +524,7 @@ static void test_deriv_run(void)
     for (int j = 0; j < RUN; j++) bad += out[j].t != V_NUM || out[j].id != m.n + (uint32_t)j || out[j].u.n != 0.5 * j;
     check(bad == 0, "deriv run: each result is its recorded number");
     tape_truncate(m);
-    for (int j = 0; j < RUN; j++) rec_deriv(call, FROM + (uint32_t)j, 0.5 * j);
+    for (int j = 0; j < RUN; j++) tape_rec_deriv(call, FROM + (uint32_t)j, 0.5 * j);
     check(tape_size() == n, "deriv run: as many entries as one call each");
     for (uint32_t i = m.n; i < n; i++) {
         bad += G->tape.code[i] != code[i] || G->tape.val[i] != val[i];
@@ -546,17 +546,17 @@ static void test_deriv_packing(void)
     uint32_t lo = tape_size();
     DerivPush *ref = calloc(lo + PLACES + 2 * SMALL + 16, sizeof *ref);
     uint32_t big = tape_deriv_rec(y, wrt, PLACES, NULL, 0);
-    for (uint32_t j = 0; j < PLACES; j++) ref[rec_deriv(big, j, j)] = (DerivPush){ big, j };
+    for (uint32_t j = 0; j < PLACES; j++) ref[tape_rec_deriv(big, j, j)] = (DerivPush){ big, j };
     uint32_t packed = 0;
     for (uint32_t i = lo; i < tape_size(); i++) packed += !tape_wide(i);
     check(packed == PLACES, "deriv packing: a gradient over 10000 places packs every entry");
     for (int k = 0; k < SMALL; k++) {          /* one place each: 3000 calls, beyond a chunk's 2048 */
         uint32_t c = tape_deriv_rec(y, &wrt[k], 1, NULL, 0);
-        ref[rec_deriv(c, 0, k)] = (DerivPush){ c, 0 };
+        ref[tape_rec_deriv(c, 0, k)] = (DerivPush){ c, 0 };
     }
     uint32_t jump = tape_deriv_rec(y, wrt, PLACES, NULL, 0);
-    ref[rec_deriv(jump, 0, 0)] = (DerivPush){ jump, 0 };
-    ref[rec_deriv(jump, 9000, 0)] = (DerivPush){ jump, 9000 };     /* far from its base: wide */
+    ref[tape_rec_deriv(jump, 0, 0)] = (DerivPush){ jump, 0 };
+    ref[tape_rec_deriv(jump, 9000, 0)] = (DerivPush){ jump, 9000 };     /* far from its base: wide */
     uint32_t n = tape_size(), bad = 0, wide = 0;
     for (uint32_t i = lo; i < n; i++) {
         bad += !deriv_decodes(i, ref[i]);
@@ -570,7 +570,7 @@ static void test_deriv_packing(void)
     tape_truncate(m);
     for (int k = 0; k < 600; k++) {
         uint32_t c = tape_deriv_rec(y, &wrt[k], 1, NULL, 0);
-        ref[rec_deriv(c, 0, k)] = (DerivPush){ c, 0 };
+        ref[tape_rec_deriv(c, 0, k)] = (DerivPush){ c, 0 };
     }
     n = tape_size();
     bad = 0;
