@@ -14,7 +14,25 @@ static void check_epoch(void)
     if (G->kinks.epoch != G->tape.epoch) {
         G->kinks.nnotes = G->kinks.npassed = G->kinks.nbranches = 0;
         G->kinks.epoch = G->tape.epoch;
+        for (uint32_t i = 0; i < G->kinks.nchunks; i++) ast_chunk_release(G->kinks.chunks[i]);
+        G->kinks.nchunks = 0;
     }
+}
+
+/* A note names its chunk's nodes when it is shown: the chunk stays until
+ * the notes go (the latest one is checked first: notes come in runs). */
+static void keep_chunk(const Chunk *c)
+{
+    if (!c) return;
+    for (uint32_t i = G->kinks.nchunks; i-- > 0;)
+        if (G->kinks.chunks[i] == c) return;
+    if (G->kinks.nchunks == G->kinks.capchunks) {
+        __typeof__(G->kinks.capchunks) grown = G->kinks.capchunks ? 2 * G->kinks.capchunks : 8;
+        G->kinks.chunks = err_realloc(G->kinks.chunks, sizeof(Chunk *) * grown);
+        G->kinks.capchunks = grown;
+    }
+    ast_chunk_retain((Chunk *)c);
+    G->kinks.chunks[G->kinks.nchunks++] = (Chunk *)c;
 }
 
 static Note *new_note(void)
@@ -32,12 +50,26 @@ static Note *new_note(void)
 
 /* file:line:col as errors show places (a call by its callee's first
  * character, columns as displayed). */
-static void locate(Note *note, const Node *n, const Chunk *c)
+static const Node *place_node(const Node *n) { return n && n->kind == N_CALL && n->a ? n->a : n; }
+
+static void locate(const Note *note, char *where, int size)
 {
-    if (n && n->kind == N_CALL && n->a) n = n->a;
-    if (n && c) snprintf(note->where, sizeof note->where, "%s:%d:%d", c->filename, n->line,
-                         err_display_col(c, n->line, n->col));
-    else snprintf(note->where, sizeof note->where, "?");
+    const Node *n = place_node(note->node);
+    const Chunk *c = note->chunk;
+    if (n && c) snprintf(where, size, "%s:%d:%d", c->filename, n->line, err_display_col(c, n->line, n->col));
+    else snprintf(where, size, "?");
+}
+
+/* Where a note is kept, from where it was made (the text waits). */
+static void place(Note *note, int op, double a, double b, const Node *n, const Chunk *c)
+{
+    note->op = (uint8_t)op;
+    note->backend = (uint8_t)G->num.backend;
+    note->a = num_round(a);
+    note->b = num_round(b);
+    note->node = n;
+    note->chunk = c;
+    keep_chunk(c);
 }
 
 /* An operand as the source shows it: its variable's name, or else its
@@ -75,32 +107,7 @@ void kink_note_op(int op, double a, double b, uint32_t id)
     G->kinks.nbranches += tie;
     note->ida = ida;
     note->idb = idb;
-    note->a = a;
-    note->b = b;
-    const Node *n = G->err.where.node;
-    locate(note, n, G->err.where.chunk);
-    /* the call or operator that made it, when the evaluator stands on it */
-    const Node *na = NULL, *nb = NULL;
-    if (n && n->kind == N_CALL && n->n >= 1) {
-        na = n->list[0];
-        if (n->n >= 2) nb = n->list[1];
-    } else if (n && n->kind == N_BINOP) {
-        na = n->a;
-        nb = n->b;
-    }
-    char xs[48], ys[48], va[40], vb[40];
-    operand(na, a, xs, sizeof xs);
-    operand(nb, b, ys, sizeof ys);
-    num_format(a, va, sizeof va);
-    num_format(b, vb, sizeof vb);
-    if (tie) {
-        if (a == b) snprintf(note->what, sizeof note->what, "%s(%s, %s) at a tie, both %s", num_op_names[op], xs, ys, va);
-        else snprintf(note->what, sizeof note->what, "%s(%s, %s) within 1e-9 of a tie, %s and %s",
-                      num_op_names[op], xs, ys, va, vb);
-    } else if (num_op_flags[op] & OPF_KINK_JUMP)
-        snprintf(note->what, sizeof note->what, "%s %% %s at a jump, %s / %s whole", xs, ys, va, vb);
-    else if (named(na)) snprintf(note->what, sizeof note->what, "%s(%s) at %s = %s", num_op_names[op], xs, xs, va);
-    else snprintf(note->what, sizeof note->what, "%s at %s", num_op_names[op], va);
+    place(note, op, a, b, G->err.where.node, G->err.where.chunk);
 }
 
 static const char *cmp_symbol(int op)
@@ -123,21 +130,77 @@ void kink_note_branch(const Node *n, const Chunk *c, double x, double y, uint32_
     note->id = tape_size();
     note->ida = ida;
     note->idb = idb;
-    note->a = x;
-    note->b = y;
-    locate(note, n, c);
+    place(note, n->op, x, y, n, c);
+}
+
+/* What note k says, made when it is shown: the call or operator that
+ * made it, its operands as the source shows them and their values (in
+ * the format they were noted in). */
+static void describe(const Note *note, char *what, int size)
+{
+    int was = G->num.backend;
+    G->num.backend = note->backend;
+    const Node *n = note->node, *na = NULL, *nb = NULL;
+    double a = note->a, b = note->b;
+    if (note->branch && !note->tie) {
+        na = n->a;
+        nb = n->b;
+    } else if (n && n->kind == N_CALL && n->n >= 1) {
+        na = n->list[0];
+        if (n->n >= 2) nb = n->list[1];
+    } else if (n && n->kind == N_BINOP) {
+        na = n->a;
+        nb = n->b;
+    }
     char xs[48], ys[48], va[40], vb[40];
-    operand(n->a, x, xs, sizeof xs);
-    operand(n->b, y, ys, sizeof ys);
-    num_format(x, va, sizeof va);
-    num_format(y, vb, sizeof vb);
-    int len = snprintf(note->what, sizeof note->what, "a branch within 1e-9 of switching: %s %s %s",
-                       xs, cmp_symbol(n->op), ys);
-    if (named(n->a) || named(n->b))
-        snprintf(note->what + len, sizeof note->what - (size_t)len, " with %s%s%s%s%s%s%s",
-                 named(n->a) ? xs : "", named(n->a) ? " = " : "", named(n->a) ? va : "",
-                 named(n->a) && named(n->b) ? ", " : "",
-                 named(n->b) ? ys : "", named(n->b) ? " = " : "", named(n->b) ? vb : "");
+    operand(na, a, xs, sizeof xs);
+    operand(nb, b, ys, sizeof ys);
+    num_format(a, va, sizeof va);
+    num_format(b, vb, sizeof vb);
+    int op = note->op;
+    if (note->branch && !note->tie) {
+        int len = snprintf(what, size, "a branch within 1e-9 of switching: %s %s %s", xs, cmp_symbol(op), ys);
+        if (named(na) || named(nb))
+            snprintf(what + len, size - (size_t)len, " with %s%s%s%s%s%s%s",
+                     named(na) ? xs : "", named(na) ? " = " : "", named(na) ? va : "",
+                     named(na) && named(nb) ? ", " : "",
+                     named(nb) ? ys : "", named(nb) ? " = " : "", named(nb) ? vb : "");
+    } else if (note->tie) {
+        if (a == b) snprintf(what, size, "%s(%s, %s) at a tie, both %s", num_op_names[op], xs, ys, va);
+        else snprintf(what, size, "%s(%s, %s) within 1e-9 of a tie, %s and %s", num_op_names[op], xs, ys, va, vb);
+    } else if (num_op_flags[op] & OPF_KINK_JUMP)
+        snprintf(what, size, "%s %% %s at a jump, %s / %s whole", xs, ys, va, vb);
+    else if (named(na)) snprintf(what, size, "%s(%s) at %s = %s", num_op_names[op], xs, xs, va);
+    else snprintf(what, size, "%s at %s", num_op_names[op], va);
+    G->num.backend = was;
+}
+
+/* Whether a note's text shows b's value as well as a's. */
+static int shows_b(const Note *n)
+{
+    if (n->tie) return n->a != n->b;
+    return n->branch || (num_op_flags[n->op] & OPF_KINK_JUMP);
+}
+
+/* Whether two notes say the same at the same place, text for text. From
+ * the same node in the same format the values they show decide (each
+ * value prints as its own digits); else their places, then their texts. */
+static int same_note(const Note *x, const Note *y)
+{
+    if (x->node == y->node && x->chunk == y->chunk && x->op == y->op && x->branch == y->branch
+        && x->tie == y->tie && x->backend == y->backend)
+        return !memcmp(&x->a, &y->a, sizeof x->a) && shows_b(x) == shows_b(y)
+               && (!shows_b(x) || !memcmp(&x->b, &y->b, sizeof x->b));
+    char wx[128], wy[128];
+    const Node *px = place_node(x->node), *py = place_node(y->node);
+    if (x->chunk == y->chunk && px && py && (px->line != py->line || px->col != py->col)) return 0;
+    locate(x, wx, sizeof wx);
+    locate(y, wy, sizeof wy);
+    if (strcmp(wx, wy)) return 0;
+    char tx[256], ty[256];
+    describe(x, tx, sizeof tx);
+    describe(y, ty, sizeof ty);
+    return !strcmp(tx, ty);
 }
 
 void kink_begin(void)
@@ -155,8 +218,7 @@ static void pass(uint32_t k)
 {
     if (G->kinks.quiet && G->kinks.depth >= G->kinks.quiet) return;
     for (uint32_t i = 0; i < G->kinks.npassed; i++)
-        if (G->kinks.passed[i] == k || (!strcmp(G->kinks.notes[G->kinks.passed[i]].where, G->kinks.notes[k].where)
-                               && !strcmp(G->kinks.notes[G->kinks.passed[i]].what, G->kinks.notes[k].what))) return;
+        if (G->kinks.passed[i] == k || same_note(&G->kinks.notes[G->kinks.passed[i]], &G->kinks.notes[k])) return;
     if (G->kinks.npassed == G->kinks.cappassed) {
         __typeof__(G->kinks.cappassed) grown = G->kinks.cappassed ? 2 * G->kinks.cappassed : 8;   /* the size is kept only once it is had */
         G->kinks.passed = err_realloc(G->kinks.passed, sizeof(uint32_t) * grown);
@@ -396,8 +458,11 @@ void kink_end(void)
     if (!G->kinks.npassed || G->kinks.noted) return;
     G->kinks.noted = 1;
     const Note *n = &G->kinks.notes[G->kinks.passed[0]];
+    char what[256], where[128];
+    describe(n, what, sizeof what);
+    locate(n, where, sizeof where);
     err_note("this derivative passed %s%s (%s); :tape kinks for all",
-            n->branch && !n->tie ? "" : "a kink: ", n->what, n->where);
+            n->branch && !n->tie ? "" : "a kink: ", what, where);
 }
 
 int kink_quiet(void)
@@ -514,6 +579,9 @@ void kink_list(void)
     io_out("kinks: %u in the latest derivative\n", G->kinks.npassed);
     for (uint32_t i = 0; i < G->kinks.npassed; i++) {
         const Note *n = &G->kinks.notes[G->kinks.passed[i]];
-        io_out("  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", n->what, n->where);
+        char what[256], where[128];
+        describe(n, what, sizeof what);
+        locate(n, where, sizeof where);
+        io_out("  %s%s (%s)\n", n->branch && !n->tie ? "" : "kink: ", what, where);
     }
 }

@@ -101,18 +101,25 @@ void kink_list(void);            /* :tape kinks */
 typedef struct {
     uint32_t id;          /* kink: the entry; branch: the tape size when it ran */
     uint32_t ida, idb;    /* branch: the compared entries (0: not recorded); reclaim roots */
-    int branch;
-    int tie;              /* branch: a min/max near a tie (listed as a kink) */
-    int loop;             /* a checkpointed loop that met a near switch: ida its entry (a root) */
-    int gone;             /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
-    double a, b;
-    char what[256];       /* "abs(x) at x = 0", "x < y with x = 1, y = 1" */
-    char where[96];       /* "demo.wg:4:9" */
+    uint8_t branch;
+    uint8_t tie;          /* branch: a min/max near a tie (listed as a kink) */
+    uint8_t loop;         /* a checkpointed loop that met a near switch: ida its entry (a root) */
+    uint8_t gone;         /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
+    uint8_t op;           /* kink, tie: the operation; branch: the comparison */
+    uint8_t backend;      /* the format a and b print in */
+    double a, b;          /* the operands' values (rounded into that format) */
+    /* what it says is made from these only when it is shown (kink_list,
+     * kink_end): "abs(x) at x = 0", "x < y with x = 1, y = 1" at
+     * "demo.wg:4:9" (the chunk is kept while a note may name it) */
+    const Node *node;
+    const Chunk *chunk;
 } Note;
 typedef struct {
     Note *notes;              /* in tape order */
     uint32_t nnotes, capnotes, epoch, nbranches;   /* nbranches: branch notes among them */
     uint32_t *passed, npassed, cappassed;          /* the latest derivative's notes */
+    Chunk **chunks;                                /* the chunks notes name, retained until the epoch ends */
+    uint32_t nchunks, capchunks;
     int depth, noted;
     int quiet;                /* kink_quiet: derivatives nested at depth >= quiet pass nothing (0: none) */
     /* ckpt.c's: a checkpointed loop run again for the branches it met
