@@ -1503,6 +1503,7 @@ void eval_reset(void)
     tape_init();
     sweep_forget();
     G->ckpt.steps_run = G->ckpt.steps_recomputed = 0;     /* :tape stats counts from here */
+    jac_forget();                                         /* and so do the sparse passes */
     G->num.backend = G->num.start_backend;
     builtin_register();
 }

@@ -840,6 +840,13 @@ void jac_abandon(void)
     G->jac.nbranches = G->jac.capbranches = 0;
 }
 
+/* :reset: a fresh session's counts (:tape stats, :time) */
+void jac_forget(void)
+{
+    jac_abandon();
+    memset(&G->jac, 0, sizeof G->jac);
+}
+
 void jac_time_mark(uint64_t before[4])
 {
     before[0] = G->jac.recordings;

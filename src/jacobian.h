@@ -33,6 +33,7 @@ Value jac_derived_call(Closure *c, int argc, Value *argv);   /* jacobian(f)(x), 
 void  jac_note_branch(const Node *n, const Chunk *c, uint32_t ida, uint32_t idb);   /* G->kinks.branch_hook while recording */
 void  jac_stats(void);                                  /* :tape stats' lines */
 void  jac_abandon(void);
+void  jac_forget(void);                                   /* :reset: counts and sparse stats from zero */
 void  jac_time_note(const uint64_t before[4]);           /* :time: the passes since before (jac_time_mark) */
 void  jac_time_mark(uint64_t before[4]);                                /* an error unwound out of a recording */
 
