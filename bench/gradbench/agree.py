@@ -19,7 +19,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from replay import Tool, close  # noqa: E402
+from replay import Tool, close, with_min_seconds  # noqa: E402
 
 TIGHT = 1e-9
 
@@ -62,8 +62,7 @@ def answers(cmd, entries, min_seconds):
             msg = e.get("message")
             if msg is None:
                 continue
-            if min_seconds is not None and msg["kind"] == "evaluate" and isinstance(msg["input"], dict):
-                msg = dict(msg, input=dict(msg["input"], min_seconds=min_seconds))
+            msg = with_min_seconds(msg, min_seconds)
             got[msg["id"]] = tool.ask(msg)
     finally:
         tool.close()

@@ -37,7 +37,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from replay import close  # noqa: E402
+from replay import close, session_files  # noqa: E402
 from agree import flat_dir  # noqa: E402
 
 TIMEOUT = 600
@@ -267,12 +267,7 @@ def main():
     if len(args) < 2:
         sys.exit(__doc__)
     wg_tool = os.path.abspath(args[0])
-    files = []
-    for a in args[1:]:
-        if os.path.isdir(a):
-            files += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".jsonl"))
-        else:
-            files.append(a)
+    files = session_files(args[1:])
     load0 = os.getloadavg()
     rows = []       # dicts: eval, function, workload, tool -> (median ms, rss MB, status)
     bad = 0

@@ -53,6 +53,24 @@ def close(a, b, path="output"):
     return path
 
 
+def session_files(args):
+    """The .jsonl sessions named by args: files, or every one in a directory."""
+    files = []
+    for a in args:
+        if os.path.isdir(a):
+            files += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".jsonl"))
+        else:
+            files.append(a)
+    return files
+
+
+def with_min_seconds(msg, min_seconds):
+    """An evaluate message asking for min_seconds of runs (None: as recorded)."""
+    if min_seconds is not None and msg["kind"] == "evaluate" and isinstance(msg["input"], dict):
+        return dict(msg, input=dict(msg["input"], min_seconds=min_seconds))
+    return msg
+
+
 class Tool:
     def __init__(self, cmd, log=None):
         self.p = subprocess.Popen(cmd if isinstance(cmd, list) else [cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -92,8 +110,7 @@ def replay(tool_cmd, path, tally, min_seconds=None, log=None):
             msg = e.get("message")
             if msg is None:
                 continue
-            if min_seconds is not None and msg["kind"] == "evaluate" and isinstance(msg["input"], dict):
-                msg = dict(msg, input=dict(msg["input"], min_seconds=min_seconds))
+            msg = with_min_seconds(msg, min_seconds)
             if skip and msg["kind"] == "evaluate":
                 print(f"{name:24} {msg['function']:10} {msg.get('description', ''):28} {'':>12}  not implemented")
                 tally["skipped"] += 1
@@ -149,12 +166,7 @@ def main():
     if len(args) < 2:
         sys.exit(__doc__)
     tool_cmd = os.path.abspath(args[0])
-    files = []
-    for a in args[1:]:
-        if os.path.isdir(a):
-            files += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".jsonl"))
-        else:
-            files.append(a)
+    files = session_files(args[1:])
     tally = {"passed": 0, "failed": 0, "skipped": 0}
     for f in files:
         replay(tool_cmd, f, tally, min_seconds, log)
