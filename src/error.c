@@ -219,6 +219,18 @@ void *err_scratch_uninit(size_t n)
     return G->err.scratch[G->err.nscratch++] = p;
 }
 
+/* The block keeps its slot in the list: an error frees the grown one, or
+ * the old one if growing failed (err_realloc raises before it moves). */
+void *err_scratch_realloc(void *p, size_t n)
+{
+    if (!p) return err_scratch_uninit(n);
+    size_t i = G->err.nscratch;
+    while (i > 0 && G->err.scratch[i - 1] != p) i--;
+    void *q = err_realloc(p, n ? n : 1);
+    if (i > 0) G->err.scratch[i - 1] = q;
+    return q;
+}
+
 void err_scratch_free(void *p)
 {
     if (!p) return;

@@ -60,6 +60,7 @@ int err_pcall(void (*fn)(void *), void *ud);
  * was taken inside it and not given back. Give back in any order. */
 void *err_scratch(size_t n);               /* zeroed */
 void *err_scratch_uninit(size_t n);        /* not: for what is written before it is read */
+void *err_scratch_realloc(void *p, size_t n);   /* p (scratch, or NULL: a new block) grown or shrunk to n bytes, as realloc */
 void  err_scratch_free(void *p);
 
 /* Ctrl-C: the signal handler only sets the flag; long computations poll it

@@ -93,6 +93,23 @@ void io_flush(void)
     if (!G->io.writer[IO_OUT]) fflush(stdout);
 }
 
+struct IoText {
+    FILE *f;                 /* open_memstream's, NULL once closed */
+    char *text;
+    size_t n;
+};
+typedef struct IoText IoText;
+
+static void text_drop(void)
+{
+    IoText *t = G->io.text;
+    if (!t) return;
+    G->io.text = NULL;
+    if (t->f) fclose(t->f);
+    free(t->text);
+    free(t);
+}
+
 void io_value(int stream, Value v, int brief)
 {
     IoState *io = &G->io;
@@ -104,15 +121,23 @@ void io_value(int stream, Value v, int brief)
         else value_print(v, f);
         return;
     }
-    char *text = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    if (!f) err_raise("out of memory");
-    if (brief) value_print_brief(v, f);
-    else value_print(v, f);
-    fclose(f);
-    io_write(stream, text, n);
-    free(text);
+    /* the text is made first (printing polls for Ctrl-C, and the writer
+     * may fail): the session holds it until it is written */
+    text_drop();
+    IoText *t = err_malloc(sizeof *t);
+    *t = (IoText){ NULL, NULL, 0 };
+    t->f = open_memstream(&t->text, &t->n);
+    if (!t->f) {
+        free(t);
+        err_raise("out of memory");
+    }
+    io->text = t;
+    if (brief) value_print_brief(v, t->f);
+    else value_print(v, t->f);
+    fclose(t->f);
+    t->f = NULL;
+    io_write(stream, t->text, t->n);
+    text_drop();
 }
 
 void io_capture_begin(void)
@@ -134,5 +159,6 @@ char *io_capture_end(size_t *n)
 
 void io_capture_drop(void)
 {
+    text_drop();
     free(io_capture_end(NULL));
 }

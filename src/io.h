@@ -21,6 +21,7 @@ typedef struct {
     int muted;                  /* IO_OUT dropped */
     char *cap;                  /* capture of IO_OUT, NUL-terminated; NULL: none */
     size_t ncap, capcap;
+    struct IoText *text;        /* a value being printed for a writer (io_value); an error leaves it */
 } IoState;
 
 void io_write(int stream, const char *s, size_t n);
@@ -36,7 +37,8 @@ void io_flush(void);
 /* A value as print (brief: as the REPL echoes it) shows it. */
 void io_value(int stream, Value v, int brief);
 /* Output goes to the capture until io_capture_end, which hands back its
- * text (the caller frees it); io_capture_drop forgets an unfinished one. */
+ * text (the caller frees it); io_capture_drop forgets an unfinished one,
+ * and a value's text an error stopped (Ctrl-C in a long listing). */
 void  io_capture_begin(void);
 char *io_capture_end(size_t *n);
 void  io_capture_drop(void);

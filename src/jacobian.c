@@ -191,7 +191,8 @@ static Value jacobian_reverse(Value f, Value x, int automatic)
 
 /* Index sets over the entries f recorded, [lo, top]: set(e) lists the
  * inputs e depends on (unsorted, each once), in a pool; entries with one
- * contributing operand share its list. */
+ * contributing operand share its list. Every buffer is scratch (error.h):
+ * an error or Ctrl-C during the walk frees them. */
 typedef struct {
     uint32_t lo, top;
     int n;
@@ -202,7 +203,7 @@ typedef struct {
     uint32_t *stamp, now;      /* by input */
     uint8_t *cone;             /* by e - lo: reaches the output (Hessian only) */
     uint8_t *hess;             /* n x n bits, NULL: no interactions wanted */
-    uint32_t *opnd, nopnd, capopnd;   /* scratch: an entry's operands */
+    uint32_t *opnd, nopnd, capopnd;   /* an entry's operands */
 } Sets;
 
 static void gather(uint32_t id, void *ud)
@@ -210,7 +211,7 @@ static void gather(uint32_t id, void *ud)
     Sets *s = ud;
     if (s->nopnd == s->capopnd) {
         s->capopnd = s->capopnd ? 2 * s->capopnd : 16;
-        s->opnd = err_realloc(s->opnd, sizeof(uint32_t) * s->capopnd);
+        s->opnd = err_scratch_realloc(s->opnd, sizeof(uint32_t) * s->capopnd);
     }
     s->opnd[s->nopnd++] = id;
 }
@@ -222,7 +223,7 @@ static void pool_push(Sets *s, uint32_t v)
 {
     if (s->npool == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 1024;
-        s->pool = err_realloc(s->pool, sizeof(uint32_t) * s->cap);
+        s->pool = err_scratch_realloc(s->pool, sizeof(uint32_t) * s->cap);
     }
     s->pool[s->npool++] = v;
 }
@@ -325,8 +326,8 @@ static void entry_sets(Sets *s, uint32_t e)
 
 static void sets_free(Sets *s)
 {
-    free(s->pool);
-    free(s->opnd);
+    err_scratch_free(s->pool);
+    err_scratch_free(s->opnd);
     err_scratch_free(s->off);
     err_scratch_free(s->len);
     err_scratch_free(s->input);

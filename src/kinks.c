@@ -264,7 +264,7 @@ struct Reach {
     uint32_t lo, hi, at;
     int hit, up;
     const Reach *outer;   /* entries below lo (a rerun's region: the tape below it) */
-    LoopDeps *loops;      /* the checkpointed loops run again (the outermost's) */
+    LoopDeps *loops;      /* the checkpointed loops run again (the outermost's; scratch) */
     uint32_t nloops;
 };
 
@@ -275,7 +275,7 @@ static LoopDeps *loop_deps(Reach *r, uint32_t entry)
     for (uint32_t i = 0; i < r->nloops; i++)
         if (r->loops[i].entry == entry) return &r->loops[i];
     if (r->outer || !G->kinks.rerun) return NULL;      /* (no checkpointed loop records in a region) */
-    r->loops = err_realloc(r->loops, sizeof(LoopDeps) * (r->nloops + 1));
+    r->loops = err_scratch_realloc(r->loops, sizeof(LoopDeps) * (r->nloops + 1));   /* a rerun may fail */
     LoopDeps *l = &r->loops[r->nloops++];
     *l = (LoopDeps){ entry, 0, NULL };
     G->kinks.rerun(entry, r, &l->dep, &l->n);
@@ -382,7 +382,7 @@ void kink_branches(const uint32_t *wrt, int n)
     int quiet = G->kinks.quiet && G->kinks.depth >= G->kinks.quiet;
     for (uint32_t i = 0; i < nl && !quiet; i++) loop_deps(&r, loops[i]);
     for (uint32_t i = 0; i < r.nloops; i++) err_scratch_free(r.loops[i].dep);
-    free(r.loops);
+    err_scratch_free(r.loops);
     err_scratch_free(loops);
     err_scratch_free(r.reach);
 }
