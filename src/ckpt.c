@@ -1382,7 +1382,7 @@ static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t, int ne
          * is counted, its written elements are places (labelled below), and
          * those it did not write stay the entries they were */
         if (v->t == V_NUM) version_bind(log, v);
-        else version_count(log);
+        else version_count_as(log, v);
     }
     flatten_live(r, &f);                 /* views' storages: every output is a place */
     for (uint32_t j = 0; j < f.n; j++)

@@ -335,6 +335,15 @@ static Value read_version(Node *n, Env *env)
                     "value it ends with (%s@%d)", n->name, (int)n->num, n->name,
                     version_log_inner(log, (int)n->num));
     Value r = version_read(log, (int)n->num, &found);
+    int view = found ? 0 : version_log_view(log, (int)n->num);
+    if (view > 1 && view - 2 < G->eval.nglobals) {     /* (the array it viewed: a global) */
+        const char *a = G->eval.globals[view - 2].name;
+        err_raise_at(n, "%s@%d was a view of %s: a view keeps no versions of its own, its elements are %s's "
+                    "(a write through it makes a new version of %s: read %s@k)", n->name, (int)n->num, a, a, a, a);
+    }
+    if (view)
+        err_raise_at(n, "%s@%d was a view: a view keeps no versions of its own, its elements are its array's "
+                    "(a write through it makes a new version of the variable holding that array)", n->name, (int)n->num);
     if (!found)
         err_raise_at(n, "%s@%d was not kept (versions made inside nograd, and before "
                     "':tape clear', are forgotten)", n->name, (int)n->num);
@@ -433,9 +442,9 @@ static void store_var(Node *target, Env *env, Value v)
     else if (log && in_nograd()) {
         /* cut from its history above; the variable becomes a place again
          * when the block ends */
-        version_count(log);
+        version_count_as(log, &v);
         note_nograd_write(target, env, log);
-    } else if (log) version_count(log);
+    } else if (log) version_count_as(log, &v);
     if (target->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     Value old = *slot;
     *slot = v;
@@ -628,7 +637,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         if (G->ckpt.mode == 2 && log && G->eval.run.nograd_block && cont->kind == N_NAME && (in_nograd() || !G->tape.recording))
             note_nograd_write(cont, env, log);    /* also from a function the block calls */
     } else {
-        if (log) version_count(log);
+        if (log) version_count_as(log, holder);
         uint64_t logged = G->versions.ids_logged;
         if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
         else if (in_nograd()) {
@@ -1295,7 +1304,7 @@ static void exec_compound(Node *n, Env *env)
             v_release(*e);
             *e = r;
         }
-        if (log && (!ckpt_store(env, n->a) || G->ckpt.mode == 1)) version_count(log);
+        if (log && (!ckpt_store(env, n->a) || G->ckpt.mode == 1)) version_count_as(log, holder);
         if (in_nograd() && !ckpt_store(env, n->a)) note_nograd_write(n->a, env, log);
         uint64_t logged = G->versions.ids_logged;
         if (snap) version_array(log, AS_ARR(*holder));

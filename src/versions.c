@@ -210,6 +210,31 @@ static void snapshot(VerLog *log, Storage *s)
     }
 }
 
+/* Version log->count (counted) was view w. */
+static void mark_view(VerLog *log, const View *w)
+{
+    int k = log->count, owner = w->owner >= 0 && !w->home ? w->owner : -1;
+    int *last = log->nviews ? &log->views[3 * (log->nviews - 1)] : NULL;
+    if (last && last[1] == k - 1 && last[2] == owner) {
+        last[1] = k;
+        return;
+    }
+    if (log->nviews == log->capviews) {
+        int grown = log->capviews ? 2 * log->capviews : 2;
+        log->views = err_realloc(log->views, sizeof(int) * 3 * (size_t)grown);
+        log->capviews = grown;      /* the size is kept only once it is had */
+    }
+    int *t = &log->views[3 * log->nviews++];
+    t[0] = t[1] = k;
+    t[2] = owner;
+}
+
+void version_count_view(VerLog *log, const View *w)
+{
+    log->count++;
+    mark_view(log, w);
+}
+
 void version_bind(VerLog *log, Value *v)
 {
     log->count++;
@@ -222,6 +247,7 @@ void version_bind(VerLog *log, Value *v)
         arr_own(v);        /* labels must not reach other holders */
         snapshot(log, AS_ARR(*v));
     } else if (v->t == V_VIEW) {
+        mark_view(log, AS_VIEW(*v));
         /* A view keeps no versions of its own (its elements are its
          * storage's), but what it shows is a place from now on, as the
          * elements of an array bound to a name are: an entry no name
@@ -457,8 +483,18 @@ int version_log_inner(const VerLog *log, int k)
     return 0;
 }
 
+int version_log_view(const VerLog *log, int k)
+{
+    for (int i = log->nviews; i-- > 0;) {
+        const int *t = &log->views[3 * i];
+        if (k >= t[0] && k <= t[1]) return t[2] >= 0 ? t[2] + 2 : 1;
+    }
+    return 0;
+}
+
 void version_log_free_shallow(VerLog *log)
 {
+    free(log->views);
     free(log->inner);
     free(log->ids);
     free(log->ks);

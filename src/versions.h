@@ -70,6 +70,8 @@ typedef struct VerLog {
     int nheld, capheld;
     int *inner;       /* (first, last) pairs: versions made inside checkpointed loops */
     int ninner;
+    int *views;       /* (first, last, owner) triples: versions that were views (version_count_view) */
+    int nviews, capviews;
     uint32_t nograd_mark;   /* eval.c: the nograd block that listed it last */
 } VerLog;
 
@@ -91,6 +93,17 @@ void     version_element_own(VerLog *log, int index, Value *v);
 void     version_element_logged(VerLog *log, int index, const Value *v);
 void     version_array(VerLog *log, Storage *s); /* the array as it is now (after an in-place update) */
 static inline void version_count(VerLog *log) { log->count++; }   /* an assignment that keeps no version */
+/* The same for an assignment that leaves a view in the variable (bound to
+ * it, or written through it): a view keeps no versions of its own (its
+ * elements are its storage's), so x@k of it can only say so, naming the
+ * global array it views (View.owner; a local's is not named). */
+void     version_count_view(VerLog *log, const View *w);
+/* version_count for an assignment that leaves v in the variable. */
+static inline void version_count_as(VerLog *log, const Value *v)
+{
+    if (v->t == V_VIEW) version_count_view(log, AS_VIEW(*v));
+    else version_count(log);
+}
 /* The variable's value as a nograd block leaves it becomes its latest
  * version (counted already): numbers nothing made places yet get leaves,
  * elements that are places stay as they are. A view labels its storage. */
@@ -136,6 +149,9 @@ Value    version_read(const VerLog *log, int k, int *found);   /* x@k; found 0: 
  * one of them, else 0. */
 void version_log_mark_inner(VerLog *log, int first, int last);
 int  version_log_inner(const VerLog *log, int k);
+/* Version k was a view (version_count_view): 2 + the global slot of the
+ * array it viewed, 1 if none is known, 0 if it was no view. */
+int  version_log_view(const VerLog *log, int k);
 
 void version_log_free(VerLog *log);            /* releases the held values too */
 void version_log_free_shallow(VerLog *log);    /* the collector frees the held values itself */
