@@ -44,18 +44,8 @@ static int all_plain(const Value *t, int k)
 /* dual_alloc with its common case inline: a spare dual of this k. */
 static inline Dual *dual_alloc_fast(uint32_t tag, int k)
 {
-    ValueState *vs = &G->value;
-    Dual *d;
-    if (k == 1 && vs->nspare_duals) d = vs->spare_duals[--vs->nspare_duals];
-    else if (k > 1 && vs->nspare_chunks && vs->spare_chunk_k == k) d = vs->spare_chunks[--vs->nspare_chunks];
-    else return dual_alloc(tag, k);
-    d->h.type = V_DUAL;
-    d->h.rc = 1;
-    d->h.mark = 0;
-    gc_link_inline(&d->h);
-    d->tag = tag;
-    d->k = (uint16_t)k;
-    return d;
+    Dual *d = dual_alloc_spare(tag, k);
+    return d ? d : dual_alloc(tag, k);
 }
 
 /* dual_op on plain numbers (the common case inside a jvp): the same rule

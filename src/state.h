@@ -103,6 +103,7 @@ void      state_close(wg_State *s);      /* frees the copy (not what it holds) *
 #define WG_STATE_DONE
 #include "num.h"
 #include "valuegc.h"
+#include "value.h"
 #include "tape.h"
 #include "versions.h"
 #include "arith.h"

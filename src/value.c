@@ -71,16 +71,7 @@ Value value_view_new(Storage *s, int start, int len, int stride)
 
 Value value_dual_new(uint32_t tag, Value p, Value t)
 {
-    Dual *d;
-    if (G->value.nspare_duals) {
-        d = G->value.spare_duals[--G->value.nspare_duals];
-        d->h.type = V_DUAL;
-        d->h.rc = 1;
-        d->h.mark = 0;
-        gc_link(&d->h);
-    } else d = value_obj_new(V_DUAL, sizeof(Dual) + sizeof(Value));
-    d->tag = tag;
-    d->k = 1;
+    Dual *d = dual_alloc(tag, 1);
     d->p = p;
     d->t[0] = t;
     d->plain = (uint16_t)(dual_part_plain(p) & dual_part_plain(t));
@@ -89,19 +80,9 @@ Value value_dual_new(uint32_t tag, Value p, Value t)
 
 Dual *dual_alloc(uint32_t tag, int k)
 {
-    Dual *d;
-    if (k == 1 && G->value.nspare_duals) d = G->value.spare_duals[--G->value.nspare_duals];
-    else if (k > 1 && G->value.nspare_chunks && G->value.spare_chunk_k == k) d = G->value.spare_chunks[--G->value.nspare_chunks];
-    else {
-        d = value_obj_new(V_DUAL, sizeof(Dual) + sizeof(Value) * (size_t)k);
-        d->tag = tag;
-        d->k = (uint16_t)k;
-        return d;
-    }
-    d->h.type = V_DUAL;
-    d->h.rc = 1;
-    d->h.mark = 0;
-    gc_link(&d->h);
+    Dual *d = dual_alloc_spare(tag, k);
+    if (d) return d;
+    d = value_obj_new(V_DUAL, sizeof(Dual) + sizeof(Value) * (size_t)k);
     d->tag = tag;
     d->k = (uint16_t)k;
     return d;

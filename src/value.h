@@ -260,3 +260,26 @@ typedef struct {
 } ValueState;
 
 #endif
+
+/* Needs the session state (state.h includes this file again). */
+#if defined(WG_STATE_DONE) && !defined(WG_VALUE_H_STATE)
+#define WG_VALUE_H_STATE
+/* A spare dual of k tangents made live again (type, count, the
+ * collector's list, tag and k), or NULL when none of that k waits:
+ * dual_alloc's first try, and dual.c's inline one per operation. */
+static inline Dual *dual_alloc_spare(uint32_t tag, int k)
+{
+    ValueState *vs = &G->value;
+    Dual *d;
+    if (k == 1 && vs->nspare_duals) d = vs->spare_duals[--vs->nspare_duals];
+    else if (k > 1 && vs->nspare_chunks && vs->spare_chunk_k == k) d = vs->spare_chunks[--vs->nspare_chunks];
+    else return NULL;
+    d->h.type = V_DUAL;
+    d->h.rc = 1;
+    d->h.mark = 0;
+    gc_link_inline(&d->h);
+    d->tag = tag;
+    d->k = (uint16_t)k;
+    return d;
+}
+#endif
