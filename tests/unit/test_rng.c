@@ -7,16 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int n_checks, n_failed;
-
-static void check(int ok, const char *what)
-{
-    n_checks++;
-    if (!ok) {
-        n_failed++;
-        printf("FAIL: %s\n", what);
-    }
-}
+#include "checks.h"
 
 /* Known-answer vectors (counter words, key words -> output words).
  * The first three are the philox4x32 10 lines of Random123's tests/kat_vectors

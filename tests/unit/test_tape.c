@@ -20,16 +20,7 @@
 #include "../../src/tapegc.h"
 #include "../../src/state.h"
 
-static int n_checks, n_failed;
-
-static void check(int ok, const char *what)
-{
-    n_checks++;
-    if (!ok) {
-        n_failed++;
-        printf("FAIL: %s\n", what);
-    }
-}
+#include "checks.h"
 
 static int close_to(double got, double want, double tol)
 {

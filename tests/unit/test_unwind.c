@@ -21,16 +21,7 @@
 #include "../../src/wengert.h"
 #include "../../src/state.h"
 
-static int n_checks, n_failed;
-
-static void check(int ok, const char *what)
-{
-    n_checks++;
-    if (!ok) {
-        n_failed++;
-        printf("FAIL: %s\n", what);
-    }
-}
+#include "checks.h"
 
 static wg_Session *s;          /* kept here so that the leak checker sees it */
 static char out[4096];
