@@ -1162,8 +1162,8 @@ void jac_stats(void)
 }
 
 static const Builtin jac_builtins[] = {
-    {"jacobian", 1, 4, bi_jacobian, "jacobian(f): the function x => J, the m x n matrix df_i/dx_j (a matrix even when m or n is 1): forward mode when n <= m, reverse otherwise; jacobian(f, \"fwd\") / \"rev\" choose; jacobian(f, \"sparse\") colours the pattern (:tape stats shows the passes); add \"dense-fallback\" to accept a pattern that may change with x"},
-    {"hessian", 1, 4, bi_hessian, "hessian(f): the function x => H, the n x n Hessian of a number-valued f (forward over reverse, symmetric); hessian(f, \"sparse\") by a star colouring of its pattern"},
+    {"jacobian", 1, 4, bi_jacobian, "jacobian(f): the function x => J, the m x n matrix df_i/dx_j (a matrix even when m or n is 1): forward mode when n <= m, reverse otherwise; jacobian(f, \"fwd\") / \"rev\" choose; jacobian(f, \"sparse\") colours the pattern (its columns, or its rows for reverse sweeps when fewer; :tape stats shows the passes); then \"triplets\" gives only its nonzeros, a 3 x nnz matrix of rows, columns, values in row-major order (no m x n matrix); and/or \"dense-fallback\" to accept a pattern that may change with x"},
+    {"hessian", 1, 4, bi_hessian, "hessian(f): the function x => H, the n x n Hessian of a number-valued f (forward over reverse, symmetric); hessian(f, \"sparse\") by a star colouring of its pattern, hessian(f, \"sparse\", \"triplets\") its nonzeros as a 3 x nnz matrix"},
     {"vjp", 3, 3, bi_vjp, "vjp(f, x, u): u^T J, the vector-Jacobian product of f at x, in one reverse pass (x's shape)"},
     {"sparsity", 1, 1, bi_sparsity, "sparsity(f): the function x => P, the 0/1 m x n matrix of the entries of jacobian(f)(x) that can be nonzero (from the recorded tape)"},
 };
