@@ -263,8 +263,8 @@ static void union_of(Sets *s, uint32_t e)
         s->len[k] = big;
         return;
     }
-    s->now++;
-    size_t start = s->npool;
+    size_t start = s->npool;                   /* the largest set (stamped), then what the others add */
+    for (uint32_t t = 0; t < big; t++) pool_push(s, set_at(s, which)[t]);
     for (uint32_t i = 0; i < s->nopnd; i++) {
         uint32_t id = s->opnd[i], l = set_len(s, id);
         for (uint32_t t = 0; t < l; t++) {
@@ -387,6 +387,9 @@ static void sets_build(Sets *s, Value xp, Value r, int hessian)
     s->len = err_scratch(sizeof(uint32_t) * (len ? len : 1));
     s->input = err_scratch(sizeof(int32_t) * (len ? len : 1));
     s->stamp = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    /* the pool's room up front, a few ids an entry: a large block is mapped, not touched, and grows in place */
+    s->cap = len < ((size_t)1 << 25) ? 8 * len + 1024 : (size_t)1 << 28;
+    s->pool = err_realloc(NULL, sizeof(uint32_t) * s->cap);
     for (size_t k = 0; k < len; k++) s->input[k] = -1;
     for (int j = 0; j < n; j++) {
         uint32_t id = id_of(is_seq(xp) ? *seq_at(xp, j) : xp);
