@@ -151,6 +151,7 @@ static const Entry topics[] = {
      "  jvp(f, x, v)   forward mode, no tape; fwdgrad(f, x) forward gradient\n"
      "  hvp(f, x, v)   Hessian-vector product;  detach(x), nograd { } stop recording\n"
      "  jacobian(f)    x => the m x n matrix (fwd or rev by shape; \"sparse\" colours it); hessian(f),\n"
+     "                 jacobian(f, \"sparse\", \"triplets\"): only the nonzeros (rows, cols, values),\n"
      "                 vjp(f, x, u), sparsity(f); :tape stats shows a sparse one's passes\n"
      "  checkpoint for/while ...  a long loop kept as a few saved states, recomputed by d\n"
      "  fixedpoint(g, x0)  x* = g(x*) by iteration; its derivatives by the implicit function theorem\n"

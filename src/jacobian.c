@@ -33,6 +33,7 @@
  *
  * The forward passes go through jac_forward_columns (J V for an n x k V,
  * one jvp a column), the place a chunked forward mode plugs in. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "jacobian.h"
@@ -42,13 +43,16 @@
 #include "eval.h"
 #include "error.h"
 #include "fwd.h"
+#include "dual.h"
 #include "kinks.h"
 #include "matrix.h"
 #include "tape.h"
 #include "state.h"
+#include "rules.h"
 
 enum { JM_AUTO, JM_FWD, JM_REV, JM_SPARSE };
 #define JM_FALLBACK 16     /* with JM_SPARSE: dense passes when the pattern may change */
+#define JM_TRIPLETS 32     /* with JM_SPARSE: the nonzeros as (row, column, value) triplets */
 
 /* ------------------------------------------------------------ shapes */
 
@@ -228,19 +232,40 @@ static void pool_push(Sets *s, uint32_t v)
     s->pool[s->npool++] = v;
 }
 
-/* set(e) = the union of its operands' sets (s->opnd). */
+/* set(e) = the union of its operands' sets (s->opnd). When the largest
+ * of them holds all the others (x * y of one observation's numbers, the
+ * common case), e shares its list instead of copying it. */
 static void union_of(Sets *s, uint32_t e)
 {
-    uint32_t k = e - s->lo, nonempty = 0, which = 0;
-    for (uint32_t i = 0; i < s->nopnd; i++)
-        if (set_len(s, s->opnd[i])) nonempty++, which = s->opnd[i];
+    uint32_t k = e - s->lo, nonempty = 0, which = 0, big = 0;
+    for (uint32_t i = 0; i < s->nopnd; i++) {
+        uint32_t l = set_len(s, s->opnd[i]);
+        if (l) nonempty++;
+        if (l > big) big = l, which = s->opnd[i];
+    }
     if (nonempty <= 1) {
         s->off[k] = nonempty ? s->off[which - s->lo] : 0;
         s->len[k] = nonempty ? s->len[which - s->lo] : 0;
         return;
     }
     s->now++;
-    size_t start = s->npool;
+    for (uint32_t t = 0; t < big; t++) s->stamp[set_at(s, which)[t]] = s->now;
+    int grows = 0;
+    for (uint32_t i = 0; i < s->nopnd && !grows; i++) {
+        uint32_t id = s->opnd[i], l = set_len(s, id);
+        for (uint32_t t = 0; t < l; t++)
+            if (s->stamp[set_at(s, id)[t]] != s->now) {
+                grows = 1;
+                break;
+            }
+    }
+    if (!grows) {
+        s->off[k] = s->off[which - s->lo];
+        s->len[k] = big;
+        return;
+    }
+    size_t start = s->npool;                   /* the largest set (stamped), then what the others add */
+    for (uint32_t t = 0; t < big; t++) pool_push(s, set_at(s, which)[t]);
     for (uint32_t i = 0; i < s->nopnd; i++) {
         uint32_t id = s->opnd[i], l = set_len(s, id);
         for (uint32_t t = 0; t < l; t++) {
@@ -363,6 +388,9 @@ static void sets_build(Sets *s, Value xp, Value r, int hessian)
     s->len = err_scratch(sizeof(uint32_t) * (len ? len : 1));
     s->input = err_scratch(sizeof(int32_t) * (len ? len : 1));
     s->stamp = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    /* the pool's room up front, a few ids an entry: a large block is mapped, not touched, and grows in place */
+    s->cap = len < ((size_t)1 << 25) ? 8 * len + 1024 : (size_t)1 << 28;
+    s->pool = err_realloc(NULL, sizeof(uint32_t) * s->cap);
     for (size_t k = 0; k < len; k++) s->input[k] = -1;
     for (int j = 0; j < n; j++) {
         uint32_t id = id_of(is_seq(xp) ? *seq_at(xp, j) : xp);
@@ -432,29 +460,10 @@ static void branches_done(void)
 
 /* ------------------------------------------------------------ colouring */
 
-/* Compressed rows of a bit pattern (rows x cols): for each row the columns
- * set, and the transpose. */
-typedef struct { int *start, *idx; } Lists;
-
-static Lists lists_of(const uint8_t *bits, int rows, int cols, int transpose)
-{
-    Lists L;
-    int outer = transpose ? cols : rows, inner = transpose ? rows : cols;
-    L.start = err_scratch(sizeof(int) * (size_t)(outer + 1));
-    long nnz = 0;
-    for (int a = 0; a < outer; a++) {
-        L.start[a] = (int)nnz;
-        for (int b = 0; b < inner; b++)
-            nnz += bit_get(bits, transpose ? (long)b * cols + a : (long)a * cols + b);
-    }
-    L.start[outer] = (int)nnz;
-    L.idx = err_scratch(sizeof(int) * (size_t)(nnz ? nnz : 1));
-    long k = 0;
-    for (int a = 0; a < outer; a++)
-        for (int b = 0; b < inner; b++)
-            if (bit_get(bits, transpose ? (long)b * cols + a : (long)a * cols + b)) L.idx[k++] = b;
-    return L;
-}
+/* A pattern by rows, compressed: row a's columns, ascending, are
+ * idx[start[a]] .. idx[start[a + 1] - 1]. A Jacobian's comes straight from
+ * its outputs' index sets, so no m x n array is ever made for it. */
+typedef struct { long *start; int *idx; } Lists;
 
 static void lists_free(Lists L)
 {
@@ -462,19 +471,56 @@ static void lists_free(Lists L)
     err_scratch_free(L.idx);
 }
 
+/* The rows of a bit pattern (rows x cols), without the diagonal if offdiag. */
+static Lists lists_of_bits(const uint8_t *bits, int rows, int cols, int offdiag)
+{
+    Lists L;
+    L.start = err_scratch(sizeof(long) * (size_t)(rows + 1));
+    long nnz = 0;
+    for (int a = 0; a < rows; a++) {
+        L.start[a] = nnz;
+        for (int b = 0; b < cols; b++) nnz += bit_get(bits, (long)a * cols + b) && !(offdiag && a == b);
+    }
+    L.start[rows] = nnz;
+    L.idx = err_scratch(sizeof(int) * (size_t)(nnz ? nnz : 1));
+    long k = 0;
+    for (int a = 0; a < rows; a++)
+        for (int b = 0; b < cols; b++)
+            if (bit_get(bits, (long)a * cols + b) && !(offdiag && a == b)) L.idx[k++] = b;
+    return L;
+}
+
+/* The same pattern by columns: each column's rows, ascending. */
+static Lists lists_transpose(const Lists *L, int rows, int cols)
+{
+    Lists T;
+    long nnz = L->start[rows];
+    T.start = err_scratch(sizeof(long) * (size_t)(cols + 1));
+    T.idx = err_scratch(sizeof(int) * (size_t)(nnz ? nnz : 1));
+    for (long t = 0; t < nnz; t++) T.start[L->idx[t] + 1]++;
+    for (int b = 0; b < cols; b++) T.start[b + 1] += T.start[b];
+    long *fill = err_scratch_uninit(sizeof(long) * (size_t)(cols + 1));
+    memcpy(fill, T.start, sizeof(long) * (size_t)(cols + 1));
+    for (int a = 0; a < rows; a++)
+        for (long t = L->start[a]; t < L->start[a + 1]; t++) T.idx[fill[L->idx[t]]++] = a;
+    err_scratch_free(fill);
+    return T;
+}
+
 /* Columns sharing no row get one colour (greedy, in column order):
  * returns the number of colours. */
-static int colour_columns(const uint8_t *bits, int rows, int cols, int *colour)
+static int colour_columns(const Lists *byrow, int rows, int cols, int *colour)
 {
-    Lists byrow = lists_of(bits, rows, cols, 0), bycol = lists_of(bits, rows, cols, 1);
+    Lists bycol = lists_transpose(byrow, rows, cols);
     int *forbid = err_scratch(sizeof(int) * (size_t)(cols + 1)), ncol = 0;
     for (int c = 0; c <= cols; c++) forbid[c] = -1;
     for (int j = 0; j < cols; j++) {
-        for (int t = bycol.start[j]; t < bycol.start[j + 1]; t++) {
+        for (long t = bycol.start[j]; t < bycol.start[j + 1]; t++) {
             int i = bycol.idx[t];
-            for (int u = byrow.start[i]; u < byrow.start[i + 1]; u++) {
-                int k = byrow.idx[u];
-                if (k < j) forbid[colour[k]] = j;
+            for (long u = byrow->start[i]; u < byrow->start[i + 1]; u++) {
+                int k = byrow->idx[u];
+                if (k >= j) break;           /* ascending */
+                forbid[colour[k]] = j;
             }
         }
         int c = 0;
@@ -483,7 +529,6 @@ static int colour_columns(const uint8_t *bits, int rows, int cols, int *colour)
         if (c + 1 > ncol) ncol = c + 1;
     }
     err_scratch_free(forbid);
-    lists_free(byrow);
     lists_free(bycol);
     return ncol;
 }
@@ -492,7 +537,7 @@ static int colour_columns(const uint8_t *bits, int rows, int cols, int *colour)
  * is row i of j's pass. */
 static int only_in_colour(const Lists *adj, const int *colour, int i, int j)
 {
-    for (int t = adj->start[i]; t < adj->start[i + 1]; t++) {
+    for (long t = adj->start[i]; t < adj->start[i + 1]; t++) {
         int k = adj->idx[t];
         if (k != j && colour[k] == colour[j]) return 0;
     }
@@ -509,20 +554,20 @@ static int colour_star(const Lists *adj, int n, int *colour)
     for (int c = 0; c <= n; c++) forbid[c] = -1;
     for (int v = 0; v < n; v++) colour[v] = -1;
     for (int v = 0; v < n; v++) {
-        for (int t = adj->start[v]; t < adj->start[v + 1]; t++) {
+        for (long t = adj->start[v]; t < adj->start[v + 1]; t++) {
             int w = adj->idx[t];
             if (colour[w] >= 0) forbid[colour[w]] = v;
         }
-        for (int t = adj->start[v]; t < adj->start[v + 1]; t++) {
+        for (long t = adj->start[v]; t < adj->start[v + 1]; t++) {
             int w = adj->idx[t];
-            for (int u = adj->start[w]; u < adj->start[w + 1]; u++) {
+            for (long u = adj->start[w]; u < adj->start[w + 1]; u++) {
                 int x = adj->idx[u];
                 if (x == v || colour[x] < 0) continue;
                 if (colour[w] < 0) {
                     forbid[colour[x]] = v;      /* v - w - x with w uncoloured: x's colour would repeat v's across w */
                     continue;
                 }
-                for (int q = adj->start[x]; q < adj->start[x + 1]; q++) {
+                for (long q = adj->start[x]; q < adj->start[x + 1]; q++) {
                     int y = adj->idx[q];
                     if (y != w && colour[y] == colour[w]) {    /* v - w - x - y would be two-coloured */
                         forbid[colour[x]] = v;
@@ -538,7 +583,7 @@ static int colour_star(const Lists *adj, int n, int *colour)
     }
     err_scratch_free(forbid);
     for (int i = 0; i < n; i++)
-        for (int t = adj->start[i]; t < adj->start[i + 1]; t++) {
+        for (long t = adj->start[i]; t < adj->start[i + 1]; t++) {
             int j = adj->idx[t];
             if (colour[i] == colour[j]) return 0;
             if (!only_in_colour(adj, colour, i, j) && !only_in_colour(adj, colour, j, i)) return 0;
@@ -567,9 +612,17 @@ static _Noreturn void branch_error(const JacBranch *br, const char *fname)
               "\"dense-fallback\") to fall back to it when this happens", fname, where, fname, fname);
 }
 
-/* The pattern of f at x: bits (m x n; n x n for the Hessian), and *m. 1
- * if it may change with x (a comparison on x): *where set. */
-static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranch **where, const char *fname)
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The pattern of f at x by rows (m x n; n x n for the Hessian), and *m.
+ * *where: a comparison on x seen while recording (the pattern may change
+ * with x), or NULL. A Jacobian's rows are its outputs' index sets, sorted;
+ * a Hessian's come from the n x n bits of its interactions. */
+static Lists pattern_at(Value f, Value x, int hessian, int *m, const JacBranch **where, const char *fname, Value *keep)
 {
     uint32_t base;
     Value xp, r = record_watching(f, x, &xp, fname, &base);
@@ -585,42 +638,224 @@ static uint8_t *pattern_at(Value f, Value x, int hessian, int *m, const JacBranc
     Sets s;
     sets_build(&s, xp, r, hessian);
     *where = branch_on_x(&s, base);     /* G->jac's list: valid until branches_done */
-    uint8_t *bits;
+    Lists L;
     if (hessian) {
-        bits = s.hess;
-        s.hess = NULL;
         for (int j = 0; j < n; j++)     /* the diagonal: always computed, cheap to read */
-            if (set_len(&s, id_of(r))) bit_set(bits, (long)j * n + j);
+            if (set_len(&s, id_of(r))) bit_set(s.hess, (long)j * n + j);
+        L = lists_of_bits(s.hess, n, n, 0);
     } else {
-        bits = err_scratch(((size_t)*m * n + 7) / 8 + 1);
+        L.start = err_scratch(sizeof(long) * (size_t)(*m + 1));
+        long nnz = 0;
         for (int i = 0; i < *m; i++) {
-            uint32_t id = id_of(IS_NUMBER(r) ? r : *seq_at(r, i));
-            uint32_t l = set_len(&s, id);
-            for (uint32_t t = 0; t < l; t++) bit_set(bits, (long)i * n + set_at(&s, id)[t]);
+            L.start[i] = nnz;
+            nnz += set_len(&s, id_of(IS_NUMBER(r) ? r : *seq_at(r, i)));
+        }
+        L.start[*m] = nnz;
+        L.idx = err_scratch(sizeof(int) * (size_t)(nnz ? nnz : 1));
+        for (int i = 0; i < *m; i++) {
+            uint32_t id = id_of(IS_NUMBER(r) ? r : *seq_at(r, i)), l = set_len(&s, id);
+            int *row = L.idx + L.start[i];
+            for (uint32_t t = 0; t < l; t++) row[t] = (int)set_at(&s, id)[t];
+            qsort(row, l, sizeof(int), int_cmp);
         }
     }
     sets_free(&s);
+    if (keep) {          /* the recording, for tape_columns: keep[0] the result, keep[1] the fresh x */
+        keep[0] = r;
+        keep[1] = xp;
+        return L;
+    }
     v_release(r);
     v_release(xp);
-    return bits;
+    return L;
 }
 
-static Value pattern_matrix(const uint8_t *bits, int m, int n)
+/* ------------------------------------------- forward over the recording */
+
+/* J V for the seeds of a colouring (column c of V: the sum of colour c's
+ * unit vectors), from the entries f recorded on fresh copies xp of x, its
+ * result r: each entry's tangents, one lane a colour, are its operands'
+ * times its partials (the rule table the reverse sweep reads; a zero
+ * partial passes nothing). This is forward mode over the tape, as ADOL-C's
+ * forward drivers run it: one tight loop an entry instead of running f
+ * again on dual numbers, which for an f of array operations costs a heap
+ * dual per element and tangent. The lanes go in blocks whose tangents take
+ * at most TAPE_LANES_BYTES. It serves only where the plain numbers are the
+ * whole answer: nothing records the passes (nograd, or a function that
+ * records nothing), no jvp is running around it, float64, and every entry
+ * f recorded is of the kinds this loop knows (no derivative, checkpointed
+ * loop or fixed point inside): otherwise nil, and f runs on duals. */
+#define TAPE_LANES_BYTES ((size_t)128 << 20)
+
+static uint32_t id_of(Value v);
+
+static Value tape_columns(Value xp, Value r, int m, int n, const int *colour, int p)
+{
+    static int float64 = -2;
+    if (float64 == -2) float64 = num_backend_lookup("float64");
+    if (G->tape.recording || dual_depth() || G->num.backend != float64 || p < 1) return nil_val();
+    uint32_t lo = UINT32_MAX, top = 0;
+    for (int j = 0; j < n; j++) {
+        Value v = is_seq(xp) ? *seq_at(xp, j) : xp;
+        if (v.t != V_NUM) return nil_val();
+        if (v.id && v.id < lo) lo = v.id;
+    }
+    for (int i = 0; i < m; i++) {
+        Value v = IS_NUMBER(r) ? r : *seq_at(r, i);
+        if (v.t != V_NUM) return nil_val();
+        if (v.id > top) top = v.id;
+    }
+    if (lo == UINT32_MAX || top < lo) return nil_val();
+    for (uint32_t e = lo; e <= top; e++)
+        if (!num_op_cone[tape_opcode(e)]) return nil_val();
+    size_t len = (size_t)(top - lo + 1);
+    int32_t *input = err_scratch_uninit(sizeof(int32_t) * len);
+    for (size_t k = 0; k < len; k++) input[k] = -1;
+    for (int j = 0; j < n; j++) {
+        uint32_t id = (is_seq(xp) ? *seq_at(xp, j) : xp).id;
+        if (id >= lo) input[id - lo] = j;
+    }
+    int K = (int)(TAPE_LANES_BYTES / (sizeof(double) * len));
+    if (K < 1) K = 1;
+    if (K > p) K = p;
+    double *tau = err_scratch_uninit(sizeof(double) * len * (size_t)K);
+    double *none = err_scratch(sizeof(double) * (size_t)K);      /* an operand recorded before x: no tangent */
+    Value B = mat_new(m, p);
+    for (int c0 = 0; c0 < p; c0 += K) {
+        int kc = p - c0 < K ? p - c0 : K;
+#define TAU(id) ((id) >= lo ? tau + (size_t)((id) - lo) * kc : none)
+        for (uint32_t e = lo; e <= top; e++) {
+            if ((e & 0xfffff) == 0) err_check_interrupt();
+            double *t = tau + (size_t)(e - lo) * kc;
+            int j = input[e - lo], op = tape_opcode(e);
+            if (j >= 0 || op == OP_CONST || op == OP_LEAF || op == OP_SUM || op == OP_DOT)
+                for (int l = 0; l < kc; l++) t[l] = 0;
+            if (j >= 0) {
+                if (colour[j] >= c0 && colour[j] < c0 + kc) t[colour[j] - c0] = 1;
+                continue;
+            }
+            OPS_NAMED(OPS_CONE_STRUCTURAL, 4);
+            switch (op) {
+            case OP_CONST: case OP_LEAF:
+                break;
+            case OP_SUM: {
+                TapeTerms terms = tape_terms(e);
+                for (uint32_t q = 0; q < terms.n; q++) {
+                    const double *tx = TAU(tape_term(terms, q));
+                    for (int l = 0; l < kc; l++) t[l] += tx[l];
+                }
+                break;
+            }
+            case OP_DOT: {
+                uint32_t np;
+                const uint32_t *pr = tape_pairs(e, &np);
+                for (uint32_t q = 0; q < 2 * np; q++) {
+                    double pq = tape_val(pr[q ^ 1]);
+                    if (pq == 0) continue;
+                    const double *tx = TAU(pr[q]);
+                    for (int l = 0; l < kc; l++)
+                        if (tx[l] != 0) t[l] += pq * tx[l];
+                }
+                break;
+            }
+            default: {
+                uint32_t x = tape_a(e), y = num_op_arity[op] == 2 ? tape_b(e) : 0;
+                const double *tx = TAU(x), *ty = y ? TAU(y) : none;
+                double da, db;
+                rule_partials_num(op, tape_val(x), tape_val(num_op_arity[op] == 2 ? tape_b(e) : 0), tape_val(e), &da, &db);
+                if (num_op_arity[op] != 2) db = 0;
+                for (int l = 0; l < kc; l++)
+                    t[l] = (da != 0 && tx[l] != 0 ? da * tx[l] : 0) + (db != 0 && ty[l] != 0 ? db * ty[l] : 0);
+            }
+            }
+        }
+        for (int i = 0; i < m; i++) {
+            uint32_t id = id_of(IS_NUMBER(r) ? r : *seq_at(r, i));
+            if (id < lo) continue;
+            const double *t = TAU(id);
+            for (int l = 0; l < kc; l++) AS_ARR(B)->v[(long)i * p + c0 + l] = num_val(t[l]);
+        }
+#undef TAU
+    }
+    err_scratch_free(none);
+    err_scratch_free(tau);
+    err_scratch_free(input);
+    G->jac.fwd_passes += (uint64_t)(p + K - 1) / K;
+    G->jac.fwd_directions += (uint64_t)p;
+    return B;
+}
+
+static Value pattern_matrix(const Lists *L, int m, int n)
 {
     Value P = mat_new(m, n);
-    for (long k = 0; k < (long)m * n; k++)
-        if (bit_get(bits, k)) AS_ARR(P)->v[k] = num_val(num_round(1));
+    for (int i = 0; i < m; i++)
+        for (long t = L->start[i]; t < L->start[i + 1]; t++)
+            AS_ARR(P)->v[(long)i * n + L->idx[t]] = num_val(num_round(1));
     return P;
 }
 
-static Value sparse_jacobian(Value f, Value x, int fallback, int hessian)
+/* The result's size, checked before any pass runs: an m x n matrix, or 3
+ * rows of nnz triplets. */
+static void check_size(const char *fname, int rows, int n, long nnz, int triplets)
+{
+    if (!triplets && (long long)rows * n > INT_MAX)
+        err_raise("%s(f, \"sparse\"): the %d x %d matrix is too big (at most %d elements); "
+                  "%s(f, \"sparse\", \"triplets\") gives its %ld nonzeros as (row, column, value) triplets",
+                  fname, rows, n, INT_MAX, fname, nnz);
+    if (triplets && 3LL * nnz > INT_MAX)
+        err_raise("%s(f, \"sparse\", \"triplets\"): %ld nonzeros are too many (at most %d)", fname, nnz, INT_MAX / 3);
+}
+
+/* The reverse way: rows that share no column get one colour, and one
+ * reverse sweep over f's recording (r from the fresh x xp) from the sum of
+ * a colour's outputs gives row i of J on i's columns. A q x n matrix: row
+ * c the gradient of colour c's sum. */
+static Value rev_rows(Value r, Value xp, int m, int n, const int *rcolour, int q)
+{
+    Value Gm = mat_new(q, n);
+    kink_begin();
+    for (int c = 0; c < q; c++) {
+        int saved = rec_on();
+        G->ad.nesting++;
+        Value s = r;
+        if (IS_NUMBER(r)) v_retain(s);
+        else {
+            Value u = value_arr_new(m);
+            for (int i = 0; i < m; i++)
+                if (rcolour[i] == c) AS_ARR(u)->v[i] = num_val(num_round(1));
+            s = arith_dot(u, r);
+            v_release(u);
+        }
+        rec_restore(saved);
+        G->ad.nesting--;
+        Value g = ad_gradient_at(s, xp);
+        G->jac.rev_sweeps++;
+        for (int j = 0; j < n; j++) put(Gm, c, j, elem(g, j));
+        v_release(g);
+        v_release(s);
+    }
+    kink_end();
+    return Gm;
+}
+
+/* The sparse Jacobian (Hessian) of f at x: the pattern, its colouring, one
+ * direction per colour through jac_forward_columns, and each entry read
+ * from the pass of its colour. As an m x n matrix, or with triplets the
+ * 3 x nnz matrix of the pattern's entries in row-major order: row 0 their
+ * rows, row 1 their columns, row 2 their values. With a comparison on x
+ * and fallback, every entry is in the pattern and each column its own
+ * colour (the dense passes). */
+static Value sparse_jacobian(Value f, Value x, int fallback, int triplets, int hessian)
 {
     const char *fname = hessian ? "hessian" : "jacobian";
     int n = n_of(x), m;
     const JacBranch *br;
-    uint8_t *bits = pattern_at(f, x, hessian, &m, &br, fname);
+    Value rec[2] = { nil_val(), nil_val() };    /* f's recording, kept for tape_columns (a Jacobian's) */
+    Lists pat = pattern_at(f, x, hessian, &m, &br, fname, hessian ? NULL : rec);
     if (br && !fallback) {
-        err_scratch_free(bits);
+        v_release(rec[0]);
+        v_release(rec[1]);
+        lists_free(pat);
         branch_error(br, fname);     /* the error's unwinding frees the list (jac_abandon) */
     }
     JacBranch keep;
@@ -629,62 +864,96 @@ static Value sparse_jacobian(Value f, Value x, int fallback, int hessian)
         br = &keep;
     }
     branches_done();
+    int rows = hessian ? n : m;
+    long nnz = br ? (long)rows * n : pat.start[rows];
+    if (triplets ? 3LL * nnz > INT_MAX : (long long)rows * n > INT_MAX) {
+        v_release(rec[0]);
+        v_release(rec[1]);
+    }
+    check_size(fname, rows, n, nnz, triplets);
     G->jac.sparse_runs++;
-    int *colour = err_scratch(sizeof(int) * (size_t)(n ? n : 1)), p;
+    int *colour = err_scratch(sizeof(int) * (size_t)(n ? n : 1)), p, *rcolour = NULL, q = 0, reverse = 0;
     Lists adj = {0};
     int star = 0;
     if (br) {     /* the dense passes: every column its own colour */
         for (int j = 0; j < n; j++) colour[j] = j;
         p = n;
     } else if (hessian) {
-        uint8_t *off = err_scratch(((size_t)n * n + 7) / 8 + 1);
-        memcpy(off, bits, ((size_t)n * n + 7) / 8 + 1);
-        for (int j = 0; j < n; j++) off[((long)j * n + j) >> 3] &= (uint8_t)~(1u << (((long)j * n + j) & 7));
-        adj = lists_of(off, n, n, 0);
-        err_scratch_free(off);
+        adj.start = err_scratch(sizeof(long) * (size_t)(n + 1));     /* the off-diagonal graph */
+        adj.idx = err_scratch(sizeof(int) * (size_t)(nnz ? nnz : 1));
+        long k = 0;
+        for (int i = 0; i < n; i++) {
+            adj.start[i] = k;
+            for (long t = pat.start[i]; t < pat.start[i + 1]; t++)
+                if (pat.idx[t] != i) adj.idx[k++] = pat.idx[t];
+        }
+        adj.start[n] = k;
         p = colour_star(&adj, n, colour);
         star = p > 0;
-        if (!star) p = colour_columns(bits, n, n, colour);
-    } else p = colour_columns(bits, m, n, colour);
+        if (!star) p = colour_columns(&pat, n, n, colour);
+    } else {
+        p = colour_columns(&pat, m, n, colour);
+        Lists rows_of = lists_transpose(&pat, m, n);     /* J's columns, each with its rows */
+        rcolour = err_scratch(sizeof(int) * (size_t)(m ? m : 1));
+        q = colour_columns(&rows_of, n, m, rcolour);     /* colours J's rows: rows sharing no column */
+        lists_free(rows_of);
+        reverse = q < p;
+    }
     Value target = f;
     if (hessian) target = ad_grad(1, &f);
     else v_retain(f);
-    Value J;
-    if (p == 0) {                      /* n = 0, or nothing depends on x */
-        J = mat_new(hessian ? n : m, n);
-    } else {
+    Value B = nil_val();
+    if (reverse) B = rev_rows(rec[0], rec[1], m, n, rcolour, q);
+    else if (p && !hessian && !br) B = tape_columns(rec[1], rec[0], m, n, colour, p);
+    v_release(rec[0]);
+    v_release(rec[1]);
+    if (p && B.t == V_NIL) {           /* p = 0: n = 0, or nothing depends on x */
         Value V = seeds_of(colour, n, p);
-        Value B = jac_forward_columns(target, x, V);
+        B = jac_forward_columns(target, x, V);
         v_release(V);
-        int rows = hessian ? n : m;
-        J = mat_new(rows, n);
-        for (int i = 0; i < rows; i++)
-            for (int j = 0; j < n; j++) {
-                if (!br && !bit_get(bits, (long)i * n + j)) continue;
-                const Value *b;
-                if (!star || i == j || only_in_colour(&adj, colour, i, j))
-                    b = &AS_ARR(B)->v[(long)i * p + colour[j]];
-                else
-                    b = &AS_ARR(B)->v[(long)j * p + colour[i]];
-                v_retain(*b);
-                put(J, i, j, *b);
-            }
-        v_release(B);
     }
+    Value J = triplets ? mat_new(3, (int)nnz) : mat_new(rows, n);
+    Value *out = AS_ARR(J)->v;
+    long k = 0;
+    for (int i = 0; i < rows && p; i++) {
+        long t0 = br ? 0 : pat.start[i], t1 = br ? n : pat.start[i + 1];
+        for (long t = t0; t < t1; t++, k++) {
+            int j = br ? (int)t : pat.idx[t];
+            const Value *b;
+            if (reverse)
+                b = &AS_ARR(B)->v[(long)rcolour[i] * n + j];
+            else if (!star || i == j || only_in_colour(&adj, colour, i, j))
+                b = &AS_ARR(B)->v[(long)i * p + colour[j]];
+            else
+                b = &AS_ARR(B)->v[(long)j * p + colour[i]];
+            v_retain(*b);
+            if (!triplets) {
+                put(J, i, j, *b);
+                continue;
+            }
+            out[k] = num_val(num_round(i));
+            out[nnz + k] = num_val(num_round(j));
+            v_release(out[2 * nnz + k]);
+            out[2 * nnz + k] = *b;
+        }
+    }
+    v_release(B);
     v_release(target);
     if (hessian) {
         G->jac.hess_passes = p;
         G->jac.hess_cols = n;
         G->jac.hess_dense = br != NULL;
     } else {
-        G->jac.jac_passes = p;
+        G->jac.jac_passes = reverse ? q : p;
         G->jac.jac_cols = n;
         G->jac.jac_rows = m;
         G->jac.jac_dense = br != NULL;
+        G->jac.jac_rev = reverse;
     }
+    err_scratch_free(rcolour);
     if (adj.start) lists_free(adj);
     err_scratch_free(colour);
-    err_scratch_free(bits);
+    lists_free(pat);
     return J;
 }
 
@@ -716,21 +985,34 @@ static Value hessian_dense(Value f, Value x)
 
 /* --------------------------------------------------------- the builtins */
 
+/* jacobian(f, how...), hessian(f, how...): "fwd" or "rev" (jacobian), or
+ * "sparse" then, in either order, "triplets" and "dense-fallback". */
 static int mode_of(int argc, Value *argv, const char *fname)
 {
-    int mode = JM_AUTO;
+    int mode = JM_AUTO, jac = !strcmp(fname, "jacobian");
     for (int i = 1; i < argc; i++) {
         Value w = argv[i];
         const char *s = w.t == V_STR ? AS_STR(w)->s : NULL;
-        if (s && i == 1 && !strcmp(s, "fwd") && !strcmp(fname, "jacobian")) mode = JM_FWD;
-        else if (s && i == 1 && !strcmp(s, "rev") && !strcmp(fname, "jacobian")) mode = JM_REV;
+        int sparse = (mode & 15) == JM_SPARSE;
+        if (s && i == 1 && !strcmp(s, "fwd") && jac) mode = JM_FWD;
+        else if (s && i == 1 && !strcmp(s, "rev") && jac) mode = JM_REV;
         else if (s && i == 1 && !strcmp(s, "sparse")) mode = JM_SPARSE;
-        else if (s && i == 2 && mode == JM_SPARSE && !strcmp(s, "dense-fallback")) mode |= JM_FALLBACK;
-        else if (!strcmp(fname, "jacobian"))
-            err_raise("jacobian(f, how): how is \"fwd\", \"rev\" or \"sparse\" (then optionally \"dense-fallback\"), got %s%s%s",
+        else if (s && sparse && !strcmp(s, "dense-fallback") && !(mode & JM_FALLBACK)) mode |= JM_FALLBACK;
+        else if (s && sparse && !strcmp(s, "triplets") && !(mode & JM_TRIPLETS)) mode |= JM_TRIPLETS;
+        else if (s && i == 1 && (!strcmp(s, "triplets") || !strcmp(s, "dense-fallback")))
+            err_raise("%s(f, \"%s\"): \"%s\" goes with a sparse %s: write %s(f, \"sparse\", \"%s\")",
+                      fname, s, s, fname, fname, s);
+        else if (i > 1 && !sparse)
+            err_raise("%s(f, how): only \"sparse\" takes more words (\"triplets\", \"dense-fallback\"), got %d arguments after f",
+                      fname, argc - 1);
+        else if (i > 1)
+            err_raise("%s(f, \"sparse\", ...): the words after \"sparse\" are \"triplets\" and \"dense-fallback\", each once, got %s%s%s",
+                      fname, s ? "\"" : "", s ? s : value_type_name(w), s ? "\"" : "");
+        else if (jac)
+            err_raise("jacobian(f, how): how is \"fwd\", \"rev\" or \"sparse\" (then optionally \"triplets\" and \"dense-fallback\"), got %s%s%s",
                       s ? "\"" : "", s ? s : value_type_name(w), s ? "\"" : "");
         else
-            err_raise("%s(f, how): how is \"sparse\" (then optionally \"dense-fallback\"), got %s%s%s",
+            err_raise("%s(f, how): how is \"sparse\" (then optionally \"triplets\" and \"dense-fallback\"), got %s%s%s",
                       fname, s ? "\"" : "", s ? s : value_type_name(w), s ? "\"" : "");
     }
     return mode;
@@ -781,13 +1063,14 @@ Value jac_derived_call(Closure *c, int argc, Value *argv)
     if (c->kind == FK_SPARSITY) {
         int m;
         const JacBranch *br;
-        uint8_t *bits = pattern_at(f, x, 0, &m, &br, "sparsity");
-        Value P = pattern_matrix(bits, m, n_of(x));
-        err_scratch_free(bits);
+        Lists pat = pattern_at(f, x, 0, &m, &br, "sparsity", NULL);
+        Value P = pattern_matrix(&pat, m, n_of(x));
+        lists_free(pat);
         branches_done();
         return P;
     }
-    if ((mode & 15) == JM_SPARSE) return sparse_jacobian(f, x, mode & JM_FALLBACK, c->kind == FK_HESS);
+    if ((mode & 15) == JM_SPARSE)
+        return sparse_jacobian(f, x, mode & JM_FALLBACK, mode & JM_TRIPLETS, c->kind == FK_HESS);
     if (c->kind == FK_HESS) return hessian_dense(f, x);
     if (mode == JM_FWD) return jacobian_forward(f, x);
     if (mode == JM_REV || n_of(x) > 1) return jacobian_reverse(f, x, mode != JM_REV);
@@ -871,7 +1154,10 @@ void jac_time_note(const uint64_t before[4])
 
 void jac_stats(void)
 {
-    if (G->jac.jac_cols)
+    if (G->jac.jac_cols && G->jac.jac_rev)
+        io_out("  sparse jacobian: %d passes for %d columns (reverse: %d rows coloured, one sweep a colour)\n",
+               G->jac.jac_passes, G->jac.jac_cols, G->jac.jac_rows);
+    else if (G->jac.jac_cols)
         io_out("  sparse jacobian: %d passes for %d columns%s\n", G->jac.jac_passes, G->jac.jac_cols,
                G->jac.jac_dense ? " (dense fallback: the pattern may change with x)" : "");
     if (G->jac.hess_cols)
@@ -880,8 +1166,8 @@ void jac_stats(void)
 }
 
 static const Builtin jac_builtins[] = {
-    {"jacobian", 1, 3, bi_jacobian, "jacobian(f): the function x => J, the m x n matrix df_i/dx_j (a matrix even when m or n is 1): forward mode when n <= m, reverse otherwise; jacobian(f, \"fwd\") / \"rev\" choose; jacobian(f, \"sparse\") colours the pattern (:tape stats shows the passes); add \"dense-fallback\" to accept a pattern that may change with x"},
-    {"hessian", 1, 3, bi_hessian, "hessian(f): the function x => H, the n x n Hessian of a number-valued f (forward over reverse, symmetric); hessian(f, \"sparse\") by a star colouring of its pattern"},
+    {"jacobian", 1, 4, bi_jacobian, "jacobian(f): the function x => J, the m x n matrix df_i/dx_j (a matrix even when m or n is 1): forward mode when n <= m, reverse otherwise; jacobian(f, \"fwd\") / \"rev\" choose; jacobian(f, \"sparse\") colours the pattern (its columns, or its rows for reverse sweeps when fewer; :tape stats shows the passes); then \"triplets\" gives only its nonzeros, a 3 x nnz matrix of rows, columns, values in row-major order (no m x n matrix); and/or \"dense-fallback\" to accept a pattern that may change with x"},
+    {"hessian", 1, 4, bi_hessian, "hessian(f): the function x => H, the n x n Hessian of a number-valued f (forward over reverse, symmetric); hessian(f, \"sparse\") by a star colouring of its pattern, hessian(f, \"sparse\", \"triplets\") its nonzeros as a 3 x nnz matrix"},
     {"vjp", 3, 3, bi_vjp, "vjp(f, x, u): u^T J, the vector-Jacobian product of f at x, in one reverse pass (x's shape)"},
     {"sparsity", 1, 1, bi_sparsity, "sparsity(f): the function x => P, the 0/1 m x n matrix of the entries of jacobian(f)(x) that can be nonzero (from the recorded tape)"},
 };

@@ -22,6 +22,7 @@ typedef struct {
     int watching;                 /* sparse requests recording their function (nested: more than 1) */
     /* the latest sparse computations, for :tape stats (passes 0: none yet) */
     int jac_passes, jac_cols, jac_rows, jac_dense;     /* dense: fell back to dense passes */
+    int jac_rev;                  /* the rows were coloured: reverse sweeps */
     int hess_passes, hess_cols, hess_dense;
     uint64_t sparse_runs;
     uint64_t recordings, fwd_passes, rev_sweeps;   /* run so far, for :time */

@@ -91,6 +91,10 @@ FIRST = [
     ("vjp", "vjp(FP, W, 1)"),
     ("jac.rows", 'jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "rev")([W, 0])[1, 1]'),
     ("jac.cols", 'jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "sparse", "dense-fallback")([W, 0])[1, 1]'),
+    # the same as triplets (rows, cols, values): entry [1, 1] is the one with row * col = 1;
+    # and two rows reading all three columns (rows coloured: reverse sweeps), entry [0, 0]
+    ("jac.trip", '(fn(T) => sum(row(T, 2) * row(T, 0) * row(T, 1)))(jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "sparse", "triplets", "dense-fallback")([W, 0]))'),
+    ("jac.triprev", '(fn(T) => sum(row(T, 2) * (1 - row(T, 0)) * (1 - row(T, 1)) * (2 - row(T, 1)) / 2))(jacobian(fn(t) => [FP(t[0] + t[1] + t[2]), t[0] + t[1] + t[2]], "sparse", "triplets", "dense-fallback")([W, 0, 0]))'),
 ]
 SECOND = [
     ("d.d", "d(d(yP, wP), wP)"),
@@ -114,10 +118,11 @@ SECOND = [
     ("jac.grad", "jacobian(grad(FP))(W)[0, 0]"),
     ("grad.jac", 'grad(fn(t) => jacobian(FP, "rev")(t)[0, 0])(W)'),
     ("hess.2", 'hessian(fn(t) => FP(t[0] + t[1]), "sparse", "dense-fallback")([W, 0])[0, 1]'),
+    ("grad.trip", 'grad(fn(s) => (fn(T) => sum(row(T, 2) * row(T, 0) * row(T, 1)))(jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "sparse", "triplets", "dense-fallback")([s, 0])))(W)'),
 ]
 # Routes that run F more than once for one value (a recording for the
 # pattern, then passes): with rand() in F (--sidefx) each run draws anew.
-MANY_RUNS = {"jac.sparse", "jac.rows", "jac.cols", "hess.sparse", "hess.2"}
+MANY_RUNS = {"jac.sparse", "jac.rows", "jac.cols", "hess.sparse", "hess.2", "jac.trip", "jac.triprev", "grad.trip"}
 ROUTES = FIRST + SECOND
 
 # wengert errors that mean "this program left its safe domain", not a bug;
