@@ -1273,6 +1273,34 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
     else store_element(n->a, env, v);
 }
 
+/* a op= rhs over the len elements of the array or view *holder, when all
+ * of them and rhs (a number or len of them) are plain float64 numbers that
+ * record nothing: what the element loop of exec_compound computes (each
+ * element num_apply's value, unrecorded), in a loop over doubles. 0 if it
+ * does not apply (nothing written then). */
+static int compound_plain(int op, Value *holder, Value rhs, int len)
+{
+    if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
+    int rec = G->tape.recording;
+    Value *e = holder->t == V_ARR ? AS_ARR(*holder)->v : AS_VIEW(*holder)->s->v + AS_VIEW(*holder)->start;
+    long se = holder->t == V_ARR ? 1 : AS_VIEW(*holder)->stride, sr = 0;
+    const Value *r = &rhs;
+    if (is_seq(rhs)) {
+        r = rhs.t == V_ARR ? AS_ARR(rhs)->v : AS_VIEW(rhs)->s->v + AS_VIEW(rhs)->start;
+        sr = rhs.t == V_ARR ? 1 : AS_VIEW(rhs)->stride;
+    }
+    for (int i = 0; i < len; i++) {
+        const Value *x = &e[i * se], *y = &r[i * sr];
+        if (x->t != V_NUM || y->t != V_NUM || ((x->id | y->id) && rec)) return 0;
+    }
+    for (int i = 0; i < len; i++) {
+        Value *x = &e[i * se];
+        x->u.n = num_apply(op, x->u.n, r[i * sr].u.n);
+        x->id = 0;
+    }
+    return 1;
+}
+
 /* x op= e: on arrays and views it writes in place (through every alias);
  * on numbers it is x = x op e. */
 static void exec_compound(Node *n, Env *env)
@@ -1304,7 +1332,8 @@ static void exec_compound(Node *n, Env *env)
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         int const_places = places && !snap && unrecorded_write_is_place(holder, log);
-        for (int i = 0; i < len; i++) {
+        int plain = !const_places && compound_plain(op, holder, rhs, len);
+        for (int i = 0; i < len && !plain; i++) {
             Value *e = seq_at(*holder, i);
             Value r = arith_apply(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
