@@ -48,6 +48,60 @@ const char *arith_op_symbol(int op)
     }
 }
 
+/* An operand of plain_elementwise: e[i * stride], or one number (stride 0). */
+typedef struct { const Value *e; long stride; } PlainElems;
+
+/* Whether x (an array or view of n, or a number) is plain float64 numbers
+ * that record nothing: every element a number, and none recorded while
+ * recording is on (stops at the first recorded one). */
+static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
+{
+    if (!is_arr) {
+        *pe = (PlainElems){ x, 0 };
+        return x->t == V_NUM && !(x->id && G->tape.recording);
+    }
+    if (x->t == V_ARR) *pe = (PlainElems){ AS_ARR(*x)->v, 1 };
+    else {
+        const View *w = AS_VIEW(*x);
+        *pe = (PlainElems){ w->s->v + w->start, w->stride };
+    }
+    int rec = G->tape.recording;
+    for (int i = 0; i < n; i++) {
+        const Value *e = &pe->e[i * pe->stride];
+        if (e->t != V_NUM || (e->id && rec)) return 0;
+    }
+    return 1;
+}
+
+/* op over plain numbers (nothing recorded, nothing to record) in float64:
+ * what the element loop below computes, num_apply's value for each pair,
+ * in one tight loop (GradBench's primals are such array code on
+ * constants). 0 if it does not apply. */
+static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    int unary = num_op_arity[op] < 2;
+    PlainElems pa, pb;
+    if (G->num.backend != BK_F64 || num_op_arity[op] < 1 || n < 1) return 0;
+    if (!plain_operand(&a, na >= 0, n, &pa)) return 0;
+    if (unary) pb = pa;
+    else if (!plain_operand(&b, nb >= 0, n, &pb)) return 0;
+    *out = value_arr_new(n);
+    Value *r = AS_ARR(*out)->v;
+    long sa = pa.stride, sb = pb.stride;
+    const Value *ea = pa.e, *eb = pb.e;
+#define PLAIN_LOOP(expr) for (int i = 0; i < n; i++) { double x = ea[i * sa].u.n, y = eb[i * sb].u.n; (void)y; r[i].u.n = (expr); }
+    switch (op) {
+    case OP_ADD: PLAIN_LOOP(x + y); break;
+    case OP_SUB: PLAIN_LOOP(x - y); break;
+    case OP_MUL: PLAIN_LOOP(x * y); break;
+    case OP_DIV: PLAIN_LOOP(x / y); break;
+    case OP_NEG: PLAIN_LOOP(-x); break;
+    default: PLAIN_LOOP(num_apply_f64(op, x, y)); break;
+    }
+#undef PLAIN_LOOP
+    return 1;
+}
+
 /* Elements i of a and b (arrays, views, numbers; a matrix as its
  * elements row by row), in a new array. */
 Value arith_elementwise_flat(int op, Value a, Value b)
@@ -58,6 +112,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
         err_raise("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
     int n = na >= 0 ? na : nb;
     Value r;
+    if (plain_elementwise(op, a, b, na, nb, n, &r)) return r;
     if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));

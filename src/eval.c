@@ -593,6 +593,22 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
 
 static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op);
 
+/* Whether an unrecorded number (id 0) written into an element of *holder
+ * must become a place (a leaf): when the variable keeps versions (log),
+ * or the holder is a view of storage that a global or a frame keeping
+ * versions may name. A local array of a frame that keeps none (a function
+ * with no derivative operator, on constants) needs no leaf: nothing can
+ * name its elements, and its primal then records nothing (SPEC). */
+static int unrecorded_write_is_place(const Value *holder, const VerLog *log)
+{
+    if (log) return 1;
+    if (holder->t != V_VIEW) return 0;
+    const View *w = AS_VIEW(*holder);
+    if (w->owner < 0) return 0;                     /* a view of a value no name held */
+    if (!w->home || !w->home->env) return 1;        /* a global's storage, or its frame ended */
+    return w->home->env->vers != NULL;
+}
+
 /* a[...] = v: the short path in a function of its own (no frame for the
  * general one's locals), else the general path. */
 static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
@@ -643,7 +659,8 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         else if (in_nograd()) {
             v = detached(v);                      /* as store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
-        } else if (G->tape.recording && (log || holder->t == V_VIEW))
+        } else if (G->tape.recording && (log || holder->t == V_VIEW)
+                   && (v.t != V_NUM || v.id || unrecorded_write_is_place(holder, log)))
             version_element_own(log, i, &v);      /* from a function that keeps no versions */
         else if (G->tape.recording && v.id)
             version_label_place(&v);                      /* a local array's: held by it alone */
@@ -1265,6 +1282,34 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
     else store_element(n->a, env, v);
 }
 
+/* a op= rhs over the len elements of the array or view *holder, when all
+ * of them and rhs (a number or len of them) are plain float64 numbers that
+ * record nothing: what the element loop of exec_compound computes (each
+ * element num_apply's value, unrecorded), in a loop over doubles. 0 if it
+ * does not apply (nothing written then). */
+static int compound_plain(int op, Value *holder, Value rhs, int len)
+{
+    if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
+    int rec = G->tape.recording;
+    Value *e = holder->t == V_ARR ? AS_ARR(*holder)->v : AS_VIEW(*holder)->s->v + AS_VIEW(*holder)->start;
+    long se = holder->t == V_ARR ? 1 : AS_VIEW(*holder)->stride, sr = 0;
+    const Value *r = &rhs;
+    if (is_seq(rhs)) {
+        r = rhs.t == V_ARR ? AS_ARR(rhs)->v : AS_VIEW(rhs)->s->v + AS_VIEW(rhs)->start;
+        sr = rhs.t == V_ARR ? 1 : AS_VIEW(rhs)->stride;
+    }
+    for (int i = 0; i < len; i++) {
+        const Value *x = &e[i * se], *y = &r[i * sr];
+        if (x->t != V_NUM || y->t != V_NUM || ((x->id | y->id) && rec)) return 0;
+    }
+    for (int i = 0; i < len; i++) {
+        Value *x = &e[i * se];
+        x->u.n = num_apply(op, x->u.n, r[i * sr].u.n);
+        x->id = 0;
+    }
+    return 1;
+}
+
 /* x op= e: on arrays and views it writes in place (through every alias);
  * on numbers it is x = x op e. */
 static void exec_compound(Node *n, Env *env)
@@ -1295,12 +1340,14 @@ static void exec_compound(Node *n, Env *env)
         /* every element written is a place, also through a view; an
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
-        for (int i = 0; i < len; i++) {
+        int const_places = places && !snap && unrecorded_write_is_place(holder, log);
+        int plain = !const_places && compound_plain(op, holder, rhs, len);
+        for (int i = 0; i < len && !plain; i++) {
             Value *e = seq_at(*holder, i);
             Value r = arith_apply(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
             if (in_nograd()) r = detached(r);
-            if (places && !snap) version_label_place(&r);
+            if (places && !snap && (r.t != V_NUM || r.id || const_places)) version_label_place(&r);
             v_release(*e);
             *e = r;
         }

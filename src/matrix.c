@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "matrix.h"
 #include "arith.h"
@@ -274,6 +275,40 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
     return num_rec(s, tape_rec_dot(off, (uint32_t)k, s));
 }
 
+/* Whether the n elements of o are plain numbers that record nothing. */
+static int plain_operand(const Operand *o)
+{
+    int rec = G->tape.recording;
+    for (long p = 0; p < o->n; p++) {
+        const Value *e = elem(o, p);
+        if (e->t != V_NUM || (e->id && rec)) return 0;
+    }
+    return 1;
+}
+
+/* a @ b into r when both are plain float64 numbers that record nothing:
+ * each element the sum product_element makes, in the same order (from 0,
+ * t = 0, 1, ...), in a loop over doubles. 0 if it does not apply. */
+static int plain_product(const Operand *a, const Operand *b, int m, int k, int n, Value r)
+{
+    if (G->num.backend != BK_F64 || !plain_operand(a) || !plain_operand(b)) return 0;
+    double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + (size_t)n + 1)), *acc = bt + (size_t)k * n;
+    if (!bt) return 0;
+    for (long p = 0; p < (long)k * n; p++) bt[p] = elem(b, p)->u.n;
+    Value *out = AS_ARR(r)->v;
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) acc[j] = 0;
+        for (int t = 0; t < k; t++) {
+            double x = elem(a, (long)i * k + t)->u.n;
+            const double *y = bt + (long)t * n;
+            for (int j = 0; j < n; j++) acc[j] += x * y[j];
+        }
+        for (int j = 0; j < n; j++) out[(long)i * n + j].u.n = acc[j];
+    }
+    free(bt);
+    return 1;
+}
+
 /* a (m x k, or an array of k as a row) times b (k x n, or an array of k
  * as a column): a matrix, or an array when either side is one. */
 Value mat_product(Value a, Value b)
@@ -292,8 +327,9 @@ Value mat_product(Value a, Value b)
         err_raise("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
                  mat_describe(a), mat_describe(b));
     Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
-    if (arrayrun_product(a, b, m, k, n, r)) return r;
     Operand oa = operand(a), ob = operand(b);
+    if (plain_product(&oa, &ob, m, k, n, r)) return r;
+    if (arrayrun_product(a, b, m, k, n, r)) return r;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
             AS_ARR(r)->v[(long)i * n + j] = product_element(&oa, (long)i * k, 1, &ob, j, n, k);
