@@ -634,7 +634,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         else if (in_nograd()) {
             v = detached(v);                      /* as store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
-        } else if (G->tape.recording && (log || holder->t == V_VIEW))
+        } else if (G->tape.recording && (log || (holder->t == V_VIEW && v.id)))
             version_element_own(log, i, &v);      /* from a function that keeps no versions */
         else if (G->tape.recording && v.id)
             version_label_place(&v);                      /* a local array's: held by it alone */
@@ -1291,7 +1291,9 @@ static void exec_compound(Node *n, Env *env)
             Value r = arith_apply(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
             if (in_nograd()) r = detached(r);
-            if (places && !snap) version_label_place(&r);
+            /* a constant becomes a leaf only where a log can name it (the
+             * view's owner labels its own through version_owner) */
+            if (places && !snap && (r.id || log)) version_label_place(&r);
             v_release(*e);
             *e = r;
         }
