@@ -1148,6 +1148,30 @@ static int calls_any(Node *n, const char *const *names, size_t nnames, int versi
     return 0;
 }
 
+/* The first 'return' of the loop's own (not inside a function literal). */
+static Node *first_return(Node *n)
+{
+    if (!n || n->kind == N_FN) return NULL;
+    if (n->kind == N_RETURN) return n;
+    Node *r = first_return(n->a);
+    if (!r) r = first_return(n->b);
+    if (!r) r = first_return(n->c);
+    for (int i = 0; i < n->n && !r; i++) r = first_return(n->list[i]);
+    return r;
+}
+
+/* A loop whose inputs are all constants runs as the plain loop, but a
+ * 'return' out of it is the same error as out of the checkpointed run. */
+static int run_plain(Node *loop, Env *env)
+{
+    int code = eval_exec(loop, env);
+    if (code == EXEC_RETURN) {
+        Node *ret = first_return(loop);
+        err_raise_at(ret ? ret : loop, "'return' inside a checkpointed loop: 'break' out of it, then return");
+    }
+    return code;
+}
+
 /* grad, hvp, jvp and fwdgrad differentiate at fresh points: a step that
  * calls them only needs its numbers on the tape. */
 static int takes_derivatives(Node *n)
@@ -1285,6 +1309,27 @@ static int capture_reads(LoopRec *r)
     return duals;
 }
 
+/* Whether any number the loop starts from is recorded: what it carries and
+ * what it only reads (numbers and arrays' contents), the OP_CKPT entry's
+ * inputs. A loop whose inputs are all constants runs as the plain loop: no
+ * derivative can reach through it, and its checkpoint would put leaves and
+ * carries on the tape that the plain loop does not record (in a function
+ * that keeps no versions, none at all), e.g. every primal of a program
+ * written with checkpointed loops. The plain loop is the reference the
+ * checkpointed one must match, so nothing changes but the tape's size. */
+static int starts_recorded(LoopRec *r)
+{
+    Flat f;
+    flatten_live(r, &f);
+    int rec = 0;
+    for (uint32_t j = 0; j < f.n && !rec; j++) rec = f.slot[j]->id != 0;
+    flat_free(&f);
+    for (int i = 0; i < r->ncapt && !rec; i++) rec = r->captv[i].t == V_NUM && r->captv[i].id;
+    for (int i = 0; i < r->ncst && !rec; i++)
+        for (int j = 0; j < r->cst[i]->n && !rec; j++) rec = r->cstv[i][j].id != 0;
+    return rec;
+}
+
 /* Each carried variable's count of versions before the loop (scratch). */
 static int *version_counts(LoopRec *r)
 {
@@ -1410,6 +1455,11 @@ int ckpt_exec(Node *n, Env *env)
         running_pop(r);
         rec_release(&r->side);
         return eval_exec(loop, env);
+    }
+    if (!starts_recorded(r)) {  /* only constants go in */
+        running_pop(r);
+        rec_release(&r->side);
+        return run_plain(loop, env);
     }
     double hi = 0;
     if (r->is_for) {
