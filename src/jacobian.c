@@ -32,7 +32,15 @@
  * columns sharing no row would need n. Each pass is jvp of grad(f).
  *
  * The forward passes go through jac_forward_columns (J V for an n x k V,
- * one jvp a column), the place a chunked forward mode plugs in. */
+ * fwd.c's chunked forward mode), or, when nothing records them, over the
+ * pattern's own recording (tape_columns). A Jacobian's rows are coloured
+ * too (rows sharing no column), and when that takes fewer colours the
+ * passes are reverse sweeps over that recording (rev_rows), one a colour.
+ *
+ * The pattern is kept by rows (Lists), never as an m x n array, so with
+ * "triplets" the result is the pattern's entries as a 3 x nnz matrix (rows,
+ * columns, values, in row-major order) and a Jacobian far larger than a
+ * matrix may be still comes out (GradBench's ba: 95529 x 477645). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
