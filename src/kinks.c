@@ -625,7 +625,11 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
     G->kinks.seen_stale = 1;     /* notes move: pass's sets are made again */
     /* in place, without allocating (it runs after the tape has moved):
      * renumber each note, marking those that go; then renumber the latest
-     * derivative's list, which names notes by index; then close the gaps */
+     * derivative's list, which names notes by index; then close the gaps.
+     * The notes' text_hash (a cache) is the scratch: first whether the
+     * list names the note, then its index after the gaps close. */
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) G->kinks.notes[k].text_hash = 0;
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) G->kinks.notes[G->kinks.passed[i]].text_hash = 1;
     for (uint32_t k = 0; k < G->kinks.nnotes; k++) {
         Note *n = &G->kinks.notes[k];
         if (n->branch || n->loop) {     /* its entries are roots: the pass renumbered them */
@@ -633,31 +637,26 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
         } else if (n->id >= lo) {
             uint32_t id = entry(n->id);
             if (!id) {
-                int listed = 0;     /* the latest derivative's list keeps it */
-                for (uint32_t i = 0; i < G->kinks.npassed; i++) listed |= G->kinks.passed[i] == k;
+                int listed = n->text_hash != 0;     /* the latest derivative's list keeps it */
                 n->gone = listed ? 1 : 2;     /* 2: no live value can pass it again */
                 id = position(n->id);
             }
             n->id = id;
         }
     }
-    for (uint32_t i = 0; i < G->kinks.npassed; i++) {
-        uint32_t before = 0;
-        for (uint32_t k = 0; k < G->kinks.passed[i]; k++) before += G->kinks.notes[k].gone != 2;
-        G->kinks.passed[i] = before;
+    uint32_t before = 0;
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) {
+        G->kinks.notes[k].text_hash = before;
+        before += G->kinks.notes[k].gone != 2;
     }
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) G->kinks.passed[i] = G->kinks.notes[G->kinks.passed[i]].text_hash;
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) G->kinks.notes[k].text_hash = 0;
     uint32_t kept = 0;
     for (uint32_t k = 0; k < G->kinks.nnotes; k++)
         if (G->kinks.notes[k].gone != 2) G->kinks.notes[kept++] = G->kinks.notes[k];
     G->kinks.nnotes = kept;
 }
 
-static int listed_at(uint32_t k)
-{
-    for (uint32_t i = 0; i < G->kinks.npassed; i++)
-        if (G->kinks.passed[i] == k) return (int)i;
-    return -1;
-}
 
 void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
 {
@@ -673,8 +672,13 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
             first = k;
             break;
         }
+    /* where the list names each of the region's notes (+ 1; 0: it does
+     * not), in their text_hash, a cache, for the while */
+    for (uint32_t k = first; k < G->kinks.nnotes; k++) G->kinks.notes[k].text_hash = 0;
+    for (uint32_t i = 0; i < G->kinks.npassed; i++)
+        if (G->kinks.passed[i] >= first) G->kinks.notes[G->kinks.passed[i]].text_hash = i + 1;
     for (uint32_t k = first; k < G->kinks.nnotes; k++) {
-        int listed = listed_at(k);
+        int listed = (int)G->kinks.notes[k].text_hash - 1;
         if (listed < 0 || G->kinks.notes[k].loop) {
             G->kinks.nbranches -= G->kinks.notes[k].branch || G->kinks.notes[k].loop;
             if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;
@@ -686,6 +690,7 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
         note.gone = 1;           /* its entry went: listed, never passed again */
         note.id = at;
         note.ida = note.idb = 0;
+        note.text_hash = 0;
         G->kinks.passed[listed] = first + moved;
         G->kinks.notes[first + moved++] = note;
     }
