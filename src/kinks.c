@@ -16,6 +16,7 @@ static void check_epoch(void)
         G->kinks.epoch = G->tape.epoch;
         for (uint32_t i = 0; i < G->kinks.nchunks; i++) ast_chunk_release(G->kinks.chunks[i]);
         G->kinks.nchunks = 0;
+        G->kinks.place_hash = 0;     /* (its node's chunk may go) */
     }
 }
 
@@ -211,20 +212,157 @@ void kink_begin(void)
 
 int kink_watching(void) { return G->kinks.depth > 0; }
 
+/* Whether two notes say the same by their first test in same_note (the
+ * same node, operation and format, and the same values shown), and a hash
+ * that agrees with it. */
+static int same_fast(const Note *x, const Note *y)
+{
+    return x->node == y->node && x->chunk == y->chunk && x->op == y->op && x->branch == y->branch
+           && x->tie == y->tie && x->backend == y->backend && !memcmp(&x->a, &y->a, sizeof x->a)
+           && shows_b(x) == shows_b(y) && (!shows_b(x) || !memcmp(&x->b, &y->b, sizeof x->b));
+}
+
+static uint32_t mix(uint32_t h, uint64_t v)
+{
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    v ^= v >> 33;
+    return (h ^ (uint32_t)v ^ (uint32_t)(v >> 32)) * 0x9e3779b1u;
+}
+
+static uint32_t fast_hash(const Note *n)
+{
+    uint64_t a, b = 0;
+    memcpy(&a, &n->a, sizeof a);
+    if (shows_b(n)) memcpy(&b, &n->b, sizeof b);
+    uint32_t h = mix(0x811c9dc5u, (uint64_t)(uintptr_t)n->node);
+    h = mix(h, (uint64_t)(uintptr_t)n->chunk);
+    h = mix(h, (uint64_t)n->op | (uint64_t)n->branch << 8 | (uint64_t)n->tie << 16 | (uint64_t)n->backend << 24
+                   | (uint64_t)shows_b(n) << 32);
+    return mix(mix(h, a), b);
+}
+
+static uint32_t fnv(uint32_t h, const char *p)
+{
+    for (; *p; p++) h = (h ^ (unsigned char)*p) * 0x01000193u;
+    return (h ^ 0xff) * 0x01000193u;
+}
+
+/* Of its place and text (FNV-1a), as same_note's second test compares
+ * them: made once a note, when it is first passed as a new one. The
+ * place's part is kept for the latest node (finding its column reads the
+ * source up to its line; notes come in runs from one node). */
+static uint32_t text_hash(Note *n)
+{
+    if (n->text_hash) return n->text_hash;
+    KinkState *ks = &G->kinks;
+    if (!ks->place_hash || ks->place_node != n->node || ks->place_chunk != n->chunk) {
+        char where[128];
+        locate(n, where, sizeof where);
+        ks->place_node = n->node;
+        ks->place_chunk = n->chunk;
+        ks->place_hash = fnv(0x811c9dc5u, where) | 1;
+    }
+    char what[256];
+    describe(n, what, sizeof what);
+    uint32_t h = fnv(ks->place_hash, what);
+    return n->text_hash = h ? h : 1;
+}
+
+/* The same node, chunk, operation and format: the first test of
+ * same_note decides between two such notes. */
+static int same_group(const Note *x, const Note *y)
+{
+    return x->node == y->node && x->chunk == y->chunk && x->op == y->op && x->branch == y->branch
+           && x->tie == y->tie && x->backend == y->backend;
+}
+
+static void text_add(uint32_t k)
+{
+    KinkState *ks = &G->kinks;
+    uint32_t mask = ks->seen_size - 1, i;
+    for (i = text_hash(&ks->notes[k]) & mask; ks->seen_text[i]; i = (i + 1) & mask) {}
+    ks->seen_text[i] = k + 1;
+}
+
+/* Note k in the sets (they have room): the text set only once a note of
+ * another group asked for it. */
+static void seen_add(uint32_t k)
+{
+    KinkState *ks = &G->kinks;
+    uint32_t mask = ks->seen_size - 1, i;
+    for (i = fast_hash(&ks->notes[k]) & mask; ks->seen_fast[i]; i = (i + 1) & mask) {}
+    ks->seen_fast[i] = k + 1;
+    if (ks->seen_n && !same_group(&ks->notes[k], &ks->notes[ks->seen_first])) ks->seen_mixed = 1;
+    if (!ks->seen_n) ks->seen_first = k;
+    if (ks->seen_texts) text_add(k);
+    ks->seen_n++;
+}
+
+/* The sets made again from the passed list, with room for `room` more. */
+static void seen_rebuild(uint32_t room)
+{
+    KinkState *ks = &G->kinks;
+    uint32_t size = 16;
+    while (size < 2 * (ks->npassed + room) + 2) size *= 2;
+    if (size > ks->seen_cap) {
+        ks->seen_fast = err_realloc(ks->seen_fast, sizeof(uint32_t) * size);
+        ks->seen_text = err_realloc(ks->seen_text, sizeof(uint32_t) * size);
+        ks->seen_cap = size;      /* (the size is kept only once both are had) */
+    }
+    int texts = ks->seen_texts && !ks->seen_stale && ks->npassed;    /* (kept on when it grows) */
+    ks->seen_size = size;
+    memset(ks->seen_fast, 0, sizeof(uint32_t) * size);
+    memset(ks->seen_text, 0, sizeof(uint32_t) * size);
+    ks->seen_n = 0;
+    ks->seen_stale = ks->seen_mixed = 0;
+    ks->seen_texts = texts;
+    for (uint32_t i = 0; i < ks->npassed; i++) seen_add(ks->passed[i]);
+}
+
+/* A note already passed that says what note k says, text for text. */
+static int seen_before(uint32_t k)
+{
+    KinkState *ks = &G->kinks;
+    const Note *n = &ks->notes[k];
+    uint32_t mask = ks->seen_size - 1;
+    for (uint32_t i = fast_hash(n) & mask, j; (j = ks->seen_fast[i]); i = (i + 1) & mask)
+        if (j - 1 == k || same_fast(&ks->notes[j - 1], n)) return 1;
+    /* the same text from another group (a file loaded again, another
+     * format): only where there are two groups (the texts are made then) */
+    if (!ks->seen_n || (!ks->seen_mixed && same_group(n, &ks->notes[ks->seen_first]))) return 0;
+    if (!ks->seen_texts) {
+        ks->seen_texts = 1;
+        for (uint32_t i = 0; i < ks->npassed; i++) text_add(ks->passed[i]);
+    }
+    uint32_t h = text_hash(&ks->notes[k]);
+    for (uint32_t i = h & mask, j; (j = ks->seen_text[i]); i = (i + 1) & mask)
+        if (ks->notes[j - 1].text_hash == h && same_note(&ks->notes[j - 1], n)) return 1;
+    return 0;
+}
+
 /* The latest derivative passed note k: listed once, and once for what a
  * loop or repeated call noted again at the same place with the same
- * values. */
+ * values. Two hash sets find an earlier note that says the same (a loop
+ * of a million kinks at one place, or as many distinct ones, pays once a
+ * note, not once a pair). */
 static void pass(uint32_t k)
 {
-    if (G->kinks.quiet && G->kinks.depth >= G->kinks.quiet) return;
-    for (uint32_t i = 0; i < G->kinks.npassed; i++)
-        if (G->kinks.passed[i] == k || same_note(&G->kinks.notes[G->kinks.passed[i]], &G->kinks.notes[k])) return;
-    if (G->kinks.npassed == G->kinks.cappassed) {
-        __typeof__(G->kinks.cappassed) grown = G->kinks.cappassed ? 2 * G->kinks.cappassed : 8;   /* the size is kept only once it is had */
-        G->kinks.passed = err_realloc(G->kinks.passed, sizeof(uint32_t) * grown);
-        G->kinks.cappassed = grown;
+    KinkState *ks = &G->kinks;
+    if (ks->quiet && ks->depth >= ks->quiet) return;
+    /* (the first note needs no sets: a derivative that passes one, as
+     * each of a loop's may, does not make them) */
+    if (ks->npassed) {
+        if (ks->seen_stale || ks->seen_n != ks->npassed || 2 * (ks->npassed + 1) + 2 > ks->seen_size) seen_rebuild(1);
+        if (seen_before(k)) return;
     }
-    G->kinks.passed[G->kinks.npassed++] = k;
+    if (ks->npassed == ks->cappassed) {
+        __typeof__(ks->cappassed) grown = ks->cappassed ? 2 * ks->cappassed : 8;   /* the size is kept only once it is had */
+        ks->passed = err_realloc(ks->passed, sizeof(uint32_t) * grown);
+        ks->cappassed = grown;
+    }
+    ks->passed[ks->npassed++] = k;
+    if (ks->npassed > 1) seen_add(k);
 }
 
 /* The first note at or after entry lo (notes are in tape order). */
@@ -484,9 +622,14 @@ void kink_statement(void)
 void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*position)(uint32_t p))
 {
     check_epoch();
+    G->kinks.seen_stale = 1;     /* notes move: pass's sets are made again */
     /* in place, without allocating (it runs after the tape has moved):
      * renumber each note, marking those that go; then renumber the latest
-     * derivative's list, which names notes by index; then close the gaps */
+     * derivative's list, which names notes by index; then close the gaps.
+     * The notes' text_hash (a cache) is the scratch: first whether the
+     * list names the note, then its index after the gaps close. */
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) G->kinks.notes[k].text_hash = 0;
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) G->kinks.notes[G->kinks.passed[i]].text_hash = 1;
     for (uint32_t k = 0; k < G->kinks.nnotes; k++) {
         Note *n = &G->kinks.notes[k];
         if (n->branch || n->loop) {     /* its entries are roots: the pass renumbered them */
@@ -494,36 +637,32 @@ void kink_renumber(uint32_t lo, uint32_t (*entry)(uint32_t id), uint32_t (*posit
         } else if (n->id >= lo) {
             uint32_t id = entry(n->id);
             if (!id) {
-                int listed = 0;     /* the latest derivative's list keeps it */
-                for (uint32_t i = 0; i < G->kinks.npassed; i++) listed |= G->kinks.passed[i] == k;
+                int listed = n->text_hash != 0;     /* the latest derivative's list keeps it */
                 n->gone = listed ? 1 : 2;     /* 2: no live value can pass it again */
                 id = position(n->id);
             }
             n->id = id;
         }
     }
-    for (uint32_t i = 0; i < G->kinks.npassed; i++) {
-        uint32_t before = 0;
-        for (uint32_t k = 0; k < G->kinks.passed[i]; k++) before += G->kinks.notes[k].gone != 2;
-        G->kinks.passed[i] = before;
+    uint32_t before = 0;
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) {
+        G->kinks.notes[k].text_hash = before;
+        before += G->kinks.notes[k].gone != 2;
     }
+    for (uint32_t i = 0; i < G->kinks.npassed; i++) G->kinks.passed[i] = G->kinks.notes[G->kinks.passed[i]].text_hash;
+    for (uint32_t k = 0; k < G->kinks.nnotes; k++) G->kinks.notes[k].text_hash = 0;
     uint32_t kept = 0;
     for (uint32_t k = 0; k < G->kinks.nnotes; k++)
         if (G->kinks.notes[k].gone != 2) G->kinks.notes[kept++] = G->kinks.notes[k];
     G->kinks.nnotes = kept;
 }
 
-static int listed_at(uint32_t k)
-{
-    for (uint32_t i = 0; i < G->kinks.npassed; i++)
-        if (G->kinks.passed[i] == k) return (int)i;
-    return -1;
-}
 
 void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
 {
     if (G->kinks.epoch != before) return;     /* out of step already: check_epoch forgets them all */
     G->kinks.epoch = G->tape.epoch;
+    G->kinks.seen_stale = 1;
     if (at > n) at = n;
     /* in place: the notes below the region stay, the region's kinks that
      * were passed move to just after the notes at or below `at` */
@@ -533,8 +672,13 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
             first = k;
             break;
         }
+    /* where the list names each of the region's notes (+ 1; 0: it does
+     * not), in their text_hash, a cache, for the while */
+    for (uint32_t k = first; k < G->kinks.nnotes; k++) G->kinks.notes[k].text_hash = 0;
+    for (uint32_t i = 0; i < G->kinks.npassed; i++)
+        if (G->kinks.passed[i] >= first) G->kinks.notes[G->kinks.passed[i]].text_hash = i + 1;
     for (uint32_t k = first; k < G->kinks.nnotes; k++) {
-        int listed = listed_at(k);
+        int listed = (int)G->kinks.notes[k].text_hash - 1;
         if (listed < 0 || G->kinks.notes[k].loop) {
             G->kinks.nbranches -= G->kinks.notes[k].branch || G->kinks.notes[k].loop;
             if (listed >= 0) G->kinks.passed[listed] = UINT32_MAX;
@@ -546,6 +690,7 @@ void kink_truncated(uint32_t n, uint32_t before, uint32_t at, uint32_t from)
         note.gone = 1;           /* its entry went: listed, never passed again */
         note.id = at;
         note.ida = note.idb = 0;
+        note.text_hash = 0;
         G->kinks.passed[listed] = first + moved;
         G->kinks.notes[first + moved++] = note;
     }

@@ -107,6 +107,7 @@ typedef struct {
     uint8_t gone;         /* kink: its entry was reclaimed: 1 kept for :tape kinks only, 2 dropped */
     uint8_t op;           /* kink, tie: the operation; branch: the comparison */
     uint8_t backend;      /* the format a and b print in */
+    uint32_t text_hash;   /* of its place and text, once made (0: not yet; kinks.c's pass) */
     double a, b;          /* the operands' values (rounded into that format) */
     /* what it says is made from these only when it is shown (kink_list,
      * kink_end): "abs(x) at x = 0", "x < y with x = 1, y = 1" at
@@ -118,6 +119,16 @@ typedef struct {
     Note *notes;              /* in tape order */
     uint32_t nnotes, capnotes, epoch, nbranches;   /* nbranches: branch notes among them */
     uint32_t *passed, npassed, cappassed;          /* the latest derivative's notes */
+    /* the same as two hash sets of note index + 1 (open addressing, size
+     * seen_size, a power of 2): by the note's node, operation and values,
+     * and (seen_texts, once notes of two groups were passed: seen_mixed)
+     * by its text's hash; made again from passed when seen_n differs from
+     * npassed or seen_stale is set (notes renumbered or moved) */
+    uint32_t *seen_fast, *seen_text, seen_size, seen_cap, seen_n, seen_first;
+    int seen_stale, seen_mixed, seen_texts;
+    const Node *place_node;    /* the latest note's place hashed (text_hash), 0: none */
+    const Chunk *place_chunk;
+    uint32_t place_hash;
     Chunk **chunks;                                /* the chunks notes name, retained until the epoch ends */
     uint32_t nchunks, capchunks;
     int depth, noted;
