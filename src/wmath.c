@@ -31,9 +31,18 @@
  * The constants are derived with mpmath by tests/libm/wmath_consts.py
  * (this file holds its output).
  *
- * Accuracy, measured against mpmath at 200 bits (tests/libm/accuracy.py,
- * random inputs over each function's range and near its switch points):
- *   ACCURACY_TABLE
+ * Accuracy: the largest error in ulps against mpmath at 200 bits over
+ * 950 000 random inputs, 50 000 in each range (tests/libm/accuracy.py),
+ * glibc's on the same inputs beside it:
+ *   exp    |x| in [2^-54, 710), normal results   0.5000   (glibc 0.5033)
+ *          subnormal results (x < -708.4)        0.7277   (two roundings)
+ *   tanh   |x| < 1/16                            0.5012   (glibc 1.5706)
+ *          [1/16, 1], [1, 22], negative          0.5005   (glibc 2.0876)
+ *   atan   [2^-27, 1/32], [1/32, 1], [1, 2^60]   0.5001   (glibc 0.5144)
+ *   atan2  each quadrant, ratios 2^-62 .. 2^62   0.5000   (glibc 0.5022)
+ * 0.5 is the error of the correctly rounded result: these are nearly
+ * always it. Cost (callgrind, one call on the W2 loop's arguments): tanh
+ * 166 instructions (glibc's 117), atan 142 (glibc's 70).
  * Both builds give the same bits: tests/libm/same.sh, run by
  * `make test-web`, compares them on millions of inputs. */
 #include "wmath.h"
