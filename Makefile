@@ -36,7 +36,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench bench-gradbench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web
+.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench bench-gradbench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web libm-same libm-table
 
 all: $(BIN)
 
@@ -70,9 +70,13 @@ $(BUILD)/%.o: src/%.c src/*.h src/*.def $(BUILD)/gen/parser.h
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
 
+# wmath.c's functions must round alike here and in WebAssembly: no fused
+# multiply-add on either side (src/wmath.c says why).
+$(BUILD)/wmath.o: CFLAGS += -ffp-contract=off
+
 # The tape and its sweeps stand below the evaluator: their unit test links
 # them alone (no evaluator, no libedit), which keeps them that way.
-CORE     := state io tape sweep fixtape arith arrayrun dual num ieee posit value valuegc error ast versions kinks tapegc matrix
+CORE     := state io tape sweep fixtape arith arrayrun dual num ieee posit value valuegc error ast versions kinks tapegc matrix wmath
 COREOBJS := $(patsubst %,$(BUILD)/%.o,$(CORE))
 $(BUILD)/unit/test_tape: tests/unit/test_tape.c $(UNITSUP) $(COREOBJS)
 	@mkdir -p $(BUILD)/unit
@@ -223,6 +227,8 @@ $(WEBOBJ)/%.o: src/%.c src/*.h src/*.def $(BUILD)/gen/parser.h
 	@mkdir -p $(WEBOBJ)
 	$(EMCC) $(EMFLAGS) -c -o $@ $<
 
+$(WEBOBJ)/wmath.o: EMFLAGS += -ffp-contract=off
+
 $(WEBOBJ)/parser.o: $(BUILD)/gen/parser.c src/*.h
 	@mkdir -p $(WEBOBJ)
 	$(EMCC) $(EMFLAGS) -DNDEBUG -Wno-unused-parameter -Wno-unused-variable -c -o $@ $<
@@ -247,7 +253,28 @@ web: web-deps
 web-serve: web
 	/usr/bin/python3 web/serve.py build/web
 
+# src/wmath.c's functions, built here (the object ./wengert links) and to
+# WebAssembly as the page's are, must give the same bits on millions of
+# inputs (tests/libm/README.md); `make libm-table` compares every libm
+# function wengert calls the same way, for the table in that README.
+LIBM   := build/libm
+LIBM_N ?= 2000000
+$(LIBM)/libm_cmp: tests/libm/libm_cmp.c src/wmath.h $(BUILD)/wmath.o
+	@mkdir -p $(LIBM)
+	$(CC) -O2 -std=c11 -Wall -Wextra -ffp-contract=off -DWITH_WMATH -Isrc -o $@ $< $(BUILD)/wmath.o -lm
+
+$(LIBM)/libm_cmp.js: tests/libm/libm_cmp.c src/wmath.h src/wmath.c
+	@mkdir -p $(LIBM)
+	$(EMCC) -O2 -std=c11 -Wall -Wextra -ffp-contract=off -DWITH_WMATH -Isrc -sNODERAWFS=1 -sENVIRONMENT=node -sSINGLE_FILE=1 -o $@ $< src/wmath.c
+
+libm-same: $(LIBM)/libm_cmp $(LIBM)/libm_cmp.js
+	@sh tests/libm/same.sh $(LIBM) $(LIBM_N)
+
+libm-table: $(LIBM)/libm_cmp $(LIBM)/libm_cmp.js
+	-@sh tests/libm/same.sh $(LIBM) $(LIBM_N) all
+
 test-web: web $(BIN)
+	@$(MAKE) --no-print-directory libm-same
 	cd web && node test.mjs ../build/web ../$(BIN) ../build/web-test
 
 clean:

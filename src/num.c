@@ -15,6 +15,7 @@
 #include "ieee.h"
 #include "posit.h"
 #include "state.h"
+#include "wmath.h"
 
 
 const char *const num_op_names[OP_COUNT] = {
@@ -138,8 +139,8 @@ static double sign_of(double a) { return a > 0 ? 1 : a < 0 ? -1 : a == 0 ? 0 : a
 /* 1 / (1 + e^-a) and log(1 + e^a) without overflow at either end: an
  * exponential of a large argument would be inf, and 0 * inf in a
  * derivative is nan. */
-static double sigmoid_of(double a) { return a >= 0 ? 1 / (1 + exp(-a)) : exp(a) / (1 + exp(a)); }
-static double softplus_of(double a) { return a > 0 ? a + log1p(exp(-a)) : log1p(exp(a)); }
+static double sigmoid_of(double a) { return a >= 0 ? 1 / (1 + wm_exp(-a)) : wm_exp(a) / (1 + wm_exp(a)); }
+static double softplus_of(double a) { return a > 0 ? a + log1p(wm_exp(-a)) : log1p(wm_exp(a)); }
 
 /* The exact (or libm) result in double, before rounding to the backend:
  * the value column of ops.def. */
