@@ -82,6 +82,10 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     int unary = num_op_arity[op] < 2;
     PlainElems pa, pb;
     if (G->num.backend != BK_F64 || num_op_arity[op] < 1 || n < 1) return 0;
+    /* a recorded operand's first element is mostly recorded: no scan of
+     * the other (a constant array meeting a recorded one) to find out */
+    if (G->tape.recording && ((na >= 0 ? seq_at(a, 0) : &a)->id || (!unary && (nb >= 0 ? seq_at(b, 0) : &b)->id)))
+        return 0;
     if (!plain_operand(&a, na >= 0, n, &pa)) return 0;
     if (unary) pb = pa;
     else if (!plain_operand(&b, nb >= 0, n, &pb)) return 0;

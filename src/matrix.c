@@ -291,7 +291,9 @@ static int plain_operand(const Operand *o)
  * t = 0, 1, ...), in a loop over doubles. 0 if it does not apply. */
 static int plain_product(const Operand *a, const Operand *b, int m, int k, int n, Value r)
 {
-    if (G->num.backend != BK_F64 || !plain_operand(a) || !plain_operand(b)) return 0;
+    if (G->num.backend != BK_F64) return 0;
+    if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
+    if (!plain_operand(a) || !plain_operand(b)) return 0;
     double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + (size_t)n + 1)), *acc = bt + (size_t)k * n;
     if (!bt) return 0;
     for (long p = 0; p < (long)k * n; p++) bt[p] = elem(b, p)->u.n;
