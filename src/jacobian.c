@@ -398,7 +398,7 @@ static void sets_build(Sets *s, Value xp, Value r, int hessian)
     s->stamp = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
     /* the pool's room up front, a few ids an entry: a large block is mapped, not touched, and grows in place */
     s->cap = len < ((size_t)1 << 25) ? 8 * len + 1024 : (size_t)1 << 28;
-    s->pool = err_realloc(NULL, sizeof(uint32_t) * s->cap);
+    s->pool = err_scratch_uninit(sizeof(uint32_t) * s->cap);   /* scratch: an error or Ctrl-C frees it */
     for (size_t k = 0; k < len; k++) s->input[k] = -1;
     for (int j = 0; j < n; j++) {
         uint32_t id = id_of(is_seq(xp) ? *seq_at(xp, j) : xp);
