@@ -41,6 +41,9 @@
  * once more recorded from its input entries, and the recorded sweep goes
  * on through those entries (the loop costs its plain tape then).
  *
+ * A loop whose inputs are all constants (nothing it carries or reads is
+ * recorded) runs as the plain loop: no derivative reaches through it.
+ *
  * Recomputation prints nothing, runs no `:` commands, draws the same random
  * numbers (the generator's position is part of a state) and runs in the
  * backend the loop ran in; the variables and arrays it uses are put back
