@@ -2,7 +2,7 @@
 """wengert beside GradBench's own tools, on the same inputs, in one run.
 
 usage: peers.py [--min-runs R] [--tools T,T,...] [--json OUT] [--title TEXT]
-                TOOL SESSIONS_DIR_OR_FILE...
+                [--baseline DRIVER,PROGRAMS,STDLIB] TOOL SESSIONS_DIR_OR_FILE...
        peers.py --merge RUN.json...    (the tables of several --json runs as one)
 
 TOOL is wengert's tool (bench/gradbench/tool). GB_HOME (environment; default
@@ -15,6 +15,10 @@ in a process of its own, asking for R runs (min_seconds 0):
 - wengert: bench/gradbench/tool, over the protocol (start, define, evaluate),
   as replay.py drives it; wengert-flat: the same driver on the <eval>_flat.wg
   programs (agree.py's copy in build/gradbench/flat);
+- wengert-base: with --baseline, another build of the driver with its own
+  programs and standard library (a copy of an earlier commit's
+  build/gradbench/wengert-gradbench, bench/gradbench and stdlib), so that a
+  change is timed before and after in the same run as the peers;
 - manual, adol-c, codipack, ...: $GB_HOME/gradbench/tools/<t>/bin/<eval> INPUT
   FUNCTION, the command GradBench's cpp.py runs for an `evaluate` (output on
   the first line, one timing a line after it);
@@ -151,10 +155,16 @@ def evals_of(tool):
     return {w.split()[0] for w in open(p) if w.split() and len(w.split()) == 1}
 
 
+BASELINE = None    # --baseline: (driver, programs folder, stdlib folder)
+
+
 def ask(tool, wg_tool, define, msg):
     module = msg["module"]
     if tool == "wengert":
         return protocol([wg_tool], define, msg)
+    if tool == "wengert-base":
+        driver, progs, stdlib = BASELINE
+        return protocol([driver, progs], define, msg, None, dict(os.environ, WENGERT_STDLIB=stdlib))
     if tool == "wengert-flat":     # the programs written a number or a coordinate at a time
         progs = os.path.dirname(wg_tool)
         root = os.path.dirname(os.path.dirname(progs))
@@ -220,7 +230,7 @@ def print_tables(rows, tools, head):
         for wt in [t for t in tools if t.startswith("wengert") and t in r["tools"]]:
             w = ms(r, wt)
             wmem = r["tools"].get(wt, {}).get("rss_mb")
-            label = "flat" if wt == "wengert-flat" else "tool"
+            label = {"wengert-flat": "flat", "wengert-base": "base"}.get(wt, "tool")
             print(f"| {r['eval']} | {r['workload']} | {label} | {ratio(w, ms(r, 'adol-c'))} | "
                   f"{ratio(w, ms(r, 'codipack'))} | {ratio(w, ms(r, 'pytorch'))} | "
                   f"{ratio(ms(p, wt), ms(p, 'manual'))} | {'-' if wmem is None else f'{wmem:.0f}'} |")
@@ -241,12 +251,13 @@ def merged(paths):
             for t in r["tools"]:
                 if t not in tools:
                     tools.append(t)
-    order = ["wengert", "wengert-flat"] + PEERS
+    order = ["wengert-base", "wengert", "wengert-flat"] + PEERS
     tools.sort(key=lambda t: order.index(t) if t in order else len(order))
     print_tables(rows, tools, "\n".join(heads) + "\nmedian `evaluate` ms")
 
 
 def main():
+    global BASELINE
     args = sys.argv[1:]
     if args[:1] == ["--merge"]:
         return merged(args[1:])
@@ -262,10 +273,16 @@ def main():
             jout = v
         elif k == "--title":
             title = v
+        elif k == "--baseline":
+            BASELINE = tuple(os.path.abspath(x) for x in v.split(","))
+            if len(BASELINE) != 3 or not os.access(BASELINE[0], os.X_OK):
+                sys.exit("--baseline wants DRIVER,PROGRAMS,STDLIB (an executable driver)")
         else:
             sys.exit(__doc__)
     if len(args) < 2:
         sys.exit(__doc__)
+    if BASELINE:
+        tools = ["wengert-base"] + [t for t in tools if t != "wengert-base"]
     wg_tool = os.path.abspath(args[0])
     files = session_files(args[1:])
     load0 = os.getloadavg()

@@ -15,7 +15,12 @@
 #    and prints the tables; the JSON goes to $GB_HOME/out/.
 #
 # GB_EVALS picks evals (default all nine), GB_TOOLS tools
-# (default wengert,manual,adol-c,codipack,pytorch).
+# (default wengert,manual,adol-c,codipack,pytorch). GB_BASELINE=DIR adds a
+# column for an earlier build kept in DIR: DIR/wengert-gradbench, DIR/gradbench
+# (its programs) and DIR/stdlib, e.g. made by
+#   mkdir -p DIR && cp build/gradbench/wengert-gradbench DIR/ &&
+#   cp -r bench/gradbench DIR/gradbench && cp -r stdlib DIR/stdlib
+# at the earlier commit, so that before and after run in one command.
 set -e
 GB_HOME=${GB_HOME:-${TMPDIR:-/tmp}/gb}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,7 +63,9 @@ commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 make -s -C "$ROOT" gradbench-tool >&2
 # peak RSS by wait4 from a small C parent (bench/runstat.c), as make bench measures
 [ -x "$ROOT/build/bench/runstat" ] || { mkdir -p "$ROOT/build/bench" && gcc -O2 -o "$ROOT/build/bench/runstat" "$ROOT/bench/runstat.c"; }
-/usr/bin/python3 "$ROOT/bench/gradbench/peers.py" --min-runs "${GB_MIN_RUNS:-3}" \
+base=()
+[ -n "$GB_BASELINE" ] && base=(--baseline "$GB_BASELINE/wengert-gradbench,$GB_BASELINE/gradbench,$GB_BASELINE/stdlib")
+/usr/bin/python3 "$ROOT/bench/gradbench/peers.py" --min-runs "${GB_MIN_RUNS:-3}" "${base[@]}" \
     --tools "${GB_TOOLS:-wengert,manual,adol-c,codipack,pytorch}" \
     --json "$GB_HOME/out/peers-$stamp.json" \
     --title "GradBench, $stamp, wengert $commit, GradBench ${GB_COMMIT:-f26651a7}" \
