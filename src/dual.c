@@ -71,19 +71,26 @@ static inline Dual *dual_alloc_fast(uint32_t tag, int k)
  * t = da·at + db·bt, term by term as the rule in values does it (a zero
  * tangent passes nothing: an exact 0 against an inf partial stays 0, the
  * strong zero; at, bt NULL: zeros). One loop over the k doubles each. */
-#define VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap")))
+#define VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
 static VECTORISE void tangents_f64(int k, double *restrict t, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
     if (at && bt)
         for (int j = 0; j < k; j++) {
-            double x = at[j] == 0 ? 0 : da * at[j];
-            t[j] = bt[j] == 0 ? x : x + db * bt[j];
+            double x = da * at[j], y = db * bt[j];     /* computed, then chosen: a loop of selects */
+            x = at[j] == 0 ? 0 : x;
+            t[j] = bt[j] == 0 ? x : x + y;
         }
     else if (at)
-        for (int j = 0; j < k; j++) t[j] = at[j] == 0 ? 0 : da * at[j];
+        for (int j = 0; j < k; j++) {
+            double x = da * at[j];
+            t[j] = at[j] == 0 ? 0 : x;
+        }
     else if (bt)
-        for (int j = 0; j < k; j++) t[j] = bt[j] == 0 ? 0 : 0 + db * bt[j];
+        for (int j = 0; j < k; j++) {
+            double y = 0 + db * bt[j];
+            t[j] = bt[j] == 0 ? 0 : y;
+        }
     else
         for (int j = 0; j < k; j++) t[j] = 0;
 }
@@ -251,11 +258,31 @@ static inline int dot_part(const Value *e, int *k)
     return 1;
 }
 
-/* T += X as `T + X` of two duals does it (dual_op's add: a zero term passes
- * nothing, so two zeros give +0): T + (X + 0). */
-static VECTORISE void tangents_add(int k, double *restrict T, const double *restrict X)
+/* T += X, where X is the tangents tangents_f64 gives for da, at, db, bt,
+ * as `T + X` of two duals does it (dual_op's add: a zero term passes
+ * nothing, so two zeros give +0): T + (X + 0), in one pass. */
+static VECTORISE void tangents_add(int k, double *restrict T, double da, const double *restrict at,
+                                   double db, const double *restrict bt)
 {
-    for (int j = 0; j < k; j++) T[j] = T[j] + (X[j] + 0.0);
+    if (at && bt)
+        for (int j = 0; j < k; j++) {
+            double x = da * at[j], y = db * bt[j];
+            x = at[j] == 0 ? 0 : x;
+            x = bt[j] == 0 ? x : x + y;
+            T[j] = T[j] + (x + 0.0);
+        }
+    else if (at)
+        for (int j = 0; j < k; j++) {
+            double x = da * at[j];
+            T[j] = T[j] + ((at[j] == 0 ? 0 : x) + 0.0);
+        }
+    else if (bt)
+        for (int j = 0; j < k; j++) {
+            double y = 0 + db * bt[j];
+            T[j] = T[j] + ((bt[j] == 0 ? 0 : y) + 0.0);
+        }
+    else
+        for (int j = 0; j < k; j++) T[j] = T[j] + 0.0;
 }
 
 static VECTORISE void tangents_norm(int k, double *T)
@@ -272,7 +299,7 @@ int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out
     if (!k) return 0;
     Dual *d = dual_alloc_fast(G->fwd.top, k);
     d->p = num_val(0);
-    double *T = dual_td(d), small[DUAL_KMAX], *X = k <= DUAL_KMAX ? small : err_scratch_uninit(sizeof(double) * (size_t)k);
+    double *T = dual_td(d);
     double s = 0;
     int have = 0;     /* the sum so far is a dual (T its tangents) */
     for (int i = 0; i < n; i++) {
@@ -292,14 +319,12 @@ int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out
             have = 1;
             continue;
         }
-        tangents_f64(k, X, yp, at, xp, bt);
-        if (have) tangents_add(k, T, X);
-        else {
-            for (int j = 0; j < k; j++) T[j] = 0.0 + X[j];   /* a number plus a dual: 0 + X as dual_op's add */
+        if (!have) {     /* a number plus a dual: 0 + X as dual_op's add */
+            for (int j = 0; j < k; j++) T[j] = 0.0;
             have = 1;
         }
+        tangents_add(k, T, yp, at, xp, bt);
     }
-    if (X != small) err_scratch_free(X);
     if (!have) {
         value_obj_free(&d->h);
         *out = num_val(s);
