@@ -5,6 +5,7 @@
  * as ForwardDiff.jl's tags do). The tangent of each operation comes from
  * the same rule table as the reverse sweep (rules.h), computed in values:
  * a primal or tangent that is recorded keeps recording. */
+#include <math.h>
 #include "dual.h"
 #include "arith.h"
 #include "rules.h"
@@ -70,28 +71,40 @@ static inline Dual *dual_alloc_fast(uint32_t tag, int k)
 /* The tangents of a result whose partials are da, db, in float64:
  * t = da·at + db·bt, term by term as the rule in values does it (a zero
  * tangent passes nothing: an exact 0 against an inf partial stays 0, the
- * strong zero; at, bt NULL: zeros). One loop over the k doubles each. */
+ * strong zero; at, bt NULL: zeros). One loop over the k doubles each.
+ * With finite partials a zero tangent's product is a zero already, and
+ * `+ 0.0` gives it the sign skipping it would: no selects. */
 #define VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
 static VECTORISE void tangents_f64(int k, double *restrict t, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
-    if (at && bt)
-        for (int j = 0; j < k; j++) {
-            double x = da * at[j], y = db * bt[j];     /* computed, then chosen: a loop of selects */
-            x = at[j] == 0 ? 0 : x;
-            t[j] = bt[j] == 0 ? x : x + y;
-        }
-    else if (at)
-        for (int j = 0; j < k; j++) {
-            double x = da * at[j];
-            t[j] = at[j] == 0 ? 0 : x;
-        }
-    else if (bt)
-        for (int j = 0; j < k; j++) {
-            double y = 0 + db * bt[j];
-            t[j] = bt[j] == 0 ? 0 : y;
-        }
-    else
+    int finite = (!at || isfinite(da)) && (!bt || isfinite(db));
+    if (at && bt) {
+        if (finite)
+            for (int j = 0; j < k; j++) t[j] = (da * at[j] + 0.0) + db * bt[j];
+        else
+            for (int j = 0; j < k; j++) {
+                double x = da * at[j], y = db * bt[j];     /* computed, then chosen: a loop of selects */
+                x = at[j] == 0 ? 0 : x;
+                t[j] = bt[j] == 0 ? x : x + y;
+            }
+    } else if (at) {
+        if (finite)
+            for (int j = 0; j < k; j++) t[j] = da * at[j] + 0.0;
+        else
+            for (int j = 0; j < k; j++) {
+                double x = da * at[j];
+                t[j] = at[j] == 0 ? 0 : x;
+            }
+    } else if (bt) {
+        if (finite)
+            for (int j = 0; j < k; j++) t[j] = 0 + db * bt[j];
+        else
+            for (int j = 0; j < k; j++) {
+                double y = 0 + db * bt[j];
+                t[j] = bt[j] == 0 ? 0 : y;
+            }
+    } else
         for (int j = 0; j < k; j++) t[j] = 0;
 }
 
@@ -264,24 +277,34 @@ static inline int dot_part(const Value *e, int *k)
 static VECTORISE void tangents_add(int k, double *restrict T, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
-    if (at && bt)
-        for (int j = 0; j < k; j++) {
-            double x = da * at[j], y = db * bt[j];
-            x = at[j] == 0 ? 0 : x;
-            x = bt[j] == 0 ? x : x + y;
-            T[j] = T[j] + (x + 0.0);
-        }
-    else if (at)
-        for (int j = 0; j < k; j++) {
-            double x = da * at[j];
-            T[j] = T[j] + ((at[j] == 0 ? 0 : x) + 0.0);
-        }
-    else if (bt)
-        for (int j = 0; j < k; j++) {
-            double y = 0 + db * bt[j];
-            T[j] = T[j] + ((bt[j] == 0 ? 0 : y) + 0.0);
-        }
-    else
+    int finite = (!at || isfinite(da)) && (!bt || isfinite(db));
+    if (at && bt) {
+        if (finite)
+            for (int j = 0; j < k; j++) T[j] = T[j] + (((da * at[j] + 0.0) + db * bt[j]) + 0.0);
+        else
+            for (int j = 0; j < k; j++) {
+                double x = da * at[j], y = db * bt[j];
+                x = at[j] == 0 ? 0 : x;
+                x = bt[j] == 0 ? x : x + y;
+                T[j] = T[j] + (x + 0.0);
+            }
+    } else if (at) {
+        if (finite)
+            for (int j = 0; j < k; j++) T[j] = T[j] + (da * at[j] + 0.0);
+        else
+            for (int j = 0; j < k; j++) {
+                double x = da * at[j];
+                T[j] = T[j] + ((at[j] == 0 ? 0 : x) + 0.0);
+            }
+    } else if (bt) {
+        if (finite)
+            for (int j = 0; j < k; j++) T[j] = T[j] + (0 + db * bt[j]);
+        else
+            for (int j = 0; j < k; j++) {
+                double y = 0 + db * bt[j];
+                T[j] = T[j] + ((bt[j] == 0 ? 0 : y) + 0.0);
+            }
+    } else
         for (int j = 0; j < k; j++) T[j] = T[j] + 0.0;
 }
 
@@ -332,6 +355,56 @@ int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out
     }
     d->p = num_val(s);
     *out = obj_val(V_DUAL, d);
+    return 1;
+}
+
+/* Element i of an operand of dual_elementwise: e[i * stride] (a number:
+ * stride 0). */
+static const Value *operand_elems(Value *x, int is_seq_x, long *stride)
+{
+    if (!is_seq_x) {
+        *stride = 0;
+        return x;
+    }
+    if (x->t == V_ARR) {
+        *stride = 1;
+        return AS_ARR(*x)->v;
+    }
+    const View *w = AS_VIEW(*x);
+    *stride = w->stride;
+    return w->s->v + w->start;
+}
+
+int dual_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    uint32_t top = G->fwd.top;
+    int binary = num_op_arity[op] == 2;
+    if (!top || n < 1 || num_op_arity[op] < 1) return 0;
+    long sa, sb = 0;
+    const Value *ea = operand_elems(&a, na >= 0, &sa), *eb = binary ? operand_elems(&b, nb >= 0, &sb) : NULL;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!dot_part(&ea[i * sa], &k) || (binary && !dot_part(&eb[i * sb], &k))) return 0;
+    if (!k) return 0;
+    *out = value_arr_new(n);
+    Value *r = AS_ARR(*out)->v;
+    for (int i = 0; i < n; i++) {
+        const Value *x = &ea[i * sa], *y = binary ? &eb[i * sb] : NULL;
+        double ap = x->u.n, bp = 0;
+        const double *at = NULL, *bt = NULL;
+        if (x->t == V_DUAL) {
+            ap = AS_DUAL(*x)->p.u.n;
+            at = dual_td(AS_DUAL(*x));
+        }
+        if (y) {
+            bp = y->u.n;
+            if (y->t == V_DUAL) {
+                bp = AS_DUAL(*y)->p.u.n;
+                bt = dual_td(AS_DUAL(*y));
+            }
+        }
+        r[i] = at || bt ? op_plain_body(op, top, k, ap, at, bp, bt) : num_val(num_apply(op, ap, bp));
+    }
     return 1;
 }
 
