@@ -271,14 +271,14 @@ const char *value_num_str(double x);   /* for error messages */
 
 /* The values' part of the session state (G->value). */
 #define DUAL_KMAX 32              /* spare lists for k = 1 .. DUAL_KMAX (fwd.h's FWD_CHUNK) */
-#define DUAL_SPARE_BYTES (4 << 20)
+#define DUAL_SPARE 8192           /* duals waiting in all (at most 560 bytes each: 4.4 MB) */
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
     /* Forward mode makes and drops a dual per operation: freed duals wait
      * for the next one of their k and width instead of going back to
-     * malloc, a list each (through h.next), up to DUAL_SPARE_BYTES in all. */
-    Dual *spare[2][DUAL_KMAX + 1];    /* [0]: unboxed blocks, [1]: wide */
-    size_t spare_bytes;
+     * malloc, a list each (through h.next), up to DUAL_SPARE in all. */
+    Dual *spare[DUAL_KMAX + 1][2];    /* [k][0]: unboxed blocks, [k][1]: wide */
+    int nspare;
     char num_bufs[4][64];     /* value_num_str's, a few at a time */
     int num_next;
 } ValueState;
@@ -300,16 +300,13 @@ static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
 {
     ValueState *vs = &G->value;
     if (k > DUAL_KMAX) return NULL;
-    Dual *d = vs->spare[wide][k];
+    Dual *d = vs->spare[k][wide];
     if (!d) return NULL;
-    vs->spare[wide][k] = (Dual *)(void *)d->h.next;
-    vs->spare_bytes -= dual_bytes(k, wide);
-    d->h.type = V_DUAL;
-    d->h.rc = 1;
-    d->h.mark = 0;
+    vs->spare[k][wide] = (Dual *)(void *)d->h.next;
+    vs->nspare--;
+    d->h.rc = 1;            /* type, mark (0 out of the collector's list) and k are as it left them */
     gc_link_inline(&d->h);
     d->tag = tag;
-    d->k = (uint16_t)k;
     d->form = wide ? DUAL_WIDE : DUAL_UNBOXED;
     d->plain = !wide;       /* unboxed: finished once the caller fills p and the doubles */
     return d;
@@ -318,14 +315,14 @@ static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
 static inline void dual_spare_put(Dual *d)
 {
     ValueState *vs = &G->value;
-    int wide = (d->form & DUAL_WIDE) != 0, k = d->k;
-    size_t b = dual_bytes(k, wide);
-    if (k > DUAL_KMAX || vs->spare_bytes + b > DUAL_SPARE_BYTES) {
+    int k = d->k;
+    if (k > DUAL_KMAX || vs->nspare >= DUAL_SPARE) {
         free(d);
         return;
     }
-    d->h.next = (Obj *)(void *)vs->spare[wide][k];
-    vs->spare[wide][k] = d;
-    vs->spare_bytes += b;
+    Dual **list = &vs->spare[k][(d->form & DUAL_WIDE) != 0];
+    d->h.next = (Obj *)(void *)*list;
+    *list = d;
+    vs->nspare++;
 }
 #endif
