@@ -71,40 +71,34 @@ static inline Dual *dual_alloc_fast(uint32_t tag, int k)
 /* The tangents of a result whose partials are da, db, in float64:
  * t = da·at + db·bt, term by term as the rule in values does it (a zero
  * tangent passes nothing: an exact 0 against an inf partial stays 0, the
- * strong zero; at, bt NULL: zeros). One loop over the k doubles each.
- * With finite partials a zero tangent's product is a zero already, and
- * `+ 0.0` gives it the sign skipping it would: no selects. */
+ * strong zero; at, bt NULL: zeros). One loop over the k doubles each, of
+ * selects (computed, then chosen), which vectorise. `0 + db·bt` needs no
+ * select when db is finite: a zero tangent's product is a zero, and
+ * `0 +` makes it +0 as skipping it would. da·at does: a product that
+ * underflows keeps its -0 where a zero tangent gives +0. */
 #define VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
 static VECTORISE void tangents_f64(int k, double *restrict t, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
-    int finite = (!at || isfinite(da)) && (!bt || isfinite(db));
-    if (at && bt) {
-        if (finite)
-            for (int j = 0; j < k; j++) t[j] = (da * at[j] + 0.0) + db * bt[j];
-        else
-            for (int j = 0; j < k; j++) {
-                double x = da * at[j], y = db * bt[j];     /* computed, then chosen: a loop of selects */
-                x = at[j] == 0 ? 0 : x;
-                t[j] = bt[j] == 0 ? x : x + y;
-            }
-    } else if (at) {
-        if (finite)
-            for (int j = 0; j < k; j++) t[j] = da * at[j] + 0.0;
-        else
-            for (int j = 0; j < k; j++) {
-                double x = da * at[j];
-                t[j] = at[j] == 0 ? 0 : x;
-            }
-    } else if (bt) {
-        if (finite)
-            for (int j = 0; j < k; j++) t[j] = 0 + db * bt[j];
-        else
-            for (int j = 0; j < k; j++) {
-                double y = 0 + db * bt[j];
-                t[j] = bt[j] == 0 ? 0 : y;
-            }
-    } else
+    if (at && bt)
+        for (int j = 0; j < k; j++) {
+            double x = da * at[j], y = db * bt[j];
+            x = at[j] == 0 ? 0 : x;
+            t[j] = bt[j] == 0 ? x : x + y;
+        }
+    else if (at)
+        for (int j = 0; j < k; j++) {
+            double x = da * at[j];
+            t[j] = at[j] == 0 ? 0 : x;
+        }
+    else if (bt && isfinite(db))
+        for (int j = 0; j < k; j++) t[j] = 0 + db * bt[j];
+    else if (bt)
+        for (int j = 0; j < k; j++) {
+            double y = 0 + db * bt[j];
+            t[j] = bt[j] == 0 ? 0 : y;
+        }
+    else
         for (int j = 0; j < k; j++) t[j] = 0;
 }
 
@@ -273,7 +267,8 @@ static inline int dot_part(const Value *e, int *k)
 
 /* T += X, where X is the tangents tangents_f64 gives for da, at, db, bt,
  * as `T + X` of two duals does it (dual_op's add: a zero term passes
- * nothing, so two zeros give +0): T + (X + 0), in one pass. */
+ * nothing, so two zeros give +0): T + (X + 0), in one pass. With finite
+ * partials no selects: X + 0 makes every zero +0, whichever its sign. */
 static VECTORISE void tangents_add(int k, double *restrict T, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
