@@ -36,7 +36,7 @@ static void derivatives_of(Value y, const uint32_t *wrt, int n, Cuts cuts, Value
     int k = d->k;
     Value *tp = err_scratch(sizeof(Value) * (size_t)(n ? (k + 1) * n : 1));
     derivatives_of(d->p, wrt, n, cuts, tp);
-    for (int i = 0; i < k; i++) derivatives_of(d->t[i], wrt, n, cuts, tp + (size_t)(i + 1) * n);
+    for (int i = 0; i < k; i++) derivatives_of(dual_tan(d, i), wrt, n, cuts, tp + (size_t)(i + 1) * n);
     for (int j = 0; j < n; j++) {
         Dual *o = dual_alloc(d->tag, k);
         o->p = tp[j];
@@ -61,7 +61,7 @@ static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
     if (v.t == V_DUAL) {
         if (fwd_tag_dead(AS_DUAL(v)->tag)) return tangent_entries(AS_DUAL(v)->p, tangent, ids);   /* (fwd.h) */
         uint32_t n = tangent_entries(AS_DUAL(v)->p, tangent, ids);
-        for (int j = 0; j < AS_DUAL(v)->k; j++) n += tangent_entries(AS_DUAL(v)->t[j], 1, ids ? ids + n : NULL);
+        for (int j = 0; j < AS_DUAL(v)->k; j++) n += tangent_entries(dual_tan(AS_DUAL(v), j), 1, ids ? ids + n : NULL);
         return n;
     }
     if (v.t != V_NUM || !tangent || !v.id || tape_opcode(v.id) == OP_CONST) return 0;
@@ -173,8 +173,8 @@ static Value fresh_number(Value x)
         Dual *c = dual_alloc(d->tag, d->k);
         c->p = p;
         for (int j = 0; j < d->k; j++) {
-            c->t[j] = d->t[j];
-            v_retain(d->t[j]);
+            c->t[j] = dual_tan(d, j);
+            v_retain(c->t[j]);
         }
         dual_finish(c);
         return obj_val(V_DUAL, c);

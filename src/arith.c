@@ -117,6 +117,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     int n = na >= 0 ? na : nb;
     Value r;
     if (plain_elementwise(op, a, b, na, nb, n, &r)) return r;
+    if (G->fwd.top && dual_elementwise(op, a, b, na, nb, n, &r)) return r;   /* forward mode's arrays */
     if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));

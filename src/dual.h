@@ -4,6 +4,17 @@
 #include "value.h"
 
 Value dual_op(int op, Value a, Value b);   /* an op with a dual operand; borrowed in, owned out */
+/* sum over i < n of a[i * sa] * b[i * sb] as `acc = a0 * b0; acc = acc +
+ * a1 * b1 ...` in duals gives it, bit for bit, in one pass over the
+ * unboxed tangents and one result: when every element is a plain number
+ * or a plain dual of the innermost jvp (one k), at least one a dual, in
+ * float64. 0 if it does not apply. */
+int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out);
+/* op over elements i of a and b (arrays or views of na, nb, or numbers:
+ * -1) into a new array of n in *out, each what dual_op gives, in one loop:
+ * when every element is a plain number or a plain dual of the innermost
+ * jvp (one k), at least one a dual. 0 if it does not apply. */
+int dual_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out);
 
 /* Live tags (dual.c, below the evaluator, for dual_op; fwd.c pushes them).
  * The tags of the jvp calls running now, ascending (a nested call's tag is

@@ -42,7 +42,7 @@ static void count_parts(Value v, uint32_t *ns, uint32_t *nv)
         return;
     }
     count_parts(AS_DUAL(v)->p, ns, nv);
-    for (int j = 0; j < AS_DUAL(v)->k; j++) count_parts(AS_DUAL(v)->t[j], ns, nv);
+    for (int j = 0; j < AS_DUAL(v)->k; j++) count_parts(dual_tan(AS_DUAL(v), j), ns, nv);
 }
 
 static void put_parts(Value v, Flat *f)
@@ -56,7 +56,7 @@ static void put_parts(Value v, Flat *f)
     }
     f->shape[f->nshape++] = AS_DUAL(v)->tag;
     put_parts(AS_DUAL(v)->p, f);
-    for (int j = 0; j < AS_DUAL(v)->k; j++) put_parts(AS_DUAL(v)->t[j], f);
+    for (int j = 0; j < AS_DUAL(v)->k; j++) put_parts(dual_tan(AS_DUAL(v), j), f);
 }
 
 static void flat_free(Flat *f)

@@ -61,7 +61,7 @@ static int collect_tags(Value v, Perturbations *pt)
     }
     if (!collect_tags(d->p, pt)) return 0;
     for (int j = 0; j < d->k; j++)
-        if (!collect_tags(d->t[j], pt)) return 0;
+        if (!collect_tags(dual_tan(d, j), pt)) return 0;
     return 1;
 }
 
@@ -91,7 +91,7 @@ static Value lower(Value v, const Perturbations *pt)
     const Value *eps = epsilon_of(pt, d->tag);
     Value s = lower(d->p, pt);
     for (int j = 0; j < d->k; j++) {
-        Value t = lower(d->t[j], pt);
+        Value t = lower(dual_tan(d, j), pt);
         Value m = arith_mul_strong(eps ? eps[j] : num_val(0), t);     /* E = 0 against inf: 0 */
         Value s2 = arith_num_op(OP_ADD, s, m);
         v_release(s);
@@ -219,8 +219,9 @@ static Value tangent_j(Value r, uint32_t tag, int j)
     while (r.t == V_DUAL) {
         Dual *d = AS_DUAL(r);
         if (d->tag == tag) {
-            v_retain(d->t[j]);
-            return d->t[j];
+            Value t = dual_tan(d, j);
+            v_retain(t);
+            return t;
         }
         /* A higher tag belongs to a jvp that has returned: its perturbation
          * escaped in a stored value and is dead; only the primal counts. */

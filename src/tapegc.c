@@ -75,7 +75,8 @@ static void object_ids(Obj *o, void *wp)
     case V_FN: value_ids(&((Closure *)o)->target, w->fn, w->ud); break;
     case V_DUAL:
         value_ids(&((Dual *)o)->p, w->fn, w->ud);
-        for (int j = 0; j < ((Dual *)o)->k; j++) value_ids(&((Dual *)o)->t[j], w->fn, w->ud);
+        if (!(((Dual *)o)->form & DUAL_UNBOXED))     /* unboxed tangents name no entries */
+            for (int j = 0; j < ((Dual *)o)->k; j++) value_ids(&((Dual *)o)->t[j], w->fn, w->ud);
         break;
     case V_ENV: {
         Env *e = (Env *)o;

@@ -74,17 +74,31 @@ Value value_dual_new(uint32_t tag, Value p, Value t)
     Dual *d = dual_alloc(tag, 1);
     d->p = p;
     d->t[0] = t;
-    d->plain = (uint16_t)(dual_part_plain(p) & dual_part_plain(t));
+    dual_finish(d);
     return obj_val(V_DUAL, d);
 }
 
 Dual *dual_alloc(uint32_t tag, int k)
 {
-    Dual *d = dual_alloc_spare(tag, k);
+    Dual *d = dual_alloc_spare(tag, k, 1);
     if (d) return d;
-    d = value_obj_new(V_DUAL, sizeof(Dual) + sizeof(Value) * (size_t)k);
+    d = value_obj_new(V_DUAL, dual_bytes(k, 1));
     d->tag = tag;
     d->k = (uint16_t)k;
+    d->form = DUAL_WIDE;
+    return d;
+}
+
+Dual *dual_alloc_unboxed(uint32_t tag, int k)
+{
+    Dual *d = dual_alloc_spare(tag, k, 0);
+    if (!d) {
+        d = value_obj_new(V_DUAL, dual_bytes(k, 0));
+        d->tag = tag;
+        d->k = (uint16_t)k;
+        d->form = DUAL_UNBOXED;
+    }
+    d->plain = 1;
     return d;
 }
 
@@ -105,35 +119,12 @@ Env *value_env_new(FnInfo *fn, Env *parent, int n)
     return e;
 }
 
-/* A freed dual waits for the next one of its k (dual_alloc). */
-static void dual_spare(Dual *d)
-{
-    ValueState *vs = &G->value;
-    if (d->k == 1) {
-        if (vs->nspare_duals < DUAL_SPARE) {
-            vs->spare_duals[vs->nspare_duals++] = d;
-            return;
-        }
-    } else {
-        if (vs->spare_chunk_k != d->k) {     /* another chunk size: the old ones go */
-            while (vs->nspare_chunks) free(vs->spare_chunks[--vs->nspare_chunks]);
-            vs->spare_chunk_k = d->k;
-        }
-        if (vs->nspare_chunks < DUAL_SPARE) {
-            vs->spare_chunks[vs->nspare_chunks++] = d;
-            return;
-        }
-    }
-    free(d);
-}
-
 /* Release what o holds, then o itself. */
 void value_obj_free(Obj *o)
 {
     if (o->type == V_DUAL && ((Dual *)o)->plain) {    /* forward mode's common case: nothing to release */
         gc_unlink_inline(o);
-        if (((Dual *)o)->k == 1 && G->value.nspare_duals < DUAL_SPARE) G->value.spare_duals[G->value.nspare_duals++] = (Dual *)o;
-        else dual_spare((Dual *)o);
+        dual_spare_put((Dual *)o);
         return;
     }
     switch (o->type) {
@@ -160,8 +151,9 @@ void value_obj_free(Obj *o)
         Dual *d = (Dual *)o;
         gc_unlink_inline(o);
         v_release(d->p);
-        for (int j = 0; j < d->k; j++) v_release(d->t[j]);
-        dual_spare(d);
+        if (!(d->form & DUAL_UNBOXED))
+            for (int j = 0; j < d->k; j++) v_release(d->t[j]);
+        dual_spare_put(d);
         return;
     }
     case V_ENV: {

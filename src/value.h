@@ -10,6 +10,7 @@
 #ifndef WG_VALUE_H
 #define WG_VALUE_H
 #include <stdint.h>
+#include <stdlib.h>
 #include "ast.h"
 
 typedef enum {
@@ -119,17 +120,26 @@ struct Env {
  * p + t[0]·ε_1 + ... + t[k-1]·ε_k (k is 1 for jvp(f, x, v); a chunked
  * jvp(f, x, V) carries several directions at once, fwd.c). The tangents
  * sit inline after the primal, one block, no object each. Primal and
- * tangents may themselves be duals of lower tags, so jvp nests; when
- * they are all plain numbers (no tape entry: `plain`, set by dual_finish)
- * dual.c runs an operation as one loop over the tangents in doubles. */
+ * tangents may themselves be duals of lower tags, or recorded, so jvp
+ * nests: then the block holds k Values. When every tangent is a plain
+ * number (no tape entry) the block holds just their k doubles, 8 bytes
+ * each (`unboxed`, dual_td; dual_finish packs them), and when the primal
+ * is plain too (`plain`) dual.c runs an operation as one loop over those
+ * doubles. Read a tangent with dual_tan, whichever the form. */
 typedef struct Dual {
     Obj h;
     uint32_t tag;
     uint16_t k;
-    uint16_t plain;
+    uint8_t plain;     /* p is a plain number and the tangents are unboxed */
+    uint8_t form;      /* DUAL_UNBOXED, DUAL_WIDE */
     Value p;
-    Value t[];    /* k of them */
+    Value t[];    /* k Values; unboxed: k doubles in their place */
 } Dual;
+enum {
+    DUAL_UNBOXED = 1,  /* t holds k doubles (dual_td) */
+    DUAL_WIDE = 2      /* the block has room for k Values (dual_alloc's), else k doubles */
+};
+static inline double *dual_td(const Dual *d) { return (double *)(void *)d->t; }
 
 typedef Value (*BuiltinFn)(int argc, Value *argv);
 typedef struct Builtin {
@@ -178,15 +188,29 @@ Storage *value_storage_new(int n);
 Value   value_arr_new(int n);           /* n undefined-free zeros */
 Value   value_view_new(Storage *s, int start, int len, int stride);
 Value   value_dual_new(uint32_t tag, Value p, Value t);   /* k = 1; takes ownership of p, t */
-/* A dual of k tangents whose p and t[] the caller fills (owned) before
- * anything can raise, then calls dual_finish; obj_val(V_DUAL, d) is it. */
+/* A dual of k tangents whose p and t[] (k Values) the caller fills
+ * (owned) before anything can raise, then calls dual_finish, which packs
+ * plain tangents into doubles; obj_val(V_DUAL, d) is it. */
 Dual   *dual_alloc(uint32_t tag, int k);
+/* A dual of k unboxed tangents: the caller fills p (a plain number) and
+ * dual_td(d)[0 .. k-1]; it is finished (plain) already. */
+Dual   *dual_alloc_unboxed(uint32_t tag, int k);
 static inline int dual_part_plain(Value v) { return v.t == V_NUM && v.id == 0; }
 static inline void dual_finish(Dual *d)
 {
-    int plain = dual_part_plain(d->p);
+    int plain = 1;
     for (int j = 0; j < d->k; j++) plain &= dual_part_plain(d->t[j]);
-    d->plain = (uint16_t)plain;
+    if (plain && !(d->form & DUAL_UNBOXED)) {
+        double *td = dual_td(d);      /* td[j] ends before t[j]'s number: in place, in order */
+        for (int j = 0; j < d->k; j++) td[j] = d->t[j].u.n;
+        d->form |= DUAL_UNBOXED;
+    }
+    d->plain = (uint8_t)((d->form & DUAL_UNBOXED) && dual_part_plain(d->p));
+}
+/* Tangent j of d as a Value (borrowed: a number, or the boxed part). */
+static inline Value dual_tan(const Dual *d, int j)
+{
+    return d->form & DUAL_UNBOXED ? num_val(dual_td(d)[j]) : d->t[j];
 }
 Env    *value_env_new(FnInfo *fn, Env *parent, int n);
 
@@ -246,40 +270,59 @@ void    value_print_brief(Value v, void *file);   /* long arrays as [1, 2, 3, ..
 const char *value_num_str(double x);   /* for error messages */
 
 /* The values' part of the session state (G->value). */
-#define DUAL_SPARE 64
+#define DUAL_KMAX 32              /* spare lists for k = 1 .. DUAL_KMAX (fwd.h's FWD_CHUNK) */
+#define DUAL_SPARE 8192           /* duals waiting in all (at most 560 bytes each: 4.4 MB) */
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
     /* Forward mode makes and drops a dual per operation: freed duals wait
-     * in a short list for the next one instead of going back to malloc. */
-    Dual *spare_duals[DUAL_SPARE];
-    int nspare_duals;
-    Dual *spare_chunks[DUAL_SPARE];   /* the same for duals of k > 1, all of one k */
-    int nspare_chunks, spare_chunk_k;
+     * for the next one of their k and width instead of going back to
+     * malloc, a list each (through h.next), up to DUAL_SPARE in all. */
+    Dual *spare[DUAL_KMAX + 1][2];    /* [k][0]: unboxed blocks, [k][1]: wide */
+    int nspare;
     char num_bufs[4][64];     /* value_num_str's, a few at a time */
     int num_next;
 } ValueState;
+
+static inline size_t dual_bytes(int k, int wide)
+{
+    return sizeof(Dual) + (wide ? sizeof(Value) : sizeof(double)) * (size_t)k;
+}
 
 #endif
 
 /* Needs the session state (state.h includes this file again). */
 #if defined(WG_STATE_DONE) && !defined(WG_VALUE_H_STATE)
 #define WG_VALUE_H_STATE
-/* A spare dual of k tangents made live again (type, count, the
- * collector's list, tag and k), or NULL when none of that k waits:
+/* A spare dual of k tangents and width wide made live again (type, count,
+ * the collector's list, tag, k, form), or NULL when none waits:
  * dual_alloc's first try, and dual.c's inline one per operation. */
-static inline Dual *dual_alloc_spare(uint32_t tag, int k)
+static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
 {
     ValueState *vs = &G->value;
-    Dual *d;
-    if (k == 1 && vs->nspare_duals) d = vs->spare_duals[--vs->nspare_duals];
-    else if (k > 1 && vs->nspare_chunks && vs->spare_chunk_k == k) d = vs->spare_chunks[--vs->nspare_chunks];
-    else return NULL;
-    d->h.type = V_DUAL;
-    d->h.rc = 1;
-    d->h.mark = 0;
+    if (k > DUAL_KMAX) return NULL;
+    Dual *d = vs->spare[k][wide];
+    if (!d) return NULL;
+    vs->spare[k][wide] = (Dual *)(void *)d->h.next;
+    vs->nspare--;
+    d->h.rc = 1;            /* type, mark (0 out of the collector's list) and k are as it left them */
     gc_link_inline(&d->h);
     d->tag = tag;
-    d->k = (uint16_t)k;
+    d->form = wide ? DUAL_WIDE : DUAL_UNBOXED;
+    d->plain = !wide;       /* unboxed: finished once the caller fills p and the doubles */
     return d;
+}
+/* A dual (unlinked, released) waits as a spare, or goes back to malloc. */
+static inline void dual_spare_put(Dual *d)
+{
+    ValueState *vs = &G->value;
+    int k = d->k;
+    if (k > DUAL_KMAX || vs->nspare >= DUAL_SPARE) {
+        free(d);
+        return;
+    }
+    Dual **list = &vs->spare[k][(d->form & DUAL_WIDE) != 0];
+    d->h.next = (Obj *)(void *)*list;
+    *list = d;
+    vs->nspare++;
 }
 #endif

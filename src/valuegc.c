@@ -51,7 +51,8 @@ static void visit_obj(Obj *o)
     }
     case V_DUAL:
         visit_value(((Dual *)o)->p);
-        for (int j = 0; j < ((Dual *)o)->k; j++) visit_value(((Dual *)o)->t[j]);
+        if (!(((Dual *)o)->form & DUAL_UNBOXED))
+            for (int j = 0; j < ((Dual *)o)->k; j++) visit_value(((Dual *)o)->t[j]);
         break;
     case V_ENV: {
         Env *e = (Env *)o;
@@ -155,7 +156,8 @@ void gc_strip_ids_from(uint32_t lo)
             for (int i = 0; i < e->n; i++) strip(&e->slots[i]);
         } else if (o->type == V_DUAL) {
             strip(&((Dual *)o)->p);
-            for (int j = 0; j < ((Dual *)o)->k; j++) strip(&((Dual *)o)->t[j]);
+            if (!(((Dual *)o)->form & DUAL_UNBOXED))
+                for (int j = 0; j < ((Dual *)o)->k; j++) strip(&((Dual *)o)->t[j]);
         }
     }
 }

@@ -38,8 +38,8 @@ static __attribute__((noinline)) Value *own_innermost_dual(Value *v)
             c->p = d->p;
             v_retain(d->p);
             for (int j = 0; j < d->k; j++) {
-                c->t[j] = d->t[j];
-                v_retain(d->t[j]);
+                c->t[j] = dual_tan(d, j);
+                v_retain(c->t[j]);
             }
             dual_finish(c);
             v_release(*v);
