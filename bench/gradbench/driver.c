@@ -60,7 +60,7 @@ static char *slurp(const char *path, size_t *len)
 /* Parses and runs src under the interpreter's protection; 0 on success. */
 static int run_code(const char *name, const char *src, size_t len)
 {
-    Chunk *c = parse_chunk(strdup(name), src, len, 0, NULL);
+    Chunk *c = parse_chunk(name, src, len, 0, NULL);
     if (!c) return 1;
     int err = eval_chunk(c);
     ast_chunk_release(c);
