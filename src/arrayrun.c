@@ -24,7 +24,9 @@
  * An operand qualifies when its elements' entries are consecutive (what an
  * array op, a leaf array, grad's parameters or a loop filling an array
  * give) or all constants; anything else (a mixed array, duals, another
- * backend) records element by element as before. Recorded sweeps
+ * backend) records element by element as before, except that a product's
+ * factor may hold any numbers (a LIST factor: its ids are read back from
+ * the dot entries, tape.h). Recorded sweeps
  * (derivatives of derivatives) still record one adjoint op per element:
  * exact, not yet array-shaped. */
 #include "arrayrun.h"
