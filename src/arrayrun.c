@@ -24,7 +24,9 @@
  * An operand qualifies when its elements' entries are consecutive (what an
  * array op, a leaf array, grad's parameters or a loop filling an array
  * give) or all constants; anything else (a mixed array, duals, another
- * backend) records element by element as before. Recorded sweeps
+ * backend) records element by element as before, except that a product's
+ * factor may hold any numbers (a LIST factor: its ids are read back from
+ * the dot entries, tape.h). Recorded sweeps
  * (derivatives of derivatives) still record one adjoint op per element:
  * exact, not yet array-shaped. */
 #include "arrayrun.h"
@@ -130,61 +132,120 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
     return 1;
 }
 
-/* The product as one array run (tape.h): plain arrays of numbers in
- * float64 while recording, each operand's entries consecutive (or all
- * constants, which go on the tape as a run of constant entries), at least
- * one recorded. Element (i, j) is the dot entry product_element makes, the
- * same pairs in the same order and the same sum; the run's record lets the
- * plain sweep take the whole product as two matrix products (sweep.c).
- * 0 if it does not apply (nothing recorded then). */
-int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
+/* One factor of a product run: its len elements (a plain array or a
+ * view of numbers) as a kind (tape.h: NONE when nothing is recorded, SEQ
+ * when the entries are consecutive and none a constant, else LIST) and
+ * the first id of a SEQ. 0 if it cannot be a factor of a run. */
+static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
 {
-    if (!G->tape.recording || G->num.backend != BK_F64 || a.t != V_ARR || b.t != V_ARR || k < 1 || m * n < 1) return 0;
-    const Value *ea = AS_ARR(a)->v, *eb = AS_ARR(b)->v;
-    uint8_t kind[2];
-    uint32_t first[2];
-    const Value *e[2] = { ea, eb };
-    int len[2] = { m * k, k * n };
-    for (int s = 0; s < 2; s++) {
-        uint32_t f = e[s][0].id, ids = 0;
-        int seq = f != 0;
-        for (int p = 0; p < len[s]; p++) {
-            if (e[s][p].t != V_NUM) return 0;
-            ids |= e[s][p].id;
-            seq &= e[s][p].id == f + (uint32_t)p;
-        }
-        if (ids && !seq) return 0;
-        if (ids)
-            for (int p = 0; p < len[s]; p++)
-                if (tape_opcode(f + (uint32_t)p) == OP_CONST) return 0;
-        kind[s] = ids ? TAPE_RUN_SEQ : TAPE_RUN_NONE;
-        first[s] = f;
+    if (x.t != V_ARR && x.t != V_VIEW) return 0;
+    RunElems r = run_elems(x);
+    uint32_t f = r.e[0].id, ids = 0;
+    int seq = f != 0;
+    for (int p = 0; p < len; p++) {
+        const Value *e = &r.e[p * r.stride];
+        if (e->t != V_NUM) return 0;
+        ids |= e->id;
+        seq &= e->id == f + (uint32_t)p;
     }
-    if (kind[0] == TAPE_RUN_NONE && kind[1] == TAPE_RUN_NONE) return 0;
-    for (int s = 0; s < 2; s++)
-        if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
-            first[s] = arith_const_id(e[s][0].u.n);
-            for (int p = 1; p < len[s]; p++) arith_const_id(e[s][p].u.n);
-            kind[s] = TAPE_RUN_CONSTS;
-        }
-    TapeRun run = { .kind = TAPE_RUN_MATMUL, .n = (uint32_t)(m * n), .a = first[0], .b = first[1],
-                    .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
-    Value *out = AS_ARR(r)->v;
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int t = 0; t < k; t++) s += ea[(long)i * k + t].u.n * eb[(long)t * n + j].u.n;
-            uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k, &off);
-            uint32_t pa = first[0] + (uint32_t)(i * k), pb = first[1] + (uint32_t)j;
-            for (int t = 0; t < k; t++) {
-                pairs[2 * t] = pa + (uint32_t)t;
-                pairs[2 * t + 1] = pb + (uint32_t)(t * n);
-            }
-            uint32_t id = tape_rec_dot(off, (uint32_t)k, s);
-            if (i == 0 && j == 0) run.base = id;
-            out[(long)i * n + j] = num_rec(s, id);
-        }
-    tape_run_add(&run);
+    if (seq)
+        for (int p = 0; p < len && seq; p++) seq = tape_opcode(f + (uint32_t)p) != OP_CONST;
+    *kind = !ids ? TAPE_RUN_NONE : seq ? TAPE_RUN_SEQ : TAPE_RUN_LIST;
+    *first = seq ? f : 0;
     return 1;
 }
 
+/* Factor x's ids and values, element p = (i, t) of a rows x cols factor
+ * at ids[i * cols + t] (tr 0) or ids[t * rows + i] (tr 1: transposed). */
+static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t first, uint32_t *ids, double *v)
+{
+    RunElems r = run_elems(x);
+    for (int i = 0; i < rows; i++)
+        for (int t = 0; t < cols; t++) {
+            long p = (long)i * cols + t, q = tr ? (long)t * rows + i : p;
+            const Value *e = &r.e[p * r.stride];
+            v[q] = e->u.n;
+            if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) ids[q] = first + (uint32_t)p;
+            else ids[q] = e->id ? e->id : arith_const_id(e->u.n);
+        }
+}
+
+/* The product as one array run (tape.h): plain arrays or views of
+ * numbers in float64 while recording, at least one element recorded.
+ * A factor whose entries are consecutive is a run (SEQ), one that records
+ * nothing a run of constant entries made first (CONSTS), any other (a
+ * mixed matrix: a triangular factor, a broadcast row) a LIST whose ids the
+ * sweep reads from the dot entries themselves, its elements without an
+ * entry each given a constant first, as product_element gives them.
+ * Element (i, j) is the dot entry product_element makes, the same pairs
+ * in the same order and the same sum; the run's record lets the plain
+ * sweep take the whole product as two matrix products (sweep.c).
+ * 0 if it does not apply (nothing recorded then). */
+int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
+{
+    if (!G->tape.recording || G->num.backend != BK_F64 || k < 1 || m * n < 1) return 0;
+    uint8_t kind[2];
+    uint32_t first[2];
+    if (!product_factor(a, m * k, &kind[0], &first[0]) || !product_factor(b, k * n, &kind[1], &first[1])) return 0;
+    if (kind[0] == TAPE_RUN_NONE && kind[1] == TAPE_RUN_NONE) return 0;
+    Value x[2] = { a, b };
+    int len[2] = { m * k, k * n };
+    for (int s = 0; s < 2; s++)
+        if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
+            RunElems e = run_elems(x[s]);
+            first[s] = arith_const_id(e.e[0].u.n);
+            for (int p = 1; p < len[s]; p++) arith_const_id(e.e[p * e.stride].u.n);
+            kind[s] = TAPE_RUN_CONSTS;
+        }
+    /* A's ids and values row by row, B's column by column (transposed),
+     * so that element (i, j) reads two contiguous rows of k */
+    size_t na = (size_t)m * k, nb = (size_t)k * n;
+    double *va = err_scratch_uninit((na + nb) * (sizeof(double) + sizeof(uint32_t))), *vb = va + na;
+    uint32_t *ia = (uint32_t *)(vb + nb), *ib = ia + na;
+    factor_fill(a, m, k, 0, kind[0], first[0], ia, va);
+    factor_fill(b, k, n, 1, kind[1], first[1], ib, vb);
+    TapeRun run = { .kind = TAPE_RUN_MATMUL, .n = (uint32_t)(m * n), .a = first[0], .b = first[1],
+                    .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
+    Value *out = AS_ARR(r)->v;
+    double *row = err_scratch_uninit(sizeof(double) * (size_t)n);
+    for (int i = 0; i < m; i++) {
+        const uint32_t *ra = ia + (size_t)i * k;
+        const double *xa = va + (size_t)i * k;
+        /* each sum from 0, t = 0, 1, ... (product_element's order), four
+         * columns at a time */
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            const double *y0 = vb + (size_t)j * k, *y1 = y0 + k, *y2 = y1 + k, *y3 = y2 + k;
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (int t = 0; t < k; t++) {
+                double x = xa[t];
+                s0 += x * y0[t];
+                s1 += x * y1[t];
+                s2 += x * y2[t];
+                s3 += x * y3[t];
+            }
+            row[j] = s0, row[j + 1] = s1, row[j + 2] = s2, row[j + 3] = s3;
+        }
+        for (; j < n; j++) {
+            const double *y = vb + (size_t)j * k;
+            double s = 0;
+            for (int t = 0; t < k; t++) s += xa[t] * y[t];
+            row[j] = s;
+        }
+        uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
+        for (j = 0; j < n; j++, pairs += 2 * k) {
+            const uint32_t *rb = ib + (size_t)j * k;
+            for (int t = 0; t < k; t++) {
+                pairs[2 * t] = ra[t];
+                pairs[2 * t + 1] = rb[t];
+            }
+        }
+        uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
+        if (i == 0) run.base = id;
+        for (j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
+    }
+    err_scratch_free(row);
+    err_scratch_free(va);
+    tape_run_add(&run);
+    return 1;
+}

@@ -296,11 +296,29 @@ static int plain_product(const Operand *a, const Operand *b, int m, int k, int n
     if (G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
     if (!plain_operand(a) || !plain_operand(b)) return 0;
-    double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + (size_t)n + 1)), *acc = bt + (size_t)k * n;
+    double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + 4 * (size_t)n + 1)), *acc = bt + (size_t)k * n;
     if (!bt) return 0;
     for (long p = 0; p < (long)k * n; p++) bt[p] = elem(b, p)->u.n;
     Value *out = AS_ARR(r)->v;
-    for (int i = 0; i < m; i++) {
+    int i = 0;
+    for (; i + 4 <= m; i += 4) {       /* four rows at a time, each element's sum in its order */
+        double *c0 = acc, *c1 = c0 + n, *c2 = c1 + n, *c3 = c2 + n;
+        for (int j = 0; j < 4 * n; j++) acc[j] = 0;
+        for (int t = 0; t < k; t++) {
+            double x0 = elem(a, (long)i * k + t)->u.n, x1 = elem(a, (long)(i + 1) * k + t)->u.n;
+            double x2 = elem(a, (long)(i + 2) * k + t)->u.n, x3 = elem(a, (long)(i + 3) * k + t)->u.n;
+            const double *y = bt + (long)t * n;
+            for (int j = 0; j < n; j++) {
+                double v = y[j];
+                c0[j] += x0 * v;
+                c1[j] += x1 * v;
+                c2[j] += x2 * v;
+                c3[j] += x3 * v;
+            }
+        }
+        for (int j = 0; j < 4 * n; j++) out[(long)i * n + j].u.n = acc[j];
+    }
+    for (; i < m; i++) {
         for (int j = 0; j < n; j++) acc[j] = 0;
         for (int t = 0; t < k; t++) {
             double x = elem(a, (long)i * k + t)->u.n;
@@ -387,6 +405,41 @@ static Value reduce_line(int kind, Value line, const char *fname)
     }
 }
 
+/* The sums of a float64 matrix of numbers along an axis into r, each as
+ * arith_sum makes it for the line as an array (the same sum in the same
+ * order, recorded as one entry over a run of consecutive entries or over
+ * the list of its terms), without making the arrays. 0 if it does not
+ * apply (another backend, a dual). */
+static int sum_lines(const Storage *s, int axis, Value r)
+{
+    if (G->num.backend != BK_F64) return 0;
+    for (long p = 0; p < (long)s->rows * s->cols; p++)
+        if (s->v[p].t != V_NUM) return 0;
+    int lines = axis == 1 ? s->cols : s->rows, len = axis == 1 ? s->rows : s->cols;
+    long step = axis == 1 ? s->cols : 1, next = axis == 1 ? 1 : s->cols;
+    for (int l = 0; l < lines; l++) {
+        const Value *e = s->v + l * next;
+        double sum = 0;
+        uint32_t first = len ? e[0].id : 0, ids = 0;
+        int run = 1;
+        for (int t = 0; t < len; t++) {
+            sum += e[t * step].u.n;
+            ids |= e[t * step].id;
+            run &= e[t * step].id == first + (uint32_t)t;
+        }
+        Value out;
+        if (!ids || !G->tape.recording) out = num_val(sum);
+        else if (run && first != 0 && len >= 2) out = num_rec(sum, tape_rec_sum_run(first, (uint32_t)len, sum));
+        else {
+            uint32_t off, *terms = tape_rec_operands((uint32_t)len, &off);
+            for (int t = 0; t < len; t++) terms[t] = e[t * step].id;
+            out = num_rec(sum, tape_rec_sum(off, (uint32_t)len, sum));
+        }
+        AS_ARR(r)->v[l] = out;
+    }
+    return 1;
+}
+
 /* Along axis 1 (down each column: a 1 x n row) or 2 (along each row: an
  * m x 1 column), as Julia's dims keep them, so the result broadcasts
  * back against a (a - max(a, 2)). */
@@ -396,6 +449,7 @@ static Value along(int kind, Value a, int axis, const char *fname)
     int rows = s->rows, cols = s->cols;
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    if (kind == R_SUM && sum_lines(s, axis, r)) return r;
     for (int l = 0; l < lines; l++) {
         Value line = value_arr_new(len);
         for (int t = 0; t < len; t++) {

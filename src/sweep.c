@@ -526,7 +526,7 @@ typedef struct { double *p; long stride; int ok; } RunTarget;
 static RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
 {
     RunTarget t = { NULL, 0, 1 };
-    if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS) return t;
+    if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS || kind == TAPE_RUN_LIST) return t;
     if (kind == TAPE_RUN_ONE && (id == 0 || tape_opcode(id) == OP_CONST)) return t;
     uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
     t.stride = kind == TAPE_RUN_SEQ;
@@ -574,41 +574,109 @@ static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
     return 1;
 }
 
+/* A LIST factor of product run r (tape.h), its ids and values row by
+ * row into ids and v (A m x k from the dot entries of C's first column,
+ * B k x n from those of its first row), its adjoints to be summed in g
+ * (zeroed) and handed on by give_plain. */
+typedef struct { uint32_t *ids; double *v, *g; } RunList;
+
+static RunList run_list(const TapeRun *r, int which)
+{
+    uint32_t m = r->rows, k = r->inner, n = r->n / r->rows, len = which ? k * n : m * k, cnt;
+    RunList l;
+    l.v = err_scratch(sizeof(double) * 2 * len + sizeof(uint32_t) * len);
+    l.g = l.v + len;
+    l.ids = (uint32_t *)(l.g + len);
+    const double *val = tape_vals();
+    if (which == 0)
+        for (uint32_t i = 0; i < m; i++) {
+            const uint32_t *p = tape_pairs(r->base + i * n, &cnt);
+            for (uint32_t t = 0; t < k; t++) l.ids[i * k + t] = p[2 * t];
+        }
+    else
+        for (uint32_t j = 0; j < n; j++) {
+            const uint32_t *p = tape_pairs(r->base + j, &cnt);
+            for (uint32_t t = 0; t < k; t++) l.ids[t * n + j] = p[2 * t + 1];
+        }
+    for (uint32_t p = 0; p < len; p++) l.v[p] = val[l.ids[p]];
+    return l;
+}
+
 /* A matrix product run r (C = A B, A m x k, B k x n), whole in b's range:
  * dA += dC B^T, dB += A^T dC. Left to the dot entries' steps when an
- * adjoint or a factor is inf or nan (their zero rules are per term). */
+ * adjoint or a factor is inf or nan (their zero rules are per term). A
+ * LIST factor's values are gathered first and its adjoints summed apart,
+ * then handed on one an element. */
 static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
 {
     uint32_t m = r->rows, k = r->inner, n = r->n / r->rows;
     RunTarget ta = run_target(b, r->ka, r->a, m * k), tb = run_target(b, r->kb, r->b, k * n);
     if (!ta.ok || !tb.ok) return 0;
     const double *val = tape_vals(), *dC = b->adj + (r->base - b->lo), *A = val + r->a, *B = val + r->b;
+    RunList la = { 0 }, lb = { 0 };
+    if (r->ka == TAPE_RUN_LIST) la = run_list(r, 0), A = la.v, ta = (RunTarget){ la.g, 1, 1 };
+    if (r->kb == TAPE_RUN_LIST) lb = run_list(r, 1), B = lb.v, tb = (RunTarget){ lb.g, 1, 1 };
     double bad = 0;       /* inf - inf and nan * 0 are nan: one test for all */
     for (uint32_t p = 0; p < m * n; p++) bad += dC[p] * 0;
     for (uint32_t p = 0; p < m * k; p++) bad += A[p] * 0;
     for (uint32_t p = 0; p < k * n; p++) bad += B[p] * 0;
-    if (bad != 0 || bad != bad) return 0;
-    if (ta.p)
-        for (uint32_t i = 0; i < m; i++)
-            for (uint32_t t = 0; t < k; t++) {
-                double s = 0;
-                const double *g = dC + (size_t)i * n, *row = B + (size_t)t * n;
-                for (uint32_t j = 0; j < n; j++) s += g[j] * row[j];
-                ta.p[((size_t)i * k + t) * ta.stride] += s;
-            }
-    if (tb.p)
+    int ok = bad == 0;
+    if (ok && ta.p)        /* dA[i, t] = dC's row i . B's row t, four rows t at a time */
         for (uint32_t i = 0; i < m; i++) {
             const double *g = dC + (size_t)i * n;
-            for (uint32_t t = 0; t < k; t++) {
-                double x = A[(size_t)i * k + t];
-                double *to = tb.p + (size_t)t * n * tb.stride;
-                if (tb.stride == 1)
-                    for (uint32_t j = 0; j < n; j++) to[j] += x * g[j];
-                else
-                    for (uint32_t j = 0; j < n; j++) to[j * tb.stride] += x * g[j];
+            double *to = ta.p + (size_t)i * k * ta.stride;
+            uint32_t t = 0;
+            for (; t + 4 <= k; t += 4) {
+                const double *b0 = B + (size_t)t * n, *b1 = b0 + n, *b2 = b1 + n, *b3 = b2 + n;
+                double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                for (uint32_t j = 0; j < n; j++) {
+                    double x = g[j];
+                    s0 += x * b0[j];
+                    s1 += x * b1[j];
+                    s2 += x * b2[j];
+                    s3 += x * b3[j];
+                }
+                to[t * ta.stride] += s0;
+                to[(t + 1) * ta.stride] += s1;
+                to[(t + 2) * ta.stride] += s2;
+                to[(t + 3) * ta.stride] += s3;
+            }
+            for (; t < k; t++) {
+                double s = 0;
+                const double *row = B + (size_t)t * n;
+                for (uint32_t j = 0; j < n; j++) s += g[j] * row[j];
+                to[t * ta.stride] += s;
             }
         }
-    return 1;
+    if (ok && tb.p)        /* dB's row t += A[i, t] dC's row i, four rows i at a time */
+        for (uint32_t t = 0; t < k; t++) {
+            double *to = tb.p + (size_t)t * n * tb.stride;
+            uint32_t i = 0;
+            for (; i + 4 <= m; i += 4) {
+                const double *g0 = dC + (size_t)i * n, *g1 = g0 + n, *g2 = g1 + n, *g3 = g2 + n;
+                const double *a = A + (size_t)i * k + t;
+                double x0 = a[0], x1 = a[k], x2 = a[2 * k], x3 = a[3 * k];
+                if (tb.stride == 1)
+                    for (uint32_t j = 0; j < n; j++) to[j] += (x0 * g0[j] + x1 * g1[j]) + (x2 * g2[j] + x3 * g3[j]);
+                else
+                    for (uint32_t j = 0; j < n; j++) to[j * tb.stride] += (x0 * g0[j] + x1 * g1[j]) + (x2 * g2[j] + x3 * g3[j]);
+            }
+            for (; i < m; i++) {
+                const double *g = dC + (size_t)i * n;
+                double x = A[(size_t)i * k + t];
+                for (uint32_t j = 0; j < n; j++) to[j * tb.stride] += x * g[j];
+            }
+        }
+    RunList *l[2] = { &la, &lb };
+    uint32_t len[2] = { m * k, k * n };
+    for (int s = 0; s < 2; s++) {
+        if (!l[s]->v) continue;
+        if (ok)
+            for (uint32_t p = 0; p < len[s]; p++)
+                if (l[s]->g[p] != 0) give_plain(b, l[s]->ids[p], l[s]->g[p], 1);
+        err_scratch_free(l[s]->v);
+    }
+    return ok;
 }
 
 /* Run k if the sweep may take it whole here: its top is i, it lies in

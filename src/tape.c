@@ -502,6 +502,22 @@ uint32_t tape_rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_
 
 uint32_t tape_rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
 
+uint32_t tape_rec_dot_run(uint32_t off, uint32_t k, uint32_t n, const double *v)
+{
+    check_limit((size_t)n * sizeof(TapeArgs));
+    reserve_wide(G->tape.nwide + n);
+    uint32_t first = G->tape.n;
+    for (uint32_t e = 0; e < n; e++) {       /* tape_push_wide's, n times */
+        uint32_t i = tape_next_slot();
+        uint32_t w = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)];
+        G->tape.tables.wide[G->tape.nwide++] = (TapeArgs){ off + 2 * k * e, k };
+        G->tape.code[i] = OP_DOT | TAPE_WIDE | w << 8;
+        G->tape.val[i] = v[e];
+        G->tape.n = i + 1;
+    }
+    return first;
+}
+
 void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {
     for (uint32_t j = 0; j < n; j++) {
@@ -801,8 +817,8 @@ static void compact_runs(const Compaction *c)
             for (uint32_t i = r.base > c->lo ? r.base : c->lo; i <= top && whole; i++) whole = c->live[i - c->lo] != 0;
             if (!whole) continue;
             r.base = renumbered(&c->rn, r.base);
-            if (r.ka != TAPE_RUN_NONE) r.a = renumbered(&c->rn, r.a);
-            if (r.kb != TAPE_RUN_NONE) r.b = renumbered(&c->rn, r.b);
+            if (r.ka != TAPE_RUN_NONE && r.ka != TAPE_RUN_LIST) r.a = renumbered(&c->rn, r.a);
+            if (r.kb != TAPE_RUN_NONE && r.kb != TAPE_RUN_LIST) r.b = renumbered(&c->rn, r.b);
         }
         G->tape.runs[kept++] = r;
     }

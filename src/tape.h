@@ -108,8 +108,11 @@ struct TapeSide { const TapeSideKind *kind; };
  * cuts, tape_compact those whose elements it does not keep whole).
  * An operand is TAPE_RUN_NONE (a constant: no adjoint goes to it), ONE
  * (the id in a or b, every element: a broadcast scalar), RUN (element j
- * reads a + j) or CONSTS (a run of constant entries: values only). */
-enum { TAPE_RUN_NONE, TAPE_RUN_ONE, TAPE_RUN_SEQ, TAPE_RUN_CONSTS };
+ * reads a + j), CONSTS (a run of constant entries: values only) or, a
+ * product's factor only, LIST (any ids, a or b 0: read from the product's
+ * dot entries, A's row i from element (i, 0)'s pairs, B's column j from
+ * element (0, j)'s). */
+enum { TAPE_RUN_NONE, TAPE_RUN_ONE, TAPE_RUN_SEQ, TAPE_RUN_CONSTS, TAPE_RUN_LIST };
 enum { TAPE_RUN_ELEMWISE, TAPE_RUN_MATMUL };
 typedef struct {
     uint32_t base, n;           /* the elements: entries base .. base + n - 1 */
@@ -366,6 +369,10 @@ uint32_t *tape_rec_operands(uint32_t count, uint32_t *off);
 uint32_t tape_rec_sum(uint32_t off, uint32_t n, double v);
 uint32_t tape_rec_sum_run(uint32_t first, uint32_t n, double v);   /* terms first .. first + n - 1 */
 uint32_t tape_rec_dot(uint32_t off, uint32_t n, double v);
+/* n dot entries in a row of k pairs each (a row of a matrix product):
+ * entry e's pairs at pool offset off + 2 * k * e, its value v[e]. Returns
+ * the first's id (the others follow it). */
+uint32_t tape_rec_dot_run(uint32_t off, uint32_t k, uint32_t n, const double *v);
 uint32_t tape_rec_deriv(uint32_t call, uint32_t which, double v);
 /* tape_rec_deriv for places which .. which + n - 1 of the call, their values in
  * out[0 .. n - 1].u.n, each out[j] becoming its recorded number: the n

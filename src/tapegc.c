@@ -209,8 +209,22 @@ static int visit_run(Pass *p, const TapeRun *r)
         na = r->rows * r->inner;
         nb = r->inner * (r->n / r->rows);
         for (uint32_t j = 0; j < r->n; j++) live[j] = live[j] ? 2 : 0;
-        for (uint32_t j = 0; j < na; j++) mark_operand(r->a + j, p);
-        for (uint32_t j = 0; j < nb; j++) mark_operand(r->b + j, p);
+        uint32_t cols = r->n / r->rows, k;
+        const uint32_t *pairs;
+        if (r->ka != TAPE_RUN_LIST)
+            for (uint32_t j = 0; j < na; j++) mark_operand(r->a + j, p);
+        else            /* A's row i: element (i, 0)'s pairs */
+            for (uint32_t i = 0; i < r->rows; i++) {
+                pairs = tape_pairs(r->base + i * cols, &k);
+                for (uint32_t t = 0; t < k; t++) mark_operand(pairs[2 * t], p);
+            }
+        if (r->kb != TAPE_RUN_LIST)
+            for (uint32_t j = 0; j < nb; j++) mark_operand(r->b + j, p);
+        else            /* B's column j: element (0, j)'s pairs */
+            for (uint32_t j = 0; j < cols; j++) {
+                pairs = tape_pairs(r->base + j, &k);
+                for (uint32_t t = 0; t < k; t++) mark_operand(pairs[2 * t + 1], p);
+            }
         return 1;
     }
     int seqa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, seqb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
