@@ -5,6 +5,7 @@
  * what it computes from recorded values (x, v or captured variables) is
  * recorded, so d(jvp(f, w, 1), w) is a second derivative; on unrecorded
  * numbers nothing reaches the tape. */
+#include <math.h>
 #include <stdlib.h>
 #include "fwd.h"
 #include "dual.h"
@@ -367,4 +368,142 @@ Value fwd_fwdgrad(int argc, Value *argv)
     v_release(s);
     v_release(v);
     return r;
+}
+
+/* --------------------------------------------------- dot of dual arrays */
+
+/* An element of a dual dot: a number (no tangents) or a dual of the
+ * innermost jvp whose parts are finite numbers; 0 for anything else. */
+typedef struct { double p; uint32_t id; const Value *t; } DotPart;
+
+static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
+{
+    if (v.t == V_NUM) {
+        o->p = v.u.n;
+        o->id = v.id;
+        o->t = NULL;
+        return isfinite(v.u.n);
+    }
+    if (v.t != V_DUAL) return 0;
+    Dual *d = AS_DUAL(v);
+    if (d->tag != top || d->p.t != V_NUM || (*k && d->k != *k)) return 0;
+    *k = d->k;
+    for (int j = 0; j < d->k; j++)
+        if (d->t[j].t != V_NUM || !isfinite(d->t[j].u.n)) return 0;
+    o->p = d->p.u.n;
+    o->id = d->p.id;
+    o->t = d->t;
+    return isfinite(o->p);
+}
+
+/* A tape id for a part: its own, or its constant's. */
+static uint32_t part_id(uint32_t id, double v) { return id ? id : arith_const_id(v); }
+
+/* Tangent j of the dot: the products' tangents t_i = pb ta + pa tb folded
+ * by +, with dual.c's rules for what is a term: a tangent that is a
+ * constant 0 adds none, and where every part is plain (dual.c's double
+ * path) neither does a 0 partial (pb or pa); an accumulator or a t_i
+ * that is a constant 0 is skipped by the fold as dual.c skips it, so the
+ * value is the route's to the bit. pairs NULL: count the terms into *m;
+ * else write them there. Returns the value; *recd: it records. */
+static double dot_tangent(Value a, Value b, int n, uint32_t top, int k, int j, int rec,
+                          uint32_t *pairs, int *m, int *recd)
+{
+    double acc = 0;
+    int acc_zero = 1, acc_rec = 0, q = 0;
+    for (int i = 0; i < n; i++) {
+        DotPart x, y;
+        dot_part(*seq_at(a, i), top, &k, &x);
+        dot_part(*seq_at(b, i), top, &k, &y);
+        uint32_t ids = x.id | y.id;     /* dual.c's double path: every part plain */
+        for (int l = 0; l < k; l++) ids |= (x.t ? x.t[l].id : 0) | (y.t ? y.t[l].id : 0);
+        int plain = !rec || !ids;
+        int use_a = x.t && !(x.t[j].id == 0 && x.t[j].u.n == 0) && !(plain && y.p == 0);
+        int use_b = y.t && !(y.t[j].id == 0 && y.t[j].u.n == 0) && !(plain && x.p == 0);
+        double t = 0;
+        int t_rec = 0;
+        if (use_a) {
+            t = y.p * x.t[j].u.n;
+            t_rec |= rec && (y.id | x.t[j].id);
+            if (pairs) {
+                pairs[2 * q] = part_id(y.id, y.p);
+                pairs[2 * q + 1] = part_id(x.t[j].id, x.t[j].u.n);
+            }
+            q++;
+        }
+        if (use_b) {
+            t = t + x.p * y.t[j].u.n;
+            t_rec |= rec && (x.id | y.t[j].id);
+            if (pairs) {
+                pairs[2 * q] = part_id(x.id, x.p);
+                pairs[2 * q + 1] = part_id(y.t[j].id, y.t[j].u.n);
+            }
+            q++;
+        }
+        int t_zero = !t_rec && t == 0;
+        if (i == 0) {
+            acc = t;
+        } else {
+            double s = acc_zero ? 0 : acc;
+            if (!t_zero) s = s + t;
+            acc = s;
+        }
+        acc_rec |= t_rec;
+        acc_zero = !acc_rec && acc == 0;
+    }
+    *m = q;
+    *recd = acc_rec;
+    return acc;
+}
+
+/* dot(a, b) of n elements where some are duals of the innermost jvp
+ * (hvp's forward over reverse, or a jvp through a dot): the dual that
+ * arith.c's route (the elementwise products folded by +) gives, made as
+ * whole dots: the primal one dot entry over the n primal pairs, each
+ * tangent one over the pairs (b's primal, a's tangent) and (a's primal,
+ * b's tangent), where the route recorded several entries and made a dual
+ * an element. The values are the route's to the bit (products and sums in
+ * its order). float64 only and finite parts only (a strong zero against
+ * inf or nan stays with dual.c); 0 if it does not apply. */
+int fwd_dot(Value a, Value b, int n, Value *out)
+{
+    uint32_t top = G->fwd.top;
+    if (!top || G->num.backend != BK_F64 || n < 1) return 0;
+    int k = 0, rec = G->tape.recording, prec = 0;
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        DotPart x, y;
+        if (!dot_part(*seq_at(a, i), top, &k, &x) || !dot_part(*seq_at(b, i), top, &k, &y)) return 0;
+        s += x.p * y.p;      /* arith_dot's sum: 0 + a0 b0 + a1 b1 + ... */
+        prec |= (x.id | y.id) != 0;
+    }
+    if (!k || k > FWD_CHUNK) return 0;
+    Value P = num_val(s), T[FWD_CHUNK];
+    if (prec && rec) {
+        uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
+        for (int i = 0; i < n; i++) {
+            DotPart x, y;
+            dot_part(*seq_at(a, i), top, &k, &x);
+            dot_part(*seq_at(b, i), top, &k, &y);
+            pairs[2 * i] = part_id(x.id, x.p);
+            pairs[2 * i + 1] = part_id(y.id, y.p);
+        }
+        P = num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
+    }
+    for (int j = 0; j < k; j++) {
+        int m, recd;
+        double t = dot_tangent(a, b, n, top, k, j, rec, NULL, &m, &recd);
+        T[j] = num_val(t);
+        if (recd && m) {
+            uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)m, &off);
+            dot_tangent(a, b, n, top, k, j, rec, pairs, &m, &recd);
+            T[j] = num_rec(t, tape_rec_dot(off, (uint32_t)m, t));
+        }
+    }
+    Dual *d = dual_alloc(top, k);
+    d->p = P;
+    for (int j = 0; j < k; j++) d->t[j] = T[j];
+    dual_finish(d);
+    *out = obj_val(V_DUAL, d);
+    return 1;
 }
