@@ -399,44 +399,41 @@ static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
 /* A tape id for a part: its own, or its constant's. */
 static uint32_t part_id(uint32_t id, double v) { return id ? id : arith_const_id(v); }
 
-/* Tangent j of the dot: the products' tangents t_i = pb ta + pa tb folded
- * by +, with dual.c's rules for what is a term: a tangent that is a
- * constant 0 adds none, and where every part is plain (dual.c's double
- * path) neither does a 0 partial (pb or pa); an accumulator or a t_i
- * that is a constant 0 is skipped by the fold as dual.c skips it, so the
- * value is the route's to the bit. pairs NULL: count the terms into *m;
- * else write them there. Returns the value; *recd: it records. */
-static double dot_tangent(Value a, Value b, int n, uint32_t top, int k, int j, int rec,
+/* Tangent j of the dot over the parts x[i], y[i]: the products' tangents
+ * t_i = pb ta + pa tb folded by +, with dual.c's rules for what is a
+ * term: a tangent that is a constant 0 adds none, and where every part is
+ * plain (dual.c's double path) neither does a 0 partial (pb or pa); an
+ * accumulator or a t_i that is a constant 0 is skipped by the fold as
+ * dual.c skips it, so the value is the route's to the bit. pairs NULL:
+ * count the terms into *m; else write them there. Returns the value;
+ * *recd: it records. */
+static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *ids_all, int n, int j, int rec,
                           uint32_t *pairs, int *m, int *recd)
 {
     double acc = 0;
     int acc_zero = 1, acc_rec = 0, q = 0;
     for (int i = 0; i < n; i++) {
-        DotPart x, y;
-        dot_part(*seq_at(a, i), top, &k, &x);
-        dot_part(*seq_at(b, i), top, &k, &y);
-        uint32_t ids = x.id | y.id;     /* dual.c's double path: every part plain */
-        for (int l = 0; l < k; l++) ids |= (x.t ? x.t[l].id : 0) | (y.t ? y.t[l].id : 0);
-        int plain = !rec || !ids;
-        int use_a = x.t && !(x.t[j].id == 0 && x.t[j].u.n == 0) && !(plain && y.p == 0);
-        int use_b = y.t && !(y.t[j].id == 0 && y.t[j].u.n == 0) && !(plain && x.p == 0);
+        const Value *ta = x[i].t, *tb = y[i].t;
+        int plain = !rec || !ids_all[i];
+        int use_a = ta && !(ta[j].id == 0 && ta[j].u.n == 0) && !(plain && y[i].p == 0);
+        int use_b = tb && !(tb[j].id == 0 && tb[j].u.n == 0) && !(plain && x[i].p == 0);
         double t = 0;
         int t_rec = 0;
         if (use_a) {
-            t = y.p * x.t[j].u.n;
-            t_rec |= rec && (y.id | x.t[j].id);
+            t = y[i].p * ta[j].u.n;
+            t_rec |= rec && (y[i].id | ta[j].id);
             if (pairs) {
-                pairs[2 * q] = part_id(y.id, y.p);
-                pairs[2 * q + 1] = part_id(x.t[j].id, x.t[j].u.n);
+                pairs[2 * q] = part_id(y[i].id, y[i].p);
+                pairs[2 * q + 1] = part_id(ta[j].id, ta[j].u.n);
             }
             q++;
         }
         if (use_b) {
-            t = t + x.p * y.t[j].u.n;
-            t_rec |= rec && (x.id | y.t[j].id);
+            t = t + x[i].p * tb[j].u.n;
+            t_rec |= rec && (x[i].id | tb[j].id);
             if (pairs) {
-                pairs[2 * q] = part_id(x.id, x.p);
-                pairs[2 * q + 1] = part_id(y.t[j].id, y.t[j].u.n);
+                pairs[2 * q] = part_id(x[i].id, x[i].p);
+                pairs[2 * q + 1] = part_id(tb[j].id, tb[j].u.n);
             }
             q++;
         }
@@ -470,36 +467,48 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     uint32_t top = G->fwd.top;
     if (!top || G->num.backend != BK_F64 || n < 1) return 0;
     int k = 0, rec = G->tape.recording, prec = 0;
+    /* the parts, once (x, y, and each element's ids of every part: dual.c
+     * takes its double path for a product whose parts are all plain) */
+    DotPart *x = err_scratch(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * (size_t)n), *y = x + n;
+    uint32_t *ids_all = (uint32_t *)(y + n);
     double s = 0;
     for (int i = 0; i < n; i++) {
-        DotPart x, y;
-        if (!dot_part(*seq_at(a, i), top, &k, &x) || !dot_part(*seq_at(b, i), top, &k, &y)) return 0;
-        s += x.p * y.p;      /* arith_dot's sum: 0 + a0 b0 + a1 b1 + ... */
-        prec |= (x.id | y.id) != 0;
+        if (!dot_part(*seq_at(a, i), top, &k, &x[i]) || !dot_part(*seq_at(b, i), top, &k, &y[i])) {
+            err_scratch_free(x);
+            return 0;
+        }
+        s += x[i].p * y[i].p;      /* arith_dot's sum: 0 + a0 b0 + a1 b1 + ... */
+        prec |= (x[i].id | y[i].id) != 0;
     }
-    if (!k || k > FWD_CHUNK) return 0;
+    if (!k || k > FWD_CHUNK) {
+        err_scratch_free(x);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        uint32_t ids = x[i].id | y[i].id;
+        for (int l = 0; l < k; l++) ids |= (x[i].t ? x[i].t[l].id : 0) | (y[i].t ? y[i].t[l].id : 0);
+        ids_all[i] = ids;
+    }
     Value P = num_val(s), T[FWD_CHUNK];
     if (prec && rec) {
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
         for (int i = 0; i < n; i++) {
-            DotPart x, y;
-            dot_part(*seq_at(a, i), top, &k, &x);
-            dot_part(*seq_at(b, i), top, &k, &y);
-            pairs[2 * i] = part_id(x.id, x.p);
-            pairs[2 * i + 1] = part_id(y.id, y.p);
+            pairs[2 * i] = part_id(x[i].id, x[i].p);
+            pairs[2 * i + 1] = part_id(y[i].id, y[i].p);
         }
         P = num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
     }
     for (int j = 0; j < k; j++) {
         int m, recd;
-        double t = dot_tangent(a, b, n, top, k, j, rec, NULL, &m, &recd);
+        double t = dot_tangent(x, y, ids_all, n, j, rec, NULL, &m, &recd);
         T[j] = num_val(t);
         if (recd && m) {
             uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)m, &off);
-            dot_tangent(a, b, n, top, k, j, rec, pairs, &m, &recd);
+            dot_tangent(x, y, ids_all, n, j, rec, pairs, &m, &recd);
             T[j] = num_rec(t, tape_rec_dot(off, (uint32_t)m, t));
         }
     }
+    err_scratch_free(x);
     Dual *d = dual_alloc(top, k);
     d->p = P;
     for (int j = 0; j < k; j++) d->t[j] = T[j];
