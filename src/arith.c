@@ -119,6 +119,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     Value r;
     if (plain_elementwise(op, a, b, na, nb, n, &r)) return r;
     if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
+    if (fwd_add_sub(op, a, b, na, nb, n, &r)) return r;       /* constants and duals */
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
     if (na >= 0) value_seq_check_numbers(a, what);

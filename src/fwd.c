@@ -516,3 +516,61 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     *out = obj_val(V_DUAL, d);
     return 1;
 }
+
+/* ------------------------------------------- + and - of dual arrays */
+
+/* a + b or a - b elementwise where one side is constants (plain numbers,
+ * an array of them or one) and the other an array of duals of the
+ * innermost jvp with plain tangents, its primals recorded or not (hvp's
+ * `points - take(C, at)`): the primals as one array operation (recorded
+ * as an array run when they are recorded, arith.c), the tangents copied
+ * or negated, which is what dual.c gives element by element (partials 1
+ * and -1, a constant 0 tangent staying 0). 0 if it does not apply. */
+int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    uint32_t top = G->fwd.top;
+    if (!top || (op != OP_ADD && op != OP_SUB) || n < 1) return 0;
+    int dual_b = nb >= 0 && seq_at(b, 0)->t == V_DUAL;
+    Value dv = dual_b ? b : a, cv = dual_b ? a : b;
+    int nc = dual_b ? na : nb;
+    if (!is_seq(dv) || (dual_b ? nb : na) < 0) return 0;
+    int rec = G->tape.recording, k = 0;
+    /* the constant side: plain numbers that record nothing */
+    if (nc < 0) {
+        if (cv.t != V_NUM || (cv.id && rec)) return 0;
+    } else
+        for (int i = 0; i < n; i++) {
+            const Value *e = seq_at(cv, i);
+            if (e->t != V_NUM || (e->id && rec)) return 0;
+        }
+    for (int i = 0; i < n; i++) {
+        const Value *e = seq_at(dv, i);
+        if (e->t != V_DUAL) return 0;
+        Dual *d = AS_DUAL(*e);
+        if (d->tag != top || d->p.t != V_NUM || (k && d->k != k)) return 0;
+        k = d->k;
+        for (int j = 0; j < k; j++)
+            if (d->t[j].t != V_NUM || d->t[j].id) return 0;
+    }
+    Value prim = value_arr_new(n);
+    for (int i = 0; i < n; i++) AS_ARR(prim)->v[i] = AS_DUAL(*seq_at(dv, i))->p;   /* numbers: no references */
+    Value r = dual_b ? arith_elementwise_flat(op, a, prim) : arith_elementwise_flat(op, prim, b);
+    v_release(prim);
+    double sign = dual_b && op == OP_SUB ? -1 : 1;
+    Value res = value_arr_new(n);
+    for (int i = 0; i < n; i++) {
+        Dual *src = AS_DUAL(*seq_at(dv, i));
+        Dual *d = dual_alloc(top, k);
+        d->p = AS_ARR(r)->v[i];
+        v_retain(d->p);
+        for (int j = 0; j < k; j++) {
+            double t = src->t[j].u.n;
+            d->t[j] = num_val(t == 0 ? 0 : sign * t);
+        }
+        dual_finish(d);
+        AS_ARR(res)->v[i] = obj_val(V_DUAL, d);
+    }
+    v_release(r);
+    *out = res;
+    return 1;
+}

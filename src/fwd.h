@@ -34,6 +34,10 @@ uint32_t fwd_last_tag(void);
  * as the elementwise products folded by +, recorded as whole dots; 0 if
  * it does not apply (another backend, parts that are not finite numbers). */
 int fwd_dot(Value a, Value b, int n, Value *out);
+/* a + b, a - b of constants and an array of duals (arith_elementwise_flat,
+ * na/nb: the lengths, -1 for a number): the same duals, the primals as one
+ * array operation; 0 if it does not apply. */
+int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out);
 /* Which tags are live, and the primal a dead one leaves: dual.h. */
 
 #endif
