@@ -6,7 +6,7 @@
 #include "kinks.h"
 #include "matrix.h"
 #include "arrayrun.h"
-#include "fwd.h"
+#include "dualarr.h"
 #include "state.h"
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
