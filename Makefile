@@ -76,7 +76,7 @@ $(BUILD)/wmath.o: CFLAGS += -ffp-contract=off
 
 # The tape and its sweeps stand below the evaluator: their unit test links
 # them alone (no evaluator, no libedit), which keeps them that way.
-CORE     := state io tape sweep fixtape arith arrayrun dual num ieee posit value valuegc error ast versions kinks tapegc matrix wmath
+CORE     := state io tape sweep fixtape arith arrayrun dual dualarr num ieee posit value valuegc error ast versions kinks tapegc matrix wmath
 COREOBJS := $(patsubst %,$(BUILD)/%.o,$(CORE))
 $(BUILD)/unit/test_tape: tests/unit/test_tape.c $(UNITSUP) $(COREOBJS)
 	@mkdir -p $(BUILD)/unit

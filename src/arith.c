@@ -6,6 +6,7 @@
 #include "kinks.h"
 #include "matrix.h"
 #include "arrayrun.h"
+#include "dualarr.h"
 #include "state.h"
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
@@ -119,6 +120,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     if (plain_elementwise(op, a, b, na, nb, n, &r)) return r;
     if (G->fwd.top && dual_elementwise(op, a, b, na, nb, n, &r)) return r;   /* forward mode's arrays */
     if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
+    if (fwd_add_sub(op, a, b, na, nb, n, &r)) return r;       /* constants and duals */
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
     if (na >= 0) value_seq_check_numbers(a, what);
@@ -249,6 +251,8 @@ Value arith_dot(Value a, Value b)
     int n = seq_len(a);
     if (seq_len(b) != n) err_raise("dot: length mismatch: %d and %d elements", n, seq_len(b));
     if (any_dual(a) || any_dual(b)) {
+        Value d;
+        if (fwd_dot(a, b, n, &d)) return d;      /* whole dots, the same values */
         Value p = arith_apply(OP_MUL, a, b);
         Value r = n ? arith_fold(OP_ADD, p, "dot") : num_val(0);
         v_release(p);

@@ -123,6 +123,8 @@ static const Entry examples[] = {
     {"check", NULL, "check(\"1a\", 2 * 3, 6, \"multiply\")   # exercise 1a is right: 6"},
     {"check_close", NULL, "check_close(\"2b\", 3.14, pi, 0.01, \"about pi\")   # exercise 2b is right: 3.14"},
     {"logsumexp", NULL, "logsumexp([0, 0])       # 0.6931471805599453"},
+    {"argmin", NULL, "argmin([3, 1, 2, 1])    # 1 (the first of equal ones)"},
+    {"argmax", NULL, "argmax([[1, 5], [7, 2]], 2)   # [[1], [0]] (one a row)"},
     {"lgamma", NULL, "lgamma(5)               # log(24) = 3.1780538303471"},
     {"take", NULL, "take([10, 20, 30], [2, 0])   # [30, 10]"},
     {"shape", NULL, "shape([[1, 2, 3], [4, 5, 6]])   # [2, 3]"},

@@ -440,6 +440,45 @@ static int sum_lines(const Storage *s, int axis, Value r)
     return 1;
 }
 
+/* sum, max or min along an axis of a matrix of plain float64 numbers that
+ * record nothing, into r: in doubles, each line in the order and with the
+ * comparisons the general path makes (arith_sum from 0, arith_fold's
+ * min/max keeping the earlier element on a tie); no array per line.
+ * 0 if it does not apply (r untouched). */
+static int along_plain(int kind, const Storage *s, int axis, Value r)
+{
+    if (G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
+    int rec = G->tape.recording;
+    for (long p = 0; p < (long)s->n; p++)
+        if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
+    int rows = s->rows, cols = s->cols;
+    int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
+    long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
+    if (len == 0 && kind != R_SUM) return 0;     /* the general path's error */
+    for (int l = 0; l < lines; l++) {
+        const Value *e = s->v + l * next;
+        double acc;
+        if (kind == R_SUM) {
+            acc = 0;
+            for (int t = 0; t < len; t++) acc += e[t * step].u.n;
+        } else {
+            acc = e[0].u.n;
+            if (kind == R_MIN)
+                for (int t = 1; t < len; t++) {
+                    double x = e[t * step].u.n;
+                    if (x < acc) acc = x;
+                }
+            else
+                for (int t = 1; t < len; t++) {
+                    double x = e[t * step].u.n;
+                    if (acc < x) acc = x;
+                }
+        }
+        AS_ARR(r)->v[l] = num_val(acc);
+    }
+    return 1;
+}
+
 /* Along axis 1 (down each column: a 1 x n row) or 2 (along each row: an
  * m x 1 column), as Julia's dims keep them, so the result broadcasts
  * back against a (a - max(a, 2)). */
@@ -449,6 +488,7 @@ static Value along(int kind, Value a, int axis, const char *fname)
     int rows = s->rows, cols = s->cols;
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    if (along_plain(kind, s, axis, r)) return r;
     if (kind == R_SUM && sum_lines(s, axis, r)) return r;
     for (int l = 0; l < lines; l++) {
         Value line = value_arr_new(len);
@@ -506,6 +546,56 @@ Value mat_logsumexp(int argc, Value *argv)
     int axis = reduction(R_LSE, argc, argv, "logsumexp");
     return axis ? along(R_LSE, argv[0], axis, "logsumexp") : logsumexp_of(argv[0]);
 }
+
+/* argmin and argmax: the index (from 0) of the element min or max
+ * returns (arith_fold's comparisons: a later element wins only when it is
+ * strictly smaller, or larger, so a tie keeps the first), one per line
+ * along an axis. An index is a constant: primal values are compared and
+ * nothing is recorded, as a comparison's true or false is not. */
+static int better(int op, double x, double best)
+{
+    if (G->num.backend == BK_F64) return op == OP_MIN ? x < best : best < x;
+    return op == OP_MIN ? num_less(x, best) : num_less(best, x);
+}
+
+static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
+{
+    Value a = argv[0];
+    if (!is_seq(a)) err_raise("%s: argument 1 must be an array or a matrix, got %s", fname, value_type_name(a));
+    value_seq_check_numbers(a, fname);
+    if (argc == 1) {
+        int n = seq_len(a), best = 0;
+        if (n == 0) err_raise("%s of an empty array", fname);
+        double bv = v_primal(*seq_at(a, 0));
+        for (int i = 1; i < n; i++) {
+            double x = v_primal(*seq_at(a, i));
+            if (better(op, x, bv)) best = i, bv = x;
+        }
+        return num_val(num_round(best));
+    }
+    if (!is_mat(a)) err_raise("%s(a, axis) needs a matrix a, got %s", fname, mat_describe(a));
+    int axis = axis_of(argv[1], fname, "");
+    const Storage *s = AS_ARR(a);
+    int rows = s->rows, cols = s->cols;
+    int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
+    long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
+    if (len == 0 && lines > 0) err_raise("%s of an empty array", fname);
+    Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    for (int l = 0; l < lines; l++) {
+        const Value *e = s->v + l * next;
+        int best = 0;
+        double bv = v_primal(e[0]);
+        for (int t = 1; t < len; t++) {
+            double x = v_primal(e[t * step]);
+            if (better(op, x, bv)) best = t, bv = x;
+        }
+        AS_ARR(r)->v[l] = num_val(num_round(best));
+    }
+    return r;
+}
+
+Value mat_argmin(int argc, Value *argv) { return arg_extreme(OP_MIN, argc, argv, "argmin"); }
+Value mat_argmax(int argc, Value *argv) { return arg_extreme(OP_MAX, argc, argv, "argmax"); }
 
 /* ------------------------------------------------------------ builtins */
 

@@ -37,5 +37,7 @@ int   mat_index_in(Value idx, int len, Node *at, const char *what, Value m);
 int   mat_dim_arg(Value *argv, int i, const char *fname);
 Value mat_mean(int argc, Value *argv);
 Value mat_logsumexp(int argc, Value *argv);
+Value mat_argmin(int argc, Value *argv);     /* argmin(a), argmin(a, axis) */
+Value mat_argmax(int argc, Value *argv);
 
 #endif

@@ -190,6 +190,8 @@ static const Builtin matrix_builtins[] = {
     {"eye", 1, 1, bi_eye, "eye(n): the n x n identity matrix"},
     {"transpose", 1, 1, bi_transpose, "transpose(a): the matrix a with rows and columns swapped (a copy)"},
     {"mean", 1, 2, mat_mean, "mean(a): the average of the elements of a; mean(a, 1) / mean(a, 2) of a matrix: down the columns / along the rows"},
+    {"argmin", 1, 2, mat_argmin, "argmin(a): the index (from 0) of the element min(a) gives, the first of equal ones; argmin(a, 1) / argmin(a, 2) of a matrix: in each column (1 x n) / in each row (m x 1); indices are constants"},
+    {"argmax", 1, 2, mat_argmax, "argmax(a): the index (from 0) of the element max(a) gives, the first of equal ones; argmax(a, 1) / argmax(a, 2) of a matrix: in each column (1 x n) / in each row (m x 1); indices are constants"},
     {"logsumexp", 1, 2, mat_logsumexp, "logsumexp(a): log(sum(exp(a))), computed without overflow by shifting by max(a); logsumexp(a, 1) / logsumexp(a, 2) of a matrix: down the columns / along the rows"},
 };
 

@@ -708,6 +708,7 @@ class Gen:
             (2, lambda: ("dot(%s, %s)" % (t, self.arr(d, n)[0]), n * b * CAP)),
             (1, lambda: ("norm(%s)" % ("1 + %s * %s" % (self.paren(t), self.paren(t))), n * (1 + b * b))),
             (1, lambda: ("%s(%s)" % (self.r.choice(["min", "max"]), t), b)),
+            (1, lambda: ("%s[%s(%s)]" % (self.paren(t), self.r.choice(["argmin", "argmax"]), t), b)),
             (3 if self.fe("matrices") else 0, lambda: self.mat_reduce(d, a)),
         ])()
 
@@ -742,6 +743,8 @@ class Gen:
             (1, lambda: ("sum(logsumexp(%s, %d))" % (m[0], self.r.randint(1, 2)), 2 * n * (mb + 2))),
             (1, lambda: ("%s[%d, %d]" % (self.paren(m[0]), i, j), mb)),
             (1, lambda: ("sum(%s - max(%s, 2))" % (self.paren(m[0]), self.paren(m[0])), 4 * n * mb)),
+            (1, lambda: ("sum(take(reshape(%s, %d), reshape(%s(%s, 1), %d) * %d + range(%d)))"
+                         % (m[0], 2 * n, self.r.choice(["argmin", "argmax"]), m[0], n, n, n), 2 * n * mb)),
         ])()
 
     def s_matrix(self):

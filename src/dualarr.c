@@ -1,0 +1,230 @@
+/* dualarr.c: whole-array operations on arrays of dual numbers (forward
+ * mode's values, dual.c), below the evaluator beside arith.c, which calls
+ * them: a dot of dual arrays and + or - of constants and duals, made as
+ * whole array operations instead of one dual operation an element. Each
+ * gives the duals dual.c's element-by-element route gives, to the bit;
+ * what is recorded is recorded as whole dots and array operations (hvp's
+ * forward over reverse: GradBench's kmeans, issue 27). */
+#include <math.h>
+#include "dualarr.h"
+#include "arith.h"
+#include "dual.h"
+#include "fwd.h"
+#include "tape.h"
+#include "error.h"
+#include "state.h"
+
+/* --------------------------------------------------- dot of dual arrays */
+
+/* An element of a dual dot: a number (no tangents) or a dual of the
+ * innermost jvp whose parts are finite numbers; 0 for anything else. */
+typedef struct { double p; uint32_t id; const Dual *d; } DotPart;
+
+/* Tangent j of a part (a number has none: NULL d); dual_tan reads either
+ * form of a dual's tangents (boxed Values or unboxed doubles, value.h). */
+static inline Value part_tan(const DotPart *o, int j) { return dual_tan(o->d, j); }
+
+static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
+{
+    if (v.t == V_NUM) {
+        o->p = v.u.n;
+        o->id = v.id;
+        o->d = NULL;
+        return isfinite(v.u.n);
+    }
+    if (v.t != V_DUAL) return 0;
+    Dual *d = AS_DUAL(v);
+    if (d->tag != top || d->p.t != V_NUM || (*k && d->k != *k)) return 0;
+    *k = d->k;
+    for (int j = 0; j < d->k; j++) {
+        Value t = dual_tan(d, j);
+        if (t.t != V_NUM || !isfinite(t.u.n)) return 0;
+    }
+    o->p = d->p.u.n;
+    o->id = d->p.id;
+    o->d = d;
+    return isfinite(o->p);
+}
+
+/* A tape id for a part: its own, or its constant's. */
+static uint32_t part_id(uint32_t id, double v) { return id ? id : arith_const_id(v); }
+
+/* Tangent j of the dot over the parts x[i], y[i]: the products' tangents
+ * t_i = pb ta + pa tb folded by +, with dual.c's rules for what is a
+ * term: a tangent that is a constant 0 adds none, and where every part is
+ * plain (dual.c's double path) neither does a 0 partial (pb or pa); an
+ * accumulator or a t_i that is a constant 0 is skipped by the fold as
+ * dual.c skips it, so the value is the route's to the bit. pairs NULL:
+ * count the terms into *m; else write them there. Returns the value;
+ * *recd: it records. */
+static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *ids_all, int n, int j, int rec,
+                          uint32_t *pairs, int *m, int *recd)
+{
+    double acc = 0;
+    int acc_zero = 1, acc_rec = 0, q = 0;
+    for (int i = 0; i < n; i++) {
+        Value ta = x[i].d ? part_tan(&x[i], j) : num_val(0);
+        Value tb = y[i].d ? part_tan(&y[i], j) : num_val(0);
+        int plain = !rec || !ids_all[i];
+        int use_a = x[i].d && !(ta.id == 0 && ta.u.n == 0) && !(plain && y[i].p == 0);
+        int use_b = y[i].d && !(tb.id == 0 && tb.u.n == 0) && !(plain && x[i].p == 0);
+        double t = 0;
+        int t_rec = 0;
+        if (use_a) {
+            t = y[i].p * ta.u.n;
+            t_rec |= rec && (y[i].id | ta.id);
+            if (pairs) {
+                pairs[2 * q] = part_id(y[i].id, y[i].p);
+                pairs[2 * q + 1] = part_id(ta.id, ta.u.n);
+            }
+            q++;
+        }
+        if (use_b) {
+            t = t + x[i].p * tb.u.n;
+            t_rec |= rec && (x[i].id | tb.id);
+            if (pairs) {
+                pairs[2 * q] = part_id(x[i].id, x[i].p);
+                pairs[2 * q + 1] = part_id(tb.id, tb.u.n);
+            }
+            q++;
+        }
+        int t_zero = !t_rec && t == 0;
+        if (i == 0) {
+            acc = t;
+        } else {
+            double s = acc_zero ? 0 : acc;
+            if (!t_zero) s = s + t;
+            acc = s;
+        }
+        acc_rec |= t_rec;
+        acc_zero = !acc_rec && acc == 0;
+    }
+    *m = q;
+    *recd = acc_rec;
+    return acc;
+}
+
+/* dot(a, b) of n elements where some are duals of the innermost jvp
+ * (hvp's forward over reverse, or a jvp through a dot): the dual that
+ * arith.c's route (the elementwise products folded by +) gives, made as
+ * whole dots: the primal one dot entry over the n primal pairs, each
+ * tangent one over the pairs (b's primal, a's tangent) and (a's primal,
+ * b's tangent), where the route recorded several entries and made a dual
+ * an element. The values are the route's to the bit (products and sums in
+ * its order). float64 only and finite parts only (a strong zero against
+ * inf or nan stays with dual.c); 0 if it does not apply. */
+int fwd_dot(Value a, Value b, int n, Value *out)
+{
+    uint32_t top = G->fwd.top;
+    if (!top || G->num.backend != BK_F64 || n < 1) return 0;
+    int k = 0, rec = G->tape.recording, prec = 0;
+    /* the parts, once (x, y, and each element's ids of every part: dual.c
+     * takes its double path for a product whose parts are all plain) */
+    DotPart *x = err_scratch(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * (size_t)n), *y = x + n;
+    uint32_t *ids_all = (uint32_t *)(y + n);
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        if (!dot_part(*seq_at(a, i), top, &k, &x[i]) || !dot_part(*seq_at(b, i), top, &k, &y[i])) {
+            err_scratch_free(x);
+            return 0;
+        }
+        s += x[i].p * y[i].p;      /* arith_dot's sum: 0 + a0 b0 + a1 b1 + ... */
+        prec |= (x[i].id | y[i].id) != 0;
+    }
+    if (!k || k > FWD_CHUNK) {
+        err_scratch_free(x);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        uint32_t ids = x[i].id | y[i].id;
+        for (int l = 0; l < k; l++)
+            ids |= (x[i].d ? part_tan(&x[i], l).id : 0) | (y[i].d ? part_tan(&y[i], l).id : 0);
+        ids_all[i] = ids;
+    }
+    Value P = num_val(s), T[FWD_CHUNK];
+    if (prec && rec) {
+        uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
+        for (int i = 0; i < n; i++) {
+            pairs[2 * i] = part_id(x[i].id, x[i].p);
+            pairs[2 * i + 1] = part_id(y[i].id, y[i].p);
+        }
+        P = num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
+    }
+    for (int j = 0; j < k; j++) {
+        int m, recd;
+        double t = dot_tangent(x, y, ids_all, n, j, rec, NULL, &m, &recd);
+        T[j] = num_val(t);
+        if (recd && m) {
+            uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)m, &off);
+            dot_tangent(x, y, ids_all, n, j, rec, pairs, &m, &recd);
+            T[j] = num_rec(t, tape_rec_dot(off, (uint32_t)m, t));
+        }
+    }
+    err_scratch_free(x);
+    Dual *d = dual_alloc(top, k);
+    d->p = P;
+    for (int j = 0; j < k; j++) d->t[j] = T[j];
+    dual_finish(d);
+    *out = obj_val(V_DUAL, d);
+    return 1;
+}
+
+/* ------------------------------------------- + and - of dual arrays */
+
+/* a + b or a - b elementwise where one side is constants (plain numbers,
+ * an array of them or one) and the other an array of duals of the
+ * innermost jvp with plain tangents, its primals recorded or not (hvp's
+ * `points - take(C, at)`): the primals as one array operation (recorded
+ * as an array run when they are recorded, arith.c), the tangents copied
+ * or negated, which is what dual.c gives element by element (partials 1
+ * and -1, a constant 0 tangent staying 0). 0 if it does not apply. */
+int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    uint32_t top = G->fwd.top;
+    if (!top || (op != OP_ADD && op != OP_SUB) || n < 1) return 0;
+    int dual_b = nb >= 0 && seq_at(b, 0)->t == V_DUAL;
+    Value dv = dual_b ? b : a, cv = dual_b ? a : b;
+    int nc = dual_b ? na : nb;
+    if (!is_seq(dv) || (dual_b ? nb : na) < 0) return 0;
+    int rec = G->tape.recording, k = 0;
+    /* the constant side: plain numbers that record nothing */
+    if (nc < 0) {
+        if (cv.t != V_NUM || (cv.id && rec)) return 0;
+    } else
+        for (int i = 0; i < n; i++) {
+            const Value *e = seq_at(cv, i);
+            if (e->t != V_NUM || (e->id && rec)) return 0;
+        }
+    for (int i = 0; i < n; i++) {
+        const Value *e = seq_at(dv, i);
+        if (e->t != V_DUAL) return 0;
+        Dual *d = AS_DUAL(*e);
+        if (d->tag != top || d->p.t != V_NUM || (k && d->k != k)) return 0;
+        k = d->k;
+        for (int j = 0; j < k; j++) {
+            Value t = dual_tan(d, j);
+            if (t.t != V_NUM || t.id) return 0;
+        }
+    }
+    Value prim = value_arr_new(n);
+    for (int i = 0; i < n; i++) AS_ARR(prim)->v[i] = AS_DUAL(*seq_at(dv, i))->p;   /* numbers: no references */
+    Value r = dual_b ? arith_elementwise_flat(op, a, prim) : arith_elementwise_flat(op, prim, b);
+    v_release(prim);
+    double sign = dual_b && op == OP_SUB ? -1 : 1;
+    Value res = value_arr_new(n);
+    for (int i = 0; i < n; i++) {
+        Dual *src = AS_DUAL(*seq_at(dv, i));
+        Dual *d = dual_alloc(top, k);
+        d->p = AS_ARR(r)->v[i];
+        v_retain(d->p);
+        for (int j = 0; j < k; j++) {
+            double t = dual_tan(src, j).u.n;
+            d->t[j] = num_val(t == 0 ? 0 : sign * t);
+        }
+        dual_finish(d);
+        AS_ARR(res)->v[i] = obj_val(V_DUAL, d);
+    }
+    v_release(r);
+    *out = res;
+    return 1;
+}
