@@ -565,6 +565,7 @@ static Recomp *recomp_begin(LoopRec *r)
     for (int i = 0; i < r->ncst; i++) {     /* read-only arrays as they were */
         Storage *s = r->cst[i];
         dirty_add(S, s);
+        storage_dirty(s);
         for (int j = 0; j < s->n; j++) {
             Value old = s->v[j];
             s->v[j] = r->cstv[i][j];
@@ -602,6 +603,7 @@ static void recomp_end(Recomp *S)
     }
     for (int i = 0; i < S->ndirty; i++) {
         Dirty *d = &S->dirty[i];
+        storage_dirty(d->s);
         for (int j = 0; j < d->n && j < d->s->n; j++) {
             Value old = d->s->v[j];
             d->s->v[j] = d->v[j];
@@ -629,6 +631,7 @@ static void recomp_end(Recomp *S)
  * with_ids), from flat[*pos] on. */
 static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
 {
+    storage_dirty(st);
     for (int j = 0; j < st->n; j++) {
         Value e = flat[(*pos)++];
         if (!with_ids) e.id = 0;
@@ -693,6 +696,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
         for (int k = 0; k < s->nst; k++) in_state |= s->st[k] == r->cst[i];
         if (in_state) continue;
         Storage *st = r->cst[i];
+        storage_dirty(st);
         for (int j = 0; j < st->n; j++) {
             Value old = st->v[j];
             st->v[j] = r->cstv[i][j];

@@ -487,6 +487,7 @@ static Value *writable_seq(Value *holder, Node *at)
 {
     if (holder->t == V_ARR || holder->t == V_VIEW) {
         arr_own(holder);
+        storage_dirty(storage_of(*holder));    /* a dual may land there */
         return holder;
     }
     err_raise_at(at, "cannot index into %s", value_type_name(*holder));

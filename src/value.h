@@ -61,7 +61,13 @@ typedef struct Storage {
     int plain_n;      /* n for an array, 0 for a matrix (whose a[i] is a row):
                        * the evaluator's short paths for a[i] bound i by it,
                        * so they leave matrices to the general path for free */
-    Value *v;
+    int noheap;       /* 1: no element is a heap object (all are V_NUM), so
+                       * freeing releases nothing and a copy is a memcpy; 0:
+                       * not known. Set by the code that fills a new array
+                       * (or a scan that found it so); every write of a
+                       * possibly-heap value (a dual) into existing storage
+                       * clears it first (storage_dirty) */
+    Value *v;         /* the elements, in the same allocation, after the header */
 } Storage;
 
 typedef struct Env Env;
@@ -174,7 +180,8 @@ static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) valu
 
 void   *value_obj_new(VType t, size_t size);
 Value   value_str_new(const char *s, int len);
-Storage *value_storage_new(int n);
+Storage *value_storage_new(int n);   /* n zeros (noheap not set: callers may write duals) */
+Storage *value_storage_unfilled(int n);   /* n elements the caller writes, all of them, before anything can raise */
 Value   value_arr_new(int n);           /* n undefined-free zeros */
 Value   value_view_new(Storage *s, int start, int len, int stride);
 Value   value_dual_new(uint32_t tag, Value p, Value t);   /* k = 1; takes ownership of p, t */
@@ -220,6 +227,18 @@ static inline void shape_like(Value to, Value from)
 {
     if (to.t == V_ARR && is_mat(from)) storage_shape_like(AS_ARR(to), AS_ARR(from));
 }
+
+/* Existing storage about to receive elements that may be heap objects
+ * (duals): its noheap promise ends. */
+static inline void storage_dirty(Storage *s) { s->noheap = 0; }
+static inline Storage *storage_of(Value v) { return v.t == V_ARR ? AS_ARR(v) : AS_VIEW(v)->s; }
+/* Whether every element of array or view v is known to be a V_NUM. */
+static inline int seq_noheap(Value v) { return storage_of(v)->noheap; }
+#ifdef __SANITIZE_ADDRESS__
+void value_noheap_check(const Storage *s);   /* SAN build: aborts when noheap is set wrongly */
+#else
+static inline void value_noheap_check(const Storage *s) { (void)s; }
+#endif
 
 /* Arrays of strings (args) exist; arithmetic needs numbers: an error otherwise. */
 void    value_seq_check_numbers(Value v, const char *what);

@@ -417,6 +417,7 @@ uint32_t *version_log_array(const VerLog *log, int k, int *n)
 
 static void put(Storage *s, int i, const Value *v)
 {
+    storage_dirty(s);
     v_retain(*v);
     v_release(s->v[i]);
     s->v[i] = *v;
