@@ -394,6 +394,25 @@ static Value along(int kind, Value a, int axis, const char *fname)
     int rows = s->rows, cols = s->cols;
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
+    if (kind == R_SUM && s->noheap && G->num.backend == BK_F64) {
+        /* numbers (no duals): arith_sum_plain's sum of each line, in the
+         * same order, without the line's array, when none is recorded */
+        uint32_t ids = 0;
+        for (int l = 0; l < lines; l++) {
+            const Value *e = s->v + l * next;
+            double acc = 0;
+            for (int t = 0; t < len; t++) {
+                acc += e[t * step].u.n;
+                ids |= e[t * step].id;
+            }
+            AS_ARR(r)->v[l] = num_val(acc);
+        }
+        if (!ids || !G->tape.recording) {
+            AS_ARR(r)->noheap = 1;
+            return r;
+        }
+    }
     for (int l = 0; l < lines; l++) {
         Value line = value_arr_new(len);
         for (int t = 0; t < len; t++) {
@@ -476,5 +495,6 @@ Value mat_filled(Value *argv, double x, const char *fname)
     mat_dims(argv, fname, &rows, &cols);
     Value r = mat_new(rows, cols);
     for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
+    AS_ARR(r)->noheap = 1;
     return r;
 }
