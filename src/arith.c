@@ -67,13 +67,15 @@ static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
         *pe = (PlainElems){ st->v + w->start, w->stride };
     }
     int rec = G->tape.recording;
-    value_noheap_check(st);
-    if (st->noheap && !rec) return 1;     /* numbers, and none records */
+    value_known_check(st);
+    if (st->known == KNOWN_CONSTS || (st->known && !rec)) return 1;     /* numbers, and none records */
+    uint32_t ids = 0;
     for (int i = 0; i < n; i++) {
         const Value *e = &pe->e[i * pe->stride];
         if (e->t != V_NUM || (e->id && rec)) return 0;
+        ids |= e->id;
     }
-    if (x->t == V_ARR) st->noheap = 1;    /* learnt: every element a V_NUM */
+    if (x->t == V_ARR) st->known = ids ? KNOWN_NOHEAP : KNOWN_CONSTS;    /* learnt */
     return 1;
 }
 
@@ -94,7 +96,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     if (unary) pb = pa;
     else if (!plain_operand(&b, nb >= 0, n, &pb)) return 0;
     Storage *rs = value_storage_unfilled(n);
-    rs->noheap = 1;
+    rs->known = KNOWN_CONSTS;
     *out = obj_val(V_ARR, rs);
     Value *r = rs->v;
     long sa = pa.stride, sb = pb.stride;
@@ -148,7 +150,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
         s->v[i] = arith_num_op(op, x, y);
         nums &= s->v[i].t == V_NUM;
     }
-    s->noheap = nums;
+    s->known = nums ? KNOWN_NOHEAP : 0;
     return r;
 }
 

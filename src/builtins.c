@@ -120,7 +120,7 @@ static Value filled(int n, double x)
 {
     Storage *s = value_storage_unfilled(n);
     for (int i = 0; i < n; i++) s->v[i] = num_val(x);
-    s->noheap = 1;
+    s->known = KNOWN_CONSTS;
     return obj_val(V_ARR, s);
 }
 
@@ -142,7 +142,7 @@ static Value bi_range(int argc, Value *argv)
     int n = arg_count(argv, 0, "range");
     Storage *s = value_storage_unfilled(n);
     for (int i = 0; i < n; i++) s->v[i] = num_val(num_round(i));
-    s->noheap = 1;
+    s->known = KNOWN_CONSTS;
     return obj_val(V_ARR, s);
 }
 
@@ -170,7 +170,7 @@ static Value bi_take(int argc, Value *argv)
         if (!nums) v_retain(e);
         rs->v[i] = e;
     }
-    rs->noheap = nums;
+    rs->known = nums ? storage_of(argv[0])->known : 0;
     return obj_val(V_ARR, rs);
 }
 

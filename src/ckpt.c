@@ -337,6 +337,7 @@ static int flat_storage(Flat *f, Storage *s)
         f->seen = err_realloc(f->seen, sizeof(Storage *) * (size_t)f->capseen);
     }
     f->seen[f->nseen] = s;
+    storage_dirty(s);       /* its elements' ids are written through f->slot */
     for (int i = 0; i < s->n; i++) flat_push(f, &s->v[i]);
     return f->nseen++;
 }
@@ -749,6 +750,7 @@ static int run_step(LoopRec *r, uint64_t t)
      * a constant again (as in an unrecorded step) */
     for (int i = 0; i < r->nheld; i++) {
         Storage *st = r->held[i];
+        storage_dirty(st);
         for (int j = 0; j < st->n; j++)
             if (st->v[j].t == V_NUM && st->v[j].id >= m.m.n)
                 st->v[j].id = st->v[j].id < m.m.n + nleaf ? orig[st->v[j].id - m.m.n] : 0;

@@ -395,7 +395,7 @@ static Value along(int kind, Value a, int axis, const char *fname)
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
     long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
-    if (kind == R_SUM && s->noheap && G->num.backend == BK_F64) {
+    if (kind == R_SUM && (s->known & KNOWN_NOHEAP) && G->num.backend == BK_F64) {
         /* numbers (no duals): arith_sum_plain's sum of each line, in the
          * same order, without the line's array, when none is recorded */
         uint32_t ids = 0;
@@ -409,7 +409,7 @@ static Value along(int kind, Value a, int axis, const char *fname)
             AS_ARR(r)->v[l] = num_val(acc);
         }
         if (!ids || !G->tape.recording) {
-            AS_ARR(r)->noheap = 1;
+            AS_ARR(r)->known = KNOWN_CONSTS;
             return r;
         }
     }
@@ -495,6 +495,6 @@ Value mat_filled(Value *argv, double x, const char *fname)
     mat_dims(argv, fname, &rows, &cols);
     Value r = mat_new(rows, cols);
     for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
-    AS_ARR(r)->noheap = 1;
+    AS_ARR(r)->known = KNOWN_CONSTS;
     return r;
 }

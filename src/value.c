@@ -144,8 +144,8 @@ void value_obj_free(Obj *o)
     switch (o->type) {
     case V_ARR: {
         Storage *s = (Storage *)o;
-        value_noheap_check(s);
-        if (!s->noheap)
+        value_known_check(s);
+        if (!(s->known & KNOWN_NOHEAP))
             for (int i = 0; i < s->n; i++) v_release(s->v[i]);
         break;      /* the elements go with the header */
     }
@@ -192,12 +192,13 @@ void value_obj_free(Obj *o)
 }
 
 #ifdef __SANITIZE_ADDRESS__
-void value_noheap_check(const Storage *s)
+void value_known_check(const Storage *s)
 {
-    if (!s->noheap) return;
+    if (!s->known) return;
     for (int i = 0; i < s->n; i++)
-        if (s->v[i].t != V_NUM) {
-            fprintf(stderr, "internal error: storage marked noheap holds a %s at %d\n", value_type_name(s->v[i]), i);
+        if (s->v[i].t != V_NUM || (s->known == KNOWN_CONSTS && s->v[i].id)) {
+            fprintf(stderr, "internal error: storage known as %d holds a %s of id %u at %d\n", s->known,
+                    value_type_name(s->v[i]), s->v[i].id, i);
             abort();
         }
 }
@@ -206,8 +207,8 @@ void value_noheap_check(const Storage *s)
 void value_seq_check_numbers(Value v, const char *what)
 {
     Storage *st = storage_of(v);
-    value_noheap_check(st);
-    if (st->noheap) return;      /* strings are heap objects */
+    value_known_check(st);
+    if (st->known & KNOWN_NOHEAP) return;      /* strings are heap objects */
     int n = seq_len(v), nums = 1;
     for (int i = 0; i < n; i++) {
         const Value *e = seq_at(v, i);
@@ -215,7 +216,7 @@ void value_seq_check_numbers(Value v, const char *what)
             err_raise("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
         nums &= e->t == V_NUM;
     }
-    if (nums && v.t == V_ARR) st->noheap = 1;   /* learnt: writers of duals clear it */
+    if (nums && v.t == V_ARR) st->known |= KNOWN_NOHEAP;   /* learnt: writers of duals clear it */
 }
 
 /* A fresh unaliased array with v's elements: a block copy when none is a
@@ -224,23 +225,25 @@ Value value_arr_copy(Value v)
 {
     int n = seq_len(v);
     Storage *s = value_storage_unfilled(n), *from = storage_of(v);
-    value_noheap_check(from);
+    value_known_check(from);
     const Value *src = v.t == V_ARR ? from->v : from->v + AS_VIEW(v)->start;
     long stride = v.t == V_ARR ? 1 : AS_VIEW(v)->stride;
-    if (from->noheap) {
+    if (from->known & KNOWN_NOHEAP) {
         if (stride == 1) memcpy(s->v, src, sizeof(Value) * (size_t)n);
         else for (int i = 0; i < n; i++) s->v[i] = src[i * stride];
-        s->noheap = 1;
+        s->known = from->known;
     } else {
         int other = 0;
+        uint32_t ids = 0;
         for (int i = 0; i < n; i++) {
             Value e = src[i * stride];
             s->v[i] = e;
             other |= e.t != V_NUM;
+            ids |= e.id;
             v_retain(e);
         }
-        s->noheap = !other;
-        if (!other && v.t == V_ARR) from->noheap = 1;    /* learnt */
+        s->known = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
+        if (v.t == V_ARR) from->known = s->known;    /* learnt */
     }
     if (v.t == V_ARR) storage_shape_like(s, AS_ARR(v));
     return obj_val(V_ARR, s);
