@@ -79,6 +79,18 @@ static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
     return 1;
 }
 
+/* x % y (floor modulo) when both are whole numbers below 2^53, x >= 0
+ * and y > 0: exact in integers, as fmod is exact (index arithmetic such
+ * as range(n) % k); otherwise num_apply_f64's. */
+static inline double plain_mod(double x, double y)
+{
+    if (x >= 0 && y > 0 && x < 9007199254740992.0 && y < 9007199254740992.0) {
+        int64_t a = (int64_t)x, b = (int64_t)y;
+        if ((double)a == x && (double)b == y) return (double)(a % b);
+    }
+    return num_apply_f64(OP_MOD, x, y);
+}
+
 /* op over plain numbers (nothing recorded, nothing to record) in float64:
  * what the element loop below computes, num_apply's value for each pair,
  * in one tight loop (GradBench's primals are such array code on
@@ -108,6 +120,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     case OP_MUL: PLAIN_LOOP(x * y); break;
     case OP_DIV: PLAIN_LOOP(x / y); break;
     case OP_NEG: PLAIN_LOOP(-x); break;
+    case OP_MOD: PLAIN_LOOP(plain_mod(x, y)); break;
     default: PLAIN_LOOP(num_apply_f64(op, x, y)); break;
     }
 #undef PLAIN_LOOP

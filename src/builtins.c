@@ -161,7 +161,7 @@ static Value bi_take(int argc, Value *argv)
     for (int i = 0; i < n; i++) {
         const Value *ki = seq_at(argv[1], i);
         double k = plain_ix ? ki->u.n : v_primal(*ki);
-        if (k != floor(k) || k < 0 || k >= len) {
+        if (!(k >= 0 && k < len) || k != (double)(int)k) {
             for (int j = i; j < n; j++) rs->v[j] = num_val(0);
             v_release(obj_val(V_ARR, rs));
             err_raise("take: index %s out of range for array of length %d", value_num_str(k), len);
