@@ -131,14 +131,16 @@ static Value expand(Value a, int rows, int cols)
         v_retain(a);
         return a;
     }
-    Value r = value_arr_new(rows * cols);
+    Storage *r = value_storage_unfilled(rows * cols);
+    int nums = s->known & KNOWN_NOHEAP;    /* then no retains, and r knows what s does */
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) {
             Value e = s->v[(long)(s->rows == 1 ? 0 : i) * s->cols + (s->cols == 1 ? 0 : j)];
-            v_retain(e);
-            AS_ARR(r)->v[(long)i * cols + j] = e;
+            if (!nums) v_retain(e);
+            r->v[(long)i * cols + j] = e;
         }
-    return r;
+    r->known = s->known;
+    return obj_val(V_ARR, r);
 }
 
 static _Noreturn void mismatch(const char *what, Value a, Value b)
