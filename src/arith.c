@@ -61,17 +61,35 @@ static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
         *pe = (PlainElems){ x, 0 };
         return x->t == V_NUM && !(x->id && G->tape.recording);
     }
-    if (x->t == V_ARR) *pe = (PlainElems){ AS_ARR(*x)->v, 1 };
+    Storage *st = storage_of(*x);
+    if (x->t == V_ARR) *pe = (PlainElems){ st->v, 1 };
     else {
         const View *w = AS_VIEW(*x);
-        *pe = (PlainElems){ w->s->v + w->start, w->stride };
+        *pe = (PlainElems){ st->v + w->start, w->stride };
     }
     int rec = G->tape.recording;
+    value_known_check(st);
+    if (st->known == KNOWN_CONSTS || (st->known && !rec)) return 1;     /* numbers, and none records */
+    uint32_t ids = 0;
     for (int i = 0; i < n; i++) {
         const Value *e = &pe->e[i * pe->stride];
         if (e->t != V_NUM || (e->id && rec)) return 0;
+        ids |= e->id;
     }
+    if (x->t == V_ARR) st->known = ids ? KNOWN_NOHEAP : KNOWN_CONSTS;    /* learnt */
     return 1;
+}
+
+/* x % y (floor modulo) when both are whole numbers below 2^53, x >= 0
+ * and y > 0: exact in integers, as fmod is exact (index arithmetic such
+ * as range(n) % k); otherwise num_apply_f64's. */
+static inline double plain_mod(double x, double y)
+{
+    if (x >= 0 && y > 0 && x < 9007199254740992.0 && y < 9007199254740992.0) {
+        int64_t a = (int64_t)x, b = (int64_t)y;
+        if ((double)a == x && (double)b == y) return (double)(a % b);
+    }
+    return num_apply_f64(OP_MOD, x, y);
 }
 
 /* op over plain numbers (nothing recorded, nothing to record) in float64:
@@ -90,17 +108,20 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     if (!plain_operand(&a, na >= 0, n, &pa)) return 0;
     if (unary) pb = pa;
     else if (!plain_operand(&b, nb >= 0, n, &pb)) return 0;
-    *out = value_arr_new(n);
-    Value *r = AS_ARR(*out)->v;
+    Storage *rs = value_storage_unfilled(n);
+    rs->known = KNOWN_CONSTS;
+    *out = obj_val(V_ARR, rs);
+    Value *r = rs->v;
     long sa = pa.stride, sb = pb.stride;
     const Value *ea = pa.e, *eb = pb.e;
-#define PLAIN_LOOP(expr) for (int i = 0; i < n; i++) { double x = ea[i * sa].u.n, y = eb[i * sb].u.n; (void)y; r[i].u.n = (expr); }
+#define PLAIN_LOOP(expr) for (int i = 0; i < n; i++) { double x = ea[i * sa].u.n, y = eb[i * sb].u.n; (void)y; r[i] = num_val(expr); }
     switch (op) {
     case OP_ADD: PLAIN_LOOP(x + y); break;
     case OP_SUB: PLAIN_LOOP(x - y); break;
     case OP_MUL: PLAIN_LOOP(x * y); break;
     case OP_DIV: PLAIN_LOOP(x / y); break;
     case OP_NEG: PLAIN_LOOP(-x); break;
+    case OP_MOD: PLAIN_LOOP(plain_mod(x, y)); break;
     default: PLAIN_LOOP(num_apply_f64(op, x, y)); break;
     }
 #undef PLAIN_LOOP
@@ -132,6 +153,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     Value scalar = na < 0 ? a : b;
     int const_scalar = !unary && (na < 0 || nb < 0) && scalar.t == V_NUM && scalar.id == 0
                        && needs_operand_values(op);
+    int nums = 1;
     for (int i = 0; i < n; i++) {
         Value x = na >= 0 ? *seq_at(a, i) : a;
         Value y = unary ? b : nb >= 0 ? *seq_at(b, i) : b;
@@ -142,7 +164,9 @@ Value arith_elementwise_flat(int op, Value a, Value b)
             else y = scalar;
         }
         s->v[i] = arith_num_op(op, x, y);
+        nums &= s->v[i].t == V_NUM;
     }
+    s->known = nums ? KNOWN_NOHEAP : 0;
     return r;
 }
 
@@ -169,6 +193,7 @@ Value arith_apply(int op, Value a, Value b)
  * backends they accumulate in the quire and round once. */
 static int any_dual(Value a)
 {
+    if (seq_noheap(a)) return 0;
     for (int i = 0, n = seq_len(a); i < n; i++)
         if (seq_at(a, i)->t == V_DUAL) return 1;
     return 0;

@@ -337,6 +337,7 @@ static int flat_storage(Flat *f, Storage *s)
         f->seen = err_realloc(f->seen, sizeof(Storage *) * (size_t)f->capseen);
     }
     f->seen[f->nseen] = s;
+    storage_dirty(s);       /* its elements' ids are written through f->slot */
     for (int i = 0; i < s->n; i++) flat_push(f, &s->v[i]);
     return f->nseen++;
 }
@@ -565,6 +566,7 @@ static Recomp *recomp_begin(LoopRec *r)
     for (int i = 0; i < r->ncst; i++) {     /* read-only arrays as they were */
         Storage *s = r->cst[i];
         dirty_add(S, s);
+        storage_dirty(s);
         for (int j = 0; j < s->n; j++) {
             Value old = s->v[j];
             s->v[j] = r->cstv[i][j];
@@ -602,6 +604,7 @@ static void recomp_end(Recomp *S)
     }
     for (int i = 0; i < S->ndirty; i++) {
         Dirty *d = &S->dirty[i];
+        storage_dirty(d->s);
         for (int j = 0; j < d->n && j < d->s->n; j++) {
             Value old = d->s->v[j];
             d->s->v[j] = d->v[j];
@@ -629,6 +632,7 @@ static void recomp_end(Recomp *S)
  * with_ids), from flat[*pos] on. */
 static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
 {
+    storage_dirty(st);
     for (int j = 0; j < st->n; j++) {
         Value e = flat[(*pos)++];
         if (!with_ids) e.id = 0;
@@ -693,6 +697,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
         for (int k = 0; k < s->nst; k++) in_state |= s->st[k] == r->cst[i];
         if (in_state) continue;
         Storage *st = r->cst[i];
+        storage_dirty(st);
         for (int j = 0; j < st->n; j++) {
             Value old = st->v[j];
             st->v[j] = r->cstv[i][j];
@@ -745,6 +750,7 @@ static int run_step(LoopRec *r, uint64_t t)
      * a constant again (as in an unrecorded step) */
     for (int i = 0; i < r->nheld; i++) {
         Storage *st = r->held[i];
+        storage_dirty(st);
         for (int j = 0; j < st->n; j++)
             if (st->v[j].t == V_NUM && st->v[j].id >= m.m.n)
                 st->v[j].id = st->v[j].id < m.m.n + nleaf ? orig[st->v[j].id - m.m.n] : 0;

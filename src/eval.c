@@ -401,6 +401,7 @@ static void ckpt_settle(Value *v)
         if (!v_innermost(v)->id) version_label_own(v);
     } else if (v->t == V_ARR || v->t == V_VIEW) {
         int n = seq_len(*v);
+        storage_dirty(storage_of(*v));
         for (int i = 0; i < n; i++) {
             Value *e = seq_at(*v, i);
             if (IS_NUMBER(*e) && !v_innermost(e)->id) version_label_own(e);
@@ -487,6 +488,7 @@ static Value *writable_seq(Value *holder, Node *at)
 {
     if (holder->t == V_ARR || holder->t == V_VIEW) {
         arr_own(holder);
+        storage_dirty(storage_of(*holder));    /* a dual may land there */
         return holder;
     }
     err_raise_at(at, "cannot index into %s", value_type_name(*holder));
@@ -564,6 +566,7 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
         return 0;
     Value *elem = &st->v[i];
     if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
+    storage_dirty(st);                     /* an id may be written or labelled */
     VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
     if (log) version_count(log);
     /* written field by field, while v is in registers, and labelled where

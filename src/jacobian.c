@@ -105,6 +105,7 @@ static void put(Value J, int i, int j, Value e)   /* takes e */
 {
     Storage *s = AS_ARR(J);
     Value *slot = &s->v[(long)i * s->cols + j];
+    storage_dirty(s);
     v_release(*slot);
     *slot = e;
 }

@@ -132,14 +132,16 @@ static Value expand(Value a, int rows, int cols)
         v_retain(a);
         return a;
     }
-    Value r = value_arr_new(rows * cols);
+    Storage *r = value_storage_unfilled(rows * cols);
+    int nums = s->known & KNOWN_NOHEAP;    /* then no retains, and r knows what s does */
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) {
             Value e = s->v[(long)(s->rows == 1 ? 0 : i) * s->cols + (s->cols == 1 ? 0 : j)];
-            v_retain(e);
-            AS_ARR(r)->v[(long)i * cols + j] = e;
+            if (!nums) v_retain(e);
+            r->v[(long)i * cols + j] = e;
         }
-    return r;
+    r->known = s->known;
+    return obj_val(V_ARR, r);
 }
 
 static _Noreturn void mismatch(const char *what, Value a, Value b)
@@ -488,7 +490,10 @@ static Value along(int kind, Value a, int axis, const char *fname)
     int rows = s->rows, cols = s->cols;
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
-    if (along_plain(kind, s, axis, r)) return r;
+    if (along_plain(kind, s, axis, r)) {
+        AS_ARR(r)->known = KNOWN_CONSTS;      /* numbers that record nothing */
+        return r;
+    }
     if (kind == R_SUM && sum_lines(s, axis, r)) return r;
     for (int l = 0; l < lines; l++) {
         Value line = value_arr_new(len);
@@ -622,5 +627,6 @@ Value mat_filled(Value *argv, double x, const char *fname)
     mat_dims(argv, fname, &rows, &cols);
     Value r = mat_new(rows, cols);
     for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
+    AS_ARR(r)->known = KNOWN_CONSTS;
     return r;
 }

@@ -393,6 +393,7 @@ static void tape_forget(void)
         version_log_free(&gl->ver);
         gl->ver.count = count;
         if (gl->v.t == V_NUM && gl->ver.count) version_log_push(&gl->ver, version_label_number(&gl->v));
+        if (gl->v.t == V_ARR && gl->ver.count) storage_dirty(AS_ARR(gl->v));
         if (gl->v.t == V_ARR && gl->ver.count)
             for (int i = 0; i < AS_ARR(gl->v)->n; i++) version_label_number(&AS_ARR(gl->v)->v[i]);
         /* (array versions before the clear are forgotten with the tape) */

@@ -30,13 +30,18 @@ Value value_str_new(const char *s, int len)
     return obj_val(V_STR, o);
 }
 
-/* Storage for n elements the caller fills at once (big blocks are
- * faulted in first, in one call: error.h). */
-static Storage *storage_unfilled(int n)
+/* Storage for n elements the caller fills at once: the header and the
+ * elements in one allocation (big blocks are faulted in first, in one
+ * call: error.h). */
+Storage *value_storage_unfilled(int n)
 {
-    Storage *s = value_obj_new(V_ARR, sizeof(Storage));
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
-    s->v = err_malloc(bytes);
+    Storage *s = err_malloc(sizeof(Storage) + bytes);
+    memset(s, 0, sizeof(Storage));
+    s->h.type = V_ARR;
+    s->h.rc = 1;
+    gc_link(&s->h);
+    s->v = (Value *)(s + 1);
     s->n = n;
     s->plain_n = n;
     if (bytes >= WG_PREFAULT_BYTES) err_prefault(s->v, bytes);
@@ -45,7 +50,7 @@ static Storage *storage_unfilled(int n)
 
 Storage *value_storage_new(int n)
 {
-    Storage *s = storage_unfilled(n);
+    Storage *s = value_storage_unfilled(n);
     for (int i = 0; i < n; i++) s->v[i] = num_val(0);
     return s;
 }
@@ -130,9 +135,10 @@ void value_obj_free(Obj *o)
     switch (o->type) {
     case V_ARR: {
         Storage *s = (Storage *)o;
-        for (int i = 0; i < s->n; i++) v_release(s->v[i]);
-        free(s->v);
-        break;
+        value_known_check(s);
+        if (!(s->known & KNOWN_NOHEAP))
+            for (int i = 0; i < s->n; i++) v_release(s->v[i]);
+        break;      /* the elements go with the header */
     }
     case V_VIEW: {
         Storage *s = ((View *)o)->s;
@@ -177,21 +183,59 @@ void value_obj_free(Obj *o)
     free(o);
 }
 
+#ifdef __SANITIZE_ADDRESS__
+void value_known_check(const Storage *s)
+{
+    if (!s->known) return;
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].t != V_NUM || (s->known == KNOWN_CONSTS && s->v[i].id)) {
+            fprintf(stderr, "internal error: storage known as %d holds a %s of id %u at %d\n", s->known,
+                    value_type_name(s->v[i]), s->v[i].id, i);
+            abort();
+        }
+}
+#endif
+
 void value_seq_check_numbers(Value v, const char *what)
 {
-    int n = seq_len(v);
-    for (int i = 0; i < n; i++)
-        if (seq_at(v, i)->t == V_STR)
+    Storage *st = storage_of(v);
+    value_known_check(st);
+    if (st->known & KNOWN_NOHEAP) return;      /* strings are heap objects */
+    int n = seq_len(v), nums = 1;
+    for (int i = 0; i < n; i++) {
+        const Value *e = seq_at(v, i);
+        if (e->t == V_STR)
             err_raise("%s needs numbers, but element %d of the array is a string (num(s) reads one)", what, i);
+        nums &= e->t == V_NUM;
+    }
+    if (nums && v.t == V_ARR) st->known |= KNOWN_NOHEAP;   /* learnt: writers of duals clear it */
 }
 
+/* A fresh unaliased array with v's elements: a block copy when none is a
+ * heap object. */
 Value value_arr_copy(Value v)
 {
     int n = seq_len(v);
-    Storage *s = storage_unfilled(n);
-    for (int i = 0; i < n; i++) {
-        s->v[i] = *seq_at(v, i);
-        v_retain(s->v[i]);
+    Storage *s = value_storage_unfilled(n), *from = storage_of(v);
+    value_known_check(from);
+    const Value *src = v.t == V_ARR ? from->v : from->v + AS_VIEW(v)->start;
+    long stride = v.t == V_ARR ? 1 : AS_VIEW(v)->stride;
+    if (from->known & KNOWN_NOHEAP) {
+        if (stride == 1) memcpy(s->v, src, sizeof(Value) * (size_t)n);
+        else for (int i = 0; i < n; i++) s->v[i] = src[i * stride];
+        s->known = from->known;
+    } else {
+        int other = 0;
+        uint32_t ids = 0;
+        for (int i = 0; i < n; i++) {
+            Value e = src[i * stride];
+            s->v[i] = e;
+            other |= e.t != V_NUM;
+            ids |= e.id;
+            v_retain(e);
+        }
+        s->known = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
+        if (v.t == V_ARR) from->known = s->known;    /* learnt */
     }
     if (v.t == V_ARR) storage_shape_like(s, AS_ARR(v));
     return obj_val(V_ARR, s);

@@ -62,7 +62,16 @@ typedef struct Storage {
     int plain_n;      /* n for an array, 0 for a matrix (whose a[i] is a row):
                        * the evaluator's short paths for a[i] bound i by it,
                        * so they leave matrices to the general path for free */
-    Value *v;
+    int known;        /* what every element is known to be (0: nothing):
+                       * KNOWN_NOHEAP, a V_NUM (no heap object: freeing
+                       * releases nothing, a copy is a memcpy), and
+                       * KNOWN_CONSTS, a V_NUM of id 0 (recording nothing:
+                       * the plain array paths need no scan). Set by the
+                       * code that fills a new array (or a scan that found
+                       * it so); every write into existing storage of what
+                       * may be a dual or a recorded number (an id written
+                       * or labelled) clears it first: storage_dirty */
+    Value *v;         /* the elements, in the same allocation, after the header */
 } Storage;
 
 typedef struct Env Env;
@@ -184,7 +193,8 @@ static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) valu
 
 void   *value_obj_new(VType t, size_t size);
 Value   value_str_new(const char *s, int len);
-Storage *value_storage_new(int n);
+Storage *value_storage_new(int n);   /* n zeros (known not set: callers may write duals) */
+Storage *value_storage_unfilled(int n);   /* n elements the caller writes, all of them, before anything can raise */
 Value   value_arr_new(int n);           /* n undefined-free zeros */
 Value   value_view_new(Storage *s, int start, int len, int stride);
 Value   value_dual_new(uint32_t tag, Value p, Value t);   /* k = 1; takes ownership of p, t */
@@ -244,6 +254,22 @@ static inline void shape_like(Value to, Value from)
 {
     if (to.t == V_ARR && is_mat(from)) storage_shape_like(AS_ARR(to), AS_ARR(from));
 }
+
+/* Storage.known */
+#define KNOWN_NOHEAP 1
+#define KNOWN_CONSTS 3     /* implies KNOWN_NOHEAP */
+/* Existing storage about to receive elements that may be duals or
+ * recorded numbers (or get ids written into its elements): what was
+ * known of them ends. */
+static inline void storage_dirty(Storage *s) { s->known = 0; }
+static inline Storage *storage_of(Value v) { return v.t == V_ARR ? AS_ARR(v) : AS_VIEW(v)->s; }
+/* Whether every element of array or view v is known to be a V_NUM. */
+static inline int seq_noheap(Value v) { return storage_of(v)->known & KNOWN_NOHEAP; }
+#ifdef __SANITIZE_ADDRESS__
+void value_known_check(const Storage *s);   /* SAN build: aborts when known claims too much */
+#else
+static inline void value_known_check(const Storage *s) { (void)s; }
+#endif
 
 /* Arrays of strings (args) exist; arithmetic needs numbers: an error otherwise. */
 void    value_seq_check_numbers(Value v, const char *what);

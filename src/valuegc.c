@@ -76,7 +76,7 @@ static void visit_value(Value v)
 static void free_shallow(Obj *o)
 {
     switch (o->type) {
-    case V_ARR: free(((Storage *)o)->v); break;
+    case V_ARR: break;      /* its elements share its allocation */
     case V_VIEW: value_envcell_release(((View *)o)->home); break;
     case V_FN:
         if (((Closure *)o)->fn) ast_chunk_release(((Closure *)o)->fn->chunk);

@@ -187,6 +187,7 @@ static void hold(VerLog *log, int index, Value v)
 /* The elements of an array, as they are now, become one version of it. */
 static void snapshot(VerLog *log, Storage *s)
 {
+    storage_dirty(s);       /* its elements get labels */
     int duals = 0, run = s->n > 0;
     uint32_t first = 0;
     for (int i = 0; i < s->n; i++) {
@@ -297,6 +298,7 @@ void version_settle(VerLog *log, Value *v)
     } else if (v->t == V_ARR) {
         arr_own(v);
         Storage *s = AS_ARR(*v);
+        storage_dirty(s);
         int run, duals = settle_elements(s->v, s->n, 1, &run);
         push_snapshot(log, s, run);
         if (duals) {
@@ -306,6 +308,7 @@ void version_settle(VerLog *log, Value *v)
         }
     } else if (v->t == V_VIEW) {
         View *w = AS_VIEW(*v);
+        storage_dirty(w->s);
         settle_elements(w->s->v + w->start, w->len, w->stride, NULL);
     }
 }
@@ -417,6 +420,7 @@ uint32_t *version_log_array(const VerLog *log, int k, int *n)
 
 static void put(Storage *s, int i, const Value *v)
 {
+    storage_dirty(s);
     v_retain(*v);
     v_release(s->v[i]);
     s->v[i] = *v;
