@@ -591,24 +591,9 @@ static void version_owner(const View *w, int i0, int n)
  * range, x a plain number, no checkpointed loop running: what store_element
  * does, without reference counts or calls. Every element loop writes
  * through here (W4). 0: store_element_general has it. */
-static inline int store_element_plain(Node *target, Env *env, Value v, const Value *given)
+static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v)
 {
     const Node *cont = target->a;
-    int i;
-    Storage *st;
-    Env *home = env;
-    if (v.t != V_NUM || G->ckpt.mode) return 0;
-    if (given) {
-        /* a[e] with a any name (a closure's captured array too) and the
-         * index e evaluated already */
-        const Value *av = var_slot_home(cont, env, &home);
-        if (av->t != V_ARR || given->t != V_NUM) return 0;
-        st = AS_ARR(*av);
-        double x = given->u.n;
-        if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
-        i = (int)x;
-    } else if (!target->plain_names || !(st = plain_element(target, env, &i)))
-        return 0;
     if (st->h.rc > 1 && !st->aliased) return 0;
     Value *elem = &st->v[i];
     if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
@@ -639,6 +624,27 @@ static inline int store_element_plain(Node *target, Env *env, Value v, const Val
     return 1;
 }
 
+static inline __attribute__((always_inline)) int store_element_plain(Node *target, Env *env, Value v)
+{
+    int i;
+    Storage *st;
+    if (v.t != V_NUM || G->ckpt.mode || !target->plain_names || !(st = plain_element(target, env, &i))) return 0;
+    return store_plain_at(target, env, env, st, i, v);
+}
+
+/* The same for a[e] with a any name (a closure's captured array too) and
+ * the index e evaluated already. */
+static __attribute__((noinline)) int store_element_named(Node *target, Env *env, Value v, const Value *given)
+{
+    Env *home;
+    const Value *av = var_slot_home(target->a, env, &home);
+    if (av->t != V_ARR || given->t != V_NUM) return 0;
+    Storage *st = AS_ARR(*av);
+    double x = given->u.n;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    return store_plain_at(target, env, home, st, (int)x, v);
+}
+
 static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op,
                                                             const Value *given);
 
@@ -662,12 +668,12 @@ static int unrecorded_write_is_place(const Value *holder, const VerLog *log)
  * general one's locals), else the general path. */
 static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
 {
-    if (store_element_plain(target, env, v, NULL)) return;
+    if (store_element_plain(target, env, v)) return;
     if (target->a->kind == N_NAME && !target->c && v.t == V_NUM && !G->ckpt.mode) {
         /* the index first, as the general path takes it, and once */
         Value iv;
         if (!leaf_number(target->b, env, &iv)) iv = eval_expr(target->b, env);
-        if (!store_element_plain(target, env, v, &iv)) store_element_general(target, env, v, -1, &iv);
+        if (!store_element_named(target, env, v, &iv)) store_element_general(target, env, v, -1, &iv);
         return;
     }
     store_element_general(target, env, v, -1, NULL);
@@ -1088,34 +1094,12 @@ static __attribute__((noinline)) Value eval_index(Node *n, Env *env);
 static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
-    Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env), b;
-    if (!leaf_number(n->b, env, &b)) b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
-    if (a.t == V_NUM && b.t == V_NUM) {
-        if (n->op <= OP2_POW) {
-            /* the common case: no allocation, no call */
-            if (n->op == OP2_MOD) G->err.where.node = n;   /* a kink note names it */
-            return num_op(binop_code[n->op], a, b);
-        }
-        if (!((a.id | b.id) && G->tape.recording) && G->ckpt.mode != 1) {
-            /* a comparison that notes no branch (compare's rules) */
-            double x = a.u.n, y = b.u.n;
-            if (G->num.backend == BK_F64) switch (n->op) {    /* num_less and num_equal there */
-            case OP2_LT: return bool_val(x < y);
-            case OP2_LE: return bool_val(x <= y);
-            case OP2_GT: return bool_val(x > y);
-            case OP2_GE: return bool_val(x >= y);
-            case OP2_EQ: return bool_val(x == y);
-            default:     return bool_val(x != y);
-            }
-            switch (n->op) {
-            case OP2_LT: return bool_val(num_less(x, y));
-            case OP2_LE: return bool_val(num_less(x, y) || num_equal(x, y));
-            case OP2_GT: return bool_val(num_less(y, x));
-            case OP2_GE: return bool_val(num_less(y, x) || num_equal(x, y));
-            case OP2_EQ: return bool_val(num_equal(x, y));
-            default:     return bool_val(!num_equal(x, y));
-            }
-        }
+    Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);
+    Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
+    if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
+        /* the common case: no allocation, no call */
+        if (n->op == OP2_MOD) G->err.where.node = n;   /* a kink note names it */
+        return num_op(binop_code[n->op], a, b);
     }
     G->err.where.node = n;
     Value r;
