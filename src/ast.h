@@ -36,6 +36,8 @@ struct Node {
     uint8_t  ref;       /* RefKind for N_NAME, N_VERSION, N_ASSIGN targets, N_FOR var */
     uint8_t  depth;     /* REF_UPVAL: how many frames out */
     uint8_t  plain_names;   /* N_INDEX: a[i] with a and i both names of locals or globals (resolve.c) */
+    uint8_t  index_pure;    /* N_INDEX: a[i] with a a name (of any kind) and i an expression that
+                             * cannot call or assign: names, numbers, arithmetic, element reads */
     int      line, col;
     int      slot;      /* local slot or global index */
     const char *name;   /* identifier (interned in the chunk arena) */

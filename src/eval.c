@@ -291,6 +291,43 @@ static inline __attribute__((always_inline)) Value *var_slot(Node *n, Env *env, 
     }
 }
 
+/* The slot of name n and the frame holding it (*home: env for a global,
+ * which has none). */
+static inline __attribute__((always_inline)) Value *var_slot_home(const Node *n, Env *env, Env **home)
+{
+    if (n->ref == REF_LOCAL) {
+        *home = env;
+        return &env->slots[n->slot];
+    }
+    if (n->ref == REF_UPVAL) {
+        Env *e = env->parent;
+        for (int d = 1; d < n->depth; d++) e = e->parent;
+        *home = e;
+        return &e->slots[n->slot];
+    }
+    *home = env;                  /* a global (var_slot's default) */
+    return &G->eval.globals[n->slot].v;
+}
+
+/* A leaf's number read in place, without eval_expr's call and dispatch:
+ * a float64 literal, or a name holding a plain number (a closure's
+ * captured one when read_var would not label it). 0: eval_expr has it. */
+static inline __attribute__((always_inline)) int leaf_number(const Node *n, Env *env, Value *out)
+{
+    if (n->kind == N_NAME) {
+        Env *home;
+        const Value *slot = var_slot_home(n, env, &home);
+        if (slot->t != V_NUM || (n->ref == REF_UPVAL && slot->id && !home->vers)) return 0;
+        *out = *slot;
+        return 1;
+    }
+    if (n->kind == N_NUM && G->num.backend == BK_F64) {
+        *out = num_val(n->num);
+        return 1;
+    }
+    return 0;
+}
+
 static Value read_var(Node *n, Env *env)
 {
     VerLog *log = NULL;
@@ -556,18 +593,14 @@ static void version_owner(const View *w, int i0, int n)
  * range, x a plain number, no checkpointed loop running: what store_element
  * does, without reference counts or calls. Every element loop writes
  * through here (W4). 0: store_element_general has it. */
-static inline int store_element_plain(Node *target, Env *env, Value v)
+static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v)
 {
     const Node *cont = target->a;
-    int i;
-    Storage *st;
-    if (v.t != V_NUM || G->ckpt.mode || !target->plain_names || !(st = plain_element(target, env, &i))
-        || (st->h.rc > 1 && !st->aliased))
-        return 0;
+    if (st->h.rc > 1 && !st->aliased) return 0;
     Value *elem = &st->v[i];
     if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
     storage_dirty(st);                     /* an id may be written or labelled */
-    VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : env->vers ? &env->vers[cont->slot] : NULL;
+    VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : home->vers ? &home->vers[cont->slot] : NULL;
     if (log) version_count(log);
     /* written field by field, while v is in registers, and labelled where
      * it lands: v itself never goes through memory (a copy through the
@@ -594,7 +627,29 @@ static inline int store_element_plain(Node *target, Env *env, Value v)
     return 1;
 }
 
-static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op);
+static inline __attribute__((always_inline)) int store_element_plain(Node *target, Env *env, Value v)
+{
+    int i;
+    Storage *st;
+    if (v.t != V_NUM || G->ckpt.mode || !target->plain_names || !(st = plain_element(target, env, &i))) return 0;
+    return store_plain_at(target, env, env, st, i, v);
+}
+
+/* The same for a[e] with a any name (a closure's captured array too) and
+ * the index e evaluated already. */
+static __attribute__((noinline)) int store_element_named(Node *target, Env *env, Value v, const Value *given)
+{
+    Env *home;
+    const Value *av = var_slot_home(target->a, env, &home);
+    if (av->t != V_ARR || given->t != V_NUM) return 0;
+    Storage *st = AS_ARR(*av);
+    double x = given->u.n;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    return store_plain_at(target, env, home, st, (int)x, v);
+}
+
+static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op,
+                                                            const Value *given);
 
 /* Whether an unrecorded number (id 0) written into an element of *holder
  * must become a place (a leaf): when the variable keeps versions (log),
@@ -616,18 +671,28 @@ static int unrecorded_write_is_place(const Value *holder, const VerLog *log)
  * general one's locals), else the general path. */
 static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
 {
-    if (!store_element_plain(target, env, v)) store_element_general(target, env, v, -1);
+    if (store_element_plain(target, env, v)) return;
+    if (target->a->kind == N_NAME && !target->c && v.t == V_NUM && !G->ckpt.mode) {
+        /* the index first, as the general path takes it, and once */
+        Value iv;
+        if (!leaf_number(target->b, env, &iv)) iv = eval_expr(target->b, env);
+        if (!store_element_named(target, env, v, &iv)) store_element_general(target, env, v, -1, &iv);
+        return;
+    }
+    store_element_general(target, env, v, -1, NULL);
 }
 
-/* a[...] = v, or a[...] op= v (compound_op >= 0). */
-static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op)
+/* a[...] = v, or a[...] op= v (compound_op >= 0); given: a[i]'s index i
+ * evaluated already (taken over), or NULL. */
+static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op,
+                                                            const Value *given)
 {
     Node *cont = target->a;
     Value tmp = {0}, *holder;
     VerLog *log = NULL;
     /* The index first: evaluating it may run code (a :load) that moves the
      * globals, so the variable's slot is looked up only afterwards. */
-    Value iv = eval_expr(target->b, env);
+    Value iv = given ? *given : eval_expr(target->b, env);
     Value jv = target->c ? eval_expr(target->c, env) : nil_val();   /* a[i, j] */
     if (cont->kind == N_NAME) {
         holder = var_slot(cont, env, &log);
@@ -678,7 +743,8 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     v_release(tmp);
 }
 
-static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env);
+static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env, const Value *given);
+static __attribute__((noinline)) Value eval_index_named(Node *n, Env *env);
 
 static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
 {
@@ -689,7 +755,36 @@ static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
     int i;
     const Storage *st = n->plain_names ? plain_element(n, env, &i) : NULL;
     if (st && st->v[i].t == V_NUM) return st->v[i];
-    return eval_index_general(n, env);
+    if (n->index_pure) return eval_index_named(n, env);
+    return eval_index_general(n, env, NULL);
+}
+
+/* a[e] with a a name of any kind (a closure's captured array: det's
+ * minors) and e an index that calls and assigns nothing (resolve.c), so
+ * it cannot change what a holds: a number element without reference
+ * counts, labelled as read_captured's rule asks; the rest goes to the
+ * general path with the index evaluated (once). */
+static __attribute__((noinline)) Value eval_index_named(Node *n, Env *env)
+{
+    Env *home;
+    const Value *av = var_slot_home(n->a, env, &home);
+    if (av->t != V_ARR || AS_ARR(*av)->ndim == 2) return eval_index_general(n, env, NULL);
+    const Storage *st = AS_ARR(*av);
+    /* (the index cannot rebind a, nor add a global that would move the
+     * table: st stays a's storage) */
+    Value iv;
+    if (!leaf_number(n->b, env, &iv)) iv = eval_expr(n->b, env);
+    if (iv.t == V_NUM) {
+        double x = iv.u.n;
+        if (x >= 0 && x < st->plain_n && (int)x == x) {
+            const Value *e = &st->v[(int)x];
+            if (e->t == V_NUM) {
+                if (e->id && n->a->ref == REF_UPVAL && !home->vers) version_label_held(e);
+                return *e;
+            }
+        }
+    }
+    return eval_index_general(n, env, &iv);
 }
 
 /* The array a[i] reads when a is a closure's captured local: whether its
@@ -705,7 +800,8 @@ static Value read_captured(Node *n, Env *env, int *held)
     return *slot;
 }
 
-static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
+/* given: the index evaluated already (taken over), for a 1-D array a. */
+static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env, const Value *given)
 {
     int held = 0;
     Value a = n->a->kind == N_NAME && n->a->ref == REF_UPVAL ? read_captured(n->a, env, &held)
@@ -721,7 +817,7 @@ static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env)
         v_release(a);
         return r;
     }
-    Value iv = eval_expr(n->b, env);
+    Value iv = given ? *given : eval_expr(n->b, env);
     int i = index_of(iv, seq_len(a), n->b);
     Value r = *seq_at(a, i);
     if (held) version_label_held(&r);
@@ -817,7 +913,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     for (int i = 0; i < argc; i++) {
         Value v = argv[i];
         v_retain(v);
-        v = value_bind_copy(v);
+        if (v.t != V_NUM) v = value_bind_copy(v);
         if (frame->vers) {
             /* a caller that keeps no versions may hold the argument's
              * entry in a local: the parameter is a place of its own */
@@ -902,7 +998,8 @@ static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
             }
             if (n->cached_op >= 0 && n->n == 1) {
                 /* sin(x) of a number: the op itself, as arith_apply would apply it */
-                Value a = eval_expr(n->list[0], env);
+                Value a;
+                if (!leaf_number(n->list[0], env, &a)) a = eval_expr(n->list[0], env);
                 G->err.where.node = n;
                 if (a.t == V_NUM) return num_op(n->cached_op, a, a);
                 Value r = a.t == V_DUAL ? arith_num_op(n->cached_op, a, a) : eval_call_value(g, 1, &a);
@@ -1091,13 +1188,20 @@ Value eval_expr(Node *n, Env *env)
         if (G->num.backend == BK_F64) return num_val(n->num);
         break;
     case N_NAME: {
-        Value v = n->ref == REF_LOCAL ? env->slots[n->slot]
-                : n->ref == REF_GLOBAL ? G->eval.globals[n->slot].v : nil_val();
-        if (v.t == V_NUM) return v;
+        /* (a closure's captured number: read_var labels it only when it
+         * is recorded and its frame keeps no versions) */
+        Value v;
+        if (leaf_number(n, env, &v)) return v;
         break;
     }
     case N_BINOP: return eval_binop(n, env);
     case N_CALL: return eval_call(n, env);
+    case N_INDEX: return eval_index(n, env);
+    case N_NEG: {
+        Value a;
+        if (leaf_number(n->a, env, &a)) return num_op(OP_NEG, a, a);
+        break;
+    }
     default: break;
     }
     return eval_expr_rest(n, env);
@@ -1321,7 +1425,7 @@ static void exec_compound(Node *n, Env *env)
     Value rhs = eval_expr(n->b, env);
     G->err.where.node = n;
     if (n->a->kind == N_INDEX) {
-        store_element_general(n->a, env, rhs, op);
+        store_element_general(n->a, env, rhs, op, NULL);
         return;
     }
     VerLog *log;
@@ -1403,9 +1507,16 @@ static int exec(Node *n, Env *env)
     }
     case N_ASSIGN: exec_assign(n, env); return EXEC_NORMAL;
     case N_COMPOUND: exec_compound(n, env); return EXEC_NORMAL;
-    case N_IF:
-        if (as_bool(eval_expr(n->a, env), n->a, "an if condition")) return exec(n->b, env);
-        return n->c ? exec(n->c, env) : EXEC_NORMAL;
+    case N_IF: {
+        /* an arm that is a block runs here, not through another exec */
+        Node *arm = as_bool(eval_expr(n->a, env), n->a, "an if condition") ? n->b : n->c;
+        if (!arm) return EXEC_NORMAL;
+        if (arm->kind == N_BLOCK) {
+            G->err.where.node = arm;
+            return exec_block(arm, env);
+        }
+        return exec(arm, env);
+    }
     case N_WHILE: return exec_while(n, env);
     case N_FOR: return exec_for(n, env);
     case N_BREAK: return EXEC_BREAK;

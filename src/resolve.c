@@ -105,6 +105,20 @@ static int local_or_global(const Node *n)
     return n && n->kind == N_NAME && (n->ref == REF_LOCAL || n->ref == REF_GLOBAL);
 }
 
+/* An expression whose evaluation calls nothing and assigns nothing, so it
+ * cannot change which value a name holds (eval.c reads an element's array
+ * after such an index, and evaluates the index once). */
+static int pure_expr(const Node *n)
+{
+    switch (n->kind) {
+    case N_NUM: case N_NAME: return 1;
+    case N_NEG: return pure_expr(n->a);
+    case N_BINOP: return pure_expr(n->a) && pure_expr(n->b);
+    case N_INDEX: return n->index_pure;
+    default: return 0;
+    }
+}
+
 static void resolve_fn(Scope *outer, Node *n)
 {
     FnInfo *f = n->fn;
@@ -160,7 +174,10 @@ static void resolve(Scope *s, Node *n)
     resolve(s, n->c);
     for (int i = 0; i < n->n; i++) resolve(s, n->list[i]);
     /* what the evaluator's element short paths need to know statically */
-    if (n->kind == N_INDEX) n->plain_names = local_or_global(n->a) && local_or_global(n->b) && !n->c;
+    if (n->kind == N_INDEX) {
+        n->plain_names = local_or_global(n->a) && local_or_global(n->b) && !n->c;
+        n->index_pure = n->a && n->a->kind == N_NAME && n->b && !n->c && pure_expr(n->b);
+    }
 }
 
 /* Errors found here (break outside a loop, a repeated parameter) are

@@ -115,7 +115,16 @@ void value_envcell_release(EnvCell *c)
 
 Env *value_env_new(FnInfo *fn, Env *parent, int n)
 {
-    Env *e = value_obj_new(V_ENV, sizeof(Env) + sizeof(Value) * (size_t)n);
+    size_t size = sizeof(Env) + sizeof(Value) * (size_t)n;
+    Env *e;
+    if (n <= ENV_SPARE_SLOTS && G->value.nspare_envs[n]) {    /* a spare frame of n slots */
+        e = G->value.spare_envs[n][--G->value.nspare_envs[n]];
+        memset(e, 0, size);
+        e->h.type = V_ENV;
+        e->h.rc = 1;
+        gc_link(&e->h);
+    } else
+        e = value_obj_new(V_ENV, size);
     e->fn = fn;
     e->parent = parent;
     if (parent) parent->h.rc++;
@@ -173,8 +182,14 @@ void value_obj_free(Obj *o)
             for (int i = 0; i < e->n; i++) version_log_free(&e->vers[i]);
             free(e->vers);
         }
-        if (e->parent && --e->parent->h.rc == 0) value_obj_free(&e->parent->h);
-        break;
+        Env *parent = e->parent;
+        gc_unlink(o);
+        if (e->n <= ENV_SPARE_SLOTS && G->value.nspare_envs[e->n] < ENV_SPARE)
+            G->value.spare_envs[e->n][G->value.nspare_envs[e->n]++] = e;     /* for the next call */
+        else
+            free(o);
+        if (parent && --parent->h.rc == 0) value_obj_free(&parent->h);
+        return;
     }
     default:
         break;

@@ -298,6 +298,12 @@ const char *value_num_str(double x);   /* for error messages */
 /* The values' part of the session state (G->value). */
 #define DUAL_KMAX 32              /* spare lists for k = 1 .. DUAL_KMAX (fwd.h's FWD_CHUNK) */
 #define DUAL_SPARE 8192           /* duals waiting in all (at most 560 bytes each: 4.4 MB) */
+#ifdef __SANITIZE_ADDRESS__
+#define ENV_SPARE 0           /* (under ASan every frame is its own block: use after free stays visible) */
+#else
+#define ENV_SPARE 32
+#endif
+#define ENV_SPARE_SLOTS 12
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
     /* Forward mode makes and drops a dual per operation: freed duals wait
@@ -307,6 +313,10 @@ typedef struct {
     int nspare;
     char num_bufs[4][64];     /* value_num_str's, a few at a time */
     int num_next;
+    /* Every call makes and drops a frame: freed frames of up to
+     * ENV_SPARE_SLOTS slots wait here, by slot count, for the next call. */
+    Env *spare_envs[ENV_SPARE_SLOTS + 1][ENV_SPARE + 1];
+    int nspare_envs[ENV_SPARE_SLOTS + 1];
 } ValueState;
 
 static inline size_t dual_bytes(int k, int wide)
