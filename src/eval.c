@@ -667,11 +667,11 @@ static int unrecorded_write_is_place(const Value *holder, const VerLog *log)
     return w->home->env->vers != NULL;
 }
 
-/* a[...] = v: the short path in a function of its own (no frame for the
- * general one's locals), else the general path. */
-static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
+/* a[e] = v when the short path of store_element declines: a[e] with a
+ * any name and e a number, else the general path. A function of its own,
+ * so that store_element keeps the small frame of its short path (W4). */
+static __attribute__((noinline)) void store_element_rest(Node *target, Env *env, Value v)
 {
-    if (store_element_plain(target, env, v)) return;
     if (target->a->kind == N_NAME && !target->c && v.t == V_NUM && !G->ckpt.mode) {
         /* the index first, as the general path takes it, and once */
         Value iv;
@@ -680,6 +680,14 @@ static __attribute__((noinline)) void store_element(Node *target, Env *env, Valu
         return;
     }
     store_element_general(target, env, v, -1, NULL);
+}
+
+/* a[...] = v: the short path in a function of its own (no frame for the
+ * other paths' locals), else store_element_rest. */
+static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
+{
+    if (store_element_plain(target, env, v)) return;
+    store_element_rest(target, env, v);
 }
 
 /* a[...] = v, or a[...] op= v (compound_op >= 0); given: a[i]'s index i
