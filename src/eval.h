@@ -19,8 +19,11 @@ typedef struct { Env *home; int slot; } NogradWrite;   /* home NULL: a global */
 #ifdef __EMSCRIPTEN__
 /* In a web page (`make web`) WebAssembly's calls run on the browser's own
  * stack, about 1 MB in Chromium's workers, which a page cannot enlarge:
- * some 300 nested wengert calls fill it. */
-#define MAX_CALL_DEPTH 250
+ * some 250 nested wengert calls of `1 + f(n - 1)` fill it, and raising
+ * the error at the limit takes room of its own, more the deeper it is (at
+ * 230 it overflowed since the unboxed duals, at 200 not; to be found), so
+ * the limit keeps a margin below that. */
+#define MAX_CALL_DEPTH 180
 #else
 #define MAX_CALL_DEPTH 2000       /* nested calls before "recursion too deep" */
 #endif
