@@ -55,6 +55,7 @@
 #include "kinks.h"
 #include "matrix.h"
 #include "tape.h"
+#include "fixtape.h"
 #include "state.h"
 #include "rules.h"
 
@@ -229,6 +230,21 @@ static void gather(uint32_t id, void *ud)
     s->opnd[s->nopnd++] = id;
 }
 
+/* An entry's operands as the index sets see them: a fixed point's result
+ * (fixtape.h) reads its stand-in on the tape, and through the implicit
+ * function theorem every one of g's results in its group (which read the
+ * stand-ins and whatever g captured): without those, x* would depend on
+ * nothing and the pattern miss it. */
+static void gather_operands(uint32_t e, int op, Sets *s)
+{
+    tape_each_operand(e, gather, s);
+    if (op == OP_FIXPT) {
+        const FixSide *f = fixtape_side(e);
+        for (uint32_t k = f->n; k < 2 * f->n; k++)
+            if (f->ids[k]) gather(f->ids[k], s);
+    }
+}
+
 static uint32_t set_len(const Sets *s, uint32_t id) { return id >= s->lo && id <= s->top ? s->len[id - s->lo] : 0; }
 static const uint32_t *set_at(const Sets *s, uint32_t id) { return s->pool + s->off[id - s->lo]; }
 
@@ -333,7 +349,7 @@ static void entry_sets(Sets *s, uint32_t e)
         break;
     case OP_DERIV: case OP_CKPT: case OP_CKOUT: case OP_FIXIN: case OP_FIXPT:
         /* a derivative, a loop, a fixed point: every operand with every operand */
-        tape_each_operand(e, gather, s);
+        gather_operands(e, op, s);
         union_of(s, e);
         couple(s, e, e);
         return;
@@ -414,7 +430,7 @@ static void sets_build(Sets *s, Value xp, Value r, int hessian)
             for (uint32_t e = s->top + 1; e-- > s->lo;) {
                 if (!s->cone[e - s->lo] || s->input[e - s->lo] >= 0) continue;
                 s->nopnd = 0;
-                tape_each_operand(e, gather, s);
+                gather_operands(e, tape_opcode(e), s);
                 for (uint32_t t = 0; t < s->nopnd; t++)
                     if (s->opnd[t] >= s->lo && s->opnd[t] <= s->top) s->cone[s->opnd[t] - s->lo] = 1;
             }
