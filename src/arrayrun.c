@@ -170,6 +170,33 @@ static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint3
         }
 }
 
+/* out[r] = x . Y's row r for the rows of Y (row-major, len numbers a row),
+ * each sum from 0 over t = 0, 1, ... in order (the per-element paths'
+ * order, so the values are theirs to the bit), four rows at a time: the
+ * product's recording and its plain sweep share it. */
+void arrayrun_dot_rows(const double *x, const double *Y, uint32_t rows, uint32_t len, double *out)
+{
+    uint32_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        const double *y0 = Y + (size_t)r * len, *y1 = y0 + len, *y2 = y1 + len, *y3 = y2 + len;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (uint32_t t = 0; t < len; t++) {
+            double v = x[t];
+            s0 += v * y0[t];
+            s1 += v * y1[t];
+            s2 += v * y2[t];
+            s3 += v * y3[t];
+        }
+        out[r] = s0, out[r + 1] = s1, out[r + 2] = s2, out[r + 3] = s3;
+    }
+    for (; r < rows; r++) {
+        const double *y = Y + (size_t)r * len;
+        double s = 0;
+        for (uint32_t t = 0; t < len; t++) s += x[t] * y[t];
+        out[r] = s;
+    }
+}
+
 /* The product as one array run (tape.h): plain arrays or views of
  * numbers in float64 while recording, at least one element recorded.
  * A factor whose entries are consecutive is a run (SEQ), one that records
@@ -211,29 +238,10 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
     for (int i = 0; i < m; i++) {
         const uint32_t *ra = ia + (size_t)i * k;
         const double *xa = va + (size_t)i * k;
-        /* each sum from 0, t = 0, 1, ... (product_element's order), four
-         * columns at a time */
-        int j = 0;
-        for (; j + 4 <= n; j += 4) {
-            const double *y0 = vb + (size_t)j * k, *y1 = y0 + k, *y2 = y1 + k, *y3 = y2 + k;
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            for (int t = 0; t < k; t++) {
-                double x = xa[t];
-                s0 += x * y0[t];
-                s1 += x * y1[t];
-                s2 += x * y2[t];
-                s3 += x * y3[t];
-            }
-            row[j] = s0, row[j + 1] = s1, row[j + 2] = s2, row[j + 3] = s3;
-        }
-        for (; j < n; j++) {
-            const double *y = vb + (size_t)j * k;
-            double s = 0;
-            for (int t = 0; t < k; t++) s += xa[t] * y[t];
-            row[j] = s;
-        }
+        /* each sum from 0, t = 0, 1, ... (product_element's order) */
+        arrayrun_dot_rows(xa, vb, (uint32_t)n, (uint32_t)k, row);
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
-        for (j = 0; j < n; j++, pairs += 2 * k) {
+        for (int j = 0; j < n; j++, pairs += 2 * k) {
             const uint32_t *rb = ib + (size_t)j * k;
             for (int t = 0; t < k; t++) {
                 pairs[2 * t] = ra[t];
@@ -242,7 +250,7 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
         }
         uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
         if (i == 0) run.base = id;
-        for (j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
+        for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
     }
     err_scratch_free(row);
     err_scratch_free(va);

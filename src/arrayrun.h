@@ -12,5 +12,7 @@
 int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out);
 /* a (m x k) @ b (k x n) into r's m * n elements. */
 int arrayrun_product(Value a, Value b, int m, int k, int n, Value r);
+/* out[r] = x . row r of Y (rows x len, row-major), each sum in order from 0 */
+void arrayrun_dot_rows(const double *x, const double *Y, uint32_t rows, uint32_t len, double *out);
 
 #endif

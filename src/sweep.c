@@ -43,7 +43,7 @@
 #include "error.h"
 #include "rules.h"
 #include "kinks.h"
-#include "fixtape.h"
+#include "arrayrun.h"
 #include "fixtape.h"
 #include "state.h"
 
@@ -621,33 +621,15 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     for (uint32_t p = 0; p < m * k; p++) bad += A[p] * 0;
     for (uint32_t p = 0; p < k * n; p++) bad += B[p] * 0;
     int ok = bad == 0;
-    if (ok && ta.p)        /* dA[i, t] = dC's row i . B's row t, four rows t at a time */
+    if (ok && ta.p) {      /* dA[i, t] = dC's row i . B's row t */
+        double *dots = err_scratch_uninit(sizeof(double) * (k ? k : 1));
         for (uint32_t i = 0; i < m; i++) {
-            const double *g = dC + (size_t)i * n;
+            arrayrun_dot_rows(dC + (size_t)i * n, B, k, n, dots);
             double *to = ta.p + (size_t)i * k * ta.stride;
-            uint32_t t = 0;
-            for (; t + 4 <= k; t += 4) {
-                const double *b0 = B + (size_t)t * n, *b1 = b0 + n, *b2 = b1 + n, *b3 = b2 + n;
-                double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-                for (uint32_t j = 0; j < n; j++) {
-                    double x = g[j];
-                    s0 += x * b0[j];
-                    s1 += x * b1[j];
-                    s2 += x * b2[j];
-                    s3 += x * b3[j];
-                }
-                to[t * ta.stride] += s0;
-                to[(t + 1) * ta.stride] += s1;
-                to[(t + 2) * ta.stride] += s2;
-                to[(t + 3) * ta.stride] += s3;
-            }
-            for (; t < k; t++) {
-                double s = 0;
-                const double *row = B + (size_t)t * n;
-                for (uint32_t j = 0; j < n; j++) s += g[j] * row[j];
-                to[t * ta.stride] += s;
-            }
+            for (uint32_t t = 0; t < k; t++) to[t * ta.stride] += dots[t];
         }
+        err_scratch_free(dots);
+    }
     if (ok && tb.p)        /* dB's row t += A[i, t] dC's row i, four rows i at a time */
         for (uint32_t t = 0; t < k; t++) {
             double *to = tb.p + (size_t)t * n * tb.stride;
