@@ -12,8 +12,9 @@ tools/<tool>/bin/<eval> are built (see docs/bench.md, "GradBench"). Every
 its `manual` tool, so their responses are the reference) is sent to each tool
 in a process of its own, asking for R runs (min_seconds 0):
 
-- wengert: bench/gradbench/tool, over the protocol (start, define, evaluate),
-  as replay.py drives it; wengert-flat: the same driver on the <eval>_flat.wg
+- wengert: the driver bench/gradbench/tool runs (build/gradbench/wengert-gradbench
+  on bench/gradbench, built by peers.sh), over the protocol (start, define,
+  evaluate), as replay.py drives it; wengert-flat: the same driver on the <eval>_flat.wg
   programs (agree.py's copy in build/gradbench/flat);
 - wengert-base: with --baseline, another build of the driver with its own
   programs and standard library (a copy of an earlier commit's
@@ -161,7 +162,12 @@ BASELINE = None    # --baseline: (driver, programs folder, stdlib folder)
 def ask(tool, wg_tool, define, msg):
     module = msg["module"]
     if tool == "wengert":
-        return protocol([wg_tool], define, msg)
+        # the driver itself, not the tool script: the script runs make first,
+        # and make's own peak RSS (about 47 MB) would be taken for wengert's
+        progs = os.path.dirname(wg_tool)
+        root = os.path.dirname(os.path.dirname(progs))
+        env = dict(os.environ, WENGERT_STDLIB=os.path.join(root, "stdlib"))
+        return protocol([os.path.join(root, "build", "gradbench", "wengert-gradbench"), progs], define, msg, None, env)
     if tool == "wengert-base":
         driver, progs, stdlib = BASELINE
         return protocol([driver, progs], define, msg, None, dict(os.environ, WENGERT_STDLIB=stdlib))
