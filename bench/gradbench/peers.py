@@ -292,6 +292,11 @@ def main():
     wg_tool = os.path.abspath(args[0])
     files = session_files(args[1:])
     load0 = os.getloadavg()
+    if load0[0] > 1.2:
+        # under load the C++ tools' short runs slow down far more than ours
+        # (docs/bench.md, "Results, 2026-11-26 22:12"): such a run is no verdict
+        print(f"peers: load average {load0[0]:.1f}: other jobs are running; the ratios to the"
+              " peers will not be a verdict (run again on a quiet machine)", file=sys.stderr)
     rows = []       # dicts: eval, function, workload, tool -> (median ms, rss MB, status)
     bad = 0
     for path in files:
