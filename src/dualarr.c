@@ -6,6 +6,7 @@
  * what is recorded is recorded as whole dots and array operations (hvp's
  * forward over reverse: GradBench's kmeans, issue 27). */
 #include <math.h>
+#include <string.h>
 #include "dualarr.h"
 #include "arith.h"
 #include "dual.h"
@@ -46,8 +47,43 @@ static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
     return isfinite(o->p);
 }
 
-/* A tape id for a part: its own, or its constant's. */
-static uint32_t part_id(uint32_t id, double v) { return id ? id : arith_const_id(v); }
+/* The tape ids of the dot's operands that are constants: each made once
+ * and shared by every pair that names it (an element's primal in the
+ * primal dot and in each tangent dot; a tangent equal to the last
+ * constant tangent, as hvp's 1s and -1s are), instead of a const entry a
+ * pair. */
+typedef struct {
+    uint32_t *cx, *cy;      /* n each: the const id of x[i].p, y[i].p, or 0 */
+    double last;            /* the latest constant tangent made, and its id */
+    uint32_t last_id;
+} ConstIds;
+
+static uint32_t const_once(double v, uint32_t *slot)
+{
+    if (!*slot) *slot = arith_const_id(v);
+    return *slot;
+}
+
+/* A tape id for a part's primal: its own, or its (shared) constant's. */
+static inline uint32_t primal_id(const DotPart *o, uint32_t *slot)
+{
+    return o->id ? o->id : const_once(o->p, slot);
+}
+
+/* A tape id for a tangent: its own, or a constant's (the same value to the
+ * bit as the latest constant tangent: the same entry). */
+static uint32_t tangent_id(Value t, ConstIds *c)
+{
+    if (t.id) return t.id;
+    uint64_t a, b;
+    memcpy(&a, &t.u.n, sizeof a);
+    memcpy(&b, &c->last, sizeof b);
+    if (!c->last_id || a != b) {
+        c->last = t.u.n;
+        c->last_id = arith_const_id(t.u.n);
+    }
+    return c->last_id;
+}
 
 /* Tangent j of the dot over the parts x[i], y[i]: the products' tangents
  * t_i = pb ta + pa tb folded by +, with dual.c's rules for what is a
@@ -55,10 +91,10 @@ static uint32_t part_id(uint32_t id, double v) { return id ? id : arith_const_id
  * plain (dual.c's double path) neither does a 0 partial (pb or pa); an
  * accumulator or a t_i that is a constant 0 is skipped by the fold as
  * dual.c skips it, so the value is the route's to the bit. pairs NULL:
- * count the terms into *m; else write them there. Returns the value;
- * *recd: it records. */
+ * count the terms into *m; else write them there (constants' ids from
+ * c). Returns the value; *recd: it records. */
 static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *ids_all, int n, int j, int rec,
-                          uint32_t *pairs, int *m, int *recd)
+                          uint32_t *pairs, ConstIds *c, int *m, int *recd)
 {
     double acc = 0;
     int acc_zero = 1, acc_rec = 0, q = 0;
@@ -74,8 +110,8 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
             t = y[i].p * ta.u.n;
             t_rec |= rec && (y[i].id | ta.id);
             if (pairs) {
-                pairs[2 * q] = part_id(y[i].id, y[i].p);
-                pairs[2 * q + 1] = part_id(ta.id, ta.u.n);
+                pairs[2 * q] = primal_id(&y[i], &c->cy[i]);
+                pairs[2 * q + 1] = tangent_id(ta, c);
             }
             q++;
         }
@@ -83,8 +119,8 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
             t = t + x[i].p * tb.u.n;
             t_rec |= rec && (x[i].id | tb.id);
             if (pairs) {
-                pairs[2 * q] = part_id(x[i].id, x[i].p);
-                pairs[2 * q + 1] = part_id(tb.id, tb.u.n);
+                pairs[2 * q] = primal_id(&x[i], &c->cx[i]);
+                pairs[2 * q + 1] = tangent_id(tb, c);
             }
             q++;
         }
@@ -119,9 +155,11 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     if (!top || G->num.backend != BK_F64 || n < 1) return 0;
     int k = 0, rec = G->tape.recording, prec = 0;
     /* the parts, once (x, y, and each element's ids of every part: dual.c
-     * takes its double path for a product whose parts are all plain) */
-    DotPart *x = err_scratch(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * (size_t)n), *y = x + n;
+     * takes its double path for a product whose parts are all plain; and
+     * the const ids of the primals, made when a pair first names them) */
+    DotPart *x = err_scratch_uninit(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * 3 * (size_t)n), *y = x + n;
     uint32_t *ids_all = (uint32_t *)(y + n);
+    ConstIds c = { ids_all + n, ids_all + 2 * (size_t)n, 0, 0 };
     double s = 0;
     for (int i = 0; i < n; i++) {
         if (!dot_part(*seq_at(a, i), top, &k, &x[i]) || !dot_part(*seq_at(b, i), top, &k, &y[i])) {
@@ -141,22 +179,23 @@ int fwd_dot(Value a, Value b, int n, Value *out)
             ids |= (x[i].d ? part_tan(&x[i], l).id : 0) | (y[i].d ? part_tan(&y[i], l).id : 0);
         ids_all[i] = ids;
     }
+    memset(c.cx, 0, sizeof(uint32_t) * 2 * (size_t)n);
     Value P = num_val(s), T[FWD_CHUNK];
     if (prec && rec) {
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
         for (int i = 0; i < n; i++) {
-            pairs[2 * i] = part_id(x[i].id, x[i].p);
-            pairs[2 * i + 1] = part_id(y[i].id, y[i].p);
+            pairs[2 * i] = primal_id(&x[i], &c.cx[i]);
+            pairs[2 * i + 1] = primal_id(&y[i], &c.cy[i]);
         }
         P = num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
     }
     for (int j = 0; j < k; j++) {
         int m, recd;
-        double t = dot_tangent(x, y, ids_all, n, j, rec, NULL, &m, &recd);
+        double t = dot_tangent(x, y, ids_all, n, j, rec, NULL, &c, &m, &recd);
         T[j] = num_val(t);
         if (recd && m) {
             uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)m, &off);
-            dot_tangent(x, y, ids_all, n, j, rec, pairs, &m, &recd);
+            dot_tangent(x, y, ids_all, n, j, rec, pairs, &c, &m, &recd);
             T[j] = num_rec(t, tape_rec_dot(off, (uint32_t)m, t));
         }
     }
