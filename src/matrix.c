@@ -617,6 +617,24 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
     long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
     if (len == 0 && lines > 0) err_raise("%s of an empty array", fname);
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    if ((s->known & KNOWN_NOHEAP) && G->num.backend == BK_F64 && len > 0) {
+        /* numbers in doubles (kmeans' nearest centroids): better's
+         * comparisons, the first of equal ones kept, one loop a line */
+        for (int l = 0; l < lines; l++) {
+            const Value *e = s->v + l * next;
+            int best = 0;
+            double bv = e[0].u.n;
+            if (op == OP_MIN) {
+                for (int t = 1; t < len; t++)
+                    if (e[t * step].u.n < bv) best = t, bv = e[t * step].u.n;
+            } else {
+                for (int t = 1; t < len; t++)
+                    if (bv < e[t * step].u.n) best = t, bv = e[t * step].u.n;
+            }
+            AS_ARR(r)->v[l] = num_val(num_round(best));
+        }
+        return r;
+    }
     for (int l = 0; l < lines; l++) {
         const Value *e = s->v + l * next;
         int best = 0;
