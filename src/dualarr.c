@@ -90,11 +90,12 @@ static uint32_t tangent_id(Value t, ConstIds *c)
  * term: a tangent that is a constant 0 adds none, and where every part is
  * plain (dual.c's double path) neither does a 0 partial (pb or pa); an
  * accumulator or a t_i that is a constant 0 is skipped by the fold as
- * dual.c skips it, so the value is the route's to the bit. pairs NULL:
- * count the terms into *m; else write them there (constants' ids from
- * c). Returns the value; *recd: it records. */
+ * dual.c skips it, so the value is the route's to the bit. The terms go
+ * to terms[0 .. *m), each 2 i (b's primal, a's tangent) or 2 i + 1 (a's
+ * primal, b's tangent), in order (term_pairs makes their pairs). Returns
+ * the value; *recd: it records. */
 static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *ids_all, int n, int j, int rec,
-                          uint32_t *pairs, ConstIds *c, int *m, int *recd)
+                          uint32_t *terms, int *m, int *recd)
 {
     double acc = 0;
     int acc_zero = 1, acc_rec = 0, q = 0;
@@ -109,20 +110,12 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
         if (use_a) {
             t = y[i].p * ta.u.n;
             t_rec |= rec && (y[i].id | ta.id);
-            if (pairs) {
-                pairs[2 * q] = primal_id(&y[i], &c->cy[i]);
-                pairs[2 * q + 1] = tangent_id(ta, c);
-            }
-            q++;
+            terms[q++] = 2 * (uint32_t)i;
         }
         if (use_b) {
             t = t + x[i].p * tb.u.n;
             t_rec |= rec && (x[i].id | tb.id);
-            if (pairs) {
-                pairs[2 * q] = primal_id(&x[i], &c->cx[i]);
-                pairs[2 * q + 1] = tangent_id(tb, c);
-            }
-            q++;
+            terms[q++] = 2 * (uint32_t)i + 1;
         }
         int t_zero = !t_rec && t == 0;
         if (i == 0) {
@@ -138,6 +131,22 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
     *m = q;
     *recd = acc_rec;
     return acc;
+}
+
+/* The pairs of tangent j's terms (dot_tangent's), constants' ids from c. */
+static void term_pairs(const DotPart *x, const DotPart *y, const uint32_t *terms, int m, int j, ConstIds *c,
+                       uint32_t *pairs)
+{
+    for (int q = 0; q < m; q++) {
+        int i = (int)(terms[q] >> 1);
+        if (terms[q] & 1) {
+            pairs[2 * q] = primal_id(&x[i], &c->cx[i]);
+            pairs[2 * q + 1] = tangent_id(part_tan(&y[i], j), c);
+        } else {
+            pairs[2 * q] = primal_id(&y[i], &c->cy[i]);
+            pairs[2 * q + 1] = tangent_id(part_tan(&x[i], j), c);
+        }
+    }
 }
 
 /* dot(a, b) of n elements where some are duals of the innermost jvp
@@ -157,8 +166,8 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     /* the parts, once (x, y, and each element's ids of every part: dual.c
      * takes its double path for a product whose parts are all plain; and
      * the const ids of the primals, made when a pair first names them) */
-    DotPart *x = err_scratch_uninit(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * 3 * (size_t)n), *y = x + n;
-    uint32_t *ids_all = (uint32_t *)(y + n);
+    DotPart *x = err_scratch_uninit(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * 5 * (size_t)n), *y = x + n;
+    uint32_t *ids_all = (uint32_t *)(y + n), *terms = ids_all + 3 * (size_t)n;
     ConstIds c = { ids_all + n, ids_all + 2 * (size_t)n, 0, 0 };
     double s = 0;
     for (int i = 0; i < n; i++) {
@@ -191,11 +200,11 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     }
     for (int j = 0; j < k; j++) {
         int m, recd;
-        double t = dot_tangent(x, y, ids_all, n, j, rec, NULL, &c, &m, &recd);
+        double t = dot_tangent(x, y, ids_all, n, j, rec, terms, &m, &recd);
         T[j] = num_val(t);
         if (recd && m) {
             uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)m, &off);
-            dot_tangent(x, y, ids_all, n, j, rec, pairs, &c, &m, &recd);
+            term_pairs(x, y, terms, m, j, &c, pairs);
             T[j] = num_rec(t, tape_rec_dot(off, (uint32_t)m, t));
         }
     }
@@ -253,14 +262,14 @@ int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
     Value res = value_arr_new(n);
     for (int i = 0; i < n; i++) {
         Dual *src = AS_DUAL(*seq_at(dv, i));
-        Dual *d = dual_alloc(top, k);
+        Dual *d = dual_alloc_unboxed(top, k);      /* the tangents are plain: as dual_finish packs them */
         d->p = AS_ARR(r)->v[i];
         v_retain(d->p);
+        d->plain = (uint8_t)dual_part_plain(d->p);
         for (int j = 0; j < k; j++) {
             double t = dual_tan(src, j).u.n;
-            d->t[j] = num_val(t == 0 ? 0 : sign * t);
+            dual_td(d)[j] = t == 0 ? 0 : sign * t;
         }
-        dual_finish(d);
         AS_ARR(res)->v[i] = obj_val(V_DUAL, d);
     }
     v_release(r);
