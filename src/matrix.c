@@ -152,6 +152,53 @@ static _Noreturn void mismatch(const char *what, Value a, Value b)
                       " reshape(a, n, 1) a column)" : "");
 }
 
+/* A matrix's elements are float64 numbers that record nothing (as arith.c's
+ * plain path asks: known, or found so by a scan, which it remembers). */
+static int plain_storage(Storage *s)
+{
+    int rec = G->tape.recording;
+    value_known_check(s);
+    if (s->known == KNOWN_CONSTS || (s->known && !rec)) return 1;
+    uint32_t ids = 0;
+    for (long p = 0; p < (long)s->n; p++) {
+        if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
+        ids |= s->v[p].id;
+    }
+    s->known = ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
+    return 1;
+}
+
+/* x op y of two matrices of plain numbers where one or both are broadcast
+ * (a row or a column; kmeans' distances |c|^2 - 2 p.c, its k x n
+ * comparison of indices): one loop over the result, no expanded copies;
+ * + - * / in float64, as arith.c's plain path computes them. 0 if it does
+ * not apply. */
+static int broadcast_plain(int op, const Storage *x, const Storage *y, int rows, int cols, Value *out)
+{
+    if (G->num.backend != BK_F64 || (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)) return 0;
+    if (!plain_storage((Storage *)x) || !plain_storage((Storage *)y)) return 0;
+    Value r = mat_new(rows, cols);
+    Storage *rs = AS_ARR(r);
+    rs->known = KNOWN_CONSTS;
+    /* element (i, j) of a side: v[i * ri + j * cj] (ri 0 for a row, cj 0 for a column) */
+    long xr = x->rows == 1 ? 0 : x->cols, xc = x->cols == 1 ? 0 : 1;
+    long yr = y->rows == 1 ? 0 : y->cols, yc = y->cols == 1 ? 0 : 1;
+    for (int i = 0; i < rows; i++) {
+        const Value *xe = x->v + i * xr, *ye = y->v + i * yr;
+        Value *o = rs->v + (long)i * cols;
+#define BROADCAST_LOOP(expr) for (int j = 0; j < cols; j++) { double u = xe[j * xc].u.n, v = ye[j * yc].u.n; o[j] = num_val(expr); }
+        switch (op) {
+        case OP_ADD: BROADCAST_LOOP(u + v); break;
+        case OP_SUB: BROADCAST_LOOP(u - v); break;
+        case OP_MUL: BROADCAST_LOOP(u * v); break;
+        default: BROADCAST_LOOP(u / v); break;
+        }
+#undef BROADCAST_LOOP
+    }
+    *out = r;
+    return 1;
+}
+
 Value mat_elementwise(int op, Value a, Value b)
 {
     if (num_op_arity[op] < 2) {
@@ -170,7 +217,9 @@ Value mat_elementwise(int op, Value a, Value b)
     }
     const Storage *x = AS_ARR(a), *y = AS_ARR(b);
     int rows, cols;
+    Value r0;
     if (!fit(x->rows, y->rows, &rows) || !fit(x->cols, y->cols, &cols)) mismatch(arith_op_symbol(op), a, b);
+    if ((x->rows != y->rows || x->cols != y->cols) && broadcast_plain(op, x, y, rows, cols, &r0)) return r0;
     Value ea = expand(a, rows, cols), eb = expand(b, rows, cols);
     Value r = arith_elementwise_flat(op, ea, eb);
     v_release(ea);
