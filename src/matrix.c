@@ -401,9 +401,26 @@ static int plain_product(const Operand *a, const Operand *b, int m, int k, int n
             out[(long)(i + 3) * n + j].u.n = c3;
         }
     }
-    for (; i < m; i++) {               /* the last rows, an element at a time */
+    for (; i < m; i++) {               /* the last rows, one at a time: 4 columns, then each */
         const double *x = ad + (long)i * k;
-        for (int j = 0; j < n; j++) {
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            v2d cl = {0, 0}, ch = {0, 0};
+            const double *y = bt + j;
+            for (int t = 0; t < k; t++, y += n) {
+                v2d yl, yh, a0 = {x[t], x[t]};
+                memcpy(&yl, y, sizeof yl);
+                memcpy(&yh, y + 2, sizeof yh);
+                cl += a0 * yl;
+                ch += a0 * yh;
+            }
+            Value *o = out + (long)i * n + j;
+            o[0].u.n = cl[0];
+            o[1].u.n = cl[1];
+            o[2].u.n = ch[0];
+            o[3].u.n = ch[1];
+        }
+        for (; j < n; j++) {
             double c = 0;
             for (int t = 0; t < k; t++) c += x[t] * bt[(long)t * n + j];
             out[(long)i * n + j].u.n = c;
