@@ -158,6 +158,22 @@ static Value bi_take(int argc, Value *argv)
     /* numbers that hold no heap object on both sides (GradBench's index
      * arithmetic): no retains, and the result knows it */
     int nums = seq_noheap(argv[0]), plain_ix = seq_noheap(argv[1]);
+    if (nums && plain_ix && argv[0].t == V_ARR && argv[1].t == V_ARR) {
+        /* numbers from numbers by numbers (an index matrix's gather): one
+         * loop over the storages; an index out of range stops it, and the
+         * loop below raises for it */
+        const Value *av = AS_ARR(argv[0])->v, *iv = AS_ARR(argv[1])->v;
+        int i = 0;
+        for (; i < n; i++) {
+            double k = iv[i].u.n;
+            if (!(k >= 0 && k < len) || k != (double)(int)k) break;
+            rs->v[i] = av[(int)k];
+        }
+        if (i == n) {
+            rs->known = storage_of(argv[0])->known;
+            return obj_val(V_ARR, rs);
+        }
+    }
     for (int i = 0; i < n; i++) {
         const Value *ki = seq_at(argv[1], i);
         double k = plain_ix ? ki->u.n : v_primal(*ki);

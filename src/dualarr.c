@@ -6,6 +6,7 @@
  * what is recorded is recorded as whole dots and array operations (hvp's
  * forward over reverse: GradBench's kmeans, issue 27). */
 #include <math.h>
+#include <string.h>
 #include "dualarr.h"
 #include "arith.h"
 #include "dual.h"
@@ -46,19 +47,55 @@ static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
     return isfinite(o->p);
 }
 
-/* A tape id for a part: its own, or its constant's. */
-static uint32_t part_id(uint32_t id, double v) { return id ? id : arith_const_id(v); }
+/* The tape ids of the dot's operands that are constants: each made once
+ * and shared by every pair that names it (an element's primal in the
+ * primal dot and in each tangent dot; a tangent equal to the last
+ * constant tangent, as hvp's 1s and -1s are), instead of a const entry a
+ * pair. */
+typedef struct {
+    uint32_t *cx, *cy;      /* n each: the const id of x[i].p, y[i].p, or 0 */
+    double last;            /* the latest constant tangent made, and its id */
+    uint32_t last_id;
+} ConstIds;
+
+static uint32_t const_once(double v, uint32_t *slot)
+{
+    if (!*slot) *slot = arith_const_id(v);
+    return *slot;
+}
+
+/* A tape id for a part's primal: its own, or its (shared) constant's. */
+static inline uint32_t primal_id(const DotPart *o, uint32_t *slot)
+{
+    return o->id ? o->id : const_once(o->p, slot);
+}
+
+/* A tape id for a tangent: its own, or a constant's (the same value to the
+ * bit as the latest constant tangent: the same entry). */
+static uint32_t tangent_id(Value t, ConstIds *c)
+{
+    if (t.id) return t.id;
+    uint64_t a, b;
+    memcpy(&a, &t.u.n, sizeof a);
+    memcpy(&b, &c->last, sizeof b);
+    if (!c->last_id || a != b) {
+        c->last = t.u.n;
+        c->last_id = arith_const_id(t.u.n);
+    }
+    return c->last_id;
+}
 
 /* Tangent j of the dot over the parts x[i], y[i]: the products' tangents
  * t_i = pb ta + pa tb folded by +, with dual.c's rules for what is a
  * term: a tangent that is a constant 0 adds none, and where every part is
  * plain (dual.c's double path) neither does a 0 partial (pb or pa); an
  * accumulator or a t_i that is a constant 0 is skipped by the fold as
- * dual.c skips it, so the value is the route's to the bit. pairs NULL:
- * count the terms into *m; else write them there. Returns the value;
- * *recd: it records. */
+ * dual.c skips it, so the value is the route's to the bit. The terms go
+ * to terms[0 .. *m), each 2 i (b's primal, a's tangent) or 2 i + 1 (a's
+ * primal, b's tangent), in order (term_pairs makes their pairs). Returns
+ * the value; *recd: it records. */
 static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *ids_all, int n, int j, int rec,
-                          uint32_t *pairs, int *m, int *recd)
+                          uint32_t *terms, int *m, int *recd)
 {
     double acc = 0;
     int acc_zero = 1, acc_rec = 0, q = 0;
@@ -73,20 +110,12 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
         if (use_a) {
             t = y[i].p * ta.u.n;
             t_rec |= rec && (y[i].id | ta.id);
-            if (pairs) {
-                pairs[2 * q] = part_id(y[i].id, y[i].p);
-                pairs[2 * q + 1] = part_id(ta.id, ta.u.n);
-            }
-            q++;
+            terms[q++] = 2 * (uint32_t)i;
         }
         if (use_b) {
             t = t + x[i].p * tb.u.n;
             t_rec |= rec && (x[i].id | tb.id);
-            if (pairs) {
-                pairs[2 * q] = part_id(x[i].id, x[i].p);
-                pairs[2 * q + 1] = part_id(tb.id, tb.u.n);
-            }
-            q++;
+            terms[q++] = 2 * (uint32_t)i + 1;
         }
         int t_zero = !t_rec && t == 0;
         if (i == 0) {
@@ -104,6 +133,22 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
     return acc;
 }
 
+/* The pairs of tangent j's terms (dot_tangent's), constants' ids from c. */
+static void term_pairs(const DotPart *x, const DotPart *y, const uint32_t *terms, int m, int j, ConstIds *c,
+                       uint32_t *pairs)
+{
+    for (int q = 0; q < m; q++) {
+        int i = (int)(terms[q] >> 1);
+        if (terms[q] & 1) {
+            pairs[2 * q] = primal_id(&x[i], &c->cx[i]);
+            pairs[2 * q + 1] = tangent_id(part_tan(&y[i], j), c);
+        } else {
+            pairs[2 * q] = primal_id(&y[i], &c->cy[i]);
+            pairs[2 * q + 1] = tangent_id(part_tan(&x[i], j), c);
+        }
+    }
+}
+
 /* dot(a, b) of n elements where some are duals of the innermost jvp
  * (hvp's forward over reverse, or a jvp through a dot): the dual that
  * arith.c's route (the elementwise products folded by +) gives, made as
@@ -119,9 +164,11 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     if (!top || G->num.backend != BK_F64 || n < 1) return 0;
     int k = 0, rec = G->tape.recording, prec = 0;
     /* the parts, once (x, y, and each element's ids of every part: dual.c
-     * takes its double path for a product whose parts are all plain) */
-    DotPart *x = err_scratch(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * (size_t)n), *y = x + n;
-    uint32_t *ids_all = (uint32_t *)(y + n);
+     * takes its double path for a product whose parts are all plain; and
+     * the const ids of the primals, made when a pair first names them) */
+    DotPart *x = err_scratch_uninit(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * 5 * (size_t)n), *y = x + n;
+    uint32_t *ids_all = (uint32_t *)(y + n), *terms = ids_all + 3 * (size_t)n;
+    ConstIds c = { ids_all + n, ids_all + 2 * (size_t)n, 0, 0 };
     double s = 0;
     for (int i = 0; i < n; i++) {
         if (!dot_part(*seq_at(a, i), top, &k, &x[i]) || !dot_part(*seq_at(b, i), top, &k, &y[i])) {
@@ -141,22 +188,23 @@ int fwd_dot(Value a, Value b, int n, Value *out)
             ids |= (x[i].d ? part_tan(&x[i], l).id : 0) | (y[i].d ? part_tan(&y[i], l).id : 0);
         ids_all[i] = ids;
     }
+    memset(c.cx, 0, sizeof(uint32_t) * 2 * (size_t)n);
     Value P = num_val(s), T[FWD_CHUNK];
     if (prec && rec) {
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
         for (int i = 0; i < n; i++) {
-            pairs[2 * i] = part_id(x[i].id, x[i].p);
-            pairs[2 * i + 1] = part_id(y[i].id, y[i].p);
+            pairs[2 * i] = primal_id(&x[i], &c.cx[i]);
+            pairs[2 * i + 1] = primal_id(&y[i], &c.cy[i]);
         }
         P = num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
     }
     for (int j = 0; j < k; j++) {
         int m, recd;
-        double t = dot_tangent(x, y, ids_all, n, j, rec, NULL, &m, &recd);
+        double t = dot_tangent(x, y, ids_all, n, j, rec, terms, &m, &recd);
         T[j] = num_val(t);
         if (recd && m) {
             uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)m, &off);
-            dot_tangent(x, y, ids_all, n, j, rec, pairs, &m, &recd);
+            term_pairs(x, y, terms, m, j, &c, pairs);
             T[j] = num_rec(t, tape_rec_dot(off, (uint32_t)m, t));
         }
     }
@@ -214,14 +262,14 @@ int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
     Value res = value_arr_new(n);
     for (int i = 0; i < n; i++) {
         Dual *src = AS_DUAL(*seq_at(dv, i));
-        Dual *d = dual_alloc(top, k);
+        Dual *d = dual_alloc_unboxed(top, k);      /* the tangents are plain: as dual_finish packs them */
         d->p = AS_ARR(r)->v[i];
         v_retain(d->p);
+        d->plain = (uint8_t)dual_part_plain(d->p);
         for (int j = 0; j < k; j++) {
             double t = dual_tan(src, j).u.n;
-            d->t[j] = num_val(t == 0 ? 0 : sign * t);
+            dual_td(d)[j] = t == 0 ? 0 : sign * t;
         }
-        dual_finish(d);
         AS_ARR(res)->v[i] = obj_val(V_DUAL, d);
     }
     v_release(r);

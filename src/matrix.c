@@ -152,6 +152,53 @@ static _Noreturn void mismatch(const char *what, Value a, Value b)
                       " reshape(a, n, 1) a column)" : "");
 }
 
+/* A matrix's elements are float64 numbers that record nothing (as arith.c's
+ * plain path asks: known, or found so by a scan, which it remembers). */
+static int plain_storage(Storage *s)
+{
+    int rec = G->tape.recording;
+    value_known_check(s);
+    if (s->known == KNOWN_CONSTS || (s->known && !rec)) return 1;
+    uint32_t ids = 0;
+    for (long p = 0; p < (long)s->n; p++) {
+        if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
+        ids |= s->v[p].id;
+    }
+    s->known = ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
+    return 1;
+}
+
+/* x op y of two matrices of plain numbers where one or both are broadcast
+ * (a row or a column; kmeans' distances |c|^2 - 2 p.c, its k x n
+ * comparison of indices): one loop over the result, no expanded copies;
+ * + - * / in float64, as arith.c's plain path computes them. 0 if it does
+ * not apply. */
+static int broadcast_plain(int op, const Storage *x, const Storage *y, int rows, int cols, Value *out)
+{
+    if (G->num.backend != BK_F64 || (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)) return 0;
+    if (!plain_storage((Storage *)x) || !plain_storage((Storage *)y)) return 0;
+    Value r = mat_new(rows, cols);
+    Storage *rs = AS_ARR(r);
+    rs->known = KNOWN_CONSTS;
+    /* element (i, j) of a side: v[i * ri + j * cj] (ri 0 for a row, cj 0 for a column) */
+    long xr = x->rows == 1 ? 0 : x->cols, xc = x->cols == 1 ? 0 : 1;
+    long yr = y->rows == 1 ? 0 : y->cols, yc = y->cols == 1 ? 0 : 1;
+    for (int i = 0; i < rows; i++) {
+        const Value *xe = x->v + i * xr, *ye = y->v + i * yr;
+        Value *o = rs->v + (long)i * cols;
+#define BROADCAST_LOOP(expr) for (int j = 0; j < cols; j++) { double u = xe[j * xc].u.n, v = ye[j * yc].u.n; o[j] = num_val(expr); }
+        switch (op) {
+        case OP_ADD: BROADCAST_LOOP(u + v); break;
+        case OP_SUB: BROADCAST_LOOP(u - v); break;
+        case OP_MUL: BROADCAST_LOOP(u * v); break;
+        default: BROADCAST_LOOP(u / v); break;
+        }
+#undef BROADCAST_LOOP
+    }
+    *out = r;
+    return 1;
+}
+
 Value mat_elementwise(int op, Value a, Value b)
 {
     if (num_op_arity[op] < 2) {
@@ -170,7 +217,9 @@ Value mat_elementwise(int op, Value a, Value b)
     }
     const Storage *x = AS_ARR(a), *y = AS_ARR(b);
     int rows, cols;
+    Value r0;
     if (!fit(x->rows, y->rows, &rows) || !fit(x->cols, y->cols, &cols)) mismatch(arith_op_symbol(op), a, b);
+    if ((x->rows != y->rows || x->cols != y->cols) && broadcast_plain(op, x, y, rows, cols, &r0)) return r0;
     Value ea = expand(a, rows, cols), eb = expand(b, rows, cols);
     Value r = arith_elementwise_flat(op, ea, eb);
     v_release(ea);
@@ -293,43 +342,91 @@ static int plain_operand(const Operand *o)
 /* a @ b into r when both are plain float64 numbers that record nothing:
  * each element the sum product_element makes, in the same order (from 0,
  * t = 0, 1, ...), in a loop over doubles. 0 if it does not apply. */
+/* Two doubles side by side (GCC's and clang's vector extension: SSE2's
+ * registers on x86-64; each lane's arithmetic is IEEE's, as a double's). */
+typedef double v2d __attribute__((vector_size(16)));
+
 static int plain_product(const Operand *a, const Operand *b, int m, int k, int n, Value r)
 {
     if (G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
     if (!plain_operand(a) || !plain_operand(b)) return 0;
-    double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + 4 * (size_t)n + 1)), *acc = bt + (size_t)k * n;
-    if (!bt) return 0;
+    /* both sides as doubles, a by rows and b by rows (t, then j) */
+    double *ad = malloc(sizeof(double) * ((size_t)m * (size_t)k + (size_t)k * (size_t)n + 1)), *bt = ad + (size_t)m * k;
+    if (!ad) return 0;
+    for (long p = 0; p < (long)m * k; p++) ad[p] = elem(a, p)->u.n;
     for (long p = 0; p < (long)k * n; p++) bt[p] = elem(b, p)->u.n;
     Value *out = AS_ARR(r)->v;
+    /* 4 x 4 blocks of the result in registers, each element's sum from 0
+     * over t in order (the same sums as one element at a time, to the bit) */
     int i = 0;
-    for (; i + 4 <= m; i += 4) {       /* four rows at a time, each element's sum in its order */
-        double *c0 = acc, *c1 = c0 + n, *c2 = c1 + n, *c3 = c2 + n;
-        for (int j = 0; j < 4 * n; j++) acc[j] = 0;
-        for (int t = 0; t < k; t++) {
-            double x0 = elem(a, (long)i * k + t)->u.n, x1 = elem(a, (long)(i + 1) * k + t)->u.n;
-            double x2 = elem(a, (long)(i + 2) * k + t)->u.n, x3 = elem(a, (long)(i + 3) * k + t)->u.n;
-            const double *y = bt + (long)t * n;
-            for (int j = 0; j < n; j++) {
-                double v = y[j];
-                c0[j] += x0 * v;
-                c1[j] += x1 * v;
-                c2[j] += x2 * v;
-                c3[j] += x3 * v;
+    for (; i + 4 <= m; i += 4) {
+        const double *x0 = ad + (long)i * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            v2d c0l = {0, 0}, c0h = {0, 0}, c1l = {0, 0}, c1h = {0, 0};
+            v2d c2l = {0, 0}, c2h = {0, 0}, c3l = {0, 0}, c3h = {0, 0};
+            const double *y = bt + j;
+            for (int t = 0; t < k; t++, y += n) {
+                v2d yl, yh;
+                memcpy(&yl, y, sizeof yl);
+                memcpy(&yh, y + 2, sizeof yh);
+                v2d a0 = {x0[t], x0[t]}, a1 = {x1[t], x1[t]}, a2 = {x2[t], x2[t]}, a3 = {x3[t], x3[t]};
+                c0l += a0 * yl; c0h += a0 * yh;
+                c1l += a1 * yl; c1h += a1 * yh;
+                c2l += a2 * yl; c2h += a2 * yh;
+                c3l += a3 * yl; c3h += a3 * yh;
+            }
+            Value *o = out + (long)i * n + j;
+            v2d *c[4][2] = { { &c0l, &c0h }, { &c1l, &c1h }, { &c2l, &c2h }, { &c3l, &c3h } };
+            for (int q = 0; q < 4; q++, o += n) {
+                o[0].u.n = (*c[q][0])[0];
+                o[1].u.n = (*c[q][0])[1];
+                o[2].u.n = (*c[q][1])[0];
+                o[3].u.n = (*c[q][1])[1];
             }
         }
-        for (int j = 0; j < 4 * n; j++) out[(long)i * n + j].u.n = acc[j];
-    }
-    for (; i < m; i++) {
-        for (int j = 0; j < n; j++) acc[j] = 0;
-        for (int t = 0; t < k; t++) {
-            double x = elem(a, (long)i * k + t)->u.n;
-            const double *y = bt + (long)t * n;
-            for (int j = 0; j < n; j++) acc[j] += x * y[j];
+        for (; j < n; j++) {           /* the last columns, four rows at a time */
+            double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+            for (int t = 0; t < k; t++) {
+                double v = bt[(long)t * n + j];
+                c0 += x0[t] * v;
+                c1 += x1[t] * v;
+                c2 += x2[t] * v;
+                c3 += x3[t] * v;
+            }
+            out[(long)i * n + j].u.n = c0;
+            out[(long)(i + 1) * n + j].u.n = c1;
+            out[(long)(i + 2) * n + j].u.n = c2;
+            out[(long)(i + 3) * n + j].u.n = c3;
         }
-        for (int j = 0; j < n; j++) out[(long)i * n + j].u.n = acc[j];
     }
-    free(bt);
+    for (; i < m; i++) {               /* the last rows, one at a time: 4 columns, then each */
+        const double *x = ad + (long)i * k;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            v2d cl = {0, 0}, ch = {0, 0};
+            const double *y = bt + j;
+            for (int t = 0; t < k; t++, y += n) {
+                v2d yl, yh, a0 = {x[t], x[t]};
+                memcpy(&yl, y, sizeof yl);
+                memcpy(&yh, y + 2, sizeof yh);
+                cl += a0 * yl;
+                ch += a0 * yh;
+            }
+            Value *o = out + (long)i * n + j;
+            o[0].u.n = cl[0];
+            o[1].u.n = cl[1];
+            o[2].u.n = ch[0];
+            o[3].u.n = ch[1];
+        }
+        for (; j < n; j++) {
+            double c = 0;
+            for (int t = 0; t < k; t++) c += x[t] * bt[(long)t * n + j];
+            out[(long)i * n + j].u.n = c;
+        }
+    }
+    free(ad);
     return 1;
 }
 
@@ -586,6 +683,24 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
     long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
     if (len == 0 && lines > 0) err_raise("%s of an empty array", fname);
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
+    if ((s->known & KNOWN_NOHEAP) && G->num.backend == BK_F64 && len > 0) {
+        /* numbers in doubles (kmeans' nearest centroids): better's
+         * comparisons, the first of equal ones kept, one loop a line */
+        for (int l = 0; l < lines; l++) {
+            const Value *e = s->v + l * next;
+            int best = 0;
+            double bv = e[0].u.n;
+            if (op == OP_MIN) {
+                for (int t = 1; t < len; t++)
+                    if (e[t * step].u.n < bv) best = t, bv = e[t * step].u.n;
+            } else {
+                for (int t = 1; t < len; t++)
+                    if (bv < e[t * step].u.n) best = t, bv = e[t * step].u.n;
+            }
+            AS_ARR(r)->v[l] = num_val(num_round(best));
+        }
+        return r;
+    }
     for (int l = 0; l < lines; l++) {
         const Value *e = s->v + l * next;
         int best = 0;
