@@ -308,6 +308,13 @@ Value value_arr_copy(Value v)
 
 Value value_bind_copy(Value v)
 {
+    if (v.t == V_ARR && AS_ARR(v)->aliased && AS_ARR(v)->h.rc == 1) {
+        /* v holds the storage alone: the views it had (each holds it) are
+         * gone, so it aliases nothing any more (an array a function wrote
+         * through a view of its own and returned) */
+        AS_ARR(v)->aliased = 0;
+        return v;
+    }
     if (v.t == V_ARR && AS_ARR(v)->aliased) {
         Value c = value_arr_copy(v);
         v_release(v);

@@ -51,7 +51,8 @@ typedef struct Str {
 /* Element storage, shared copy-on-write by array values and aliased by
  * views. Once a view exists (aliased), copies of the array are made eagerly
  * when bound to a name, so writes through an array name never reach a view
- * of another array. */
+ * of another array; a value that holds the storage alone (its views are
+ * gone) is bound as it is and aliases nothing again (value_bind_copy). */
 typedef struct Storage {
     Obj h;
     int n;
