@@ -114,7 +114,15 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     Value *r = rs->v;
     long sa = pa.stride, sb = pb.stride;
     const Value *ea = pa.e, *eb = pb.e;
-#define PLAIN_LOOP(expr) for (int i = 0; i < n; i++) { double x = ea[i * sa].u.n, y = eb[i * sb].u.n; (void)y; r[i] = num_val(expr); }
+    /* unit strides and a number on either side apart: the compiler makes
+     * those loops tight */
+#define PLAIN_LOOP(expr) \
+    if (sa == 1 && sb == 1) PLAIN_STRIDED(1, 1, expr) \
+    else if (sa == 1 && sb == 0) PLAIN_STRIDED(1, 0, expr) \
+    else if (sa == 0 && sb == 1) PLAIN_STRIDED(0, 1, expr) \
+    else PLAIN_STRIDED(sa, sb, expr)
+#define PLAIN_STRIDED(SA, SB, expr) \
+    for (int i = 0; i < n; i++) { double x = ea[i * (SA)].u.n, y = eb[i * (SB)].u.n; (void)y; r[i] = num_val(expr); }
     switch (op) {
     case OP_ADD: PLAIN_LOOP(x + y); break;
     case OP_SUB: PLAIN_LOOP(x - y); break;
@@ -125,6 +133,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     default: PLAIN_LOOP(num_apply_f64(op, x, y)); break;
     }
 #undef PLAIN_LOOP
+#undef PLAIN_STRIDED
     return 1;
 }
 

@@ -38,6 +38,9 @@ struct Node {
     uint8_t  plain_names;   /* N_INDEX: a[i] with a and i both names of locals or globals (resolve.c) */
     uint8_t  index_pure;    /* N_INDEX: a[i] with a a name (of any kind) and i an expression that
                              * cannot call or assign: names, numbers, arithmetic, element reads */
+    uint8_t  view_read;     /* N_CALL: if it is view/row/col, its value is only read, at once, by
+                             * the arithmetic it is an operand of, and nothing that can call or
+                             * assign runs between making it and that read (resolve.c) */
     int      line, col;
     int      slot;      /* local slot or global index */
     const char *name;   /* identifier (interned in the chunk arena) */

@@ -434,14 +434,21 @@ static int whole(Value v, const char *what)
  * when arg is a variable: if its storage is shared by value with another
  * array it is split off first, so the view aliases that variable alone,
  * and home/owner name the variable a write through the view makes a new
- * version of (owner -1: none). */
-Value builtin_view_base(Node *arg, Env *env, EnvCell **home, int *owner)
+ * version of (owner -1: none). A view that is only read at once
+ * (readonly: the call's view_read, resolve.c) reads the storage as it is,
+ * shared or not: nothing writes through it, and nothing writes that
+ * storage before the read. */
+Value builtin_view_base(Node *arg, Env *env, EnvCell **home, int *owner, int readonly)
 {
     Value base;
     Place pl;
     *home = NULL;
     *owner = -1;
-    if (arg->kind == N_NAME && eval_place(arg, env, &pl)) {
+    if (readonly && arg->kind == N_NAME && eval_place(arg, env, &pl)) {
+        if (pl.slot->t == V_UNDEF) suggest_undefined(arg, env);
+        base = *pl.slot;
+        v_retain(base);
+    } else if (arg->kind == N_NAME && eval_place(arg, env, &pl)) {
         if (pl.slot->t == V_UNDEF) suggest_undefined(arg, env);
         arr_own(pl.slot);
         base = *pl.slot;
@@ -461,8 +468,10 @@ Value builtin_view_base(Node *arg, Env *env, EnvCell **home, int *owner)
 }
 
 /* The view of base's elements start, start + stride, ... (len of them,
- * in range), composed with base when base is a view itself; takes base. */
-Value builtin_view_over(Value base, EnvCell *home, int owner, int start, int len, int stride)
+ * in range), composed with base when base is a view itself; takes base.
+ * readonly: a view only read at once, which leaves the storage as
+ * unaliased as it was (builtin_view_base). */
+Value builtin_view_over(Value base, EnvCell *home, int owner, int start, int len, int stride, int readonly)
 {
     Storage *s;
     if (base.t == V_VIEW) {      /* compose in 64 bits: the result must index the storage */
@@ -478,7 +487,9 @@ Value builtin_view_over(Value base, EnvCell *home, int owner, int start, int len
     } else {
         s = AS_ARR(base);
     }
+    int aliased = s->aliased;
     Value r = value_view_new(s, start, len, stride);
+    if (readonly) s->aliased = aliased;
     if (owner >= 0) {
         AS_VIEW(r)->home = home;
         AS_VIEW(r)->owner = owner;
@@ -493,7 +504,7 @@ static Value sp_view(Node *call, Env *env)
     if (call->n < 1 || call->n > 4) err_raise("view expects 1 to 4 arguments, got %d", call->n);
     EnvCell *home;
     int owner;      /* the variable a write through the view makes a version of */
-    Value base = builtin_view_base(call->list[0], env, &home, &owner);
+    Value base = builtin_view_base(call->list[0], env, &home, &owner, call->view_read);
     if (!is_seq(base)) {
         const char *what_type = value_type_name(base);   /* before the release: a matrix is read */
         v_release(base);
@@ -512,7 +523,7 @@ static Value sp_view(Node *call, Env *env)
     long last = start + (long)(len - 1) * stride;
     if (len > 0 && (start < 0 || start >= n || last < 0 || last >= n))
         err_raise("view out of range: start %d, len %d, stride %d over %d elements", start, len, stride, n);
-    return builtin_view_over(base, home, owner, start, len, stride);
+    return builtin_view_over(base, home, owner, start, len, stride, call->view_read);
 }
 
 static Value bi_detach(int argc, Value *argv)

@@ -1400,9 +1400,11 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
 /* a op= rhs over the len elements of the array or view *holder, when all
  * of them and rhs (a number or len of them) are plain float64 numbers that
  * record nothing: what the element loop of exec_compound computes (each
- * element num_apply's value, unrecorded), in a loop over doubles. 0 if it
- * does not apply (nothing written then). */
-static int compound_plain(int op, Value *holder, Value rhs, int len)
+ * element num_apply's value, unrecorded), in a loop over doubles, one loop
+ * an op. 0 if it does not apply (nothing written then). */
+static inline int known_plain(int known, int rec) { return known == KNOWN_CONSTS || (known && !rec); }
+
+static int compound_plain(int op, Value *holder, int holder_known, Value rhs, int len)
 {
     if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
     int rec = G->tape.recording;
@@ -1413,16 +1415,63 @@ static int compound_plain(int op, Value *holder, Value rhs, int len)
         r = rhs.t == V_ARR ? AS_ARR(rhs)->v : AS_VIEW(rhs)->s->v + AS_VIEW(rhs)->start;
         sr = rhs.t == V_ARR ? 1 : AS_VIEW(rhs)->stride;
     }
-    for (int i = 0; i < len; i++) {
-        const Value *x = &e[i * se], *y = &r[i * sr];
-        if (x->t != V_NUM || y->t != V_NUM || ((x->id | y->id) && rec)) return 0;
+    /* numbers that record nothing on both sides: known of the storage
+     * (before this write), or looked at */
+    int other = 0;
+    uint32_t ids = 0;
+    if (!known_plain(holder_known, rec))
+        for (int i = 0; i < len; i++) {
+            other |= e[i * se].t != V_NUM;
+            ids |= e[i * se].id;
+        }
+    if (sr == 0) {
+        other |= r->t != V_NUM;
+        ids |= r->id;
+    } else if (!known_plain(storage_of(rhs)->known, rec))
+        for (int i = 0; i < len; i++) {
+            other |= r[i * sr].t != V_NUM;
+            ids |= r[i * sr].id;
+        }
+    if (other || (ids && rec)) return 0;
+    /* the loops for unit strides (and a number on the right) apart: the
+     * compiler makes those tight */
+#define COMPOUND_LOOP(expr) \
+    if (se == 1 && sr == 1) COMPOUND_STRIDED(1, 1, expr) \
+    else if (se == 1 && sr == 0) COMPOUND_STRIDED(1, 0, expr) \
+    else COMPOUND_STRIDED(se, sr, expr)
+#define COMPOUND_STRIDED(SE, SR, expr) \
+    for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); x->id = 0; }
+    switch (op) {
+    case OP_ADD: COMPOUND_LOOP(a + b); break;
+    case OP_SUB: COMPOUND_LOOP(a - b); break;
+    case OP_MUL: COMPOUND_LOOP(a * b); break;
+    case OP_DIV: COMPOUND_LOOP(a / b); break;
+    default: COMPOUND_LOOP(num_apply_f64(op, a, b)); break;
     }
-    for (int i = 0; i < len; i++) {
-        Value *x = &e[i * se];
-        x->u.n = num_apply(op, x->u.n, r[i * sr].u.n);
-        x->id = 0;
-    }
+#undef COMPOUND_LOOP
+#undef COMPOUND_STRIDED
     return 1;
+}
+
+/* holder op rhs as one array operation (recorded as an array run where
+ * its operands qualify: arrayrun.c), when recording and every element on
+ * both sides is a plain number: the values the element loop of
+ * exec_compound computes. A number (nothing made) otherwise. */
+static Value compound_whole(int op, Value holder, Value rhs, int len)
+{
+    if (!G->tape.recording || in_nograd() || len < 2 || num_op_arity[op] != 2) return nil_val();
+    Value sides[2] = { holder, rhs };
+    for (int k = 0; k < 2; k++) {
+        Value v = sides[k];
+        if (!is_seq(v)) {
+            if (v.t != V_NUM) return nil_val();
+            continue;
+        }
+        if (seq_noheap(v)) continue;
+        for (int i = 0; i < len; i++)
+            if (seq_at(v, i)->t != V_NUM) return nil_val();
+    }
+    return arith_elementwise_flat(op, holder, rhs);
 }
 
 /* x op= e: on arrays and views it writes in place (through every alias);
@@ -1440,14 +1489,20 @@ static void exec_compound(Node *n, Env *env)
     Value *slot = var_slot(n->a, env, &log);
     if (slot->t == V_UNDEF) suggest_undefined(n->a, env);
     if (is_seq(*slot)) {
+        /* writable_seq, keeping what was known of the storage's elements
+         * for the plain path below, which writes plain numbers only */
+        arr_own(slot);
+        Value *holder = slot;
+        Storage *hs = storage_of(*holder);
+        int known = hs->known;
+        storage_dirty(hs);    /* a dual may land there */
         /* the right side is read as it was before the statement, even when
-         * it aliases the target through a view */
-        if (rhs.t == V_VIEW || (rhs.t == V_ARR && AS_ARR(rhs)->aliased)) {
+         * it aliases the target through a view (the same storage) */
+        if (is_seq(rhs) && storage_of(rhs) == storage_of(*holder)) {
             Value c = value_arr_copy(rhs);
             v_release(rhs);
             rhs = c;
         }
-        Value *holder = writable_seq(slot, n->a);
         int len = seq_len(*holder);
         if (is_mat(*holder) || is_mat(rhs)) rhs = mat_compound_rhs(n, op, *holder, rhs);
         if (is_seq(rhs) && seq_len(rhs) != len)
@@ -1456,10 +1511,17 @@ static void exec_compound(Node *n, Env *env)
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         int const_places = places && !snap && unrecorded_write_is_place(holder, log);
-        int plain = !const_places && compound_plain(op, holder, rhs, len);
+        int plain = !const_places && compound_plain(op, holder, known, rhs, len);
+        if (plain) hs->known = holder->t == V_ARR ? KNOWN_CONSTS : known == KNOWN_CONSTS ? known : 0;
+        Value whole = plain ? nil_val() : compound_whole(op, *holder, rhs, len);
         for (int i = 0; i < len && !plain; i++) {
             Value *e = seq_at(*holder, i);
-            Value r = arith_apply(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
+            Value r;
+            if (whole.t == V_ARR) {
+                r = AS_ARR(whole)->v[i];      /* moved out: whole's storage is freed without them */
+                AS_ARR(whole)->v[i] = num_val(0);
+            } else
+                r = arith_apply(op, *e, is_seq(rhs) ? *seq_at(rhs, i) : rhs);
             check_number(r, n);
             if (in_nograd()) r = detached(r);
             if (places && !snap && (r.t != V_NUM || r.id || const_places)) version_label_place(&r);
@@ -1472,6 +1534,7 @@ static void exec_compound(Node *n, Env *env)
         if (snap) version_array(log, AS_ARR(*holder));
         if (n->a->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
         if (holder->t == V_VIEW) version_owner(AS_VIEW(*holder), 0, len);
+        v_release(whole);
         v_release(rhs);
         return;
     }

@@ -164,7 +164,7 @@ static Value row_or_col(Node *call, Env *env, int is_row)
     if (call->n != 2) err_raise("%s(a, %s) expects 2 arguments, got %d", fname, is_row ? "i" : "j", call->n);
     EnvCell *home;
     int owner;
-    Value base = builtin_view_base(call->list[0], env, &home, &owner);
+    Value base = builtin_view_base(call->list[0], env, &home, &owner, call->view_read);
     if (!is_mat(base)) {
         const char *what = mat_describe(base);
         v_release(base);
@@ -177,8 +177,8 @@ static Value row_or_col(Node *call, Env *env, int is_row)
     int rows = s->rows, cols = s->cols;
     int k = mat_index_in(iv, is_row ? rows : cols, call->list[1], is_row ? "row" : "column", base);
     v_release(iv);
-    if (is_row) return builtin_view_over(base, home, owner, k * cols, cols, 1);
-    return builtin_view_over(base, home, owner, k, rows, cols ? cols : 1);
+    if (is_row) return builtin_view_over(base, home, owner, k * cols, cols, 1, call->view_read);
+    return builtin_view_over(base, home, owner, k, rows, cols ? cols : 1, call->view_read);
 }
 
 static Value sp_row(Node *call, Env *env) { return row_or_col(call, env, 1); }

@@ -119,6 +119,20 @@ static int pure_expr(const Node *n)
     }
 }
 
+/* A call whose value, if it is a view (view, row, col), is only read, at
+ * once, by the arithmetic it is an operand of (SPEC "Arrays and views"):
+ * its arguments and whatever is evaluated after it up to that read
+ * (`later`, NULL: nothing) call nothing and assign nothing, so no write
+ * can come between, and the view needs no storage of its own (eval.c's
+ * copy-on-write split) and aliases nothing afterwards. */
+static void mark_view_read(Node *call, const Node *later)
+{
+    if (!call || call->kind != N_CALL || (later && !pure_expr(later))) return;
+    for (int i = 0; i < call->n; i++)
+        if (i > 0 && !pure_expr(call->list[i])) return;     /* the array argument is evaluated first */
+    call->view_read = 1;
+}
+
 static void resolve_fn(Scope *outer, Node *n)
 {
     FnInfo *f = n->fn;
@@ -178,6 +192,11 @@ static void resolve(Scope *s, Node *n)
         n->plain_names = local_or_global(n->a) && local_or_global(n->b) && !n->c;
         n->index_pure = n->a && n->a->kind == N_NAME && n->b && !n->c && pure_expr(n->b);
     }
+    if ((n->kind == N_BINOP && n->op <= OP2_POW) || n->kind == N_MATMUL) {
+        mark_view_read(n->a, n->b);     /* the left operand: the right one is evaluated after it */
+        mark_view_read(n->b, NULL);
+    } else if (n->kind == N_NEG || n->kind == N_COMPOUND)
+        mark_view_read(n->kind == N_NEG ? n->a : n->b, NULL);   /* a compound's right side is evaluated first */
 }
 
 /* Errors found here (break outside a loop, a repeated parameter) are

@@ -33,10 +33,55 @@ Value value_str_new(const char *s, int len)
 /* Storage for n elements the caller fills at once: the header and the
  * elements in one allocation (big blocks are faulted in first, in one
  * call: error.h). */
+static size_t storage_bytes(int n) { return sizeof(Storage) + sizeof(Value) * (size_t)(n ? n : 1); }
+
+/* A spare storage of n elements (the newest), taken off the list; NULL if none. */
+static Storage *spare_storage(int n)
+{
+    ValueState *V = &G->value;
+    for (int k = V->nspare_st - 1; k >= 0; k--) {
+        Storage *s = V->spare_st[k];
+        if (s->n != n) continue;
+        V->spare_st[k] = V->spare_st[--V->nspare_st];
+        V->spare_st_bytes -= storage_bytes(n);
+        return s;
+    }
+    return NULL;
+}
+
+/* Keeps freed storage s (its elements released, unlinked) for the next
+ * array of its size; 0 if it is not kept (the caller frees it). */
+static int keep_spare_storage(Storage *s)
+{
+    ValueState *V = &G->value;
+    size_t bytes = storage_bytes(s->n);
+    if (!STORAGE_SPARE || s->n < STORAGE_SPARE_MIN || bytes > STORAGE_SPARE_BYTES / 4) return 0;
+    while (V->nspare_st && (V->nspare_st == STORAGE_SPARE || V->spare_st_bytes + bytes > STORAGE_SPARE_BYTES)) {
+        Storage *old = V->spare_st[0];     /* the oldest goes */
+        V->spare_st_bytes -= storage_bytes(old->n);
+        memmove(V->spare_st, V->spare_st + 1, sizeof(Storage *) * (size_t)--V->nspare_st);
+        free(old);
+    }
+    V->spare_st[V->nspare_st++] = s;
+    V->spare_st_bytes += bytes;
+    return 1;
+}
+
 Storage *value_storage_unfilled(int n)
 {
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
-    Storage *s = err_malloc(sizeof(Storage) + bytes);
+    Storage *s = n >= STORAGE_SPARE_MIN && G->value.nspare_st ? spare_storage(n) : NULL;
+    if (s) {
+        memset(s, 0, sizeof(Storage));
+        s->h.type = V_ARR;
+        s->h.rc = 1;
+        gc_link(&s->h);
+        s->v = (Value *)(s + 1);
+        s->n = n;
+        s->plain_n = n;
+        return s;
+    }
+    s = err_malloc(sizeof(Storage) + bytes);
     memset(s, 0, sizeof(Storage));
     s->h.type = V_ARR;
     s->h.rc = 1;
@@ -147,7 +192,9 @@ void value_obj_free(Obj *o)
         value_known_check(s);
         if (!(s->known & KNOWN_NOHEAP))
             for (int i = 0; i < s->n; i++) v_release(s->v[i]);
-        break;      /* the elements go with the header */
+        gc_unlink(o);
+        if (!keep_spare_storage(s)) free(o);    /* the elements go with the header */
+        return;
     }
     case V_VIEW: {
         Storage *s = ((View *)o)->s;
@@ -240,15 +287,18 @@ Value value_arr_copy(Value v)
         else for (int i = 0; i < n; i++) s->v[i] = src[i * stride];
         s->known = from->known;
     } else {
+        /* copied first, then looked at in a loop without branches; the
+         * heap objects among them (rarely any) retained after */
+        if (stride == 1) memcpy(s->v, src, sizeof(Value) * (size_t)n);
+        else for (int i = 0; i < n; i++) s->v[i] = src[i * stride];
         int other = 0;
         uint32_t ids = 0;
         for (int i = 0; i < n; i++) {
-            Value e = src[i * stride];
-            s->v[i] = e;
-            other |= e.t != V_NUM;
-            ids |= e.id;
-            v_retain(e);
+            other |= s->v[i].t != V_NUM;
+            ids |= s->v[i].id;
         }
+        if (other)
+            for (int i = 0; i < n; i++) v_retain(s->v[i]);
         s->known = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
         if (v.t == V_ARR) from->known = s->known;    /* learnt */
     }
@@ -258,6 +308,13 @@ Value value_arr_copy(Value v)
 
 Value value_bind_copy(Value v)
 {
+    if (v.t == V_ARR && AS_ARR(v)->aliased && AS_ARR(v)->h.rc == 1) {
+        /* v holds the storage alone: the views it had (each holds it) are
+         * gone, so it aliases nothing any more (an array a function wrote
+         * through a view of its own and returned) */
+        AS_ARR(v)->aliased = 0;
+        return v;
+    }
     if (v.t == V_ARR && AS_ARR(v)->aliased) {
         Value c = value_arr_copy(v);
         v_release(v);

@@ -51,7 +51,8 @@ typedef struct Str {
 /* Element storage, shared copy-on-write by array values and aliased by
  * views. Once a view exists (aliased), copies of the array are made eagerly
  * when bound to a name, so writes through an array name never reach a view
- * of another array. */
+ * of another array; a value that holds the storage alone (its views are
+ * gone) is bound as it is and aliases nothing again (value_bind_copy). */
 typedef struct Storage {
     Obj h;
     int n;
@@ -304,6 +305,13 @@ const char *value_num_str(double x);   /* for error messages */
 #define ENV_SPARE 32
 #endif
 #define ENV_SPARE_SLOTS 12
+#ifdef __SANITIZE_ADDRESS__
+#define STORAGE_SPARE 0
+#else
+#define STORAGE_SPARE 16          /* freed array storages kept for the next of their size */
+#endif
+#define STORAGE_SPARE_MIN 32      /* elements: smaller blocks go back to malloc (its fast bins) */
+#define STORAGE_SPARE_BYTES (8u << 20)   /* at most this much kept in all */
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
     /* Forward mode makes and drops a dual per operation: freed duals wait
@@ -317,6 +325,14 @@ typedef struct {
      * ENV_SPARE_SLOTS slots wait here, by slot count, for the next call. */
     Env *spare_envs[ENV_SPARE_SLOTS + 1][ENV_SPARE + 1];
     int nspare_envs[ENV_SPARE_SLOTS + 1];
+    /* Array code makes and drops arrays of one size over and over (a loop
+     * of whole-array operations): freed storages of at least
+     * STORAGE_SPARE_MIN elements wait here, newest last, for the next
+     * array of their n, which then lands in memory still in the cache
+     * instead of going through malloc and free. */
+    Storage *spare_st[STORAGE_SPARE + 1];
+    int nspare_st;
+    size_t spare_st_bytes;
 } ValueState;
 
 static inline size_t dual_bytes(int k, int wide)
