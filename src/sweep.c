@@ -540,18 +540,32 @@ static RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
     return t;
 }
 
-/* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b). */
+/* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b).
+ * Element j gives g * p, its adjoint times the op's partial (the rule
+ * table in float64, rules.h), unless g or p is 0: a select, so that the
+ * loops over a run (operand strides 1, 1 and 1, 0 and 0, 1 into
+ * consecutive adjoints) vectorise. One number's adjoint (stride 0) adds
+ * the elements' terms from the top down, as the per-element steps do. */
+#define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+#define RUN_GIVE_TERM(OPC, j, SA, SB, T)                                            \
+    double g = adj[j], da, db;                                                      \
+    rule_partials_f64(OPC, A[(j) * (SA)], B[(j) * (SB)], V[j], &da, &db);          \
+    double p = which ? db : da, q = g * p, *to = &(T);                             \
+    *to = (g != 0) & (p != 0) ? *to + q : *to;
 #define RUN_GIVE_LOOP(OPC)                                                          \
-    for (uint32_t j = n; j-- > 0; ) {                                               \
-        double g = adj[j], da, db;                                                  \
-        rule_partials_num(OPC, A[j * sa], B[j * sb], V[j], &da, &db);               \
-        double p = which ? db : da;                                                 \
-        if (g != 0 && p != 0) t.p[j * t.stride] += g * p;                           \
-    }
+    if (t.stride == 1 && sa == 1 && sb == 1) {                                      \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 1, T[j]) }      \
+    } else if (t.stride == 1 && sa == 1 && sb == 0) {                               \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 0, T[j]) }      \
+    } else if (t.stride == 1 && sa == 0 && sb == 1) {                               \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 0, 1, T[j]) }      \
+    } else                                                                          \
+        for (uint32_t j = n; j-- > 0; ) { RUN_GIVE_TERM(OPC, j, sa, sb, T[j * t.stride]) }
 
-static void run_give(int op, int which, uint32_t n, const double *adj, const double *A, long sa,
-                     const double *B, long sb, const double *V, RunTarget t)
+static RUN_VECTORISE void run_give(int op, int which, uint32_t n, const double *restrict adj, const double *restrict A, long sa,
+                                   const double *restrict B, long sb, const double *restrict V, RunTarget t)
 {
+    double *restrict T = t.p;
     switch (op) {
 #define OP(e, name, kind, flags, f, da, db) case OP_##e: RUN_GIVE_LOOP(OP_##e) return;
 #include "ops.def"
@@ -560,6 +574,7 @@ static void run_give(int op, int which, uint32_t n, const double *adj, const dou
     }
 }
 #undef RUN_GIVE_LOOP
+#undef RUN_GIVE_TERM
 
 /* Elementwise run r, whole in b's range: 0 if it is left to the steps. */
 static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)

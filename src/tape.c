@@ -518,6 +518,70 @@ uint32_t tape_rec_dot_run(uint32_t off, uint32_t k, uint32_t n, const double *v)
     return first;
 }
 
+/* ---- many entries at once (array runs) */
+
+int tape_reserve(uint32_t count)
+{
+    while (G->tape.cap - G->tape.n < count) {
+        uint32_t cap = G->tape.cap;
+        tape_grow();
+        if (G->tape.cap <= cap) return 0;     /* at the memory cap: entry by entry */
+    }
+    return 1;
+}
+
+/* How entries i, i + 1, ... (G->tape.n is i) name the operand id + k * step
+ * (step 1: a run of entries, 0: one entry) in their fields: f + k * inc,
+ * for the returned count of them (at most m); 0 if entry i's field is
+ * not so (a far slot an id, or none left). Fields decode as tape_field_of's
+ * do: a run's operands keep one distance (one near or window field); one
+ * id's distance grows by one an entry (near, then in the window, or one
+ * far slot for the rest of the chunk). */
+static inline uint32_t field_span(uint32_t i, uint32_t id, uint32_t step, uint32_t m, uint32_t *f, uint32_t *inc)
+{
+    *inc = 0;
+    *f = 0;
+    if (!id) return m;
+    uint32_t d = i - id;
+    if (!step && d < TAPE_NEAR) {
+        *f = d;
+        *inc = 1;
+        return TAPE_NEAR - d < m ? TAPE_NEAR - d : m;
+    }
+    uint32_t fi = tape_field_of(i, id);
+    if (fi == TAPE_NOFIELD) return 0;
+    *f = fi;
+    if (fi < TAPE_NEAR) return m;                         /* a run, near */
+    if (fi < TAPE_WINDOW) return step ? 0 : m;            /* a far slot: one id's for the chunk */
+    if (step) return m;                                   /* a run in the window */
+    *inc = 1;
+    return TAPE_WINDOW + TAPE_WINDOW_LEN - fi < m ? TAPE_WINDOW + TAPE_WINDOW_LEN - fi : m;
+}
+
+uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
+{
+    uint32_t base = G->tape.n, end = base + n, i = base;
+    while (i < end) {
+        i = tape_next_slot();           /* reserved: begins a chunk at most */
+        uint32_t k = i - base, left = end - i, chunk_left = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
+        uint32_t m = left < chunk_left ? left : chunk_left, fa, ia, fb, ib;
+        uint32_t ida = a ? a + k * sa : 0, idb = b ? b + k * sb : 0;
+        uint32_t ma = field_span(i, ida, sa, m, &fa, &ia), mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0;
+        if (!mb) {                      /* this entry as tape_push_raw records it */
+            fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
+            if ((fa | fb) < (1u << 12)) {
+                G->tape.code[i] = (uint32_t)op | fa << 8 | fb << 20;
+                G->tape.n = ++i;
+            } else i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
+            continue;
+        }
+        uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
+        for (uint32_t e = 0; e < mb; e++) code[e] = c0 + e * cinc;
+        G->tape.n = i += mb;
+    }
+    return base;
+}
+
 void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {
     for (uint32_t j = 0; j < n; j++) {
