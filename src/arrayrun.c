@@ -87,9 +87,8 @@ static RUN_VECTORISE int run_operand(Value x, int is_arr, int n, uint8_t *kind, 
     }
     if (off || !first) return 0;
     /* constant entries are not operands a run can give adjoints to */
-    const uint32_t *code = G->tape.code + first;
     uint32_t konst = 0;
-    for (int i = 0; i < n; i++) konst |= (code[i] & TAPE_OPMASK) == OP_CONST;
+    for (int i = 0; i < n; i++) konst |= tape_opcode(first + (uint32_t)i) == OP_CONST;
     if (konst) return 0;
     *kind = TAPE_RUN_SEQ;
     *id = first;
@@ -143,11 +142,10 @@ RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb,
     else r.kb = TAPE_RUN_NONE, r.b = 0;
     RunVals va = run_vals(&a, na >= 0), vb = unary ? va : run_vals(&b, nb >= 0);
     uint32_t base = tape_size();
-    double *v = G->tape.val + base;
+    double *v = tape_reserved_vals();
     num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v, (uint32_t)n);
     uint32_t sa = r.ka == TAPE_RUN_SEQ || r.ka == TAPE_RUN_CONSTS, sb = r.kb == TAPE_RUN_SEQ || r.kb == TAPE_RUN_CONSTS;
     tape_push_elems(op, r.a, sa, unary ? 0 : r.b, sb, (uint32_t)n);
-    v = G->tape.val + base;
     if ((KINK_OPS >> op) & 1)
         for (int j = 0; j < n; j++)
             kink_note_op(op, va.p[j * va.stride], unary ? 0 : vb.p[j * vb.stride], base + (uint32_t)j);

@@ -1783,19 +1783,29 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
 }
 
 /* The places are entries first .. first + n - 1, all leaves, below top. */
-static int leaf_run(const uint32_t *wrt, int n, uint32_t top)
+static RUN_VECTORISE int leaf_run(const uint32_t *wrt, int n, uint32_t top)
 {
     if (n < 2 || !wrt[0] || wrt[0] + (uint32_t)n > top) return 0;
-    for (int j = 0; j < n; j++)
-        if (wrt[j] != wrt[0] + (uint32_t)j || tape_opcode(wrt[j]) != OP_LEAF) return 0;
-    return 1;
+    uint32_t off = 0, other = 0;
+    for (int j = 0; j < n; j++) off |= wrt[j] - (wrt[0] + (uint32_t)j);
+    if (off) return 0;
+    for (int j = 0; j < n; j++) other |= tape_opcode(wrt[0] + (uint32_t)j) != OP_LEAF;
+    return !other;
 }
 
 void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     uint32_t top = y.id, lo = top, btop = top;
     int any = 0, ck = 0;
-    for (int j = 0; j < n; j++) {
+    /* places that are a run of leaves below y (grad over an array): each
+     * its own floor, all reached, none above y */
+    int leaves = top && leaf_run(wrt, n, top);
+    if (leaves) {
+        for (int j = 0; j < n; j++) out[j] = num_val(0);
+        any = 1;
+        lo = wrt[0];
+    }
+    else for (int j = 0; j < n; j++) {
         out[j] = num_val(0);
         if (!wrt[j]) continue;
         uint32_t f = sweep_floor(wrt[j]);
@@ -1823,7 +1833,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
          * over an array of independents) need no room in the buffer:
          * nothing is swept below them, so their adjoints go straight into
          * out (W4: 8 MB less) */
-        uint32_t sink = !hit && f64 && !cuts.n && leaf_run(wrt, n, top) ? (uint32_t)n : 0, blo = lo + sink;
+        uint32_t sink = !hit && f64 && !cuts.n && leaves ? (uint32_t)n : 0, blo = lo + sink;
         if (hit) {
             memset(&b, 0, sizeof b);
             b.lo = G->sweep.kept.lo;
@@ -1849,7 +1859,11 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     }
     G->tape.sweeps++;
     uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
-    for (int j = 0; j < n;) {
+    if (leaves) {         /* every place reached: one run */
+        if (G->tape.recording) tape_rec_deriv_run(rec, 0, (uint32_t)n, out);
+        else
+            for (int k = 0; k < n; k++) out[k] = num_val(out[k].u.n);
+    } else for (int j = 0; j < n;) {
         if (!REACHED(wrt[j])) {
             out[j++] = num_val(0);
             continue;

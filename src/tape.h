@@ -386,5 +386,7 @@ int      tape_reserve(uint32_t count);
  * b + k * sb (sa, sb 1: a run of entries, 0: one id; id 0: a constant),
  * the codes written a chunk at a time. Returns the first's id. */
 uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n);
+/* Where the values of the reserved entries go: tape_vals()[tape_size() ...]. */
+static inline double *tape_reserved_vals(void) { return G->tape.val + G->tape.n; }
 
 #endif
