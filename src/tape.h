@@ -273,6 +273,7 @@ static inline const TapeArgs *tape_wide_at(uint32_t i)
 static inline int      tape_opcode(uint32_t i) { return G->tape.code[i] & TAPE_OPMASK; }
 static inline double   tape_val(uint32_t i)    { return G->tape.val[i]; }
 static inline const double *tape_vals(void)    { return G->tape.val; }   /* every value, by id (the array runs' loops) */
+static inline const uint32_t *tape_codes(void) { return G->tape.code; }  /* every code, by id (the same; tape_opcode's byte) */
 static inline __attribute__((always_inline)) uint32_t tape_a(uint32_t i)      /* first operand */
 {
     uint32_t c = G->tape.code[i];
