@@ -50,9 +50,19 @@ static RunElems run_elems(Value x)
 /* The element loops below are written for the compiler to vectorise. */
 #define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap")))
 
+/* Whether one of entries first .. first + n - 1 is a constant entry. */
+static RUN_VECTORISE int any_const(uint32_t first, int n)
+{
+    const uint32_t *code = tape_codes() + first;
+    uint32_t konst = 0;
+    for (int i = 0; i < n; i++) konst |= (code[i] & TAPE_OPMASK) == OP_CONST;
+    return konst != 0;
+}
+
 /* The kind of operand x (an array or view of n, or a number) and its id;
- * 0 if it cannot be part of a run. */
-static RUN_VECTORISE int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+ * 0 if it cannot be part of a run. (A loop over 16-byte values gains
+ * nothing from vectors: it is left scalar.) */
+static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
 {
     if (!is_arr) {
         if (x.t != V_NUM) return 0;
@@ -87,9 +97,7 @@ static RUN_VECTORISE int run_operand(Value x, int is_arr, int n, uint8_t *kind, 
     }
     if (off || !first) return 0;
     /* constant entries are not operands a run can give adjoints to */
-    uint32_t konst = 0;
-    for (int i = 0; i < n; i++) konst |= tape_opcode(first + (uint32_t)i) == OP_CONST;
-    if (konst) return 0;
+    if (any_const(first, n)) return 0;
     *kind = TAPE_RUN_SEQ;
     *id = first;
     return 1;
