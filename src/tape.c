@@ -535,10 +535,11 @@ int tape_reserve(uint32_t count)
 /* How entries i, i + 1, ... (G->tape.n is i) name the operand id + k * step
  * (step 1: a run of entries, 0: one entry) in their fields: f + k * inc,
  * for the returned count of them (at most m); 0 if entry i's field is
- * not so (a far slot an id, or none left). Fields decode as tape_field_of's
- * do: a run's operands keep one distance (one near or window field); one
- * id's distance grows by one an entry (near, then in the window, or one
- * far slot for the rest of the chunk). */
+ * not so (no far slot left). Fields decode as tape_field_of's do: a run's
+ * operands keep one distance (one near or window field) or take far
+ * slots one after another (far_run); one id's distance grows by one an
+ * entry (near, then in the window, or one far slot for the rest of the
+ * chunk). */
 /* The far slot of id in the chunk being recorded, or -1. */
 static inline int32_t far_hash_find(uint32_t id)
 {
