@@ -182,9 +182,40 @@ static Value fresh_number(Value x)
     return num_rec(x.u.n, x.id ? rec_copy(x.id, x.u.n) : rec_leaf(x.u.n));
 }
 
+/* fresh_number for each element of a plain array of numbers none of
+ * which is recorded (leaves) or which are a run of entries (copies): the
+ * same entries, at ids base + i, recorded in one go. 0 if x is not such. */
+__attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) static int fresh_run(Value x, Value *out)
+{
+    if (x.t != V_ARR || AS_ARR(x)->n < 2) return 0;
+    const Value *e = AS_ARR(x)->v;
+    int n = AS_ARR(x)->n, nums = 1;
+    uint32_t first = e[0].id, ids = 0, off = 0;
+    for (int i = 0; i < n; i++) {
+        nums &= e[i].t == V_NUM;
+        ids |= e[i].id;
+        off |= e[i].id - (first + (uint32_t)i);
+    }
+    if (!nums || (ids && (off || !first)) || !tape_reserve((uint32_t)n)) return 0;
+    uint32_t base = tape_size();
+    double *v = tape_reserved_vals();
+    for (int i = 0; i < n; i++) v[i] = e[i].u.n;
+    tape_push_elems(ids ? OP_COPY : OP_LEAF, ids ? first : 0, ids != 0, 0, 0, (uint32_t)n);
+    Storage *s = value_storage_unfilled(n);
+    s->known = KNOWN_NOHEAP;
+    for (int i = 0; i < n; i++) s->v[i] = num_rec(v[i], base + (uint32_t)i);
+    *out = obj_val(V_ARR, s);
+    return 1;
+}
+
 Value ad_fresh_point(Value x)
 {
     if (IS_NUMBER(x)) return fresh_number(x);
+    Value r;
+    if (fresh_run(x, &r)) {
+        shape_like(r, x);
+        return r;
+    }
     if (is_seq(x)) {
         int n = seq_len(x);
         Value r = value_arr_new(n);

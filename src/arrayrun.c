@@ -47,8 +47,21 @@ static RunElems run_elems(Value x)
     return (RunElems){ w->s->v + w->start, w->stride };
 }
 
+/* The element loops below are written for the compiler to vectorise. */
+#define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap")))
+
+/* Whether one of entries first .. first + n - 1 is a constant entry. */
+static RUN_VECTORISE int any_const(uint32_t first, int n)
+{
+    const uint32_t *code = tape_codes() + first;
+    uint32_t konst = 0;
+    for (int i = 0; i < n; i++) konst |= (code[i] & TAPE_OPMASK) == OP_CONST;
+    return konst != 0;
+}
+
 /* The kind of operand x (an array or view of n, or a number) and its id;
- * 0 if it cannot be part of a run. */
+ * 0 if it cannot be part of a run. (A loop over 16-byte values gains
+ * nothing from vectors: it is left scalar.) */
 static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
 {
     if (!is_arr) {
@@ -59,21 +72,32 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
     }
     if (x.t != V_ARR && x.t != V_VIEW) return 0;
     RunElems r = run_elems(x);
-    uint32_t first = r.e[0].id, ids = 0;
-    int seq = first != 0, konst = 0;     /* konst: an element is a constant entry (id 0 reads entry 0, one) */
-    for (int i = 0; i < n; i++) {
-        const Value *e = &r.e[i * r.stride];
-        if (e->t != V_NUM) return 0;
-        ids |= e->id;
-        seq &= e->id == first + (uint32_t)i;
-        konst |= tape_opcode(e->id) == OP_CONST;
-    }
+    uint32_t first = r.e[0].id, ids = 0, off = 0;
+    int nums = 1;
+    /* off: some element's id is not first + its index (or, with first 0,
+     * some element is recorded) */
+    if (r.stride == 1)
+        for (int i = 0; i < n; i++) {
+            nums &= r.e[i].t == V_NUM;
+            ids |= r.e[i].id;
+            off |= r.e[i].id - (first + (uint32_t)i);
+        }
+    else
+        for (int i = 0; i < n; i++) {
+            const Value *e = &r.e[i * r.stride];
+            nums &= e->t == V_NUM;
+            ids |= e->id;
+            off |= e->id - (first + (uint32_t)i);
+        }
+    if (!nums) return 0;
     if (!ids) {
         *kind = TAPE_RUN_NONE;
         *id = 0;
         return 1;
     }
-    if (!seq || konst) return 0;
+    if (off || !first) return 0;
+    /* constant entries are not operands a run can give adjoints to */
+    if (any_const(first, n)) return 0;
     *kind = TAPE_RUN_SEQ;
     *id = first;
     return 1;
@@ -95,14 +119,24 @@ static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uin
     *kind = TAPE_RUN_CONSTS;
 }
 
-static inline uint32_t run_id(uint8_t kind, uint32_t id, int j)
+/* An operand's values for the value loop: p[j * stride] for element j
+ * (stride 0: one number). An array's are read where its elements are. */
+typedef struct { const double *p; long stride; } RunVals;
+
+static RunVals run_vals(const Value *x, int is_arr)
 {
-    return kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? id + (uint32_t)j : id;
+    if (!is_arr) return (RunVals){ &x->u.n, 0 };
+    RunElems r = run_elems(*x);
+    return (RunVals){ &r.e[0].u.n, r.stride * (long)(sizeof(Value) / sizeof(double)) };
 }
 
 /* op over a and b as one array run, into a new array *out of n
- * elements; 0 if it does not apply (nothing was made or recorded then). */
-int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+ * elements; 0 if it does not apply (nothing was made or recorded then).
+ * The values are computed into the tape's value column in one loop
+ * (num_apply_f64_n: the op's value column, vectorised for arithmetic),
+ * the n entries' codes written a chunk at a time (tape_push_elems: ids
+ * base + j, operands a + j or one id), then the result's numbers. */
+RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
     int unary = num_op_arity[op] < 2;
     if (n < 2 || !G->tape.recording || G->num.backend != BK_F64 || !num_op_ids[op] || num_op_arity[op] < 1) return 0;
@@ -110,24 +144,28 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
     if (!run_operand(a, na >= 0, n, &r.ka, &r.a)) return 0;
     if (!unary && !run_operand(b, nb >= 0, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
-    *out = value_arr_new(n);
-    Storage *s = AS_ARR(*out);
+    if (!tape_reserve(2 * (uint32_t)n + 2)) return 0;      /* the elements and constants */
     run_constants(op, a, na >= 0, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
-    RunElems ea = na >= 0 ? run_elems(a) : (RunElems){ &a, 0 };
-    RunElems eb = !unary && nb >= 0 ? run_elems(b) : (RunElems){ unary ? &a : &b, 0 };
-    int kinks = (KINK_OPS >> op) & 1;
+    else r.kb = TAPE_RUN_NONE, r.b = 0;
+    RunVals va = run_vals(&a, na >= 0), vb = unary ? va : run_vals(&b, nb >= 0);
+    uint32_t base = tape_size();
+    double *v = tape_reserved_vals();
+    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v, (uint32_t)n);
+    uint32_t sa = r.ka == TAPE_RUN_SEQ || r.ka == TAPE_RUN_CONSTS, sb = r.kb == TAPE_RUN_SEQ || r.kb == TAPE_RUN_CONSTS;
+    tape_push_elems(op, r.a, sa, unary ? 0 : r.b, sb, (uint32_t)n);
+    if ((KINK_OPS >> op) & 1)
+        for (int j = 0; j < n; j++)
+            kink_note_op(op, va.p[j * va.stride], unary ? 0 : vb.p[j * vb.stride], base + (uint32_t)j);
+    Storage *s = value_storage_unfilled(n);
+    s->known = KNOWN_NOHEAP;
+    Value *e = s->v;
+    for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
+    *out = obj_val(V_ARR, s);
     r.kind = TAPE_RUN_ELEMWISE;
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
-    for (int j = 0; j < n; j++) {
-        double x = ea.e[j * ea.stride].u.n, y = unary ? 0 : eb.e[j * eb.stride].u.n, v = num_apply(op, x, y);
-        uint32_t id = tape_push(op, run_id(r.ka, r.a, j), unary ? 0 : run_id(r.kb, r.b, j), v);
-        if (j == 0) r.base = id;
-        if (kinks) kink_note_op(op, x, y, id);
-        s->v[j] = num_rec(v, id);
-    }
-    if (unary) r.kb = TAPE_RUN_NONE, r.b = 0;
+    r.base = base;
     tape_run_add(&r);
     return 1;
 }

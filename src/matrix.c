@@ -479,7 +479,13 @@ static Value logsumexp_of(Value a)
     int n = seq_len(a);
     if (n == 0) err_raise("logsumexp of an empty array");
     double m = v_primal(*seq_at(a, 0));
-    for (int i = 1; i < n; i++) m = num_apply(OP_MAX, m, v_primal(*seq_at(a, i)));
+    if (G->num.backend == BK_F64)       /* OP_MAX's value in float64, a compare an element */
+        for (int i = 1; i < n; i++) {
+            double x = v_primal(*seq_at(a, i));
+            m = m < x ? x : m;
+        }
+    else
+        for (int i = 1; i < n; i++) m = num_apply(OP_MAX, m, v_primal(*seq_at(a, i)));
     Value mv = num_val(m);
     Value shifted = arith_apply(OP_SUB, a, mv);
     Value e = arith_apply(OP_EXP, shifted, shifted);

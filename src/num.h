@@ -104,6 +104,8 @@ double num_below_one(void);
 double num_literal(const char *text);          /* decimal text, rounded once */
 double num_apply_slow(int op, double a, double b);
 double num_apply_f64(int op, double a, double b);   /* libm, no rounding */
+/* out[j] = num_apply_f64(op, A[j * sa], B[j * sb]) for j < n (sa, sb: 0 or more) */
+void   num_apply_f64_n(int op, const double *A, long sa, const double *B, long sb, double *out, uint32_t n);
 void   num_format(double x, char *buf, int size);   /* shortest round trip */
 int    num_bits(double x, char *buf, int size);      /* "0x3c00" */
 int    num_frombits(const char *s, double *out);     /* 0 if malformed */

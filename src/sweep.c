@@ -438,6 +438,16 @@ static inline int is_output_of(uint32_t o, uint32_t loop, uint32_t n)
     return o < tape_size() && tape_opcode(o) == OP_CKOUT && tape_a(o) == loop && tape_b(o) < n;
 }
 
+/* A sum over a run of entries first .. first + n - 1 in the buffer's
+ * range, its adjoint a: give_plain's a * 1 to each term that is not a
+ * constant entry, in one loop the compiler vectorises (a select). */
+static __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+void sum_run_give(double *restrict adj, uint32_t first, uint32_t n, double a)
+{
+    const uint32_t *restrict code = tape_codes() + first;
+    for (uint32_t j = 0; j < n; j++) adj[j] = (code[j] & TAPE_OPMASK) != OP_CONST ? adj[j] + a : adj[j];
+}
+
 /* One entry's step; strong (a constant): the adjoint is inf or nan, and
  * the partials that are 0 are skipped. */
 static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong)
@@ -450,7 +460,8 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
         return;
     case OP_SUM: {
         TapeTerms t = tape_terms(i);
-        if (!t.list)
+        if (!t.list && b->adj && t.first >= b->lo) sum_run_give(b->adj + (t.first - b->lo), t.first, t.n, a);
+        else if (!t.list)
             for (uint32_t j = 0; j < t.n; j++) give_plain(b, t.first + j, a, 1);
         else
             for (uint32_t j = 0; j < t.n; j++) give_plain(b, t.list[j], a, 1);
@@ -540,18 +551,32 @@ static RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
     return t;
 }
 
-/* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b). */
+/* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b).
+ * Element j gives g * p, its adjoint times the op's partial (the rule
+ * table in float64, rules.h), unless g or p is 0: a select, so that the
+ * loops over a run (operand strides 1, 1 and 1, 0 and 0, 1 into
+ * consecutive adjoints) vectorise. One number's adjoint (stride 0) adds
+ * the elements' terms from the top down, as the per-element steps do. */
+#define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+#define RUN_GIVE_TERM(OPC, j, SA, SB, T)                                            \
+    double g = adj[j], da, db;                                                      \
+    rule_partials_f64(OPC, A[(j) * (SA)], B[(j) * (SB)], V[j], &da, &db);          \
+    double p = which ? db : da, q = g * p, *to = &(T);                             \
+    *to = (g != 0) & (p != 0) ? *to + q : *to;
 #define RUN_GIVE_LOOP(OPC)                                                          \
-    for (uint32_t j = n; j-- > 0; ) {                                               \
-        double g = adj[j], da, db;                                                  \
-        rule_partials_num(OPC, A[j * sa], B[j * sb], V[j], &da, &db);               \
-        double p = which ? db : da;                                                 \
-        if (g != 0 && p != 0) t.p[j * t.stride] += g * p;                           \
-    }
+    if (t.stride == 1 && sa == 1 && sb == 1) {                                      \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 1, T[j]) }      \
+    } else if (t.stride == 1 && sa == 1 && sb == 0) {                               \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 0, T[j]) }      \
+    } else if (t.stride == 1 && sa == 0 && sb == 1) {                               \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 0, 1, T[j]) }      \
+    } else                                                                          \
+        for (uint32_t j = n; j-- > 0; ) { RUN_GIVE_TERM(OPC, j, sa, sb, T[j * t.stride]) }
 
-static void run_give(int op, int which, uint32_t n, const double *adj, const double *A, long sa,
-                     const double *B, long sb, const double *V, RunTarget t)
+static RUN_VECTORISE void run_give(int op, int which, uint32_t n, const double *restrict adj, const double *restrict A, long sa,
+                                   const double *restrict B, long sb, const double *restrict V, RunTarget t)
 {
+    double *restrict T = t.p;
     switch (op) {
 #define OP(e, name, kind, flags, f, da, db) case OP_##e: RUN_GIVE_LOOP(OP_##e) return;
 #include "ops.def"
@@ -560,6 +585,7 @@ static void run_give(int op, int which, uint32_t n, const double *adj, const dou
     }
 }
 #undef RUN_GIVE_LOOP
+#undef RUN_GIVE_TERM
 
 /* Elementwise run r, whole in b's range: 0 if it is left to the steps. */
 static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
@@ -1768,19 +1794,29 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
 }
 
 /* The places are entries first .. first + n - 1, all leaves, below top. */
-static int leaf_run(const uint32_t *wrt, int n, uint32_t top)
+static RUN_VECTORISE int leaf_run(const uint32_t *wrt, int n, uint32_t top)
 {
     if (n < 2 || !wrt[0] || wrt[0] + (uint32_t)n > top) return 0;
-    for (int j = 0; j < n; j++)
-        if (wrt[j] != wrt[0] + (uint32_t)j || tape_opcode(wrt[j]) != OP_LEAF) return 0;
-    return 1;
+    uint32_t off = 0, other = 0;
+    for (int j = 0; j < n; j++) off |= wrt[j] - (wrt[0] + (uint32_t)j);
+    if (off) return 0;
+    for (int j = 0; j < n; j++) other |= tape_opcode(wrt[0] + (uint32_t)j) != OP_LEAF;
+    return !other;
 }
 
 void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *out)
 {
     uint32_t top = y.id, lo = top, btop = top;
     int any = 0, ck = 0;
-    for (int j = 0; j < n; j++) {
+    /* places that are a run of leaves below y (grad over an array): each
+     * its own floor, all reached, none above y */
+    int leaves = top && leaf_run(wrt, n, top);
+    if (leaves) {
+        for (int j = 0; j < n; j++) out[j] = num_val(0);
+        any = 1;
+        lo = wrt[0];
+    }
+    else for (int j = 0; j < n; j++) {
         out[j] = num_val(0);
         if (!wrt[j]) continue;
         uint32_t f = sweep_floor(wrt[j]);
@@ -1808,7 +1844,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
          * over an array of independents) need no room in the buffer:
          * nothing is swept below them, so their adjoints go straight into
          * out (W4: 8 MB less) */
-        uint32_t sink = !hit && f64 && !cuts.n && leaf_run(wrt, n, top) ? (uint32_t)n : 0, blo = lo + sink;
+        uint32_t sink = !hit && f64 && !cuts.n && leaves ? (uint32_t)n : 0, blo = lo + sink;
         if (hit) {
             memset(&b, 0, sizeof b);
             b.lo = G->sweep.kept.lo;
@@ -1834,7 +1870,11 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     }
     G->tape.sweeps++;
     uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
-    for (int j = 0; j < n;) {
+    if (leaves) {         /* every place reached: one run */
+        if (G->tape.recording) tape_rec_deriv_run(rec, 0, (uint32_t)n, out);
+        else
+            for (int k = 0; k < n; k++) out[k] = num_val(out[k].u.n);
+    } else for (int j = 0; j < n;) {
         if (!REACHED(wrt[j])) {
             out[j++] = num_val(0);
             continue;

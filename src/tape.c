@@ -518,9 +518,136 @@ uint32_t tape_rec_dot_run(uint32_t off, uint32_t k, uint32_t n, const double *v)
     return first;
 }
 
-void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
+/* ---- many entries at once (array runs): loops over codes the compiler
+ * vectorises */
+#define TAPE_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap")))
+
+int tape_reserve(uint32_t count)
 {
-    for (uint32_t j = 0; j < n; j++) {
+    while (G->tape.cap - G->tape.n < count) {
+        uint32_t cap = G->tape.cap;
+        tape_grow();
+        if (G->tape.cap <= cap) return 0;     /* at the memory cap: entry by entry */
+    }
+    return 1;
+}
+
+/* How entries i, i + 1, ... (G->tape.n is i) name the operand id + k * step
+ * (step 1: a run of entries, 0: one entry) in their fields: f + k * inc,
+ * for the returned count of them (at most m); 0 if entry i's field is
+ * not so (no far slot left). Fields decode as tape_field_of's do: a run's
+ * operands keep one distance (one near or window field) or take far
+ * slots one after another (far_run); one id's distance grows by one an
+ * entry (near, then in the window, or one far slot for the rest of the
+ * chunk). */
+/* The far slot of id in the chunk being recorded, or -1. */
+static inline int32_t far_hash_find(uint32_t id)
+{
+    for (uint32_t h = far_hash_at(id); G->tape.far_hash->stamp[h] == G->tape.far_hash->now; h = (h + 1) & (FAR_HASH - 1))
+        if (G->tape.far_hash->key[h] == id) return G->tape.far_hash->slot[h];
+    return -1;
+}
+
+/* A run of distant operands id, id + 1, ... whose first has far slot
+ * f - TAPE_NEAR: how many of them (at most m) have, or are now given, the
+ * slots that follow it, so that their fields rise by one an entry. */
+static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
+{
+    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1;
+    if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return 1;   /* near the cap: one by one */
+    reserve_far(G->tape.nfar + m);
+    for (; k < m; k++) {
+        int32_t s = far_hash_find(id + k);
+        if (s >= 0) {
+            if ((uint32_t)s != s0 + k) break;
+            continue;
+        }
+        uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[c];
+        if (used != s0 + k || used >= TAPE_FAR_SLOTS) break;
+        G->tape.tables.far[G->tape.nfar++] = id + k;
+        far_hash_put(id + k, used);
+    }
+    return k;
+}
+
+static inline uint32_t field_span(uint32_t i, uint32_t id, uint32_t step, uint32_t m, uint32_t *f, uint32_t *inc)
+{
+    *inc = 0;
+    *f = 0;
+    if (!id) return m;
+    uint32_t d = i - id;
+    if (!step && d < TAPE_NEAR) {
+        *f = d;
+        *inc = 1;
+        return TAPE_NEAR - d < m ? TAPE_NEAR - d : m;
+    }
+    uint32_t fi = tape_field_of(i, id);
+    if (fi == TAPE_NOFIELD) return 0;
+    *f = fi;
+    if (fi < TAPE_NEAR) return m;                         /* a run, near */
+    if (fi < TAPE_WINDOW && !step) return m;              /* a far slot: one id's for the chunk */
+    if (fi < TAPE_WINDOW) {                               /* a run's: the slots that follow */
+        *inc = 1;
+        return far_run(id, m, fi);
+    }
+    if (step) return m;                                   /* a run in the window */
+    *inc = 1;
+    return TAPE_WINDOW + TAPE_WINDOW_LEN - fi < m ? TAPE_WINDOW + TAPE_WINDOW_LEN - fi : m;
+}
+
+TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
+{
+    uint32_t base = G->tape.n, end = base + n, i = base;
+    while (i < end) {
+        i = tape_next_slot();           /* reserved: begins a chunk at most */
+        uint32_t k = i - base, left = end - i, chunk_left = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
+        uint32_t m = left < chunk_left ? left : chunk_left, fa, ia, fb, ib;
+        uint32_t ida = a ? a + k * sa : 0, idb = b ? b + k * sb : 0;
+        uint32_t ma = field_span(i, ida, sa, m, &fa, &ia), mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0;
+        if (!mb) {                      /* this entry as tape_push_raw records it */
+            fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
+            if ((fa | fb) < (1u << 12)) {
+                G->tape.code[i] = (uint32_t)op | fa << 8 | fb << 20;
+                G->tape.n = ++i;
+            } else i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
+            continue;
+        }
+        uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
+        for (uint32_t e = 0; e < mb; e++) code[e] = c0 + e * cinc;
+        G->tape.n = i += mb;
+    }
+    return base;
+}
+
+TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
+{
+    /* a chunk at a time: packed against the chunk's base, the places of
+     * one call rise by one an entry, and so do their codes */
+    if (tape_reserve(n))
+        for (uint32_t j = 0; j < n;) {
+            uint32_t i = tape_next_slot(), f = deriv_packed(i, call, which + j);
+            if (f == TAPE_NOFIELD) {
+                i = tape_push_wide(OP_DERIV, call, which + j, out[j].u.n);
+                out[j] = num_rec(out[j].u.n, i);
+                j++;
+                continue;
+            }
+            uint32_t w = (f >> 19) & (TAPE_PACKED_PLACES - 1), m = n - j;
+            uint32_t chunk_left = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
+            if (m > chunk_left) m = chunk_left;
+            if (m > TAPE_PACKED_PLACES - w) m = TAPE_PACKED_PLACES - w;
+            uint32_t c0 = OP_DERIV | TAPE_WIDE | TAPE_PACKED | f, *code = G->tape.code + i;
+            double *val = G->tape.val + i;
+            Value *o = out + j;
+            for (uint32_t e = 0; e < m; e++) {
+                code[e] = c0 + (e << 19);
+                val[e] = o[e].u.n;
+                o[e] = num_rec(val[e], i + e);
+            }
+            G->tape.n = i + m;
+            j += m;
+        }
+    else for (uint32_t j = 0; j < n; j++) {
         double g = out[j].u.n;
         uint32_t i = tape_next_slot();
         if (!push_packed_deriv(OP_DERIV, i, call, which + j, g)) i = tape_push_wide(OP_DERIV, call, which + j, g);

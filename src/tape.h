@@ -273,6 +273,7 @@ static inline const TapeArgs *tape_wide_at(uint32_t i)
 static inline int      tape_opcode(uint32_t i) { return G->tape.code[i] & TAPE_OPMASK; }
 static inline double   tape_val(uint32_t i)    { return G->tape.val[i]; }
 static inline const double *tape_vals(void)    { return G->tape.val; }   /* every value, by id (the array runs' loops) */
+static inline const uint32_t *tape_codes(void) { return G->tape.code; }  /* every code, by id (the same; tape_opcode's byte) */
 static inline __attribute__((always_inline)) uint32_t tape_a(uint32_t i)      /* first operand */
 {
     uint32_t c = G->tape.code[i];
@@ -378,5 +379,15 @@ uint32_t tape_rec_deriv(uint32_t call, uint32_t which, double v);
  * out[0 .. n - 1].u.n, each out[j] becoming its recorded number: the n
  * entries of a gradient over an array in one loop. */
 void     tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out);
+/* Many entries at once: room for count more entries, 0 if the memory cap
+ * leaves none (the caller records entry by entry then, which says so). */
+int      tape_reserve(uint32_t count);
+/* n entries of op (unary or binary), reserved, their values already at
+ * tape_vals()[tape_size() ...]: entry k's operands a + k * sa and
+ * b + k * sb (sa, sb 1: a run of entries, 0: one id; id 0: a constant),
+ * the codes written a chunk at a time. Returns the first's id. */
+uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n);
+/* Where the values of the reserved entries go: tape_vals()[tape_size() ...]. */
+static inline double *tape_reserved_vals(void) { return G->tape.val + G->tape.n; }
 
 #endif
