@@ -947,8 +947,7 @@ class Gen:
             # storage it shows (SPEC "Arrays and views"; a write through it
             # is a version of its owner), so d(y, a) after a = view is
             # d(y, owner) there, not 0; a copy of it is a fresh array
-            if isinstance(self.vars.get(text), Arr) and self.vars[text].view:
-                text = "%s[0:%d]" % (text, a.length)
+            text = self.own_copy(text, a.length)
             a.sid = self.new_sid(max(b, 1.3))
             lines.append(ind + "%s = %s" % (a.name, strip(text)) + KEEP)
             lines.append(ind + 'assert(sum(abs(d(%s, %s))) == 0, "d(y, a) after a was reassigned")' % (y, a.name))
@@ -1244,6 +1243,16 @@ class Gen:
         self.bump(v)
         return [self.ind() + line]
 
+    def own_copy(self, text, length):
+        """text for an array of its own: `a = v` of a view v makes a a view
+        too (SPEC: copying a view variable copies the view), which this
+        generator would still take for an array of its own (its assert that
+        a reassigned array is a fresh place then failed), so a bare view's
+        name becomes a copy of its elements."""
+        if isinstance(self.vars.get(text), Arr) and self.vars[text].view:
+            return "%s[0:%d]" % (text, length)
+        return text
+
     def s_new_arr(self):
         name = self.fresh("a")
         if self.arrays() and self.r.random() < 0.15:
@@ -1255,6 +1264,7 @@ class Gen:
         else:
             n = self.r.randint(2, 5)
             text, b, n = self.arr(self.r.randint(1, 2), n)
+            text = self.own_copy(text, n)
         if b > CAP:
             text, b = "%s * tanh(%s / %s)" % (fmt(8.0), self.paren(text), fmt(8.0)), 8.0
         self.vars[name] = Arr(name, n, self.new_sid(b), False)
@@ -1263,6 +1273,7 @@ class Gen:
     def s_reassign_arr(self):
         a = self.r.choice(self.arrays(view=False))
         text, b, _ = self.arr(self.r.randint(1, 2), a.length)
+        text = self.own_copy(text, a.length)
         if b > CAP:
             text, b = "%s * tanh(%s / %s)" % (fmt(8.0), self.paren(text), fmt(8.0)), 8.0
         a.sid = self.new_sid(b)
