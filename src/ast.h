@@ -29,6 +29,8 @@ typedef enum { REF_UNRESOLVED, REF_LOCAL, REF_UPVAL, REF_GLOBAL } RefKind;
 typedef struct Chunk Chunk;
 typedef struct Node Node;
 typedef struct FnInfo FnInfo;
+struct Value;
+struct Env;
 
 struct Node {
     uint8_t  kind;      /* NodeKind */
@@ -38,6 +40,8 @@ struct Node {
     uint8_t  plain_names;   /* N_INDEX: a[i] with a and i both names of locals or globals (resolve.c) */
     uint8_t  index_pure;    /* N_INDEX: a[i] with a a name (of any kind) and i an expression that
                              * cannot call or assign: names, numbers, arithmetic, element reads */
+    uint8_t  leaf;          /* a local, a captured name one frame out, a number literal: what its
+                             * parent reads in place (threaded.c's LEAF_*), 0 otherwise */
     int      line, col;
     int      slot;      /* local slot or global index */
     const char *name;   /* identifier (interned in the chunk arena) */
@@ -56,6 +60,11 @@ struct Node {
     const void *cached_callee;
     int      cached_op;         /* OpCode of a one-argument math builtin, else -1 */
     void    *cached_special;    /* SpecialFn, or NULL */
+    /* What evaluates the node as an expression (ev) and runs it as a
+     * statement (ex): C functions chosen once, after resolution, from what
+     * is static about the node (threaded.c) */
+    struct Value (*ev)(struct Node *n, struct Env *env);
+    int (*ex)(struct Node *n, struct Env *env);
 };
 
 struct FnInfo {
