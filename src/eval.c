@@ -1113,7 +1113,7 @@ static const int binop_code[] = {
 
 __attribute__((noinline)) Value eval_index(Node *n, Env *env);
 
-static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
+__attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
     Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);

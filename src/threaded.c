@@ -32,15 +32,8 @@
 
 /* Leaves a parent reads in place, without a call (Node.leaf): what
  * ev_local, ev_upval1 and ev_num do, inline (leaf_read). */
-enum { LEAF_NONE, LEAF_LOCAL, LEAF_UPVAL1, LEAF_NUM };
+enum { LEAF_NONE, LEAF_LOCAL, LEAF_UPVAL1, LEAF_NUM, LEAF_GLOBAL };
 
-
-/* Plain float64 arithmetic applies, and records nothing. */
-static inline int plain2(Value a, Value b)
-{
-    return a.t == V_NUM && b.t == V_NUM && LIKELY(G->num.backend == BK_F64)
-        && !((a.id | b.id) && G->tape.recording);
-}
 
 /* ---------------------------------------------------------- expressions */
 
@@ -74,35 +67,121 @@ static Value ev_global(Node *n, Env *env)
     return eval_expr_switch(n, env);
 }
 
-/* a op b of two plain numbers: num_op's value without its dispatch. */
-#define ARITH(name, expr)                                               \
-    static Value name(Node *n, Env *env)                                \
-    {                                                                   \
-        Value a = EV(n->a, env), b = EV(n->b, env);                     \
-        if (plain2(a, b)) return num_val(expr);                         \
-        return eval_binop_done(n, a, b);                                \
+/* A leaf's number read in place (kind: the node's leaf): 0 if it holds
+ * anything else, or is a literal of another backend, or a captured number
+ * read_var must label. Nothing is evaluated then. */
+static inline __attribute__((always_inline)) int leaf_read(const Node *c, Env *env, int kind, double *x, uint32_t *id)
+{
+    const Value *s;
+    if (kind == LEAF_NUM) {
+        if (!LIKELY(G->num.backend == BK_F64)) return 0;
+        *x = c->num;
+        *id = 0;
+        return 1;
     }
-ARITH(ev_add, a.u.n + b.u.n)
-ARITH(ev_sub, a.u.n - b.u.n)
-ARITH(ev_mul, a.u.n * b.u.n)
-ARITH(ev_div, a.u.n / b.u.n)
+    if (kind == LEAF_LOCAL) s = &env->slots[c->slot];
+    else if (kind == LEAF_GLOBAL) s = &G->eval.globals[c->slot].v;
+    else {
+        const Env *home = env->parent;
+        s = &home->slots[c->slot];
+        if (s->id && !home->vers) return 0;
+    }
+    if (s->t != V_NUM) return 0;
+    *x = s->u.n;
+    *id = s->id;
+    return 1;
+}
 
-/* Comparisons of two plain numbers: float64 order is the backend's, and
- * nothing recorded means no kink to note; a checkpointed loop's run (mode
- * 1) watches near ties, so it takes the general path. */
-#define COMPARE(name, expr)                                             \
-    static Value name(Node *n, Env *env)                                \
-    {                                                                   \
-        Value a = EV(n->a, env), b = EV(n->b, env);                     \
-        if (plain2(a, b) && G->ckpt.mode != 1) return bool_val(expr);   \
-        return eval_binop_done(n, a, b);                                \
+static inline int op_code(int op)
+{
+    return op == OP2_ADD ? OP_ADD : op == OP2_SUB ? OP_SUB : op == OP2_MUL ? OP_MUL : OP_DIV;
+}
+
+/* Two numbers of which one is recorded (or another backend's): num_op,
+ * out of line (the special functions' frames stay small). */
+static __attribute__((noinline)) Value arith_recorded(int op, Value a, Value b)
+{
+    return num_op(op, a, b);
+}
+
+static inline Value num_id(double x, uint32_t id)
+{
+    Value v = num_val(x);
+    v.id = id;
+    return v;
+}
+
+/* a op b: an operand that is a leaf (ka, kb: its LEAF_ kind, 0 for any
+ * other expression) is read in place, the other evaluated, a before b;
+ * two plain numbers give float64's value (a comparison: float64 order is
+ * the backend's, and nothing recorded means no kink to note; a
+ * checkpointed loop's run, mode 1, watches near ties: general path).
+ * Anything else goes to eval_binop_done with what is evaluated, or to
+ * eval_binop when nothing is yet. */
+static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, int op, int ka, int kb)
+{
+    double x, y;
+    uint32_t ia, ib;
+    if (ka) {
+        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
+    } else {
+        Value a = EV(n->a, env);
+        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
+        x = a.u.n;
+        ia = a.id;
     }
-COMPARE(ev_lt, a.u.n < b.u.n)
-COMPARE(ev_le, a.u.n <= b.u.n)
-COMPARE(ev_gt, a.u.n > b.u.n)
-COMPARE(ev_ge, a.u.n >= b.u.n)
-COMPARE(ev_eq, a.u.n == b.u.n)
-COMPARE(ev_ne, a.u.n != b.u.n)
+    if (kb) {
+        if (!leaf_read(n->b, env, kb, &y, &ib)) return eval_binop_done(n, num_id(x, ia), EV(n->b, env));
+    } else {
+        Value b = EV(n->b, env);
+        if (b.t != V_NUM) return eval_binop_done(n, num_id(x, ia), b);
+        y = b.u.n;
+        ib = b.id;
+    }
+    if (LIKELY(G->num.backend == BK_F64) && !((ia | ib) && G->tape.recording) && (op < OP2_LT || G->ckpt.mode != 1)) {
+        switch (op) {
+        case OP2_ADD: return num_val(x + y);
+        case OP2_SUB: return num_val(x - y);
+        case OP2_MUL: return num_val(x * y);
+        case OP2_DIV: return num_val(x / y);
+        case OP2_LT: return bool_val(x < y);
+        case OP2_LE: return bool_val(x <= y);
+        case OP2_GT: return bool_val(x > y);
+        case OP2_GE: return bool_val(x >= y);
+        case OP2_EQ: return bool_val(x == y);
+        case OP2_NE: return bool_val(x != y);
+        }
+    }
+    if (op < OP2_LT) return arith_recorded(op_code(op), num_id(x, ia), num_id(y, ib));
+    return eval_binop_done(n, num_id(x, ia), num_id(y, ib));
+}
+
+/* The instances: one function per operator and leaf kinds of a and b. */
+#define BINOP_KB(name, op, ka)                                                                  \
+    static Value name##_##ka##0(Node *n, Env *env) { return binop_t(n, env, op, ka, 0); }          \
+    static Value name##_##ka##1(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_LOCAL); } \
+    static Value name##_##ka##2(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_UPVAL1); }\
+    static Value name##_##ka##3(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_NUM); }   \
+    static Value name##_##ka##4(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_GLOBAL); }
+#define BINOP(name, op)                                                                         \
+    BINOP_KB(name, op, 0) BINOP_KB(name, op, 1) BINOP_KB(name, op, 2) BINOP_KB(name, op, 3)        \
+    BINOP_KB(name, op, 4)                                                                       \
+    static Value (*const name[5][5])(Node *, Env *) = {                                         \
+        { name##_00, name##_01, name##_02, name##_03, name##_04 },                              \
+        { name##_10, name##_11, name##_12, name##_13, name##_14 },                              \
+        { name##_20, name##_21, name##_22, name##_23, name##_24 },                              \
+        { name##_30, name##_31, name##_32, name##_33, name##_34 },                              \
+        { name##_40, name##_41, name##_42, name##_43, name##_44 } };
+BINOP(ev_add, OP2_ADD)
+BINOP(ev_sub, OP2_SUB)
+BINOP(ev_mul, OP2_MUL)
+BINOP(ev_div, OP2_DIV)
+BINOP(ev_lt, OP2_LT)
+BINOP(ev_le, OP2_LE)
+BINOP(ev_gt, OP2_GT)
+BINOP(ev_ge, OP2_GE)
+BINOP(ev_eq, OP2_EQ)
+BINOP(ev_ne, OP2_NE)
 
 static Value ev_binop(Node *n, Env *env)       /* % and ^: num_op's dispatch */
 {
@@ -129,39 +208,42 @@ static Value ev_neg(Node *n, Env *env)
  * number element read in place, labelled as read_captured's rule asks (a
  * closure's captured array in a frame keeping no versions); the rest, a
  * matrix and every error, by eval.c's paths. */
-static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av, int captured)
+static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av,
+                                                          int captured, int kb)
 {
     if (av->t != V_ARR || AS_ARR(*av)->ndim == 2) return eval_index(n, env);
     const Storage *st = AS_ARR(*av);
-    Value iv = EV(n->b, env);
-    if (LIKELY(iv.t == V_NUM)) {
-        double x = iv.u.n;
-        if (LIKELY(x >= 0 && x < st->plain_n && (int)x == x)) {
-            const Value *e = &st->v[(int)x];
-            if (LIKELY(e->t == V_NUM)) {
-                if (captured && e->id && !home->vers) version_label_held(e);
-                return *e;
-            }
+    double x;
+    uint32_t id;
+    if (!(kb && leaf_read(n->b, env, kb, &x, &id))) {
+        Value iv = EV(n->b, env);
+        if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
+        x = iv.u.n;
+        id = iv.id;
+    }
+    if (LIKELY(x >= 0 && x < st->plain_n && (int)x == x)) {
+        const Value *e = &st->v[(int)x];
+        if (LIKELY(e->t == V_NUM)) {
+            if (captured && e->id && !home->vers) version_label_held(e);
+            return *e;
         }
     }
+    Value iv = num_id(x, id);
     return eval_index_general(n, env, &iv);
 }
 
-static Value ev_index_local(Node *n, Env *env)
-{
-    return index_at(n, env, env, &env->slots[n->a->slot], 0);
-}
-
-static Value ev_index_upval1(Node *n, Env *env)
-{
-    const Env *home = env->parent;
-    return index_at(n, env, home, &home->slots[n->a->slot], 1);
-}
-
-static Value ev_index_global(Node *n, Env *env)
-{
-    return index_at(n, env, NULL, &G->eval.globals[n->a->slot].v, 0);
-}
+/* The instances: a local's, a captured (one frame out) or a global's
+ * array, each with the index any expression or a leaf of each kind. */
+#define INDEX_KB(name, home, av, captured)                                                         \
+    static Value name##0(Node *n, Env *env) { return index_at(n, env, home, av, captured, 0); }           \
+    static Value name##1(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_LOCAL); }  \
+    static Value name##2(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_UPVAL1); } \
+    static Value name##3(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_NUM); }    \
+    static Value name##4(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_GLOBAL); } \
+    static Value (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
+INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
+INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
 
 /* f(args) with f a local or captured name holding a function the
  * program wrote (det's recursive minor): the callee read in place, held
@@ -204,17 +286,17 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         break;
     case N_BINOP:
         switch (n->op) {
-        case OP2_ADD: return ev_add;
-        case OP2_SUB: return ev_sub;
-        case OP2_MUL: return ev_mul;
-        case OP2_DIV: return ev_div;
+        case OP2_ADD: return ev_add[n->a->leaf][n->b->leaf];
+        case OP2_SUB: return ev_sub[n->a->leaf][n->b->leaf];
+        case OP2_MUL: return ev_mul[n->a->leaf][n->b->leaf];
+        case OP2_DIV: return ev_div[n->a->leaf][n->b->leaf];
         case OP2_MOD: case OP2_POW: return ev_binop;
-        case OP2_LT: return ev_lt;
-        case OP2_LE: return ev_le;
-        case OP2_GT: return ev_gt;
-        case OP2_GE: return ev_ge;
-        case OP2_EQ: return ev_eq;
-        case OP2_NE: return ev_ne;
+        case OP2_LT: return ev_lt[n->a->leaf][n->b->leaf];
+        case OP2_LE: return ev_le[n->a->leaf][n->b->leaf];
+        case OP2_GT: return ev_gt[n->a->leaf][n->b->leaf];
+        case OP2_GE: return ev_ge[n->a->leaf][n->b->leaf];
+        case OP2_EQ: return ev_eq[n->a->leaf][n->b->leaf];
+        case OP2_NE: return ev_ne[n->a->leaf][n->b->leaf];
         }
         break;
     case N_NEG: return ev_neg;
@@ -224,9 +306,9 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         break;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
-            if (n->a->ref == REF_LOCAL) return ev_index_local;
-            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1;
-            if (n->a->ref == REF_GLOBAL) return ev_index_global;
+            if (n->a->ref == REF_LOCAL) return ev_index_local[n->b->leaf];
+            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[n->b->leaf];
+            if (n->a->ref == REF_GLOBAL) return ev_index_global[n->b->leaf];
         }
         return eval_index;
     default:
@@ -289,14 +371,16 @@ static inline __attribute__((always_inline)) int store_number(Env *env, const En
 /* a[i] = e, a a name: the index is read once here (store_element_rest's
  * order: the value, then the index), and a number element written in
  * place when it can be (store_number, else eval_store_named). */
-static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av)
+static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av, int kb)
 {
     G->err.where.node = n;
     Value v = EV(n->b, env);
     G->err.where.node = n;
     Node *t = n->a;
     if (LIKELY(v.t == V_NUM && !G->ckpt.mode)) {
-        Value iv = EV(t->b, env);
+        double x;
+        uint32_t id;
+        Value iv = kb && leaf_read(t->b, env, kb, &x, &id) ? num_id(x, id) : EV(t->b, env);
         if (home && store_number(env, home, av, v, iv)) return EXEC_NORMAL;
         if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
     } else
@@ -304,22 +388,23 @@ static inline __attribute__((always_inline)) int assign_element(Node *n, Env *en
     return EXEC_NORMAL;
 }
 
-/* (the slot of a local or a captured array is where it was after the
- * value and the index are evaluated: a frame's slots do not move, and
- * store_number reads the slot only then) */
-static int ex_assign_element_local(Node *n, Env *env)
-{
-    return assign_element(n, env, env, &env->slots[n->a->a->slot]);
-}
-
-static int ex_assign_element_upval1(Node *n, Env *env)
-{
-    return assign_element(n, env, env->parent, &env->parent->slots[n->a->a->slot]);
-}
+/* The instances, as for element reads. (The slot of a local or a
+ * captured array is where it was after the value and the index are
+ * evaluated: a frame's slots do not move, and store_number reads the slot
+ * only then.) */
+#define ASSIGN_KB(name, home, av)                                                                  \
+    static int name##0(Node *n, Env *env) { return assign_element(n, env, home, av, 0); }           \
+    static int name##1(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_LOCAL); }  \
+    static int name##2(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_UPVAL1); } \
+    static int name##3(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_NUM); }    \
+    static int name##4(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_GLOBAL); } \
+    static int (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+ASSIGN_KB(ex_assign_element_local, env, &env->slots[n->a->a->slot])
+ASSIGN_KB(ex_assign_element_upval1, env->parent, &env->parent->slots[n->a->a->slot])
 
 static int ex_assign_element(Node *n, Env *env)
 {
-    return assign_element(n, env, NULL, NULL);
+    return assign_element(n, env, NULL, NULL, 0);
 }
 
 /* A block's statements, as eval.c's exec_stmts runs them: between two
@@ -396,8 +481,8 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
         if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local;
         if (n->a->kind == N_NAME) return ex_assign_name;
         if (n->a->kind == N_INDEX && n->a->a->kind == N_NAME && !n->a->c) {
-            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local;
-            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1) return ex_assign_element_upval1;
+            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf];
+            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1) return ex_assign_element_upval1[n->a->b->leaf];
             return ex_assign_element;
         }
         break;
@@ -419,18 +504,19 @@ static int choose_leaf(const Node *n)
     if (n->kind != N_NAME) return LEAF_NONE;
     if (n->ref == REF_LOCAL) return LEAF_LOCAL;
     if (n->ref == REF_UPVAL && n->depth == 1) return LEAF_UPVAL1;
+    if (n->ref == REF_GLOBAL) return LEAF_GLOBAL;
     return LEAF_NONE;
 }
 
 void threaded_compile(Node *n)
 {
     if (!n) return;
-    n->leaf = (uint8_t)choose_leaf(n);
-    n->ev = choose_ev(n);
-    n->ex = choose_ex(n);
-    threaded_compile(n->a);
+    threaded_compile(n->a);        /* the children first: a parent reads their leaf */
     threaded_compile(n->b);
     threaded_compile(n->c);
     for (int i = 0; i < n->n; i++) threaded_compile(n->list[i]);
     if (n->kind == N_FN) threaded_compile(n->fn->body);
+    n->leaf = (uint8_t)choose_leaf(n);
+    n->ev = choose_ev(n);
+    n->ex = choose_ex(n);
 }

@@ -15,6 +15,7 @@ void threaded_compile(Node *n);
  * fall back to whenever a value is not the kind they expect. */
 Value eval_expr_switch(Node *n, Env *env);     /* any expression */
 int   eval_exec_switch(Node *n, Env *env);     /* any statement */
+Value eval_binop(Node *n, Env *env);          /* a op b */
 Value eval_binop_done(Node *n, Value a, Value b);   /* a op b, operands evaluated (taken over) */
 Value eval_index(Node *n, Env *env);           /* a[...] */
 Value eval_index_general(Node *n, Env *env, const Value *given);   /* given: the index evaluated, or NULL */
