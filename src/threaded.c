@@ -275,6 +275,23 @@ static Value ev_call_upval1(Node *n, Env *env)
     return call_named(n, env, &env->parent->slots[n->a->slot]);
 }
 
+/* f(x) with f a global naming a one-argument math builtin (sin, exp,
+ * ...), as eval_call caches it on the node: the op applied to a number
+ * as eval_call applies it. Before the cache is set, and when the name
+ * holds something else now: eval_call (through the general path). */
+static Value ev_call_math1(Node *n, Env *env)
+{
+    Value g = G->eval.globals[n->a->slot].v;
+    if (g.t != V_BUILTIN || n->cached_callee != g.u.bi || n->cached_op < 0 || n->cached_special)
+        return eval_expr_switch(n, env);
+    Value a = EV(n->list[0], env);
+    G->err.where.node = n;
+    if (LIKELY(a.t == V_NUM)) return num_op(n->cached_op, a, a);
+    Value r = a.t == V_DUAL ? arith_num_op(n->cached_op, a, a) : eval_call_value(g, 1, &a);
+    v_release(a);
+    return r;
+}
+
 static Value (*choose_ev(const Node *n))(Node *, Env *)
 {
     switch (n->kind) {
@@ -303,6 +320,7 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
     case N_CALL:
         if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ev_call_local;
         if (n->a->kind == N_NAME && n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_call_upval1;
+        if (n->a->kind == N_NAME && n->a->ref == REF_GLOBAL && n->n == 1) return ev_call_math1;
         break;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
@@ -420,9 +438,22 @@ static inline int run_stmts(Node *body, Env *env)
     return EXEC_NORMAL;
 }
 
+/* Inside a call (a frame, call depth above 0) neither the depth of blocks
+ * (it tells a top-level statement from one in a block) nor the pause
+ * between statements (outside calls only) applies: the statements alone. */
+static inline int run_stmts_in_call(Node *body, Env *env)
+{
+    for (int k = 0; k < body->n; k++) {
+        int code = EX(body->list[k], env);
+        if (code != EXEC_NORMAL) return code;
+    }
+    return EXEC_NORMAL;
+}
+
 static int ex_block(Node *n, Env *env)
 {
     G->err.where.node = n;
+    if (env && G->eval.run.call_depth > 0) return run_stmts_in_call(n, env);
     G->eval.run.block_depth++;
     int code = run_stmts(n, env);
     G->eval.run.block_depth--;
@@ -438,7 +469,7 @@ static int ex_for_local(Node *n, Env *env)
     Node *body = n->list[0];
     int code = EXEC_NORMAL;
     Value *slots = env->slots;
-    int k = n->c->slot;
+    int k = n->c->slot, in_call = G->eval.run.call_depth > 0;
     LoopFloor floor = reclaim_loop_begin();
     G->eval.run.block_depth++;
     for (double i = lo; i < hi; i++) {
@@ -446,7 +477,7 @@ static int ex_for_local(Node *n, Env *env)
         reclaim_loop_step(&floor);
         v_release(slots[k]);
         slots[k] = num_val(i);
-        code = run_stmts(body, env);
+        code = in_call ? run_stmts_in_call(body, env) : run_stmts(body, env);
         if (code == EXEC_BREAK || code == EXEC_RETURN) break;
     }
     G->eval.run.block_depth--;
