@@ -1004,7 +1004,7 @@ static void cache_callee(Node *n, const Builtin *bi)
 
 static Value eval_call_general(Node *n, Env *env);
 
-static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
+__attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
     Node *callee = n->a;
     if (callee->kind == N_NAME && callee->ref == REF_GLOBAL) {
@@ -1445,7 +1445,7 @@ static int compound_plain(int op, Value *holder, Value rhs, int len)
 
 /* x op= e: on arrays and views it writes in place (through every alias);
  * on numbers it is x = x op e. */
-static void exec_compound(Node *n, Env *env)
+static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
 {
     int op = binop_code[n->op];
     Value rhs = eval_expr(n->b, env);

@@ -321,7 +321,7 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ev_call_local;
         if (n->a->kind == N_NAME && n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_call_upval1;
         if (n->a->kind == N_NAME && n->a->ref == REF_GLOBAL && n->n == 1) return ev_call_math1;
-        break;
+        return eval_call;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
             if (n->a->ref == REF_LOCAL) return ev_index_local[n->b->leaf];

@@ -18,6 +18,7 @@ int   eval_exec_switch(Node *n, Env *env);     /* any statement */
 Value eval_binop(Node *n, Env *env);          /* a op b */
 Value eval_binop_done(Node *n, Value a, Value b);   /* a op b, operands evaluated (taken over) */
 Value eval_index(Node *n, Env *env);           /* a[...] */
+Value eval_call(Node *n, Env *env);            /* f(...) */
 Value eval_index_general(Node *n, Env *env, const Value *given);   /* given: the index evaluated, or NULL */
 void  eval_store_var(Node *target, Env *env, Value v);
 void  eval_store_element(Node *target, Env *env, Value v);
