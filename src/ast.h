@@ -29,6 +29,8 @@ typedef enum { REF_UNRESOLVED, REF_LOCAL, REF_UPVAL, REF_GLOBAL } RefKind;
 typedef struct Chunk Chunk;
 typedef struct Node Node;
 typedef struct FnInfo FnInfo;
+struct Value;
+struct Env;
 
 struct Node {
     uint8_t  kind;      /* NodeKind */
@@ -41,6 +43,8 @@ struct Node {
     uint8_t  view_read;     /* N_CALL: if it is view/row/col, its value is only read, at once, by
                              * the arithmetic it is an operand of, and nothing that can call or
                              * assign runs between making it and that read (resolve.c) */
+    uint8_t  leaf;          /* a local, a captured name one frame out, a number literal: what its
+                             * parent reads in place (threaded.c's LEAF_*), 0 otherwise */
     int      line, col;
     int      slot;      /* local slot or global index */
     const char *name;   /* identifier (interned in the chunk arena) */
@@ -59,6 +63,11 @@ struct Node {
     const void *cached_callee;
     int      cached_op;         /* OpCode of a one-argument math builtin, else -1 */
     void    *cached_special;    /* SpecialFn, or NULL */
+    /* What evaluates the node as an expression (ev) and runs it as a
+     * statement (ex): C functions chosen once, after resolution, from what
+     * is static about the node (threaded.c) */
+    struct Value (*ev)(struct Node *n, struct Env *env);
+    int (*ex)(struct Node *n, struct Env *env);
 };
 
 struct FnInfo {

@@ -27,10 +27,11 @@
 #include "state.h"
 #include "matrix.h"
 #include "matrix_lang.h"
+#include "threaded.h"
 
 
 
-static int exec(Node *n, Env *env);
+static inline int exec(Node *n, Env *env) { return n->ex(n, env); }
 
 /* ------------------------------------------------------------- globals */
 
@@ -446,7 +447,7 @@ static void ckpt_settle(Value *v)
     }
 }
 
-static void store_var(Node *target, Env *env, Value v)
+void eval_store_var(Node *target, Env *env, Value v)
 {
     if (ckpt_store(env, target)) {
         VerLog *log;
@@ -590,15 +591,15 @@ static void version_owner(const View *w, int i0, int n)
 
 /* a[i] = x with a and i names (local or global), a an array whose
  * storage this name may write (not shared by value), i a whole number in
- * range, x a plain number, no checkpointed loop running: what store_element
+ * range, x a plain number, no checkpointed loop running: what eval_store_element
  * does, without reference counts or calls. Every element loop writes
- * through here (W4). 0: store_element_general has it. */
+ * through here (W4). 0: eval_store_general has it. */
 static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v)
 {
     const Node *cont = target->a;
     if (st->h.rc > 1 && !st->aliased) return 0;
     Value *elem = &st->v[i];
-    if (elem->t != V_NUM) return 0;        /* a dual's release is store_element's */
+    if (elem->t != V_NUM) return 0;        /* a dual's release is eval_store_element's */
     storage_dirty(st);                     /* an id may be written or labelled */
     VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : home->vers ? &home->vers[cont->slot] : NULL;
     if (log) version_count(log);
@@ -612,7 +613,7 @@ static inline __attribute__((always_inline)) int store_plain_at(Node *target, En
         version_element_num(log, i, elem); /* a[i] is a place too */
         if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (in_nograd()) {
-        elem->id = 0;                      /* as store_var cuts it */
+        elem->id = 0;                      /* as eval_store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
     } else if (G->tape.recording && elem->id) {
         /* from a function that keeps no versions: a place all the same */
@@ -637,7 +638,7 @@ static inline __attribute__((always_inline)) int store_element_plain(Node *targe
 
 /* The same for a[e] with a any name (a closure's captured array too) and
  * the index e evaluated already. */
-static __attribute__((noinline)) int store_element_named(Node *target, Env *env, Value v, const Value *given)
+__attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, const Value *given)
 {
     Env *home;
     const Value *av = var_slot_home(target->a, env, &home);
@@ -648,7 +649,7 @@ static __attribute__((noinline)) int store_element_named(Node *target, Env *env,
     return store_plain_at(target, env, home, st, (int)x, v);
 }
 
-static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op,
+__attribute__((noinline)) void eval_store_general(Node *target, Env *env, Value v, int compound_op,
                                                             const Value *given);
 
 /* Whether an unrecorded number (id 0) written into an element of *holder
@@ -667,24 +668,24 @@ static int unrecorded_write_is_place(const Value *holder, const VerLog *log)
     return w->home->env->vers != NULL;
 }
 
-/* a[e] = v when the short path of store_element declines: a[e] with a
+/* a[e] = v when the short path of eval_store_element declines: a[e] with a
  * any name and e a number, else the general path. A function of its own,
- * so that store_element keeps the small frame of its short path (W4). */
+ * so that eval_store_element keeps the small frame of its short path (W4). */
 static __attribute__((noinline)) void store_element_rest(Node *target, Env *env, Value v)
 {
     if (target->a->kind == N_NAME && !target->c && v.t == V_NUM && !G->ckpt.mode) {
         /* the index first, as the general path takes it, and once */
         Value iv;
         if (!leaf_number(target->b, env, &iv)) iv = eval_expr(target->b, env);
-        if (!store_element_named(target, env, v, &iv)) store_element_general(target, env, v, -1, &iv);
+        if (!eval_store_named(target, env, v, &iv)) eval_store_general(target, env, v, -1, &iv);
         return;
     }
-    store_element_general(target, env, v, -1, NULL);
+    eval_store_general(target, env, v, -1, NULL);
 }
 
 /* a[...] = v: the short path in a function of its own (no frame for the
  * other paths' locals), else store_element_rest. */
-static __attribute__((noinline)) void store_element(Node *target, Env *env, Value v)
+__attribute__((noinline)) void eval_store_element(Node *target, Env *env, Value v)
 {
     if (store_element_plain(target, env, v)) return;
     store_element_rest(target, env, v);
@@ -692,7 +693,7 @@ static __attribute__((noinline)) void store_element(Node *target, Env *env, Valu
 
 /* a[...] = v, or a[...] op= v (compound_op >= 0); given: a[i]'s index i
  * evaluated already (taken over), or NULL. */
-static __attribute__((noinline)) void store_element_general(Node *target, Env *env, Value v, int compound_op,
+__attribute__((noinline)) void eval_store_general(Node *target, Env *env, Value v, int compound_op,
                                                             const Value *given)
 {
     Node *cont = target->a;
@@ -724,7 +725,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     check_number(v, target);
     if (ckpt_store(env, cont)) {
         if (log && G->ckpt.mode == 1) version_count(log);
-        if (in_nograd()) v = detached(v);         /* as store_var cuts it */
+        if (in_nograd()) v = detached(v);         /* as eval_store_var cuts it */
         else ckpt_place(&v);
         if (G->ckpt.mode == 2 && log && G->eval.run.nograd_block && cont->kind == N_NAME && (in_nograd() || !G->tape.recording))
             note_nograd_write(cont, env, log);    /* also from a function the block calls */
@@ -733,7 +734,7 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
         uint64_t logged = G->versions.ids_logged;
         if (recording_scope(env)) version_element(log, i, &v);    /* a[i] is a place too */
         else if (in_nograd()) {
-            v = detached(v);                      /* as store_var cuts it */
+            v = detached(v);                      /* as eval_store_var cuts it */
             if (cont->kind == N_NAME) note_nograd_write(cont, env, log);
         } else if (G->tape.recording && (log || holder->t == V_VIEW)
                    && (v.t != V_NUM || v.id || unrecorded_write_is_place(holder, log)))
@@ -751,10 +752,10 @@ static __attribute__((noinline)) void store_element_general(Node *target, Env *e
     v_release(tmp);
 }
 
-static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env, const Value *given);
+__attribute__((noinline)) Value eval_index_general(Node *n, Env *env, const Value *given);
 static __attribute__((noinline)) Value eval_index_named(Node *n, Env *env);
 
-static __attribute__((noinline)) Value eval_index(Node *n, Env *env)
+__attribute__((noinline)) Value eval_index(Node *n, Env *env)
 {
     /* a[i] with both names local or global, a an array, i a whole number
      * in range, the element a number: no reference count and no calls
@@ -809,7 +810,7 @@ static Value read_captured(Node *n, Env *env, int *held)
 }
 
 /* given: the index evaluated already (taken over), for a 1-D array a. */
-static __attribute__((noinline)) Value eval_index_general(Node *n, Env *env, const Value *given)
+__attribute__((noinline)) Value eval_index_general(Node *n, Env *env, const Value *given)
 {
     int held = 0;
     Value a = n->a->kind == N_NAME && n->a->ref == REF_UPVAL ? read_captured(n->a, env, &held)
@@ -979,6 +980,16 @@ Value eval_call_value(Value f, int argc, Value *argv)
     err_raise("cannot call %s", value_type_name(f));
 }
 
+/* A call of closure c (a function the program wrote, c->fn, whose body
+ * takes no d(...) or x@k) by threaded.c: eval_call_value's path for it. */
+Value eval_call_closure(Closure *c, int argc, Value *argv)
+{
+    err_call_push(c->fn->name);
+    Value r = call_closure(c, argc, argv);
+    err_call_pop();
+    return r;
+}
+
 #define MAX_ARGS 64
 
 /* A call of a global name that holds a builtin: what the builtin is (a
@@ -993,7 +1004,7 @@ static void cache_callee(Node *n, const Builtin *bi)
 
 static Value eval_call_general(Node *n, Env *env);
 
-static __attribute__((noinline)) Value eval_call(Node *n, Env *env)
+__attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
     Node *callee = n->a;
     if (callee->kind == N_NAME && callee->ref == REF_GLOBAL) {
@@ -1045,7 +1056,7 @@ static Value literal(Node *n)
     return num_val(n->cached_num);
 }
 
-static int as_bool(Value v, Node *at, const char *what)
+int eval_as_bool(Value v, Node *at, const char *what)
 {
     if (v.t != V_BOOL) {
         const char *what_type = value_type_name(v);   /* before the release: a matrix is read */
@@ -1100,15 +1111,25 @@ static const int binop_code[] = {
     [OP2_DIV] = OP_DIV, [OP2_MOD] = OP_MOD, [OP2_POW] = OP_POW,
 };
 
-static __attribute__((noinline)) Value eval_index(Node *n, Env *env);
+__attribute__((noinline)) Value eval_index(Node *n, Env *env);
 
-static __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
+__attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
     Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);
     Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
     if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
         /* the common case: no allocation, no call */
+        if (n->op == OP2_MOD) G->err.where.node = n;   /* a kink note names it */
+        return num_op(binop_code[n->op], a, b);
+    }
+    return eval_binop_done(n, a, b);
+}
+
+/* a op b with the operands evaluated (taken over). */
+Value eval_binop_done(Node *n, Value a, Value b)
+{
+    if (a.t == V_NUM && b.t == V_NUM && n->op <= OP2_POW) {
         if (n->op == OP2_MOD) G->err.where.node = n;   /* a kink note names it */
         return num_op(binop_code[n->op], a, b);
     }
@@ -1163,13 +1184,13 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
         v_release(a);
         return r;
     }
-    case N_NOT: return bool_val(!as_bool(eval_expr(n->a, env), n->a, "the operand of 'not'"));
+    case N_NOT: return bool_val(!eval_as_bool(eval_expr(n->a, env), n->a, "the operand of 'not'"));
     case N_AND:
-        if (!as_bool(eval_expr(n->a, env), n->a, "the left operand of 'and'")) return bool_val(0);
-        return bool_val(as_bool(eval_expr(n->b, env), n->b, "the right operand of 'and'"));
+        if (!eval_as_bool(eval_expr(n->a, env), n->a, "the left operand of 'and'")) return bool_val(0);
+        return bool_val(eval_as_bool(eval_expr(n->b, env), n->b, "the right operand of 'and'"));
     case N_OR:
-        if (as_bool(eval_expr(n->a, env), n->a, "the left operand of 'or'")) return bool_val(1);
-        return bool_val(as_bool(eval_expr(n->b, env), n->b, "the right operand of 'or'"));
+        if (eval_as_bool(eval_expr(n->a, env), n->a, "the left operand of 'or'")) return bool_val(1);
+        return bool_val(eval_as_bool(eval_expr(n->b, env), n->b, "the right operand of 'or'"));
     case N_CALL: return eval_call(n, env);
     case N_INDEX: return eval_index(n, env);
     case N_SLICE: return eval_slice(n, env);
@@ -1189,7 +1210,11 @@ static __attribute__((noinline)) Value eval_expr_rest(Node *n, Env *env)
     }
 }
 
-Value eval_expr(Node *n, Env *env)
+/* The node's own evaluator, chosen once (threaded.c); the general one,
+ * below, for every node it has no special one for. */
+Value eval_expr(Node *n, Env *env) { return n->ev(n, env); }
+
+Value eval_expr_switch(Node *n, Env *env)
 {
     switch (n->kind) {
     case N_NUM:
@@ -1220,7 +1245,7 @@ Value eval_expr(Node *n, Env *env)
 /* Between two statements outside any call, when the collector or
  * reclaiming is due (exec_stmts tests that inline, at every statement of
  * a top-level loop). */
-static __attribute__((noinline)) void between_statements(void)
+__attribute__((noinline)) void eval_between_statements(void)
 {
     if (G->eval.run_nesting == 0 && G->ckpt.mode != 2) gc_maybe_collect();
     /* not while a checkpointed loop runs or is recomputed: it holds ids
@@ -1238,21 +1263,14 @@ static inline int exec_stmts(Node *body, Env *env)
 {
     for (int k = 0; k < body->n; k++) {
         Node *stmt = body->list[k];
-        /* an assignment, the commonest statement of a loop body, without
-         * exec's dispatch (and its frame) */
-        if (stmt->kind == N_ASSIGN) {
-            G->err.where.node = stmt;
-            exec_assign(stmt, env);
-        } else {
-            int code = exec(stmt, env);
-            if (code != EXEC_NORMAL) return code;
-        }
-        if (G->eval.run.call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) between_statements();
+        int code = exec(stmt, env);
+        if (code != EXEC_NORMAL) return code;
+        if (G->eval.run.call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) eval_between_statements();
     }
     return EXEC_NORMAL;
 }
 
-static int exec_block(Node *n, Env *env)
+int eval_exec_block(Node *n, Env *env)
 {
     G->eval.run.block_depth++;
     int code = exec_stmts(n, env);
@@ -1295,7 +1313,7 @@ static int while_steps(Node *n, Env *env)
     for (;;) {
         err_check_interrupt();
         reclaim_loop_step(&floor);
-        if (!as_bool(eval_expr(n->a, env), n->a, "a while condition")) return EXEC_NORMAL;
+        if (!eval_as_bool(eval_expr(n->a, env), n->a, "a while condition")) return EXEC_NORMAL;
         int code = exec(n->b, env);
         if (code == EXEC_BREAK) return EXEC_NORMAL;
         if (code == EXEC_RETURN) return code;
@@ -1341,7 +1359,7 @@ static __attribute__((noinline)) int exec_for_each(Node *n, Env *env)
         Value e = *seq_at(snap, i);
         v_retain(e);
         G->err.where.node = n;
-        store_var(n->c, env, e);
+        eval_store_var(n->c, env, e);
         code = block ? exec_stmts(body, env) : exec(body, env);
         if (code == EXEC_BREAK || code == EXEC_RETURN) break;
     }
@@ -1382,7 +1400,7 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
     G->err.where.node = n;
     Node *t = n->a;
     if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd()) {
-        /* store_var's path for a number (or a dual: value_bind_copy keeps both as
+        /* eval_store_var's path for a number (or a dual: value_bind_copy keeps both as
          * they are) into a local without versions, here where v is still
          * in registers */
         Value *slot = &env->slots[t->slot];
@@ -1393,8 +1411,8 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
         v_release(old);
         return;
     }
-    if (t->kind == N_NAME) store_var(t, env, v);
-    else store_element(n->a, env, v);
+    if (t->kind == N_NAME) eval_store_var(t, env, v);
+    else eval_store_element(n->a, env, v);
 }
 
 /* a op= rhs over the len elements of the array or view *holder, when all
@@ -1476,13 +1494,13 @@ static Value compound_whole(int op, Value holder, Value rhs, int len)
 
 /* x op= e: on arrays and views it writes in place (through every alias);
  * on numbers it is x = x op e. */
-static void exec_compound(Node *n, Env *env)
+static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
 {
     int op = binop_code[n->op];
     Value rhs = eval_expr(n->b, env);
     G->err.where.node = n;
     if (n->a->kind == N_INDEX) {
-        store_element_general(n->a, env, rhs, op, NULL);
+        eval_store_general(n->a, env, rhs, op, NULL);
         return;
     }
     VerLog *log;
@@ -1540,7 +1558,7 @@ static void exec_compound(Node *n, Env *env)
     }
     Value r = arith_apply(op, *slot, rhs);
     v_release(rhs);
-    store_var(n->a, env, r);
+    eval_store_var(n->a, env, r);
 }
 
 static void echo_value(Value v)
@@ -1560,10 +1578,11 @@ static void store_ans(Value v)
     if (slot < 0 || slot >= G->eval.nglobals || strcmp(G->eval.globals[slot].name, "ans") != 0) slot = G->eval.ans_slot = eval_global_index("ans");
     Node target = { .kind = N_NAME, .ref = REF_GLOBAL, .slot = slot, .name = "ans" };
     v_retain(v);
-    store_var(&target, NULL, v);
+    eval_store_var(&target, NULL, v);
 }
 
-static int exec(Node *n, Env *env)
+/* The general statement runner: threaded.c's default. */
+int eval_exec_switch(Node *n, Env *env)
 {
     G->err.where.node = n;
     switch (n->kind) {
@@ -1580,11 +1599,11 @@ static int exec(Node *n, Env *env)
     case N_COMPOUND: exec_compound(n, env); return EXEC_NORMAL;
     case N_IF: {
         /* an arm that is a block runs here, not through another exec */
-        Node *arm = as_bool(eval_expr(n->a, env), n->a, "an if condition") ? n->b : n->c;
+        Node *arm = eval_as_bool(eval_expr(n->a, env), n->a, "an if condition") ? n->b : n->c;
         if (!arm) return EXEC_NORMAL;
         if (arm->kind == N_BLOCK) {
             G->err.where.node = arm;
-            return exec_block(arm, env);
+            return eval_exec_block(arm, env);
         }
         return exec(arm, env);
     }
@@ -1598,7 +1617,7 @@ static int exec(Node *n, Env *env)
             err_raise_at(n, "'return' inside a checkpointed loop: 'break' out of it, then return");
         G->eval.run.ret_value = n->a ? eval_expr(n->a, env) : nil_val();
         return EXEC_RETURN;
-    case N_BLOCK: return exec_block(n, env);
+    case N_BLOCK: return eval_exec_block(n, env);
     case N_NOGRAD: return exec_nograd(n, env);
     case N_CKPT: return ckpt_exec(n, env);
     case N_COMMAND:
@@ -1631,7 +1650,7 @@ static void run_top(void *ud)
         if (G->eval.run_nesting == 0 && G->eval.run.call_depth == 0) gc_maybe_collect();
         /* reclaiming needs only that no call holds numbers in C variables:
          * a :load or :time inside a block at the top level is fine */
-        if (G->eval.run.call_depth == 0 && !G->ckpt.mode) {     /* (see exec_block) */
+        if (G->eval.run.call_depth == 0 && !G->ckpt.mode) {     /* (see eval_exec_block) */
             reclaim_statement_end(&made);
             reclaim_maybe(reclaim_everything());
         }
@@ -1718,7 +1737,7 @@ int eval_chunk(Chunk *c)
 
 int eval_exec(Node *n, Env *env) { return exec(n, env); }
 Value *eval_var_slot(Node *n, Env *env, VerLog **ver) { return var_slot(n, env, ver); }
-int eval_condition(Node *e, Env *env, const char *what) { return as_bool(eval_expr(e, env), e, what); }
+int eval_condition(Node *e, Env *env, const char *what) { return eval_as_bool(eval_expr(e, env), e, what); }
 
 void eval_init(void)
 {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "error.h"
 #include "state.h"
+#include "threaded.h"
 
 /* The first error found; resolution goes on but the chunk will not run. */
 
@@ -207,7 +208,10 @@ int resolve_chunk(Chunk *c, ParseState *ps)
     Scope top = { NULL, NULL, c, 0 };
     G->resolve.error_at = NULL;
     resolve(&top, c->root);
-    if (!G->resolve.error_at) return 0;
+    if (!G->resolve.error_at) {
+        threaded_compile(c->root);     /* each node's evaluator, once */
+        return 0;
+    }
     ps->err_line = G->resolve.error_at->line;
     ps->err_col = G->resolve.error_at->col;
     snprintf(ps->err_msg, sizeof ps->err_msg, "%s", G->resolve.error_msg);

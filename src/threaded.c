@@ -1,0 +1,553 @@
+/* threaded.c: closure-threaded evaluation.
+ *
+ * Why: the tree walker dispatched every node through a switch on its kind,
+ * then asked again, at run time, what was already known when the chunk was
+ * resolved (is this name a local? a captured one? which operator?). On
+ * scalar code (GradBench's det, the W benchmarks) that re-asking was most
+ * of the work. Here each node gets, once, after resolution, the C function
+ * that evaluates it (Node.ev) or runs it as a statement (Node.ex), picked
+ * from its static facts: a local's read, a number literal, a sum of two
+ * plain numbers, an element of a captured array, an assignment to a local.
+ * Each special function handles only the values it expects (plain float64
+ * numbers, nothing to record) and hands anything else to eval.c's general
+ * path, which does what it always did: errors, duals, arrays, recording,
+ * versions, checkpointed loops and nograd are all eval.c's, unchanged.
+ *
+ * A special function must therefore compute exactly what the general path
+ * would for the values it accepts, and must evaluate each child at most
+ * once before handing over (the general entry points take the evaluated
+ * operands or index). */
+#include "threaded.h"
+#include "eval.h"
+#include "arith.h"
+#include "versions.h"
+#include "error.h"
+#include "state.h"
+#include "valuegc.h"
+#include "tapegc.h"
+
+#define EV(n, env) ((n)->ev((n), (env)))
+#define EX(n, env) ((n)->ex((n), (env)))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* Leaves a parent reads in place, without a call (Node.leaf): what
+ * ev_local, ev_upval1 and ev_num do, inline (leaf_read). */
+enum { LEAF_NONE, LEAF_LOCAL, LEAF_UPVAL1, LEAF_NUM, LEAF_GLOBAL };
+
+
+/* ---------------------------------------------------------- expressions */
+
+static Value ev_num(Node *n, Env *env)
+{
+    if (LIKELY(G->num.backend == BK_F64)) return num_val(n->num);
+    return eval_expr_switch(n, env);
+}
+
+/* Names: a number is read in place; anything else (an array, a closure's
+ * captured number that read_var must label) by the general path. */
+static Value ev_local(Node *n, Env *env)
+{
+    const Value *s = &env->slots[n->slot];
+    if (LIKELY(s->t == V_NUM)) return *s;
+    return eval_expr_switch(n, env);
+}
+
+static Value ev_upval1(Node *n, Env *env)
+{
+    const Env *home = env->parent;
+    const Value *s = &home->slots[n->slot];
+    if (LIKELY(s->t == V_NUM) && (!s->id || home->vers)) return *s;
+    return eval_expr_switch(n, env);
+}
+
+static Value ev_global(Node *n, Env *env)
+{
+    const Value *s = &G->eval.globals[n->slot].v;
+    if (LIKELY(s->t == V_NUM)) return *s;
+    return eval_expr_switch(n, env);
+}
+
+/* A leaf's number read in place (kind: the node's leaf): 0 if it holds
+ * anything else, or is a literal of another backend, or a captured number
+ * read_var must label. Nothing is evaluated then. */
+static inline __attribute__((always_inline)) int leaf_read(const Node *c, Env *env, int kind, double *x, uint32_t *id)
+{
+    const Value *s;
+    if (kind == LEAF_NUM) {
+        if (!LIKELY(G->num.backend == BK_F64)) return 0;
+        *x = c->num;
+        *id = 0;
+        return 1;
+    }
+    if (kind == LEAF_LOCAL) s = &env->slots[c->slot];
+    else if (kind == LEAF_GLOBAL) s = &G->eval.globals[c->slot].v;
+    else {
+        const Env *home = env->parent;
+        s = &home->slots[c->slot];
+        if (s->id && !home->vers) return 0;
+    }
+    if (s->t != V_NUM) return 0;
+    *x = s->u.n;
+    *id = s->id;
+    return 1;
+}
+
+static inline int op_code(int op)
+{
+    return op == OP2_ADD ? OP_ADD : op == OP2_SUB ? OP_SUB : op == OP2_MUL ? OP_MUL : OP_DIV;
+}
+
+/* Two numbers of which one is recorded (or another backend's): num_op,
+ * out of line (the special functions' frames stay small). */
+static __attribute__((noinline)) Value arith_recorded(int op, Value a, Value b)
+{
+    return num_op(op, a, b);
+}
+
+static inline Value num_id(double x, uint32_t id)
+{
+    Value v = num_val(x);
+    v.id = id;
+    return v;
+}
+
+/* a op b: an operand that is a leaf (ka, kb: its LEAF_ kind, 0 for any
+ * other expression) is read in place, the other evaluated, a before b;
+ * two plain numbers give float64's value (a comparison: float64 order is
+ * the backend's, and nothing recorded means no kink to note; a
+ * checkpointed loop's run, mode 1, watches near ties: general path).
+ * Anything else goes to eval_binop_done with what is evaluated, or to
+ * eval_binop when nothing is yet. */
+static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, int op, int ka, int kb)
+{
+    double x, y;
+    uint32_t ia, ib;
+    if (ka) {
+        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
+    } else {
+        Value a = EV(n->a, env);
+        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
+        x = a.u.n;
+        ia = a.id;
+    }
+    if (kb) {
+        if (!leaf_read(n->b, env, kb, &y, &ib)) return eval_binop_done(n, num_id(x, ia), EV(n->b, env));
+    } else {
+        Value b = EV(n->b, env);
+        if (b.t != V_NUM) return eval_binop_done(n, num_id(x, ia), b);
+        y = b.u.n;
+        ib = b.id;
+    }
+    if (LIKELY(G->num.backend == BK_F64) && !((ia | ib) && G->tape.recording) && (op < OP2_LT || G->ckpt.mode != 1)) {
+        switch (op) {
+        case OP2_ADD: return num_val(x + y);
+        case OP2_SUB: return num_val(x - y);
+        case OP2_MUL: return num_val(x * y);
+        case OP2_DIV: return num_val(x / y);
+        case OP2_LT: return bool_val(x < y);
+        case OP2_LE: return bool_val(x <= y);
+        case OP2_GT: return bool_val(x > y);
+        case OP2_GE: return bool_val(x >= y);
+        case OP2_EQ: return bool_val(x == y);
+        case OP2_NE: return bool_val(x != y);
+        }
+    }
+    if (op < OP2_LT) return arith_recorded(op_code(op), num_id(x, ia), num_id(y, ib));
+    return eval_binop_done(n, num_id(x, ia), num_id(y, ib));
+}
+
+/* The instances: one function per operator and leaf kinds of a and b. */
+#define BINOP_KB(name, op, ka)                                                                  \
+    static Value name##_##ka##0(Node *n, Env *env) { return binop_t(n, env, op, ka, 0); }          \
+    static Value name##_##ka##1(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_LOCAL); } \
+    static Value name##_##ka##2(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_UPVAL1); }\
+    static Value name##_##ka##3(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_NUM); }   \
+    static Value name##_##ka##4(Node *n, Env *env) { return binop_t(n, env, op, ka, LEAF_GLOBAL); }
+#define BINOP(name, op)                                                                         \
+    BINOP_KB(name, op, 0) BINOP_KB(name, op, 1) BINOP_KB(name, op, 2) BINOP_KB(name, op, 3)        \
+    BINOP_KB(name, op, 4)                                                                       \
+    static Value (*const name[5][5])(Node *, Env *) = {                                         \
+        { name##_00, name##_01, name##_02, name##_03, name##_04 },                              \
+        { name##_10, name##_11, name##_12, name##_13, name##_14 },                              \
+        { name##_20, name##_21, name##_22, name##_23, name##_24 },                              \
+        { name##_30, name##_31, name##_32, name##_33, name##_34 },                              \
+        { name##_40, name##_41, name##_42, name##_43, name##_44 } };
+BINOP(ev_add, OP2_ADD)
+BINOP(ev_sub, OP2_SUB)
+BINOP(ev_mul, OP2_MUL)
+BINOP(ev_div, OP2_DIV)
+BINOP(ev_lt, OP2_LT)
+BINOP(ev_le, OP2_LE)
+BINOP(ev_gt, OP2_GT)
+BINOP(ev_ge, OP2_GE)
+BINOP(ev_eq, OP2_EQ)
+BINOP(ev_ne, OP2_NE)
+
+static Value ev_binop(Node *n, Env *env)       /* % and ^: num_op's dispatch */
+{
+    Value a = EV(n->a, env), b = EV(n->b, env);
+    if (a.t == V_NUM && b.t == V_NUM) {
+        if (n->op == OP2_MOD) G->err.where.node = n;   /* a kink note names it */
+        return num_op(n->op == OP2_MOD ? OP_MOD : OP_POW, a, b);
+    }
+    return eval_binop_done(n, a, b);
+}
+
+static Value ev_neg(Node *n, Env *env)
+{
+    Value a = EV(n->a, env);
+    if (LIKELY(a.t == V_NUM)) return num_op(OP_NEG, a, a);
+    G->err.where.node = n;
+    Value r = arith_apply(OP_NEG, a, a);
+    v_release(a);
+    return r;
+}
+
+/* a[i] of a name's array, the index an expression that calls and assigns
+ * nothing (resolve.c's index_pure), so it cannot change what a holds: a
+ * number element read in place, labelled as read_captured's rule asks (a
+ * closure's captured array in a frame keeping no versions); the rest, a
+ * matrix and every error, by eval.c's paths. */
+static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av,
+                                                          int captured, int kb)
+{
+    if (av->t != V_ARR || AS_ARR(*av)->ndim == 2) return eval_index(n, env);
+    const Storage *st = AS_ARR(*av);
+    double x;
+    uint32_t id;
+    if (!(kb && leaf_read(n->b, env, kb, &x, &id))) {
+        Value iv = EV(n->b, env);
+        if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
+        x = iv.u.n;
+        id = iv.id;
+    }
+    if (LIKELY(x >= 0 && x < st->plain_n && (int)x == x)) {
+        const Value *e = &st->v[(int)x];
+        if (LIKELY(e->t == V_NUM)) {
+            if (captured && e->id && !home->vers) version_label_held(e);
+            return *e;
+        }
+    }
+    Value iv = num_id(x, id);
+    return eval_index_general(n, env, &iv);
+}
+
+/* The instances: a local's, a captured (one frame out) or a global's
+ * array, each with the index any expression or a leaf of each kind. */
+#define INDEX_KB(name, home, av, captured)                                                         \
+    static Value name##0(Node *n, Env *env) { return index_at(n, env, home, av, captured, 0); }           \
+    static Value name##1(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_LOCAL); }  \
+    static Value name##2(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_UPVAL1); } \
+    static Value name##3(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_NUM); }    \
+    static Value name##4(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_GLOBAL); } \
+    static Value (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
+INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
+INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
+
+/* f(args) with f a local or captured name holding a function the
+ * program wrote (det's recursive minor): the callee read in place, held
+ * while it runs, the arguments evaluated after it as eval_call_general
+ * does; a builtin, a derived function, a body that records itself (its
+ * forward-mode path), many arguments: the general path. */
+#define CALL_ARGS 8
+static inline __attribute__((always_inline)) Value call_named(Node *n, Env *env, const Value *fs)
+{
+    Closure *c;
+    if (fs->t != V_FN || !(c = AS_FN(*fs))->fn || c->fn->records || n->n > CALL_ARGS) return eval_expr_switch(n, env);
+    c->h.rc++;
+    Value args[CALL_ARGS];
+    for (int i = 0; i < n->n; i++) args[i] = EV(n->list[i], env);
+    G->err.where.node = n;
+    Value r = eval_call_closure(c, n->n, args);
+    for (int i = 0; i < n->n; i++) v_release(args[i]);
+    v_release(obj_val(V_FN, c));
+    return r;
+}
+
+static Value ev_call_local(Node *n, Env *env)
+{
+    return call_named(n, env, &env->slots[n->a->slot]);
+}
+
+static Value ev_call_upval1(Node *n, Env *env)
+{
+    return call_named(n, env, &env->parent->slots[n->a->slot]);
+}
+
+/* f(x) with f a global naming a one-argument math builtin (sin, exp,
+ * ...), as eval_call caches it on the node: the op applied to a number
+ * as eval_call applies it. Before the cache is set, and when the name
+ * holds something else now: eval_call (through the general path). */
+static Value ev_call_math1(Node *n, Env *env)
+{
+    Value g = G->eval.globals[n->a->slot].v;
+    if (g.t != V_BUILTIN || n->cached_callee != g.u.bi || n->cached_op < 0 || n->cached_special)
+        return eval_expr_switch(n, env);
+    Value a = EV(n->list[0], env);
+    G->err.where.node = n;
+    if (LIKELY(a.t == V_NUM)) return num_op(n->cached_op, a, a);
+    Value r = a.t == V_DUAL ? arith_num_op(n->cached_op, a, a) : eval_call_value(g, 1, &a);
+    v_release(a);
+    return r;
+}
+
+static Value (*choose_ev(const Node *n))(Node *, Env *)
+{
+    switch (n->kind) {
+    case N_NUM: return ev_num;
+    case N_NAME:
+        if (n->ref == REF_LOCAL) return ev_local;
+        if (n->ref == REF_UPVAL && n->depth == 1) return ev_upval1;
+        if (n->ref == REF_GLOBAL) return ev_global;
+        break;
+    case N_BINOP:
+        switch (n->op) {
+        case OP2_ADD: return ev_add[n->a->leaf][n->b->leaf];
+        case OP2_SUB: return ev_sub[n->a->leaf][n->b->leaf];
+        case OP2_MUL: return ev_mul[n->a->leaf][n->b->leaf];
+        case OP2_DIV: return ev_div[n->a->leaf][n->b->leaf];
+        case OP2_MOD: case OP2_POW: return ev_binop;
+        case OP2_LT: return ev_lt[n->a->leaf][n->b->leaf];
+        case OP2_LE: return ev_le[n->a->leaf][n->b->leaf];
+        case OP2_GT: return ev_gt[n->a->leaf][n->b->leaf];
+        case OP2_GE: return ev_ge[n->a->leaf][n->b->leaf];
+        case OP2_EQ: return ev_eq[n->a->leaf][n->b->leaf];
+        case OP2_NE: return ev_ne[n->a->leaf][n->b->leaf];
+        }
+        break;
+    case N_NEG: return ev_neg;
+    case N_CALL:
+        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ev_call_local;
+        if (n->a->kind == N_NAME && n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_call_upval1;
+        if (n->a->kind == N_NAME && n->a->ref == REF_GLOBAL && n->n == 1) return ev_call_math1;
+        return eval_call;
+    case N_INDEX:
+        if (n->index_pure && !n->plain_names) {
+            if (n->a->ref == REF_LOCAL) return ev_index_local[n->b->leaf];
+            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[n->b->leaf];
+            if (n->a->ref == REF_GLOBAL) return ev_index_global[n->b->leaf];
+        }
+        return eval_index;
+    default:
+        break;
+    }
+    return eval_expr_switch;
+}
+
+/* ----------------------------------------------------------- statements */
+
+static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
+
+/* x = e, x a local: a number (or a dual) into a frame that keeps no
+ * versions, outside nograd, is stored in place (exec_assign's short path);
+ * the rest by store_var. */
+static int ex_assign_local(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    Value v = EV(n->b, env);
+    G->err.where.node = n;
+    if (LIKELY(!env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd())) {
+        Value *slot = &env->slots[n->a->slot];
+        Value old = *slot;
+        *slot = v;
+        v_release(old);
+    } else
+        eval_store_var(n->a, env, v);
+    return EXEC_NORMAL;
+}
+
+static int ex_assign_name(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    Value v = EV(n->b, env);
+    G->err.where.node = n;
+    eval_store_var(n->a, env, v);
+    return EXEC_NORMAL;
+}
+
+/* a[i] = v, v a number, into a number element of the array in *av that
+ * this name may write (not shared by value), in a frame keeping no
+ * versions, outside nograd, where nothing is to be recorded (v has no
+ * entry, or nothing records): the write itself, all that store_plain_at
+ * (eval.c) does then. 0: declined, nothing written. */
+static inline __attribute__((always_inline)) int store_number(Env *env, const Env *home, Value *av, Value v, Value iv)
+{
+    if (av->t != V_ARR || iv.t != V_NUM) return 0;
+    Storage *st = AS_ARR(*av);
+    double x = iv.u.n;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    if (st->h.rc > 1 && !st->aliased) return 0;
+    Value *e = &st->v[(int)x];
+    if (e->t != V_NUM || home->vers || in_nograd() || (G->tape.recording && (v.id || env->vers))) return 0;
+    storage_dirty(st);
+    e->id = v.id;
+    e->u.n = v.u.n;
+    return 1;
+}
+
+/* a[i] = e, a a name: the index is read once here (store_element_rest's
+ * order: the value, then the index), and a number element written in
+ * place when it can be (store_number, else eval_store_named). */
+static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av, int kb)
+{
+    G->err.where.node = n;
+    Value v = EV(n->b, env);
+    G->err.where.node = n;
+    Node *t = n->a;
+    if (LIKELY(v.t == V_NUM && !G->ckpt.mode)) {
+        double x;
+        uint32_t id;
+        Value iv = kb && leaf_read(t->b, env, kb, &x, &id) ? num_id(x, id) : EV(t->b, env);
+        if (home && store_number(env, home, av, v, iv)) return EXEC_NORMAL;
+        if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
+    } else
+        eval_store_element(t, env, v);
+    return EXEC_NORMAL;
+}
+
+/* The instances, as for element reads. (The slot of a local or a
+ * captured array is where it was after the value and the index are
+ * evaluated: a frame's slots do not move, and store_number reads the slot
+ * only then.) */
+#define ASSIGN_KB(name, home, av)                                                                  \
+    static int name##0(Node *n, Env *env) { return assign_element(n, env, home, av, 0); }           \
+    static int name##1(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_LOCAL); }  \
+    static int name##2(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_UPVAL1); } \
+    static int name##3(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_NUM); }    \
+    static int name##4(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_GLOBAL); } \
+    static int (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+ASSIGN_KB(ex_assign_element_local, env, &env->slots[n->a->a->slot])
+ASSIGN_KB(ex_assign_element_upval1, env->parent, &env->parent->slots[n->a->a->slot])
+
+static int ex_assign_element(Node *n, Env *env)
+{
+    return assign_element(n, env, NULL, NULL, 0);
+}
+
+/* A block's statements, as eval.c's exec_stmts runs them: between two
+ * statements outside any call, the collector and reclaiming may run. */
+static inline int run_stmts(Node *body, Env *env)
+{
+    for (int k = 0; k < body->n; k++) {
+        Node *stmt = body->list[k];
+        int code = EX(stmt, env);
+        if (code != EXEC_NORMAL) return code;
+        if (G->eval.run.call_depth == 0 && __builtin_expect(gc_due() || reclaim_due(), 0)) eval_between_statements();
+    }
+    return EXEC_NORMAL;
+}
+
+/* Inside a call (a frame, call depth above 0) neither the depth of blocks
+ * (it tells a top-level statement from one in a block) nor the pause
+ * between statements (outside calls only) applies: the statements alone. */
+static inline int run_stmts_in_call(Node *body, Env *env)
+{
+    for (int k = 0; k < body->n; k++) {
+        int code = EX(body->list[k], env);
+        if (code != EXEC_NORMAL) return code;
+    }
+    return EXEC_NORMAL;
+}
+
+static int ex_block(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    if (env && G->eval.run.call_depth > 0) return run_stmts_in_call(n, env);
+    G->eval.run.block_depth++;
+    int code = run_stmts(n, env);
+    G->eval.run.block_depth--;
+    return code;
+}
+
+/* for i in lo..hi { ... }, i a local: exec_for's loop, the counter
+ * written straight into its slot. */
+static int ex_for_local(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    double lo = eval_range_bound(n->a, env), hi = eval_range_bound(n->b, env);
+    Node *body = n->list[0];
+    int code = EXEC_NORMAL;
+    Value *slots = env->slots;
+    int k = n->c->slot, in_call = G->eval.run.call_depth > 0;
+    LoopFloor floor = reclaim_loop_begin();
+    G->eval.run.block_depth++;
+    for (double i = lo; i < hi; i++) {
+        err_check_interrupt();
+        reclaim_loop_step(&floor);
+        v_release(slots[k]);
+        slots[k] = num_val(i);
+        code = in_call ? run_stmts_in_call(body, env) : run_stmts(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
+    }
+    G->eval.run.block_depth--;
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
+}
+
+/* return e from a function's own body (the errors are exec's) */
+static int ex_return(Node *n, Env *env)
+{
+    if (!env || G->ckpt.mode) return eval_exec_switch(n, env);
+    G->err.where.node = n;
+    G->eval.run.ret_value = n->a ? EV(n->a, env) : nil_val();
+    return EXEC_RETURN;
+}
+
+static int ex_if(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    Value c = EV(n->a, env);
+    Node *arm;
+    if (LIKELY(c.t == V_BOOL)) arm = c.u.b ? n->b : n->c;
+    else arm = eval_as_bool(c, n->a, "an if condition") ? n->b : n->c;
+    if (!arm) return EXEC_NORMAL;
+    if (arm->kind == N_BLOCK) return ex_block(arm, env);
+    return EX(arm, env);
+}
+
+static int (*choose_ex(const Node *n))(Node *, Env *)
+{
+    switch (n->kind) {
+    case N_ASSIGN:
+        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local;
+        if (n->a->kind == N_NAME) return ex_assign_name;
+        if (n->a->kind == N_INDEX && n->a->a->kind == N_NAME && !n->a->c) {
+            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf];
+            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1) return ex_assign_element_upval1[n->a->b->leaf];
+            return ex_assign_element;
+        }
+        break;
+    case N_IF: return ex_if;
+    case N_BLOCK: return ex_block;
+    case N_RETURN: return ex_return;
+    case N_FOR:
+        if (n->b && n->c->ref == REF_LOCAL && n->list[0]->kind == N_BLOCK) return ex_for_local;
+        break;
+    default:
+        break;
+    }
+    return eval_exec_switch;
+}
+
+static int choose_leaf(const Node *n)
+{
+    if (n->kind == N_NUM) return LEAF_NUM;
+    if (n->kind != N_NAME) return LEAF_NONE;
+    if (n->ref == REF_LOCAL) return LEAF_LOCAL;
+    if (n->ref == REF_UPVAL && n->depth == 1) return LEAF_UPVAL1;
+    if (n->ref == REF_GLOBAL) return LEAF_GLOBAL;
+    return LEAF_NONE;
+}
+
+void threaded_compile(Node *n)
+{
+    if (!n) return;
+    threaded_compile(n->a);        /* the children first: a parent reads their leaf */
+    threaded_compile(n->b);
+    threaded_compile(n->c);
+    for (int i = 0; i < n->n; i++) threaded_compile(n->list[i]);
+    if (n->kind == N_FN) threaded_compile(n->fn->body);
+    n->leaf = (uint8_t)choose_leaf(n);
+    n->ev = choose_ev(n);
+    n->ex = choose_ex(n);
+}
