@@ -221,20 +221,25 @@ static void mark_range_below(Pass *p, uint32_t first, uint32_t n, int how)
 #define BYTES_ONE 0x0101010101010101ull
 static inline uint64_t load8(const uint8_t *b) { uint64_t w; memcpy(&w, b, 8); return w; }
 static inline void store8(uint8_t *b, uint64_t w) { memcpy(b, &w, 8); }
+/* The first `left` bytes of a word (all of it from 8 on): a run's last
+ * word, whose other bytes (the entries above it, or the eight bytes of
+ * padding after the last entry's) are stored back as they were. */
+static inline uint64_t tail_mask(uint32_t left) { return left >= 8 ? ~0ull : (1ull << (8 * left)) - 1; }
 
-/* A run's element j reads first + j: each operand of a marked element
- * marked, 1 or (constants, shift 1) 2 ored in (the elements' bytes are 0
- * or 1; the operands lie below the run). */
-static void mark_run_operand(Pass *p, uint32_t first, const uint8_t *elems, uint32_t n, int shift)
+/* A run's element j reads first + j: each operand of a visited element
+ * (its byte 2) marked, 1 or (constants, shift 1) 2 ored in (the elements'
+ * bytes are 0 or 2 by now; the operands lie below the run, 0 to 3). */
+static inline __attribute__((always_inline)) void mark_run_operand(Pass *p, uint32_t first, const uint8_t *elems, uint32_t n, int shift)
 {
-    uint32_t j = 0;
-    if (first < p->lo) {
+    if (first < p->lo) {        /* the operands below the floor are not the pass's */
         if (first + n <= p->lo) return;
-        j = p->lo - first;
+        elems += p->lo - first;
+        n -= p->lo - first;
+        first = p->lo;
     }
-    uint8_t *to = p->live + (first - p->lo);     /* indexed from j on only */
-    for (; j + 8 <= n; j += 8) store8(to + j, load8(to + j) | load8(elems + j) << shift);
-    for (; j < n; j++) to[j] |= (uint8_t)(elems[j] << shift);
+    uint8_t *to = p->live + (first - p->lo);
+    for (uint32_t j = 0; j < n; j += 8)
+        store8(to + j, load8(to + j) | (load8(elems + j) & tail_mask(n - j)) >> 1 << shift);
 }
 
 /* n ids from a list (a sum's terms, a dot's pairs), stored where they lie
@@ -253,6 +258,25 @@ static void mark_list(Pass *p, const uint32_t *ids, uint32_t n, int below)
 
 static inline int run_seq(uint8_t kind) { return kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS; }
 static inline int run_how(uint8_t kind) { return kind == TAPE_RUN_CONSTS ? 2 : 1; }
+
+/* An operand of a run of at most 8 elements, those marked the bytes of 1
+ * in e. */
+static inline void mark_word(Pass *p, uint8_t kind, uint32_t first, uint64_t e)
+{
+    if (kind == TAPE_RUN_ONE) {
+        mark_below(p, first);
+        return;
+    }
+    if (!run_seq(kind)) return;
+    e <<= run_how(kind) - 1;
+    if (first < p->lo) {        /* the operands below the floor are not the pass's */
+        if (p->lo - first >= 8) return;
+        e >>= 8 * (p->lo - first);
+        first = p->lo;
+    }
+    uint8_t *to = p->live + (first - p->lo);
+    store8(to, load8(to) | e);
+}
 
 /* A live d call keeps its expansion's results. */
 static void mark_expansion(Pass *p, uint32_t call)
@@ -332,10 +356,20 @@ static int visit_run(Pass *p, const TapeRun *r)
 {
     if (r->base < p->lo) return 0;
     uint8_t *live = p->live + (r->base - p->lo);
+    if (r->n <= 8 && r->kind == TAPE_RUN_ELEMWISE) {    /* one word (a short run: a row, a small array) */
+        uint64_t w = load8(live), e = w & tail_mask(r->n);
+        if (!e) return 1;
+        store8(live, w + e);       /* marked (1): visited (2) */
+        mark_word(p, r->ka, r->a, e);
+        mark_word(p, r->kb, r->b, e);
+        return 1;
+    }
     uint64_t any = 0;
-    uint32_t j = 0;
-    for (; j + 8 <= r->n; j += 8) any |= load8(live + j);
-    for (; j < r->n; j++) any |= live[j];
+    for (uint32_t j = 0; j < r->n; j += 8) {    /* marked (1): visited (2) */
+        uint64_t w = load8(live + j), m = tail_mask(r->n - j);
+        any |= w & m;
+        store8(live + j, (w & ~m) | (w & m) << 1);
+    }
     if (!any) return 1;
     if (r->kind == TAPE_RUN_MATMUL) {
         uint32_t cols = r->n / r->rows, k;
@@ -358,8 +392,6 @@ static int visit_run(Pass *p, const TapeRun *r)
         if (run_seq(r->kb)) mark_run_operand(p, r->b, live, r->n, run_how(r->kb) - 1);
         else if (r->kb == TAPE_RUN_ONE) mark_below(p, r->b);
     }
-    for (j = 0; j + 8 <= r->n; j += 8) store8(live + j, load8(live + j) << 1);   /* 1: visited, 2 */
-    for (; j < r->n; j++) live[j] <<= 1;
     return 1;
 }
 
@@ -387,8 +419,15 @@ static void visit_down(Pass *p, uint32_t seg, uint32_t i)
     uint8_t *live = p->live;      /* (in locals: a byte stored may alias anything) */
     uint32_t lo = p->lo;      /* seg >= lo */
     while (i > seg) {
-        if (!(live[--i - lo] & 1)) {
-            while (i - seg >= 8 && !(load8(live + (i - 8 - lo)) & BYTES_ONE)) i -= 8;
+        if (!(live[--i - lo] & 1)) {     /* to the next byte below with its bit 0 set */
+            while (i - seg >= 8) {
+                uint64_t w = load8(live + (i - 8 - lo)) & BYTES_ONE;
+                if (w) {
+                    i = i - 7 + ((63 - __builtin_clzll(w)) >> 3);
+                    break;
+                }
+                i -= 8;
+            }
             continue;
         }
         uint32_t c = code[i];
@@ -397,8 +436,10 @@ static void visit_down(Pass *p, uint32_t seg, uint32_t i)
             live[i - lo] = 2;
             if (fa && (a = tape_field_in(t, i, fa)) >= lo) live[a - lo] = 1;
             if (fb && (b = tape_field_in(t, i, fb)) >= lo) live[b - lo] = 1;
-            if (!(fa | fb))     /* it reads nothing: nor may those below it */
+            if (!(fa | fb)) {   /* it reads nothing: nor may those below it */
+                while (i - seg >= 4 && !((code[i - 1] | code[i - 2] | code[i - 3] | code[i - 4]) & NULLARY_NOT)) i -= 4;
                 while (i > seg && !(code[i - 1] & NULLARY_NOT)) i--;
+            }
             continue;
         }
         if (c & TAPE_PACKED) {      /* a deriv entry */
@@ -406,10 +447,11 @@ static void visit_down(Pass *p, uint32_t seg, uint32_t i)
             if (call >= p->calls_lo && p->call_seen[call - p->calls_lo]) {
                 /* and the call's entries below it in its chunk, which
                  * differ from it in their place alone (a gradient's) */
-                uint32_t same = c & DERIV_CALL_BITS, chunk = i & ~((1u << TAPE_CHUNK_BITS) - 1);
+                uint32_t chunk = i & ~((1u << TAPE_CHUNK_BITS) - 1);
                 uint32_t stop = chunk > seg ? chunk : seg;
                 live[i - lo] = 2;
-                while (i > stop && (code[i - 1] & DERIV_CALL_BITS) == same) i--;
+                while (i - stop >= 4 && !(((code[i - 1] ^ c) | (code[i - 2] ^ c) | (code[i - 3] ^ c) | (code[i - 4] ^ c)) & DERIV_CALL_BITS)) i -= 4;
+                while (i > stop && !((code[i - 1] ^ c) & DERIV_CALL_BITS)) i--;
                 continue;
             }
         }
@@ -431,13 +473,14 @@ static void mark_from_roots(Pass *p, TapeMark floor)
         mark_expansion(p, call);
     /* the next array run down; the entries between runs take the loop
      * below as if there were none */
+    const TapeRun *runs = G->tape.runs;
     int32_t rk = G->tape.nruns ? tape_run_below(p->n - 1) : -1;
-    uint32_t rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+    uint32_t rtop = rk >= 0 ? runs[rk].base + runs[rk].n - 1 : 0;
     uint32_t i = p->n;       /* entries below i are still to pass */
     while (i > p->lo) {
         if (i - 1 == rtop) {
-            const TapeRun *r = &G->tape.runs[rk--];
-            rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+            const TapeRun *r = &runs[rk--];
+            rtop = rk >= 0 ? runs[rk].base + runs[rk].n - 1 : 0;
             p->at = i - 1;
             if (visit_run(p, r)) {
                 i = p->at = r->base;     /* marked later, an element is pushed and visited alone */
@@ -456,11 +499,12 @@ static void mark_from_roots(Pass *p, TapeMark floor)
 static uint32_t count_dead(const uint8_t *live, uint32_t n)
 {
     uint32_t k = 0, kept = 0;
-    while (k + 8 <= n) {
-        uint64_t acc = 0;       /* each byte counts its lane's marked entries, up to 255 */
-        for (uint32_t w = 0; w < 255 && k + 8 <= n; w++, k += 8) {
-            uint64_t x = load8(live + k);
-            acc += (x | x >> 1) & BYTES_ONE;
+    while (k + 32 <= n) {
+        uint64_t acc = 0;       /* each byte counts its lane's marked entries, up to 252 */
+        for (uint32_t w = 0; w < 63 && k + 32 <= n; w++, k += 32) {
+            uint64_t x0 = load8(live + k), x1 = load8(live + k + 8), x2 = load8(live + k + 16), x3 = load8(live + k + 24);
+            acc += ((x0 | x0 >> 1) & BYTES_ONE) + ((x1 | x1 >> 1) & BYTES_ONE)
+                 + ((x2 | x2 >> 1) & BYTES_ONE) + ((x3 | x3 >> 1) & BYTES_ONE);
         }
         acc = (acc & 0x00FF00FF00FF00FFull) + (acc >> 8 & 0x00FF00FF00FF00FFull);
         kept += (uint32_t)((acc * 0x0001000100010001ull) >> 48);
@@ -498,7 +542,7 @@ uint32_t reclaim_now(TapeMark floor)
     if (p.lo <= 1) G->reclaim.full_passes++;
     /* everything a pass needs is taken before anything moves, as scratch
      * memory (an error frees it): a pass that fails changes nothing */
-    p.live = err_scratch(p.n - p.lo);
+    p.live = err_scratch(p.n - p.lo + 8);     /* 8: a run's last word may reach past the last entry */
     p.call_seen = err_scratch(tape_deriv_calls() - floor.nderivs + 1);
     mark_from_roots(&p, floor);
     uint32_t dead = count_dead(p.live, p.n - p.lo);
