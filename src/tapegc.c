@@ -352,9 +352,35 @@ static void visit(Pass *p, uint32_t i)
  * both factors between them: if one is live, both factors are kept whole
  * (a live product element is nearly always one of many). Returns 0 to
  * leave it to the per-entry visits. */
+#ifdef __SANITIZE_ADDRESS__
+/* The SAN build checks that a run's record says what its entries do (the
+ * pass marks by the record): element j reads a + j, a, or nothing as its
+ * operand's kind says, and a run of constants is constant entries. */
+static void run_check(const Pass *p, const TapeRun *r)
+{
+    for (int s = 0; s < 2; s++) {
+        uint8_t kind = s ? r->kb : r->ka;
+        uint32_t first = s ? r->b : r->a, len = r->kind == TAPE_RUN_MATMUL ? (s ? r->inner * (r->n / r->rows) : r->rows * r->inner) : r->n;
+        if (kind == TAPE_RUN_CONSTS)
+            for (uint32_t j = 0; j < len; j++)
+                if (first + j >= p->lo && tape_opcode(first + j) != OP_CONST)
+                    err_raise("internal error: array run at #%u: its constants' #%u is no constant (please report)", r->base, first + j);
+        if (r->kind == TAPE_RUN_MATMUL) continue;
+        for (uint32_t j = 0; j < r->n; j++) {
+            uint32_t want = kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? first + j : kind == TAPE_RUN_ONE ? first : 0;
+            if ((s ? tape_b(r->base + j) : tape_a(r->base + j)) != want)
+                err_raise("internal error: array run at #%u: element %u does not read what its record says (please report)", r->base, j);
+        }
+    }
+}
+#endif
+
 static int visit_run(Pass *p, const TapeRun *r)
 {
     if (r->base < p->lo) return 0;
+#ifdef __SANITIZE_ADDRESS__
+    run_check(p, r);
+#endif
     uint8_t *live = p->live + (r->base - p->lo);
     if (r->n <= 8 && r->kind == TAPE_RUN_ELEMWISE) {    /* one word (a short run: a row, a small array) */
         uint64_t w = load8(live), e = w & tail_mask(r->n);
