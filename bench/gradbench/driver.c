@@ -171,9 +171,11 @@ static void bind(const char *name, json_t *j)
         Value a = value_arr_new((int)count);
         flatten(j, AS_ARR(a)->v, &k);
         if (k != count) fprintf(stderr, "wengert-gradbench: '%s' is not rectangular\n", name);
+        AS_ARR(a)->known = KNOWN_CONSTS;     /* numbers that record nothing (reclaiming skips them) */
         set_global(name, a);
         Value dv = value_arr_new(nd);
         for (int i = 0; i < nd; i++) AS_ARR(dv)->v[i] = num_val(dims[i]);
+        AS_ARR(dv)->known = KNOWN_CONSTS;
         char dn[512];
         snprintf(dn, sizeof dn, "%s_dims", name);
         set_global(dn, dv);
