@@ -45,11 +45,21 @@ static Value ev_num(Node *n, Env *env)
 
 /* Names: a number is read in place; anything else (an array, a closure's
  * captured number that read_var must label) by the general path. */
+/* read_var's whole work for a local or global that holds no number (an
+ * array, forward mode's duals), without eval_expr_switch's way there; apart,
+ * so that the number's path stays as short as it was */
+static __attribute__((noinline)) Value ev_var_held(Node *n, Env *env, const Value *s)
+{
+    if (s->t == V_UNDEF) return eval_expr_switch(n, env);   /* its error */
+    v_retain(*s);
+    return *s;
+}
+
 static Value ev_local(Node *n, Env *env)
 {
     const Value *s = &env->slots[n->slot];
     if (LIKELY(s->t == V_NUM)) return *s;
-    return eval_expr_switch(n, env);
+    return ev_var_held(n, env, s);
 }
 
 static Value ev_upval1(Node *n, Env *env)
@@ -64,7 +74,7 @@ static Value ev_global(Node *n, Env *env)
 {
     const Value *s = &G->eval.globals[n->slot].v;
     if (LIKELY(s->t == V_NUM)) return *s;
-    return eval_expr_switch(n, env);
+    return ev_var_held(n, env, s);
 }
 
 /* A leaf's number read in place (kind: the node's leaf): 0 if it holds

@@ -51,7 +51,7 @@ static Storage *spare_storage(int n)
 
 /* Keeps freed storage s (its elements released, unlinked) for the next
  * array of its size; 0 if it is not kept (the caller frees it). */
-static int keep_spare_storage(Storage *s)
+static __attribute__((noinline)) int keep_spare_storage(Storage *s)
 {
     ValueState *V = &G->value;
     size_t bytes = storage_bytes(s->n);
