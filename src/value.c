@@ -71,17 +71,8 @@ Storage *value_storage_unfilled(int n)
 {
     size_t bytes = sizeof(Value) * (size_t)(n ? n : 1);
     Storage *s = n >= STORAGE_SPARE_MIN && G->value.nspare_st ? spare_storage(n) : NULL;
-    if (s) {
-        memset(s, 0, sizeof(Storage));
-        s->h.type = V_ARR;
-        s->h.rc = 1;
-        gc_link(&s->h);
-        s->v = (Value *)(s + 1);
-        s->n = n;
-        s->plain_n = n;
-        return s;
-    }
-    s = err_malloc(sizeof(Storage) + bytes);
+    int spare = s != NULL;     /* a spare's pages are in memory already */
+    if (!s) s = err_malloc(sizeof(Storage) + bytes);
     memset(s, 0, sizeof(Storage));
     s->h.type = V_ARR;
     s->h.rc = 1;
@@ -89,7 +80,7 @@ Storage *value_storage_unfilled(int n)
     s->v = (Value *)(s + 1);
     s->n = n;
     s->plain_n = n;
-    if (bytes >= WG_PREFAULT_BYTES) err_prefault(s->v, bytes);
+    if (!spare && bytes >= WG_PREFAULT_BYTES) err_prefault(s->v, bytes);
     return s;
 }
 
