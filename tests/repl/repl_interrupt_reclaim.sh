@@ -33,8 +33,10 @@ tm new-session -d -s s -x 200 -y 50 "env TERM=xterm WENGERT_STDLIB='$WENGERT_STD
 wait_until at_prompt || { fail "no prompt at start-up"; exit 1; }
 cmd ':tape limit 64MB'
 # slow records two entries a step, and the empty inner loop makes the steps
-# slow: by Ctrl-C it has recorded megabytes, far from the limit
-cmd 'slow = fn(x) { s = x; for k in 0..1e7 { for q in 0..100 { }; s = sin(s) + x }; return s }'
+# slow: by Ctrl-C it has recorded megabytes, far from the limit. (The inner
+# loop was 0..100 until the threaded evaluator ran it fast enough for the
+# 1.5 s to reach the limit: about 10 us a step now, 3 MB by Ctrl-C.)
+cmd 'slow = fn(x) { s = x; for k in 0..1e7 { for q in 0..3000 { }; s = sin(s) + x }; return s }'
 n=$(prompts)
 send 'grad(slow)(0.5)'
 sleep 1.5
