@@ -23,10 +23,12 @@
  * its buffer, inf or nan in a product) steps through its elements.
  * An operand qualifies when its elements' entries are consecutive (what an
  * array op, a leaf array, grad's parameters or a loop filling an array
- * give) or all constants; anything else (a mixed array, duals, another
- * backend) records element by element as before, except that a product's
- * factor may hold any numbers (a LIST factor: its ids are read back from
- * the dot entries, tape.h). Recorded sweeps
+ * give), all constants, or (a LIST) any entries, every element recorded
+ * (a leaf before a run: ode's f(x, y)); its ids are read back from the
+ * elements' entries (or, a product's factor, which may hold any numbers,
+ * from the dot entries: tape.h). Anything else (an array mixing recorded
+ * and unrecorded numbers, duals, another backend) records element by
+ * element as before. Recorded sweeps
  * (derivatives of derivatives) still record one adjoint op per element:
  * exact, not yet array-shaped. */
 #include "arrayrun.h"
@@ -95,12 +97,57 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
         *id = 0;
         return 1;
     }
-    if (off || !first) return 0;
     /* constant entries are not operands a run can give adjoints to */
-    if (any_const(first, n)) return 0;
-    *kind = TAPE_RUN_SEQ;
-    *id = first;
+    if (!off && first && !any_const(first, n)) {
+        *kind = TAPE_RUN_SEQ;
+        *id = first;
+        return 1;
+    }
+    /* any other ids, every element recorded (so that every element
+     * records an entry, as the per-element path would): a LIST, its ids
+     * read back from the elements' entries (a leaf before a run: ode's
+     * f(x, y) = x[0], then x[i] * y[i - 1]) */
+    uint32_t zero = 0;
+    for (int i = 0; i < n; i++) zero |= !r.e[i * r.stride].id;
+    if (zero) return 0;
+    *kind = TAPE_RUN_LIST;
+    *id = 0;
     return 1;
+}
+
+/* A LIST operand's ids, element by element, in scratch (the caller frees). */
+static uint32_t *list_ids(Value x, int n)
+{
+    RunElems r = run_elems(x);
+    uint32_t *ids = err_scratch_uninit(sizeof(uint32_t) * (size_t)n);
+    for (int i = 0; i < n; i++) ids[i] = r.e[i * r.stride].id;
+    return ids;
+}
+
+/* The length of the run of consecutive ids at the start of l[0 .. m - 1]. */
+static uint32_t seq_len_of(const uint32_t *l, uint32_t m)
+{
+    uint32_t k = 1;
+    while (k < m && l[k] == l[0] + k) k++;
+    return k;
+}
+
+/* tape_push_elems over n elements whose operands may be lists (la, lb
+ * not NULL: element j reads la[j]): a piece at a time, each piece as long
+ * as every list operand's ids stay consecutive. */
+static void push_elems(int op, const uint32_t *la, uint32_t a, uint32_t sa, const uint32_t *lb, uint32_t b, uint32_t sb, uint32_t n)
+{
+    if (!la && !lb) {
+        tape_push_elems(op, a, sa, b, sb, n);
+        return;
+    }
+    for (uint32_t k = 0; k < n;) {
+        uint32_t m = n - k, ia = a ? a + k * sa : 0, ib = b ? b + k * sb : 0;
+        if (la) ia = la[k], m = seq_len_of(la + k, m);
+        if (lb) ib = lb[k], m = seq_len_of(lb + k, m);
+        tape_push_elems(op, ia, la ? 1 : sa, ib, lb ? 1 : sb, m);
+        k += m;
+    }
 }
 
 /* Constant operands whose values op reads go on the tape: a number once,
@@ -153,7 +200,10 @@ RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb,
     double *v = tape_reserved_vals();
     num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v, (uint32_t)n);
     uint32_t sa = r.ka == TAPE_RUN_SEQ || r.ka == TAPE_RUN_CONSTS, sb = r.kb == TAPE_RUN_SEQ || r.kb == TAPE_RUN_CONSTS;
-    tape_push_elems(op, r.a, sa, unary ? 0 : r.b, sb, (uint32_t)n);
+    uint32_t *la = r.ka == TAPE_RUN_LIST ? list_ids(a, n) : NULL, *lb = r.kb == TAPE_RUN_LIST ? list_ids(b, n) : NULL;
+    push_elems(op, la, r.a, sa, lb, unary ? 0 : r.b, sb, (uint32_t)n);
+    if (la) err_scratch_free(la);
+    if (lb) err_scratch_free(lb);
     if ((KINK_OPS >> op) & 1)
         for (int j = 0; j < n; j++)
             kink_note_op(op, va.p[j * va.stride], unary ? 0 : vb.p[j * vb.stride], base + (uint32_t)j);

@@ -587,7 +587,31 @@ static RUN_VECTORISE void run_give(int op, int which, uint32_t n, const double *
 #undef RUN_GIVE_LOOP
 #undef RUN_GIVE_TERM
 
-/* Elementwise run r, whole in b's range: 0 if it is left to the steps. */
+/* A LIST operand (its ids, values, and adjoints summed apart: below). */
+typedef struct { uint32_t *ids; double *v, *g; } RunList;
+
+/* The LIST operand which (0: a, 1: b) of elementwise run r: element j's
+ * id read from its entry, its value gathered, its adjoint summed in g
+ * (zeroed). */
+static RunList elem_list(const TapeRun *r, int which)
+{
+    uint32_t n = r->n;
+    RunList l;
+    l.v = err_scratch_uninit(sizeof(double) * 2 * n + sizeof(uint32_t) * n);
+    l.g = l.v + n;
+    l.ids = (uint32_t *)(l.g + n);
+    memset(l.g, 0, sizeof(double) * n);
+    const double *val = tape_vals();
+    for (uint32_t j = 0; j < n; j++) {
+        l.ids[j] = which ? tape_b(r->base + j) : tape_a(r->base + j);
+        l.v[j] = val[l.ids[j]];
+    }
+    return l;
+}
+
+/* Elementwise run r, whole in b's range: 0 if it is left to the steps.
+ * A LIST operand's terms are summed apart, one an element, and handed on
+ * from the top down, as the element steps give them. */
 static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
 {
     RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
@@ -595,8 +619,17 @@ static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
     const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
     const double *A = val + r->a, *B = val + r->b;
     long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    RunList l[2] = { { 0 }, { 0 } };
+    if (r->ka == TAPE_RUN_LIST) l[0] = elem_list(r, 0), A = l[0].v, sa = 1, ta = (RunTarget){ l[0].g, 1, 1 };
+    if (r->kb == TAPE_RUN_LIST) l[1] = elem_list(r, 1), B = l[1].v, sb = 1, tb = (RunTarget){ l[1].g, 1, 1 };
     if (ta.p) run_give(r->op, 0, r->n, adj, A, sa, B, sb, val + r->base, ta);
     if (tb.p) run_give(r->op, 1, r->n, adj, A, sa, B, sb, val + r->base, tb);
+    for (int s = 0; s < 2; s++) {
+        if (!l[s].v) continue;
+        for (uint32_t j = r->n; j-- > 0; )
+            if (l[s].g[j] != 0) give_plain(b, l[s].ids[j], l[s].g[j], 1);
+        err_scratch_free(l[s].v);
+    }
     return 1;
 }
 
@@ -604,7 +637,6 @@ static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
  * row into ids and v (A m x k from the dot entries of C's first column,
  * B k x n from those of its first row), its adjoints to be summed in g
  * (zeroed) and handed on by give_plain. */
-typedef struct { uint32_t *ids; double *v, *g; } RunList;
 
 static RunList run_list(const TapeRun *r, int which)
 {

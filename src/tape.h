@@ -108,10 +108,10 @@ struct TapeSide { const TapeSideKind *kind; };
  * cuts, tape_compact those whose elements it does not keep whole).
  * An operand is TAPE_RUN_NONE (a constant: no adjoint goes to it), ONE
  * (the id in a or b, every element: a broadcast scalar), RUN (element j
- * reads a + j), CONSTS (a run of constant entries: values only) or, a
- * product's factor only, LIST (any ids, a or b 0: read from the product's
- * dot entries, A's row i from element (i, 0)'s pairs, B's column j from
- * element (0, j)'s). */
+ * reads a + j), CONSTS (a run of constant entries: values only) or LIST
+ * (any ids, a or b 0: an elementwise run's read from its elements' own
+ * entries, none 0; a product's from its dot entries, A's row i from
+ * element (i, 0)'s pairs, B's column j from element (0, j)'s). */
 enum { TAPE_RUN_NONE, TAPE_RUN_ONE, TAPE_RUN_SEQ, TAPE_RUN_CONSTS, TAPE_RUN_LIST };
 enum { TAPE_RUN_ELEMWISE, TAPE_RUN_MATMUL };
 typedef struct {

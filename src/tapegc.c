@@ -365,7 +365,7 @@ static void run_check(const Pass *p, const TapeRun *r)
             for (uint32_t j = 0; j < len; j++)
                 if (first + j >= p->lo && tape_opcode(first + j) != OP_CONST)
                     err_raise("internal error: array run at #%u: its constants' #%u is no constant (please report)", r->base, first + j);
-        if (r->kind == TAPE_RUN_MATMUL) continue;
+        if (r->kind == TAPE_RUN_MATMUL || kind == TAPE_RUN_LIST) continue;     /* a LIST's ids are its entries' */
         for (uint32_t j = 0; j < r->n; j++) {
             uint32_t want = kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? first + j : kind == TAPE_RUN_ONE ? first : 0;
             if ((s ? tape_b(r->base + j) : tape_a(r->base + j)) != want)
@@ -378,6 +378,9 @@ static void run_check(const Pass *p, const TapeRun *r)
 static int visit_run(Pass *p, const TapeRun *r)
 {
     if (r->base < p->lo) return 0;
+    /* an elementwise run's LIST operand: its ids are its entries', which
+     * the per-entry visits read */
+    if (r->kind == TAPE_RUN_ELEMWISE && (r->ka == TAPE_RUN_LIST || r->kb == TAPE_RUN_LIST)) return 0;
 #ifdef __SANITIZE_ADDRESS__
     run_check(p, r);
 #endif
