@@ -96,6 +96,9 @@ typedef struct LoopRec {
     int k, backend;
     Node **vars;       /* carried variables; vars[counter] is a for loop's own */
     int nvars, counter;
+    uint8_t *dead;     /* by variable: each step assigns it before anything reads it
+                        * (find_dead), so no state between steps holds it: it is
+                        * carried only into the loop (the start state) and out of it */
     Node **capt;       /* variables the body only reads, and their values at loop start */
     Value *captv;
     int ncapt;
@@ -159,6 +162,7 @@ static void rec_release(TapeSide *side)
     ast_chunk_release(r->chunk);
     free(r->states);
     free(r->vars);
+    free(r->dead);
     free(r->capt);
     free(r->captv);
     free(r);
@@ -342,11 +346,13 @@ static int flat_storage(Flat *f, Storage *s)
     return f->nseen++;
 }
 
-static void flatten_live(LoopRec *r, Flat *f)
+/* all: also the variables dead at a step's start (LoopRec.dead): what
+ * the loop starts from and ends with; between steps they are left out. */
+static void flatten_live(LoopRec *r, Flat *f, int all)
 {
     memset(f, 0, sizeof *f);
     for (int i = 0; i < r->nvars; i++) {
-        if (i == r->counter) continue;
+        if (i == r->counter || (!all && r->dead && r->dead[i])) continue;
         Value *v = var_at(r, i);
         if (v->t == V_NUM) flat_push(f, v);
         else if (v->t == V_ARR || v->t == V_VIEW) flat_storage(f, seq_storage(*v));
@@ -390,6 +396,9 @@ static _Noreturn void no_tangents(LoopRec *r)
                 "drop 'checkpoint' here");
 }
 
+/* The state at step `step`; with_ids: the start state (the loop's
+ * inputs, the dead variables too), else between steps (restore sets the
+ * dead variables undefined: the step assigns them first). */
 static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
 {
     State *s = err_calloc(1, sizeof(State));
@@ -397,7 +406,7 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
     s->rng = G->rng;
     s->vars = err_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, with_ids);
     for (uint32_t j = 0; j < f.n; j++)
         if (f.slot[j]->t != V_NUM) {
             flat_free(&f);
@@ -417,7 +426,7 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
         s->st[i]->h.rc++;
     }
     for (int i = 0; i < r->nvars; i++) {
-        if (i == r->counter) continue;
+        if (i == r->counter || (!with_ids && r->dead && r->dead[i])) continue;     /* SV_UNDEF */
         Value v = *var_at(r, i);
         SavedVar *sv = &s->vars[i];
         if (v.t == V_UNDEF) sv->kind = SV_UNDEF;
@@ -727,7 +736,7 @@ static int run_step(LoopRec *r, uint64_t t)
     Region m = region_mark();
     rec_on();
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, 1);
     uint32_t nleaf = f.n, *orig = err_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
     for (uint32_t k = 0; k < f.n; k++) {     /* leaves m.n, m.n + 1, ... */
         orig[k] = f.slot[k]->id;
@@ -756,7 +765,7 @@ static int run_step(LoopRec *r, uint64_t t)
                 st->v[j].id = st->v[j].id < m.m.n + nleaf ? orig[st->v[j].id - m.m.n] : 0;
     }
     held_drop(r);
-    flatten_live(r, &f);
+    flatten_live(r, &f, 1);
     for (uint32_t k = 0; k < f.n; k++) {
         uint32_t id = f.slot[k]->id;
         if (id >= m.m.n && id < m.m.n + nleaf) f.slot[k]->id = orig[id - m.m.n];
@@ -791,7 +800,7 @@ static void drop_dead_tangents(LoopRec *r, uint32_t tag0)
             *v = dead_tangents_off(*v, tag0);
         }
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, 1);
     for (uint32_t k = 0; k < f.n; k++) *f.slot[k] = dead_tangents_off(*f.slot[k], tag0);
     flat_free(&f);
 }
@@ -853,7 +862,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     S->have_mark = 1;
     rec_on();
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, 0);
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
     uint32_t *leaves = err_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
@@ -875,7 +884,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
             return NULL;
         }
     }
-    flatten_live(r, &f);
+    flatten_live(r, &f, j == r->T);
     if (f.n != nlam) {
         flat_free(&f);
         err_raise("internal error: a checkpointed loop recomputed differently (please report)");
@@ -1032,7 +1041,7 @@ static void hook_rerun(uint32_t entry, uint32_t *out_ids)
         G->ckpt.steps_recomputed++;
     }
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, 1);
     for (uint32_t k = 0; k < r->nout; k++) out_ids[k] = k < f.n ? f.slot[k]->id : 0;
     flat_free(&f);
     S->have_mark = 0;        /* the entries stay: the expansion reads them */
@@ -1065,7 +1074,7 @@ static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep,
         S->have_mark = 1;
         G->ckpt.floor = S->mark.m.n;
         Flat f;
-        flatten_live(r, &f);
+        flatten_live(r, &f, t == 0);
         uint32_t nleaf = f.n;
         if (!dep) dep = err_scratch(nleaf ? nleaf : 1);
         for (uint32_t k = 0; k < nleaf; k++) {
@@ -1081,7 +1090,7 @@ static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep,
             G->ckpt.steps_recomputed++;
         } while (t < r->T && code >= 0 && code != EXEC_BREAK && tape_bytes() - start < budget);
         Reach *step = kink_region(outer, S->mark.m.n, dep, nleaf, from);
-        flatten_live(r, &f);      /* what it carries now (a variable may begin in a step) */
+        flatten_live(r, &f, t >= r->T);      /* what it carries now (a variable may begin in a step) */
         if (f.n > nleaf) {
             err_scratch_free(dep);
             dep = err_scratch(f.n);
@@ -1255,6 +1264,8 @@ static LoopRec *rec_new(Node *n, Env *env, int k)
     return r;
 }
 
+static void find_dead(LoopRec *r);
+
 /* What the loop carries and what it only reads, from the syntax tree: its
  * body and condition, and the functions they call by name. */
 static void find_carried(LoopRec *r)
@@ -1278,6 +1289,83 @@ static void find_carried(LoopRec *r)
         if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
     r->ncapt = w;
     r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(r->loop->a));
+    find_dead(r);
+}
+
+/* Whether n holds a jump out of the step (break, continue, return) or a
+ * function literal. */
+static int jumps(const Node *n)
+{
+    if (!n) return 0;
+    if (n->kind == N_BREAK || n->kind == N_CONTINUE || n->kind == N_RETURN || n->kind == N_FN) return 1;
+    if (jumps(n->a) || jumps(n->b) || jumps(n->c)) return 1;
+    for (int i = 0; i < n->n; i++)
+        if (jumps(n->list[i])) return 1;
+    return 0;
+}
+
+/* Every carried variable a name in n names (a read, or for all this
+ * knows one: also targets, and the arrays view, row and col are given)
+ * is live unless written already. */
+static void note_reads(LoopRec *r, const Node *n, const uint8_t *written, uint8_t *live)
+{
+    if (!n) return;
+    if (n->kind == N_NAME || n->kind == N_VERSION) {
+        int i = find_var(r->vars, r->nvars, n);
+        if (i >= 0 && !written[i]) live[i] = 1;
+    }
+    note_reads(r, n->a, written, live);
+    note_reads(r, n->b, written, live);
+    note_reads(r, n->c, written, live);
+    for (int i = 0; i < n->n; i++) note_reads(r, n->list[i], written, live);
+}
+
+/* Whether a name in n is the array of a view, row or col. */
+static int viewed(LoopRec *r, const Node *n, int i)
+{
+    if (!n) return 0;
+    if (n->kind == N_CALL && n->a->kind == N_NAME && (strcmp(n->a->name, "view") == 0
+        || strcmp(n->a->name, "row") == 0 || strcmp(n->a->name, "col") == 0)
+        && n->n >= 1 && n->list[0]->kind == N_NAME && same_var(n->list[0], r->vars[i])) return 1;
+    if (viewed(r, n->a, i) || viewed(r, n->b, i) || viewed(r, n->c, i)) return 1;
+    for (int k = 0; k < n->n; k++)
+        if (viewed(r, n->list[k], i)) return 1;
+    return 0;
+}
+
+/* The carried variables each step assigns (`v = e`, a statement of the
+ * body's own) before anything reads them: their values at a step's start
+ * are never read, so the states between steps need not hold them, nor
+ * the recomputed segments make leaves of them (ode's k1 ... k4). Only a
+ * for loop's (a while loop's last step may be a failing test), only the
+ * locals of a function that makes no closures (nothing else can read
+ * them), and only up to the first statement that may leave the step
+ * (after it the step may end with the variable unwritten) or makes a
+ * function; a variable a view, row or col is given stays carried. */
+static void find_dead(LoopRec *r)
+{
+    if (!r->is_for || !r->env || !r->env->fn || r->env->fn->captures || r->nvars < 2) return;
+    Node *b = r->body, **stmts = b->kind == N_BLOCK ? b->list : &b;
+    int ns = b->kind == N_BLOCK ? b->n : 1, any = 0;
+    uint8_t *written = err_calloc((size_t)r->nvars, 1), *live = err_calloc((size_t)r->nvars, 1);
+    for (int k = 0; k < ns; k++) {
+        Node *st = stmts[k];
+        if (jumps(st)) break;
+        if (st->kind == N_ASSIGN && st->a->kind == N_NAME) {
+            note_reads(r, st->b, written, live);
+            int i = find_var(r->vars, r->nvars, st->a);
+            if (i >= 0 && !live[i]) written[i] = 1;
+            continue;
+        }
+        note_reads(r, st, written, live);
+    }
+    for (int i = 0; i < r->nvars; i++) {
+        written[i] = written[i] && i != r->counter && r->vars[i]->ref == REF_LOCAL && !viewed(r, r->body, i);
+        any |= written[i];
+    }
+    free(live);
+    if (any) r->dead = written;
+    else free(written);
 }
 
 /* An array the body only reads, kept by content (a view made inside may
@@ -1329,7 +1417,7 @@ static int capture_reads(LoopRec *r)
 static int starts_recorded(LoopRec *r)
 {
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, 1);
     int rec = 0;
     for (uint32_t j = 0; j < f.n && !rec; j++) rec = f.slot[j]->id != 0;
     flat_free(&f);
@@ -1406,7 +1494,7 @@ static uint64_t run_forward(LoopRec *r, double hi, int *last_test)
 static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t, int near)
 {
     Flat f;
-    flatten_live(r, &f);
+    flatten_live(r, &f, 1);
     for (uint32_t j = 0; j < f.n; j++)
         if (f.slot[j]->t != V_NUM) {     /* r stays G->ckpt.running: ckpt_abandon frees it */
             flat_free(&f);
@@ -1438,7 +1526,7 @@ static void record_loop(LoopRec *r, int *count0, uint32_t n0, uint64_t t, int ne
         if (v->t == V_NUM) version_bind(log, v);
         else version_count_as(log, v);
     }
-    flatten_live(r, &f);                 /* views' storages: every output is a place */
+    flatten_live(r, &f, 1);                 /* views' storages: every output is a place */
     for (uint32_t j = 0; j < f.n; j++)
         if (f.slot[j]->id > entry && !tape_labeled(f.slot[j]->id)) rec_label(f.slot[j]->id);
     flat_free(&f);
