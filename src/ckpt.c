@@ -1264,8 +1264,6 @@ static LoopRec *rec_new(Node *n, Env *env, int k)
     return r;
 }
 
-static void find_dead(LoopRec *r);
-
 /* What the loop carries and what it only reads, from the syntax tree: its
  * body and condition, and the functions they call by name. */
 static void find_carried(LoopRec *r)
@@ -1289,7 +1287,6 @@ static void find_carried(LoopRec *r)
         if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
     r->ncapt = w;
     r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(r->loop->a));
-    find_dead(r);
 }
 
 /* Whether n holds a jump out of the step (break, continue, return) or a
@@ -1360,7 +1357,7 @@ static void find_dead(LoopRec *r)
         note_reads(r, st, written, live);
     }
     for (int i = 0; i < r->nvars; i++) {
-        written[i] = written[i] && i != r->counter && r->vars[i]->ref == REF_LOCAL && !viewed(r, r->body, i);
+        written[i] = written[i] && i != r->counter && r->vars[i]->ref == REF_LOCAL && !viewed(r, r->body, i);   /* in this order: viewed last */
         any |= written[i];
     }
     free(live);
@@ -1563,6 +1560,7 @@ int ckpt_exec(Node *n, Env *env)
         r->lo = eval_range_bound(loop->a, env);
         hi = eval_range_bound(loop->b, env);
     }
+    find_dead(r);
     add_state(r, snapshot(r, 0, 1));
     int *count0 = version_counts(r);
     uint32_t clears = G->tape.clears, n0 = tape_size();
