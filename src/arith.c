@@ -122,7 +122,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     else if (sa == 0 && sb == 1) PLAIN_STRIDED(0, 1, expr) \
     else PLAIN_STRIDED(sa, sb, expr)
 #define PLAIN_STRIDED(SA, SB, expr) \
-    for (int i = 0; i < n; i++) { double x = ea[i * (SA)].u.n, y = eb[i * (SB)].u.n; (void)y; r[i] = num_val(expr); }
+    _Pragma("GCC unroll 4") for (int i = 0; i < n; i++) { double x = ea[i * (SA)].u.n, y = eb[i * (SB)].u.n; (void)y; r[i] = num_val(expr); }
     switch (op) {
     case OP_ADD: PLAIN_LOOP(x + y); break;
     case OP_SUB: PLAIN_LOOP(x - y); break;

@@ -1458,7 +1458,7 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, in
     else if (se == 1 && sr == 0) COMPOUND_STRIDED(1, 0, expr) \
     else COMPOUND_STRIDED(se, sr, expr)
 #define COMPOUND_STRIDED(SE, SR, expr) \
-    for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); x->id = 0; }
+    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); x->id = 0; }
     switch (op) {
     case OP_ADD: COMPOUND_LOOP(a + b); break;
     case OP_SUB: COMPOUND_LOOP(a - b); break;
