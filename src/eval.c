@@ -1433,6 +1433,9 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, in
         r = rhs.t == V_ARR ? AS_ARR(rhs)->v : AS_VIEW(rhs)->s->v + AS_VIEW(rhs)->start;
         sr = rhs.t == V_ARR ? 1 : AS_VIEW(rhs)->stride;
     }
+    /* a recorded side's first element is mostly recorded: no scan to
+     * find out (compound_whole's case) */
+    if (rec && len > 0 && (e[0].id || r[0].id)) return 0;
     /* numbers that record nothing on both sides: known of the storage
      * (before this write), or looked at */
     int other = 0;
@@ -1486,8 +1489,11 @@ static Value compound_whole(int op, Value holder, Value rhs, int len)
             continue;
         }
         if (seq_noheap(v)) continue;
-        for (int i = 0; i < len; i++)
-            if (seq_at(v, i)->t != V_NUM) return nil_val();
+        const Value *e = v.t == V_ARR ? AS_ARR(v)->v : AS_VIEW(v)->s->v + AS_VIEW(v)->start;
+        long se = v.t == V_ARR ? 1 : AS_VIEW(v)->stride;
+        int other = 0;
+        for (int i = 0; i < len; i++) other |= e[i * se].t != V_NUM;
+        if (other) return nil_val();
     }
     return arith_elementwise_flat(op, holder, rhs);
 }
@@ -1532,7 +1538,24 @@ static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
         int plain = !const_places && compound_plain(op, holder, known, rhs, len);
         if (plain) hs->known = holder->t == V_ARR ? KNOWN_CONSTS : known == KNOWN_CONSTS ? known : 0;
         Value whole = plain ? nil_val() : compound_whole(op, *holder, rhs, len);
-        for (int i = 0; i < len && !plain; i++) {
+        int from = 0;       /* the loop below's first element */
+        if (whole.t == V_ARR && !in_nograd()) {
+            /* the whole operation's numbers (compound_whole: numbers on
+             * both sides, so numbers in and out) moved into the holder's
+             * elements, each a place as below: the loop below's work
+             * without its per-element tests */
+            Value *w = AS_ARR(whole)->v, *e = holder->t == V_ARR ? AS_ARR(*holder)->v : AS_VIEW(*holder)->s->v + AS_VIEW(*holder)->start;
+            long se = holder->t == V_ARR ? 1 : AS_VIEW(*holder)->stride;
+            int label = places && !snap;
+            for (; from < len && w[from].t == V_NUM && e[from * se].t == V_NUM; from++) {
+                Value r = w[from];
+                w[from] = num_val(0);
+                if (label && r.id && !tape_labeled(r.id)) rec_label(r.id);
+                else if (label && (r.id || const_places)) version_label_number(&r);
+                e[from * se] = r;
+            }
+        }
+        for (int i = from; i < len && !plain; i++) {
             Value *e = seq_at(*holder, i);
             Value r;
             if (whole.t == V_ARR) {
