@@ -78,7 +78,12 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
     int nums = 1;
     /* off: some element's id is not first + its index (or, with first 0,
      * some element is recorded) */
-    if (r.stride == 1)
+    if (r.stride == 1 && (storage_of(x)->known & KNOWN_NOHEAP))     /* numbers, every one */
+        for (int i = 0; i < n; i++) {
+            ids |= r.e[i].id;
+            off |= r.e[i].id - (first + (uint32_t)i);
+        }
+    else if (r.stride == 1)
         for (int i = 0; i < n; i++) {
             nums &= r.e[i].t == V_NUM;
             ids |= r.e[i].id;

@@ -212,8 +212,9 @@ void tape_chunk_begin(uint32_t i)
 }
 
 /* A distant operand (the inline test of the window failed): its far slot,
- * or the chunk's window if it has none yet. */
-uint32_t tape_far_field(uint32_t id)
+ * or the chunk's window if it has none yet (window 0: a far slot even
+ * then, the window kept for a run, as long as slots are left). */
+static inline uint32_t far_field(uint32_t id, int window)
 {
     uint32_t h = far_hash_at(id);
     uint32_t f;
@@ -222,7 +223,7 @@ uint32_t tape_far_field(uint32_t id)
             f = TAPE_NEAR + G->tape.far_hash->slot[h];
             goto seen;
         }
-    if (!G->tape.window) {
+    if (!G->tape.window && (window || (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[chunk_of(G->tape.n)] >= TAPE_FAR_SLOTS)) {
         G->tape.tables.chunk_window[chunk_of(G->tape.n)] = G->tape.window = G->tape.n - id;
         return TAPE_WINDOW;
     }
@@ -237,6 +238,19 @@ seen:
     G->tape.far_seen[id & 1] = id;
     G->tape.far_seen_field[id & 1] = f;
     return f;
+}
+
+uint32_t tape_far_field(uint32_t id) { return far_field(id, 1); }
+
+/* tape_field_of for an operand that is one id for the entries being
+ * pushed (a broadcast number, a list's lone element: ode's x[0]): a far
+ * slot rather than the chunk's window, which a run of distant operands
+ * pushed later in the chunk can use whole. */
+static inline uint32_t field_of_one(uint32_t i, uint32_t id)
+{
+    uint32_t d = i - id;
+    if (d < TAPE_NEAR || G->tape.window || G->tape.far_seen[id & 1] == id) return tape_field_of(i, id);
+    return far_field(id, 0);
 }
 
 /* Deriv entry i's fields packed against its chunk's base (the chunk's
@@ -581,7 +595,7 @@ static inline uint32_t field_span(uint32_t i, uint32_t id, uint32_t step, uint32
         *inc = 1;
         return TAPE_NEAR - d < m ? TAPE_NEAR - d : m;
     }
-    uint32_t fi = tape_field_of(i, id);
+    uint32_t fi = !step || m == 1 ? field_of_one(i, id) : tape_field_of(i, id);
     if (fi == TAPE_NOFIELD) return 0;
     *f = fi;
     if (fi < TAPE_NEAR) return m;                         /* a run, near */
