@@ -930,6 +930,18 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
 
 static uint32_t nflat_at(State *s) { return s->nflat; }
 
+/* The variables dead at a step's start made undefined, as restore makes
+ * them from a state between steps. */
+static void forget_dead(LoopRec *r)
+{
+    for (int i = 0; r->dead && i < r->nvars; i++)
+        if (r->dead[i]) {
+            Value *v = var_at(r, i), old = *v;
+            *v = (Value){ 0 };
+            v_release(old);
+        }
+}
+
 /* Reverses steps [B->step, j) given the adjoints at j; `slots` states may
  * be saved meanwhile. Returns the adjoints at B (scratch; lam_j is freed). */
 static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint32_t nlam,
@@ -1073,6 +1085,7 @@ static void hook_branches(uint32_t entry, const Reach *outer, uint8_t **out_dep,
         S->mark = region_mark();
         S->have_mark = 1;
         G->ckpt.floor = S->mark.m.n;
+        if (t > 0) forget_dead(r);      /* their entries were the region's before */
         Flat f;
         flatten_live(r, &f, t == 0);
         uint32_t nleaf = f.n;
