@@ -103,6 +103,26 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
     return 1;
 }
 
+/* The len elements of x (a plain array or view of numbers) as a run of
+ * constant entries, the ones arith_const_id would give them one after
+ * another, written in one loop (tape_push_elems: no per-element push).
+ * Returns the first's id. */
+static RUN_VECTORISE uint32_t run_push_consts(Value x, int len)
+{
+    RunElems r = run_elems(x);
+    if (!tape_reserve((uint32_t)len)) {    /* at the memory cap: one by one, which says so */
+        uint32_t first = arith_const_id(r.e[0].u.n);
+        for (int i = 1; i < len; i++) arith_const_id(r.e[i * r.stride].u.n);
+        return first;
+    }
+    double *v = tape_reserved_vals();
+    if (r.stride == 1)
+        for (int i = 0; i < len; i++) v[i] = r.e[i].u.n;
+    else
+        for (int i = 0; i < len; i++) v[i] = r.e[i * r.stride].u.n;
+    return tape_push_elems(OP_CONST, 0, 0, 0, 0, (uint32_t)len);
+}
+
 /* Constant operands whose values op reads go on the tape: a number once,
  * an array as a run of constant entries. */
 static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
@@ -113,9 +133,7 @@ static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uin
         *kind = TAPE_RUN_ONE;
         return;
     }
-    RunElems r = run_elems(x);
-    *id = arith_const_id(r.e[0].u.n);
-    for (int i = 1; i < n; i++) arith_const_id(r.e[i * r.stride].u.n);
+    *id = run_push_consts(x, n);
     *kind = TAPE_RUN_CONSTS;
 }
 
@@ -178,14 +196,23 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
 {
     if (x.t != V_ARR && x.t != V_VIEW) return 0;
     RunElems r = run_elems(x);
-    uint32_t f = r.e[0].id, ids = 0;
-    int seq = f != 0;
-    for (int p = 0; p < len; p++) {
-        const Value *e = &r.e[p * r.stride];
-        if (e->t != V_NUM) return 0;
-        ids |= e->id;
-        seq &= e->id == f + (uint32_t)p;
-    }
+    uint32_t f = r.e[0].id, ids = 0, off = 0;
+    int nums = 1;
+    if (r.stride == 1)
+        for (int p = 0; p < len; p++) {
+            nums &= r.e[p].t == V_NUM;
+            ids |= r.e[p].id;
+            off |= r.e[p].id - (f + (uint32_t)p);
+        }
+    else
+        for (int p = 0; p < len; p++) {
+            const Value *e = &r.e[p * r.stride];
+            nums &= e->t == V_NUM;
+            ids |= e->id;
+            off |= e->id - (f + (uint32_t)p);
+        }
+    if (!nums) return 0;
+    int seq = f != 0 && !off;
     if (seq)
         for (int p = 0; p < len && seq; p++) seq = tape_opcode(f + (uint32_t)p) != OP_CONST;
     *kind = !ids ? TAPE_RUN_NONE : seq ? TAPE_RUN_SEQ : TAPE_RUN_LIST;
@@ -195,16 +222,24 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
 
 /* Factor x's ids and values, element p = (i, t) of a rows x cols factor
  * at ids[i * cols + t] (tr 0) or ids[t * rows + i] (tr 1: transposed). */
-static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t first, uint32_t *ids, double *v)
+static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t *ids, double *v)
 {
     RunElems r = run_elems(x);
+    if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) {   /* ids first + p: the pairs are written from it */
+        for (int i = 0; i < rows; i++) {
+            const Value *e = &r.e[(long)i * cols * r.stride];
+            double *to = tr ? v + i : v + (long)i * cols;
+            long step = tr ? rows : 1;
+            for (int t = 0; t < cols; t++) to[t * step] = e[t * r.stride].u.n;
+        }
+        return;
+    }
     for (int i = 0; i < rows; i++)
         for (int t = 0; t < cols; t++) {
             long p = (long)i * cols + t, q = tr ? (long)t * rows + i : p;
             const Value *e = &r.e[p * r.stride];
             v[q] = e->u.n;
-            if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) ids[q] = first + (uint32_t)p;
-            else ids[q] = e->id ? e->id : arith_const_id(e->u.n);
+            ids[q] = e->id ? e->id : arith_const_id(e->u.n);
         }
 }
 
@@ -257,9 +292,7 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
     int len[2] = { m * k, k * n };
     for (int s = 0; s < 2; s++)
         if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
-            RunElems e = run_elems(x[s]);
-            first[s] = arith_const_id(e.e[0].u.n);
-            for (int p = 1; p < len[s]; p++) arith_const_id(e.e[p * e.stride].u.n);
+            first[s] = run_push_consts(x[s], len[s]);
             kind[s] = TAPE_RUN_CONSTS;
         }
     /* A's ids and values row by row, B's column by column (transposed),
@@ -267,8 +300,8 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
     size_t na = (size_t)m * k, nb = (size_t)k * n;
     double *va = err_scratch_uninit((na + nb) * (sizeof(double) + sizeof(uint32_t))), *vb = va + na;
     uint32_t *ia = (uint32_t *)(vb + nb), *ib = ia + na;
-    factor_fill(a, m, k, 0, kind[0], first[0], ia, va);
-    factor_fill(b, k, n, 1, kind[1], first[1], ib, vb);
+    factor_fill(a, m, k, 0, kind[0], ia, va);
+    factor_fill(b, k, n, 1, kind[1], ib, vb);
     TapeRun run = { .kind = TAPE_RUN_MATMUL, .n = (uint32_t)(m * n), .a = first[0], .b = first[1],
                     .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
     Value *out = AS_ARR(r)->v;
@@ -279,12 +312,20 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
         /* each sum from 0, t = 0, 1, ... (product_element's order) */
         arrayrun_dot_rows(xa, vb, (uint32_t)n, (uint32_t)k, row);
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
+        /* element (i, j)'s pairs: A's (i, t) and B's (t, j), t = 0 .. k - 1;
+         * a run's ids are its first + the element's place */
+        int ra_run = kind[0] != TAPE_RUN_LIST, rb_run = kind[1] != TAPE_RUN_LIST;
+        uint32_t a0 = first[0] + (uint32_t)(i * k);
         for (int j = 0; j < n; j++, pairs += 2 * k) {
             const uint32_t *rb = ib + (size_t)j * k;
-            for (int t = 0; t < k; t++) {
-                pairs[2 * t] = ra[t];
-                pairs[2 * t + 1] = rb[t];
-            }
+            if (ra_run)
+                for (int t = 0; t < k; t++) pairs[2 * t] = a0 + (uint32_t)t;
+            else
+                for (int t = 0; t < k; t++) pairs[2 * t] = ra[t];
+            if (rb_run)
+                for (int t = 0; t < k; t++) pairs[2 * t + 1] = first[1] + (uint32_t)(t * n + j);
+            else
+                for (int t = 0; t < k; t++) pairs[2 * t + 1] = rb[t];
         }
         uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
         if (i == 0) run.base = id;

@@ -628,6 +628,21 @@ static RunList run_list(const TapeRun *r, int which)
     return l;
 }
 
+/* Whether x[0 .. n - 1] are all finite, in one loop the compiler
+ * vectorises: x - x is +0 (no bit set) for a finite x, nan for inf or
+ * nan, and the bits are or-ed together. */
+static RUN_VECTORISE int all_finite(const double *restrict x, uint32_t n)
+{
+    uint64_t bits = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        double d = x[p] - x[p];
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        bits |= u;
+    }
+    return bits == 0;
+}
+
 /* A matrix product run r (C = A B, A m x k, B k x n), whole in b's range:
  * dA += dC B^T, dB += A^T dC. Left to the dot entries' steps when an
  * adjoint or a factor is inf or nan (their zero rules are per term). A
@@ -642,11 +657,7 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     RunList la = { 0 }, lb = { 0 };
     if (r->ka == TAPE_RUN_LIST) la = run_list(r, 0), A = la.v, ta = (RunTarget){ la.g, 1, 1 };
     if (r->kb == TAPE_RUN_LIST) lb = run_list(r, 1), B = lb.v, tb = (RunTarget){ lb.g, 1, 1 };
-    double bad = 0;       /* inf - inf and nan * 0 are nan: one test for all */
-    for (uint32_t p = 0; p < m * n; p++) bad += dC[p] * 0;
-    for (uint32_t p = 0; p < m * k; p++) bad += A[p] * 0;
-    for (uint32_t p = 0; p < k * n; p++) bad += B[p] * 0;
-    int ok = bad == 0;
+    int ok = all_finite(dC, m * n) && all_finite(A, m * k) && all_finite(B, k * n);
     if (ok && ta.p) {      /* dA[i, t] = dC's row i . B's row t */
         double *dots = err_scratch_uninit(sizeof(double) * (k ? k : 1));
         for (uint32_t i = 0; i < m; i++) {
@@ -687,6 +698,21 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     return ok;
 }
 
+/* Below a run the sweep took whole (i its base - 1), the runs of
+ * constant entries it recorded for its operands (tape.h: CONSTS, recorded
+ * just before its elements, b's last): a constant entry takes no adjoint
+ * and its step does nothing, so the sweep goes on below them (one jump,
+ * not a step an entry: llsq's x @ P with P constant has 32768). Reclaiming
+ * keeps a kept run's constants whole and in order. */
+static inline uint32_t below_run_consts(const TapeRun *r, uint32_t i)
+{
+    int mm = r->kind == TAPE_RUN_MATMUL;
+    uint32_t la = mm ? r->rows * r->inner : r->n, lb = mm ? r->inner * (r->n / r->rows) : r->n;
+    if (r->kb == TAPE_RUN_CONSTS && r->b + lb == i + 1) i = r->b - 1;
+    if (r->ka == TAPE_RUN_CONSTS && r->a + la == i + 1) i = r->a - 1;
+    return i;
+}
+
 /* Run k if the sweep may take it whole here: its top is i, it lies in
  * [stop, i], no cut at or above its base (cut: the highest cut at or
  * below i). */
@@ -720,10 +746,17 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
         if (__builtin_expect(i == rtop, 0)) {
             uint32_t base = G->tape.runs[rk].base;
             int took = i != cut && plain_try_run(b, (uint32_t)rk, stop, cut);
+            if (took) {
+                i = below_run_consts(&G->tape.runs[rk], base - 1);
+                if (cut > i) cut = next_cut(&b->cuts, &at, i);
+            }
             rk--;
             rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
             if (took) {
-                i = base - 1;
+                while (rk >= 0 && rtop > i) {     /* runs among the constants jumped (none: they are constants) */
+                    rk--;
+                    rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
+                }
                 continue;
             }
         }
