@@ -220,27 +220,30 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
     return 1;
 }
 
-/* Factor x's ids and values, element p = (i, t) of a rows x cols factor
- * at ids[i * cols + t] (tr 0) or ids[t * rows + i] (tr 1: transposed). */
-static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t *ids, double *v)
+/* A LIST factor's ids and values row by row (rows x cols), an element
+ * without an entry given a constant (product_element's way). */
+static void factor_fill(Value x, int len, uint32_t *ids, double *v)
 {
     RunElems r = run_elems(x);
-    if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) {   /* ids first + p: the pairs are written from it */
-        for (int i = 0; i < rows; i++) {
-            const Value *e = &r.e[(long)i * cols * r.stride];
-            double *to = tr ? v + i : v + (long)i * cols;
-            long step = tr ? rows : 1;
-            for (int t = 0; t < cols; t++) to[t * step] = e[t * r.stride].u.n;
-        }
-        return;
+    for (int p = 0; p < len; p++) {
+        const Value *e = &r.e[p * r.stride];
+        v[p] = e->u.n;
+        ids[p] = e->id ? e->id : arith_const_id(e->u.n);
     }
-    for (int i = 0; i < rows; i++)
-        for (int t = 0; t < cols; t++) {
-            long p = (long)i * cols + t, q = tr ? (long)t * rows + i : p;
-            const Value *e = &r.e[p * r.stride];
-            v[q] = e->u.n;
-            ids[q] = e->id ? e->id : arith_const_id(e->u.n);
-        }
+}
+
+/* out[j] = x . column j of Y for the n columns of Y (len x n, row-major),
+ * each sum from 0 over t = 0, 1, ... in order, as arrayrun_dot_rows
+ * makes it (the same additions, so the same bits), a row of Y at a time:
+ * a loop over j the compiler vectorises, no transposed copy of Y. */
+static RUN_VECTORISE void dot_cols(const double *restrict x, const double *restrict Y, uint32_t len, uint32_t n, double *restrict out)
+{
+    for (uint32_t j = 0; j < n; j++) out[j] = 0;
+    for (uint32_t t = 0; t < len; t++) {
+        const double *restrict y = Y + (size_t)t * n;
+        double v = x[t];
+        for (uint32_t j = 0; j < n; j++) out[j] += v * y[j];
+    }
 }
 
 /* out[r] = x . Y's row r for the rows of Y (row-major, len numbers a row),
@@ -290,34 +293,40 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
     if (kind[0] == TAPE_RUN_NONE && kind[1] == TAPE_RUN_NONE) return 0;
     Value x[2] = { a, b };
     int len[2] = { m * k, k * n };
+    /* room for the constants, a LIST's constants and the m n elements, so
+     * that the tape's values stay where they are while they are read */
+    if (!tape_reserve((uint32_t)(len[0] + len[1] + m * n))) return 0;
     for (int s = 0; s < 2; s++)
         if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
             first[s] = run_push_consts(x[s], len[s]);
             kind[s] = TAPE_RUN_CONSTS;
         }
-    /* A's ids and values row by row, B's column by column (transposed),
-     * so that element (i, j) reads two contiguous rows of k */
-    size_t na = (size_t)m * k, nb = (size_t)k * n;
-    double *va = err_scratch_uninit((na + nb) * (sizeof(double) + sizeof(uint32_t))), *vb = va + na;
-    uint32_t *ia = (uint32_t *)(vb + nb), *ib = ia + na;
-    factor_fill(a, m, k, 0, kind[0], ia, va);
-    factor_fill(b, k, n, 1, kind[1], ib, vb);
+    /* the factors' values row by row: a run's are its entries' (tape_vals),
+     * a LIST's copied with its ids */
+    double *fv[2] = { NULL, NULL }, *scratch[2] = { NULL, NULL };
+    uint32_t *fid[2] = { NULL, NULL };
+    for (int s = 0; s < 2; s++)
+        if (kind[s] == TAPE_RUN_LIST) {
+            scratch[s] = fv[s] = err_scratch_uninit((size_t)len[s] * (sizeof(double) + sizeof(uint32_t)));
+            fid[s] = (uint32_t *)(fv[s] + len[s]);
+            factor_fill(x[s], len[s], fid[s], fv[s]);
+        }
+    for (int s = 0; s < 2; s++)
+        if (!fv[s]) fv[s] = (double *)tape_vals() + first[s];
     TapeRun run = { .kind = TAPE_RUN_MATMUL, .n = (uint32_t)(m * n), .a = first[0], .b = first[1],
                     .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
     Value *out = AS_ARR(r)->v;
     double *row = err_scratch_uninit(sizeof(double) * (size_t)n);
+    int ra_run = kind[0] != TAPE_RUN_LIST, rb_run = kind[1] != TAPE_RUN_LIST;
     for (int i = 0; i < m; i++) {
-        const uint32_t *ra = ia + (size_t)i * k;
-        const double *xa = va + (size_t)i * k;
         /* each sum from 0, t = 0, 1, ... (product_element's order) */
-        arrayrun_dot_rows(xa, vb, (uint32_t)n, (uint32_t)k, row);
+        dot_cols(fv[0] + (size_t)i * k, fv[1], (uint32_t)k, (uint32_t)n, row);
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
         /* element (i, j)'s pairs: A's (i, t) and B's (t, j), t = 0 .. k - 1;
          * a run's ids are its first + the element's place */
-        int ra_run = kind[0] != TAPE_RUN_LIST, rb_run = kind[1] != TAPE_RUN_LIST;
+        const uint32_t *ra = ra_run ? NULL : fid[0] + (size_t)i * k;
         uint32_t a0 = first[0] + (uint32_t)(i * k);
         for (int j = 0; j < n; j++, pairs += 2 * k) {
-            const uint32_t *rb = ib + (size_t)j * k;
             if (ra_run)
                 for (int t = 0; t < k; t++) pairs[2 * t] = a0 + (uint32_t)t;
             else
@@ -325,14 +334,15 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
             if (rb_run)
                 for (int t = 0; t < k; t++) pairs[2 * t + 1] = first[1] + (uint32_t)(t * n + j);
             else
-                for (int t = 0; t < k; t++) pairs[2 * t + 1] = rb[t];
+                for (int t = 0; t < k; t++) pairs[2 * t + 1] = fid[1][(size_t)t * n + j];
         }
         uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
         if (i == 0) run.base = id;
         for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
     }
     err_scratch_free(row);
-    err_scratch_free(va);
+    for (int s = 0; s < 2; s++)
+        if (scratch[s]) err_scratch_free(scratch[s]);
     tape_run_add(&run);
     return 1;
 }
