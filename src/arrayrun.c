@@ -105,8 +105,11 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
 
 /* The len elements of x (a plain array or view of numbers) as a run of
  * constant entries, the ones arith_const_id would give them one after
- * another, written in one loop (tape_push_elems: no per-element push).
- * Returns the first's id. */
+ * another, written in one loop (tape_push_elems: no per-element push),
+ * with a record of its own (an elementwise run of OP_CONST, no operand)
+ * so that the plain sweep, meeting its top, goes on below it in one step
+ * (sweep.c's array runs: nothing to give) instead of one an entry: llsq's
+ * x @ P with P constant has 32768. Returns the first's id. */
 static RUN_VECTORISE uint32_t run_push_consts(Value x, int len)
 {
     RunElems r = run_elems(x);
@@ -120,7 +123,13 @@ static RUN_VECTORISE uint32_t run_push_consts(Value x, int len)
         for (int i = 0; i < len; i++) v[i] = r.e[i].u.n;
     else
         for (int i = 0; i < len; i++) v[i] = r.e[i * r.stride].u.n;
-    return tape_push_elems(OP_CONST, 0, 0, 0, 0, (uint32_t)len);
+    uint32_t first = tape_push_elems(OP_CONST, 0, 0, 0, 0, (uint32_t)len);
+    if (len >= 2) {
+        TapeRun c = { .kind = TAPE_RUN_ELEMWISE, .op = OP_CONST, .base = first, .n = (uint32_t)len,
+                      .ka = TAPE_RUN_NONE, .kb = TAPE_RUN_NONE };
+        tape_run_add(&c);
+    }
+    return first;
 }
 
 /* Constant operands whose values op reads go on the tape: a number once,

@@ -698,21 +698,6 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     return ok;
 }
 
-/* Below a run the sweep took whole (i its base - 1), the runs of
- * constant entries it recorded for its operands (tape.h: CONSTS, recorded
- * just before its elements, b's last): a constant entry takes no adjoint
- * and its step does nothing, so the sweep goes on below them (one jump,
- * not a step an entry: llsq's x @ P with P constant has 32768). Reclaiming
- * keeps a kept run's constants whole and in order. */
-static inline uint32_t below_run_consts(const TapeRun *r, uint32_t i)
-{
-    int mm = r->kind == TAPE_RUN_MATMUL;
-    uint32_t la = mm ? r->rows * r->inner : r->n, lb = mm ? r->inner * (r->n / r->rows) : r->n;
-    if (r->kb == TAPE_RUN_CONSTS && r->b + lb == i + 1) i = r->b - 1;
-    if (r->ka == TAPE_RUN_CONSTS && r->a + la == i + 1) i = r->a - 1;
-    return i;
-}
-
 /* Run k if the sweep may take it whole here: its top is i, it lies in
  * [stop, i], no cut at or above its base (cut: the highest cut at or
  * below i). */
@@ -746,17 +731,10 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
         if (__builtin_expect(i == rtop, 0)) {
             uint32_t base = G->tape.runs[rk].base;
             int took = i != cut && plain_try_run(b, (uint32_t)rk, stop, cut);
-            if (took) {
-                i = below_run_consts(&G->tape.runs[rk], base - 1);
-                if (cut > i) cut = next_cut(&b->cuts, &at, i);
-            }
             rk--;
             rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
             if (took) {
-                while (rk >= 0 && rtop > i) {     /* runs among the constants jumped (none: they are constants) */
-                    rk--;
-                    rtop = rk >= 0 ? G->tape.runs[rk].base + G->tape.runs[rk].n - 1 : 0;
-                }
+                i = base - 1;
                 continue;
             }
         }

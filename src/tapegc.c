@@ -377,7 +377,10 @@ static void run_check(const Pass *p, const TapeRun *r)
 
 static int visit_run(Pass *p, const TapeRun *r)
 {
-    if (r->base < p->lo) return 0;
+    /* a block of constants (arrayrun.c) has no operand to mark, and its
+     * entries may be visited already (a CONSTS operand's marks): the
+     * per-entry visits pass them */
+    if (r->base < p->lo || (r->kind == TAPE_RUN_ELEMWISE && r->op == OP_CONST)) return 0;
 #ifdef __SANITIZE_ADDRESS__
     run_check(p, r);
 #endif
