@@ -147,12 +147,15 @@ static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uin
 }
 
 /* An operand's values for the value loop: p[j * stride] for element j
- * (stride 0: one number). An array's are read where its elements are. */
+ * (stride 0: one number). A run of entries (kind SEQ or CONSTS) is read
+ * where the sweep reads it, in the tape's value column (consecutive: the
+ * loops vectorise); another array where its elements are. */
 typedef struct { const double *p; long stride; } RunVals;
 
-static RunVals run_vals(const Value *x, int is_arr)
+static RunVals run_vals(const Value *x, int is_arr, uint8_t kind, uint32_t id)
 {
     if (!is_arr) return (RunVals){ &x->u.n, 0 };
+    if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) return (RunVals){ tape_vals() + id, 1 };
     RunElems r = run_elems(*x);
     return (RunVals){ &r.e[0].u.n, r.stride * (long)(sizeof(Value) / sizeof(double)) };
 }
@@ -175,7 +178,7 @@ RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb,
     run_constants(op, a, na >= 0, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
     else r.kb = TAPE_RUN_NONE, r.b = 0;
-    RunVals va = run_vals(&a, na >= 0), vb = unary ? va : run_vals(&b, nb >= 0);
+    RunVals va = run_vals(&a, na >= 0, r.ka, r.a), vb = unary ? va : run_vals(&b, nb >= 0, r.kb, r.b);
     uint32_t base = tape_size();
     double *v = tape_reserved_vals();
     num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v, (uint32_t)n);
