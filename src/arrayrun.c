@@ -210,7 +210,12 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
     RunElems r = run_elems(x);
     uint32_t f = r.e[0].id, ids = 0, off = 0;
     int nums = 1;
-    if (r.stride == 1)
+    if (r.stride == 1 && !f)            /* not a run (a constant factor, or LIST): no offsets */
+        for (int p = 0; p < len; p++) {
+            nums &= r.e[p].t == V_NUM;
+            ids |= r.e[p].id;
+        }
+    else if (r.stride == 1)
         for (int p = 0; p < len; p++) {
             nums &= r.e[p].t == V_NUM;
             ids |= r.e[p].id;
