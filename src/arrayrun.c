@@ -155,6 +155,35 @@ static void push_elems(int op, const uint32_t *la, uint32_t a, uint32_t sa, cons
     }
 }
 
+/* The len elements of x (a plain array or view of numbers) as a run of
+ * constant entries, the ones arith_const_id would give them one after
+ * another, written in one loop (tape_push_elems: no per-element push),
+ * with a record of its own (an elementwise run of OP_CONST, no operand)
+ * so that the plain sweep, meeting its top, goes on below it in one step
+ * (sweep.c's array runs: nothing to give) instead of one an entry: llsq's
+ * x @ P with P constant has 32768. Returns the first's id. */
+static RUN_VECTORISE uint32_t run_push_consts(Value x, int len)
+{
+    RunElems r = run_elems(x);
+    if (!tape_reserve((uint32_t)len)) {    /* at the memory cap: one by one, which says so */
+        uint32_t first = arith_const_id(r.e[0].u.n);
+        for (int i = 1; i < len; i++) arith_const_id(r.e[i * r.stride].u.n);
+        return first;
+    }
+    double *v = tape_reserved_vals();
+    if (r.stride == 1)
+        for (int i = 0; i < len; i++) v[i] = r.e[i].u.n;
+    else
+        for (int i = 0; i < len; i++) v[i] = r.e[i * r.stride].u.n;
+    uint32_t first = tape_push_elems(OP_CONST, 0, 0, 0, 0, (uint32_t)len);
+    if (len >= 2) {
+        TapeRun c = { .kind = TAPE_RUN_ELEMWISE, .op = OP_CONST, .base = first, .n = (uint32_t)len,
+                      .ka = TAPE_RUN_NONE, .kb = TAPE_RUN_NONE };
+        tape_run_add(&c);
+    }
+    return first;
+}
+
 /* Constant operands whose values op reads go on the tape: a number once,
  * an array as a run of constant entries. */
 static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
@@ -165,19 +194,20 @@ static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uin
         *kind = TAPE_RUN_ONE;
         return;
     }
-    RunElems r = run_elems(x);
-    *id = arith_const_id(r.e[0].u.n);
-    for (int i = 1; i < n; i++) arith_const_id(r.e[i * r.stride].u.n);
+    *id = run_push_consts(x, n);
     *kind = TAPE_RUN_CONSTS;
 }
 
 /* An operand's values for the value loop: p[j * stride] for element j
- * (stride 0: one number). An array's are read where its elements are. */
+ * (stride 0: one number). A run of entries (kind SEQ or CONSTS) is read
+ * where the sweep reads it, in the tape's value column (consecutive: the
+ * loops vectorise); another array where its elements are. */
 typedef struct { const double *p; long stride; } RunVals;
 
-static RunVals run_vals(const Value *x, int is_arr)
+static RunVals run_vals(const Value *x, int is_arr, uint8_t kind, uint32_t id)
 {
     if (!is_arr) return (RunVals){ &x->u.n, 0 };
+    if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) return (RunVals){ tape_vals() + id, 1 };
     RunElems r = run_elems(*x);
     return (RunVals){ &r.e[0].u.n, r.stride * (long)(sizeof(Value) / sizeof(double)) };
 }
@@ -200,7 +230,7 @@ RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb,
     run_constants(op, a, na >= 0, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
     else r.kb = TAPE_RUN_NONE, r.b = 0;
-    RunVals va = run_vals(&a, na >= 0), vb = unary ? va : run_vals(&b, nb >= 0);
+    RunVals va = run_vals(&a, na >= 0, r.ka, r.a), vb = unary ? va : run_vals(&b, nb >= 0, r.kb, r.b);
     uint32_t base = tape_size();
     double *v = tape_reserved_vals();
     num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v, (uint32_t)n);
@@ -233,14 +263,28 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
 {
     if (x.t != V_ARR && x.t != V_VIEW) return 0;
     RunElems r = run_elems(x);
-    uint32_t f = r.e[0].id, ids = 0;
-    int seq = f != 0;
-    for (int p = 0; p < len; p++) {
-        const Value *e = &r.e[p * r.stride];
-        if (e->t != V_NUM) return 0;
-        ids |= e->id;
-        seq &= e->id == f + (uint32_t)p;
-    }
+    uint32_t f = r.e[0].id, ids = 0, off = 0;
+    int nums = 1;
+    if (r.stride == 1 && !f)            /* not a run (a constant factor, or LIST): no offsets */
+        for (int p = 0; p < len; p++) {
+            nums &= r.e[p].t == V_NUM;
+            ids |= r.e[p].id;
+        }
+    else if (r.stride == 1)
+        for (int p = 0; p < len; p++) {
+            nums &= r.e[p].t == V_NUM;
+            ids |= r.e[p].id;
+            off |= r.e[p].id - (f + (uint32_t)p);
+        }
+    else
+        for (int p = 0; p < len; p++) {
+            const Value *e = &r.e[p * r.stride];
+            nums &= e->t == V_NUM;
+            ids |= e->id;
+            off |= e->id - (f + (uint32_t)p);
+        }
+    if (!nums) return 0;
+    int seq = f != 0 && !off;
     if (seq)
         for (int p = 0; p < len && seq; p++) seq = tape_opcode(f + (uint32_t)p) != OP_CONST;
     *kind = !ids ? TAPE_RUN_NONE : seq ? TAPE_RUN_SEQ : TAPE_RUN_LIST;
@@ -248,19 +292,30 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
     return 1;
 }
 
-/* Factor x's ids and values, element p = (i, t) of a rows x cols factor
- * at ids[i * cols + t] (tr 0) or ids[t * rows + i] (tr 1: transposed). */
-static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t first, uint32_t *ids, double *v)
+/* A LIST factor's ids and values row by row (rows x cols), an element
+ * without an entry given a constant (product_element's way). */
+static void factor_fill(Value x, int len, uint32_t *ids, double *v)
 {
     RunElems r = run_elems(x);
-    for (int i = 0; i < rows; i++)
-        for (int t = 0; t < cols; t++) {
-            long p = (long)i * cols + t, q = tr ? (long)t * rows + i : p;
-            const Value *e = &r.e[p * r.stride];
-            v[q] = e->u.n;
-            if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) ids[q] = first + (uint32_t)p;
-            else ids[q] = e->id ? e->id : arith_const_id(e->u.n);
-        }
+    for (int p = 0; p < len; p++) {
+        const Value *e = &r.e[p * r.stride];
+        v[p] = e->u.n;
+        ids[p] = e->id ? e->id : arith_const_id(e->u.n);
+    }
+}
+
+/* out[j] = x . column j of Y for the n columns of Y (len x n, row-major),
+ * each sum from 0 over t = 0, 1, ... in order, as arrayrun_dot_rows
+ * makes it (the same additions, so the same bits), a row of Y at a time:
+ * a loop over j the compiler vectorises, no transposed copy of Y. */
+static RUN_VECTORISE void dot_cols(const double *restrict x, const double *restrict Y, uint32_t len, uint32_t n, double *restrict out)
+{
+    for (uint32_t j = 0; j < n; j++) out[j] = 0;
+    for (uint32_t t = 0; t < len; t++) {
+        const double *restrict y = Y + (size_t)t * n;
+        double v = x[t];
+        for (uint32_t j = 0; j < n; j++) out[j] += v * y[j];
+    }
 }
 
 /* out[r] = x . Y's row r for the rows of Y (row-major, len numbers a row),
@@ -310,43 +365,56 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
     if (kind[0] == TAPE_RUN_NONE && kind[1] == TAPE_RUN_NONE) return 0;
     Value x[2] = { a, b };
     int len[2] = { m * k, k * n };
+    /* room for the constants, a LIST's constants and the m n elements, so
+     * that the tape's values stay where they are while they are read */
+    if (!tape_reserve((uint32_t)(len[0] + len[1] + m * n))) return 0;
     for (int s = 0; s < 2; s++)
         if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
-            RunElems e = run_elems(x[s]);
-            first[s] = arith_const_id(e.e[0].u.n);
-            for (int p = 1; p < len[s]; p++) arith_const_id(e.e[p * e.stride].u.n);
+            first[s] = run_push_consts(x[s], len[s]);
             kind[s] = TAPE_RUN_CONSTS;
         }
-    /* A's ids and values row by row, B's column by column (transposed),
-     * so that element (i, j) reads two contiguous rows of k */
-    size_t na = (size_t)m * k, nb = (size_t)k * n;
-    double *va = err_scratch_uninit((na + nb) * (sizeof(double) + sizeof(uint32_t))), *vb = va + na;
-    uint32_t *ia = (uint32_t *)(vb + nb), *ib = ia + na;
-    factor_fill(a, m, k, 0, kind[0], first[0], ia, va);
-    factor_fill(b, k, n, 1, kind[1], first[1], ib, vb);
+    /* the factors' values row by row: a run's are its entries' (tape_vals),
+     * a LIST's copied with its ids */
+    double *fv[2] = { NULL, NULL }, *scratch[2] = { NULL, NULL };
+    uint32_t *fid[2] = { NULL, NULL };
+    for (int s = 0; s < 2; s++)
+        if (kind[s] == TAPE_RUN_LIST) {
+            scratch[s] = fv[s] = err_scratch_uninit((size_t)len[s] * (sizeof(double) + sizeof(uint32_t)));
+            fid[s] = (uint32_t *)(fv[s] + len[s]);
+            factor_fill(x[s], len[s], fid[s], fv[s]);
+        }
+    for (int s = 0; s < 2; s++)
+        if (!fv[s]) fv[s] = (double *)tape_vals() + first[s];
     TapeRun run = { .kind = TAPE_RUN_MATMUL, .n = (uint32_t)(m * n), .a = first[0], .b = first[1],
                     .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
     Value *out = AS_ARR(r)->v;
     double *row = err_scratch_uninit(sizeof(double) * (size_t)n);
+    int ra_run = kind[0] != TAPE_RUN_LIST, rb_run = kind[1] != TAPE_RUN_LIST;
     for (int i = 0; i < m; i++) {
-        const uint32_t *ra = ia + (size_t)i * k;
-        const double *xa = va + (size_t)i * k;
         /* each sum from 0, t = 0, 1, ... (product_element's order) */
-        arrayrun_dot_rows(xa, vb, (uint32_t)n, (uint32_t)k, row);
+        dot_cols(fv[0] + (size_t)i * k, fv[1], (uint32_t)k, (uint32_t)n, row);
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
+        /* element (i, j)'s pairs: A's (i, t) and B's (t, j), t = 0 .. k - 1;
+         * a run's ids are its first + the element's place */
+        const uint32_t *ra = ra_run ? NULL : fid[0] + (size_t)i * k;
+        uint32_t a0 = first[0] + (uint32_t)(i * k);
         for (int j = 0; j < n; j++, pairs += 2 * k) {
-            const uint32_t *rb = ib + (size_t)j * k;
-            for (int t = 0; t < k; t++) {
-                pairs[2 * t] = ra[t];
-                pairs[2 * t + 1] = rb[t];
-            }
+            if (ra_run)
+                for (int t = 0; t < k; t++) pairs[2 * t] = a0 + (uint32_t)t;
+            else
+                for (int t = 0; t < k; t++) pairs[2 * t] = ra[t];
+            if (rb_run)
+                for (int t = 0; t < k; t++) pairs[2 * t + 1] = first[1] + (uint32_t)(t * n + j);
+            else
+                for (int t = 0; t < k; t++) pairs[2 * t + 1] = fid[1][(size_t)t * n + j];
         }
         uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
         if (i == 0) run.base = id;
         for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
     }
     err_scratch_free(row);
-    err_scratch_free(va);
+    for (int s = 0; s < 2; s++)
+        if (scratch[s]) err_scratch_free(scratch[s]);
     tape_run_add(&run);
     return 1;
 }

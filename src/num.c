@@ -178,6 +178,16 @@ VECTORISE void num_apply_f64_n(int op, const double *restrict A, long sa, const 
     case OP_SUB: APPLY_STRIDES(a - b) return;
     case OP_MUL: APPLY_STRIDES(a * b) return;
     case OP_DIV: APPLY_STRIDES(a / b) return;
+    case OP_EXP:        /* wm_exp's bits, two at a time (wmath.c) */
+        if (sa == 1) wm_exp_n(A, out, n);
+        else
+            for (uint32_t c = 0; c < n; c += 256) {
+                double x[256];
+                uint32_t m = n - c < 256 ? n - c : 256;
+                for (uint32_t j = 0; j < m; j++) x[j] = A[(c + j) * sa];
+                wm_exp_n(x, out + c, m);
+            }
+        return;
     default: break;
     }
     switch (op) {

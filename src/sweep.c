@@ -660,6 +660,21 @@ static RunList run_list(const TapeRun *r, int which)
     return l;
 }
 
+/* Whether x[0 .. n - 1] are all finite, in one loop the compiler
+ * vectorises: x - x is +0 (no bit set) for a finite x, nan for inf or
+ * nan, and the bits are or-ed together. */
+static RUN_VECTORISE int all_finite(const double *restrict x, uint32_t n)
+{
+    uint64_t bits = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        double d = x[p] - x[p];
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        bits |= u;
+    }
+    return bits == 0;
+}
+
 /* A matrix product run r (C = A B, A m x k, B k x n), whole in b's range:
  * dA += dC B^T, dB += A^T dC. Left to the dot entries' steps when an
  * adjoint or a factor is inf or nan (their zero rules are per term). A
@@ -674,11 +689,7 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     RunList la = { 0 }, lb = { 0 };
     if (r->ka == TAPE_RUN_LIST) la = run_list(r, 0), A = la.v, ta = (RunTarget){ la.g, 1, 1 };
     if (r->kb == TAPE_RUN_LIST) lb = run_list(r, 1), B = lb.v, tb = (RunTarget){ lb.g, 1, 1 };
-    double bad = 0;       /* inf - inf and nan * 0 are nan: one test for all */
-    for (uint32_t p = 0; p < m * n; p++) bad += dC[p] * 0;
-    for (uint32_t p = 0; p < m * k; p++) bad += A[p] * 0;
-    for (uint32_t p = 0; p < k * n; p++) bad += B[p] * 0;
-    int ok = bad == 0;
+    int ok = all_finite(dC, m * n) && all_finite(A, m * k) && all_finite(B, k * n);
     if (ok && ta.p) {      /* dA[i, t] = dC's row i . B's row t */
         double *dots = err_scratch_uninit(sizeof(double) * (k ? k : 1));
         for (uint32_t i = 0; i < m; i++) {

@@ -111,7 +111,9 @@ struct TapeSide { const TapeSideKind *kind; };
  * reads a + j), CONSTS (a run of constant entries: values only) or LIST
  * (any ids, a or b 0: an elementwise run's read from its elements' own
  * entries, none 0; a product's from its dot entries, A's row i from
- * element (i, 0)'s pairs, B's column j from element (0, j)'s). */
+ * element (i, 0)'s pairs, B's column j from element (0, j)'s). A block of
+ * constant entries pushed at once has a record too: elementwise, op
+ * OP_CONST, no operands (the plain sweep steps past it at once). */
 enum { TAPE_RUN_NONE, TAPE_RUN_ONE, TAPE_RUN_SEQ, TAPE_RUN_CONSTS, TAPE_RUN_LIST };
 enum { TAPE_RUN_ELEMWISE, TAPE_RUN_MATMUL };
 typedef struct {

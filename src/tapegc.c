@@ -377,9 +377,11 @@ static void run_check(const Pass *p, const TapeRun *r)
 
 static int visit_run(Pass *p, const TapeRun *r)
 {
-    if (r->base < p->lo) return 0;
-    /* an elementwise run's LIST operand: its ids are its entries', which
-     * the per-entry visits read */
+    /* a block of constants (arrayrun.c) has no operand to mark, and its
+     * entries may be visited already (a CONSTS operand's marks): the
+     * per-entry visits pass them; so do an elementwise run's LIST
+     * operand's ids, which are its entries' */
+    if (r->base < p->lo || (r->kind == TAPE_RUN_ELEMWISE && r->op == OP_CONST)) return 0;
     if (r->kind == TAPE_RUN_ELEMWISE && (r->ka == TAPE_RUN_LIST || r->kb == TAPE_RUN_LIST)) return 0;
 #ifdef __SANITIZE_ADDRESS__
     run_check(p, r);

@@ -12,6 +12,8 @@
 #define WENGERT_WMATH_H
 
 double wm_exp(double x);
+/* out[i] = wm_exp(x[i]), i < n (an array's: vectorised) */
+void wm_exp_n(const double *x, double *out, unsigned n);
 double wm_tanh(double x);
 double wm_atan(double x);
 double wm_atan2(double y, double x);
