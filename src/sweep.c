@@ -432,7 +432,9 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     int ok = so_cone(lo, y, cuts);
     if (!ok && lo < w) {            /* the cone fails lower down: k alone, as it would */
         m = k, lo = w;
+        G->sweep.so.busy = 0;       /* (so_reserve clears nothing for a busy caller) */
         so_reserve((size_t)y - lo + 1);
+        G->sweep.so.busy = 1;
         ok = so_cone(lo, y, cuts);
     }
     if (ok) {
