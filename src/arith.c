@@ -264,7 +264,10 @@ Value arith_sum(Value a)
     if (n == 0) return num_val(0);
     Value r;
     if (arith_sum_plain(a, &r)) return r;
-    if (any_dual(a)) return arith_fold(OP_ADD, a, "sum");
+    if (any_dual(a)) {
+        if (fwd_quire_seq(a, nil_val(), n, &r)) return r;     /* posits: the quire, as below */
+        return arith_fold(OP_ADD, a, "sum");
+    }
     NumAcc q;
     num_acc_clear(&q);
     int recorded = 0;
@@ -287,6 +290,7 @@ Value arith_dot(Value a, Value b)
     if (any_dual(a) || any_dual(b)) {
         Value d;
         if (fwd_dot(a, b, n, &d)) return d;      /* whole dots, the same values */
+        if (fwd_quire_seq(a, b, n, &d)) return d;     /* posits: the quire, as below */
         Value p = arith_apply(OP_MUL, a, b);
         Value r = n ? arith_fold(OP_ADD, p, "dot") : num_val(0);
         v_release(p);

@@ -276,3 +276,149 @@ int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
     *out = res;
     return 1;
 }
+
+/* ------------------------------- posit backends: dot and sum in the quire */
+
+/* In posit backends dot and sum accumulate in the quire and round once
+ * (arith.c); on arrays that hold duals they must too, or a jvp runs a
+ * different program than the one it differentiates: sum([1e8 t, t,
+ * -1e8 t]) is t, and the fold (1e8 t + t) - 1e8 t gives it tangent 0.
+ * A dual dot is Σ x_i y_i = Σ p(x_i) p(y_i) + ε_j Σ (t_j(x_i) p(y_i) +
+ * p(x_i) t_j(y_i)): its primal and each tangent are themselves dots in
+ * the quire, of the parts one tag down, so nested jvp and recorded parts
+ * (hvp's forward over reverse) recurse to the quire of plain or recorded
+ * numbers, recorded as dot and sum record them. A term whose tangent or
+ * other factor is a constant 0 is left out, as dual.c leaves it out. */
+
+/* Whether every number in v, at every level of its duals, is finite, and
+ * each dual of a live tag has that tag's k (else the fold decides: a
+ * strong zero against NaR stays dual.c's). */
+static int quire_part_ok(Value v)
+{
+    if (v.t == V_NUM) return isfinite(v.u.n);
+    if (v.t != V_DUAL) return 0;
+    const Dual *d = AS_DUAL(v);
+    if (!fwd_tag_dead(d->tag) && d->k != fwd_tag_k(d->tag)) return 0;
+    if (!quire_part_ok(d->p)) return 0;
+    for (int j = 0; j < d->k; j++)
+        if (!quire_part_ok(dual_tan(d, j))) return 0;
+    return 1;
+}
+
+/* A factor that makes a term nothing: a 0 that records nothing. */
+static inline int quire_zero(Value v)
+{
+    return v.t == V_NUM && v.u.n == 0 && (v.id == 0 || !G->tape.recording);
+}
+
+/* Σ x_i y_i (y NULL: Σ x_i) over plain or recorded numbers: the quire,
+ * recorded as arith.c's dot and sum record it. x and y are scratch. */
+static Value quire_numbers(Value *x, Value *y, int n)
+{
+    NumAcc q;
+    num_acc_clear(&q);
+    uint32_t ids = 0;
+    for (int i = 0; i < n; i++) {
+        ids |= x[i].id | (y ? y[i].id : 0);
+        if (y) num_acc_fma(&q, x[i].u.n, y[i].u.n);
+        else num_acc_add(&q, x[i].u.n);
+    }
+    double s = n ? num_acc_result(&q) : 0;
+    if (!ids || !G->tape.recording) return num_val(s);
+    if (!y) {
+        uint32_t off, *terms = tape_rec_operands((uint32_t)n, &off);
+        for (int i = 0; i < n; i++) terms[i] = x[i].id;
+        return num_rec(s, tape_rec_sum(off, (uint32_t)n, s));
+    }
+    for (int i = 0; i < n; i++) {     /* the constants first: entries of their own */
+        if (!x[i].id) x[i].id = arith_const_id(x[i].u.n);
+        if (!y[i].id) y[i].id = arith_const_id(y[i].u.n);
+    }
+    uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
+    for (int i = 0; i < n; i++) {
+        pairs[2 * i] = x[i].id;
+        pairs[2 * i + 1] = y[i].id;
+    }
+    return num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
+}
+
+/* Σ x_i y_i (y NULL: Σ x_i) of n borrowed values, x and y scratch the
+ * call may overwrite: a number, or a dual of the highest live tag among
+ * them (owned). */
+static Value quire_dot(Value *x, Value *y, int n)
+{
+    uint32_t tag = 0;
+    int k = 1;
+    for (int s = 0; s < (y ? 2 : 1); s++)
+        for (int i = 0; i < n; i++) {
+            Value *v = s ? &y[i] : &x[i];
+            *v = fwd_live_part(*v);
+            if (v->t == V_DUAL && AS_DUAL(*v)->tag > tag) tag = AS_DUAL(*v)->tag, k = AS_DUAL(*v)->k;
+        }
+    if (!tag) return quire_numbers(x, y, n);
+    const Dual **dx = err_scratch_uninit(sizeof(Dual *) * 2 * (size_t)n + sizeof(Value) * (4 * (size_t)n + (size_t)k));
+    const Dual **dy = dx + n;
+    Value *xs = (Value *)(void *)(dy + n), *ys = xs + 2 * (size_t)n, *T = ys + 2 * (size_t)n;
+    for (int i = 0; i < n; i++) {      /* the parts of tag, and the primals */
+        dx[i] = x[i].t == V_DUAL && AS_DUAL(x[i])->tag == tag ? AS_DUAL(x[i]) : NULL;
+        dy[i] = y && y[i].t == V_DUAL && AS_DUAL(y[i])->tag == tag ? AS_DUAL(y[i]) : NULL;
+        xs[i] = dx[i] ? dx[i]->p : x[i];
+        if (y) ys[i] = dy[i] ? dy[i]->p : y[i];
+    }
+    Value P = quire_dot(xs, y ? ys : NULL, n);
+    for (int j = 0; j < k; j++) {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            Value xp = dx[i] ? dx[i]->p : x[i], yp = !y ? num_val(1) : dy[i] ? dy[i]->p : y[i];
+            if (dx[i]) {
+                Value t = dual_tan(dx[i], j);
+                if (!quire_zero(t) && !quire_zero(yp)) xs[m] = t, ys[m] = yp, m++;
+            }
+            if (dy[i]) {
+                Value t = dual_tan(dy[i], j);
+                if (!quire_zero(t) && !quire_zero(xp)) xs[m] = xp, ys[m] = t, m++;
+            }
+        }
+        T[j] = m ? quire_dot(xs, y ? ys : NULL, m) : num_val(0);
+    }
+    Dual *d = dual_alloc(tag, k);
+    d->p = P;
+    for (int j = 0; j < k; j++) d->t[j] = T[j];
+    dual_finish(d);
+    err_scratch_free(dx);
+    return obj_val(V_DUAL, d);
+}
+
+/* The quire's dot (b nil: sum) of n elements at a[i * sa], b[i * sb]. */
+static int quire_strided(const Value *a, long sa, const Value *b, long sb, int n, Value *out)
+{
+    if (!num_backend_is_posit(G->num.backend)) return 0;
+    for (int i = 0; i < n; i++)
+        if (!quire_part_ok(a[i * sa]) || (b && !quire_part_ok(b[i * sb]))) return 0;
+    Value *x = err_scratch_uninit(sizeof(Value) * 2 * (size_t)(n ? n : 1)), *y = b ? x + n : NULL;
+    for (int i = 0; i < n; i++) {
+        x[i] = a[i * sa];
+        if (b) y[i] = b[i * sb];
+    }
+    *out = quire_dot(x, y, n);
+    err_scratch_free(x);
+    return 1;
+}
+
+int fwd_quire_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out)
+{
+    return quire_strided(a, sa, b, sb, n, out);
+}
+
+int fwd_quire_seq(Value a, Value b, int n, Value *out)
+{
+    if (!num_backend_is_posit(G->num.backend)) return 0;
+    Value *e = err_scratch_uninit(sizeof(Value) * 2 * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        e[i] = *seq_at(a, i);
+        if (b.t != V_NIL) e[n + i] = *seq_at(b, i);
+    }
+    int r = quire_strided(e, 1, b.t != V_NIL ? e + n : NULL, 1, n, out);
+    err_scratch_free(e);
+    return r;
+}

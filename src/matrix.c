@@ -21,6 +21,7 @@
 #include <string.h>
 #include "matrix.h"
 #include "dual.h"
+#include "dualarr.h"
 #include "arith.h"
 #include "arrayrun.h"
 #include "tape.h"
@@ -293,6 +294,7 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
     if (duals) {
         Value acc = num_val(0);
         if (dual_dot(elem(a, pa), da * a->stride, elem(b, pb), db * b->stride, k, &acc)) return acc;   /* one pass */
+        if (fwd_quire_dot(elem(a, pa), da * a->stride, elem(b, pb), db * b->stride, k, &acc)) return acc;   /* posits */
         for (int t = 0; t < k; t++) {
             Value p = arith_num_op(OP_MUL, *elem(a, pa + t * da), *elem(b, pb + t * db));
             if (t == 0) {

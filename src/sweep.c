@@ -70,6 +70,7 @@ typedef struct PlainBuf {
     struct PlainBuf *parent;   /* where contributions below lo go */
     Value   *sink;         /* float64: the adjoints of leaves sink_lo .. sink_lo + nsink - 1 */
     uint32_t sink_lo, nsink;   /* (below lo) go straight to sink[id - sink_lo].u.n */
+    uint32_t so_done_lo, so_done_hi;   /* DERIV entries so_through_deriv took with one above them */
 } PlainBuf;
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed);
@@ -292,13 +293,14 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
 
 static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? G->sweep.so.tau[id - lo] : 0; }
 
-/* Pass 2: τ forward from w = lo, seeded with a. */
-static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
+/* Pass 2: τ forward from lo, seeded: tau holds each place's outer
+ * adjoint a (0 elsewhere), and a place above lo adds the τ its operands
+ * hand it, as the entry it is (the τ of one call's places are those of
+ * each place alone, added up: τ is linear in the seeds). */
+static void so_forward(uint32_t lo, uint32_t top, Cuts cuts)
 {
     uint32_t n, at = cuts.n;
-    G->sweep.so.tau[0] = a;
     for (uint32_t i = lo + 1; i <= top; i++) {
-        G->sweep.so.tau[i - lo] = 0;
         /* a cut passes no adjoint to its operands in y's sweep: no τ reaches it */
         if (!G->sweep.so.in[i - lo] || so_is_cut(&cuts, &at, i)) continue;
         if ((i & 0xfffff) == 0) err_check_interrupt();
@@ -329,7 +331,8 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts, double a)
             t = (tx != 0 && da != 0 ? da * tx : 0) + (ty != 0 && db != 0 ? db * ty : 0);
         }
         }
-        G->sweep.so.tau[i - lo] = t;
+        double seed = G->sweep.so.tau[i - lo];
+        G->sweep.so.tau[i - lo] = seed != 0 ? seed + t : t;
     }
 }
 
@@ -392,8 +395,21 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     }
 }
 
-/* Steps 1-3 for DERIV entry k with outer adjoint a; 0 if the expansion
- * must do it. */
+/* Steps 1-3 for the DERIV entries of one call at once: k (outer adjoint
+ * a) and the entries right below it that are results of the same call
+ * (a grad over an array of n makes n in a row). Their adjoints are whole
+ * when the sweep reaches k: a DERIV entry has no operands, so all that
+ * reads them lies above k. The cone of y is the same for each, and
+ * passes 2 and 3 are linear in the seeds, so one pass from the lowest
+ * place hands on what one pass a place would (to rounding: the same
+ * terms added in another order), in place of n passes each as long as
+ * y's cone: the sweep through an array's derivative stays linear in n.
+ * The group stops at a result the plain way cannot take (a loop's output,
+ * an adjoint inf or nan: its own step decides), at b's bottom, and at
+ * once when the outer sweep holds cuts; b->so_done then names the
+ * results taken with k, so their own steps pass nothing again (their
+ * adjoints stay as they are, for whoever reads them). Returns 0 if the
+ * expansion must do k. */
 static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
     if (G->num.backend != BK_F64 || !b->adj) return 0;
@@ -403,12 +419,41 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
     if (!w || sweep_floor(w) > y) return 1;   /* g is the constant 0 */
     if (sweep_floor(w) != w) return 0;        /* a loop's output: the loop's steps after it count */
     Cuts cuts = { rec->ncut ? tape_pool_at(rec->cut_off) : NULL, rec->ncut };
-    if (!so_reserve((size_t)y - w + 1)) return 0;
+    uint32_t lo = w, m = k;
+    while (!b->cuts.n && m > b->lo && m - 1 > y && tape_opcode(m - 1) == OP_DERIV) {
+        uint32_t jm, rm = tape_deriv_call_of(m - 1, &jm), wm = tape_deriv_wrt(rec, jm);
+        double am = b->adj[m - 1 - b->lo];
+        if (rm != r || (am != 0 && (!finite_nonzero(am) || (wm && sweep_floor(wm) != wm)))) break;
+        m--;
+        if (am != 0 && wm && wm < lo) lo = wm;
+    }
+    if (!so_reserve((size_t)y - lo + 1)) return 0;
     G->sweep.so.busy = 1;
-    int ok = so_cone(w, y, cuts);
-    if (ok && G->sweep.so.in[0]) {                     /* w in y's cone */
-        so_forward(w, y, cuts, a);
-        so_give(b, w, y, cuts);
+    int ok = so_cone(lo, y, cuts);
+    if (!ok && lo < w) {            /* the cone fails lower down: k alone, as it would */
+        m = k, lo = w;
+        G->sweep.so.busy = 0;       /* (so_reserve clears nothing for a busy caller) */
+        so_reserve((size_t)y - lo + 1);
+        G->sweep.so.busy = 1;
+        ok = so_cone(lo, y, cuts);
+    }
+    if (ok) {
+        memset(G->sweep.so.tau, 0, ((size_t)y - lo + 1) * sizeof(double));
+        int any = 0;
+        for (uint32_t e = m; e <= k; e++) {      /* the seeds: each place's outer adjoint */
+            double ae = e == k ? a : b->adj[e - b->lo];
+            uint32_t je, we;
+            tape_deriv_call_of(e, &je);
+            we = tape_deriv_wrt(rec, je);
+            if (ae == 0 || !we || we > y || !G->sweep.so.in[we - lo]) continue;   /* 0, or w not in y's cone */
+            G->sweep.so.tau[we - lo] += ae;
+            any = 1;
+        }
+        if (any) {
+            so_forward(lo, y, cuts);
+            so_give(b, lo, y, cuts);
+        }
+        if (m < k) b->so_done_lo = m, b->so_done_hi = k - 1;
     }
     G->sweep.so.busy = 0;
     return ok;
@@ -417,6 +462,7 @@ static int so_through_deriv(PlainBuf *b, uint32_t k, double a)
 /* A DERIV entry k with adjoint a: sweep its expansion into our buffers. */
 static void plain_through_deriv(PlainBuf *b, uint32_t k, double a)
 {
+    if (k >= b->so_done_lo && k <= b->so_done_hi) return;   /* taken with a result above it */
     if (so_through_deriv(b, k, a)) return;
     Aliases al;
     uint32_t lo, e = deriv_expand(k, &lo, &al);
