@@ -612,12 +612,23 @@ static inline uint32_t field_span(uint32_t i, uint32_t id, uint32_t step, uint32
 TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
 {
     uint32_t base = G->tape.n, end = base + n, i = base;
+    /* what a's span (fields fa_c + e * ia_c) has left when b's was shorter:
+     * the next piece goes on from it (same chunk: m stops at its end)
+     * rather than finding it again (far_run's probes, a chunk's worth a
+     * piece: quadratic in a piece's length) */
+    uint32_t carry = 0, fa_c = 0, ia_c = 0;
     while (i < end) {
         i = tape_next_slot();           /* reserved: begins a chunk at most */
         uint32_t k = i - base, left = end - i, chunk_left = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
         uint32_t m = left < chunk_left ? left : chunk_left, fa, ia, fb, ib;
-        uint32_t ida = a ? a + k * sa : 0, idb = b ? b + k * sb : 0;
-        uint32_t ma = field_span(i, ida, sa, m, &fa, &ia), mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0;
+        uint32_t ida = a ? a + k * sa : 0, idb = b ? b + k * sb : 0, ma;
+        if (carry && (i & ((1u << TAPE_CHUNK_BITS) - 1))) {
+            ma = carry < m ? carry : m;
+            fa = fa_c, ia = ia_c;
+        } else ma = field_span(i, ida, sa, m, &fa, &ia);
+        uint32_t mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0, used = mb ? mb : 1;
+        carry = ma > used ? ma - used : 0;      /* entries of a's span left after this piece */
+        if (__builtin_expect(carry != 0, 0)) fa_c = fa + used * ia, ia_c = ia;
         if (!mb) {                      /* this entry as tape_push_raw records it */
             fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
             if ((fa | fb) < (1u << 12)) {
