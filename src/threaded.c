@@ -269,9 +269,8 @@ static inline __attribute__((always_inline)) Value call_named(Node *n, Env *env,
     Value args[CALL_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = EV(n->list[i], env);
     G->err.where.node = n;
-    Value r = eval_call_closure(c, n->n, args);
-    for (int i = 0; i < n->n; i++) v_release(args[i]);
-    v_release(obj_val(V_FN, c));
+    Value r = eval_call_closure_taking(c, n->n, args);
+    if (--c->h.rc == 0) value_obj_free(&c->h);
     return r;
 }
 
