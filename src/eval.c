@@ -881,18 +881,22 @@ static Value make_closure(Node *n, Env *env)
     return obj_val(V_FN, c);
 }
 
-static Value run_body(Closure *c, Env *frame)
+static __attribute__((noinline, noreturn)) void loop_exit_error(int code)
+{
+    err_raise("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+}
+
+static inline __attribute__((always_inline)) Value run_body(Closure *c, Env *frame)
 {
     FnInfo *f = c->fn;
     if (f->is_expr) return eval_expr(f->body, frame);
     int code = exec(f->body, frame);
-    if (code == EXEC_RETURN) {
+    if (__builtin_expect(code == EXEC_RETURN, 1)) {
         Value r = G->eval.run.ret_value;
         G->eval.run.ret_value = nil_val();
         return r;
     }
-    if (code == EXEC_BREAK || code == EXEC_CONTINUE)
-        err_raise("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+    if (code == EXEC_BREAK || code == EXEC_CONTINUE) loop_exit_error(code);
     return nil_val();
 }
 
@@ -932,7 +936,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     if (argc != f->nparams) arity_error(f, argc);
     if (G->eval.run.call_depth >= MAX_CALL_DEPTH) depth_error();
     err_check_interrupt();
-    Env *frame = value_frame_new(f, c->env, f->nslots, 0);
+    Env *frame = value_frame_new(f, c->env, f->nslots);
     /* a frame whose closures record keeps versions while recording: its
      * locals are labelled places, so a closure's parameter bound to one of
      * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
@@ -1025,10 +1029,11 @@ Value eval_call_closure_taking(Closure *c, int argc, Value *argv)
     }
     call_push(f->name);
     err_check_interrupt();
-    Env *frame = value_frame_new(f, c->env, f->nslots, argc);
-    for (int i = 0; i < argc; i++) frame->slots[i] = argv[i];
-    for (int i = 0; i < argc; i++)
-        if (frame->slots[i].t != V_NUM) frame->slots[i] = value_bind_copy(frame->slots[i]);
+    Env *frame = value_frame_new(f, c->env, f->nslots);
+    for (int i = 0; i < argc; i++) {
+        frame->slots[i] = argv[i];
+        if (argv[i].t != V_NUM) frame->slots[i] = value_bind_copy(argv[i]);
+    }
     int saved_recording = G->tape.recording;
     Env *caller = G->eval.run.frame;
     const Chunk *saved_chunk = G->err.where.chunk;

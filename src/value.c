@@ -243,7 +243,11 @@ void value_obj_free(Obj *o)
             e->cell->env = NULL;
             value_envcell_release(e->cell);
         }
-        for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
+        for (int i = 0; i < e->n; i++) {     /* a spare frame's slots are cleared (value_frame_new) */
+            Value v = e->slots[i];
+            memset(&e->slots[i], 0, sizeof(Value));
+            v_release(v);
+        }
         if (e->vers) {
             for (int i = 0; i < e->n; i++) version_log_free(&e->vers[i]);
             free(e->vers);

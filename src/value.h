@@ -11,6 +11,7 @@
 #define WG_VALUE_H
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "ast.h"
 
 typedef enum {
@@ -367,9 +368,9 @@ static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
     return d;
 }
 /* A call's frame of n slots in parent, for fn: a spare one when one waits
- * (value_env_new's otherwise). Its slots from `from` on are cleared: the
- * caller writes the first `from` at once, before anything can raise. */
-static inline Env *value_frame_new(FnInfo *fn, Env *parent, int n, int from)
+ * (value_env_new's otherwise). Its slots are cleared: a frame's are as it
+ * gives them back, before it waits as a spare. */
+static inline Env *value_frame_new(FnInfo *fn, Env *parent, int n)
 {
     ValueState *vs = &G->value;
     if (n > ENV_SPARE_SLOTS || !vs->nspare_envs[n]) return value_env_new(fn, parent, n);
@@ -382,7 +383,6 @@ static inline Env *value_frame_new(FnInfo *fn, Env *parent, int n, int from)
     e->vers = NULL;
     e->cell = NULL;
     e->born = ++vs->env_made;
-    for (int i = from; i < n; i++) e->slots[i] = (Value){ 0 };
     return e;
 }
 /* The call that made frame e ends: a frame nothing else holds (no
@@ -395,7 +395,11 @@ static inline void value_frame_drop(Env *e)
         value_frame_drop_slow(e);
         return;
     }
-    for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
+    for (Value *s = e->slots, *end = s + e->n; s < end; s++) {
+        Value v = *s;
+        memset(s, 0, sizeof *s);       /* (one store; a compound literal took several) */
+        v_release(v);
+    }
     Env *parent = e->parent;
     gc_unlink_inline(&e->h);
     if (e->n <= ENV_SPARE_SLOTS && vs->nspare_envs[e->n] < ENV_SPARE)
