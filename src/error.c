@@ -10,16 +10,19 @@
 #include "state.h"
 
 
+void err_call_grow(void)
+{
+    __typeof__(G->err.capcalls) grown = G->err.capcalls ? 2 * G->err.capcalls : 64;   /* the size is kept only once it is had */
+    G->err.calls = err_realloc(G->err.calls, sizeof(CallSite) * (size_t)grown);
+    G->err.capcalls = grown;
+}
+
 void err_call_push(const char *name)
 {
-    if (G->err.ncalls == G->err.capcalls) {
-        __typeof__(G->err.capcalls) grown = G->err.capcalls ? 2 * G->err.capcalls : 64;   /* the size is kept only once it is had */
-        G->err.calls = err_realloc(G->err.calls, sizeof(CallSite) * (size_t)grown);
-        G->err.capcalls = grown;
-    }
+    if (G->err.ncalls == G->err.capcalls) err_call_grow();
     const Node *n = G->err.where.node;
     if (n && n->kind == N_CALL && n->a) n = n->a;     /* the callee's first character */
-    G->err.calls[G->err.ncalls++] = (CallSite){ name, G->err.where.chunk, n ? n->line : 0, n ? n->col : 0 };
+    G->err.calls[G->err.ncalls++] = (CallSite){ name, G->err.where.chunk, NULL, n ? n->line : 0, n ? n->col : 0 };
 }
 
 void err_call_pop(void)
@@ -30,9 +33,16 @@ void err_call_pop(void)
 static size_t trace_line(size_t at, const CallSite *c)
 {
     if (at >= sizeof G->err.trace) return at;
+    int line = c->line, col = c->col;
+    const Node *n = c->node;
+    if (n) {
+        if (n->kind == N_CALL && n->a) n = n->a;     /* the callee's first character */
+        line = n->line;
+        col = n->col;
+    }
     int k = snprintf(G->err.trace + at, sizeof G->err.trace - at, "  in %s, called at %s:%d:%d\n",
-                     c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", c->line,
-                     err_display_col(c->chunk, c->line, c->col));
+                     c->name ? c->name : "<fn>", c->chunk ? c->chunk->filename : "?", line,
+                     err_display_col(c->chunk, line, col));
     return k < 0 ? at : at + (size_t)k;
 }
 

@@ -47,9 +47,12 @@ void err_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The calls being run, for the traceback an error prints: push before a
  * call (its site is err_where, the caller's node and chunk), pop after it.
- * An error snapshots them; the protected call drops those it unwound. */
+ * An error snapshots them; the protected call drops those it unwound.
+ * (The evaluator's calls push inline, eval.c's call_push: the site's node
+ * is kept, and read only when an error prints it.) */
 void err_call_push(const char *name);
 void err_call_pop(void);
+void err_call_grow(void);                  /* room for one more call */
 
 /* Run fn(ud) under protection; returns 0 on success, 1 after an error
  * (already reported on stderr). */
@@ -90,6 +93,7 @@ void  err_zero_pages_free(void *p, size_t n);
 typedef struct {
     const char *name;
     const Chunk *chunk;
+    const Node *node;         /* the call's node, read when an error prints it; NULL: line and col given */
     int line, col;
 } CallSite;
 typedef struct {

@@ -881,19 +881,51 @@ static Value make_closure(Node *n, Env *env)
     return obj_val(V_FN, c);
 }
 
-static Value run_body(Closure *c, Env *frame)
+static __attribute__((noinline, noreturn)) void loop_exit_error(int code)
+{
+    err_raise("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+}
+
+static inline __attribute__((always_inline)) Value run_body(Closure *c, Env *frame)
 {
     FnInfo *f = c->fn;
     if (f->is_expr) return eval_expr(f->body, frame);
     int code = exec(f->body, frame);
-    if (code == EXEC_RETURN) {
+    if (__builtin_expect(code == EXEC_RETURN, 1)) {
         Value r = G->eval.run.ret_value;
         G->eval.run.ret_value = nil_val();
         return r;
     }
-    if (code == EXEC_BREAK || code == EXEC_CONTINUE)
-        err_raise("'%s' outside a loop", code == EXEC_BREAK ? "break" : "continue");
+    if (code == EXEC_BREAK || code == EXEC_CONTINUE) loop_exit_error(code);
     return nil_val();
+}
+
+/* A call's line of the traceback (error.h): the site's node, kept as it
+ * is; its line and column are read only when an error prints them. */
+static inline void call_push(const char *name)
+{
+    if (__builtin_expect(G->err.ncalls == G->err.capcalls, 0)) err_call_grow();
+    CallSite *s = &G->err.calls[G->err.ncalls++];
+    s->name = name;
+    s->chunk = G->err.where.chunk;
+    s->node = G->err.where.node;
+    s->line = s->col = 0;
+}
+
+static inline void call_pop(void) { G->err.ncalls--; }
+
+static __attribute__((noinline, noreturn)) void arity_error(FnInfo *f, int argc)
+{
+    char sig[200];
+    int len = snprintf(sig, sizeof sig, "%s(", f->name ? f->name : "fn");
+    for (int i = 0; i < f->nparams && len < (int)sizeof sig - 8; i++)
+        len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
+    err_raise("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
+}
+
+static __attribute__((noinline, noreturn)) void depth_error(void)
+{
+    err_raise("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
 }
 
 /* A function's recording switch: a body that takes d(...) or x@k records
@@ -901,17 +933,10 @@ static Value run_body(Closure *c, Env *frame)
 static Value call_closure(Closure *c, int argc, Value *argv)
 {
     FnInfo *f = c->fn;
-    if (argc != f->nparams) {
-        char sig[200];
-        int len = snprintf(sig, sizeof sig, "%s(", f->name ? f->name : "fn");
-        for (int i = 0; i < f->nparams && len < (int)sizeof sig - 8; i++)
-            len += snprintf(sig + len, sizeof sig - (size_t)len, "%s%s", i ? ", " : "", f->slotnames[i]);
-        err_raise("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
-    }
-    if (G->eval.run.call_depth >= MAX_CALL_DEPTH)
-        err_raise("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
+    if (argc != f->nparams) arity_error(f, argc);
+    if (G->eval.run.call_depth >= MAX_CALL_DEPTH) depth_error();
     err_check_interrupt();
-    Env *frame = value_env_new(f, c->env, f->nslots);
+    Env *frame = value_frame_new(f, c->env, f->nslots);
     /* a frame whose closures record keeps versions while recording: its
      * locals are labelled places, so a closure's parameter bound to one of
      * them is a place of its own (tests/lang/ad_d_param_bound_to_capture.wg) */
@@ -940,8 +965,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
     G->eval.run.call_depth--;
     G->err.where = saved;
     rec_restore(saved_recording);
-    Value fv = obj_val(V_ENV, frame);
-    v_release(fv);
+    value_frame_drop(frame);
     return r;
 }
 
@@ -969,12 +993,12 @@ Value eval_call_value(Value f, int argc, Value *argv)
     if (f.t == V_FN) {
         Closure *c = AS_FN(f);
         if (!c->fn && argc > 0 && is_seq(argv[0])) value_seq_check_numbers(argv[0], c->label);
-        err_call_push(c->fn ? c->fn->name : c->label);
+        call_push(c->fn ? c->fn->name : c->label);
         Value r;
         if (!c->fn) r = ad_derived_call(c, argc, argv);
         else if (c->fn->records && fwd_needs_tape(argc, argv)) r = fwd_call_on_tape(f, argc, argv);
         else r = call_closure(c, argc, argv);
-        err_call_pop();
+        call_pop();
         return r;
     }
     err_raise("cannot call %s", value_type_name(f));
@@ -984,9 +1008,47 @@ Value eval_call_value(Value f, int argc, Value *argv)
  * takes no d(...) or x@k) by threaded.c: eval_call_value's path for it. */
 Value eval_call_closure(Closure *c, int argc, Value *argv)
 {
-    err_call_push(c->fn->name);
+    call_push(c->fn->name);
     Value r = call_closure(c, argc, argv);
-    err_call_pop();
+    call_pop();
+    return r;
+}
+
+/* The same call with the arguments given over (argv's references are
+ * taken): a frame that keeps no versions gets them as they are, moved,
+ * not retained and released (call_closure's work for them, nothing else);
+ * a call it would refuse, or that keeps versions, goes the general way. */
+Value eval_call_closure_taking(Closure *c, int argc, Value *argv)
+{
+    FnInfo *f = c->fn;
+    if (__builtin_expect(argc != f->nparams || (f->labels && G->tape.recording) ||
+                         G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
+        Value r = eval_call_closure(c, argc, argv);
+        for (int i = 0; i < argc; i++) v_release(argv[i]);
+        return r;
+    }
+    call_push(f->name);
+    err_check_interrupt();
+    Env *frame = value_frame_new(f, c->env, f->nslots);
+    for (int i = 0; i < argc; i++) {
+        frame->slots[i] = argv[i];
+        if (argv[i].t != V_NUM) frame->slots[i] = value_bind_copy(argv[i]);
+    }
+    int saved_recording = G->tape.recording;
+    Env *caller = G->eval.run.frame;
+    const Chunk *saved_chunk = G->err.where.chunk;
+    const Node *saved_node = G->err.where.node;
+    G->err.where.chunk = f->chunk;
+    G->eval.run.call_depth++;
+    G->eval.run.frame = frame;
+    Value r = run_body(c, frame);
+    G->eval.run.frame = caller;
+    G->eval.run.call_depth--;
+    G->err.where.chunk = saved_chunk;
+    G->err.where.node = saved_node;
+    rec_restore(saved_recording);
+    value_frame_drop(frame);
+    call_pop();
     return r;
 }
 

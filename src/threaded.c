@@ -269,9 +269,8 @@ static inline __attribute__((always_inline)) Value call_named(Node *n, Env *env,
     Value args[CALL_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = EV(n->list[i], env);
     G->err.where.node = n;
-    Value r = eval_call_closure(c, n->n, args);
-    for (int i = 0; i < n->n; i++) v_release(args[i]);
-    v_release(obj_val(V_FN, c));
+    Value r = eval_call_closure_taking(c, n->n, args);
+    if (--c->h.rc == 0) value_obj_free(&c->h);
     return r;
 }
 
@@ -470,12 +469,24 @@ static int ex_block(Node *n, Env *env)
     return code;
 }
 
+/* A range bound: a leaf holding a whole number read in place (det's
+ * `0..m`), anything else (and every error) by eval_range_bound. A leaf
+ * evaluates nothing, so reading it twice is reading it once. */
+static inline __attribute__((always_inline)) double range_bound(Node *e, Env *env)
+{
+    double x;
+    uint32_t id;
+    if (e->leaf && leaf_read(e, env, e->leaf, &x, &id) && x > -2147483648.0 && x < 2147483648.0 && (double)(int)x == x)
+        return x;
+    return eval_range_bound(e, env);
+}
+
 /* for i in lo..hi { ... }, i a local: exec_for's loop, the counter
  * written straight into its slot. */
 static int ex_for_local(Node *n, Env *env)
 {
     G->err.where.node = n;
-    double lo = eval_range_bound(n->a, env), hi = eval_range_bound(n->b, env);
+    double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
     Node *body = n->list[0];
     int code = EXEC_NORMAL;
     Value *slots = env->slots;

@@ -169,6 +169,34 @@ Env *value_env_new(FnInfo *fn, Env *parent, int n)
     return e;
 }
 
+/* A frame kept by closures in its own slots (a recursive local function,
+ * det's minor: `minor = fn(m) { ... minor(m - 1) ... }`) is a cycle that
+ * counting never frees: it waited for the collector, with all it held
+ * (arrays, tape entries). When the call ends and nothing else holds the
+ * frame (every reference but the call's is such a closure, held by that
+ * slot alone), those slots are cleared, which ends the cycle, and the frame
+ * goes now. Otherwise (a closure returned or stored elsewhere, a view,
+ * a checkpointed loop's record) the call's reference is dropped as any. */
+void value_frame_drop_slow(Env *e)
+{
+    if (e->h.rc > 1) {
+        uint32_t own = 0;
+        for (int i = 0; i < e->n; i++) {
+            Value v = e->slots[i];
+            own += v.t == V_FN && AS_FN(v)->env == e && AS_FN(v)->h.rc == 1;
+        }
+        if (own && own == e->h.rc - 1)
+            for (int i = 0; i < e->n; i++) {
+                Value v = e->slots[i];
+                if (v.t == V_FN && AS_FN(v)->env == e && AS_FN(v)->h.rc == 1) {
+                    e->slots[i] = (Value){ 0 };
+                    v_release(v);       /* the closure goes, and its reference to e */
+                }
+            }
+    }
+    v_release(obj_val(V_ENV, e));
+}
+
 /* Release what o holds, then o itself. */
 void value_obj_free(Obj *o)
 {
@@ -215,7 +243,11 @@ void value_obj_free(Obj *o)
             e->cell->env = NULL;
             value_envcell_release(e->cell);
         }
-        for (int i = 0; i < e->n; i++) v_release(e->slots[i]);
+        for (int i = 0; i < e->n; i++) {     /* a spare frame's slots are cleared (value_frame_new) */
+            Value v = e->slots[i];
+            memset(&e->slots[i], 0, sizeof(Value));
+            v_release(v);
+        }
         if (e->vers) {
             for (int i = 0; i < e->n; i++) version_log_free(&e->vers[i]);
             free(e->vers);

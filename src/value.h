@@ -11,6 +11,7 @@
 #define WG_VALUE_H
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "ast.h"
 
 typedef enum {
@@ -224,6 +225,9 @@ static inline Value dual_tan(const Dual *d, int j)
     return d->form & DUAL_UNBOXED ? num_val(dual_td(d)[j]) : d->t[j];
 }
 Env    *value_env_new(FnInfo *fn, Env *parent, int n);
+/* A call's frame ends (the call drops its reference), when the inline
+ * value_frame_drop cannot take the short way: what else holds it. */
+void    value_frame_drop_slow(Env *e);
 
 /* Arrays and views alike: length, element read (borrowed), element slot.
  * Inline: every element loop of the evaluator and the builtins runs here. */
@@ -362,6 +366,47 @@ static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
     d->form = wide ? DUAL_WIDE : DUAL_UNBOXED;
     d->plain = !wide;       /* unboxed: finished once the caller fills p and the doubles */
     return d;
+}
+/* A call's frame of n slots in parent, for fn: a spare one when one waits
+ * (value_env_new's otherwise). Its slots are cleared: a frame's are as it
+ * gives them back, before it waits as a spare. */
+static inline Env *value_frame_new(FnInfo *fn, Env *parent, int n)
+{
+    ValueState *vs = &G->value;
+    if (n > ENV_SPARE_SLOTS || !vs->nspare_envs[n]) return value_env_new(fn, parent, n);
+    Env *e = vs->spare_envs[n][--vs->nspare_envs[n]];
+    e->h.rc = 1;             /* type and n are as it left them, mark 0 */
+    gc_link_inline(&e->h);
+    e->parent = parent;
+    if (parent) parent->h.rc++;
+    e->fn = fn;
+    e->vers = NULL;
+    e->cell = NULL;
+    e->born = ++vs->env_made;
+    return e;
+}
+/* The call that made frame e ends: a frame nothing else holds (no
+ * closure kept it, no view of its arrays, no versions) gives its slots
+ * back and waits as a spare; the rest, value_frame_drop_slow. */
+static inline void value_frame_drop(Env *e)
+{
+    ValueState *vs = &G->value;
+    if (e->h.rc != 1 || e->vers || e->cell) {
+        value_frame_drop_slow(e);
+        return;
+    }
+    for (Value *s = e->slots, *end = s + e->n; s < end; s++) {
+        Value v = *s;
+        memset(s, 0, sizeof *s);       /* (one store; a compound literal took several) */
+        v_release(v);
+    }
+    Env *parent = e->parent;
+    gc_unlink_inline(&e->h);
+    if (e->n <= ENV_SPARE_SLOTS && vs->nspare_envs[e->n] < ENV_SPARE)
+        vs->spare_envs[e->n][vs->nspare_envs[e->n]++] = e;
+    else
+        free(e);
+    if (parent && --parent->h.rc == 0) value_obj_free(&parent->h);
 }
 /* A dual (unlinked, released) waits as a spare, or goes back to malloc. */
 static inline void dual_spare_put(Dual *d)
