@@ -553,8 +553,20 @@ static inline int32_t far_hash_find(uint32_t id)
  * slots that follow it, so that their fields rise by one an entry. */
 static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
 {
-    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1;
-    if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return 1;   /* near the cap: one by one */
+    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r;
+    TapeFarHash *h = G->tape.far_hash;
+    for (r = 0; r < FAR_RUNS; r++)      /* the run as far as it was found before */
+        if (h->run_stamp[r] == h->now && h->run_id[r] == id && h->run_slot[r] == s0) {
+            k = h->run_len[r];
+            break;
+        }
+    if (k >= m) return m;
+    if (r == FAR_RUNS) {
+        r = h->run_next++ % FAR_RUNS;
+        h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0;
+    }
+    h->run_len[r] = k;
+    if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return k;   /* near the cap: one by one (but those found) */
     reserve_far(G->tape.nfar + m);
     for (; k < m; k++) {
         int32_t s = far_hash_find(id + k);
@@ -567,6 +579,7 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
         G->tape.tables.far[G->tape.nfar++] = id + k;
         far_hash_put(id + k, used);
     }
+    h->run_len[r] = k;
     return k;
 }
 
@@ -604,12 +617,8 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
         uint32_t m = left < chunk_left ? left : chunk_left, fa, ia, fb, ib;
         uint32_t ida = a ? a + k * sa : 0, idb = b ? b + k * sb : 0;
         uint32_t ma = field_span(i, ida, sa, m, &fa, &ia), mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0;
-        if (!mb) {                      /* this entry as tape_push_raw records it */
-            fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
-            if ((fa | fb) < (1u << 12)) {
-                G->tape.code[i] = (uint32_t)op | fa << 8 | fb << 20;
-                G->tape.n = ++i;
-            } else i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
+        if (!mb) {      /* an operand has no field (the chunk's far table is full): a wide entry, as tape_push_raw makes it */
+            i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
             continue;
         }
         uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
