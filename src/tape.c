@@ -553,19 +553,21 @@ static inline int32_t far_hash_find(uint32_t id)
  * slots that follow it, so that their fields rise by one an entry. */
 static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
 {
-    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r;
+    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r, o = 0;
     TapeFarHash *h = G->tape.far_hash;
-    for (r = 0; r < FAR_RUNS; r++)      /* the run as far as it was found before */
-        if (h->run_stamp[r] == h->now && h->run_id[r] == id && h->run_slot[r] == s0) {
-            k = h->run_len[r];
+    for (r = 0; r < FAR_RUNS; r++) {    /* the run as far as it was found before (id inside it, o on) */
+        o = id - h->run_id[r];
+        if (h->run_stamp[r] == h->now && o < h->run_len[r] && h->run_slot[r] + o == s0) {
+            k = h->run_len[r] - o;
             break;
         }
+    }
     if (k >= m) return m;
     if (r == FAR_RUNS) {
         r = h->run_next++ % FAR_RUNS;
-        h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0;
+        h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0, o = 0;
     }
-    h->run_len[r] = k;
+    h->run_len[r] = o + k;
     if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return k;   /* near the cap: one by one (but those found) */
     reserve_far(G->tape.nfar + m);
     for (; k < m; k++) {
@@ -579,7 +581,7 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
         G->tape.tables.far[G->tape.nfar++] = id + k;
         far_hash_put(id + k, used);
     }
-    h->run_len[r] = k;
+    h->run_len[r] = o + k;
     return k;
 }
 
