@@ -620,7 +620,25 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
         uint32_t ida = a ? a + k * sa : 0, idb = b ? b + k * sb : 0;
         uint32_t ma = field_span(i, ida, sa, m, &fa, &ia), mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0;
         if (!mb) {      /* an operand has no field (the chunk's far table is full): a wide entry, as tape_push_raw makes it */
-            i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
+            if (tape_bytes() + (size_t)m * (sizeof(TapeArgs) + ENTRY_BYTES) <= G->tape.limit) {   /* (else the cap is near: one by one) */
+                /* and so is every entry left in the chunk's piece, one at
+                 * a time: with no slot to give, an operand's field is its
+                 * distance's, its slot's or none (as it is for
+                 * field_span), and the wide ones' room is had at once */
+                reserve_wide(G->tape.nwide + m);
+                uint32_t kw = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)], *code = G->tape.code;
+                TapeArgs *wide = G->tape.tables.wide + G->tape.nwide;
+                for (uint32_t e = 0; e < m; e++, i++, ida += ida ? sa : 0, idb += idb ? sb : 0) {
+                    fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
+                    if ((fa | fb) < (1u << 12)) code[i] = (uint32_t)op | fa << 8 | fb << 20;
+                    else {
+                        *wide++ = (TapeArgs){ ida, idb };
+                        code[i] = (uint32_t)op | TAPE_WIDE | kw++ << 8;
+                    }
+                }
+                G->tape.nwide = (size_t)(wide - G->tape.tables.wide);
+                G->tape.n = i;
+            } else i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
             continue;
         }
         uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
