@@ -155,12 +155,12 @@ static RunVals run_vals(const RunSide *s)
 }
 
 /* Records op over a and b (their kinds in r, checked, the tape's room
- * reserved) as one run of n elements, their numbers into e[0 .. n - 1]:
- * the values computed into the tape's value column in one loop
+ * reserved) as one run of n elements; returns its first id. The values
+ * computed into the tape's value column in one loop
  * (num_apply_f64_n: the op's value column, vectorised for arithmetic),
  * the n entries' codes written a chunk at a time (tape_push_elems: ids
- * base + j, operands a + j or one id), then the numbers. */
-static RUN_VECTORISE void run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n, Value *e)
+ * base + j, operands a + j or one id). */
+static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n)
 {
     run_constants(op, a, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, n, &r.kb, &r.b);
@@ -174,12 +174,20 @@ static RUN_VECTORISE void run_record(int op, int unary, const RunSide *a, const 
     if ((KINK_OPS >> op) & 1)
         for (int j = 0; j < n; j++)
             kink_note_op(op, va.p[j * va.stride], unary ? 0 : vb.p[j * vb.stride], base + (uint32_t)j);
-    for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
     r.kind = TAPE_RUN_ELEMWISE;
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
     r.base = base;
     tape_run_add(&r);
+    return base;
+}
+
+/* The numbers of a run's n elements from base on, into e (made after the
+ * recording: an error in it leaves no array of unset elements). */
+static RUN_VECTORISE void run_numbers(uint32_t base, int n, Value *e)
+{
+    const double *v = tape_vals() + base;
+    for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
 }
 
 static int run_applies(int op, int n)
@@ -199,9 +207,10 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
     if (!unary && !run_operand(&sb, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
     if (!tape_reserve(2 * (uint32_t)n + 2)) return 0;      /* the elements and constants */
+    uint32_t base = run_record(op, unary, &sa, &sb, r, n);
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
-    run_record(op, unary, &sa, &sb, r, n, s->v);
+    run_numbers(base, n, s->v);
     *out = obj_val(V_ARR, s);
     return 1;
 }
@@ -253,12 +262,13 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         err_scratch_free(run);
         return 0;
     }
-    Storage *s = value_storage_unfilled(rows * cols);
-    s->known = KNOWN_NOHEAP;
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        run_record(op, 0, &sa, &sb, run[i], cols, s->v + (long)i * cols);
+        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols);
     }
+    Storage *s = value_storage_unfilled(rows * cols);
+    s->known = KNOWN_NOHEAP;
+    for (int i = 0; i < rows; i++) run_numbers(run[i].base, cols, s->v + (long)i * cols);
     err_scratch_free(run);
     storage_set_shape(s, 2, rows, cols);
     *out = obj_val(V_ARR, s);
