@@ -87,23 +87,22 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
     uint32_t first = e[0].id;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* an element's type and id as one word (the padding between them
-     * masked off): every element a number of id first + i (a run), or of
-     * id 0 (constants), told in one pass with no branch */
+     * masked off), each checked in one pass with no branch: with first
+     * set, every element a number of id first + i (a run); with first 0,
+     * every element a number of id 0 (constants) */
     _Static_assert(offsetof(Value, t) == 0 && offsetof(Value, id) == 4, "Value's type and id in its first word");
-    uint64_t seq = 0, none = 0, want = (uint64_t)first << 32 | V_NUM;
-    for (int i = 0; i < n; i++, e += stride, want += 1ull << 32) {
+    uint64_t bad = 0, want = (uint64_t)first << 32 | V_NUM, step = first ? 1ull << 32 : 0;
+    for (int i = 0; i < n; i++, e += stride, want += step) {
         uint64_t w;
         memcpy(&w, e, sizeof w);
-        w &= 0xFFFFFFFF000000FFull;
-        seq |= w ^ want;
-        none |= w ^ V_NUM;
+        bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
     }
-    if (!none) {
+    if (bad) return 0;
+    if (!first) {
         *kind = TAPE_RUN_NONE;
         *id = 0;
         return 1;
     }
-    if (seq || !first) return 0;
 #else
     uint32_t ids = 0, off = 0;
     int nums = 1;
@@ -300,7 +299,7 @@ static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
 
 /* Factor x's ids and values, element p = (i, t) of a rows x cols factor
  * at ids[i * cols + t] (tr 0) or ids[t * rows + i] (tr 1: transposed). */
-static void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t first, uint32_t *ids, double *v)
+static inline __attribute__((always_inline)) void factor_fill(Value x, int rows, int cols, int tr, uint8_t kind, uint32_t first, uint32_t *ids, double *v)
 {
     RunElems r = run_elems(x);
     for (int i = 0; i < rows; i++)
