@@ -31,6 +31,8 @@
  * element as before. Recorded sweeps
  * (derivatives of derivatives) still record one adjoint op per element:
  * exact, not yet array-shaped. */
+#include <stddef.h>
+#include <string.h>
 #include "arrayrun.h"
 #include "arith.h"
 #include "kinks.h"
@@ -53,49 +55,86 @@ static RunElems run_elems(Value x)
 #define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap")))
 
 /* Whether one of entries first .. first + n - 1 is a constant entry. */
-static RUN_VECTORISE int any_const(uint32_t first, int n)
+static int any_const(uint32_t first, int n)
 {
     const uint32_t *code = tape_codes() + first;
-    uint32_t konst = 0;
-    for (int i = 0; i < n; i++) konst |= (code[i] & TAPE_OPMASK) == OP_CONST;
-    return konst != 0;
+    for (int i = 0; i < n; i++)
+        if ((code[i] & TAPE_OPMASK) == OP_CONST) return 1;
+    return 0;
 }
 
-/* The kind of operand x (an array or view of n, or a number) and its id;
- * 0 if it cannot be part of a run. (A loop over 16-byte values gains
- * nothing from vectors: it is left scalar.) */
-static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+/* One operand of a run: n elements e[j * stride] (is_arr), or the number x. */
+typedef struct { int is_arr; RunElems e; Value x; } RunSide;
+
+static RunSide run_side(Value x, int is_arr)
 {
-    if (!is_arr) {
-        if (x.t != V_NUM) return 0;
-        *kind = x.id ? TAPE_RUN_ONE : TAPE_RUN_NONE;
-        *id = x.id;
+    RunSide s = { is_arr, { NULL, 0 }, x };
+    if (is_arr) s.e = run_elems(x);
+    return s;
+}
+
+/* Operand s of n elements as a LIST: any ids, every element a recorded
+ * number (so that every element records an entry, as the per-element
+ * path would), its ids read back from the elements' entries (a leaf
+ * before a run: ode's f(x, y) = x[0], then x[i] * y[i - 1]); 0 if some
+ * element is not. */
+static int run_list(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+{
+    const Value *e = s->e.e;
+    for (int i = 0; i < n; i++, e += s->e.stride)
+        if (e->t != V_NUM || !e->id) return 0;
+    *kind = TAPE_RUN_LIST;
+    *id = 0;
+    return 1;
+}
+
+/* The kind of operand s (n elements, or a number) and its id; 0 if it
+ * cannot be part of a run. (A loop over 16-byte values gains nothing
+ * from vectors: it is left scalar.) */
+static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+{
+    if (!s->is_arr) {
+        if (s->x.t != V_NUM) return 0;
+        *kind = s->x.id ? TAPE_RUN_ONE : TAPE_RUN_NONE;
+        *id = s->x.id;
         return 1;
     }
-    if (x.t != V_ARR && x.t != V_VIEW) return 0;
-    RunElems r = run_elems(x);
-    uint32_t first = r.e[0].id, ids = 0, off = 0;
+    const Value *e = s->e.e;
+    long stride = s->e.stride;
+    uint32_t first = e[0].id;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* an element's type and id as one word (the padding between them
+     * masked off), each checked in one pass with no branch: with first
+     * set, every element a number of id first + i (a run); with first 0,
+     * every element a number of id 0 (constants) */
+    _Static_assert(offsetof(Value, t) == 0 && offsetof(Value, id) == 4, "Value's type and id in its first word");
+    uint64_t bad = 0, want = (uint64_t)first << 32 | V_NUM, step = first ? 1ull << 32 : 0;
+    for (int i = 0; i < n; i++, e += stride, want += step) {
+        uint64_t w;
+        memcpy(&w, e, sizeof w);
+        bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
+    }
+    if (!bad && !first) {
+        *kind = TAPE_RUN_NONE;
+        *id = 0;
+        return 1;
+    }
+    /* constant entries are not operands a run can give adjoints to */
+    if (!bad && !any_const(first, n)) {
+        *kind = TAPE_RUN_SEQ;
+        *id = first;
+        return 1;
+    }
+#else
+    uint32_t ids = 0, off = 0;
     int nums = 1;
     /* off: some element's id is not first + its index (or, with first 0,
      * some element is recorded) */
-    if (r.stride == 1 && (storage_of(x)->known & KNOWN_NOHEAP))     /* numbers, every one */
-        for (int i = 0; i < n; i++) {
-            ids |= r.e[i].id;
-            off |= r.e[i].id - (first + (uint32_t)i);
-        }
-    else if (r.stride == 1)
-        for (int i = 0; i < n; i++) {
-            nums &= r.e[i].t == V_NUM;
-            ids |= r.e[i].id;
-            off |= r.e[i].id - (first + (uint32_t)i);
-        }
-    else
-        for (int i = 0; i < n; i++) {
-            const Value *e = &r.e[i * r.stride];
-            nums &= e->t == V_NUM;
-            ids |= e->id;
-            off |= e->id - (first + (uint32_t)i);
-        }
+    for (int i = 0; i < n; i++, e += stride) {
+        nums &= e->t == V_NUM;
+        ids |= e->id;
+        off |= e->id ^ (first + (uint32_t)i);
+    }
     if (!nums) return 0;
     if (!ids) {
         *kind = TAPE_RUN_NONE;
@@ -108,24 +147,15 @@ static int run_operand(Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
         *id = first;
         return 1;
     }
-    /* any other ids, every element recorded (so that every element
-     * records an entry, as the per-element path would): a LIST, its ids
-     * read back from the elements' entries (a leaf before a run: ode's
-     * f(x, y) = x[0], then x[i] * y[i - 1]) */
-    uint32_t zero = 0;
-    for (int i = 0; i < n; i++) zero |= !r.e[i * r.stride].id;
-    if (zero) return 0;
-    *kind = TAPE_RUN_LIST;
-    *id = 0;
-    return 1;
+#endif
+    return run_list(s, n, kind, id);
 }
 
 /* A LIST operand's ids, element by element, in scratch (the caller frees). */
-static uint32_t *list_ids(Value x, int n)
+static uint32_t *list_ids(const RunSide *s, int n)
 {
-    RunElems r = run_elems(x);
     uint32_t *ids = err_scratch_uninit(sizeof(uint32_t) * (size_t)n);
-    for (int i = 0; i < n; i++) ids[i] = r.e[i * r.stride].id;
+    for (int i = 0; i < n; i++) ids[i] = s->e.e[i * s->e.stride].id;
     return ids;
 }
 
@@ -155,16 +185,15 @@ static void push_elems(int op, const uint32_t *la, uint32_t a, uint32_t sa, cons
     }
 }
 
-/* The len elements of x (a plain array or view of numbers) as a run of
+/* The len elements r (of a plain array or view of numbers) as a run of
  * constant entries, the ones arith_const_id would give them one after
  * another, written in one loop (tape_push_elems: no per-element push),
  * with a record of its own (an elementwise run of OP_CONST, no operand)
  * so that the plain sweep, meeting its top, goes on below it in one step
  * (sweep.c's array runs: nothing to give) instead of one an entry: llsq's
  * x @ P with P constant has 32768. Returns the first's id. */
-static RUN_VECTORISE uint32_t run_push_consts(Value x, int len)
+static RUN_VECTORISE uint32_t run_push_consts(RunElems r, int len)
 {
-    RunElems r = run_elems(x);
     if (!tape_reserve((uint32_t)len)) {    /* at the memory cap: one by one, which says so */
         uint32_t first = arith_const_id(r.e[0].u.n);
         for (int i = 1; i < len; i++) arith_const_id(r.e[i * r.stride].u.n);
@@ -186,15 +215,15 @@ static RUN_VECTORISE uint32_t run_push_consts(Value x, int len)
 
 /* Constant operands whose values op reads go on the tape: a number once,
  * an array as a run of constant entries. */
-static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+static void run_constants(int op, const RunSide *s, int n, uint8_t *kind, uint32_t *id)
 {
     if (*kind != TAPE_RUN_NONE || !needs_operand_values(op)) return;
-    if (!is_arr) {
-        *id = arith_const_id(x.u.n);
+    if (!s->is_arr) {
+        *id = arith_const_id(s->x.u.n);
         *kind = TAPE_RUN_ONE;
         return;
     }
-    *id = run_push_consts(x, n);
+    *id = run_push_consts(s->e, n);
     *kind = TAPE_RUN_CONSTS;
 }
 
@@ -204,33 +233,25 @@ static void run_constants(int op, Value x, int is_arr, int n, uint8_t *kind, uin
  * loops vectorise); another array where its elements are. */
 typedef struct { const double *p; long stride; } RunVals;
 
-static RunVals run_vals(const Value *x, int is_arr, uint8_t kind, uint32_t id)
+static RunVals run_vals(const RunSide *s, uint8_t kind, uint32_t id)
 {
-    if (!is_arr) return (RunVals){ &x->u.n, 0 };
+    if (!s->is_arr) return (RunVals){ &s->x.u.n, 0 };
     if (kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS) return (RunVals){ tape_vals() + id, 1 };
-    RunElems r = run_elems(*x);
-    return (RunVals){ &r.e[0].u.n, r.stride * (long)(sizeof(Value) / sizeof(double)) };
+    return (RunVals){ &s->e.e[0].u.n, s->e.stride * (long)(sizeof(Value) / sizeof(double)) };
 }
 
-/* op over a and b as one array run, into a new array *out of n
- * elements; 0 if it does not apply (nothing was made or recorded then).
- * The values are computed into the tape's value column in one loop
+/* Records op over a and b (their kinds in r, checked, the tape's room
+ * reserved) as one run of n elements; returns its first id. The values
+ * computed into the tape's value column in one loop
  * (num_apply_f64_n: the op's value column, vectorised for arithmetic),
  * the n entries' codes written a chunk at a time (tape_push_elems: ids
- * base + j, operands a + j or one id), then the result's numbers. */
-RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+ * base + j, operands a + j or one id). */
+static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n)
 {
-    int unary = num_op_arity[op] < 2;
-    if (n < 2 || !G->tape.recording || G->num.backend != BK_F64 || !num_op_ids[op] || num_op_arity[op] < 1) return 0;
-    TapeRun r = { 0 };
-    if (!run_operand(a, na >= 0, n, &r.ka, &r.a)) return 0;
-    if (!unary && !run_operand(b, nb >= 0, n, &r.kb, &r.b)) return 0;
-    if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
-    if (!tape_reserve(2 * (uint32_t)n + 2)) return 0;      /* the elements and constants */
-    run_constants(op, a, na >= 0, n, &r.ka, &r.a);
-    if (!unary) run_constants(op, b, nb >= 0, n, &r.kb, &r.b);
+    run_constants(op, a, n, &r.ka, &r.a);
+    if (!unary) run_constants(op, b, n, &r.kb, &r.b);
     else r.kb = TAPE_RUN_NONE, r.b = 0;
-    RunVals va = run_vals(&a, na >= 0, r.ka, r.a), vb = unary ? va : run_vals(&b, nb >= 0, r.kb, r.b);
+    RunVals va = run_vals(a, r.ka, r.a), vb = unary ? va : run_vals(b, r.kb, r.b);
     uint32_t base = tape_size();
     double *v = tape_reserved_vals();
     num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v, (uint32_t)n);
@@ -242,16 +263,104 @@ RUN_VECTORISE int arrayrun_elementwise(int op, Value a, Value b, int na, int nb,
     if ((KINK_OPS >> op) & 1)
         for (int j = 0; j < n; j++)
             kink_note_op(op, va.p[j * va.stride], unary ? 0 : vb.p[j * vb.stride], base + (uint32_t)j);
-    Storage *s = value_storage_unfilled(n);
-    s->known = KNOWN_NOHEAP;
-    Value *e = s->v;
-    for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
-    *out = obj_val(V_ARR, s);
     r.kind = TAPE_RUN_ELEMWISE;
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
     r.base = base;
     tape_run_add(&r);
+    return base;
+}
+
+/* The numbers of a run's n elements from base on, into e (made after the
+ * recording: an error in it leaves no array of unset elements). */
+static RUN_VECTORISE void run_numbers(uint32_t base, int n, Value *e)
+{
+    const double *v = tape_vals() + base;
+    for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
+}
+
+static int run_applies(int op, int n)
+{
+    return n >= 2 && G->tape.recording && G->num.backend == BK_F64 && num_op_ids[op] && num_op_arity[op] >= 1;
+}
+
+/* op over a and b as one array run, into a new array *out of n
+ * elements; 0 if it does not apply (nothing was made or recorded then). */
+int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    int unary = num_op_arity[op] < 2;
+    if (!run_applies(op, n)) return 0;
+    TapeRun r = { 0 };
+    RunSide sa = run_side(a, na >= 0), sb = unary ? sa : run_side(b, nb >= 0);
+    if (!run_operand(&sa, n, &r.ka, &r.a)) return 0;
+    if (!unary && !run_operand(&sb, n, &r.kb, &r.b)) return 0;
+    if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
+    if (!tape_reserve(2 * (uint32_t)n + 2)) return 0;      /* the elements and constants */
+    uint32_t base = run_record(op, unary, &sa, &sb, r, n);
+    Storage *s = value_storage_unfilled(n);
+    s->known = KNOWN_NOHEAP;
+    run_numbers(base, n, s->v);
+    *out = obj_val(V_ARR, s);
+    return 1;
+}
+
+/* Side s's row i of a rows x cols broadcast (matrix.c): a whole row of
+ * the matrix, its one row again, or one number (a column's). */
+static RunSide broadcast_row(const Storage *s, int i)
+{
+    long at = s->rows == 1 ? 0 : (long)i * s->cols;
+    if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at] };
+    return (RunSide){ 1, { s->v + at, 1 }, nil_val() };
+}
+
+/* x op y of two matrices where one or both are broadcast (a row or a
+ * column against rows x cols) and a broadcast one is recorded (its
+ * expanded copy repeats ids: no run, element by element), recorded as one
+ * run a row: row i is the run x's row i op y's row i, as
+ * arrayrun_elementwise records it for those rows as arrays (or a column's
+ * number), the rows one after another: the elements per-element recording
+ * makes, in its order, each row's constants before it. 0 if it does not
+ * apply (a broadcast constant's expanded copy is a run already; some row's
+ * operands cannot be a run, or record nothing): nothing was made or
+ * recorded then. */
+int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
+{
+    if (num_op_arity[op] != 2 || !run_applies(op, cols) || rows < 1) return 0;
+    const Storage *x = AS_ARR(a), *y = AS_ARR(b);
+    /* every row's kinds first: nothing is recorded unless all qualify (a
+     * broadcast row is looked at once) */
+    TapeRun *run = err_scratch_uninit(sizeof(TapeRun) * (size_t)rows);
+    int wide_a = x->rows != rows || x->cols != cols, wide_b = y->rows != rows || y->cols != cols, repeats = 0;
+    for (int i = 0; i < rows; i++) {
+        TapeRun *r = &run[i];
+        *r = (TapeRun){ 0 };
+        RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
+        int ok = i && x->rows == 1 ? (r->ka = run[0].ka, r->a = run[0].a, 1) : run_operand(&sa, cols, &r->ka, &r->a);
+        ok = ok && (i && y->rows == 1 ? (r->kb = run[0].kb, r->b = run[0].b, 1) : run_operand(&sb, cols, &r->kb, &r->b));
+        if (!ok || (r->ka == TAPE_RUN_NONE && r->kb == TAPE_RUN_NONE)) {
+            err_scratch_free(run);
+            return 0;
+        }
+        repeats |= (wide_a && r->ka != TAPE_RUN_NONE) || (wide_b && r->kb != TAPE_RUN_NONE);
+    }
+    if (!repeats) {     /* constants broadcast: the expanded arrays are one run (matrix.c) */
+        err_scratch_free(run);
+        return 0;
+    }
+    if ((uint64_t)rows * (2 * (uint64_t)cols + 2) > 0xF0000000u || !tape_reserve((uint32_t)rows * (2 * (uint32_t)cols + 2))) {
+        err_scratch_free(run);
+        return 0;
+    }
+    for (int i = 0; i < rows; i++) {
+        RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
+        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols);
+    }
+    Storage *s = value_storage_unfilled(rows * cols);
+    s->known = KNOWN_NOHEAP;
+    for (int i = 0; i < rows; i++) run_numbers(run[i].base, cols, s->v + (long)i * cols);
+    err_scratch_free(run);
+    storage_set_shape(s, 2, rows, cols);
+    *out = obj_val(V_ARR, s);
     return 1;
 }
 
@@ -370,7 +479,7 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
     if (!tape_reserve((uint32_t)(len[0] + len[1] + m * n))) return 0;
     for (int s = 0; s < 2; s++)
         if (kind[s] == TAPE_RUN_NONE) {     /* the dot entries read their values */
-            first[s] = run_push_consts(x[s], len[s]);
+            first[s] = run_push_consts(run_elems(x[s]), len[s]);
             kind[s] = TAPE_RUN_CONSTS;
         }
     /* the factors' values row by row: a run's are its entries' (tape_vals),

@@ -10,6 +10,10 @@
  * number), n the result's, into a new array *out (every element of a and
  * b is then a number: the caller's checks are not needed). */
 int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out);
+/* a op b of two matrices, one or both broadcast (a row or a column)
+ * against rows x cols, as one run a row, into a new rows x cols matrix
+ * *out. */
+int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out);
 /* a (m x k) @ b (k x n) into r's m * n elements. */
 int arrayrun_product(Value a, Value b, int m, int k, int n, Value r);
 /* out[r] = x . row r of Y (rows x len, row-major), each sum in order from 0 */

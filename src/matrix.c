@@ -220,7 +220,8 @@ Value mat_elementwise(int op, Value a, Value b)
     int rows, cols;
     Value r0;
     if (!fit(x->rows, y->rows, &rows) || !fit(x->cols, y->cols, &cols)) mismatch(arith_op_symbol(op), a, b);
-    if ((x->rows != y->rows || x->cols != y->cols) && broadcast_plain(op, x, y, rows, cols, &r0)) return r0;
+    if ((x->rows != y->rows || x->cols != y->cols)
+        && (broadcast_plain(op, x, y, rows, cols, &r0) || arrayrun_broadcast(op, a, b, rows, cols, &r0))) return r0;
     Value ea = expand(a, rows, cols), eb = expand(b, rows, cols);
     Value r = arith_elementwise_flat(op, ea, eb);
     v_release(ea);

@@ -567,8 +567,22 @@ static inline int32_t far_hash_find(uint32_t id)
  * slots that follow it, so that their fields rise by one an entry. */
 static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
 {
-    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1;
-    if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return 1;   /* near the cap: one by one */
+    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r, o = 0;
+    TapeFarHash *h = G->tape.far_hash;
+    for (r = 0; r < FAR_RUNS; r++) {    /* the run as far as it was found before (id inside it, o on) */
+        o = id - h->run_id[r];
+        if (h->run_stamp[r] == h->now && o < h->run_len[r] && h->run_slot[r] + o == s0) {
+            k = h->run_len[r] - o;
+            break;
+        }
+    }
+    if (k >= m) return m;
+    if (r == FAR_RUNS) {
+        r = h->run_next++ % FAR_RUNS;
+        h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0, o = 0;
+    }
+    h->run_len[r] = o + k;
+    if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return k;   /* near the cap: one by one (but those found) */
     reserve_far(G->tape.nfar + m);
     for (; k < m; k++) {
         int32_t s = far_hash_find(id + k);
@@ -581,6 +595,7 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
         G->tape.tables.far[G->tape.nfar++] = id + k;
         far_hash_put(id + k, used);
     }
+    h->run_len[r] = o + k;
     return k;
 }
 
@@ -629,12 +644,33 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
         uint32_t mb = ma ? field_span(i, idb, sb, ma, &fb, &ib) : 0, used = mb ? mb : 1;
         carry = ma > used ? ma - used : 0;      /* entries of a's span left after this piece */
         if (__builtin_expect(carry != 0, 0)) fa_c = fa + used * ia, ia_c = ia;
-        if (!mb) {                      /* this entry as tape_push_raw records it */
-            fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
-            if ((fa | fb) < (1u << 12)) {
-                G->tape.code[i] = (uint32_t)op | fa << 8 | fb << 20;
-                G->tape.n = ++i;
-            } else i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
+        if (!mb) {      /* an operand has no field (the chunk's far table is full): a wide entry, as tape_push_raw makes it */
+            if (tape_bytes() + (size_t)m * (sizeof(TapeArgs) + ENTRY_BYTES) <= G->tape.limit) {   /* (else the cap is near: one by one) */
+                /* and so is every entry left in the chunk's piece, one at
+                 * a time: with no slot to give, an operand's field is its
+                 * distance's, its slot's or none (as it is for
+                 * field_span), and the wide ones' room is had at once */
+                reserve_wide(G->tape.nwide + m);
+                uint32_t kw = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)], *code = G->tape.code;
+                TapeArgs *wide = G->tape.tables.wide + G->tape.nwide;
+                for (uint32_t e = 0; e < m; e++, i++, ida += ida ? sa : 0, idb += idb ? sb : 0) {
+                    fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
+                    if ((fa | fb) < (1u << 12)) code[i] = (uint32_t)op | fa << 8 | fb << 20;
+                    else {
+                        *wide++ = (TapeArgs){ ida, idb };
+                        code[i] = (uint32_t)op | TAPE_WIDE | kw++ << 8;
+                    }
+                }
+                G->tape.nwide = (size_t)(wide - G->tape.tables.wide);
+                G->tape.n = i;
+                carry = 0;                      /* the piece is done: a's span with it */
+            } else {                            /* this entry as tape_push_raw records it */
+                fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
+                if ((fa | fb) < (1u << 12)) {
+                    G->tape.code[i] = (uint32_t)op | fa << 8 | fb << 20;
+                    G->tape.n = ++i;
+                } else i = tape_push_wide((uint32_t)op, ida, idb, G->tape.val[i]) + 1;
+            }
             continue;
         }
         uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
