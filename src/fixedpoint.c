@@ -205,6 +205,45 @@ static int any_recorded(const Flat *f)
     return 0;
 }
 
+/* The change and size (max norms) over the primal parts of x and next (of
+ * one shape): the first part of each number, its primal's primal. */
+static void primal_change(const Flat *x, const Flat *next, uint32_t *si, uint32_t *vi, int primal,
+                          double *change, double *scale)
+{
+    uint32_t tag = next->shape[(*si)++];
+    if (tag) {
+        primal_change(x, next, si, vi, primal, change, scale);
+        for (int j = fwd_tag_k(tag); j > 0; j--) primal_change(x, next, si, vi, 0, change, scale);
+        return;
+    }
+    uint32_t k = (*vi)++;
+    if (!primal) return;
+    double c = fabs(next->val[k] - x->val[k]);
+    if (c > *change || c != c) *change = c;
+    if (fabs(next->val[k]) > *scale) *scale = fabs(next->val[k]);
+}
+
+/* Whether a dual x has settled although its change is over the rule: its
+ * primals meet the rule and x is back at one of its latest FIXPT_CYCLE
+ * iterates (n of them in hist, hcap parts apart). A primal flipping between
+ * neighbours of a narrow format drives its tangents round a cycle as wide
+ * as their sensitivity to it (jvp at posit32: 40 units of the tangent's own
+ * last place for one of the primal's); a cycle of the whole state is as
+ * far as the format's iteration gets. */
+#define FIXPT_CYCLE 4
+static int dual_settled(const Flat *x, const Flat *next, const double *hist, uint32_t hcap, int n, double tol)
+{
+    int back = 0;
+    for (int h = 0; h < n && !back; h++)
+        back = !memcmp(hist + (size_t)h * hcap, next->val, sizeof(double) * next->nval);
+    if (!back) return 0;
+    double change = 0, scale = 0;
+    uint32_t si = 0, vi = 0;
+    int count = next->len < 0 ? 1 : next->len;
+    for (int i = 0; i < count; i++) primal_change(x, next, &si, &vi, 1, &change, &scale);
+    return fixtape_converged(change, scale, tol);
+}
+
 /* Iterates from x0 to the fixed point, recording nothing: its parts in x.
  * x* does not depend on x0, so x0's tangents (a dual x0) are dropped; the
  * duals g makes from what it captures are kept. Whatever g records anyway
@@ -230,12 +269,16 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
     double change = NAN;
     int done = 0;
     FixProgress prog = {0};
+    double *hist = NULL;    /* a dual x's latest FIXPT_CYCLE iterates, a ring */
+    uint32_t hcap = 0;
+    int nhist = 0, hnext = 0, settled = 0;
     for (int k = 0; k < maxiter && !done; k++) {
         Flat next;
         apply(g, cur, x, &next);
         if (!same_shape(x, &next)) {    /* compared, and kept, in the union */
             widen(x, &next);
             widen(&next, x);
+            nhist = 0;
         }
         double scale = 0;
         change = 0;
@@ -244,13 +287,27 @@ static void iterate(Value g, Value x0, double tol, int maxiter, Flat *x)
             if (c > change || c != c) change = c;
             if (fabs(next.val[j]) > scale) scale = fabs(next.val[j]);
         }
+        if (!prog.met && x->nshape != x->nval && !fixtape_converged(change, scale, tol)) {
+            settled = dual_settled(x, &next, hist, hcap, nhist, tol);
+            if (hcap < x->nval) {
+                err_scratch_free(hist);
+                hcap = x->nval;
+                hist = err_scratch(sizeof(double) * FIXPT_CYCLE * (size_t)hcap);
+                nhist = 0;
+            }
+            memcpy(hist + (size_t)hnext * hcap, x->val, sizeof(double) * x->nval);
+            hnext = (hnext + 1) % FIXPT_CYCLE;
+            if (nhist < FIXPT_CYCLE) nhist++;
+        }
         done = fixtape_step(&prog, change, scale, tol);
+        if (settled) prog.met = done = 1;   /* the cycle's steps polish nothing */
         flat_free(x);
         *x = next;
         v_release(cur);
         cur = rebuild(x, NULL);
         err_check_interrupt();
     }
+    err_scratch_free(hist);
     v_release(cur);
     rec_restore(recording);
     if (tape_grew_since(mark)) {

@@ -428,13 +428,16 @@ class Gen:
         a = self.num(d)
         t, b = a
         p = self.paren(t)
+        # With writers or draws the two copies of p may differ (a call
+        # writes what the second reads): p * p + 0.25 can then be negative.
+        side = self.fe("writers") or self.fe("sidefx")
         return self.w([
             (2, lambda: ("log(1 + %s * %s)" % (p, p), math.log(1 + b * b))),
             (1, lambda: ("log(2 + sin(%s))" % strip(t), 1.1)),
             (1, lambda: ("log(sigmoid(%s))" % strip(self.sig(a)[0]), min(b, SIG_LIM) + 0.7)),
             (2, lambda: ("sqrt(1 + %s * %s)" % (p, p), math.sqrt(1 + b * b))),
             (1, lambda: ("sqrt(2 + cos(%s))" % strip(t), 1.8)),
-            (1, lambda: ("sqrt(%s * %s + 0.25)" % (p, p), b + 0.5)),
+            (1, lambda: (("sqrt(square(%s) + 0.25)" % strip(t)) if side else ("sqrt(%s * %s + 0.25)" % (p, p)), b + 0.5)),
         ])()
 
     def trig(self, d):
