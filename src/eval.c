@@ -928,6 +928,23 @@ static __attribute__((noinline, noreturn)) void depth_error(void)
     err_raise("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
 }
 
+/* A call's body in its frame, one level deeper, and back: the caller's
+ * place, frame and recording switch restored, the frame dropped. */
+static inline __attribute__((always_inline)) Value run_in_frame(Closure *c, Env *frame, Env *caller, int saved_recording)
+{
+    ErrWhere saved = G->err.where;
+    G->err.where.chunk = c->fn->chunk;
+    G->eval.run.call_depth++;
+    G->eval.run.frame = frame;
+    Value r = run_body(c, frame);
+    G->eval.run.frame = caller;
+    G->eval.run.call_depth--;
+    G->err.where = saved;
+    rec_restore(saved_recording);
+    value_frame_drop(frame);
+    return r;
+}
+
 /* A function's recording switch: a body that takes d(...) or x@k records
  * its own computation even inside nograd or a forward-only jvp. */
 static Value call_closure(Closure *c, int argc, Value *argv)
@@ -956,17 +973,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
         }
         frame->slots[i] = v;
     }
-    ErrWhere saved = G->err.where;
-    G->err.where.chunk = f->chunk;
-    G->eval.run.call_depth++;
-    G->eval.run.frame = frame;
-    Value r = run_body(c, frame);
-    G->eval.run.frame = caller;
-    G->eval.run.call_depth--;
-    G->err.where = saved;
-    rec_restore(saved_recording);
-    value_frame_drop(frame);
-    return r;
+    return run_in_frame(c, frame, caller, saved_recording);
 }
 
 Value eval_call_value(Value f, int argc, Value *argv)
@@ -1036,18 +1043,7 @@ Value eval_call_closure_taking(Closure *c, int argc, Value *argv)
     }
     int saved_recording = G->tape.recording;
     Env *caller = G->eval.run.frame;
-    const Chunk *saved_chunk = G->err.where.chunk;
-    const Node *saved_node = G->err.where.node;
-    G->err.where.chunk = f->chunk;
-    G->eval.run.call_depth++;
-    G->eval.run.frame = frame;
-    Value r = run_body(c, frame);
-    G->eval.run.frame = caller;
-    G->eval.run.call_depth--;
-    G->err.where.chunk = saved_chunk;
-    G->err.where.node = saved_node;
-    rec_restore(saved_recording);
-    value_frame_drop(frame);
+    Value r = run_in_frame(c, frame, caller, saved_recording);
     call_pop();
     return r;
 }
