@@ -1598,9 +1598,11 @@ static double *fix_solve(const FixGroup *g, const double *xbar, Cuts cuts)
         change = 0;
         for (uint32_t j = 0; j < g->n; j++) {
             next[j] = num_apply(OP_ADD, xbar[j], take_plain(&sub, g->s->ids[j]));
+            if (!isfinite(next[j]) && (next[j] == lam[j] || (next[j] != next[j] && lam[j] != lam[j])))
+                continue;       /* a nan or infinite part that stays so has not changed (a nan x_bar: nan derivatives, as a plain loop gives) */
             double c = fabs(next[j] - lam[j]);
             if (c > change || c != c) change = c;
-            if (fabs(next[j]) > scale) scale = fabs(next[j]);
+            if (isfinite(next[j]) && fabs(next[j]) > scale) scale = fabs(next[j]);
         }
         plain_free(&sub);
         double *t = lam;
