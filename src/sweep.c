@@ -1981,10 +1981,11 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
 static RUN_VECTORISE int leaf_run(const uint32_t *wrt, int n, uint32_t top)
 {
     if (n < 2 || !wrt[0] || wrt[0] + (uint32_t)n > top) return 0;
-    uint32_t off = 0, other = 0;
-    for (int j = 0; j < n; j++) off |= wrt[j] - (wrt[0] + (uint32_t)j);
+    uint32_t off = 0, other = 0, first = wrt[0];
+    const uint32_t *code = tape_codes() + first;
+    for (int j = 0; j < n; j++) off |= wrt[j] - (first + (uint32_t)j);
     if (off) return 0;
-    for (int j = 0; j < n; j++) other |= tape_opcode(wrt[0] + (uint32_t)j) != OP_LEAF;
+    for (int j = 0; j < n; j++) other |= (code[j] & TAPE_OPMASK) ^ OP_LEAF;
     return !other;
 }
 

@@ -701,10 +701,10 @@ TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n
             uint32_t c0 = OP_DERIV | TAPE_WIDE | TAPE_PACKED | f, *code = G->tape.code + i;
             double *val = G->tape.val + i;
             Value *o = out + j;
-            for (uint32_t e = 0; e < m; e++) {
+            for (uint32_t e = 0; e < m; e++) {     /* o[e] becomes num_rec(its value, i + e) */
                 code[e] = c0 + (e << 19);
                 val[e] = o[e].u.n;
-                o[e] = num_rec(val[e], i + e);
+                o[e].t = V_NUM, o[e].pad8 = 0, o[e].pad16 = 0, o[e].id = i + e;
             }
             G->tape.n = i + m;
             j += m;
