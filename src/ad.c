@@ -245,7 +245,7 @@ Value ad_gradient_at(Value r, Value x)
         kink_branches(&id, 1);
     } else {
         int n = AS_ARR(x)->n;
-        uint32_t *ids = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        uint32_t *ids = err_scratch_uninit(sizeof(uint32_t) * (size_t)(n ? n : 1));   /* each written below */
         const Value *e = AS_ARR(x)->v;
         if (AS_ARR(x)->known & KNOWN_NOHEAP)      /* numbers all (grad's fresh run) */
             for (int i = 0; i < n; i++) ids[i] = e[i].id;

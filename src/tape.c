@@ -483,7 +483,9 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     DerivRec *r = &G->tape.derivs[G->tape.nderivs];
     r->y = y;
     int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
-    for (uint32_t j = 1; j < nwrt && run; j++) run = wrt[j] == wrt[0] + j;
+    uint32_t off = 0;
+    for (uint32_t j = 1; j < nwrt && run; j++) off |= wrt[j] - (wrt[0] + j);   /* no branch: vectorised */
+    run &= off == 0;
     r->wrt_run = (uint16_t)(run != 0);
     r->reruns = 0;
     r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
@@ -681,6 +683,7 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
     return base;
 }
 
+_Static_assert(offsetof(Value, id) == 4 && sizeof(Value) == 16, "tape_rec_deriv_run writes a number's head as 8 bytes");
 TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {
     /* a chunk at a time: packed against the chunk's base, the places of
@@ -704,7 +707,8 @@ TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n
             for (uint32_t e = 0; e < m; e++) {     /* o[e] becomes num_rec(its value, i + e) */
                 code[e] = c0 + (e << 19);
                 val[e] = o[e].u.n;
-                o[e].t = V_NUM, o[e].pad8 = 0, o[e].pad16 = 0, o[e].id = i + e;
+                uint64_t head = V_NUM | (uint64_t)(i + e) << 32;     /* t, the pads and id: one store */
+                memcpy(&o[e], &head, sizeof head);
             }
             G->tape.n = i + m;
             j += m;
