@@ -192,26 +192,25 @@ __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) static int 
     const Value *e = AS_ARR(x)->v;
     int n = AS_ARR(x)->n, nums = 1;
     uint32_t first = e[0].id, ids = 0, off = 0;
-    if (AS_ARR(x)->known == KNOWN_CONSTS) {       /* numbers of id 0: leaves, no scan */
-        if (!tape_reserve((uint32_t)n)) return 0;
-        double *v = tape_reserved_vals();
-        for (int i = 0; i < n; i++) v[i] = e[i].u.n;
-    } else {
+    if (AS_ARR(x)->known != KNOWN_CONSTS) {       /* (numbers of id 0: leaves, no scan) */
         for (int i = 0; i < n; i++) {
             nums &= e[i].t == V_NUM;
             ids |= e[i].id;
             off |= e[i].id - (first + (uint32_t)i);
         }
-        if (!nums || (ids && (off || !first)) || !tape_reserve((uint32_t)n)) return 0;
-        double *v = tape_reserved_vals();
-        for (int i = 0; i < n; i++) v[i] = e[i].u.n;
+        if (!nums || (ids && (off || !first))) return 0;
     }
-    uint32_t base = tape_size();
-    double *v = tape_reserved_vals();
-    tape_push_elems(ids ? OP_COPY : OP_LEAF, ids ? first : 0, ids != 0, 0, 0, (uint32_t)n);
+    if (!tape_reserve((uint32_t)n)) return 0;
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
-    for (int i = 0; i < n; i++) s->v[i] = num_rec(v[i], base + (uint32_t)i);   /* v: the entries' values */
+    uint32_t base = tape_size();
+    double *v = tape_reserved_vals();
+    for (int i = 0; i < n; i++) {                 /* the entries' values, and the numbers naming them */
+        double c = e[i].u.n;
+        v[i] = c;
+        s->v[i] = num_rec(c, base + (uint32_t)i);
+    }
+    tape_push_elems(ids ? OP_COPY : OP_LEAF, ids ? first : 0, ids != 0, 0, 0, (uint32_t)n);
     *out = obj_val(V_ARR, s);
     return 1;
 }

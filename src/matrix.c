@@ -489,6 +489,7 @@ static int lse_recorded(Value a, Value *out)
     const Storage *st = AS_ARR(a);
     const Value *x = st->v;
     uint32_t n = (uint32_t)st->n, first = x[0].id, ids = 0;
+    if (st->known == KNOWN_CONSTS) return 0;      /* nothing recorded */
     int run = 1;
     double m = x[0].u.n;
     for (uint32_t i = 0; i < n; i++) {
