@@ -264,12 +264,13 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
         }
         case OP_LSE: {         /* partials (1 / s) e_j, the softmax */
             TapeLse l = tape_lse(i);
-            double c = a * l.inv;
+            double c = l.inv != 0 ? a * l.inv : 0;     /* a zero partial passes nothing */
+            if (c != 0 && !finite_nonzero(c)) return 0;     /* inf or nan: the steps' own zeros decide (expansion) */
             for (uint32_t j = 0; j < l.t.n; j++) {
                 uint32_t x = tape_term(l.t, j);
                 if (x >= lo && tape_opcode(x) != OP_CONST) {
                     G->sweep.so.in[x - lo] = 1;
-                    if (l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
+                    if (c != 0 && l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
                 }
             }
             break;
@@ -315,7 +316,7 @@ static double so_lse_tau(uint32_t lo, uint32_t i)
         double tj = so_tau(lo, tape_term(l.t, j));
         if (tj != 0 && l.e[j] != 0) t += l.e[j] * tj;
     }
-    return l.inv * t;
+    return t != 0 && l.inv != 0 ? l.inv * t : 0;
 }
 
 /* Pass 2: τ forward from lo, seeded: tau holds each place's outer
@@ -407,7 +408,9 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
             double tbar = so_lse_tau(lo, i);
             for (uint32_t j = 0; j < l.t.n; j++) {
                 uint32_t x = tape_term(l.t, j);
-                double c = l.inv * l.e[j] * (so_tau(lo, x) - tbar);
+                if (l.e[j] == 0 || l.inv == 0) continue;    /* a zero partial passes nothing */
+                double tx = so_tau(lo, x), p = l.inv * l.e[j];    /* nor does a zero τ */
+                double c = tx != 0 && tbar != 0 ? p * (tx - tbar) : tx != 0 ? p * tx : tbar != 0 ? -(p * tbar) : 0;
                 if (c != 0) give_plain(b, x, a, c);
             }
             break;
@@ -543,11 +546,17 @@ void lse_run_give(double *restrict adj, uint32_t first, uint32_t n, double c, co
 }
 
 /* A logsumexp entry's step: each operand gets (a * (1 / s)) * e_j, the
- * softmax, as the log, sum, exp and shift it replaces hand it on. */
+ * softmax, as the log, sum, exp and shift it replaces hand it on, strong
+ * zeros too: log's partial 0 against an inf or nan adjoint passes nothing,
+ * nor does a product c that is 0 (the sum's adjoint: the sweep skips it),
+ * and a c that is inf or nan skips the e_j that are 0 (the exp steps'
+ * adjoint would send the sweep on in its strong loop). */
 static void plain_lse(PlainBuf *b, uint32_t i, double a, int strong)
 {
     TapeLse l = tape_lse(i);
     double c = a * l.inv;
+    if (c == 0 || (strong && l.inv == 0)) return;
+    strong = !finite_nonzero(c);
     if (!strong && !l.t.list && b->adj && l.t.first >= b->lo) lse_run_give(b->adj + (l.t.first - b->lo), l.t.first, l.t.n, c, l.e);
     else if (!strong && !l.t.list && b->sink && l.t.first >= b->sink_lo && l.t.first + l.t.n - b->sink_lo <= b->nsink) {
         Value *to = b->sink + (l.t.first - b->sink_lo);     /* leaves: none a constant */
