@@ -768,15 +768,15 @@ static Value tape_columns(Value xp, Value r, int m, int n, const int *colour, in
             switch (op) {
             case OP_CONST: case OP_LEAF:
                 break;
-            case OP_LSE: {       /* the softmax (1 / s) e_q */
+            case OP_LSE: {       /* the softmax (1 / s) e_q, as the steps: (1 / s) sum(e_q tx_q) */
                 TapeLse ls = tape_lse(e);
                 for (uint32_t q = 0; q < ls.t.n; q++) {
-                    double pq = ls.inv * ls.e[q];
-                    if (pq == 0) continue;
+                    if (ls.e[q] == 0) continue;
                     const double *tx = TAU(tape_term(ls.t, q));
                     for (int l = 0; l < kc; l++)
-                        if (tx[l] != 0) t[l] += pq * tx[l];
+                        if (tx[l] != 0) t[l] += ls.e[q] * tx[l];
                 }
+                for (int l = 0; l < kc; l++) t[l] = t[l] != 0 && ls.inv != 0 ? ls.inv * t[l] : 0;
                 break;
             }
             case OP_SUM: {
