@@ -72,6 +72,7 @@ static uint32_t tangent_entries(Value v, int tangent, uint32_t *ids)
 static uint32_t place_entries(Value place, uint32_t *ids)
 {
     if (!is_seq(place)) return tangent_entries(place, 0, ids);
+    if (seq_noheap(place)) return 0;      /* numbers all: no duals */
     uint32_t n = 0;
     for (int i = 0; i < seq_len(place); i++)
         if (seq_at(place, i)->t == V_DUAL)     /* a plain number has no tangent parts */
@@ -191,19 +192,25 @@ __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) static int 
     const Value *e = AS_ARR(x)->v;
     int n = AS_ARR(x)->n, nums = 1;
     uint32_t first = e[0].id, ids = 0, off = 0;
-    for (int i = 0; i < n; i++) {
-        nums &= e[i].t == V_NUM;
-        ids |= e[i].id;
-        off |= e[i].id - (first + (uint32_t)i);
+    if (AS_ARR(x)->known != KNOWN_CONSTS) {       /* (numbers of id 0: leaves, no scan) */
+        for (int i = 0; i < n; i++) {
+            nums &= e[i].t == V_NUM;
+            ids |= e[i].id;
+            off |= e[i].id - (first + (uint32_t)i);
+        }
+        if (!nums || (ids && (off || !first))) return 0;
     }
-    if (!nums || (ids && (off || !first)) || !tape_reserve((uint32_t)n)) return 0;
-    uint32_t base = tape_size();
-    double *v = tape_reserved_vals();
-    for (int i = 0; i < n; i++) v[i] = e[i].u.n;
-    tape_push_elems(ids ? OP_COPY : OP_LEAF, ids ? first : 0, ids != 0, 0, 0, (uint32_t)n);
+    if (!tape_reserve((uint32_t)n)) return 0;
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
-    for (int i = 0; i < n; i++) s->v[i] = num_rec(v[i], base + (uint32_t)i);
+    uint32_t base = tape_size();
+    double *v = tape_reserved_vals();
+    for (int i = 0; i < n; i++) {                 /* the entries' values, and the numbers naming them */
+        double c = e[i].u.n;
+        v[i] = c;
+        s->v[i] = num_rec(c, base + (uint32_t)i);
+    }
+    tape_push_elems(ids ? OP_COPY : OP_LEAF, ids ? first : 0, ids != 0, 0, 0, (uint32_t)n);
     *out = obj_val(V_ARR, s);
     return 1;
 }
@@ -237,11 +244,16 @@ Value ad_gradient_at(Value r, Value x)
         kink_branches(&id, 1);
     } else {
         int n = AS_ARR(x)->n;
-        uint32_t *ids = err_scratch(sizeof(uint32_t) * (size_t)(n ? n : 1));
-        for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
+        uint32_t *ids = err_scratch_uninit(sizeof(uint32_t) * (size_t)(n ? n : 1));   /* each written below */
+        const Value *e = AS_ARR(x)->v;
+        if (AS_ARR(x)->known & KNOWN_NOHEAP)      /* numbers all (grad's fresh run) */
+            for (int i = 0; i < n; i++) ids[i] = e[i].id;
+        else
+            for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
         g = value_arr_new(n);
         shape_like(g, x);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
+        if (fwd_live_part(r).t != V_DUAL) AS_ARR(g)->known = KNOWN_NOHEAP;   /* numbers all (derivatives_of) */
         kink_branches(ids, n);
         err_scratch_free(ids);
     }

@@ -333,9 +333,14 @@ static void entry_sets(Sets *s, uint32_t e)
     if (s->cone && !s->cone[k]) return;
     int op = tape_opcode(e);
     s->nopnd = 0;
-    OPS_NAMED(OPS_STRUCTURAL, 9);
+    OPS_NAMED(OPS_STRUCTURAL, 10);
     switch (op) {
     case OP_CONST: case OP_LEAF: case OP_SIGN: case OP_FLOOR:   /* no derivative */
+        return;
+    case OP_LSE:         /* its Hessian couples every operand with every one */
+        tape_each_operand(e, gather, s);
+        union_of(s, e);
+        couple(s, e, e);
         return;
     case OP_DOT: {
         uint32_t np;
@@ -753,16 +758,27 @@ static Value tape_columns(Value xp, Value r, int m, int n, const int *colour, in
             if ((e & 0xfffff) == 0) err_check_interrupt();
             double *t = tau + (size_t)(e - lo) * kc;
             int j = input[e - lo], op = tape_opcode(e);
-            if (j >= 0 || op == OP_CONST || op == OP_LEAF || op == OP_SUM || op == OP_DOT)
+            if (j >= 0 || op == OP_CONST || op == OP_LEAF || op == OP_SUM || op == OP_DOT || op == OP_LSE)
                 for (int l = 0; l < kc; l++) t[l] = 0;
             if (j >= 0) {
                 if (colour[j] >= c0 && colour[j] < c0 + kc) t[colour[j] - c0] = 1;
                 continue;
             }
-            OPS_NAMED(OPS_CONE_STRUCTURAL, 4);
+            OPS_NAMED(OPS_CONE_STRUCTURAL, 5);
             switch (op) {
             case OP_CONST: case OP_LEAF:
                 break;
+            case OP_LSE: {       /* the softmax (1 / s) e_q, as the steps: (1 / s) sum(e_q tx_q) */
+                TapeLse ls = tape_lse(e);
+                for (uint32_t q = 0; q < ls.t.n; q++) {
+                    if (ls.e[q] == 0) continue;
+                    const double *tx = TAU(tape_term(ls.t, q));
+                    for (int l = 0; l < kc; l++)
+                        if (tx[l] != 0) t[l] += ls.e[q] * tx[l];
+                }
+                for (int l = 0; l < kc; l++) t[l] = t[l] != 0 && ls.inv != 0 ? ls.inv * t[l] : 0;
+                break;
+            }
             case OP_SUM: {
                 TapeTerms terms = tape_terms(e);
                 for (uint32_t q = 0; q < terms.n; q++) {

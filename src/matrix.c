@@ -28,6 +28,7 @@
 #include "num.h"
 #include "error.h"
 #include "state.h"
+#include "wmath.h"
 
 /* ------------------------------------------------------------- basics */
 
@@ -475,12 +476,72 @@ static Value mean_of(Value a)
     return r;
 }
 
+/* The five steps below in doubles, bit for bit: m the same max,
+ * e_i = wm_exp(x_i - m) as the array's exp takes it (into e), their sum
+ * from 0 in order, log, + m (num_apply_f64: each op's float64 value);
+ * *s receives the sum. */
+static double lse_f64(const Value *x, uint32_t n, double m, double *e, double *s)
+{
+    double *shifted = err_scratch_uninit(sizeof(double) * n);
+    for (uint32_t i = 0; i < n; i++) shifted[i] = x[i].u.n - m;     /* OP_SUB's float64 value */
+    wm_exp_n(shifted, e, n);
+    err_scratch_free(shifted);
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) sum += e[i];
+    *s = sum;
+    return num_apply_f64(OP_ADD, num_apply_f64(OP_LOG, sum, 0), m);
+}
+
+/* logsumexp of an array of float64 numbers with lse_f64's value: if some
+ * are recorded, as one entry (OP_LSE) whose operands are a run when the
+ * elements' entries are consecutive, else the list of them (a constant
+ * element gets a constant entry); if none is (or nothing records), a
+ * plain number. 0 if it does not apply (another backend, a view, a dual). */
+static int lse_one_entry(Value a, Value *out)
+{
+    if (a.t != V_ARR || G->num.backend != BK_F64) return 0;
+    const Storage *st = AS_ARR(a);
+    const Value *x = st->v;
+    uint32_t n = (uint32_t)st->n, first = x[0].id, ids = 0;
+    int run = 1;
+    double m = x[0].u.n, s;
+    for (uint32_t i = 0; i < n; i++) {
+        if (x[i].t != V_NUM) return 0;
+        ids |= x[i].id;
+        run &= x[i].id == first + i;
+        m = m < x[i].u.n ? x[i].u.n : m;
+    }
+    if (!ids || !G->tape.recording) {
+        double *e = err_scratch_uninit(sizeof(double) * n);
+        *out = num_val(lse_f64(x, n, m, e, &s));
+        err_scratch_free(e);
+        return 1;
+    }
+    run &= first != 0;
+    uint32_t off;
+    tape_rec_operands(tape_lse_slots(n, run), &off);
+    if (run) tape_pool_at(off)[0] = first;
+    else
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t id = x[i].id ? x[i].id : arith_const_id(x[i].u.n);
+            tape_pool_at(off)[i] = id;
+        }
+    double *d = (double *)(TapeF64 *)tape_pool_at(tape_lse_data(off, n, run));
+    double v = lse_f64(x, n, m, d + 2, &s);
+    d[0] = m;
+    d[1] = 1 / s;            /* log's partial, DIV(ONE, A) */
+    *out = num_rec(v, tape_rec_lse(off, n, run, v));
+    return 1;
+}
+
 /* log(sum(exp(a - m))) + m with m = max(a) as a constant: the shift
  * cancels, so the derivative is exact and passes no kink. */
 static Value logsumexp_of(Value a)
 {
     int n = seq_len(a);
     if (n == 0) err_raise("logsumexp of an empty array");
+    Value fused;
+    if (lse_one_entry(a, &fused)) return fused;
     double m = v_primal(*seq_at(a, 0));
     if (G->num.backend == BK_F64)       /* OP_MAX's value in float64, a compare an element */
         for (int i = 1; i < n; i++) {

@@ -207,7 +207,7 @@ static double plain_adjoint(void *ud, uint32_t id) { return take_plain(ud, id); 
 
 /* The ops of the kinds this way covers (the cone column of ops.def) that
  * are not UNARY or BINARY: the passes below name each of them. */
-#define SO_NAMED() OPS_NAMED(OPS_CONE_STRUCTURAL, 4)
+#define SO_NAMED() OPS_NAMED(OPS_CONE_STRUCTURAL, 5)
 
 /* Whether i is a cut, for ascending i: *at walks the cut list (highest
  * first) from its end. */
@@ -262,6 +262,19 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             }
             break;
         }
+        case OP_LSE: {         /* partials (1 / s) e_j, the softmax */
+            TapeLse l = tape_lse(i);
+            double c = l.inv != 0 ? a * l.inv : 0;     /* a zero partial passes nothing */
+            if (c != 0 && !finite_nonzero(c)) return 0;     /* inf or nan: the steps' own zeros decide (expansion) */
+            for (uint32_t j = 0; j < l.t.n; j++) {
+                uint32_t x = tape_term(l.t, j);
+                if (x >= lo && tape_opcode(x) != OP_CONST) {
+                    G->sweep.so.in[x - lo] = 1;
+                    if (c != 0 && l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
+                }
+            }
+            break;
+        }
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++)
@@ -293,6 +306,19 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
 
 static inline double so_tau(uint32_t lo, uint32_t id) { return id >= lo ? G->sweep.so.tau[id - lo] : 0; }
 
+/* The τ a logsumexp entry i gets from its operands: Σ_j p_j τ_j, p_j =
+ * (1 / s) e_j. */
+static double so_lse_tau(uint32_t lo, uint32_t i)
+{
+    TapeLse l = tape_lse(i);
+    double t = 0;
+    for (uint32_t j = 0; j < l.t.n; j++) {
+        double tj = so_tau(lo, tape_term(l.t, j));
+        if (tj != 0 && l.e[j] != 0) t += l.e[j] * tj;
+    }
+    return t != 0 && l.inv != 0 ? l.inv * t : 0;
+}
+
 /* Pass 2: τ forward from lo, seeded: tau holds each place's outer
  * adjoint a (0 elsewhere), and a place above lo adds the τ its operands
  * hand it, as the entry it is (the τ of one call's places are those of
@@ -315,6 +341,9 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts)
             for (uint32_t j = 0; j < terms.n; j++) t += so_tau(lo, tape_term(terms, j));
             break;
         }
+        case OP_LSE:
+            t = so_lse_tau(lo, i);
+            break;
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
@@ -374,6 +403,18 @@ static void so_give(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
         switch (op) {
         case OP_CONST: case OP_LEAF: case OP_SUM:     /* linear: no second derivatives */
             break;
+        case OP_LSE: {         /* d p_j / d x_k = p_j (δ_jk - p_k): x_k gets ā p_k (τ_k - Σ_j p_j τ_j) */
+            TapeLse l = tape_lse(i);
+            double tbar = so_lse_tau(lo, i);
+            for (uint32_t j = 0; j < l.t.n; j++) {
+                uint32_t x = tape_term(l.t, j);
+                if (l.e[j] == 0 || l.inv == 0) continue;    /* a zero partial passes nothing */
+                double tx = so_tau(lo, x), p = l.inv * l.e[j];    /* nor does a zero τ */
+                double c = tx != 0 && tbar != 0 ? p * (tx - tbar) : tx != 0 ? p * tx : tbar != 0 ? -(p * tbar) : 0;
+                if (c != 0) give_plain(b, x, a, c);
+            }
+            break;
+        }
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
@@ -494,15 +535,49 @@ void sum_run_give(double *restrict adj, uint32_t first, uint32_t n, double a)
     for (uint32_t j = 0; j < n; j++) adj[j] = (code[j] & TAPE_OPMASK) != OP_CONST ? adj[j] + a : adj[j];
 }
 
+/* A logsumexp over a run first .. first + n - 1 in the buffer's range:
+ * give_plain's c * e_j to each term that is not a constant entry, as
+ * sum_run_give does (c is the adjoint times 1 / s). */
+static __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+void lse_run_give(double *restrict adj, uint32_t first, uint32_t n, double c, const TapeF64 *restrict e)
+{
+    const uint32_t *restrict code = tape_codes() + first;
+    for (uint32_t j = 0; j < n; j++) adj[j] = (code[j] & TAPE_OPMASK) != OP_CONST ? adj[j] + c * e[j] : adj[j];
+}
+
+/* A logsumexp entry's step: each operand gets (a * (1 / s)) * e_j, the
+ * softmax, as the log, sum, exp and shift it replaces hand it on, strong
+ * zeros too: log's partial 0 against an inf or nan adjoint passes nothing,
+ * nor does a product c that is 0 (the sum's adjoint: the sweep skips it),
+ * and a c that is inf or nan skips the e_j that are 0 (the exp steps'
+ * adjoint would send the sweep on in its strong loop). */
+static void plain_lse(PlainBuf *b, uint32_t i, double a, int strong)
+{
+    TapeLse l = tape_lse(i);
+    double c = a * l.inv;
+    if (c == 0 || (strong && l.inv == 0)) return;
+    strong = !finite_nonzero(c);
+    if (!strong && !l.t.list && b->adj && l.t.first >= b->lo) lse_run_give(b->adj + (l.t.first - b->lo), l.t.first, l.t.n, c, l.e);
+    else if (!strong && !l.t.list && b->sink && l.t.first >= b->sink_lo && l.t.first + l.t.n - b->sink_lo <= b->nsink) {
+        Value *to = b->sink + (l.t.first - b->sink_lo);     /* leaves: none a constant */
+        for (uint32_t j = 0; j < l.t.n; j++) to[j].u.n += c * l.e[j];
+    } else
+        for (uint32_t j = 0; j < l.t.n; j++)
+            if (!strong || l.e[j] != 0) give_plain(b, tape_term(l.t, j), c, l.e[j]);
+}
+
 /* One entry's step; strong (a constant): the adjoint is inf or nan, and
  * the partials that are 0 are skipped. */
 static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong)
 {
     int op = tape_opcode(i);
     uint32_t n;
-    OPS_NAMED(OPS_STRUCTURAL, 9);
+    OPS_NAMED(OPS_STRUCTURAL, 10);
     switch (op) {
     case OP_CONST: case OP_LEAF:
+        return;
+    case OP_LSE:
+        plain_lse(b, i, a, strong);
         return;
     case OP_SUM: {
         TapeTerms t = tape_terms(i);
@@ -1203,13 +1278,42 @@ static void val_through_loop(ValBuf *b, uint32_t i)
     err_scratch_free(ids);
 }
 
+/* A logsumexp entry, recorded: the five steps it stands for recorded
+ * again from its operands (e_j = exp(x_j - m), m a constant; s their sum;
+ * 1 / s), and each operand given (a * (1 / s)) * e_j, so that what reads
+ * the softmax can be differentiated again. */
+static void val_lse(ValBuf *b, uint32_t i, Value a)
+{
+    TapeLse l = tape_lse(i);
+    uint32_t n = l.t.n, *ids = err_scratch_uninit(sizeof(uint32_t) * n);   /* the pool may move below */
+    for (uint32_t j = 0; j < n; j++) ids[j] = tape_term(l.t, j);
+    Value m = num_val(l.m), e = value_arr_new((int)n);
+    for (uint32_t j = 0; j < n; j++) {
+        Value d = arith_num_op(OP_SUB, entry_value(ids[j]), m);
+        AS_ARR(e)->v[j] = arith_num_op(OP_EXP, d, d);
+        v_release(d);
+    }
+    Value s = arith_sum(e);
+    Value inv = arith_num_op(OP_DIV, num_val(1), s);
+    Value c = is_one(a) ? inv : arith_mul_strong(a, inv);
+    if (!is_one(a)) v_release(inv);
+    for (uint32_t j = 0; j < n; j++) give_val(b, ids[j], c, AS_ARR(e)->v[j]);
+    v_release(c);
+    v_release(s);
+    v_release(e);
+    err_scratch_free(ids);
+}
+
 static void val_step(ValBuf *b, uint32_t i, Value a)
 {
     int op = tape_opcode(i);
     uint32_t n;
-    OPS_NAMED(OPS_STRUCTURAL, 9);
+    OPS_NAMED(OPS_STRUCTURAL, 10);
     switch (op) {
     case OP_CONST: case OP_LEAF:
+        return;
+    case OP_LSE:
+        val_lse(b, i, a);
         return;
     case OP_SUM: {
         TapeTerms t = tape_terms(i);
@@ -1888,10 +1992,11 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
 static RUN_VECTORISE int leaf_run(const uint32_t *wrt, int n, uint32_t top)
 {
     if (n < 2 || !wrt[0] || wrt[0] + (uint32_t)n > top) return 0;
-    uint32_t off = 0, other = 0;
-    for (int j = 0; j < n; j++) off |= wrt[j] - (wrt[0] + (uint32_t)j);
+    uint32_t off = 0, other = 0, first = wrt[0];
+    const uint32_t *code = tape_codes() + first;
+    for (int j = 0; j < n; j++) off |= wrt[j] - (first + (uint32_t)j);
     if (off) return 0;
-    for (int j = 0; j < n; j++) other |= tape_opcode(wrt[0] + (uint32_t)j) != OP_LEAF;
+    for (int j = 0; j < n; j++) other |= (code[j] & TAPE_OPMASK) ^ OP_LEAF;
     return !other;
 }
 

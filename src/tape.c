@@ -483,7 +483,9 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     DerivRec *r = &G->tape.derivs[G->tape.nderivs];
     r->y = y;
     int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
-    for (uint32_t j = 1; j < nwrt && run; j++) run = wrt[j] == wrt[0] + j;
+    uint32_t off = 0;
+    for (uint32_t j = 1; j < nwrt && run; j++) off |= wrt[j] - (wrt[0] + j);   /* no branch: vectorised */
+    run &= off == 0;
     r->wrt_run = (uint16_t)(run != 0);
     r->reruns = 0;
     r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
@@ -513,6 +515,7 @@ uint32_t *tape_rec_operands(uint32_t count, uint32_t *off)
 uint32_t tape_rec_sum(uint32_t off, uint32_t n, double v) { return tape_push(OP_SUM, off, n, v); }
 uint32_t tape_rec_sum_run(uint32_t first, uint32_t n, double v) { return tape_push(OP_SUM, first, n | TAPE_SUM_RUN, v); }
 uint32_t tape_rec_dot(uint32_t off, uint32_t n, double v) { return tape_push(OP_DOT, off, n, v); }
+uint32_t tape_rec_lse(uint32_t off, uint32_t n, int run, double v) { return tape_push(OP_LSE, off, run ? n | TAPE_SUM_RUN : n, v); }
 
 uint32_t tape_rec_deriv(uint32_t call, uint32_t which, double v) { return tape_push(OP_DERIV, call, which, v); }
 
@@ -680,6 +683,7 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
     return base;
 }
 
+_Static_assert(offsetof(Value, id) == 4 && sizeof(Value) == 16, "tape_rec_deriv_run writes a number's head as 8 bytes");
 TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {
     /* a chunk at a time: packed against the chunk's base, the places of
@@ -700,10 +704,11 @@ TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n
             uint32_t c0 = OP_DERIV | TAPE_WIDE | TAPE_PACKED | f, *code = G->tape.code + i;
             double *val = G->tape.val + i;
             Value *o = out + j;
-            for (uint32_t e = 0; e < m; e++) {
+            for (uint32_t e = 0; e < m; e++) {     /* o[e] becomes num_rec(its value, i + e) */
                 code[e] = c0 + (e << 19);
                 val[e] = o[e].u.n;
-                o[e] = num_rec(val[e], i + e);
+                uint64_t head = V_NUM | (uint64_t)(i + e) << 32;     /* t, the pads and id: one store */
+                memcpy(&o[e], &head, sizeof head);
             }
             G->tape.n = i + m;
             j += m;
@@ -727,7 +732,7 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
 {
     int op = tape_opcode(i);
     uint32_t n;
-    OPS_NAMED(OPS_STRUCTURAL, 9);     /* carry, fixin and fixpt: by their columns below */
+    OPS_NAMED(OPS_STRUCTURAL, 10);    /* carry, fixin and fixpt: by their columns below */
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
@@ -739,6 +744,11 @@ void tape_each_operand(uint32_t i, void (*fn)(uint32_t id, void *ud), void *ud)
     case OP_DOT: {
         const uint32_t *p = tape_pairs(i, &n);
         for (uint32_t j = 0; j < 2 * n; j++) fn(p[j], ud);
+        return;
+    }
+    case OP_LSE: {
+        TapeTerms t = tape_lse(i).t;
+        for (uint32_t j = 0; j < t.n; j++) fn(tape_term(t, j), ud);
         return;
     }
     case OP_CKPT: {
@@ -954,13 +964,28 @@ static void compact_sides(Compaction *c)
     G->tape.nsides = ms + ks;
 }
 
+/* A logsumexp entry's pool part (operands at off, then its doubles)
+ * copied to the new pool, the ids renumbered, the doubles as they are at
+ * the next even offset: the pad slot it reserved leaves room. */
+static uint32_t repool_lse(Compaction *c, uint32_t off, uint32_t b)
+{
+    int run = (b & TAPE_SUM_RUN) != 0;
+    uint32_t n = b & ~TAPE_SUM_RUN, at = repool(c->out, &c->nout, c->base, off, run ? 1 : n, &c->rn);
+    uint32_t from = tape_lse_data(off, n, run), to = tape_lse_data(at, n, run);
+    memcpy(c->out + (to - c->base), G->tape.pool + from, sizeof(uint32_t) * 2 * (2 + n));
+    c->nout = to - c->base + 2 * (2 + (size_t)n);
+    return at;
+}
+
 /* Entry i's fields as they read after the compaction. */
 static TapeArgs compact_args(Compaction *c, const TapeTables *old, uint32_t i)
 {
     int op = tape_opcode(i);
     TapeArgs a = tape_args_in(old, i);
-    OPS_NAMED(OPS_STRUCTURAL, 9);      /* ckpt, carry, fixin, fixpt: by their columns */
-    if (op == OP_SUM && (a.b & TAPE_SUM_RUN))
+    OPS_NAMED(OPS_STRUCTURAL, 10);     /* ckpt, carry, fixin, fixpt: by their columns */
+    if (op == OP_LSE)
+        a.a = repool_lse(c, a.a, a.b);
+    else if (op == OP_SUM && (a.b & TAPE_SUM_RUN))
         a.a = renumbered(&c->rn, a.a);     /* its terms all live: still consecutive */
     else if (op == OP_SUM || op == OP_DOT) {
         uint32_t cnt = op == OP_SUM ? a.b : 2 * a.b;

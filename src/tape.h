@@ -315,6 +315,28 @@ static inline TapeTerms tape_terms(uint32_t i)
     return (TapeTerms){ G->tape.pool + w->a, 0, w->b };
 }
 static inline uint32_t tape_term(TapeTerms t, uint32_t j) { return t.list ? t.list[j] : t.first + j; }
+/* A logsumexp entry (OP_LSE): fields a, the pool offset of its operands
+ * (the first id alone when b has TAPE_SUM_RUN, else the n ids), and b, n.
+ * After them, at the next even offset (a pad slot is reserved, so that
+ * the doubles stay 8-byte aligned wherever the pool puts them), m, 1 / s
+ * and e_0 .. e_{n-1} as doubles (2 slots each): tape_lse_slots in all. */
+typedef double __attribute__((may_alias)) TapeF64;
+typedef struct { TapeTerms t; const TapeF64 *e; double m, inv; } TapeLse;
+static inline uint32_t tape_lse_slots(uint32_t n, int run) { return (run ? 1 : n) + 1 + 2 * (2 + n); }
+static inline uint32_t tape_lse_data(uint32_t off, uint32_t n, int run)
+{
+    uint32_t d = off + (run ? 1 : n);
+    return d + (d & 1);
+}
+static inline TapeLse tape_lse(uint32_t i)
+{
+    const TapeArgs *w = tape_wide_at(i);
+    int run = (w->b & TAPE_SUM_RUN) != 0;
+    uint32_t n = w->b & ~TAPE_SUM_RUN;
+    const TapeF64 *d = (const TapeF64 *)(G->tape.pool + tape_lse_data(w->a, n, run));
+    TapeTerms t = run ? (TapeTerms){ NULL, G->tape.pool[w->a], n } : (TapeTerms){ G->tape.pool + w->a, 0, n };
+    return (TapeLse){ t, d + 2, d[0], d[1] };
+}
 static inline const uint32_t *tape_pairs(uint32_t i, uint32_t *n) { const TapeArgs *w = tape_wide_at(i); *n = w->b; return G->tape.pool + w->a; }
 static inline uint32_t tape_deriv_call_of(uint32_t i, uint32_t *which)
 {
@@ -377,6 +399,10 @@ uint32_t *tape_rec_operands(uint32_t count, uint32_t *off);
 uint32_t tape_rec_sum(uint32_t off, uint32_t n, double v);
 uint32_t tape_rec_sum_run(uint32_t first, uint32_t n, double v);   /* terms first .. first + n - 1 */
 uint32_t tape_rec_dot(uint32_t off, uint32_t n, double v);
+/* logsumexp as one entry (OP_LSE): reserve tape_lse_slots(n, run) in the
+ * pool (tape_rec_operands), write the first id (run) or the n ids (none
+ * 0) at off and m, 1 / s, e_0 ... at tape_lse_data, then record it. */
+uint32_t tape_rec_lse(uint32_t off, uint32_t n, int run, double v);
 /* n dot entries in a row of k pairs each (a row of a matrix product):
  * entry e's pairs at pool offset off + 2 * k * e, its value v[e]. Returns
  * the first's id (the others follow it). */

@@ -174,8 +174,8 @@ static void write_edges(FILE *f, const uint8_t *sel, uint32_t i)
 {
     int op = tape_opcode(i);
     TapeArgs g = tape_args(i);
-    if (op == OP_SUM) {
-        TapeTerms t = tape_terms(i);
+    if (op == OP_SUM || op == OP_LSE) {
+        TapeTerms t = op == OP_SUM ? tape_terms(i) : tape_lse(i).t;
         for (uint32_t j = 0; j < t.n; j++) write_edge(f, sel, tape_term(t, j), i, "");
     }
     else if (op == OP_DOT) for (uint32_t j = 0; j < 2 * g.b; j++) write_edge(f, sel, tape_pool_at(g.a)[j], i, "");

@@ -308,10 +308,10 @@ static void visit(Pass *p, uint32_t i)
         }
         return;
     }
-    OPS_NAMED(OPS_STRUCTURAL, 9);     /* const, leaf, carry above; ckpt, fixin, fixpt by tape_each_operand */
+    OPS_NAMED(OPS_STRUCTURAL, 10);    /* const, leaf, carry above; ckpt, fixin, fixpt by tape_each_operand */
     switch (op) {
-    case OP_SUM: {
-        TapeTerms t = tape_terms(i);
+    case OP_SUM: case OP_LSE: {
+        TapeTerms t = op == OP_SUM ? tape_terms(i) : tape_lse(i).t;
         if (t.list) mark_list(p, t.list, t.n, below);
         else if (below) mark_range_below(p, t.first, t.n, 1);
         else

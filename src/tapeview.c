@@ -177,7 +177,12 @@ static void print_entry(uint32_t i)
     entry_label(i, label, sizeof label);
     int op = tape_opcode(i);
     TapeArgs g = tape_args(i);
-    if (op == OP_SUM || op == OP_DOT)
+    if (op == OP_LSE) {          /* logsumexp(#first..#last), or of n operands */
+        TapeTerms t = tape_lse(i).t;
+        if (t.list) snprintf(args, sizeof args, "%u operands", t.n);
+        else snprintf(args, sizeof args, "#%u..#%u", t.first, t.first + t.n - 1);
+    }
+    else if (op == OP_SUM || op == OP_DOT)
         snprintf(args, sizeof args, "%u operands", op == OP_DOT ? 2 * g.b : g.b & ~TAPE_SUM_RUN);
     else if (op == OP_DERIV)
         snprintf(args, sizeof args, "d(#%u)", tape_deriv_call(g.a)->y);

@@ -150,6 +150,11 @@ void gc_strip_ids_from(uint32_t lo)
     for (Obj *o = G->gc.all; o; o = o->next) {
         if (o->type == V_ARR) {
             Storage *s = (Storage *)o;
+            if (s->known == KNOWN_CONSTS) continue;    /* no ids */
+            if (s->known & KNOWN_NOHEAP) {             /* numbers all: no type to look at */
+                for (int i = 0; i < s->n; i++) s->v[i].id = s->v[i].id >= lo ? 0 : s->v[i].id;
+                continue;
+            }
             for (int i = 0; i < s->n; i++) strip(&s->v[i]);
         } else if (o->type == V_ENV) {
             Env *e = (Env *)o;

@@ -706,6 +706,7 @@ class Gen:
         return self.w([
             (3, lambda: ("sum(%s)" % t, n * b)),
             (1, lambda: ("mean(%s)" % t, b)),
+            (2, lambda: ("logsumexp(%s)" % t, b + n)),
             (1, lambda: ("prod(%s)" % strip(self.guard((t, b), 100 ** (1.0 / n))[0]) if b > 1.5 else "prod(%s)" % t,
                          max(1.0, min(b, 100 ** (1.0 / n))) ** n)),
             (2, lambda: ("dot(%s, %s)" % (t, self.arr(d, n)[0]), n * b * CAP)),
