@@ -670,7 +670,22 @@ static RunList elem_list(const TapeRun *r, int which)
 /* Elementwise run r, whole in b's range: 0 if it is left to the steps.
  * A LIST operand's terms are summed apart, one an element, and handed on
  * from the top down, as the element steps give them. */
-static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
+static __attribute__((noinline)) int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r);
+
+static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
+{
+    if (__builtin_expect(r->ka == TAPE_RUN_LIST || r->kb == TAPE_RUN_LIST, 0)) return plain_elemwise_list_run(b, r);
+    RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
+    if (!ta.ok || !tb.ok) return 0;
+    const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
+    long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    if (ta.p) run_give(r->op, 0, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, ta);
+    if (tb.p) run_give(r->op, 1, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, tb);
+    return 1;
+}
+
+/* (the same, one operand or both a LIST) */
+static int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r)
 {
     RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
     if (!ta.ok || !tb.ok) return 0;
