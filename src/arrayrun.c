@@ -331,12 +331,27 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
      * broadcast row is looked at once) */
     TapeRun *run = err_scratch_uninit(sizeof(TapeRun) * (size_t)rows);
     int wide_a = x->rows != rows || x->cols != cols, wide_b = y->rows != rows || y->cols != cols, repeats = 0;
+    /* a whole matrix side whose elements are one run (or constants) is
+     * that run row by row: looked at once, not a row at a time */
+    uint8_t whole_k[2] = { 0, 0 };
+    uint32_t whole_id[2] = { 0, 0 };
+    int whole[2] = { 0, 0 };
+    for (int s = 0; s < 2; s++) {
+        const Storage *m = s ? y : x;
+        uint32_t len = (uint32_t)rows * (uint32_t)cols, first = m->v[0].id;
+        if ((s ? wide_b : wide_a) || rows < 2 || m->v[len - 1].id != (first ? first + len - 1 : 0)) continue;   /* (a quick no) */
+        RunSide all = { 1, { m->v, 1 }, nil_val() };
+        whole[s] = run_operand(&all, rows * cols, &whole_k[s], &whole_id[s])
+                   && (whole_k[s] == TAPE_RUN_SEQ || whole_k[s] == TAPE_RUN_NONE);
+    }
     for (int i = 0; i < rows; i++) {
         TapeRun *r = &run[i];
         *r = (TapeRun){ 0 };
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        int ok = i && x->rows == 1 ? (r->ka = run[0].ka, r->a = run[0].a, 1) : run_operand(&sa, cols, &r->ka, &r->a);
-        ok = ok && (i && y->rows == 1 ? (r->kb = run[0].kb, r->b = run[0].b, 1) : run_operand(&sb, cols, &r->kb, &r->b));
+        int ok = whole[0] ? (r->ka = whole_k[0], r->a = whole_id[0] ? whole_id[0] + (uint32_t)i * (uint32_t)cols : 0, 1)
+               : i && x->rows == 1 ? (r->ka = run[0].ka, r->a = run[0].a, 1) : run_operand(&sa, cols, &r->ka, &r->a);
+        ok = ok && (whole[1] ? (r->kb = whole_k[1], r->b = whole_id[1] ? whole_id[1] + (uint32_t)i * (uint32_t)cols : 0, 1)
+                    : i && y->rows == 1 ? (r->kb = run[0].kb, r->b = run[0].b, 1) : run_operand(&sb, cols, &r->kb, &r->b));
         if (!ok || (r->ka == TAPE_RUN_NONE && r->kb == TAPE_RUN_NONE)) {
             err_scratch_free(run);
             return 0;
