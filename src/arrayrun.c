@@ -67,7 +67,7 @@ static int any_const(uint32_t first, int n)
  * or the number x. */
 typedef struct { int is_arr; RunElems e; Value x; Storage *st; } RunSide;
 
-static RunSide run_side(Value x, int is_arr)
+static inline __attribute__((always_inline)) RunSide run_side(Value x, int is_arr)
 {
     RunSide s = { is_arr, { NULL, 0 }, x, NULL };
     if (is_arr) s.e = run_elems(x), s.st = storage_of(x);
@@ -287,10 +287,22 @@ static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, co
 
 /* The numbers of a run's n elements from base on, into e (made after the
  * recording: an error in it leaves no array of unset elements). */
-static RUN_VECTORISE void run_numbers(uint32_t base, int n, Value *e)
+static void run_numbers(uint32_t base, int n, Value *e)
 {
     const double *v = tape_vals() + base;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* num_rec(v[j], base + j), as its two words: the type and id (the
+     * padding 0), the value's bits */
+    _Static_assert(sizeof(Value) == 16 && offsetof(Value, u) == 8, "a Value is two words");
+    uint64_t w0 = (uint64_t)base << 32 | V_NUM;
+    char *to = (char *)e;
+    for (int j = 0; j < n; j++, w0 += 1ull << 32, to += 16) {
+        memcpy(to, &w0, 8);
+        memcpy(to + 8, &v[j], 8);
+    }
+#else
     for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
+#endif
 }
 
 static int run_applies(int op, int n)
