@@ -229,9 +229,15 @@ static RUN_VECTORISE uint32_t run_push_consts(RunElems r, int len)
 
 /* Constant operands whose values op reads go on the tape: a number once,
  * an array as a run of constant entries. */
-static void run_constants(int op, const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+static __attribute__((noinline)) void push_constants(const RunSide *s, int n, uint8_t *kind, uint32_t *id);
+
+static inline __attribute__((always_inline)) void run_constants(int op, const RunSide *s, int n, uint8_t *kind, uint32_t *id)
 {
-    if (*kind != TAPE_RUN_NONE || !needs_operand_values(op)) return;
+    if (*kind == TAPE_RUN_NONE && needs_operand_values(op)) push_constants(s, n, kind, id);
+}
+
+static void push_constants(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+{
     if (!s->is_arr) {
         *id = arith_const_id(s->x.u.n);
         *kind = TAPE_RUN_ONE;
