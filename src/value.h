@@ -320,7 +320,9 @@ const char *value_num_str(double x);   /* for error messages */
 #else
 #define STORAGE_SPARE 16          /* freed array storages kept for the next of their size */
 #endif
-#define STORAGE_SPARE_MIN 32      /* elements: smaller blocks go back to malloc (its fast bins) */
+#define STORAGE_SPARE_MIN 2       /* elements: a number alone goes back to malloc. Short arrays
+                                   * too (lstm's rows of 7, an array run's result a step) take
+                                   * the list: malloc and free cost them more than its look-up */
 #define STORAGE_SPARE_BYTES (8u << 20)   /* at most this much kept in all */
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
