@@ -63,13 +63,14 @@ static int any_const(uint32_t first, int n)
     return 0;
 }
 
-/* One operand of a run: n elements e[j * stride] (is_arr), or the number x. */
-typedef struct { int is_arr; RunElems e; Value x; } RunSide;
+/* One operand of a run: n elements e[j * stride] (is_arr) of storage st,
+ * or the number x. */
+typedef struct { int is_arr; RunElems e; Value x; Storage *st; } RunSide;
 
-static RunSide run_side(Value x, int is_arr)
+static inline __attribute__((always_inline)) RunSide run_side(Value x, int is_arr)
 {
-    RunSide s = { is_arr, { NULL, 0 }, x };
-    if (is_arr) s.e = run_elems(x);
+    RunSide s = { is_arr, { NULL, 0 }, x, NULL };
+    if (is_arr) s.e = run_elems(x), s.st = storage_of(x);
     return s;
 }
 
@@ -102,6 +103,18 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
     const Value *e = s->e.e;
     long stride = s->e.stride;
     uint32_t first = e[0].id;
+    /* elements an array run made, untouched since (Storage.fresh: every
+     * writer clears it), as far as their first and last ids still say:
+     * a run, with no scan */
+    const Storage *st = s->st;
+    if (st && st->fresh && stride == 1) {
+        uint32_t want = st->fresh + (uint32_t)(e - st->v);
+        if (first == want && e[n - 1].id == want + (uint32_t)n - 1) {
+            *kind = TAPE_RUN_SEQ;
+            *id = first;
+            return 1;
+        }
+    }
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* an element's type and id as one word (the padding between them
      * masked off), each checked in one pass with no branch: with first
@@ -123,6 +136,7 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
     if (!bad && !any_const(first, n)) {
         *kind = TAPE_RUN_SEQ;
         *id = first;
+        if (st && e == st->v && n == st->n) s->st->fresh = first;   /* a whole array: learnt */
         return 1;
     }
 #else
@@ -215,9 +229,15 @@ static RUN_VECTORISE uint32_t run_push_consts(RunElems r, int len)
 
 /* Constant operands whose values op reads go on the tape: a number once,
  * an array as a run of constant entries. */
-static void run_constants(int op, const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+static __attribute__((noinline)) void push_constants(const RunSide *s, int n, uint8_t *kind, uint32_t *id);
+
+static inline __attribute__((always_inline)) void run_constants(int op, const RunSide *s, int n, uint8_t *kind, uint32_t *id)
 {
-    if (*kind != TAPE_RUN_NONE || !needs_operand_values(op)) return;
+    if (*kind == TAPE_RUN_NONE && needs_operand_values(op)) push_constants(s, n, kind, id);
+}
+
+static void push_constants(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+{
     if (!s->is_arr) {
         *id = arith_const_id(s->x.u.n);
         *kind = TAPE_RUN_ONE;
@@ -273,10 +293,22 @@ static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, co
 
 /* The numbers of a run's n elements from base on, into e (made after the
  * recording: an error in it leaves no array of unset elements). */
-static RUN_VECTORISE void run_numbers(uint32_t base, int n, Value *e)
+static void run_numbers(uint32_t base, int n, Value *e)
 {
     const double *v = tape_vals() + base;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* num_rec(v[j], base + j), as its two words: the type and id (the
+     * padding 0), the value's bits */
+    _Static_assert(sizeof(Value) == 16 && offsetof(Value, u) == 8, "a Value is two words");
+    uint64_t w0 = (uint64_t)base << 32 | V_NUM;
+    char *to = (char *)e;
+    for (int j = 0; j < n; j++, w0 += 1ull << 32, to += 16) {
+        memcpy(to, &w0, 8);
+        memcpy(to + 8, &v[j], 8);
+    }
+#else
     for (int j = 0; j < n; j++) e[j] = num_rec(v[j], base + (uint32_t)j);
+#endif
 }
 
 static int run_applies(int op, int n)
@@ -300,17 +332,18 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
     run_numbers(base, n, s->v);
+    s->fresh = base;
     *out = obj_val(V_ARR, s);
     return 1;
 }
 
 /* Side s's row i of a rows x cols broadcast (matrix.c): a whole row of
  * the matrix, its one row again, or one number (a column's). */
-static RunSide broadcast_row(const Storage *s, int i)
+static RunSide broadcast_row(Storage *s, int i)
 {
     long at = s->rows == 1 ? 0 : (long)i * s->cols;
-    if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at] };
-    return (RunSide){ 1, { s->v + at, 1 }, nil_val() };
+    if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at], NULL };
+    return (RunSide){ 1, { s->v + at, 1 }, nil_val(), s };
 }
 
 /* x op y of two matrices where one or both are broadcast (a row or a
@@ -326,17 +359,32 @@ static RunSide broadcast_row(const Storage *s, int i)
 int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
 {
     if (num_op_arity[op] != 2 || !run_applies(op, cols) || rows < 1) return 0;
-    const Storage *x = AS_ARR(a), *y = AS_ARR(b);
+    Storage *x = AS_ARR(a), *y = AS_ARR(b);
     /* every row's kinds first: nothing is recorded unless all qualify (a
      * broadcast row is looked at once) */
     TapeRun *run = err_scratch_uninit(sizeof(TapeRun) * (size_t)rows);
     int wide_a = x->rows != rows || x->cols != cols, wide_b = y->rows != rows || y->cols != cols, repeats = 0;
+    /* a whole matrix side whose elements are one run (or constants) is
+     * that run row by row: looked at once, not a row at a time */
+    uint8_t whole_k[2] = { 0, 0 };
+    uint32_t whole_id[2] = { 0, 0 };
+    int whole[2] = { 0, 0 };
+    for (int s = 0; s < 2; s++) {
+        Storage *m = s ? y : x;
+        uint32_t len = (uint32_t)rows * (uint32_t)cols, first = m->v[0].id;
+        if ((s ? wide_b : wide_a) || rows < 2 || m->v[len - 1].id != (first ? first + len - 1 : 0)) continue;   /* (a quick no) */
+        RunSide all = { 1, { m->v, 1 }, nil_val(), m };
+        whole[s] = run_operand(&all, rows * cols, &whole_k[s], &whole_id[s])
+                   && (whole_k[s] == TAPE_RUN_SEQ || whole_k[s] == TAPE_RUN_NONE);
+    }
     for (int i = 0; i < rows; i++) {
         TapeRun *r = &run[i];
         *r = (TapeRun){ 0 };
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        int ok = i && x->rows == 1 ? (r->ka = run[0].ka, r->a = run[0].a, 1) : run_operand(&sa, cols, &r->ka, &r->a);
-        ok = ok && (i && y->rows == 1 ? (r->kb = run[0].kb, r->b = run[0].b, 1) : run_operand(&sb, cols, &r->kb, &r->b));
+        int ok = whole[0] ? (r->ka = whole_k[0], r->a = whole_id[0] ? whole_id[0] + (uint32_t)i * (uint32_t)cols : 0, 1)
+               : i && x->rows == 1 ? (r->ka = run[0].ka, r->a = run[0].a, 1) : run_operand(&sa, cols, &r->ka, &r->a);
+        ok = ok && (whole[1] ? (r->kb = whole_k[1], r->b = whole_id[1] ? whole_id[1] + (uint32_t)i * (uint32_t)cols : 0, 1)
+                    : i && y->rows == 1 ? (r->kb = run[0].kb, r->b = run[0].b, 1) : run_operand(&sb, cols, &r->kb, &r->b));
         if (!ok || (r->ka == TAPE_RUN_NONE && r->kb == TAPE_RUN_NONE)) {
             err_scratch_free(run);
             return 0;
@@ -357,7 +405,12 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
     }
     Storage *s = value_storage_unfilled(rows * cols);
     s->known = KNOWN_NOHEAP;
-    for (int i = 0; i < rows; i++) run_numbers(run[i].base, cols, s->v + (long)i * cols);
+    int seq = 1;     /* the rows one run after another (no constants between them) */
+    for (int i = 0; i < rows; i++) {
+        run_numbers(run[i].base, cols, s->v + (long)i * cols);
+        seq &= run[i].base == run[0].base + (uint32_t)i * (uint32_t)cols;
+    }
+    if (seq) s->fresh = run[0].base;
     err_scratch_free(run);
     storage_set_shape(s, 2, rows, cols);
     *out = obj_val(V_ARR, s);

@@ -188,6 +188,18 @@ VECTORISE void num_apply_f64_n(int op, const double *restrict A, long sa, const 
                 wm_exp_n(x, out + c, m);
             }
         return;
+    case OP_SIGMOID:    /* sigmoid_of's bits: both its branches take e^-|a|, two at a time */
+        for (uint32_t c = 0; c < n; c += 256) {
+            double x[256];
+            uint32_t m = n - c < 256 ? n - c : 256;
+            for (uint32_t j = 0; j < m; j++) x[j] = -fabs(A[(c + j) * sa]);
+            wm_exp_n(x, out + c, m);
+            for (uint32_t j = 0; j < m; j++) {
+                double a = A[(c + j) * sa], e = out[c + j];
+                out[c + j] = a >= 0 ? 1 / (1 + e) : a < 0 ? e / (1 + e) : sigmoid_of(a);   /* (nan: its own) */
+            }
+        }
+        return;
     default: break;
     }
     switch (op) {

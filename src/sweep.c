@@ -655,15 +655,27 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
  * not a place this loop can write (the per-element steps go instead). */
 typedef struct { double *p; long stride; int ok; } RunTarget;
 
-static RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
+static __attribute__((noinline)) RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n);
+
+/* (the common case inline: a run of operands, or one number, in the
+ * sweep's buffer) */
+static inline __attribute__((always_inline)) RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
+{
+    if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS || kind == TAPE_RUN_LIST) return (RunTarget){ NULL, 0, 1 };
+    if (kind == TAPE_RUN_ONE && (id == 0 || tape_opcode(id) == OP_CONST)) return (RunTarget){ NULL, 0, 1 };
+    uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
+    if (__builtin_expect(id >= b->lo && last <= b->top, 1)) return (RunTarget){ b->adj + (id - b->lo), kind == TAPE_RUN_SEQ, 1 };
+    return run_target_outside(b, kind, id, n);
+}
+
+/* An operand's adjoints outside the sweep's buffer: in its sink, or
+ * nowhere the sweep reaches, or (ok 0) somewhere only the steps reach. */
+static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
 {
     RunTarget t = { NULL, 0, 1 };
-    if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS || kind == TAPE_RUN_LIST) return t;
-    if (kind == TAPE_RUN_ONE && (id == 0 || tape_opcode(id) == OP_CONST)) return t;
     uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
     t.stride = kind == TAPE_RUN_SEQ;
-    if (id >= b->lo && last <= b->top) t.p = b->adj + (id - b->lo);
-    else if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink) {
+    if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink) {
         t.p = &b->sink[id - b->sink_lo].u.n;
         t.stride *= (long)(sizeof(Value) / sizeof(double));
     } else if (last < b->lo && !b->parent && (!b->sink || last < b->sink_lo || id >= b->sink_lo + b->nsink))
@@ -733,7 +745,22 @@ static RunList elem_list(const TapeRun *r, int which)
 /* Elementwise run r, whole in b's range: 0 if it is left to the steps.
  * A LIST operand's terms are summed apart, one an element, and handed on
  * from the top down, as the element steps give them. */
-static int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
+static __attribute__((noinline)) int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r);
+
+static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
+{
+    if (__builtin_expect(r->ka == TAPE_RUN_LIST || r->kb == TAPE_RUN_LIST, 0)) return plain_elemwise_list_run(b, r);
+    RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
+    if (!ta.ok || !tb.ok) return 0;
+    const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
+    long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    if (ta.p) run_give(r->op, 0, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, ta);
+    if (tb.p) run_give(r->op, 1, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, tb);
+    return 1;
+}
+
+/* (the same, one operand or both a LIST) */
+static int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r)
 {
     RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
     if (!ta.ok || !tb.ok) return 0;

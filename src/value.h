@@ -73,6 +73,12 @@ typedef struct Storage {
                        * it so); every write into existing storage of what
                        * may be a dual or a recorded number (an id written
                        * or labelled) clears it first: storage_dirty */
+    uint32_t fresh;   /* an array run's first id when the run made these
+                       * elements, ids fresh .. fresh + n - 1 (entries of
+                       * the run, none a constant), 0: nothing known.
+                       * storage_dirty clears it; arrayrun.c's readers
+                       * check it against the first and last elements (a
+                       * renumbered or stripped id fails that) */
     Value *v;         /* the elements, in the same allocation, after the header */
 } Storage;
 
@@ -266,7 +272,7 @@ static inline void shape_like(Value to, Value from)
 /* Existing storage about to receive elements that may be duals or
  * recorded numbers (or get ids written into its elements): what was
  * known of them ends. */
-static inline void storage_dirty(Storage *s) { s->known = 0; }
+static inline void storage_dirty(Storage *s) { s->known = 0; s->fresh = 0; }
 static inline Storage *storage_of(Value v) { return v.t == V_ARR ? AS_ARR(v) : AS_VIEW(v)->s; }
 /* Whether every element of array or view v is known to be a V_NUM. */
 static inline int seq_noheap(Value v) { return storage_of(v)->known & KNOWN_NOHEAP; }
@@ -314,7 +320,9 @@ const char *value_num_str(double x);   /* for error messages */
 #else
 #define STORAGE_SPARE 16          /* freed array storages kept for the next of their size */
 #endif
-#define STORAGE_SPARE_MIN 32      /* elements: smaller blocks go back to malloc (its fast bins) */
+#define STORAGE_SPARE_MIN 2       /* elements: a number alone goes back to malloc. Short arrays
+                                   * too (lstm's rows of 7, an array run's result a step) take
+                                   * the list: malloc and free cost them more than its look-up */
 #define STORAGE_SPARE_BYTES (8u << 20)   /* at most this much kept in all */
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
