@@ -749,8 +749,15 @@ Value mat_filled(Value *argv, double x, const char *fname)
 {
     int rows, cols;
     mat_dims(argv, fname, &rows, &cols);
-    Value r = mat_new(rows, cols);
-    for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
-    AS_ARR(r)->known = KNOWN_CONSTS;
-    return r;
+    /* written once (no zeros first), an element a 16-byte store */
+    Storage *s = value_storage_unfilled(rows * cols);
+    Value e = num_val(x);
+    typedef uint64_t words __attribute__((vector_size(16), aligned(8), may_alias));
+    words w, *v = (words *)(void *)s->v;
+    memcpy(&w, &e, sizeof w);
+    _Pragma("GCC unroll 4")
+    for (int i = 0, n = rows * cols; i < n; i++) v[i] = w;
+    s->known = KNOWN_CONSTS;
+    storage_set_shape(s, 2, rows, cols);
+    return obj_val(V_ARR, s);
 }
