@@ -255,11 +255,13 @@ typedef struct {
     long stride;
     int n;
     uint32_t *consts;
+    int plain;      /* its storage is known to hold numbers that record nothing */
 } Operand;
 
 static Operand operand(Value a)
 {
-    Operand o = { NULL, 1, seq_len(a), NULL };
+    Operand o = { NULL, 1, seq_len(a), NULL, storage_of(a)->known == KNOWN_CONSTS };
+    value_known_check(storage_of(a));
     if (a.t == V_ARR) o.v = AS_ARR(a)->v;
     else {
         const View *w = AS_VIEW(a);
@@ -335,6 +337,7 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
 static int plain_operand(const Operand *o)
 {
     int rec = G->tape.recording;
+    if (o->plain) return 1;     /* known: no scan (llsq's P) */
     for (long p = 0; p < o->n; p++) {
         const Value *e = elem(o, p);
         if (e->t != V_NUM || (e->id && rec)) return 0;
