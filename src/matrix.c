@@ -255,13 +255,11 @@ typedef struct {
     long stride;
     int n;
     uint32_t *consts;
-    int plain;      /* its storage is known to hold numbers that record nothing */
 } Operand;
 
 static Operand operand(Value a)
 {
-    Operand o = { NULL, 1, seq_len(a), NULL, storage_of(a)->known == KNOWN_CONSTS };
-    value_known_check(storage_of(a));
+    Operand o = { NULL, 1, seq_len(a), NULL };
     if (a.t == V_ARR) o.v = AS_ARR(a)->v;
     else {
         const View *w = AS_VIEW(a);
@@ -337,7 +335,6 @@ static Value product_element(Operand *a, long pa, long da, Operand *b, long pb, 
 static int plain_operand(const Operand *o)
 {
     int rec = G->tape.recording;
-    if (o->plain) return 1;     /* known: no scan (llsq's P) */
     for (long p = 0; p < o->n; p++) {
         const Value *e = elem(o, p);
         if (e->t != V_NUM || (e->id && rec)) return 0;
@@ -352,11 +349,12 @@ static int plain_operand(const Operand *o)
  * registers on x86-64; each lane's arithmetic is IEEE's, as a double's). */
 typedef double v2d __attribute__((vector_size(16)));
 
-static int plain_product(const Operand *a, const Operand *b, int m, int k, int n, Value r)
+/* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P) */
+static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, Value r)
 {
     if (G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
-    if (!plain_operand(a) || !plain_operand(b)) return 0;
+    if ((!known_a && !plain_operand(a)) || (!known_b && !plain_operand(b))) return 0;
     /* both sides as doubles, a by rows and b by rows (t, then j) */
     double *ad = malloc(sizeof(double) * ((size_t)m * (size_t)k + (size_t)k * (size_t)n + 1)), *bt = ad + (size_t)m * k;
     if (!ad) return 0;
@@ -455,7 +453,9 @@ Value mat_product(Value a, Value b)
                  mat_describe(a), mat_describe(b));
     Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     Operand oa = operand(a), ob = operand(b);
-    if (plain_product(&oa, &ob, m, k, n, r)) return r;
+    value_known_check(storage_of(a));
+    value_known_check(storage_of(b));
+    if (plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n, r)) return r;
     if (arrayrun_product(a, b, m, k, n, r)) return r;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
