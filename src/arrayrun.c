@@ -424,6 +424,13 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
 static int product_factor(Value x, int len, uint8_t *kind, uint32_t *first)
 {
     if (x.t != V_ARR && x.t != V_VIEW) return 0;
+    const Storage *st = storage_of(x);
+    value_known_check(st);
+    if (st->known == KNOWN_CONSTS) {    /* numbers, none recorded (llsq's P): no scan */
+        *kind = TAPE_RUN_NONE;
+        *first = 0;
+        return 1;
+    }
     RunElems r = run_elems(x);
     uint32_t f = r.e[0].id, ids = 0, off = 0;
     int nums = 1;
@@ -473,7 +480,20 @@ static void factor_fill(Value x, int len, uint32_t *ids, double *v)
 static RUN_VECTORISE void dot_cols(const double *restrict x, const double *restrict Y, uint32_t len, uint32_t n, double *restrict out)
 {
     for (uint32_t j = 0; j < n; j++) out[j] = 0;
-    for (uint32_t t = 0; t < len; t++) {
+    uint32_t t = 0;
+    for (; t + 4 <= len; t += 4) {      /* four rows of Y a pass: the same additions in the same order */
+        const double *restrict y0 = Y + (size_t)t * n, *restrict y1 = y0 + n, *restrict y2 = y1 + n, *restrict y3 = y2 + n;
+        double v0 = x[t], v1 = x[t + 1], v2 = x[t + 2], v3 = x[t + 3];
+        for (uint32_t j = 0; j < n; j++) {
+            double s = out[j];
+            s += v0 * y0[j];
+            s += v1 * y1[j];
+            s += v2 * y2[j];
+            s += v3 * y3[j];
+            out[j] = s;
+        }
+    }
+    for (; t < len; t++) {
         const double *restrict y = Y + (size_t)t * n;
         double v = x[t];
         for (uint32_t j = 0; j < n; j++) out[j] += v * y[j];
@@ -505,6 +525,20 @@ void arrayrun_dot_rows(const double *x, const double *Y, uint32_t rows, uint32_t
         for (uint32_t t = 0; t < len; t++) s += x[t] * y[t];
         out[r] = s;
     }
+}
+
+/* Element (i, j)'s k pairs when both factors are runs: pair t is
+ * (a + t, b + t * n), written as one 64-bit word a pair (a little-endian
+ * word's low half is the first id; ids stay below 2^32, so adding the
+ * step never carries into the high half), in a loop the compiler
+ * vectorises. */
+typedef uint64_t pair_word __attribute__((aligned(4), may_alias));
+static RUN_VECTORISE void pair_ids(uint32_t *pairs, uint32_t a, uint32_t b, uint32_t n, uint32_t k)
+{
+    pair_word *w = (pair_word *)pairs;
+    uint64_t at = (uint64_t)b << 32 | a, step = (uint64_t)n << 32 | 1;
+    _Pragma("GCC unroll 4")
+    for (uint32_t t = 0; t < k; t++, at += step) w[t] = at;
 }
 
 /* The product as one array run (tape.h): plain arrays or views of
@@ -561,6 +595,12 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
         const uint32_t *ra = ra_run ? NULL : fid[0] + (size_t)i * k;
         uint32_t a0 = first[0] + (uint32_t)(i * k);
         for (int j = 0; j < n; j++, pairs += 2 * k) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            if (ra_run && rb_run) {         /* both runs: pair t as one word, a0 + t low, B's id high */
+                pair_ids(pairs, a0, first[1] + (uint32_t)j, (uint32_t)n, (uint32_t)k);
+                continue;
+            }
+#endif
             if (ra_run)
                 for (int t = 0; t < k; t++) pairs[2 * t] = a0 + (uint32_t)t;
             else

@@ -350,11 +350,12 @@ static int plain_operand(const Operand *o)
  * registers on x86-64; each lane's arithmetic is IEEE's, as a double's). */
 typedef double v2d __attribute__((vector_size(16)));
 
-static int plain_product(const Operand *a, const Operand *b, int m, int k, int n, Value r)
+/* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P) */
+static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, Value r)
 {
     if (G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
-    if (!plain_operand(a) || !plain_operand(b)) return 0;
+    if ((!known_a && !plain_operand(a)) || (!known_b && !plain_operand(b))) return 0;
     /* both sides as doubles, a by rows and b by rows (t, then j) */
     double *ad = malloc(sizeof(double) * ((size_t)m * (size_t)k + (size_t)k * (size_t)n + 1)), *bt = ad + (size_t)m * k;
     if (!ad) return 0;
@@ -453,7 +454,9 @@ Value mat_product(Value a, Value b)
                  mat_describe(a), mat_describe(b));
     Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     Operand oa = operand(a), ob = operand(b);
-    if (plain_product(&oa, &ob, m, k, n, r)) return r;
+    value_known_check(storage_of(a));
+    value_known_check(storage_of(b));
+    if (plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n, r)) return r;
     if (arrayrun_product(a, b, m, k, n, r)) return r;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
@@ -810,8 +813,15 @@ Value mat_filled(Value *argv, double x, const char *fname)
 {
     int rows, cols;
     mat_dims(argv, fname, &rows, &cols);
-    Value r = mat_new(rows, cols);
-    for (int i = 0; i < rows * cols; i++) AS_ARR(r)->v[i] = num_val(x);
-    AS_ARR(r)->known = KNOWN_CONSTS;
-    return r;
+    /* written once (no zeros first), an element a 16-byte store */
+    Storage *s = value_storage_unfilled(rows * cols);
+    Value e = num_val(x);
+    typedef uint64_t words __attribute__((vector_size(16), aligned(8), may_alias));
+    words w, *v = (words *)(void *)s->v;
+    memcpy(&w, &e, sizeof w);
+    _Pragma("GCC unroll 4")
+    for (int i = 0, n = rows * cols; i < n; i++) v[i] = w;
+    s->known = KNOWN_CONSTS;
+    storage_set_shape(s, 2, rows, cols);
+    return obj_val(V_ARR, s);
 }

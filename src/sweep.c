@@ -837,7 +837,12 @@ static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
     RunList la = { 0 }, lb = { 0 };
     if (r->ka == TAPE_RUN_LIST) la = run_list(r, 0), A = la.v, ta = (RunTarget){ la.g, 1, 1 };
     if (r->kb == TAPE_RUN_LIST) lb = run_list(r, 1), B = lb.v, tb = (RunTarget){ lb.g, 1, 1 };
-    int ok = all_finite(dC, m * n) && all_finite(A, m * k) && all_finite(B, k * n);
+    /* finite values of C say its factors are finite (every A[i, t] and
+     * B[t, j] meets a sum of C, and a term or sum with inf or nan in it
+     * stays inf or nan): m n values to look at first when they are fewer
+     * than the factors' m k + k n (llsq's x @ P: 256, not 32,896) */
+    uint64_t nc = (uint64_t)m * n, nf = (uint64_t)m * k + (uint64_t)k * n;
+    int ok = all_finite(dC, m * n) && ((nc < nf && all_finite(val + r->base, m * n)) || (all_finite(A, m * k) && all_finite(B, k * n)));
     if (ok && ta.p) {      /* dA[i, t] = dC's row i . B's row t */
         double *dots = err_scratch_uninit(sizeof(double) * (k ? k : 1));
         for (uint32_t i = 0; i < m; i++) {
