@@ -255,6 +255,48 @@ INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
 INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
 INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
 
+/* What a statement's value is, when its parent can evaluate it in place,
+ * without a call (Node.shape): a leaf (its LEAF_ kind), or an element read
+ * that is one of the instances above (a captured or local array, its index
+ * a local or a captured name). Picked only when the child's own function
+ * is exactly the one the shape stands for, so that evaluating the shape in
+ * place is running that function's code. */
+enum { SH_NONE, SH_LEAF_LOCAL, SH_LEAF_UPVAL1, SH_LEAF_NUM, SH_LEAF_GLOBAL,
+       SH_IDX_UPVAL1_LOCAL, SH_IDX_UPVAL1_UPVAL1, SH_IDX_LOCAL_LOCAL, SH_IDX_LOCAL_UPVAL1, SH_COUNT };
+
+/* The value of b, of shape sh: a leaf's number read in place (anything
+ * else it holds by its own function), an element read inlined. */
+static inline __attribute__((always_inline)) Value ev_shape(Node *b, Env *env, int sh)
+{
+    double x;
+    uint32_t id;
+    switch (sh) {
+    case SH_LEAF_LOCAL: case SH_LEAF_UPVAL1: case SH_LEAF_NUM: case SH_LEAF_GLOBAL:
+        if (leaf_read(b, env, sh, &x, &id)) return num_id(x, id);
+        return EV(b, env);
+    case SH_IDX_UPVAL1_LOCAL: return index_at(b, env, env->parent, &env->parent->slots[b->a->slot], 1, LEAF_LOCAL);
+    case SH_IDX_UPVAL1_UPVAL1: return index_at(b, env, env->parent, &env->parent->slots[b->a->slot], 1, LEAF_UPVAL1);
+    case SH_IDX_LOCAL_LOCAL: return index_at(b, env, env, &env->slots[b->a->slot], 0, LEAF_LOCAL);
+    case SH_IDX_LOCAL_UPVAL1: return index_at(b, env, env, &env->slots[b->a->slot], 0, LEAF_UPVAL1);
+    default: return EV(b, env);
+    }
+}
+
+static int choose_shape(const Node *b)
+{
+    if (b->leaf) return b->leaf;
+    if (b->ev == ev_index_upval1[LEAF_LOCAL]) return SH_IDX_UPVAL1_LOCAL;
+    if (b->ev == ev_index_upval1[LEAF_UPVAL1]) return SH_IDX_UPVAL1_UPVAL1;
+    if (b->ev == ev_index_local[LEAF_LOCAL]) return SH_IDX_LOCAL_LOCAL;
+    if (b->ev == ev_index_local[LEAF_UPVAL1]) return SH_IDX_LOCAL_UPVAL1;
+    return SH_NONE;
+}
+
+/* One instance of f per shape, as a table indexed by shape: f##_##k(n, env)
+ * must be defined by DEF(k) for each. */
+#define SHAPES(DEF) DEF(0) DEF(1) DEF(2) DEF(3) DEF(4) DEF(5) DEF(6) DEF(7) DEF(8)
+#define SHAPE_TABLE(f) { f##_0, f##_1, f##_2, f##_3, f##_4, f##_5, f##_6, f##_7, f##_8 }
+
 /* f(args) with f a local or captured name holding a function the
  * program wrote (det's recursive minor): the callee read in place, held
  * while it runs, the arguments evaluated after it as eval_call_general
@@ -351,10 +393,10 @@ static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.r
 /* x = e, x a local: a number (or a dual) into a frame that keeps no
  * versions, outside nograd, is stored in place (exec_assign's short path);
  * the rest by store_var. */
-static int ex_assign_local(Node *n, Env *env)
+static inline __attribute__((always_inline)) int assign_local(Node *n, Env *env, int sh)
 {
     G->err.where.node = n;
-    Value v = EV(n->b, env);
+    Value v = ev_shape(n->b, env, sh);
     G->err.where.node = n;
     if (LIKELY(!env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd())) {
         Value *slot = &env->slots[n->a->slot];
@@ -365,6 +407,10 @@ static int ex_assign_local(Node *n, Env *env)
         eval_store_var(n->a, env, v);
     return EXEC_NORMAL;
 }
+
+#define ASSIGN_LOCAL_SH(k) static int ex_assign_local_##k(Node *n, Env *env) { return assign_local(n, env, k); }
+SHAPES(ASSIGN_LOCAL_SH)
+static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
 
 static int ex_assign_name(Node *n, Env *env)
 {
@@ -398,10 +444,10 @@ static inline __attribute__((always_inline)) int store_number(Env *env, const En
 /* a[i] = e, a a name: the index is read once here (store_element_rest's
  * order: the value, then the index), and a number element written in
  * place when it can be (store_number, else eval_store_named). */
-static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av, int kb)
+static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av, int kb, int sh)
 {
     G->err.where.node = n;
-    Value v = EV(n->b, env);
+    Value v = ev_shape(n->b, env, sh);
     G->err.where.node = n;
     Node *t = n->a;
     if (LIKELY(v.t == V_NUM && !G->ckpt.mode)) {
@@ -419,19 +465,24 @@ static inline __attribute__((always_inline)) int assign_element(Node *n, Env *en
  * captured array is where it was after the value and the index are
  * evaluated: a frame's slots do not move, and store_number reads the slot
  * only then.) */
+#define ASSIGN_SH(name, home, av, kb, k) \
+    static int name##kb##_##k(Node *n, Env *env) { return assign_element(n, env, home, av, kb, k); }
+#define ASSIGN_KB1(name, home, av, kb)                                                              \
+    ASSIGN_SH(name, home, av, kb, 0) ASSIGN_SH(name, home, av, kb, 1) ASSIGN_SH(name, home, av, kb, 2) \
+    ASSIGN_SH(name, home, av, kb, 3) ASSIGN_SH(name, home, av, kb, 4) ASSIGN_SH(name, home, av, kb, 5) \
+    ASSIGN_SH(name, home, av, kb, 6) ASSIGN_SH(name, home, av, kb, 7) ASSIGN_SH(name, home, av, kb, 8)
 #define ASSIGN_KB(name, home, av)                                                                  \
-    static int name##0(Node *n, Env *env) { return assign_element(n, env, home, av, 0); }           \
-    static int name##1(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_LOCAL); }  \
-    static int name##2(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_UPVAL1); } \
-    static int name##3(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_NUM); }    \
-    static int name##4(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_GLOBAL); } \
-    static int (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+    ASSIGN_KB1(name, home, av, 0) ASSIGN_KB1(name, home, av, 1) ASSIGN_KB1(name, home, av, 2)        \
+    ASSIGN_KB1(name, home, av, 3) ASSIGN_KB1(name, home, av, 4)                                     \
+    static int (*const name[5][SH_COUNT])(Node *, Env *) = {                                        \
+        SHAPE_TABLE(name##0), SHAPE_TABLE(name##1), SHAPE_TABLE(name##2), SHAPE_TABLE(name##3),       \
+        SHAPE_TABLE(name##4) };
 ASSIGN_KB(ex_assign_element_local, env, &env->slots[n->a->a->slot])
 ASSIGN_KB(ex_assign_element_upval1, env->parent, &env->parent->slots[n->a->a->slot])
 
 static int ex_assign_element(Node *n, Env *env)
 {
-    return assign_element(n, env, NULL, NULL, 0);
+    return assign_element(n, env, NULL, NULL, 0, SH_NONE);
 }
 
 /* A block's statements, as eval.c's exec_stmts runs them: between two
@@ -526,19 +577,66 @@ static int ex_if(Node *n, Env *env)
     return EX(arm, env);
 }
 
+/* if a <op> b { ... } with a and b leaves (det's `if m == 1`, `if sgn > 0`):
+ * the comparison binop_t would make of two plain numbers, taken at once;
+ * anything else by the comparison's own function, as ex_if does. */
+static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, int ka, int kb)
+{
+    G->err.where.node = n;
+    const Node *t = n->a;
+    double x, y;
+    uint32_t ia, ib;
+    int c;
+    if (leaf_read(t->a, env, ka, &x, &ia) && leaf_read(t->b, env, kb, &y, &ib) && LIKELY(G->num.backend == BK_F64) &&
+        !((ia | ib) && G->tape.recording) && G->ckpt.mode != 1) {
+        switch (t->op) {
+        case OP2_LT: c = x < y; break;
+        case OP2_LE: c = x <= y; break;
+        case OP2_GT: c = x > y; break;
+        case OP2_GE: c = x >= y; break;
+        case OP2_EQ: c = x == y; break;
+        default: c = x != y; break;
+        }
+    } else {
+        Value v = EV(n->a, env);
+        c = LIKELY(v.t == V_BOOL) ? v.u.b : eval_as_bool(v, n->a, "an if condition");
+    }
+    Node *arm = c ? n->b : n->c;
+    if (!arm) return EXEC_NORMAL;
+    if (arm->kind == N_BLOCK) return ex_block(arm, env);
+    return EX(arm, env);
+}
+
+#define IF_KB(ka)                                                                                 \
+    static int ex_if_##ka##1(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_LOCAL); }     \
+    static int ex_if_##ka##2(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_UPVAL1); }    \
+    static int ex_if_##ka##3(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_NUM); }       \
+    static int ex_if_##ka##4(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_GLOBAL); }
+IF_KB(1) IF_KB(2) IF_KB(3) IF_KB(4)
+static int (*const ex_if_cmp[5][5])(Node *, Env *) = {
+    { 0 },
+    { 0, ex_if_11, ex_if_12, ex_if_13, ex_if_14 },
+    { 0, ex_if_21, ex_if_22, ex_if_23, ex_if_24 },
+    { 0, ex_if_31, ex_if_32, ex_if_33, ex_if_34 },
+    { 0, ex_if_41, ex_if_42, ex_if_43, ex_if_44 } };
+
 static int (*choose_ex(const Node *n))(Node *, Env *)
 {
     switch (n->kind) {
     case N_ASSIGN:
-        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local;
+        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local[choose_shape(n->b)];
         if (n->a->kind == N_NAME) return ex_assign_name;
         if (n->a->kind == N_INDEX && n->a->a->kind == N_NAME && !n->a->c) {
-            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf];
-            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1) return ex_assign_element_upval1[n->a->b->leaf];
+            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf][choose_shape(n->b)];
+            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1)
+                return ex_assign_element_upval1[n->a->b->leaf][choose_shape(n->b)];
             return ex_assign_element;
         }
         break;
-    case N_IF: return ex_if;
+    case N_IF:
+        if (n->a->kind == N_BINOP && n->a->op >= OP2_LT && n->a->op <= OP2_NE && n->a->a->leaf && n->a->b->leaf)
+            return ex_if_cmp[n->a->a->leaf][n->a->b->leaf];
+        return ex_if;
     case N_BLOCK: return ex_block;
     case N_RETURN: return ex_return;
     case N_FOR:
