@@ -282,6 +282,39 @@ static inline __attribute__((always_inline)) Value ev_shape(Node *b, Env *env, i
     }
 }
 
+/* The same value read without evaluating anything that could have an
+ * effect, and without a call: 1 with *v a plain number when it is one the
+ * shape's function would return as it is (a leaf's number, a number
+ * element that needs no label), 0 when declined, nothing done. A
+ * statement built on it can then start over on its general path. */
+static inline __attribute__((always_inline)) int read_shape(const Node *b, Env *env, int sh, Value *v)
+{
+    double x;
+    uint32_t id;
+    const Env *home;
+    const Value *av;
+    int kb;
+    switch (sh) {
+    case SH_LEAF_LOCAL: case SH_LEAF_UPVAL1: case SH_LEAF_NUM: case SH_LEAF_GLOBAL:
+        if (!leaf_read(b, env, sh, &x, &id)) return 0;
+        *v = num_id(x, id);
+        return 1;
+    case SH_IDX_UPVAL1_LOCAL: home = env->parent; av = &home->slots[b->a->slot]; kb = LEAF_LOCAL; break;
+    case SH_IDX_UPVAL1_UPVAL1: home = env->parent; av = &home->slots[b->a->slot]; kb = LEAF_UPVAL1; break;
+    case SH_IDX_LOCAL_LOCAL: home = NULL; av = &env->slots[b->a->slot]; kb = LEAF_LOCAL; break;
+    case SH_IDX_LOCAL_UPVAL1: home = NULL; av = &env->slots[b->a->slot]; kb = LEAF_UPVAL1; break;
+    default: return 0;
+    }
+    if (av->t != V_ARR) return 0;
+    const Storage *st = AS_ARR(*av);
+    if (st->ndim == 2 || !leaf_read(b->b, env, kb, &x, &id)) return 0;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    const Value *e = &st->v[(int)x];
+    if (e->t != V_NUM || (home && e->id && !home->vers)) return 0;
+    *v = *e;
+    return 1;
+}
+
 static int choose_shape(const Node *b)
 {
     if (b->leaf) return b->leaf;
@@ -408,8 +441,31 @@ static inline __attribute__((always_inline)) int assign_local(Node *n, Env *env,
     return EXEC_NORMAL;
 }
 
-#define ASSIGN_LOCAL_SH(k) static int ex_assign_local_##k(Node *n, Env *env) { return assign_local(n, env, k); }
-SHAPES(ASSIGN_LOCAL_SH)
+static __attribute__((noinline)) int release_old(Value old)
+{
+    v_release(old);
+    return EXEC_NORMAL;
+}
+
+/* x = e with e of a shape read_shape reads: the store with nothing called
+ * on the way (no registers to save), else the general path from the start. */
+static __attribute__((noinline)) int ex_assign_local_0(Node *n, Env *env) { return assign_local(n, env, SH_NONE); }
+
+static inline __attribute__((always_inline)) int assign_local_fast(Node *n, Env *env, int sh)
+{
+    Value v;
+    G->err.where.node = n;
+    if (!read_shape(n->b, env, sh, &v) || env->vers || in_nograd()) return ex_assign_local_0(n, env);
+    Value *slot = &env->slots[n->a->slot];
+    Value old = *slot;
+    *slot = v;
+    if (IS_HEAP(old)) return release_old(old);
+    return EXEC_NORMAL;
+}
+
+#define ASSIGN_LOCAL_SH(k) static int ex_assign_local_##k(Node *n, Env *env) { return assign_local_fast(n, env, k); }
+ASSIGN_LOCAL_SH(1) ASSIGN_LOCAL_SH(2) ASSIGN_LOCAL_SH(3) ASSIGN_LOCAL_SH(4) ASSIGN_LOCAL_SH(5) ASSIGN_LOCAL_SH(6)
+ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8)
 static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
 
 static int ex_assign_name(Node *n, Env *env)
@@ -465,10 +521,34 @@ static inline __attribute__((always_inline)) int assign_element(Node *n, Env *en
  * captured array is where it was after the value and the index are
  * evaluated: a frame's slots do not move, and store_number reads the slot
  * only then.) */
-#define ASSIGN_SH(name, home, av, kb, k) \
-    static int name##kb##_##k(Node *n, Env *env) { return assign_element(n, env, home, av, kb, k); }
+/* a[i] = e with i a leaf and e of a shape read_shape reads: the number
+ * written with nothing called on the way, else the general instance (gen)
+ * from the start (what was read so far had no effect). */
+static inline __attribute__((always_inline)) int assign_element_fast(Node *n, Env *env, const Env *home, Value *av,
+                                                                    int kb, int sh, int (*gen)(Node *, Env *))
+{
+    Value v;
+    double x;
+    uint32_t id;
+    G->err.where.node = n;
+    if (!read_shape(n->b, env, sh, &v) || G->ckpt.mode || !leaf_read(n->a->b, env, kb, &x, &id) ||
+        !store_number(env, home, av, v, num_id(x, id)))
+        return gen(n, env);
+    return EXEC_NORMAL;
+}
+
+#define ASSIGN_SH(name, home, av, kb, k)                                                          \
+    static int name##kb##_##k(Node *n, Env *env)                                                    \
+    {                                                                                               \
+        return kb ? assign_element_fast(n, env, home, av, kb, k, name##kb##_0)                      \
+                  : assign_element(n, env, home, av, kb, k);                                        \
+    }
 #define ASSIGN_KB1(name, home, av, kb)                                                              \
-    ASSIGN_SH(name, home, av, kb, 0) ASSIGN_SH(name, home, av, kb, 1) ASSIGN_SH(name, home, av, kb, 2) \
+    static __attribute__((noinline)) int name##kb##_0(Node *n, Env *env)                            \
+    {                                                                                               \
+        return assign_element(n, env, home, av, kb, SH_NONE);                                       \
+    }                                                                                               \
+    ASSIGN_SH(name, home, av, kb, 1) ASSIGN_SH(name, home, av, kb, 2) \
     ASSIGN_SH(name, home, av, kb, 3) ASSIGN_SH(name, home, av, kb, 4) ASSIGN_SH(name, home, av, kb, 5) \
     ASSIGN_SH(name, home, av, kb, 6) ASSIGN_SH(name, home, av, kb, 7) ASSIGN_SH(name, home, av, kb, 8)
 #define ASSIGN_KB(name, home, av)                                                                  \
@@ -565,7 +645,7 @@ static int ex_return(Node *n, Env *env)
     return EXEC_RETURN;
 }
 
-static int ex_if(Node *n, Env *env)
+static __attribute__((noinline)) int ex_if(Node *n, Env *env)
 {
     G->err.where.node = n;
     Value c = EV(n->a, env);
@@ -597,14 +677,11 @@ static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, i
         case OP2_EQ: c = x == y; break;
         default: c = x != y; break;
         }
-    } else {
-        Value v = EV(n->a, env);
-        c = LIKELY(v.t == V_BOOL) ? v.u.b : eval_as_bool(v, n->a, "an if condition");
-    }
+    } else
+        return ex_if(n, env);
     Node *arm = c ? n->b : n->c;
     if (!arm) return EXEC_NORMAL;
-    if (arm->kind == N_BLOCK) return ex_block(arm, env);
-    return EX(arm, env);
+    return EX(arm, env);       /* a block's is ex_block */
 }
 
 #define IF_KB(ka)                                                                                 \
