@@ -193,6 +193,61 @@ BINOP(ev_ge, OP2_GE)
 BINOP(ev_eq, OP2_EQ)
 BINOP(ev_ne, OP2_NE)
 
+/* x * y + z and z + x * y with x, y, z leaves (a row-major index,
+ * i * n + j): when the three are plain numbers and nothing is to be
+ * recorded, the value at once (what the two binop_t instances would make:
+ * the product rounded, then the sum); else the sum's own instance from the
+ * start (leaves are read, nothing evaluated). */
+static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, Env *env, double *x, uint32_t *id)
+{
+    switch (c->leaf) {
+    case LEAF_LOCAL: return leaf_read(c, env, LEAF_LOCAL, x, id);
+    case LEAF_UPVAL1: return leaf_read(c, env, LEAF_UPVAL1, x, id);
+    case LEAF_NUM: return leaf_read(c, env, LEAF_NUM, x, id);
+    default: return leaf_read(c, env, LEAF_GLOBAL, x, id);
+    }
+}
+
+static inline __attribute__((always_inline)) int muladd_read(const Node *m, const Node *z, Env *env, double *out)
+{
+    double x, y, w;
+    uint32_t ix, iy, iz;
+    if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
+        !LIKELY(G->num.backend == BK_F64) || ((ix | iy | iz) && G->tape.recording))
+        return 0;
+    double p = x * y;
+    *out = p;
+    *out += w;
+    return 1;
+}
+
+static Value ev_muladd(Node *n, Env *env)       /* (x * y) + z */
+{
+    double r;
+    if (muladd_read(n->a, n->b, env, &r)) return num_val(r);
+    return ev_add[0][n->b->leaf](n, env);
+}
+
+static Value ev_addmul(Node *n, Env *env)       /* z + (x * y) */
+{
+    double r;
+    if (muladd_read(n->b, n->a, env, &r)) return num_val(r);
+    return ev_add[n->a->leaf][0](n, env);
+}
+
+static int is_mul_of_leaves(const Node *m)
+{
+    return m->kind == N_BINOP && m->op == OP2_MUL && m->a->leaf && m->b->leaf;
+}
+
+/* An element read's index kinds beyond the leaves' */
+enum { IDX_MULADD = 5, IDX_ADDMUL = 6 };
+
+static int index_kind(const Node *i)
+{
+    return i->ev == ev_muladd ? IDX_MULADD : i->ev == ev_addmul ? IDX_ADDMUL : i->leaf;
+}
+
 static Value ev_binop(Node *n, Env *env)       /* % and ^: num_op's dispatch */
 {
     Value a = EV(n->a, env), b = EV(n->b, env);
@@ -225,7 +280,9 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     const Storage *st = AS_ARR(*av);
     double x;
     uint32_t id;
-    if (!(kb && leaf_read(n->b, env, kb, &x, &id))) {
+    if (!(kb == IDX_MULADD ? (id = 0, muladd_read(n->b->a, n->b->b, env, &x))
+          : kb == IDX_ADDMUL ? (id = 0, muladd_read(n->b->b, n->b->a, env, &x))
+          : kb && leaf_read(n->b, env, kb, &x, &id))) {
         Value iv = EV(n->b, env);
         if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
         x = iv.u.n;
@@ -243,14 +300,17 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
 }
 
 /* The instances: a local's, a captured (one frame out) or a global's
- * array, each with the index any expression or a leaf of each kind. */
+ * array, each with the index any expression, a leaf of each kind, or
+ * x * y + z, z + x * y of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
 #define INDEX_KB(name, home, av, captured)                                                         \
     static Value name##0(Node *n, Env *env) { return index_at(n, env, home, av, captured, 0); }           \
     static Value name##1(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_LOCAL); }  \
     static Value name##2(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_UPVAL1); } \
     static Value name##3(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_NUM); }    \
     static Value name##4(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_GLOBAL); } \
-    static Value (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+    static Value name##5(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_MULADD); }  \
+    static Value name##6(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_ADDMUL); }  \
+    static Value (*const name[7])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4, name##5, name##6 };
 INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
 INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
 INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
@@ -387,7 +447,10 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         break;
     case N_BINOP:
         switch (n->op) {
-        case OP2_ADD: return ev_add[n->a->leaf][n->b->leaf];
+        case OP2_ADD:
+            if (is_mul_of_leaves(n->a) && n->b->leaf) return ev_muladd;
+            if (n->a->leaf && is_mul_of_leaves(n->b)) return ev_addmul;
+            return ev_add[n->a->leaf][n->b->leaf];
         case OP2_SUB: return ev_sub[n->a->leaf][n->b->leaf];
         case OP2_MUL: return ev_mul[n->a->leaf][n->b->leaf];
         case OP2_DIV: return ev_div[n->a->leaf][n->b->leaf];
@@ -408,9 +471,9 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         return eval_call;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
-            if (n->a->ref == REF_LOCAL) return ev_index_local[n->b->leaf];
-            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[n->b->leaf];
-            if (n->a->ref == REF_GLOBAL) return ev_index_global[n->b->leaf];
+            if (n->a->ref == REF_LOCAL) return ev_index_local[index_kind(n->b)];
+            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[index_kind(n->b)];
+            if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
         }
         return eval_index;
     default:
