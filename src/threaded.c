@@ -102,24 +102,27 @@ static inline __attribute__((always_inline)) int leaf_read(const Node *c, Env *e
     return 1;
 }
 
-static inline int op_code(int op)
-{
-    return op == OP2_ADD ? OP_ADD : op == OP2_SUB ? OP_SUB : op == OP2_MUL ? OP_MUL : OP_DIV;
-}
-
-/* Two numbers of which one is recorded (or another backend's): num_op,
- * out of line (the special functions' frames stay small). */
-static __attribute__((noinline)) Value arith_recorded(int op, Value a, Value b)
-{
-    return num_op(op, a, b);
-}
-
 static inline Value num_id(double x, uint32_t id)
 {
     Value v = num_val(x);
     v.id = id;
     return v;
 }
+
+/* x op y of which one is recorded while recording, in float64: num_op's
+ * work with the op known (arith_record_*); another backend: num_op. */
+#define RECORDED(name, OPC, expr, rec)                                                               \
+    static __attribute__((noinline)) Value name(double x, uint32_t ia, double y, uint32_t ib)        \
+    {                                                                                                \
+        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording)                                 \
+            return num_op(OPC, num_id(x, ia), num_id(y, ib));                                        \
+        double r = expr;                                                                             \
+        return num_rec(r, rec(ia, ib, x, y, r));                                                     \
+    }
+RECORDED(recorded_add, OP_ADD, x + y, arith_record_add)
+RECORDED(recorded_sub, OP_SUB, x - y, arith_record_sub)
+RECORDED(recorded_mul, OP_MUL, x * y, arith_record_mul)
+RECORDED(recorded_div, OP_DIV, x / y, arith_record_div)
 
 /* a op b: an operand that is a leaf (ka, kb: its LEAF_ kind, 0 for any
  * other expression) is read in place, the other evaluated, a before b;
@@ -162,7 +165,12 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
         case OP2_NE: return bool_val(x != y);
         }
     }
-    if (op < OP2_LT) return arith_recorded(op_code(op), num_id(x, ia), num_id(y, ib));
+    switch (op) {
+    case OP2_ADD: return recorded_add(x, ia, y, ib);
+    case OP2_SUB: return recorded_sub(x, ia, y, ib);
+    case OP2_MUL: return recorded_mul(x, ia, y, ib);
+    case OP2_DIV: return recorded_div(x, ia, y, ib);
+    }
     return eval_binop_done(n, num_id(x, ia), num_id(y, ib));
 }
 
@@ -322,7 +330,7 @@ INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
  * is exactly the one the shape stands for, so that evaluating the shape in
  * place is running that function's code. */
 enum { SH_NONE, SH_LEAF_LOCAL, SH_LEAF_UPVAL1, SH_LEAF_NUM, SH_LEAF_GLOBAL,
-       SH_IDX_UPVAL1_LOCAL, SH_IDX_UPVAL1_UPVAL1, SH_IDX_LOCAL_LOCAL, SH_IDX_LOCAL_UPVAL1, SH_COUNT };
+       SH_IDX_UPVAL1_LOCAL, SH_IDX_UPVAL1_UPVAL1, SH_IDX_LOCAL_LOCAL, SH_IDX_LOCAL_UPVAL1, SH_NEG_LOCAL, SH_COUNT };
 
 /* The value of b, of shape sh: a leaf's number read in place (anything
  * else it holds by its own function), an element read inlined. */
@@ -338,6 +346,10 @@ static inline __attribute__((always_inline)) Value ev_shape(Node *b, Env *env, i
     case SH_IDX_UPVAL1_UPVAL1: return index_at(b, env, env->parent, &env->parent->slots[b->a->slot], 1, LEAF_UPVAL1);
     case SH_IDX_LOCAL_LOCAL: return index_at(b, env, env, &env->slots[b->a->slot], 0, LEAF_LOCAL);
     case SH_IDX_LOCAL_UPVAL1: return index_at(b, env, env, &env->slots[b->a->slot], 0, LEAF_UPVAL1);
+    case SH_NEG_LOCAL:
+        if (leaf_read(b->a, env, LEAF_LOCAL, &x, &id) && LIKELY(G->num.backend == BK_F64) && !(id && G->tape.recording))
+            return num_val(-x);
+        return EV(b, env);
     default: return EV(b, env);
     }
 }
@@ -363,6 +375,11 @@ static inline __attribute__((always_inline)) int read_shape(const Node *b, Env *
     case SH_IDX_UPVAL1_UPVAL1: home = env->parent; av = &home->slots[b->a->slot]; kb = LEAF_UPVAL1; break;
     case SH_IDX_LOCAL_LOCAL: home = NULL; av = &env->slots[b->a->slot]; kb = LEAF_LOCAL; break;
     case SH_IDX_LOCAL_UPVAL1: home = NULL; av = &env->slots[b->a->slot]; kb = LEAF_UPVAL1; break;
+    case SH_NEG_LOCAL:         /* ev_neg's num_op(OP_NEG) of a plain number */
+        if (!leaf_read(b->a, env, LEAF_LOCAL, &x, &id) || !LIKELY(G->num.backend == BK_F64) || (id && G->tape.recording))
+            return 0;
+        *v = num_val(-x);
+        return 1;
     default: return 0;
     }
     if (av->t != V_ARR) return 0;
@@ -382,13 +399,13 @@ static int choose_shape(const Node *b)
     if (b->ev == ev_index_upval1[LEAF_UPVAL1]) return SH_IDX_UPVAL1_UPVAL1;
     if (b->ev == ev_index_local[LEAF_LOCAL]) return SH_IDX_LOCAL_LOCAL;
     if (b->ev == ev_index_local[LEAF_UPVAL1]) return SH_IDX_LOCAL_UPVAL1;
+    if (b->ev == ev_neg && b->a->leaf == LEAF_LOCAL) return SH_NEG_LOCAL;
     return SH_NONE;
 }
 
 /* One instance of f per shape, as a table indexed by shape: f##_##k(n, env)
  * must be defined by DEF(k) for each. */
-#define SHAPES(DEF) DEF(0) DEF(1) DEF(2) DEF(3) DEF(4) DEF(5) DEF(6) DEF(7) DEF(8)
-#define SHAPE_TABLE(f) { f##_0, f##_1, f##_2, f##_3, f##_4, f##_5, f##_6, f##_7, f##_8 }
+#define SHAPE_TABLE(f) { f##_0, f##_1, f##_2, f##_3, f##_4, f##_5, f##_6, f##_7, f##_8, f##_9 }
 
 /* f(args) with f a local or captured name holding a function the
  * program wrote (det's recursive minor): the callee read in place, held
@@ -528,7 +545,7 @@ static inline __attribute__((always_inline)) int assign_local_fast(Node *n, Env 
 
 #define ASSIGN_LOCAL_SH(k) static int ex_assign_local_##k(Node *n, Env *env) { return assign_local_fast(n, env, k); }
 ASSIGN_LOCAL_SH(1) ASSIGN_LOCAL_SH(2) ASSIGN_LOCAL_SH(3) ASSIGN_LOCAL_SH(4) ASSIGN_LOCAL_SH(5) ASSIGN_LOCAL_SH(6)
-ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8)
+ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8) ASSIGN_LOCAL_SH(9)
 static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
 
 static int ex_assign_name(Node *n, Env *env)
@@ -613,7 +630,8 @@ static inline __attribute__((always_inline)) int assign_element_fast(Node *n, En
     }                                                                                               \
     ASSIGN_SH(name, home, av, kb, 1) ASSIGN_SH(name, home, av, kb, 2) \
     ASSIGN_SH(name, home, av, kb, 3) ASSIGN_SH(name, home, av, kb, 4) ASSIGN_SH(name, home, av, kb, 5) \
-    ASSIGN_SH(name, home, av, kb, 6) ASSIGN_SH(name, home, av, kb, 7) ASSIGN_SH(name, home, av, kb, 8)
+    ASSIGN_SH(name, home, av, kb, 6) ASSIGN_SH(name, home, av, kb, 7) ASSIGN_SH(name, home, av, kb, 8) \
+    ASSIGN_SH(name, home, av, kb, 9)
 #define ASSIGN_KB(name, home, av)                                                                  \
     ASSIGN_KB1(name, home, av, 0) ASSIGN_KB1(name, home, av, 1) ASSIGN_KB1(name, home, av, 2)        \
     ASSIGN_KB1(name, home, av, 3) ASSIGN_KB1(name, home, av, 4)                                     \
@@ -661,6 +679,15 @@ static int ex_block(Node *n, Env *env)
     int code = run_stmts(n, env);
     G->eval.run.block_depth--;
     return code;
+}
+
+/* A block of one statement (an if's arm): inside a call, that statement
+ * run by a tail call, nothing left to do after it. */
+static int ex_block1(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    if (env && G->eval.run.call_depth > 0) return EX(n->list[0], env);
+    return ex_block(n, env);
 }
 
 /* A range bound: a leaf holding a whole number read in place (det's
@@ -716,8 +743,7 @@ static __attribute__((noinline)) int ex_if(Node *n, Env *env)
     if (LIKELY(c.t == V_BOOL)) arm = c.u.b ? n->b : n->c;
     else arm = eval_as_bool(c, n->a, "an if condition") ? n->b : n->c;
     if (!arm) return EXEC_NORMAL;
-    if (arm->kind == N_BLOCK) return ex_block(arm, env);
-    return EX(arm, env);
+    return EX(arm, env);       /* a block's is ex_block or ex_block1 */
 }
 
 /* if a <op> b { ... } with a and b leaves (det's `if m == 1`, `if sgn > 0`):
@@ -744,7 +770,7 @@ static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, i
         return ex_if(n, env);
     Node *arm = c ? n->b : n->c;
     if (!arm) return EXEC_NORMAL;
-    return EX(arm, env);       /* a block's is ex_block */
+    return EX(arm, env);       /* a block's is ex_block or ex_block1 */
 }
 
 #define IF_KB(ka)                                                                                 \
@@ -777,7 +803,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
         if (n->a->kind == N_BINOP && n->a->op >= OP2_LT && n->a->op <= OP2_NE && n->a->a->leaf && n->a->b->leaf)
             return ex_if_cmp[n->a->a->leaf][n->a->b->leaf];
         return ex_if;
-    case N_BLOCK: return ex_block;
+    case N_BLOCK: return n->n == 1 ? ex_block1 : ex_block;
     case N_RETURN: return ex_return;
     case N_FOR:
         if (n->b && n->c->ref == REF_LOCAL && n->list[0]->kind == N_BLOCK) return ex_for_local;
