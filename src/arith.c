@@ -45,10 +45,10 @@ static inline __attribute__((always_inline)) uint32_t record_binary(int op, uint
     return id;
 }
 
-uint32_t arith_record_add(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_ADD, ia, ib, x, y, r); }
-uint32_t arith_record_sub(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_SUB, ia, ib, x, y, r); }
-uint32_t arith_record_mul(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_MUL, ia, ib, x, y, r); }
-uint32_t arith_record_div(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_DIV, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_add(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_ADD, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_sub(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_SUB, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_mul(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_MUL, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_div(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_DIV, ia, ib, x, y, r); }
 
 Value arith_mul_strong(Value a, Value b)
 {

@@ -112,12 +112,11 @@ static inline Value num_id(double x, uint32_t id)
 /* x op y of which one is recorded while recording, in float64: num_op's
  * work with the op known (arith_record_*); another backend: num_op. */
 #define RECORDED(name, OPC, expr, rec)                                                               \
-    static __attribute__((noinline)) Value name(double x, uint32_t ia, double y, uint32_t ib)        \
+    static __attribute__((noinline)) Value name(Value a, Value b)                                    \
     {                                                                                                \
-        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording)                                 \
-            return num_op(OPC, num_id(x, ia), num_id(y, ib));                                        \
-        double r = expr;                                                                             \
-        return num_rec(r, rec(ia, ib, x, y, r));                                                     \
+        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return num_op(OPC, a, b);       \
+        double x = a.u.n, y = b.u.n, r = expr;                                                       \
+        return num_rec(r, rec(a.id, b.id, x, y, r));                                                 \
     }
 RECORDED(recorded_add, OP_ADD, x + y, arith_record_add)
 RECORDED(recorded_sub, OP_SUB, x - y, arith_record_sub)
@@ -166,10 +165,10 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
         }
     }
     switch (op) {
-    case OP2_ADD: return recorded_add(x, ia, y, ib);
-    case OP2_SUB: return recorded_sub(x, ia, y, ib);
-    case OP2_MUL: return recorded_mul(x, ia, y, ib);
-    case OP2_DIV: return recorded_div(x, ia, y, ib);
+    case OP2_ADD: return recorded_add(num_id(x, ia), num_id(y, ib));
+    case OP2_SUB: return recorded_sub(num_id(x, ia), num_id(y, ib));
+    case OP2_MUL: return recorded_mul(num_id(x, ia), num_id(y, ib));
+    case OP2_DIV: return recorded_div(num_id(x, ia), num_id(y, ib));
     }
     return eval_binop_done(n, num_id(x, ia), num_id(y, ib));
 }
@@ -216,30 +215,40 @@ static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, En
     }
 }
 
-static inline __attribute__((always_inline)) int muladd_read(const Node *m, const Node *z, Env *env, double *out)
+/* The value of x * y + z (zfirst: z + x * y), m the product's node: the
+ * three leaves read in place, the product, then the sum, each plain or
+ * recorded as binop_t would make it (so recorded in the same order); 0 when
+ * a leaf holds anything else or the backend is not float64, nothing done. */
+static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
+                                                             Value *out)
 {
     double x, y, w;
     uint32_t ix, iy, iz;
     if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
-        !LIKELY(G->num.backend == BK_F64) || ((ix | iy | iz) && G->tape.recording))
+        !LIKELY(G->num.backend == BK_F64))
         return 0;
-    double p = x * y;
-    *out = p;
-    *out += w;
+    if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
+        double p = x * y;
+        *out = num_val(zfirst ? w + p : p + w);
+        return 1;
+    }
+    Value p = (ix | iy) ? recorded_mul(num_id(x, ix), num_id(y, iy)) : num_val(x * y);
+    if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
+    else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
     return 1;
 }
 
 static Value ev_muladd(Node *n, Env *env)       /* (x * y) + z */
 {
-    double r;
-    if (muladd_read(n->a, n->b, env, &r)) return num_val(r);
+    Value r;
+    if (muladd_value(n->a, n->b, env, 0, &r)) return r;
     return ev_add[0][n->b->leaf](n, env);
 }
 
 static Value ev_addmul(Node *n, Env *env)       /* z + (x * y) */
 {
-    double r;
-    if (muladd_read(n->b, n->a, env, &r)) return num_val(r);
+    Value r;
+    if (muladd_value(n->b, n->a, env, 1, &r)) return r;
     return ev_add[n->a->leaf][0](n, env);
 }
 
@@ -288,9 +297,18 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     const Storage *st = AS_ARR(*av);
     double x;
     uint32_t id;
-    if (!(kb == IDX_MULADD ? (id = 0, muladd_read(n->b->a, n->b->b, env, &x))
-          : kb == IDX_ADDMUL ? (id = 0, muladd_read(n->b->b, n->b->a, env, &x))
-          : kb && leaf_read(n->b, env, kb, &x, &id))) {
+    Value mv;
+    if (kb == IDX_MULADD || kb == IDX_ADDMUL) {
+        if (kb == IDX_MULADD ? muladd_value(n->b->a, n->b->b, env, 0, &mv) : muladd_value(n->b->b, n->b->a, env, 1, &mv)) {
+            x = mv.u.n;
+            id = mv.id;
+        } else {
+            Value iv = EV(n->b, env);
+            if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
+            x = iv.u.n;
+            id = iv.id;
+        }
+    } else if (!(kb && leaf_read(n->b, env, kb, &x, &id))) {
         Value iv = EV(n->b, env);
         if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
         x = iv.u.n;
