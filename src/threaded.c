@@ -238,18 +238,27 @@ static inline __attribute__((always_inline)) int muladd_value(const Node *m, con
     return 1;
 }
 
+/* Declined once (a leaf held a dual, another backend), the node keeps the
+ * sum's own instance from then on: forward mode's w * h + b (W2F) pays
+ * the attempt once, not every step. Either function computes the same. */
+static __attribute__((noinline)) Value muladd_declined(Node *n, Env *env, Value (*plain)(Node *, Env *))
+{
+    n->ev = plain;
+    return plain(n, env);
+}
+
 static Value ev_muladd(Node *n, Env *env)       /* (x * y) + z */
 {
     Value r;
     if (muladd_value(n->a, n->b, env, 0, &r)) return r;
-    return ev_add[0][n->b->leaf](n, env);
+    return muladd_declined(n, env, ev_add[0][n->b->leaf]);
 }
 
 static Value ev_addmul(Node *n, Env *env)       /* z + (x * y) */
 {
     Value r;
     if (muladd_value(n->b, n->a, env, 1, &r)) return r;
-    return ev_add[n->a->leaf][0](n, env);
+    return muladd_declined(n, env, ev_add[n->a->leaf][0]);
 }
 
 static int is_mul_of_leaves(const Node *m)
