@@ -19,6 +19,11 @@ Value arith_apply(int op, Value a, Value b);
 #define WG_ARITH_H_STATE
 static inline Value arith_num_op(int op, Value a, Value b);   /* scalars (numbers or duals) */
 uint32_t arith_record(int op, Value a, Value b, double r);
+/* arith_record of x op y in float64 (r), the operands' entries ia, ib */
+uint32_t arith_record_add(uint32_t ia, uint32_t ib, double x, double y, double r);
+uint32_t arith_record_sub(uint32_t ia, uint32_t ib, double x, double y, double r);
+uint32_t arith_record_mul(uint32_t ia, uint32_t ib, double x, double y, double r);
+uint32_t arith_record_div(uint32_t ia, uint32_t ib, double x, double y, double r);
 /* op on the elements of a and b in storage order, the shapes of matrices
  * unlooked at (arith_apply looks: matrix.c); the result is an array. */
 Value arith_elementwise_flat(int op, Value a, Value b);

@@ -102,24 +102,26 @@ static inline __attribute__((always_inline)) int leaf_read(const Node *c, Env *e
     return 1;
 }
 
-static inline int op_code(int op)
-{
-    return op == OP2_ADD ? OP_ADD : op == OP2_SUB ? OP_SUB : op == OP2_MUL ? OP_MUL : OP_DIV;
-}
-
-/* Two numbers of which one is recorded (or another backend's): num_op,
- * out of line (the special functions' frames stay small). */
-static __attribute__((noinline)) Value arith_recorded(int op, Value a, Value b)
-{
-    return num_op(op, a, b);
-}
-
 static inline Value num_id(double x, uint32_t id)
 {
     Value v = num_val(x);
     v.id = id;
     return v;
 }
+
+/* x op y of which one is recorded while recording, in float64: num_op's
+ * work with the op known (arith_record_*); another backend: num_op. */
+#define RECORDED(name, OPC, expr, rec)                                                               \
+    static __attribute__((noinline)) Value name(Value a, Value b)                                    \
+    {                                                                                                \
+        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return num_op(OPC, a, b);       \
+        double x = a.u.n, y = b.u.n, r = expr;                                                       \
+        return num_rec(r, rec(a.id, b.id, x, y, r));                                                 \
+    }
+RECORDED(recorded_add, OP_ADD, x + y, arith_record_add)
+RECORDED(recorded_sub, OP_SUB, x - y, arith_record_sub)
+RECORDED(recorded_mul, OP_MUL, x * y, arith_record_mul)
+RECORDED(recorded_div, OP_DIV, x / y, arith_record_div)
 
 /* a op b: an operand that is a leaf (ka, kb: its LEAF_ kind, 0 for any
  * other expression) is read in place, the other evaluated, a before b;
@@ -162,7 +164,12 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
         case OP2_NE: return bool_val(x != y);
         }
     }
-    if (op < OP2_LT) return arith_recorded(op_code(op), num_id(x, ia), num_id(y, ib));
+    switch (op) {
+    case OP2_ADD: return recorded_add(num_id(x, ia), num_id(y, ib));
+    case OP2_SUB: return recorded_sub(num_id(x, ia), num_id(y, ib));
+    case OP2_MUL: return recorded_mul(num_id(x, ia), num_id(y, ib));
+    case OP2_DIV: return recorded_div(num_id(x, ia), num_id(y, ib));
+    }
     return eval_binop_done(n, num_id(x, ia), num_id(y, ib));
 }
 
@@ -192,6 +199,80 @@ BINOP(ev_gt, OP2_GT)
 BINOP(ev_ge, OP2_GE)
 BINOP(ev_eq, OP2_EQ)
 BINOP(ev_ne, OP2_NE)
+
+/* x * y + z and z + x * y with x, y, z leaves (a row-major index,
+ * i * n + j): when the three are plain numbers and nothing is to be
+ * recorded, the value at once (what the two binop_t instances would make:
+ * the product rounded, then the sum); else the sum's own instance from the
+ * start (leaves are read, nothing evaluated). */
+static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, Env *env, double *x, uint32_t *id)
+{
+    switch (c->leaf) {
+    case LEAF_LOCAL: return leaf_read(c, env, LEAF_LOCAL, x, id);
+    case LEAF_UPVAL1: return leaf_read(c, env, LEAF_UPVAL1, x, id);
+    case LEAF_NUM: return leaf_read(c, env, LEAF_NUM, x, id);
+    default: return leaf_read(c, env, LEAF_GLOBAL, x, id);
+    }
+}
+
+/* The value of x * y + z (zfirst: z + x * y), m the product's node: the
+ * three leaves read in place, the product, then the sum, each plain or
+ * recorded as binop_t would make it (so recorded in the same order); 0 when
+ * a leaf holds anything else or the backend is not float64, nothing done. */
+static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
+                                                             Value *out)
+{
+    double x, y, w;
+    uint32_t ix, iy, iz;
+    if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
+        !LIKELY(G->num.backend == BK_F64))
+        return 0;
+    if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
+        double p = x * y;
+        *out = num_val(zfirst ? w + p : p + w);
+        return 1;
+    }
+    Value p = (ix | iy) ? recorded_mul(num_id(x, ix), num_id(y, iy)) : num_val(x * y);
+    if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
+    else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
+    return 1;
+}
+
+/* Declined once (a leaf held a dual, another backend), the node keeps the
+ * sum's own instance from then on: forward mode's w * h + b (W2F) pays
+ * the attempt once, not every step. Either function computes the same. */
+static __attribute__((noinline)) Value muladd_declined(Node *n, Env *env, Value (*plain)(Node *, Env *))
+{
+    n->ev = plain;
+    return plain(n, env);
+}
+
+static Value ev_muladd(Node *n, Env *env)       /* (x * y) + z */
+{
+    Value r;
+    if (muladd_value(n->a, n->b, env, 0, &r)) return r;
+    return muladd_declined(n, env, ev_add[0][n->b->leaf]);
+}
+
+static Value ev_addmul(Node *n, Env *env)       /* z + (x * y) */
+{
+    Value r;
+    if (muladd_value(n->b, n->a, env, 1, &r)) return r;
+    return muladd_declined(n, env, ev_add[n->a->leaf][0]);
+}
+
+static int is_mul_of_leaves(const Node *m)
+{
+    return m->kind == N_BINOP && m->op == OP2_MUL && m->a->leaf && m->b->leaf;
+}
+
+/* An element read's index kinds beyond the leaves' */
+enum { IDX_MULADD = 5, IDX_ADDMUL = 6 };
+
+static int index_kind(const Node *i)
+{
+    return i->ev == ev_muladd ? IDX_MULADD : i->ev == ev_addmul ? IDX_ADDMUL : i->leaf;
+}
 
 static Value ev_binop(Node *n, Env *env)       /* % and ^: num_op's dispatch */
 {
@@ -225,7 +306,18 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     const Storage *st = AS_ARR(*av);
     double x;
     uint32_t id;
-    if (!(kb && leaf_read(n->b, env, kb, &x, &id))) {
+    Value mv;
+    if (kb == IDX_MULADD || kb == IDX_ADDMUL) {
+        if (kb == IDX_MULADD ? muladd_value(n->b->a, n->b->b, env, 0, &mv) : muladd_value(n->b->b, n->b->a, env, 1, &mv)) {
+            x = mv.u.n;
+            id = mv.id;
+        } else {
+            Value iv = EV(n->b, env);
+            if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
+            x = iv.u.n;
+            id = iv.id;
+        }
+    } else if (!(kb && leaf_read(n->b, env, kb, &x, &id))) {
         Value iv = EV(n->b, env);
         if (iv.t != V_NUM) return eval_index_general(n, env, &iv);
         x = iv.u.n;
@@ -243,17 +335,104 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
 }
 
 /* The instances: a local's, a captured (one frame out) or a global's
- * array, each with the index any expression or a leaf of each kind. */
+ * array, each with the index any expression, a leaf of each kind, or
+ * x * y + z, z + x * y of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
 #define INDEX_KB(name, home, av, captured)                                                         \
     static Value name##0(Node *n, Env *env) { return index_at(n, env, home, av, captured, 0); }           \
     static Value name##1(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_LOCAL); }  \
     static Value name##2(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_UPVAL1); } \
     static Value name##3(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_NUM); }    \
     static Value name##4(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_GLOBAL); } \
-    static Value (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+    static Value name##5(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_MULADD); }  \
+    static Value name##6(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_ADDMUL); }  \
+    static Value (*const name[7])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4, name##5, name##6 };
 INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
 INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
 INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
+
+/* What a statement's value is, when its parent can evaluate it in place,
+ * without a call (Node.shape): a leaf (its LEAF_ kind), or an element read
+ * that is one of the instances above (a captured or local array, its index
+ * a local or a captured name). Picked only when the child's own function
+ * is exactly the one the shape stands for, so that evaluating the shape in
+ * place is running that function's code. */
+enum { SH_NONE, SH_LEAF_LOCAL, SH_LEAF_UPVAL1, SH_LEAF_NUM, SH_LEAF_GLOBAL,
+       SH_IDX_UPVAL1_LOCAL, SH_IDX_UPVAL1_UPVAL1, SH_IDX_LOCAL_LOCAL, SH_IDX_LOCAL_UPVAL1, SH_NEG_LOCAL, SH_COUNT };
+
+/* The value of b, of shape sh: a leaf's number read in place (anything
+ * else it holds by its own function), an element read inlined. */
+static inline __attribute__((always_inline)) Value ev_shape(Node *b, Env *env, int sh)
+{
+    double x;
+    uint32_t id;
+    switch (sh) {
+    case SH_LEAF_LOCAL: case SH_LEAF_UPVAL1: case SH_LEAF_NUM: case SH_LEAF_GLOBAL:
+        if (leaf_read(b, env, sh, &x, &id)) return num_id(x, id);
+        return EV(b, env);
+    case SH_IDX_UPVAL1_LOCAL: return index_at(b, env, env->parent, &env->parent->slots[b->a->slot], 1, LEAF_LOCAL);
+    case SH_IDX_UPVAL1_UPVAL1: return index_at(b, env, env->parent, &env->parent->slots[b->a->slot], 1, LEAF_UPVAL1);
+    case SH_IDX_LOCAL_LOCAL: return index_at(b, env, env, &env->slots[b->a->slot], 0, LEAF_LOCAL);
+    case SH_IDX_LOCAL_UPVAL1: return index_at(b, env, env, &env->slots[b->a->slot], 0, LEAF_UPVAL1);
+    case SH_NEG_LOCAL:
+        if (leaf_read(b->a, env, LEAF_LOCAL, &x, &id) && LIKELY(G->num.backend == BK_F64) && !(id && G->tape.recording))
+            return num_val(-x);
+        return EV(b, env);
+    default: return EV(b, env);
+    }
+}
+
+/* The same value read without evaluating anything that could have an
+ * effect, and without a call: 1 with *v a plain number when it is one the
+ * shape's function would return as it is (a leaf's number, a number
+ * element that needs no label), 0 when declined, nothing done. A
+ * statement built on it can then start over on its general path. */
+static inline __attribute__((always_inline)) int read_shape(const Node *b, Env *env, int sh, Value *v)
+{
+    double x;
+    uint32_t id;
+    const Env *home;
+    const Value *av;
+    int kb;
+    switch (sh) {
+    case SH_LEAF_LOCAL: case SH_LEAF_UPVAL1: case SH_LEAF_NUM: case SH_LEAF_GLOBAL:
+        if (!leaf_read(b, env, sh, &x, &id)) return 0;
+        *v = num_id(x, id);
+        return 1;
+    case SH_IDX_UPVAL1_LOCAL: home = env->parent; av = &home->slots[b->a->slot]; kb = LEAF_LOCAL; break;
+    case SH_IDX_UPVAL1_UPVAL1: home = env->parent; av = &home->slots[b->a->slot]; kb = LEAF_UPVAL1; break;
+    case SH_IDX_LOCAL_LOCAL: home = NULL; av = &env->slots[b->a->slot]; kb = LEAF_LOCAL; break;
+    case SH_IDX_LOCAL_UPVAL1: home = NULL; av = &env->slots[b->a->slot]; kb = LEAF_UPVAL1; break;
+    case SH_NEG_LOCAL:         /* ev_neg's num_op(OP_NEG) of a plain number */
+        if (!leaf_read(b->a, env, LEAF_LOCAL, &x, &id) || !LIKELY(G->num.backend == BK_F64) || (id && G->tape.recording))
+            return 0;
+        *v = num_val(-x);
+        return 1;
+    default: return 0;
+    }
+    if (av->t != V_ARR) return 0;
+    const Storage *st = AS_ARR(*av);
+    if (st->ndim == 2 || !leaf_read(b->b, env, kb, &x, &id)) return 0;
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    const Value *e = &st->v[(int)x];
+    if (e->t != V_NUM || (home && e->id && !home->vers)) return 0;
+    *v = *e;
+    return 1;
+}
+
+static int choose_shape(const Node *b)
+{
+    if (b->leaf) return b->leaf;
+    if (b->ev == ev_index_upval1[LEAF_LOCAL]) return SH_IDX_UPVAL1_LOCAL;
+    if (b->ev == ev_index_upval1[LEAF_UPVAL1]) return SH_IDX_UPVAL1_UPVAL1;
+    if (b->ev == ev_index_local[LEAF_LOCAL]) return SH_IDX_LOCAL_LOCAL;
+    if (b->ev == ev_index_local[LEAF_UPVAL1]) return SH_IDX_LOCAL_UPVAL1;
+    if (b->ev == ev_neg && b->a->leaf == LEAF_LOCAL) return SH_NEG_LOCAL;
+    return SH_NONE;
+}
+
+/* One instance of f per shape, as a table indexed by shape: f##_##k(n, env)
+ * must be defined by DEF(k) for each. */
+#define SHAPE_TABLE(f) { f##_0, f##_1, f##_2, f##_3, f##_4, f##_5, f##_6, f##_7, f##_8, f##_9 }
 
 /* f(args) with f a local or captured name holding a function the
  * program wrote (det's recursive minor): the callee read in place, held
@@ -312,7 +491,10 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         break;
     case N_BINOP:
         switch (n->op) {
-        case OP2_ADD: return ev_add[n->a->leaf][n->b->leaf];
+        case OP2_ADD:
+            if (is_mul_of_leaves(n->a) && n->b->leaf) return ev_muladd;
+            if (n->a->leaf && is_mul_of_leaves(n->b)) return ev_addmul;
+            return ev_add[n->a->leaf][n->b->leaf];
         case OP2_SUB: return ev_sub[n->a->leaf][n->b->leaf];
         case OP2_MUL: return ev_mul[n->a->leaf][n->b->leaf];
         case OP2_DIV: return ev_div[n->a->leaf][n->b->leaf];
@@ -333,9 +515,9 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         return eval_call;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
-            if (n->a->ref == REF_LOCAL) return ev_index_local[n->b->leaf];
-            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[n->b->leaf];
-            if (n->a->ref == REF_GLOBAL) return ev_index_global[n->b->leaf];
+            if (n->a->ref == REF_LOCAL) return ev_index_local[index_kind(n->b)];
+            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[index_kind(n->b)];
+            if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
         }
         return eval_index;
     default:
@@ -351,10 +533,10 @@ static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.r
 /* x = e, x a local: a number (or a dual) into a frame that keeps no
  * versions, outside nograd, is stored in place (exec_assign's short path);
  * the rest by store_var. */
-static int ex_assign_local(Node *n, Env *env)
+static inline __attribute__((always_inline)) int assign_local(Node *n, Env *env, int sh)
 {
     G->err.where.node = n;
-    Value v = EV(n->b, env);
+    Value v = ev_shape(n->b, env, sh);
     G->err.where.node = n;
     if (LIKELY(!env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd())) {
         Value *slot = &env->slots[n->a->slot];
@@ -365,6 +547,33 @@ static int ex_assign_local(Node *n, Env *env)
         eval_store_var(n->a, env, v);
     return EXEC_NORMAL;
 }
+
+static __attribute__((noinline)) int release_old(Value old)
+{
+    v_release(old);
+    return EXEC_NORMAL;
+}
+
+/* x = e with e of a shape read_shape reads: the store with nothing called
+ * on the way (no registers to save), else the general path from the start. */
+static __attribute__((noinline)) int ex_assign_local_0(Node *n, Env *env) { return assign_local(n, env, SH_NONE); }
+
+static inline __attribute__((always_inline)) int assign_local_fast(Node *n, Env *env, int sh)
+{
+    Value v;
+    G->err.where.node = n;
+    if (!read_shape(n->b, env, sh, &v) || env->vers || in_nograd()) return ex_assign_local_0(n, env);
+    Value *slot = &env->slots[n->a->slot];
+    Value old = *slot;
+    *slot = v;
+    if (IS_HEAP(old)) return release_old(old);
+    return EXEC_NORMAL;
+}
+
+#define ASSIGN_LOCAL_SH(k) static int ex_assign_local_##k(Node *n, Env *env) { return assign_local_fast(n, env, k); }
+ASSIGN_LOCAL_SH(1) ASSIGN_LOCAL_SH(2) ASSIGN_LOCAL_SH(3) ASSIGN_LOCAL_SH(4) ASSIGN_LOCAL_SH(5) ASSIGN_LOCAL_SH(6)
+ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8) ASSIGN_LOCAL_SH(9)
+static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
 
 static int ex_assign_name(Node *n, Env *env)
 {
@@ -398,10 +607,10 @@ static inline __attribute__((always_inline)) int store_number(Env *env, const En
 /* a[i] = e, a a name: the index is read once here (store_element_rest's
  * order: the value, then the index), and a number element written in
  * place when it can be (store_number, else eval_store_named). */
-static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av, int kb)
+static inline __attribute__((always_inline)) int assign_element(Node *n, Env *env, const Env *home, Value *av, int kb, int sh)
 {
     G->err.where.node = n;
-    Value v = EV(n->b, env);
+    Value v = ev_shape(n->b, env, sh);
     G->err.where.node = n;
     Node *t = n->a;
     if (LIKELY(v.t == V_NUM && !G->ckpt.mode)) {
@@ -419,19 +628,49 @@ static inline __attribute__((always_inline)) int assign_element(Node *n, Env *en
  * captured array is where it was after the value and the index are
  * evaluated: a frame's slots do not move, and store_number reads the slot
  * only then.) */
+/* a[i] = e with i a leaf and e of a shape read_shape reads: the number
+ * written with nothing called on the way, else the general instance (gen)
+ * from the start (what was read so far had no effect). */
+static inline __attribute__((always_inline)) int assign_element_fast(Node *n, Env *env, const Env *home, Value *av,
+                                                                    int kb, int sh, int (*gen)(Node *, Env *))
+{
+    Value v;
+    double x;
+    uint32_t id;
+    G->err.where.node = n;
+    if (!read_shape(n->b, env, sh, &v) || G->ckpt.mode || !leaf_read(n->a->b, env, kb, &x, &id) ||
+        !store_number(env, home, av, v, num_id(x, id)))
+        return gen(n, env);
+    return EXEC_NORMAL;
+}
+
+#define ASSIGN_SH(name, home, av, kb, k)                                                          \
+    static int name##kb##_##k(Node *n, Env *env)                                                    \
+    {                                                                                               \
+        return kb ? assign_element_fast(n, env, home, av, kb, k, name##kb##_0)                      \
+                  : assign_element(n, env, home, av, kb, k);                                        \
+    }
+#define ASSIGN_KB1(name, home, av, kb)                                                              \
+    static __attribute__((noinline)) int name##kb##_0(Node *n, Env *env)                            \
+    {                                                                                               \
+        return assign_element(n, env, home, av, kb, SH_NONE);                                       \
+    }                                                                                               \
+    ASSIGN_SH(name, home, av, kb, 1) ASSIGN_SH(name, home, av, kb, 2) \
+    ASSIGN_SH(name, home, av, kb, 3) ASSIGN_SH(name, home, av, kb, 4) ASSIGN_SH(name, home, av, kb, 5) \
+    ASSIGN_SH(name, home, av, kb, 6) ASSIGN_SH(name, home, av, kb, 7) ASSIGN_SH(name, home, av, kb, 8) \
+    ASSIGN_SH(name, home, av, kb, 9)
 #define ASSIGN_KB(name, home, av)                                                                  \
-    static int name##0(Node *n, Env *env) { return assign_element(n, env, home, av, 0); }           \
-    static int name##1(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_LOCAL); }  \
-    static int name##2(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_UPVAL1); } \
-    static int name##3(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_NUM); }    \
-    static int name##4(Node *n, Env *env) { return assign_element(n, env, home, av, LEAF_GLOBAL); } \
-    static int (*const name[5])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4 };
+    ASSIGN_KB1(name, home, av, 0) ASSIGN_KB1(name, home, av, 1) ASSIGN_KB1(name, home, av, 2)        \
+    ASSIGN_KB1(name, home, av, 3) ASSIGN_KB1(name, home, av, 4)                                     \
+    static int (*const name[5][SH_COUNT])(Node *, Env *) = {                                        \
+        SHAPE_TABLE(name##0), SHAPE_TABLE(name##1), SHAPE_TABLE(name##2), SHAPE_TABLE(name##3),       \
+        SHAPE_TABLE(name##4) };
 ASSIGN_KB(ex_assign_element_local, env, &env->slots[n->a->a->slot])
 ASSIGN_KB(ex_assign_element_upval1, env->parent, &env->parent->slots[n->a->a->slot])
 
 static int ex_assign_element(Node *n, Env *env)
 {
-    return assign_element(n, env, NULL, NULL, 0);
+    return assign_element(n, env, NULL, NULL, 0, SH_NONE);
 }
 
 /* A block's statements, as eval.c's exec_stmts runs them: between two
@@ -467,6 +706,15 @@ static int ex_block(Node *n, Env *env)
     int code = run_stmts(n, env);
     G->eval.run.block_depth--;
     return code;
+}
+
+/* A block of one statement (an if's arm): inside a call, that statement
+ * run by a tail call, nothing left to do after it. */
+static int ex_block1(Node *n, Env *env)
+{
+    G->err.where.node = n;
+    if (env && G->eval.run.call_depth > 0) return EX(n->list[0], env);
+    return ex_block(n, env);
 }
 
 /* A range bound: a leaf holding a whole number read in place (det's
@@ -514,7 +762,7 @@ static int ex_return(Node *n, Env *env)
     return EXEC_RETURN;
 }
 
-static int ex_if(Node *n, Env *env)
+static __attribute__((noinline)) int ex_if(Node *n, Env *env)
 {
     G->err.where.node = n;
     Value c = EV(n->a, env);
@@ -522,24 +770,67 @@ static int ex_if(Node *n, Env *env)
     if (LIKELY(c.t == V_BOOL)) arm = c.u.b ? n->b : n->c;
     else arm = eval_as_bool(c, n->a, "an if condition") ? n->b : n->c;
     if (!arm) return EXEC_NORMAL;
-    if (arm->kind == N_BLOCK) return ex_block(arm, env);
-    return EX(arm, env);
+    return EX(arm, env);       /* a block's is ex_block or ex_block1 */
 }
+
+/* if a <op> b { ... } with a and b leaves (det's `if m == 1`, `if sgn > 0`):
+ * the comparison binop_t would make of two plain numbers, taken at once;
+ * anything else by the comparison's own function, as ex_if does. */
+static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, int ka, int kb)
+{
+    G->err.where.node = n;
+    const Node *t = n->a;
+    double x, y;
+    uint32_t ia, ib;
+    int c;
+    if (leaf_read(t->a, env, ka, &x, &ia) && leaf_read(t->b, env, kb, &y, &ib) && LIKELY(G->num.backend == BK_F64) &&
+        !((ia | ib) && G->tape.recording) && G->ckpt.mode != 1) {
+        switch (t->op) {
+        case OP2_LT: c = x < y; break;
+        case OP2_LE: c = x <= y; break;
+        case OP2_GT: c = x > y; break;
+        case OP2_GE: c = x >= y; break;
+        case OP2_EQ: c = x == y; break;
+        default: c = x != y; break;
+        }
+    } else
+        return ex_if(n, env);
+    Node *arm = c ? n->b : n->c;
+    if (!arm) return EXEC_NORMAL;
+    return EX(arm, env);       /* a block's is ex_block or ex_block1 */
+}
+
+#define IF_KB(ka)                                                                                 \
+    static int ex_if_##ka##1(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_LOCAL); }     \
+    static int ex_if_##ka##2(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_UPVAL1); }    \
+    static int ex_if_##ka##3(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_NUM); }       \
+    static int ex_if_##ka##4(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_GLOBAL); }
+IF_KB(1) IF_KB(2) IF_KB(3) IF_KB(4)
+static int (*const ex_if_cmp[5][5])(Node *, Env *) = {
+    { 0 },
+    { 0, ex_if_11, ex_if_12, ex_if_13, ex_if_14 },
+    { 0, ex_if_21, ex_if_22, ex_if_23, ex_if_24 },
+    { 0, ex_if_31, ex_if_32, ex_if_33, ex_if_34 },
+    { 0, ex_if_41, ex_if_42, ex_if_43, ex_if_44 } };
 
 static int (*choose_ex(const Node *n))(Node *, Env *)
 {
     switch (n->kind) {
     case N_ASSIGN:
-        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local;
+        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local[choose_shape(n->b)];
         if (n->a->kind == N_NAME) return ex_assign_name;
         if (n->a->kind == N_INDEX && n->a->a->kind == N_NAME && !n->a->c) {
-            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf];
-            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1) return ex_assign_element_upval1[n->a->b->leaf];
+            if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf][choose_shape(n->b)];
+            if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1)
+                return ex_assign_element_upval1[n->a->b->leaf][choose_shape(n->b)];
             return ex_assign_element;
         }
         break;
-    case N_IF: return ex_if;
-    case N_BLOCK: return ex_block;
+    case N_IF:
+        if (n->a->kind == N_BINOP && n->a->op >= OP2_LT && n->a->op <= OP2_NE && n->a->a->leaf && n->a->b->leaf)
+            return ex_if_cmp[n->a->a->leaf][n->a->b->leaf];
+        return ex_if;
+    case N_BLOCK: return n->n == 1 ? ex_block1 : ex_block;
     case N_RETURN: return ex_return;
     case N_FOR:
         if (n->b && n->c->ref == REF_LOCAL && n->list[0]->kind == N_BLOCK) return ex_for_local;
