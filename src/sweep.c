@@ -233,6 +233,25 @@ static int so_reserve(size_t n)
     return 1;
 }
 
+/* so_cone's step through a logsumexp entry i (adjoint a): its partials
+ * (1 / s) e_j, the softmax; 0 if a * (1 / s) is inf or nan (the five
+ * steps' own strong zeros decide then: the expansion). Out of line: the
+ * loop stays small. */
+static __attribute__((noinline)) int so_cone_lse(uint32_t lo, uint32_t i, double a)
+{
+    TapeLse l = tape_lse(i);
+    double c = l.inv != 0 ? a * l.inv : 0;     /* a zero partial passes nothing */
+    if (c != 0 && !finite_nonzero(c)) return 0;
+    for (uint32_t j = 0; j < l.t.n; j++) {
+        uint32_t x = tape_term(l.t, j);
+        if (x >= lo && tape_opcode(x) != OP_CONST) {
+            G->sweep.so.in[x - lo] = 1;
+            if (c != 0 && l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
+        }
+    }
+    return 1;
+}
+
 /* Pass 1: the cone of y above lo and its adjoints; 0 if the cone holds an
  * entry this way does not cover. */
 static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
@@ -262,19 +281,9 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             }
             break;
         }
-        case OP_LSE: {         /* partials (1 / s) e_j, the softmax */
-            TapeLse l = tape_lse(i);
-            double c = l.inv != 0 ? a * l.inv : 0;     /* a zero partial passes nothing */
-            if (c != 0 && !finite_nonzero(c)) return 0;     /* inf or nan: the steps' own zeros decide (expansion) */
-            for (uint32_t j = 0; j < l.t.n; j++) {
-                uint32_t x = tape_term(l.t, j);
-                if (x >= lo && tape_opcode(x) != OP_CONST) {
-                    G->sweep.so.in[x - lo] = 1;
-                    if (c != 0 && l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
-                }
-            }
+        case OP_LSE:
+            if (!so_cone_lse(lo, i, a)) return 0;
             break;
-        }
         case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++)
@@ -551,7 +560,7 @@ void lse_run_give(double *restrict adj, uint32_t first, uint32_t n, double c, co
  * nor does a product c that is 0 (the sum's adjoint: the sweep skips it),
  * and a c that is inf or nan skips the e_j that are 0 (the exp steps'
  * adjoint would send the sweep on in its strong loop). */
-static void plain_lse(PlainBuf *b, uint32_t i, double a, int strong)
+static __attribute__((noinline)) void plain_lse(PlainBuf *b, uint32_t i, double a, int strong)
 {
     TapeLse l = tape_lse(i);
     double c = a * l.inv;
