@@ -281,10 +281,11 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             }
             break;
         }
-        case OP_LSE:
-            if (!so_cone_lse(lo, i, a)) return 0;
-            break;
-        case OP_DOT: {
+        case OP_DOT: case OP_LSE: {     /* (one label: the dispatch stays as short) */
+            if (op == OP_LSE) {
+                if (!so_cone_lse(lo, i, a)) return 0;
+                break;
+            }
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++)
                 if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST) {
@@ -350,10 +351,11 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts)
             for (uint32_t j = 0; j < terms.n; j++) t += so_tau(lo, tape_term(terms, j));
             break;
         }
-        case OP_LSE:
-            t = so_lse_tau(lo, i);
-            break;
-        case OP_DOT: {
+        case OP_DOT: case OP_LSE: {     /* (one label: the dispatch stays as short) */
+            if (op == OP_LSE) {
+                t = so_lse_tau(lo, i);
+                break;
+            }
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
                 double tj = so_tau(lo, p[j]), pj = tape_val(p[j ^ 1]);
@@ -585,10 +587,11 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
-    case OP_LSE:
-        plain_lse(b, i, a, strong);
-        return;
-    case OP_SUM: {
+    case OP_SUM: case OP_LSE: {       /* (one label: the dispatch stays as short as it was) */
+        if (__builtin_expect(op == OP_LSE, 0)) {
+            plain_lse(b, i, a, strong);
+            return;
+        }
         TapeTerms t = tape_terms(i);
         if (!t.list && b->adj && t.first >= b->lo) sum_run_give(b->adj + (t.first - b->lo), t.first, t.n, a);
         else if (!t.list)
