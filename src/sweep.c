@@ -233,6 +233,25 @@ static int so_reserve(size_t n)
     return 1;
 }
 
+/* so_cone's step through a logsumexp entry i (adjoint a): its partials
+ * (1 / s) e_j, the softmax; 0 if a * (1 / s) is inf or nan (the five
+ * steps' own strong zeros decide then: the expansion). Out of line: the
+ * loop stays small. */
+static __attribute__((noinline)) int so_cone_lse(uint32_t lo, uint32_t i, double a)
+{
+    TapeLse l = tape_lse(i);
+    double c = l.inv != 0 ? a * l.inv : 0;     /* a zero partial passes nothing */
+    if (c != 0 && !finite_nonzero(c)) return 0;
+    for (uint32_t j = 0; j < l.t.n; j++) {
+        uint32_t x = tape_term(l.t, j);
+        if (x >= lo && tape_opcode(x) != OP_CONST) {
+            G->sweep.so.in[x - lo] = 1;
+            if (c != 0 && l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
+        }
+    }
+    return 1;
+}
+
 /* Pass 1: the cone of y above lo and its adjoints; 0 if the cone holds an
  * entry this way does not cover. */
 static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
@@ -262,20 +281,11 @@ static int so_cone(uint32_t lo, uint32_t top, Cuts cuts)
             }
             break;
         }
-        case OP_LSE: {         /* partials (1 / s) e_j, the softmax */
-            TapeLse l = tape_lse(i);
-            double c = l.inv != 0 ? a * l.inv : 0;     /* a zero partial passes nothing */
-            if (c != 0 && !finite_nonzero(c)) return 0;     /* inf or nan: the steps' own zeros decide (expansion) */
-            for (uint32_t j = 0; j < l.t.n; j++) {
-                uint32_t x = tape_term(l.t, j);
-                if (x >= lo && tape_opcode(x) != OP_CONST) {
-                    G->sweep.so.in[x - lo] = 1;
-                    if (c != 0 && l.e[j] != 0) G->sweep.so.abar[x - lo] += c * l.e[j];
-                }
+        case OP_DOT: case OP_LSE: {     /* (one label: the dispatch stays as short) */
+            if (op == OP_LSE) {
+                if (!so_cone_lse(lo, i, a)) return 0;
+                break;
             }
-            break;
-        }
-        case OP_DOT: {
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++)
                 if (p[j] >= lo && tape_opcode(p[j]) != OP_CONST) {
@@ -341,10 +351,11 @@ static void so_forward(uint32_t lo, uint32_t top, Cuts cuts)
             for (uint32_t j = 0; j < terms.n; j++) t += so_tau(lo, tape_term(terms, j));
             break;
         }
-        case OP_LSE:
-            t = so_lse_tau(lo, i);
-            break;
-        case OP_DOT: {
+        case OP_DOT: case OP_LSE: {     /* (one label: the dispatch stays as short) */
+            if (op == OP_LSE) {
+                t = so_lse_tau(lo, i);
+                break;
+            }
             const uint32_t *p = tape_pairs(i, &n);
             for (uint32_t j = 0; j < 2 * n; j++) {
                 double tj = so_tau(lo, p[j]), pj = tape_val(p[j ^ 1]);
@@ -551,7 +562,7 @@ void lse_run_give(double *restrict adj, uint32_t first, uint32_t n, double c, co
  * nor does a product c that is 0 (the sum's adjoint: the sweep skips it),
  * and a c that is inf or nan skips the e_j that are 0 (the exp steps'
  * adjoint would send the sweep on in its strong loop). */
-static void plain_lse(PlainBuf *b, uint32_t i, double a, int strong)
+static __attribute__((noinline)) void plain_lse(PlainBuf *b, uint32_t i, double a, int strong)
 {
     TapeLse l = tape_lse(i);
     double c = a * l.inv;
@@ -576,10 +587,11 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     switch (op) {
     case OP_CONST: case OP_LEAF:
         return;
-    case OP_LSE:
-        plain_lse(b, i, a, strong);
-        return;
-    case OP_SUM: {
+    case OP_SUM: case OP_LSE: {       /* (one label: the dispatch stays as short as it was) */
+        if (__builtin_expect(op == OP_LSE, 0)) {
+            plain_lse(b, i, a, strong);
+            return;
+        }
         TapeTerms t = tape_terms(i);
         if (!t.list && b->adj && t.first >= b->lo) sum_run_give(b->adj + (t.first - b->lo), t.first, t.n, a);
         else if (!t.list)
