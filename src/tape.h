@@ -280,7 +280,7 @@ static inline __attribute__((always_inline)) uint32_t tape_field_in(const TapeTa
 {
     if (f < TAPE_NEAR) return f ? i - f : 0;
     if (f < TAPE_WINDOW) return t->far[t->chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
-    if (__builtin_expect(f < TAPE_SMALL, 1)) return i - t->chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);   /* (laid out as before: W4) */
+    if (f < TAPE_SMALL) return i - t->chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
     return i - f - t->chunk_small[(i >> TAPE_CHUNK_BITS) * TAPE_SMALLS + (f >> TAPE_SMALL_BITS) - TAPE_SMALL / TAPE_SMALL_LEN];
 }
 /* The fields of a wide entry i (packed or in the wide table). */
