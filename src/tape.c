@@ -58,10 +58,11 @@ static void free_arrays(void)
     free(G->tape.tables.chunk_far);
     free(G->tape.tables.chunk_wide);
     free(G->tape.tables.chunk_window);
+    free(G->tape.tables.chunk_small);
     free(G->tape.tables.chunk_deriv);
     G->tape.tables.far = NULL;
     G->tape.tables.wide = NULL;
-    G->tape.tables.chunk_far = G->tape.tables.chunk_wide = G->tape.tables.chunk_window = NULL;
+    G->tape.tables.chunk_far = G->tape.tables.chunk_wide = G->tape.tables.chunk_window = G->tape.tables.chunk_small = NULL;
     G->tape.tables.chunk_deriv = NULL;
 }
 
@@ -199,58 +200,105 @@ void tape_chunk_begin(uint32_t i)
         if (w) G->tape.tables.chunk_wide = w;
         uint32_t *d = realloc(G->tape.tables.chunk_window, grown * sizeof(uint32_t));
         if (d) G->tape.tables.chunk_window = d;
+        uint32_t *s = realloc(G->tape.tables.chunk_small, grown * TAPE_SMALLS * sizeof(uint32_t));
+        if (s) G->tape.tables.chunk_small = s;
         TapeDerivBase *b = realloc(G->tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
         if (b) G->tape.tables.chunk_deriv = b;
-        if (!f || !w || !d || !b) err_raise("out of memory growing the tape to %u entries", i);
+        if (!f || !w || !d || !s || !b) err_raise("out of memory growing the tape to %u entries", i);
         G->tape.capchunks = grown;
     }
     G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
     G->tape.tables.chunk_wide[c] = (uint32_t)G->tape.nwide;
-    G->tape.tables.chunk_window[c] = G->tape.window = 0;
+    G->tape.tables.chunk_window[c] = G->tape.window = G->tape.nsmall = 0;
     G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;
     far_hash_reset();
 }
 
-/* A distant operand (the inline test of the window failed): its far slot,
- * or the chunk's window if it has none yet (window 0: a far slot even
- * then, the window kept for a run, as long as slots are left). */
-static inline uint32_t far_field(uint32_t id, int window)
+/* ---- windows (tape.h): window k of the chunk being recorded holds
+ * distances D_k .. D_k + len - 1 (win_d[0] is G->tape.window). */
+static inline uint32_t window_len(uint32_t k) { return k ? TAPE_SMALL_LEN : TAPE_WINDOW_LEN; }
+static inline uint32_t small_e(uint32_t k) { return G->tape.win_d[k] - (TAPE_SMALL + (k - 1) * TAPE_SMALL_LEN); }
+
+/* The field of distance d in open window k. */
+static inline uint32_t window_field(uint32_t k, uint32_t d)
 {
-    uint32_t h = far_hash_at(id);
-    uint32_t f;
-    for (; G->tape.far_hash->stamp[h] == G->tape.far_hash->now; h = (h + 1) & (FAR_HASH - 1))
-        if (G->tape.far_hash->key[h] == id) {
-            f = TAPE_NEAR + G->tape.far_hash->slot[h];
-            goto seen;
-        }
-    if (!G->tape.window && (window || (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[chunk_of(G->tape.n)] >= TAPE_FAR_SLOTS)) {
-        G->tape.tables.chunk_window[chunk_of(G->tape.n)] = G->tape.window = G->tape.n - id;
-        return TAPE_WINDOW;
+    return k ? d - small_e(k) : TAPE_WINDOW + (d - G->tape.window);
+}
+
+/* The chunk's open window that holds distance d, or TAPE_WINDOWS. */
+static inline uint32_t window_find(uint32_t d)
+{
+    if (d - G->tape.window < TAPE_WINDOW_LEN) return 0;     /* (none: d - 0 >= TAPE_NEAR fails) */
+    for (uint32_t k = 1; k <= G->tape.nsmall; k++)
+        if (d - G->tape.win_d[k] < TAPE_SMALL_LEN) return k;
+    return TAPE_WINDOWS;
+}
+
+static inline int window_left(void) { return !G->tape.window || G->tape.nsmall < TAPE_SMALLS; }
+
+/* A new window for distance d (one is left), its index: window 0 from d
+ * on, else a small one, next to an open window that d has just left (a
+ * stream whose distance drifts goes on in it), else with d in its middle. */
+static uint32_t window_open(uint32_t d)
+{
+    if (!G->tape.window) {
+        G->tape.tables.chunk_window[chunk_of(G->tape.n)] = G->tape.window = G->tape.win_d[0] = d;
+        return 0;
     }
+    uint32_t k = ++G->tape.nsmall, D = d - TAPE_SMALL_LEN / 2;
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t dj = G->tape.win_d[j], top = dj + window_len(j);
+        if (d - top < TAPE_SMALL_LEN) D = top;                                  /* drifting up */
+        else if (dj - 1 - d < TAPE_SMALL_LEN && dj > TAPE_SMALL_LEN) D = dj - TAPE_SMALL_LEN;   /* down */
+        else continue;
+        break;
+    }
+    G->tape.win_d[k] = D;
+    G->tape.tables.chunk_small[chunk_of(G->tape.n) * TAPE_SMALLS + k - 1] = small_e(k);
+    return k;
+}
+
+/* A new far slot for id in the chunk being recorded (one is free): its field. */
+static uint32_t far_slot_new(uint32_t id)
+{
     uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[chunk_of(G->tape.n)];
-    if (used >= TAPE_FAR_SLOTS) return TAPE_NOFIELD;
     check_limit(sizeof(uint32_t));
     reserve_far(G->tape.nfar + 1);
     G->tape.tables.far[G->tape.nfar++] = id;
     far_hash_put(id, used);
-    f = TAPE_NEAR + used;
-seen:
+    return TAPE_NEAR + used;
+}
+
+static inline uint32_t far_slots_left(void)
+{
+    return TAPE_FAR_SLOTS - ((uint32_t)G->tape.nfar - G->tape.tables.chunk_far[chunk_of(G->tape.n)]);
+}
+
+/* The far slot of id in the chunk being recorded, or -1. */
+static inline int32_t far_hash_find(uint32_t id)
+{
+    for (uint32_t h = far_hash_at(id); G->tape.far_hash->stamp[h] == G->tape.far_hash->now; h = (h + 1) & (FAR_HASH - 1))
+        if (G->tape.far_hash->key[h] == id) return G->tape.far_hash->slot[h];
+    return -1;
+}
+
+/* A distant operand recorded alone (tape_field_of's inline tests
+ * failed): its far slot, a small window that holds its distance, window 0
+ * if the chunk has none yet (W4's loop), a new far slot, a new small
+ * window (a loop over more distant arrays than one); TAPE_NOFIELD if
+ * none. */
+uint32_t tape_far_field(uint32_t id)
+{
+    int32_t s = far_hash_find(id);
+    uint32_t f, d = G->tape.n - id, k;
+    if (s >= 0) f = TAPE_NEAR + (uint32_t)s;
+    else if ((k = window_find(d)) < TAPE_WINDOWS || (!G->tape.window && (k = window_open(d)) == 0)) return window_field(k, d);
+    else if (far_slots_left()) f = far_slot_new(id);
+    else if (window_left()) return window_field(window_open(d), d);
+    else return TAPE_NOFIELD;
     G->tape.far_seen[id & 1] = id;
     G->tape.far_seen_field[id & 1] = f;
     return f;
-}
-
-uint32_t tape_far_field(uint32_t id) { return far_field(id, 1); }
-
-/* tape_field_of for an operand that is one id for the entries being
- * pushed (a broadcast number, a list's lone element: ode's x[0]): a far
- * slot rather than the chunk's window, which a run of distant operands
- * pushed later in the chunk can use whole. */
-static inline uint32_t field_of_one(uint32_t i, uint32_t id)
-{
-    uint32_t d = i - id;
-    if (d < TAPE_NEAR || G->tape.window || G->tape.far_seen[id & 1] == id) return tape_field_of(i, id);
-    return far_field(id, 0);
 }
 
 /* Deriv entry i's fields packed against its chunk's base (the chunk's
@@ -290,15 +338,16 @@ uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 }
 
 /* The tape goes back to its first `to` entries, and recording goes on from
- * there: the far and wide tables keep what the chunk's entries below `to`
- * use, and that chunk's far table is hashed again. (At `to` = a chunk's
- * start that is nothing: the next push begins the chunk afresh.) */
+ * there: the far and wide tables and the windows keep what the chunk's
+ * entries below `to` use, and that chunk's far table is hashed again. (At
+ * `to` = a chunk's start that is nothing: the next push begins the chunk
+ * afresh.) */
 static void tape_rewind(uint32_t to)
 {
     if (to >= G->tape.n) return;
     /* what the chunk's entries below `to` use of its tables (at most a
      * chunk's worth to look at) */
-    uint32_t c = chunk_of(to), nfar = 0, nwide = 0, packed = 0;
+    uint32_t c = chunk_of(to), nfar = 0, nwide = 0, packed = 0, nsmall = 0;
     for (uint32_t i = c << TAPE_CHUNK_BITS; i < to; i++) {
         uint32_t code = G->tape.code[i], fa = (code >> 8) & 0xfff, fb = code >> 20;
         if (code & TAPE_WIDE) {
@@ -308,13 +357,18 @@ static void tape_rewind(uint32_t to)
         }
         if (fa >= TAPE_NEAR && fa < TAPE_WINDOW && fa - TAPE_NEAR + 1 > nfar) nfar = fa - TAPE_NEAR + 1;
         if (fb >= TAPE_NEAR && fb < TAPE_WINDOW && fb - TAPE_NEAR + 1 > nfar) nfar = fb - TAPE_NEAR + 1;
+        uint32_t f = fa > fb ? fa : fb;     /* small windows are opened in order: the highest one used */
+        if (f >= TAPE_SMALL && ((f - TAPE_SMALL) >> TAPE_SMALL_BITS) + 1 > nsmall) nsmall = ((f - TAPE_SMALL) >> TAPE_SMALL_BITS) + 1;
     }
     G->tape.nfar = G->tape.tables.chunk_far[c] + nfar;
     G->tape.nwide = G->tape.tables.chunk_wide[c] + nwide;
     if (!packed && c < G->tape.capchunks) G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;   /* the next deriv entry sets it */
     far_hash_reset();
-    /* a chunk begun afresh has no window yet; else the chunk keeps its own */
-    G->tape.window = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? G->tape.tables.chunk_window[c] : 0;
+    /* a chunk begun afresh has no window yet; else the chunk keeps its
+     * window 0 and the small windows those entries use */
+    G->tape.window = G->tape.win_d[0] = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? G->tape.tables.chunk_window[c] : 0;
+    G->tape.nsmall = nsmall;
+    for (uint32_t k = 1; k <= nsmall; k++) G->tape.win_d[k] = G->tape.tables.chunk_small[c * TAPE_SMALLS + k - 1] + TAPE_SMALL + (k - 1) * TAPE_SMALL_LEN;
     for (uint32_t k = 0; k < nfar; k++) far_hash_put(G->tape.tables.far[G->tape.tables.chunk_far[c] + k], k);
     G->tape.n = to;
     while (G->tape.nruns && G->tape.runs[G->tape.nruns - 1].base + G->tape.runs[G->tape.nruns - 1].n > to) G->tape.nruns--;
@@ -595,35 +649,23 @@ int tape_reserve(uint32_t count)
     return 1;
 }
 
-/* How entries i, i + 1, ... (G->tape.n is i) name the operand id + k * step
- * (step 1: a run of entries, 0: one entry) in their fields: f + k * inc,
- * for the returned count of them (at most m); 0 if entry i's field is
- * not so (no far slot left). Fields decode as tape_field_of's do: a run's
- * operands keep one distance (one near or window field) or take far
- * slots one after another (far_run); one id's distance grows by one an
- * entry (near, then in the window, or one far slot for the rest of the
- * chunk). */
-/* The far slot of id in the chunk being recorded, or -1. */
-static inline int32_t far_hash_find(uint32_t id)
-{
-    for (uint32_t h = far_hash_at(id); G->tape.far_hash->stamp[h] == G->tape.far_hash->now; h = (h + 1) & (FAR_HASH - 1))
-        if (G->tape.far_hash->key[h] == id) return G->tape.far_hash->slot[h];
-    return -1;
-}
-
 /* A run of distant operands id, id + 1, ... whose first has far slot
- * f - TAPE_NEAR: how many of them (at most m) have, or are now given, the
- * slots that follow it, so that their fields rise by one an entry. */
-static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
+ * f - TAPE_NEAR: how many of them (at most m) have, or are now given if
+ * `give`, the slots that follow it, so that their fields rise by one an
+ * entry. */
+static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give)
 {
     uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r, o = 0;
     TapeFarHash *h = G->tape.far_hash;
-    for (r = 0; r < FAR_RUNS; r++) {    /* the run as far as it was found before (id inside it, o on) */
+    for (uint32_t j = 0; j < FAR_RUNS; j++) {    /* the run as far as it was found before (id inside it, o on), the last found first */
+        r = (h->run_last + j) % FAR_RUNS;
         o = id - h->run_id[r];
         if (h->run_stamp[r] == h->now && o < h->run_len[r] && h->run_slot[r] + o == s0) {
             k = h->run_len[r] - o;
+            h->run_last = r;
             break;
         }
+        r = FAR_RUNS;
     }
     if (k >= m) return m;
     if (r == FAR_RUNS) {
@@ -631,8 +673,8 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
         h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0, o = 0;
     }
     h->run_len[r] = o + k;
-    if (tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) return k;   /* near the cap: one by one (but those found) */
-    reserve_far(G->tape.nfar + m);
+    if (give && tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) give = 0;   /* near the cap: one by one (but those found) */
+    if (give) reserve_far(G->tape.nfar + m);
     for (; k < m; k++) {
         int32_t s = far_hash_find(id + k);
         if (s >= 0) {
@@ -640,7 +682,7 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
             continue;
         }
         uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[c];
-        if (used != s0 + k || used >= TAPE_FAR_SLOTS) break;
+        if (!give || used != s0 + k || used >= TAPE_FAR_SLOTS) break;
         G->tape.tables.far[G->tape.nfar++] = id + k;
         far_hash_put(id + k, used);
     }
@@ -648,29 +690,63 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f)
     return k;
 }
 
-static inline uint32_t field_span(uint32_t i, uint32_t id, uint32_t step, uint32_t m, uint32_t *f, uint32_t *inc)
+/* How entries i, i + 1, ... (G->tape.n is i) name the operand id + k * step
+ * (step 1: a run of entries, 0: one entry) in their fields: f + k * inc,
+ * for the returned count of them (at most m); 0 if entry i's field is
+ * not so (no far slot or window left). Fields decode as tape_field_of's
+ * do. A run's operands keep one distance: near, or in a window (one the
+ * chunk has, or a new one), or they take far slots one after another
+ * (far_run: those they have, then new ones once no window is left). One
+ * id's distance grows by one an entry: near while it lasts, then one far
+ * slot for the rest of the chunk, or (none left) a window while it holds
+ * the distance. One entry is recorded as tape_push records it. */
+static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uint32_t id, uint32_t step, uint32_t m, uint32_t *f, uint32_t *inc)
 {
     *inc = 0;
     *f = 0;
     if (!id) return m;
-    uint32_t d = i - id;
-    if (!step && d < TAPE_NEAR) {
+    uint32_t d = i - id, k;
+    int32_t s;
+    if (d < TAPE_NEAR) {
         *f = d;
+        if (step) return m;
         *inc = 1;
         return TAPE_NEAR - d < m ? TAPE_NEAR - d : m;
     }
-    uint32_t fi = !step || m == 1 ? field_of_one(i, id) : tape_field_of(i, id);
-    if (fi == TAPE_NOFIELD) return 0;
-    *f = fi;
-    if (fi < TAPE_NEAR) return m;                         /* a run, near */
-    if (fi < TAPE_WINDOW && !step) return m;              /* a far slot: one id's for the chunk */
-    if (fi < TAPE_WINDOW) {                               /* a run's: the slots that follow */
-        *inc = 1;
-        return far_run(id, m, fi);
+    if (m == 1) {
+        *f = tape_field_of(i, id);
+        return *f != TAPE_NOFIELD;
     }
-    if (step) return m;                                   /* a run in the window */
+    if (step) {
+        if ((k = window_find(d)) < TAPE_WINDOWS) {
+            *f = window_field(k, d);
+            return m;
+        }
+        if ((s = far_hash_find(id)) >= 0) *f = TAPE_NEAR + (uint32_t)s;
+        else if (window_left()) {
+            *f = window_field(window_open(d), d);
+            return m;
+        } else if (far_slots_left()) *f = far_slot_new(id);
+        else return 0;
+        *inc = 1;
+        return far_run(id, m, *f, !window_left());
+    }
+    if ((s = far_hash_find(id)) >= 0) {
+        *f = TAPE_NEAR + (uint32_t)s;
+        return m;
+    }
+    if (far_slots_left()) {
+        *f = far_slot_new(id);
+        return m;
+    }
+    if ((k = window_find(d)) == TAPE_WINDOWS) {
+        if (!window_left()) return 0;
+        k = window_open(d);
+    }
+    *f = window_field(k, d);
     *inc = 1;
-    return TAPE_WINDOW + TAPE_WINDOW_LEN - fi < m ? TAPE_WINDOW + TAPE_WINDOW_LEN - fi : m;
+    uint32_t room = G->tape.win_d[k] + window_len(k) - d;
+    return room < m ? room : m;
 }
 
 TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
@@ -703,6 +779,7 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
                 uint32_t kw = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)], *code = G->tape.code;
                 TapeArgs *wide = G->tape.tables.wide + G->tape.nwide;
                 for (uint32_t e = 0; e < m; e++, i++, ida += ida ? sa : 0, idb += idb ? sb : 0) {
+                    G->tape.n = i;              /* (tape_far_field's distances are from it) */
                     fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
                     if ((fa | fb) < (1u << 12)) code[i] = (uint32_t)op | fa << 8 | fb << 20;
                     else {
@@ -867,6 +944,7 @@ static void tables_free(TapeTables *t)
     free(t->chunk_far);
     free(t->chunk_wide);
     free(t->chunk_window);
+    free(t->chunk_small);
     free(t->chunk_deriv);
 }
 
@@ -890,8 +968,9 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     t.chunk_far = malloc(nchunks);
     t.chunk_wide = malloc(nchunks);
     t.chunk_window = malloc(nchunks);
+    t.chunk_small = malloc(nchunks * TAPE_SMALLS);
     t.chunk_deriv = malloc(G->tape.capchunks * sizeof(TapeDerivBase));
-    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_deriv) {
+    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_small || !t.chunk_deriv) {
         tables_free(&t);
         err_raise("out of memory reclaiming the tape");
     }
@@ -900,6 +979,7 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     memcpy(t.chunk_far, G->tape.tables.chunk_far, nchunks);
     memcpy(t.chunk_wide, G->tape.tables.chunk_wide, nchunks);
     memcpy(t.chunk_window, G->tape.tables.chunk_window, nchunks);
+    memcpy(t.chunk_small, G->tape.tables.chunk_small, nchunks * TAPE_SMALLS);
     memcpy(t.chunk_deriv, G->tape.tables.chunk_deriv, G->tape.capchunks * sizeof(TapeDerivBase));
     *capfar_out = capfar;
     *capwide_out = capwide;

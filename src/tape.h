@@ -25,15 +25,33 @@
  *   2048 <= f < 3072  slot f - 2048 of the far table of i's chunk (4096
  *                     entries), which lists the chunk's distant operands
  *                     once each (a loop's parameters, w and b in W2);
- *   f >= 3072         i - D - (f - 3072), D the chunk's window: the distance
- *                     of its first distant operand. A loop over an array
- *                     reads each element's entry from the same distance
- *                     back (W4's a[i] = a[i] * a[i]).
+ *   3072 <= f < 3584  i - D - (f - 3072), D the distance of window 0
+ *                     of the chunk: the distance of its first distant
+ *                     operand recorded alone. A loop over an array reads
+ *                     each element's entry from the same distance back
+ *                     (W4's a[i] = a[i] * a[i]);
+ *   f >= 3584         small window k = 1 + (f - 3584) / 64 of the chunk,
+ *                     one of 8, each 64 distances from its first one D_k:
+ *                     the operand is i - D_k - (f - 3584 - 64 (k - 1)). An
+ *                     array operation reads each operand from one distance
+ *                     for all its elements, and runs read two distant
+ *                     arrays at once (ba's a[i] - b[i]) or a chunk holds
+ *                     several runs that read from several distances
+ *                     (ode's stages): a window each. The chunk's table
+ *                     keeps E_k = D_k - 3584 - 64 (k - 1), so that the
+ *                     operand is i - f - E_k.
  * An entry whose operands fit neither way, and an entry whose fields are
  * not operands (a sum's pool offset and count, a deriv's call, a side
  * record), is wide: bits 8-31 index the chunk's part of the wide table,
  * which holds its two fields as they are. So W2 records 12 bytes a step
  * of its recurrence, and reading an operand is a shift and a subtraction.
+ *
+ * Windows are opened as distant operands need them (the small ones in
+ * order): an operand recorded alone (tape_push) opens window 0, or a small
+ * one once the chunk has no far slot left; an array run's operand
+ * (tape_push_elems) of distinct ids takes a window that holds its
+ * distance, else a new one, for all its elements in the chunk, and far
+ * slots one an element only when no window is left.
  *
  * A deriv entry (its fields: the d call and which of the call's places) is
  * wide too, but packed when it can be: bit 31 set, bits 8-18 its call less
@@ -42,11 +60,20 @@
  * base's call, else its place (under 4096). The n entries of a gradient
  * over an array are recorded one after another, so they all pack, and
  * W4's million cost 12 bytes each. */
+#ifndef TAPE_CHUNK_BITS
 #define TAPE_CHUNK_BITS 12
+#endif
 #define TAPE_NEAR       2048u
+#ifndef TAPE_FAR_SLOTS
 #define TAPE_FAR_SLOTS  1024u
-#define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* first window field */
-#define TAPE_WINDOW_LEN 1024u
+#endif
+#define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* window 0's first field */
+#define TAPE_WINDOW_LEN 512u                          /* window 0's distances */
+#define TAPE_SMALL      (TAPE_WINDOW + TAPE_WINDOW_LEN)   /* the small windows' first field */
+#define TAPE_SMALL_BITS 6
+#define TAPE_SMALL_LEN  (1u << TAPE_SMALL_BITS)       /* a small window's distances */
+#define TAPE_SMALLS     ((4096u - TAPE_SMALL) >> TAPE_SMALL_BITS)   /* small windows a chunk */
+#define TAPE_WINDOWS    (1 + TAPE_SMALLS)
 #define TAPE_PACKED     0x80000000u   /* with TAPE_WIDE: a packed deriv entry */
 #define TAPE_PACKED_CALLS  2048u
 #define TAPE_PACKED_PLACES 4096u
@@ -61,7 +88,8 @@ typedef struct {
     uint32_t *far;              /* far tables, chunk after chunk */
     TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
     uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
-    uint32_t *chunk_window;     /* each chunk's window D (0: none yet) */
+    uint32_t *chunk_window;     /* each chunk's window 0: D (0: none yet) */
+    uint32_t *chunk_small;      /* each chunk's TAPE_SMALLS small windows' E_k */
     TapeDerivBase *chunk_deriv; /* each chunk's base for packed deriv entries */
 } TapeTables;
 
@@ -139,7 +167,7 @@ typedef struct {
     /* runs of ids whose slots follow each other, found before in this
      * chunk (stamped `now`): ids run_id + k have slots run_slot + k for
      * k < run_len (an array run's operand read again, a loop's parameters) */
-    uint32_t run_id[FAR_RUNS], run_slot[FAR_RUNS], run_len[FAR_RUNS], run_stamp[FAR_RUNS], run_next;
+    uint32_t run_id[FAR_RUNS], run_slot[FAR_RUNS], run_len[FAR_RUNS], run_stamp[FAR_RUNS], run_next, run_last;
 } TapeFarHash;
 
 typedef struct {
@@ -147,7 +175,8 @@ typedef struct {
     double   *val;
     uint32_t  n, cap;
     TapeTables tables;
-    uint32_t  window;           /* the window of the chunk being recorded */
+    uint32_t  window;           /* window 0 of the chunk being recorded (0: none yet) */
+    uint32_t  win_d[TAPE_WINDOWS], nsmall;   /* its small windows' D (1 <= k <= nsmall: open) */
     size_t    nfar, capfar, nwide, capwide, capchunks;
     uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
     uint32_t *pool;             /* operand lists of n-ary entries */
@@ -251,7 +280,8 @@ static inline __attribute__((always_inline)) uint32_t tape_field_in(const TapeTa
 {
     if (f < TAPE_NEAR) return f ? i - f : 0;
     if (f < TAPE_WINDOW) return t->far[t->chunk_far[i >> TAPE_CHUNK_BITS] + (f - TAPE_NEAR)];
-    return i - t->chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
+    if (f < TAPE_SMALL) return i - t->chunk_window[i >> TAPE_CHUNK_BITS] - (f - TAPE_WINDOW);
+    return i - f - t->chunk_small[(i >> TAPE_CHUNK_BITS) * TAPE_SMALLS + (f >> TAPE_SMALL_BITS) - TAPE_SMALL / TAPE_SMALL_LEN];
 }
 /* The fields of a wide entry i (packed or in the wide table). */
 static inline TapeArgs tape_wide_in(const TapeTables *t, uint32_t i)

@@ -1,0 +1,286 @@
+/* test_tapecode.c - the tape's operand fields (tape.h, "the code"), driven
+ * by hand: operands near, in a chunk's far table, in one of its windows,
+ * or wide. Every entry must decode (tape_a, tape_b) to the ids it was
+ * pushed with, whichever way it was encoded: near ids and far ones, array
+ * runs that read two and more distant streams at once (one window each,
+ * 12 bytes an entry), runs and loops across chunk boundaries, a chunk with
+ * more distant operands than its slots and windows hold (wide), and the
+ * same after truncation inside a chunk and after compaction.
+ * Prints "test_tapecode: N checks, M failed"; exit status non-zero on
+ * failure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/tape.h"
+#include "../../src/error.h"
+#include "../../src/state.h"
+
+#include "checks.h"
+
+#define CHUNK (1u << TAPE_CHUNK_BITS)
+
+/* What was pushed, by id, to check the decoding against. */
+typedef struct { int op; uint32_t a, b; } Pushed;
+static Pushed *ref;
+static uint32_t nref;
+
+static void remember(uint32_t i, int op, uint32_t a, uint32_t b)
+{
+    if (i >= nref) {
+        uint32_t n = nref ? nref : 1024;
+        while (n <= i) n *= 2;
+        ref = realloc(ref, n * sizeof *ref);
+        memset(ref + nref, 0, (n - nref) * sizeof *ref);
+        nref = n;
+    }
+    ref[i] = (Pushed){ op, a, b };
+}
+
+static uint32_t push(int op, uint32_t a, uint32_t b)
+{
+    uint32_t i = tape_push(op, a, b, 1.0);
+    remember(i, op, a, b);
+    return i;
+}
+
+static uint32_t leaves(uint32_t n)
+{
+    uint32_t first = tape_size();
+    for (uint32_t k = 0; k < n; k++) push(OP_LEAF, 0, 0);
+    return first;
+}
+
+/* n entries of op over a + k sa, b + k sb (as an array run records them). */
+static uint32_t elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
+{
+    if (!tape_reserve(n)) return 0;
+    double *v = tape_reserved_vals();
+    for (uint32_t k = 0; k < n; k++) v[k] = k;
+    uint32_t first = tape_push_elems(op, a, sa, b, sb, n);
+    for (uint32_t k = 0; k < n; k++) remember(first + k, op, a ? a + k * sa : 0, b ? b + k * sb : 0);
+    return first;
+}
+
+/* Entries lo .. hi - 1 that do not decode to their push. */
+static uint32_t misdecoded(uint32_t lo, uint32_t hi)
+{
+    uint32_t bad = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        const Pushed *p = &ref[i];
+        if (tape_opcode(i) != p->op || tape_a(i) != p->a || (num_op_arity[p->op] == 2 && tape_b(i) != p->b)) {
+            if (!bad) fprintf(stderr, "entry %u (chunk offset %u): op %d a %u b %u, pushed %d %u %u (code %08x)\n",
+                              i, i & (CHUNK - 1), tape_opcode(i), tape_a(i), tape_b(i), p->op, p->a, p->b, tape_codes()[i]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static uint32_t wide_between(uint32_t lo, uint32_t hi)
+{
+    uint32_t w = 0;
+    for (uint32_t i = lo; i < hi; i++) w += tape_wide(i);
+    return w;
+}
+
+/* How entries lo .. hi - 1 hold their operands: near, far slot, window. */
+typedef struct { uint32_t near, far, window; } FieldKinds;
+static FieldKinds kinds_between(uint32_t lo, uint32_t hi)
+{
+    FieldKinds k = { 0, 0, 0 };
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t c = tape_codes()[i];
+        if (c & TAPE_WIDE) continue;
+        uint32_t f[2] = { (c >> 8) & 0xfff, c >> 20 };
+        for (int j = 0; j < 2; j++) {
+            if (!f[j]) continue;
+            if (f[j] < TAPE_NEAR) k.near++;
+            else if (f[j] < TAPE_WINDOW) k.far++;
+            else k.window++;
+        }
+    }
+    return k;
+}
+
+static void test_near_and_far(void)
+{
+    tape_clear();
+    uint32_t p = leaves(2);                      /* a loop's parameters */
+    uint32_t lo = tape_size(), h = push(OP_LEAF, 0, 0);
+    for (int k = 0; k < 3 * (int)CHUNK; k++) {     /* W2's recurrence: h = tanh(w * h + b) */
+        uint32_t t = push(OP_MUL, p, h);
+        t = push(OP_ADD, t, p + 1);
+        h = push(OP_TANH, t, 0);
+    }
+    uint32_t hi = tape_size();
+    FieldKinds k = kinds_between(lo, hi);
+    check(misdecoded(1, hi) == 0, "near and far: every entry decodes to its push");
+    check(wide_between(lo, hi) == 0, "near and far: a loop's parameters need no wide entry");
+    check(k.near > 0 && k.far + k.window > 0, "near and far: the recurrence reads near, the parameters far");
+    check(tape_far_count() <= 2 * ((hi >> TAPE_CHUNK_BITS) + 1), "near and far: each parameter takes one far slot a chunk at most");
+    /* every distance up to the near limit, and just past it */
+    lo = tape_size();
+    uint32_t base = leaves(TAPE_NEAR + 8);
+    for (uint32_t d = 1; d <= TAPE_NEAR + 4; d++) {
+        uint32_t i = tape_size();
+        push(OP_ADD, i - d >= base ? i - d : base, base);
+    }
+    check(misdecoded(lo, tape_size()) == 0, "near and far: operands at every distance up to the near limit and past it decode");
+}
+
+/* Array runs that read two distant streams (ba's, ode's), each from its
+ * own distance: one window each, no far slot an element, no wide entry;
+ * 12 bytes an entry. */
+static void test_two_streams(void)
+{
+    tape_clear();
+    enum { N = 3 * CHUNK + 517 };
+    uint32_t A = leaves(N), B = leaves(N);
+    leaves(5000);                                /* both far behind */
+    size_t bytes = tape_bytes();
+    uint32_t lo = tape_size(), r = elems(OP_MUL, A, 1, B, 1, N);
+    check(r == lo, "two streams: the run's entries start at the tape's end");
+    uint32_t hi = tape_size();
+    check(misdecoded(lo, hi) == 0, "two streams: every element decodes to its two operands (across chunks)");
+    check(wide_between(lo, hi) == 0, "two streams: no wide entry");
+    FieldKinds k = kinds_between(lo, hi);
+    check(k.window == 2 * N && k.far == 0, "two streams: both operands of every element in a window");
+    check(tape_bytes() - bytes == (size_t)N * 12, "two streams: 12 bytes an entry");
+    /* a run of ode's step: four runs in a chunk, each reading a distant
+     * array and a recent one, from four distances */
+    uint32_t C = leaves(1000), D = leaves(1000);
+    leaves(2500);
+    lo = tape_size();
+    uint32_t x = elems(OP_ADD, A, 1, C, 1, 1000);
+    uint32_t y = elems(OP_MUL, B + 7, 1, x, 1, 1000);
+    uint32_t z = elems(OP_SUB, D, 1, A + 1000, 1, 1000);
+    elems(OP_MUL, C, 1, z, 1, 1000);
+    elems(OP_ADD, y, 1, B + 2000, 1, 1000);
+    hi = tape_size();
+    check(misdecoded(lo, hi) == 0, "streams: runs from several distances in a chunk decode");
+    check(wide_between(lo, hi) == 0, "streams: runs from several distances in a chunk need no wide entry");
+    /* one distant number with a run (a broadcast: ode's x[0]) */
+    lo = tape_size();
+    elems(OP_MUL, A + 3, 0, B, 1, 2 * CHUNK + 100);
+    hi = tape_size();
+    check(misdecoded(lo, hi) == 0, "streams: a broadcast distant number beside a distant run decodes");
+    check(wide_between(lo, hi) == 0, "streams: a broadcast distant number takes a far slot, not wide entries");
+}
+
+/* A scalar loop over two distant arrays (c[i] = a[i] * b[i] element by
+ * element): each array's distance is a window. */
+static void test_scalar_streams(void)
+{
+    tape_clear();
+    enum { N = 2 * CHUNK + 300 };
+    uint32_t A = leaves(N), B = leaves(N);
+    leaves(3000);
+    uint32_t lo = tape_size();
+    for (uint32_t k = 0; k < N; k++) push(OP_MUL, A + k, B + k);
+    uint32_t hi = tape_size();
+    check(misdecoded(lo, hi) == 0, "scalar streams: every entry decodes");
+    check(wide_between(lo, hi) == 0, "scalar streams: a loop over two distant arrays needs no wide entry");
+    check(kinds_between(lo, hi).window > N, "scalar streams: the arrays are read through windows");
+    /* a loop whose reads drift (two entries an element read from an array
+     * written one entry an element): the distance grows through windows */
+    uint32_t E = leaves(N);
+    leaves(3000);
+    lo = tape_size();
+    for (uint32_t k = 0; k < N; k++) push(OP_NEG, push(OP_MUL, E + k, E + k), 0);
+    hi = tape_size();
+    check(misdecoded(lo, hi) == 0, "scalar streams: a drifting distance decodes");
+}
+
+/* More distinct distant operands in a chunk than its far slots and
+ * windows hold: the rest go wide, and still decode. */
+static void test_wide_fallback(void)
+{
+    tape_clear();
+    enum { FAR = 9000, N = 4 * CHUNK };
+    uint32_t F = leaves(FAR);
+    leaves(3000);
+    srand(11);
+    uint32_t lo = tape_size();
+    for (uint32_t k = 0; k < N; k++) {
+        uint32_t a = F + (uint32_t)rand() % FAR, b = F + (uint32_t)rand() % FAR;
+        push(k % 3 ? OP_MUL : OP_ADD, a, b);
+    }
+    /* a run of two distant streams in a chunk whose slots and windows
+     * those took: wide too */
+    for (uint32_t k = 0; k < 2000; k++) push(OP_MUL, F + (uint32_t)rand() % FAR, F + (uint32_t)rand() % FAR);
+    elems(OP_ADD, F + 100, 1, F + 3000, 1, 1500);
+    uint32_t hi = tape_size();
+    check(misdecoded(lo, hi) == 0, "wide: every entry decodes, wide or not");
+    check(wide_between(lo, hi) > 0, "wide: a chunk with more distant operands than slots and windows goes wide");
+    check(tape_far_count() <= ((hi >> TAPE_CHUNK_BITS) + 1) * TAPE_FAR_SLOTS, "wide: far tables hold at most their slots a chunk");
+}
+
+/* Truncation inside a chunk keeps what the entries below use (far slots,
+ * windows) and recording goes on; compaction records entries again at
+ * new places, with new fields. */
+static void test_truncate_and_compact(void)
+{
+    tape_clear();
+    enum { N = 2 * CHUNK + 900 };
+    uint32_t A = leaves(N), B = leaves(N), P = leaves(4);
+    leaves(4000);
+    uint32_t lo = tape_size();
+    elems(OP_MUL, A, 1, B, 1, N);
+    for (uint32_t k = 0; k < 3000; k++) push(OP_ADD, P + k % 4, A + k);
+    TapeMark m = tape_mark();
+    m.n = tape_size() - 1700;                    /* inside a chunk */
+    tape_truncate(m);
+    elems(OP_SUB, B + 5, 1, A + 9, 1, 1500);     /* other distances, after the cut */
+    for (uint32_t k = 0; k < 2000; k++) push(OP_MUL, P + k % 4, B + k);
+    uint32_t hi = tape_size();
+    check(misdecoded(1, hi) == 0, "truncate: truncated inside a chunk and recorded on, every entry decodes");
+    check(wide_between(lo, hi) == 0, "truncate: and needs no wide entry");
+    /* compaction: every third entry above a mark dropped; the kept ones
+     * read only entries below it (leaves), so each keeps its operands */
+    m = tape_mark();
+    m.n = lo + 1000;
+    uint8_t *live = calloc(hi - m.n + 1, 1);
+    uint32_t *newpos = calloc(hi - m.n + 2, sizeof *newpos);
+    for (uint32_t i = m.n; i < hi; i++) live[i - m.n] = i % 3 != 0;
+    Pushed *before = malloc(hi * sizeof *before);
+    memcpy(before, ref, hi * sizeof *before);
+    tape_compact(m, live, newpos);
+    uint32_t bad = 0, kept = 0;
+    for (uint32_t i = m.n; i < hi; i++) {
+        if (!live[i - m.n]) continue;
+        uint32_t at = newpos[i - m.n];
+        kept++;
+        bad += tape_opcode(at) != before[i].op || tape_a(at) != before[i].a || tape_b(at) != before[i].b;
+    }
+    check(tape_size() == m.n + kept, "compact: the kept entries stay");
+    check(bad == 0, "compact: compacted entries decode to their operands");
+    check(misdecoded(1, m.n) == 0, "compact: entries below the mark are untouched");
+    free(live);
+    free(newpos);
+    free(before);
+}
+
+static void body(void *ud)
+{
+    (void)ud;
+    test_near_and_far();
+    test_two_streams();
+    test_scalar_streams();
+    test_wide_fallback();
+    test_truncate_and_compact();
+}
+
+int main(void)
+{
+    state_enter(state_open());
+    tape_init();
+    if (err_pcall(body, NULL)) {
+        n_checks++;
+        n_failed++;
+        printf("FAIL: a wengert error escaped (above)\n");
+    }
+    printf("test_tapecode: %d checks, %d failed\n", n_checks, n_failed);
+    free(ref);
+    return n_failed != 0;
+}
