@@ -429,12 +429,23 @@ static int reuse_arrays(KeptArrays k, size_t n)
     return 1;
 }
 
+enum { POOL_KEEP = (1 << 20) };   /* ids: 4 MB */
+
 void tape_init(void)
 {
     size_t limit = G->tape.limit ? G->tape.limit : (size_t)1 << 30;   /* 1 GiB default */
     KeptArrays kept = keep_arrays();
     free_arrays();
-    free(G->tape.pool);
+    /* The operand pool is kept (up to 4 MB) for the next tape: a session
+     * that clears after every run (GradBench's driver) would otherwise
+     * regrow it by doubling each time, copying it at every step. */
+    uint32_t *pool = G->tape.pool;
+    size_t cappool = G->tape.cappool;
+    if (cappool > POOL_KEEP) {
+        free(pool);
+        pool = NULL;
+        cappool = 0;
+    }
     free(G->tape.derivs);
     release_sides(0);
     free(G->tape.sides);
@@ -443,6 +454,8 @@ void tape_init(void)
     const char *(*hint)(void) = G->tape.limit_hint;
     TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
     memset(&G->tape, 0, sizeof G->tape);
+    G->tape.pool = pool;
+    G->tape.cappool = cappool;
     G->tape.limit_hint = hint;
     G->tape.far_hash = far_hash ? far_hash : &far_hash_none;
     G->tape.limit = limit;
