@@ -721,13 +721,6 @@ static void body(void *ud)
 
 int main(void)
 {
-    state_enter(state_open());
-    tape_init();
-    if (err_pcall(body, NULL)) {
-        n_checks++;
-        n_failed++;
-        printf("FAIL: a wengert error escaped (above)\n");
-    }
-    printf("test_tape: %d checks, %d failed\n", n_checks, n_failed);
-    return n_failed != 0;
+    int rc = run_tape_checks("test_tape", body);
+    return rc;
 }

@@ -273,14 +273,7 @@ static void body(void *ud)
 
 int main(void)
 {
-    state_enter(state_open());
-    tape_init();
-    if (err_pcall(body, NULL)) {
-        n_checks++;
-        n_failed++;
-        printf("FAIL: a wengert error escaped (above)\n");
-    }
-    printf("test_tapecode: %d checks, %d failed\n", n_checks, n_failed);
+    int rc = run_tape_checks("test_tapecode", body);
     free(ref);
-    return n_failed != 0;
+    return rc;
 }
