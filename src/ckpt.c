@@ -476,6 +476,8 @@ typedef struct Recomp {
     LoopRec *r;
     Value *vars, *capt;
     RunMode outer_mode;        /* the session's, put back by recomp_end */
+    uint32_t outer_nograd_block;   /* the nograd block around the sweep, put back */
+    int outer_nograd_frame;
     Dirty *dirty;
     int ndirty;
     Region mark;
@@ -552,6 +554,14 @@ static Recomp *recomp_begin(LoopRec *r)
     S->r = r;
     S->outer_mode = state_mode();
     S->backend = G->num.backend;
+    /* The body runs again at the sweep's call depth, which may be the
+     * depth of a nograd block around the derivative (nograd { grad(g)(v) }):
+     * that block must not cut what the recomputed steps assign, as it did
+     * not cut the loop's own run (tests/lang/ckpt_in_nograd.wg). */
+    S->outer_nograd_block = G->eval.run.nograd_block;
+    S->outer_nograd_frame = G->eval.run.nograd_frame;
+    G->eval.run.nograd_block = 0;
+    G->eval.run.nograd_frame = -1;
     S->vars = err_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(Value));
     S->capt = err_calloc((size_t)(r->ncapt ? r->ncapt : 1), sizeof(Value));
     S->outer = G->ckpt.recomps;
@@ -628,6 +638,8 @@ static void recomp_end(Recomp *S)
     free(S->vars);
     free(S->capt);
     state_set_mode(&S->outer_mode);
+    G->eval.run.nograd_block = S->outer_nograd_block;
+    G->eval.run.nograd_frame = S->outer_nograd_frame;
     kink_loud(S->kinks);
     for (int i = 0; i < S->ntmp; i++) state_free(S->tmp[i], r->nvars);
     G->ckpt.recomps = S->outer;
