@@ -95,8 +95,14 @@ FIRST = [
     # and two rows reading all three columns (rows coloured: reverse sweeps), entry [0, 0]
     ("jac.trip", '(fn(T) => sum(row(T, 2) * row(T, 0) * row(T, 1)))(jacobian(fn(t) => [FP(t[0]), FP(t[0] + t[1])], "sparse", "triplets", "dense-fallback")([W, 0]))'),
     ("jac.triprev", '(fn(T) => sum(row(T, 2) * (1 - row(T, 0)) * (1 - row(T, 1)) * (2 - row(T, 1)) / 2))(jacobian(fn(t) => [FP(t[0] + t[1] + t[2]), t[0] + t[1] + t[2]], "sparse", "triplets", "dense-fallback")([W, 0, 0]))'),
+    # asked inside a top-level nograd block (NOGRAD: program_script writes
+    # `nograd { r = ... }`): the sweep runs at the block's call depth, and
+    # what it recomputes (checkpointed steps) must not be cut by the block
+    ("ng.d", "NOGRAD d(yP, wP)"),
+    ("ng.grad", "NOGRAD grad(FP)(W)"),
 ]
 SECOND = [
+    ("ng.grad.grad", "NOGRAD grad(grad(FP))(W)"),
     ("d.d", "d(d(yP, wP), wP)"),
     ("grad.grad", "grad(grad(FP))(W)"),
     ("jvp.grad", "jvp(grad(FP), W, 1)"),
@@ -1624,6 +1630,9 @@ def program_script(k, body, w):
     out.append('print("@%d F", y%d)' % (k, k))
     for label, expr in ROUTES:
         e = expr.replace("P", str(k)).replace("W", W)
+        if e.startswith("NOGRAD "):
+            out.append("nograd { ngr%d = %s }" % (k, e[len("NOGRAD "):]))
+            e = "ngr%d" % k
         out.append('print("@%d %s", %s)' % (k, label, e))
     for j, (p, m) in enumerate(points(w)):
         out.append('print("@%d fp%d", F%d(%s), F%d(%s))' % (k, j, k, fmt(p), k, fmt(m)))
