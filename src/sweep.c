@@ -732,6 +732,37 @@ static RUN_VECTORISE void run_give(int op, int which, uint32_t n, const double *
 #undef RUN_GIVE_LOOP
 #undef RUN_GIVE_TERM
 
+/* Both operands' adjoints from a short elementwise run in one scalar loop
+ * (lstm's rows of 7: there the vectorised loops' set-up, one call an
+ * operand and a scalar tail cost more than the elements). From the top
+ * element down, each element's a then its b: the order of the
+ * per-element steps, so an operand that both sides or several elements
+ * name (stride 0) adds the same terms in the same order. The same
+ * strong zeros as run_give: an adjoint or a partial of 0 gives nothing.
+ * A target of NULL p (a constant) takes nothing: its terms go to a hole. */
+#define RUN_SHORT 16u
+static __attribute__((optimize("no-tree-vectorize"))) void run_give_short(int op, uint32_t n, const double *adj, const double *A, long sa,
+                                   const double *B, long sb, const double *V, RunTarget ta, RunTarget tb)
+{
+    double hole = 0;
+    double *Ta = ta.p ? ta.p : &hole, *Tb = tb.p ? tb.p : &hole;
+    long ra = ta.p ? ta.stride : 0, rb = tb.p ? tb.stride : 0;
+    switch (op) {
+#define OP(e, name, kind, flags, f, da, db) case OP_##e:                          \
+        for (uint32_t j = n; j-- > 0; ) {                                          \
+            double g = adj[j], pa, pb;                                             \
+            if (g == 0) continue;                                                  \
+            rule_partials_f64(OP_##e, A[j * sa], B[j * sb], V[j], &pa, &pb);      \
+            if (pa != 0) Ta[j * ra] += g * pa;                                     \
+            if (pb != 0) Tb[j * rb] += g * pb;                                     \
+        }                                                                          \
+        return;
+#include "ops.def"
+#undef OP
+    default: return;
+    }
+}
+
 /* A LIST operand (its ids, values, and adjoints summed apart: below). */
 typedef struct { uint32_t *ids; double *v, *g; } RunList;
 
@@ -766,6 +797,10 @@ static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
     if (!ta.ok || !tb.ok) return 0;
     const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
     long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    if (r->n <= RUN_SHORT) {
+        if (ta.p || tb.p) run_give_short(r->op, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, ta, tb);
+        return 1;
+    }
     if (ta.p) run_give(r->op, 0, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, ta);
     if (tb.p) run_give(r->op, 1, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, tb);
     return 1;
@@ -840,7 +875,7 @@ static RUN_VECTORISE int all_finite(const double *restrict x, uint32_t n)
  * adjoint or a factor is inf or nan (their zero rules are per term). A
  * LIST factor's values are gathered first and its adjoints summed apart,
  * then handed on one an element. */
-static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
+static __attribute__((noinline)) int plain_matmul_run(PlainBuf *b, const TapeRun *r)
 {
     uint32_t m = r->rows, k = r->inner, n = r->n / r->rows;
     RunTarget ta = run_target(b, r->ka, r->a, m * k), tb = run_target(b, r->kb, r->b, k * n);
@@ -2000,6 +2035,8 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     b->top = top;
     b->cuts = cuts;
     G->sweep.kept.valid = 0;
+    G->sweep.kept.filled = 0;
+    G->sweep.kept.res_lo = G->sweep.kept.res_hi = 0;
     if (G->sweep.kept.cap < n) {
         /* fresh zeros from the kernel: the range needs no clearing */
         err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
@@ -2021,6 +2058,53 @@ void sweep_forget(void)
     memset(&G->sweep.so, 0, sizeof G->sweep.so);
 }
 
+/* How many of x[0 .. n - 1] are 0, two lanes at a time (a lane that
+ * compares equal to 0 is -1, summed apart); past `enough`, a count at
+ * least that (the rest is not looked at). */
+static uint64_t count_zeros(const double *x, size_t n, uint64_t enough)
+{
+    typedef double V2 __attribute__((vector_size(16)));
+    typedef long long M2 __attribute__((vector_size(16)));
+    const V2 zero = { 0, 0 };
+    uint64_t k = 0;
+    size_t j = 0;
+    while (j + 4 <= n && k < enough) {
+        M2 z0 = { 0, 0 }, z1 = { 0, 0 };
+        for (size_t end = j + 4096 < n ? j + 4096 : n; j + 4 <= end; j += 4) {
+            V2 a, b;
+            memcpy(&a, x + j, sizeof a);
+            memcpy(&b, x + j + 2, sizeof b);
+            z0 += (M2)(a == zero);
+            z1 += (M2)(b == zero);
+        }
+        M2 z = z0 + z1;
+        k -= (uint64_t)(z[0] + z[1]);
+    }
+    for (; j < n && k < enough; j++) k += x[j] == 0;
+    return k;
+}
+
+int sweep_kept_cover(SweepCover *c)
+{
+    const __typeof__(G->sweep.kept) *k = &G->sweep.kept;
+    if (!k->filled || !k->adj || G->sweep.kept_busy || k->res_hi <= k->res_lo || k->epoch != G->tape.epoch
+        || k->reclaimed != G->tape.reclaimed || k->res_hi > tape_size())
+        return 0;
+    *c = (SweepCover){ k->call, k->res_lo, k->res_hi, k->top };
+    return 1;
+}
+
+uint64_t sweep_kept_unreached(uint32_t floor, uint64_t enough)
+{
+    const __typeof__(G->sweep.kept) *k = &G->sweep.kept;
+    uint64_t n = floor < k->sink_lo ? k->sink_lo - floor : 0;    /* below the places */
+    if (floor <= k->top && n < enough) {
+        uint32_t from = floor > k->lo ? floor : k->lo;
+        n += count_zeros(k->adj + (from - k->lo), (size_t)k->top - from + 1, enough - n);
+    }
+    return n;
+}
+
 static void kept_done(uint32_t lo, uint32_t top, int cut)
 {
     G->sweep.kept_busy = 0;
@@ -2030,6 +2114,8 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
     G->sweep.kept.reclaimed = G->tape.reclaimed;
     G->sweep.kept.print = entry_print(top);
     G->sweep.kept.valid = !cut;         /* a sweep with cuts answers its own question only */
+    G->sweep.kept.filled = !cut;
+    G->sweep.kept.sink_lo = lo;
 }
 
 /* The places are entries first .. first + n - 1, all leaves, below top. */
@@ -2097,6 +2183,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
             plain_run(&b, top, num_round(1));
             kept_done(blo, top, cuts.n != 0);
             G->sweep.kept.ckout = ck;
+            if (sink) G->sweep.kept.sink_lo = lo;
         } else {
             plain_alloc(&b, blo, btop, NULL, cuts);
             if (sink) b.sink = out, b.sink_lo = lo, b.nsink = sink;
@@ -2109,7 +2196,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         if (!hit && !keep) plain_free(&b);
     }
     G->tape.sweeps++;
-    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
+    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0, res_lo = tape_size();
     if (leaves) {         /* every place reached: one run */
         if (G->tape.recording) tape_rec_deriv_run(rec, 0, (uint32_t)n, out);
         else
@@ -2125,6 +2212,11 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         else
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
         j = run;
+    }
+    if (kept_here && !hit && G->tape.recording) {    /* its results: what keeps y's cone live */
+        G->sweep.kept.call = rec;
+        G->sweep.kept.res_lo = res_lo;
+        G->sweep.kept.res_hi = tape_size();
     }
     if (kept_here) G->sweep.kept.size = tape_size();    /* the tape as this call leaves it */
     else if (!G->sweep.kept_busy) G->sweep.kept.valid = 0;      /* another question came between */
