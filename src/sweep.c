@@ -669,31 +669,44 @@ typedef struct { double *p; long stride; int ok; } RunTarget;
 
 static __attribute__((noinline)) RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n);
 
-/* (the common case inline: a run of operands, or one number, in the
- * sweep's buffer) */
+/* (the common cases inline: a run of operands, or one number, in the
+ * sweep's buffer or its sink) */
 static inline __attribute__((always_inline)) RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
 {
     if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS || kind == TAPE_RUN_LIST) return (RunTarget){ NULL, 0, 1 };
     if (kind == TAPE_RUN_ONE && (id == 0 || tape_opcode(id) == OP_CONST)) return (RunTarget){ NULL, 0, 1 };
     uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
     if (__builtin_expect(id >= b->lo && last <= b->top, 1)) return (RunTarget){ b->adj + (id - b->lo), kind == TAPE_RUN_SEQ, 1 };
+    if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink)     /* the places (lstm's parameters) */
+        return (RunTarget){ &b->sink[id - b->sink_lo].u.n, kind == TAPE_RUN_SEQ ? (long)(sizeof(Value) / sizeof(double)) : 0, 1 };
     return run_target_outside(b, kind, id, n);
 }
 
-/* An operand's adjoints outside the sweep's buffer: in its sink, or
- * nowhere the sweep reaches, or (ok 0) somewhere only the steps reach. */
+/* An operand's adjoints outside the sweep's buffer, found as
+ * give_plain_elsewhere finds each element's: down the buffers that hold
+ * the sweep, each one's sink first, to the first buffer whose range
+ * reaches the operand, or nowhere (below every buffer: nothing reaches
+ * it). ok 0 if the elements would not all land in one place a loop can
+ * write (a sink or a float64 buffer): the steps go then. A checkpointed
+ * loop's re-run (sweep_region) reads the loop's inputs from its parent's
+ * buffer: ode's x, a run of 999 a stage. */
 static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
 {
-    RunTarget t = { NULL, 0, 1 };
+    RunTarget t = { NULL, kind == TAPE_RUN_SEQ, 1 };
     uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
-    t.stride = kind == TAPE_RUN_SEQ;
-    if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink) {
-        t.p = &b->sink[id - b->sink_lo].u.n;
-        t.stride *= (long)(sizeof(Value) / sizeof(double));
-    } else if (last < b->lo && !b->parent && (!b->sink || last < b->sink_lo || id >= b->sink_lo + b->nsink))
-        ;                     /* below the sweep, outside its sink: nothing reaches it (give_plain) */
-    else t.ok = 0;
-    return t;
+    for (const PlainBuf *p = b; p; p = p->parent) {
+        if (p->sink && id >= p->sink_lo && last - p->sink_lo < p->nsink) {     /* in p's sink (the common case) */
+            t.p = &p->sink[id - p->sink_lo].u.n;
+            t.stride *= (long)(sizeof(Value) / sizeof(double));
+            return t;
+        }
+        if (p->sink && last >= p->sink_lo && id < p->sink_lo + p->nsink) t.ok = 0;   /* partly */
+        else if (last < p->lo) continue;
+        else if (id >= p->lo && last <= p->top && p->adj) t.p = p->adj + (id - p->lo);
+        else t.ok = 0;
+        return t;
+    }
+    return t;           /* below every buffer, outside every sink: nothing reaches it (give_plain) */
 }
 
 /* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b).
