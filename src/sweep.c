@@ -780,27 +780,97 @@ static __attribute__((optimize("no-tree-vectorize"))) void run_give_short(int op
 typedef struct { uint32_t *ids; double *v, *g; } RunList;
 
 /* The LIST operand which (0: a, 1: b) of elementwise run r: element j's
- * id read from its entry, its value gathered, its adjoint summed in g
- * (zeroed). */
+ * id read from its entry and its value gathered; g is room for its
+ * adjoints summed apart (list_apart zeroes what it uses). */
 static RunList elem_list(const TapeRun *r, int which)
 {
-    uint32_t n = r->n;
+    uint32_t n = r->n, base = r->base;
     RunList l;
     l.v = err_scratch_uninit(sizeof(double) * 2 * n + sizeof(uint32_t) * n);
     l.g = l.v + n;
     l.ids = (uint32_t *)(l.g + n);
-    memset(l.g, 0, sizeof(double) * n);
-    const double *val = tape_vals();
-    for (uint32_t j = 0; j < n; j++) {
-        l.ids[j] = which ? tape_b(r->base + j) : tape_a(r->base + j);
-        l.v[j] = val[l.ids[j]];
-    }
+    uint32_t *restrict ids = l.ids;      /* (restrict: the stores leave the tape's arrays be) */
+    double *restrict v = l.v;
+    const double *restrict val = tape_vals();
+    if (which)
+        for (uint32_t j = 0; j < n; j++) ids[j] = tape_b(base + j);
+    else
+        for (uint32_t j = 0; j < n; j++) ids[j] = tape_a(base + j);
+    for (uint32_t j = 0; j < n; j++) v[j] = val[ids[j]];
     return l;
 }
 
+/* An elementwise run's operands and values, for the LIST loops below. */
+typedef struct { const TapeRun *r; const double *adj, *A, *B, *V; long sa, sb; } RunArgs;
+
+/* Elements j0 .. j1 - 1 of LIST operand which: their adjoints summed
+ * apart in g, then handed on one by one from the top down. */
+static void list_apart(PlainBuf *b, const RunArgs *x, int which, RunList *l, uint32_t j0, uint32_t j1)
+{
+    if (j0 == j1) return;
+    memset(l->g + j0, 0, sizeof(double) * (j1 - j0));
+    run_give(x->r->op, which, j1 - j0, x->adj + j0, x->A + j0 * x->sa, x->sa, x->B + j0 * x->sb, x->sb, x->V + j0,
+             (RunTarget){ l->g + j0, 1, 1 });
+    for (uint32_t j = j1; j-- > j0; )
+        if (l->g[j] != 0) give_plain(b, l->ids[j], l->g[j], 1);
+}
+
+#define LIST_DIRECT 8u       /* a stretch this long at least goes straight */
+#define LIST_BREAKS 8u       /* more breaks than this: all summed apart */
+
+/* How many of entries first .. first + n - 1 are constants. */
+static RUN_VECTORISE uint32_t count_consts(uint32_t first, uint32_t n)
+{
+    const uint32_t *restrict code = tape_codes() + first;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < n; j++) k += (code[j] & TAPE_OPMASK) == OP_CONST;
+    return k;
+}
+
+/* Where elements whose ids run on from first, n of them, may give their
+ * adjoints straight, as a SEQ operand's do: inside b's buffer, none a
+ * constant entry (give_plain passes those by). NULL if not. */
+static double *list_direct(PlainBuf *b, uint32_t first, uint32_t n)
+{
+    if (n < LIST_DIRECT || first < b->lo || first + (n - 1) > b->top || count_consts(first, n)) return NULL;
+    return b->adj + (first - b->lo);
+}
+
+/* LIST operand which's adjoints, from the top element down: when its ids
+ * run on but at a few elements (ode's f: x[0], then a run's n - 1
+ * entries), each stretch of at least LIST_DIRECT elements goes straight
+ * into the buffer in one loop, and the elements between are summed apart
+ * (list_apart); else all of them are. */
+static void list_give(PlainBuf *b, const RunArgs *x, int which, RunList *l)
+{
+    uint32_t n = x->r->n, brk[LIST_BREAKS + 1], nbrk = 0;
+    const uint32_t *ids = l->ids;
+    for (uint32_t j = 1; j < n; j++)
+        if (__builtin_expect(ids[j] != ids[j - 1] + 1, 0)) {
+            if (nbrk == LIST_BREAKS) {
+                list_apart(b, x, which, l, 0, n);
+                return;
+            }
+            brk[nbrk++] = j;
+        }
+    uint32_t j1 = n, k1 = n;    /* [j1, k1): still to sum apart */
+    for (uint32_t s = nbrk + 1; s-- > 0; ) {
+        uint32_t j0 = s ? brk[s - 1] : 0;
+        double *to = list_direct(b, ids[j0], j1 - j0);
+        if (to) {
+            list_apart(b, x, which, l, j1, k1);
+            run_give(x->r->op, which, j1 - j0, x->adj + j0, x->A + j0 * x->sa, x->sa, x->B + j0 * x->sb, x->sb, x->V + j0,
+                     (RunTarget){ to, 1, 1 });
+            k1 = j0;
+        }
+        j1 = j0;
+    }
+    list_apart(b, x, which, l, 0, k1);
+}
+
 /* Elementwise run r, whole in b's range: 0 if it is left to the steps.
- * A LIST operand's terms are summed apart, one an element, and handed on
- * from the top down, as the element steps give them. */
+ * A LIST operand's terms are handed on from the top down, as the element
+ * steps give them (list_give). */
 static __attribute__((noinline)) int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r);
 
 static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
@@ -824,20 +894,18 @@ static int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r)
 {
     RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
     if (!ta.ok || !tb.ok) return 0;
-    const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
-    const double *A = val + r->a, *B = val + r->b;
-    long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    const double *val = tape_vals();
+    RunArgs x = { r, b->adj + (r->base - b->lo), val + r->a, val + r->b, val + r->base,
+                  r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS };
     RunList l[2] = { { 0 }, { 0 } };
-    if (r->ka == TAPE_RUN_LIST) l[0] = elem_list(r, 0), A = l[0].v, sa = 1, ta = (RunTarget){ l[0].g, 1, 1 };
-    if (r->kb == TAPE_RUN_LIST) l[1] = elem_list(r, 1), B = l[1].v, sb = 1, tb = (RunTarget){ l[1].g, 1, 1 };
-    if (ta.p) run_give(r->op, 0, r->n, adj, A, sa, B, sb, val + r->base, ta);
-    if (tb.p) run_give(r->op, 1, r->n, adj, A, sa, B, sb, val + r->base, tb);
-    for (int s = 0; s < 2; s++) {
-        if (!l[s].v) continue;
-        for (uint32_t j = r->n; j-- > 0; )
-            if (l[s].g[j] != 0) give_plain(b, l[s].ids[j], l[s].g[j], 1);
-        err_scratch_free(l[s].v);
-    }
+    if (r->ka == TAPE_RUN_LIST) l[0] = elem_list(r, 0), x.A = l[0].v, x.sa = 1;
+    if (r->kb == TAPE_RUN_LIST) l[1] = elem_list(r, 1), x.B = l[1].v, x.sb = 1;
+    if (!l[0].v && ta.p) run_give(r->op, 0, r->n, x.adj, x.A, x.sa, x.B, x.sb, x.V, ta);
+    if (!l[1].v && tb.p) run_give(r->op, 1, r->n, x.adj, x.A, x.sa, x.B, x.sb, x.V, tb);
+    for (int s = 0; s < 2; s++)
+        if (l[s].v) list_give(b, &x, s, &l[s]);
+    err_scratch_free(l[0].v);      /* (after both: each one's values are the other's partials) */
+    err_scratch_free(l[1].v);
     return 1;
 }
 
@@ -2083,7 +2151,7 @@ static uint64_t count_zeros(const double *x, size_t n, uint64_t enough)
     size_t j = 0;
     while (j + 4 <= n && k < enough) {
         M2 z0 = { 0, 0 }, z1 = { 0, 0 };
-        for (size_t end = j + 4096 < n ? j + 4096 : n; j + 4 <= end; j += 4) {
+        for (size_t end = j + 1024 < n ? j + 1024 : n; j + 4 <= end; j += 4) {
             V2 a, b;
             memcpy(&a, x + j, sizeof a);
             memcpy(&b, x + j + 2, sizeof b);
