@@ -2139,9 +2139,9 @@ void sweep_forget(void)
     memset(&G->sweep.so, 0, sizeof G->sweep.so);
 }
 
-/* How many of x[0 .. n - 1] are 0, two lanes at a time (a lane that
- * compares equal to 0 is -1, summed apart); past `enough`, a count at
- * least that (the rest is not looked at). */
+/* How many of x[0 .. n - 1] are 0, eight at a time in lanes of two (a
+ * lane that compares equal to 0 is -1, summed apart); past `enough`, a
+ * count at least that (the rest is not looked at). */
 static uint64_t count_zeros(const double *x, size_t n, uint64_t enough)
 {
     typedef double V2 __attribute__((vector_size(16)));
@@ -2149,16 +2149,20 @@ static uint64_t count_zeros(const double *x, size_t n, uint64_t enough)
     const V2 zero = { 0, 0 };
     uint64_t k = 0;
     size_t j = 0;
-    while (j + 4 <= n && k < enough) {
-        M2 z0 = { 0, 0 }, z1 = { 0, 0 };
-        for (size_t end = j + 1024 < n ? j + 1024 : n; j + 4 <= end; j += 4) {
-            V2 a, b;
+    while (j + 8 <= n && k < enough) {
+        M2 z0 = { 0, 0 }, z1 = { 0, 0 }, z2 = { 0, 0 }, z3 = { 0, 0 };
+        for (size_t end = j + 1024 < n ? j + 1024 : n; j + 8 <= end; j += 8) {
+            V2 a, b, c, d;
             memcpy(&a, x + j, sizeof a);
             memcpy(&b, x + j + 2, sizeof b);
+            memcpy(&c, x + j + 4, sizeof c);
+            memcpy(&d, x + j + 6, sizeof d);
             z0 += (M2)(a == zero);
             z1 += (M2)(b == zero);
+            z2 += (M2)(c == zero);
+            z3 += (M2)(d == zero);
         }
-        M2 z = z0 + z1;
+        M2 z = (z0 + z1) + (z2 + z3);
         k -= (uint64_t)(z[0] + z[1]);
     }
     for (; j < n && k < enough; j++) k += x[j] == 0;
