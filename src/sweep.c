@@ -620,12 +620,13 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
         n = G->sweep.loop_hooks.outputs(i);
         double *lam = err_scratch(sizeof(double) * (n ? n : 1));
         double *total = err_scratch(sizeof(double) * (n ? n : 1));
-        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
+        uint32_t end = i + 1;       /* past the last output */
+        for (; end <= b->top && is_output_of(end, i, n); end++) lam[tape_b(end)] = take_plain(b, end);
         memcpy(total, lam, sizeof(double) * n);
-        G->sweep.loop_hooks.reverse(i, lam, total, b);
+        G->sweep.loop_hooks.reverse(i, lam, total, b);      /* (it records and sweeps above the tape's top alone) */
         /* an output's own adjoint becomes its whole one (for d with
          * respect to it); it was handed on already */
-        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) put_plain(b, o, total[tape_b(o)]);
+        for (uint32_t o = i + 1; o < end; o++) put_plain(b, o, total[tape_b(o)]);
         err_scratch_free(lam);
         err_scratch_free(total);
         return;
