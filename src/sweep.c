@@ -755,7 +755,7 @@ static RUN_VECTORISE void run_give(int op, int which, uint32_t n, const double *
  * strong zeros as run_give: an adjoint or a partial of 0 gives nothing.
  * A target of NULL p (a constant) takes nothing: its terms go to a hole. */
 #define RUN_SHORT 16u
-static __attribute__((optimize("no-tree-vectorize"))) void run_give_short(int op, uint32_t n, const double *adj, const double *A, long sa,
+static inline __attribute__((always_inline)) void run_give_short(int op, uint32_t n, const double *adj, const double *A, long sa,
                                    const double *B, long sb, const double *V, RunTarget ta, RunTarget tb)
 {
     double hole = 0;
