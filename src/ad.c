@@ -204,6 +204,7 @@ __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) static int 
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
     uint32_t base = tape_size();
+    s->fresh = base;       /* an array run's elements (Storage.fresh): no scan proves them a run again */
     double *v = tape_reserved_vals();
     for (int i = 0; i < n; i++) {                 /* the entries' values, and the numbers naming them */
         double c = e[i].u.n;

@@ -620,12 +620,13 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
         n = G->sweep.loop_hooks.outputs(i);
         double *lam = err_scratch(sizeof(double) * (n ? n : 1));
         double *total = err_scratch(sizeof(double) * (n ? n : 1));
-        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) lam[tape_b(o)] = take_plain(b, o);
+        uint32_t end = i + 1;       /* past the last output */
+        for (; end <= b->top && is_output_of(end, i, n); end++) lam[tape_b(end)] = take_plain(b, end);
         memcpy(total, lam, sizeof(double) * n);
-        G->sweep.loop_hooks.reverse(i, lam, total, b);
+        G->sweep.loop_hooks.reverse(i, lam, total, b);      /* (it records and sweeps above the tape's top alone) */
         /* an output's own adjoint becomes its whole one (for d with
          * respect to it); it was handed on already */
-        for (uint32_t o = i + 1; o <= b->top && is_output_of(o, i, n); o++) put_plain(b, o, total[tape_b(o)]);
+        for (uint32_t o = i + 1; o < end; o++) put_plain(b, o, total[tape_b(o)]);
         err_scratch_free(lam);
         err_scratch_free(total);
         return;
@@ -669,31 +670,44 @@ typedef struct { double *p; long stride; int ok; } RunTarget;
 
 static __attribute__((noinline)) RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n);
 
-/* (the common case inline: a run of operands, or one number, in the
- * sweep's buffer) */
+/* (the common cases inline: a run of operands, or one number, in the
+ * sweep's buffer or its sink) */
 static inline __attribute__((always_inline)) RunTarget run_target(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
 {
     if (kind == TAPE_RUN_NONE || kind == TAPE_RUN_CONSTS || kind == TAPE_RUN_LIST) return (RunTarget){ NULL, 0, 1 };
     if (kind == TAPE_RUN_ONE && (id == 0 || tape_opcode(id) == OP_CONST)) return (RunTarget){ NULL, 0, 1 };
     uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
     if (__builtin_expect(id >= b->lo && last <= b->top, 1)) return (RunTarget){ b->adj + (id - b->lo), kind == TAPE_RUN_SEQ, 1 };
+    if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink)     /* the places (lstm's parameters) */
+        return (RunTarget){ &b->sink[id - b->sink_lo].u.n, kind == TAPE_RUN_SEQ ? (long)(sizeof(Value) / sizeof(double)) : 0, 1 };
     return run_target_outside(b, kind, id, n);
 }
 
-/* An operand's adjoints outside the sweep's buffer: in its sink, or
- * nowhere the sweep reaches, or (ok 0) somewhere only the steps reach. */
+/* An operand's adjoints outside the sweep's buffer, found as
+ * give_plain_elsewhere finds each element's: down the buffers that hold
+ * the sweep, each one's sink first, to the first buffer whose range
+ * reaches the operand, or nowhere (below every buffer: nothing reaches
+ * it). ok 0 if the elements would not all land in one place a loop can
+ * write (a sink or a float64 buffer): the steps go then. A checkpointed
+ * loop's re-run (sweep_region) reads the loop's inputs from its parent's
+ * buffer: ode's x, a run of 999 a stage. */
 static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint32_t n)
 {
-    RunTarget t = { NULL, 0, 1 };
+    RunTarget t = { NULL, kind == TAPE_RUN_SEQ, 1 };
     uint32_t last = kind == TAPE_RUN_SEQ ? id + n - 1 : id;
-    t.stride = kind == TAPE_RUN_SEQ;
-    if (b->sink && id >= b->sink_lo && last - b->sink_lo < b->nsink) {
-        t.p = &b->sink[id - b->sink_lo].u.n;
-        t.stride *= (long)(sizeof(Value) / sizeof(double));
-    } else if (last < b->lo && !b->parent && (!b->sink || last < b->sink_lo || id >= b->sink_lo + b->nsink))
-        ;                     /* below the sweep, outside its sink: nothing reaches it (give_plain) */
-    else t.ok = 0;
-    return t;
+    for (const PlainBuf *p = b; p; p = p->parent) {
+        if (p->sink && id >= p->sink_lo && last - p->sink_lo < p->nsink) {     /* in p's sink (the common case) */
+            t.p = &p->sink[id - p->sink_lo].u.n;
+            t.stride *= (long)(sizeof(Value) / sizeof(double));
+            return t;
+        }
+        if (p->sink && last >= p->sink_lo && id < p->sink_lo + p->nsink) t.ok = 0;   /* partly */
+        else if (last < p->lo) continue;
+        else if (id >= p->lo && last <= p->top && p->adj) t.p = p->adj + (id - p->lo);
+        else t.ok = 0;
+        return t;
+    }
+    return t;           /* below every buffer, outside every sink: nothing reaches it (give_plain) */
 }
 
 /* One operand's adjoints from an elementwise run: which 0 (a) or 1 (b).
@@ -732,31 +746,132 @@ static RUN_VECTORISE void run_give(int op, int which, uint32_t n, const double *
 #undef RUN_GIVE_LOOP
 #undef RUN_GIVE_TERM
 
+/* Both operands' adjoints from a short elementwise run in one scalar loop
+ * (lstm's rows of 7: there the vectorised loops' set-up, one call an
+ * operand and a scalar tail cost more than the elements). From the top
+ * element down, each element's a then its b: the order of the
+ * per-element steps, so an operand that both sides or several elements
+ * name (stride 0) adds the same terms in the same order. The same
+ * strong zeros as run_give: an adjoint or a partial of 0 gives nothing.
+ * A target of NULL p (a constant) takes nothing: its terms go to a hole. */
+#define RUN_SHORT 16u
+static inline __attribute__((always_inline)) void run_give_short(int op, uint32_t n, const double *adj, const double *A, long sa,
+                                   const double *B, long sb, const double *V, RunTarget ta, RunTarget tb)
+{
+    double hole = 0;
+    double *Ta = ta.p ? ta.p : &hole, *Tb = tb.p ? tb.p : &hole;
+    long ra = ta.p ? ta.stride : 0, rb = tb.p ? tb.stride : 0;
+    switch (op) {
+#define OP(e, name, kind, flags, f, da, db) case OP_##e:                          \
+        for (uint32_t j = n; j-- > 0; ) {                                          \
+            double g = adj[j], pa, pb;                                             \
+            if (g == 0) continue;                                                  \
+            rule_partials_f64(OP_##e, A[j * sa], B[j * sb], V[j], &pa, &pb);      \
+            if (pa != 0) Ta[j * ra] += g * pa;                                     \
+            if (pb != 0) Tb[j * rb] += g * pb;                                     \
+        }                                                                          \
+        return;
+#include "ops.def"
+#undef OP
+    default: return;
+    }
+}
+
 /* A LIST operand (its ids, values, and adjoints summed apart: below). */
 typedef struct { uint32_t *ids; double *v, *g; } RunList;
 
 /* The LIST operand which (0: a, 1: b) of elementwise run r: element j's
- * id read from its entry, its value gathered, its adjoint summed in g
- * (zeroed). */
+ * id read from its entry and its value gathered; g is room for its
+ * adjoints summed apart (list_apart zeroes what it uses). */
 static RunList elem_list(const TapeRun *r, int which)
 {
-    uint32_t n = r->n;
+    uint32_t n = r->n, base = r->base;
     RunList l;
     l.v = err_scratch_uninit(sizeof(double) * 2 * n + sizeof(uint32_t) * n);
     l.g = l.v + n;
     l.ids = (uint32_t *)(l.g + n);
-    memset(l.g, 0, sizeof(double) * n);
-    const double *val = tape_vals();
-    for (uint32_t j = 0; j < n; j++) {
-        l.ids[j] = which ? tape_b(r->base + j) : tape_a(r->base + j);
-        l.v[j] = val[l.ids[j]];
-    }
+    uint32_t *restrict ids = l.ids;      /* (restrict: the stores leave the tape's arrays be) */
+    double *restrict v = l.v;
+    const double *restrict val = tape_vals();
+    if (which)
+        for (uint32_t j = 0; j < n; j++) ids[j] = tape_b(base + j);
+    else
+        for (uint32_t j = 0; j < n; j++) ids[j] = tape_a(base + j);
+    for (uint32_t j = 0; j < n; j++) v[j] = val[ids[j]];
     return l;
 }
 
+/* An elementwise run's operands and values, for the LIST loops below. */
+typedef struct { const TapeRun *r; const double *adj, *A, *B, *V; long sa, sb; } RunArgs;
+
+/* Elements j0 .. j1 - 1 of LIST operand which: their adjoints summed
+ * apart in g, then handed on one by one from the top down. */
+static void list_apart(PlainBuf *b, const RunArgs *x, int which, RunList *l, uint32_t j0, uint32_t j1)
+{
+    if (j0 == j1) return;
+    memset(l->g + j0, 0, sizeof(double) * (j1 - j0));
+    run_give(x->r->op, which, j1 - j0, x->adj + j0, x->A + j0 * x->sa, x->sa, x->B + j0 * x->sb, x->sb, x->V + j0,
+             (RunTarget){ l->g + j0, 1, 1 });
+    for (uint32_t j = j1; j-- > j0; )
+        if (l->g[j] != 0) give_plain(b, l->ids[j], l->g[j], 1);
+}
+
+#define LIST_DIRECT 8u       /* a stretch this long at least goes straight */
+#define LIST_BREAKS 8u       /* more breaks than this: all summed apart */
+
+/* How many of entries first .. first + n - 1 are constants. */
+static RUN_VECTORISE uint32_t count_consts(uint32_t first, uint32_t n)
+{
+    const uint32_t *restrict code = tape_codes() + first;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < n; j++) k += (code[j] & TAPE_OPMASK) == OP_CONST;
+    return k;
+}
+
+/* Where elements whose ids run on from first, n of them, may give their
+ * adjoints straight, as a SEQ operand's do: inside b's buffer, none a
+ * constant entry (give_plain passes those by). NULL if not. */
+static double *list_direct(PlainBuf *b, uint32_t first, uint32_t n)
+{
+    if (n < LIST_DIRECT || first < b->lo || first + (n - 1) > b->top || count_consts(first, n)) return NULL;
+    return b->adj + (first - b->lo);
+}
+
+/* LIST operand which's adjoints, from the top element down: when its ids
+ * run on but at a few elements (ode's f: x[0], then a run's n - 1
+ * entries), each stretch of at least LIST_DIRECT elements goes straight
+ * into the buffer in one loop, and the elements between are summed apart
+ * (list_apart); else all of them are. */
+static void list_give(PlainBuf *b, const RunArgs *x, int which, RunList *l)
+{
+    uint32_t n = x->r->n, brk[LIST_BREAKS + 1], nbrk = 0;
+    const uint32_t *ids = l->ids;
+    for (uint32_t j = 1; j < n; j++)
+        if (__builtin_expect(ids[j] != ids[j - 1] + 1, 0)) {
+            if (nbrk == LIST_BREAKS) {
+                list_apart(b, x, which, l, 0, n);
+                return;
+            }
+            brk[nbrk++] = j;
+        }
+    uint32_t j1 = n, k1 = n;    /* [j1, k1): still to sum apart */
+    for (uint32_t s = nbrk + 1; s-- > 0; ) {
+        uint32_t j0 = s ? brk[s - 1] : 0;
+        double *to = list_direct(b, ids[j0], j1 - j0);
+        if (to) {
+            list_apart(b, x, which, l, j1, k1);
+            run_give(x->r->op, which, j1 - j0, x->adj + j0, x->A + j0 * x->sa, x->sa, x->B + j0 * x->sb, x->sb, x->V + j0,
+                     (RunTarget){ to, 1, 1 });
+            k1 = j0;
+        }
+        j1 = j0;
+    }
+    list_apart(b, x, which, l, 0, k1);
+}
+
 /* Elementwise run r, whole in b's range: 0 if it is left to the steps.
- * A LIST operand's terms are summed apart, one an element, and handed on
- * from the top down, as the element steps give them. */
+ * A LIST operand's terms are handed on from the top down, as the element
+ * steps give them (list_give). */
 static __attribute__((noinline)) int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r);
 
 static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
@@ -766,6 +881,10 @@ static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
     if (!ta.ok || !tb.ok) return 0;
     const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
     long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    if (r->n <= RUN_SHORT) {
+        if (ta.p || tb.p) run_give_short(r->op, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, ta, tb);
+        return 1;
+    }
     if (ta.p) run_give(r->op, 0, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, ta);
     if (tb.p) run_give(r->op, 1, r->n, adj, val + r->a, sa, val + r->b, sb, val + r->base, tb);
     return 1;
@@ -776,20 +895,18 @@ static int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r)
 {
     RunTarget ta = run_target(b, r->ka, r->a, r->n), tb = run_target(b, r->kb, r->b, r->n);
     if (!ta.ok || !tb.ok) return 0;
-    const double *val = tape_vals(), *adj = b->adj + (r->base - b->lo);
-    const double *A = val + r->a, *B = val + r->b;
-    long sa = r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, sb = r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS;
+    const double *val = tape_vals();
+    RunArgs x = { r, b->adj + (r->base - b->lo), val + r->a, val + r->b, val + r->base,
+                  r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_CONSTS, r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_CONSTS };
     RunList l[2] = { { 0 }, { 0 } };
-    if (r->ka == TAPE_RUN_LIST) l[0] = elem_list(r, 0), A = l[0].v, sa = 1, ta = (RunTarget){ l[0].g, 1, 1 };
-    if (r->kb == TAPE_RUN_LIST) l[1] = elem_list(r, 1), B = l[1].v, sb = 1, tb = (RunTarget){ l[1].g, 1, 1 };
-    if (ta.p) run_give(r->op, 0, r->n, adj, A, sa, B, sb, val + r->base, ta);
-    if (tb.p) run_give(r->op, 1, r->n, adj, A, sa, B, sb, val + r->base, tb);
-    for (int s = 0; s < 2; s++) {
-        if (!l[s].v) continue;
-        for (uint32_t j = r->n; j-- > 0; )
-            if (l[s].g[j] != 0) give_plain(b, l[s].ids[j], l[s].g[j], 1);
-        err_scratch_free(l[s].v);
-    }
+    if (r->ka == TAPE_RUN_LIST) l[0] = elem_list(r, 0), x.A = l[0].v, x.sa = 1;
+    if (r->kb == TAPE_RUN_LIST) l[1] = elem_list(r, 1), x.B = l[1].v, x.sb = 1;
+    if (!l[0].v && ta.p) run_give(r->op, 0, r->n, x.adj, x.A, x.sa, x.B, x.sb, x.V, ta);
+    if (!l[1].v && tb.p) run_give(r->op, 1, r->n, x.adj, x.A, x.sa, x.B, x.sb, x.V, tb);
+    for (int s = 0; s < 2; s++)
+        if (l[s].v) list_give(b, &x, s, &l[s]);
+    err_scratch_free(l[0].v);      /* (after both: each one's values are the other's partials) */
+    err_scratch_free(l[1].v);
     return 1;
 }
 
@@ -840,7 +957,7 @@ static RUN_VECTORISE int all_finite(const double *restrict x, uint32_t n)
  * adjoint or a factor is inf or nan (their zero rules are per term). A
  * LIST factor's values are gathered first and its adjoints summed apart,
  * then handed on one an element. */
-static int plain_matmul_run(PlainBuf *b, const TapeRun *r)
+static __attribute__((noinline)) int plain_matmul_run(PlainBuf *b, const TapeRun *r)
 {
     uint32_t m = r->rows, k = r->inner, n = r->n / r->rows;
     RunTarget ta = run_target(b, r->ka, r->a, m * k), tb = run_target(b, r->kb, r->b, k * n);
@@ -2000,6 +2117,8 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     b->top = top;
     b->cuts = cuts;
     G->sweep.kept.valid = 0;
+    G->sweep.kept.filled = 0;
+    G->sweep.kept.res_lo = G->sweep.kept.res_hi = 0;
     if (G->sweep.kept.cap < n) {
         /* fresh zeros from the kernel: the range needs no clearing */
         err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
@@ -2021,6 +2140,57 @@ void sweep_forget(void)
     memset(&G->sweep.so, 0, sizeof G->sweep.so);
 }
 
+/* How many of x[0 .. n - 1] are 0, eight at a time in lanes of two (a
+ * lane that compares equal to 0 is -1, summed apart); past `enough`, a
+ * count at least that (the rest is not looked at). */
+static uint64_t count_zeros(const double *x, size_t n, uint64_t enough)
+{
+    typedef double V2 __attribute__((vector_size(16)));
+    typedef long long M2 __attribute__((vector_size(16)));
+    const V2 zero = { 0, 0 };
+    uint64_t k = 0;
+    size_t j = 0;
+    while (j + 8 <= n && k < enough) {
+        M2 z0 = { 0, 0 }, z1 = { 0, 0 }, z2 = { 0, 0 }, z3 = { 0, 0 };
+        for (size_t end = j + 1024 < n ? j + 1024 : n; j + 8 <= end; j += 8) {
+            V2 a, b, c, d;
+            memcpy(&a, x + j, sizeof a);
+            memcpy(&b, x + j + 2, sizeof b);
+            memcpy(&c, x + j + 4, sizeof c);
+            memcpy(&d, x + j + 6, sizeof d);
+            z0 += (M2)(a == zero);
+            z1 += (M2)(b == zero);
+            z2 += (M2)(c == zero);
+            z3 += (M2)(d == zero);
+        }
+        M2 z = (z0 + z1) + (z2 + z3);
+        k -= (uint64_t)(z[0] + z[1]);
+    }
+    for (; j < n && k < enough; j++) k += x[j] == 0;
+    return k;
+}
+
+int sweep_kept_cover(SweepCover *c)
+{
+    const __typeof__(G->sweep.kept) *k = &G->sweep.kept;
+    if (!k->filled || !k->adj || G->sweep.kept_busy || k->res_hi <= k->res_lo || k->epoch != G->tape.epoch
+        || k->reclaimed != G->tape.reclaimed || k->res_hi > tape_size())
+        return 0;
+    *c = (SweepCover){ k->call, k->res_lo, k->res_hi, k->top };
+    return 1;
+}
+
+uint64_t sweep_kept_unreached(uint32_t floor, uint64_t enough)
+{
+    const __typeof__(G->sweep.kept) *k = &G->sweep.kept;
+    uint64_t n = floor < k->sink_lo ? k->sink_lo - floor : 0;    /* below the places */
+    if (floor <= k->top && n < enough) {
+        uint32_t from = floor > k->lo ? floor : k->lo;
+        n += count_zeros(k->adj + (from - k->lo), (size_t)k->top - from + 1, enough - n);
+    }
+    return n;
+}
+
 static void kept_done(uint32_t lo, uint32_t top, int cut)
 {
     G->sweep.kept_busy = 0;
@@ -2030,6 +2200,8 @@ static void kept_done(uint32_t lo, uint32_t top, int cut)
     G->sweep.kept.reclaimed = G->tape.reclaimed;
     G->sweep.kept.print = entry_print(top);
     G->sweep.kept.valid = !cut;         /* a sweep with cuts answers its own question only */
+    G->sweep.kept.filled = !cut;
+    G->sweep.kept.sink_lo = lo;
 }
 
 /* The places are entries first .. first + n - 1, all leaves, below top. */
@@ -2097,6 +2269,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
             plain_run(&b, top, num_round(1));
             kept_done(blo, top, cuts.n != 0);
             G->sweep.kept.ckout = ck;
+            if (sink) G->sweep.kept.sink_lo = lo;
         } else {
             plain_alloc(&b, blo, btop, NULL, cuts);
             if (sink) b.sink = out, b.sink_lo = lo, b.nsink = sink;
@@ -2109,7 +2282,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         if (!hit && !keep) plain_free(&b);
     }
     G->tape.sweeps++;
-    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0;
+    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0, res_lo = tape_size();
     if (leaves) {         /* every place reached: one run */
         if (G->tape.recording) tape_rec_deriv_run(rec, 0, (uint32_t)n, out);
         else
@@ -2125,6 +2298,11 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         else
             for (int k = j; k < run; k++) out[k] = num_val(out[k].u.n);
         j = run;
+    }
+    if (kept_here && !hit && G->tape.recording) {    /* its results: what keeps y's cone live */
+        G->sweep.kept.call = rec;
+        G->sweep.kept.res_lo = res_lo;
+        G->sweep.kept.res_hi = tape_size();
     }
     if (kept_here) G->sweep.kept.size = tape_size();    /* the tape as this call leaves it */
     else if (!G->sweep.kept_busy) G->sweep.kept.valid = 0;      /* another question came between */

@@ -52,6 +52,17 @@ void sweep_region(void *ctx, uint32_t lo, uint32_t top, const uint32_t *seed_ids
                   const double *seeds, uint32_t nseeds, const uint32_t *want,
                   uint32_t nwant, double *out);
 
+/* What the last outermost float64 sweep proves live (tapegc.c): if an
+ * entry of [res_lo, res_hi) (the results of d call `call`) is live, so is
+ * y's cone, and every entry that sweep gave an adjoint other than 0 lies
+ * in it (an adjoint flows only from an entry to what it reads), as do its
+ * places. 0 if no such sweep's adjoints are kept as the tape's ids still
+ * name them. sweep_kept_unreached counts the entries from floor to top
+ * that it does not prove live, up to `enough` (then at least that). */
+typedef struct { uint32_t call, res_lo, res_hi, top; } SweepCover;
+int      sweep_kept_cover(SweepCover *c);
+uint64_t sweep_kept_unreached(uint32_t floor, uint64_t enough);
+
 /* The entries a loop's re-run gave its outputs, in an expansion (sweep.c,
  * "loops re-run by expansions"). */
 typedef struct { uint32_t from, to; } Alias;
@@ -72,6 +83,11 @@ typedef struct {
         uint64_t reclaimed;    /* tape.reclaimed then: a pass that moved entries ends it */
         int      valid;
         int      ckout;    /* it asked about a loop's output (only such a sweep answers one) */
+        /* what the reclaimer may learn from the buffer (sweep_kept_cover):
+         * the d call that filled it, the entries of its results [res_lo,
+         * res_hi), and its places below lo (a sink of leaves) from sink_lo */
+        int      filled;       /* adj holds that sweep's adjoints, from lo to top */
+        uint32_t call, res_lo, res_hi, sink_lo;
     } kept;
     int kept_busy;
     int ckout_wrt;

@@ -10,6 +10,7 @@
 #include "versions.h"
 #include "kinks.h"
 #include "error.h"
+#include "sweep.h"
 #include "state.h"
 
 
@@ -497,7 +498,6 @@ static void visit_down(Pass *p, uint32_t seg, uint32_t i)
 
 static void mark_from_roots(Pass *p, TapeMark floor)
 {
-    mark_roots(p);
     p->at = p->n;
     p->calls_lo = floor.nderivs;
     for (uint32_t call = 0; call < floor.nderivs; call++)   /* entries below the floor count as live */
@@ -544,6 +544,34 @@ static uint32_t count_dead(const uint8_t *live, uint32_t n)
     return n - kept;
 }
 
+/* Whether the pass would move nothing, known without walking the tape: a
+ * root that is a result of the d call whose adjoints the sweep keeps makes
+ * that call's y and its cone live, and the sweep gave an adjoint only to
+ * entries of that cone (sweep_kept_cover). If they and the roots above the
+ * sweep (its results) leave under a sixteenth of the pass that could be
+ * dead, the pass would find too little to move anything. Only the roots
+ * above the sweep are marked for it, in a table of their own. (GradBench's
+ * timed grad(f)(x), kept at the top level: the statement's end walked the
+ * whole tape to give nothing back.) p->roots: the roots counted. */
+static int pass_futile(Pass *p)
+{
+    SweepCover c;
+    if (G->reclaim.stress || !sweep_kept_cover(&c) || c.res_hi <= p->lo || c.res_lo >= p->n) return 0;
+    uint64_t budget = (p->n - p->lo) / 16, unreached = sweep_kept_unreached(p->lo, budget);   /* a pass moves nothing under the budget */
+    if (unreached >= budget) return 0;          /* (before any walk: llsq's constant factors) */
+    uint32_t above = c.top + 1 > p->lo ? c.top + 1 : p->lo;      /* (the results are above the sweep) */
+    Pass q = { above, p->n, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL };
+    q.live = err_scratch(p->n - above + 8);
+    mark_roots(&q);
+    p->roots = q.roots;
+    uint32_t id = c.res_lo > above ? c.res_lo : above, to = c.res_hi < p->n ? c.res_hi : p->n;
+    while (id < to && !q.live[id - above]) id++;
+    int futile = id < to && tape_opcode(id) == OP_DERIV && tape_deriv_call_of(id, NULL) == c.call
+                 && unreached + count_dead(q.live, p->n - above) < budget;
+    err_scratch_free(q.live);
+    return futile;
+}
+
 static void rewrite_id(uint32_t *id, void *pp)
 {
     Pass *p = pp;
@@ -571,12 +599,17 @@ uint32_t reclaim_now(TapeMark floor)
     if (G->tape.busy || p.lo >= p.n) return 0;
     if (p.lo < G->reclaim.lowest_floor) G->reclaim.lowest_floor = p.lo;
     if (p.lo <= 1) G->reclaim.full_passes++;
-    /* everything a pass needs is taken before anything moves, as scratch
-     * memory (an error frees it): a pass that fails changes nothing */
-    p.live = err_scratch(p.n - p.lo + 8);     /* 8: a run's last word may reach past the last entry */
-    p.call_seen = err_scratch(tape_deriv_calls() - floor.nderivs + 1);
-    mark_from_roots(&p, floor);
-    uint32_t dead = count_dead(p.live, p.n - p.lo);
+    uint32_t dead = 0;
+    if (!pass_futile(&p)) {
+        /* everything a pass needs is taken before anything moves, as scratch
+         * memory (an error frees it): a pass that fails changes nothing */
+        p.live = err_scratch(p.n - p.lo + 8);     /* 8: a run's last word may reach past the last entry */
+        p.call_seen = err_scratch(tape_deriv_calls() - floor.nderivs + 1);
+        p.roots = 0;
+        mark_roots(&p);
+        mark_from_roots(&p, floor);
+        dead = count_dead(p.live, p.n - p.lo);
+    }
     /* moving every entry after a few dead ones would cost more than they
      * hold: under a sixteenth of what the pass looked at waits for a later
      * pass (none dead: nothing moves, no renumbering either) */
