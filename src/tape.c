@@ -56,6 +56,7 @@ static void free_arrays(void)
     free(G->tape.tables.far);
     free(G->tape.tables.wide);
     free(G->tape.tables.chunk_far);
+    free(G->tape.tables.chunk_far_inherited);
     free(G->tape.tables.chunk_wide);
     free(G->tape.tables.chunk_window);
     free(G->tape.tables.chunk_small);
@@ -63,6 +64,7 @@ static void free_arrays(void)
     G->tape.tables.far = NULL;
     G->tape.tables.wide = NULL;
     G->tape.tables.chunk_far = G->tape.tables.chunk_wide = G->tape.tables.chunk_window = G->tape.tables.chunk_small = NULL;
+    G->tape.tables.chunk_far_inherited = NULL;
     G->tape.tables.chunk_deriv = NULL;
 }
 
@@ -188,6 +190,29 @@ static void *reserve_table(void *p, size_t *cap, size_t need, size_t size)
 static void reserve_far(size_t need) { G->tape.tables.far = reserve_table(G->tape.tables.far, &G->tape.capfar, need, sizeof(uint32_t)); }
 static void reserve_wide(size_t need) { G->tape.tables.wide = reserve_table(G->tape.tables.wide, &G->tape.capwide, need, sizeof(TapeArgs)); }
 
+/* Chunk c's far table (c the chunk being begun, c - 1 the last one
+ * recorded): the table of chunk c - 1 taken over whole if it is short
+ * (tape.h: its slots keep their fields, and so do far_seen's, so a loop's
+ * parameters cost no far id and no lookup again), else a table of its own
+ * from the far ids' end. */
+static void far_table_begin(uint32_t c)
+{
+    uint32_t prev = c ? G->tape.tables.chunk_far[c - 1] : (uint32_t)G->tape.nfar;
+    uint32_t len = (uint32_t)G->tape.nfar - prev;
+    if (!c || len > TAPE_FAR_INHERIT) {
+        G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
+        G->tape.tables.chunk_far_inherited[c] = 0;
+        far_hash_reset();
+        return;
+    }
+    G->tape.tables.chunk_far[c] = prev;
+    G->tape.tables.chunk_far_inherited[c] = len;
+    uint32_t seen[2] = { G->tape.far_seen[0], G->tape.far_seen[1] };
+    far_hash_reset();
+    G->tape.far_seen[0] = seen[0], G->tape.far_seen[1] = seen[1];
+    for (uint32_t k = 0; k < len; k++) far_hash_put(G->tape.tables.far[prev + k], k);
+}
+
 void tape_chunk_begin(uint32_t i)
 {
     uint32_t c = chunk_of(i);
@@ -196,6 +221,8 @@ void tape_chunk_begin(uint32_t i)
         while (grown <= c) grown *= 2;
         uint32_t *f = realloc(G->tape.tables.chunk_far, grown * sizeof(uint32_t));
         if (f) G->tape.tables.chunk_far = f;
+        uint32_t *h = realloc(G->tape.tables.chunk_far_inherited, grown * sizeof(uint32_t));
+        if (h) G->tape.tables.chunk_far_inherited = h;
         uint32_t *w = realloc(G->tape.tables.chunk_wide, grown * sizeof(uint32_t));
         if (w) G->tape.tables.chunk_wide = w;
         uint32_t *d = realloc(G->tape.tables.chunk_window, grown * sizeof(uint32_t));
@@ -204,14 +231,14 @@ void tape_chunk_begin(uint32_t i)
         if (s) G->tape.tables.chunk_small = s;
         TapeDerivBase *b = realloc(G->tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
         if (b) G->tape.tables.chunk_deriv = b;
-        if (!f || !w || !d || !s || !b) err_raise("out of memory growing the tape to %u entries", i);
+        if (!f || !h || !w || !d || !s || !b) err_raise("out of memory growing the tape to %u entries", i);
         G->tape.capchunks = grown;
     }
-    G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
     G->tape.tables.chunk_wide[c] = (uint32_t)G->tape.nwide;
     G->tape.tables.chunk_window[c] = G->tape.window = G->tape.nsmall = 0;
+    G->tape.small_span = 0;
     G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;
-    far_hash_reset();
+    far_table_begin(c);
 }
 
 /* ---- windows (tape.h): window k of the chunk being recorded holds
@@ -225,10 +252,27 @@ static inline uint32_t window_field(uint32_t k, uint32_t d)
     return k ? d - small_e(k) : TAPE_WINDOW + (d - G->tape.window);
 }
 
-/* The chunk's open window that holds distance d, or TAPE_WINDOWS. */
+/* The small windows' range (tape.h: small_lo, small_span) with window k's
+ * distances in it. */
+static inline void small_range_add(uint32_t k)
+{
+    uint32_t lo = G->tape.win_d[k], hi = lo + TAPE_SMALL_LEN;
+    if (G->tape.small_span) {
+        uint32_t top = G->tape.small_lo + G->tape.small_span;
+        if (G->tape.small_lo < lo) lo = G->tape.small_lo;
+        if (top > hi) hi = top;
+    }
+    G->tape.small_lo = lo;
+    G->tape.small_span = hi - lo;
+}
+
+/* The chunk's open window that holds distance d, or TAPE_WINDOWS. A
+ * distance outside every small window's (a distance that grows, as most
+ * do) is told by one test, not a scan. */
 static inline uint32_t window_find(uint32_t d)
 {
     if (d - G->tape.window < TAPE_WINDOW_LEN) return 0;     /* (none: d - 0 >= TAPE_NEAR fails) */
+    if (d - G->tape.small_lo >= G->tape.small_span) return TAPE_WINDOWS;
     for (uint32_t k = 1; k <= G->tape.nsmall; k++)
         if (d - G->tape.win_d[k] < TAPE_SMALL_LEN) return k;
     return TAPE_WINDOWS;
@@ -254,6 +298,7 @@ static uint32_t window_open(uint32_t d)
         break;
     }
     G->tape.win_d[k] = D;
+    small_range_add(k);
     G->tape.tables.chunk_small[chunk_of(G->tape.n) * TAPE_SMALLS + k - 1] = small_e(k);
     return k;
 }
@@ -360,6 +405,7 @@ static void tape_rewind(uint32_t to)
         uint32_t f = fa > fb ? fa : fb;     /* small windows are opened in order: the highest one used */
         if (f >= TAPE_SMALL && ((f - TAPE_SMALL) >> TAPE_SMALL_BITS) + 1 > nsmall) nsmall = ((f - TAPE_SMALL) >> TAPE_SMALL_BITS) + 1;
     }
+    if (nfar < G->tape.tables.chunk_far_inherited[c]) nfar = G->tape.tables.chunk_far_inherited[c];   /* the chunk before's table stays whole */
     G->tape.nfar = G->tape.tables.chunk_far[c] + nfar;
     G->tape.nwide = G->tape.tables.chunk_wide[c] + nwide;
     if (!packed && c < G->tape.capchunks) G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;   /* the next deriv entry sets it */
@@ -368,7 +414,11 @@ static void tape_rewind(uint32_t to)
      * window 0 and the small windows those entries use */
     G->tape.window = G->tape.win_d[0] = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? G->tape.tables.chunk_window[c] : 0;
     G->tape.nsmall = nsmall;
-    for (uint32_t k = 1; k <= nsmall; k++) G->tape.win_d[k] = G->tape.tables.chunk_small[c * TAPE_SMALLS + k - 1] + TAPE_SMALL + (k - 1) * TAPE_SMALL_LEN;
+    G->tape.small_span = 0;
+    for (uint32_t k = 1; k <= nsmall; k++) {
+        G->tape.win_d[k] = G->tape.tables.chunk_small[c * TAPE_SMALLS + k - 1] + TAPE_SMALL + (k - 1) * TAPE_SMALL_LEN;
+        small_range_add(k);
+    }
     for (uint32_t k = 0; k < nfar; k++) far_hash_put(G->tape.tables.far[G->tape.tables.chunk_far[c] + k], k);
     G->tape.n = to;
     while (G->tape.nruns && G->tape.runs[G->tape.nruns - 1].base + G->tape.runs[G->tape.nruns - 1].n > to) G->tape.nruns--;
@@ -735,14 +785,23 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
             *f = window_field(k, d);
             return m;
         }
-        if ((s = far_hash_find(id)) >= 0) *f = TAPE_NEAR + (uint32_t)s;
-        else if (window_left()) {
+        /* slots the run has already (a loop's parameter array, in an
+         * inherited table), if all of it; else a window while one is left */
+        if ((s = far_hash_find(id)) >= 0) {
+            *f = TAPE_NEAR + (uint32_t)s;
+            *inc = 1;
+            if (!window_left()) return far_run(id, m, *f, 1);
+            if (far_run(id, m, *f, 0) == m) return m;
+            *inc = 0;
+        }
+        if (window_left()) {
             *f = window_field(window_open(d), d);
             return m;
-        } else if (far_slots_left()) *f = far_slot_new(id);
-        else return 0;
+        }
+        if (!far_slots_left()) return 0;
+        *f = far_slot_new(id);
         *inc = 1;
-        return far_run(id, m, *f, !window_left());
+        return far_run(id, m, *f, 1);
     }
     if ((s = far_hash_find(id)) >= 0) {
         *f = TAPE_NEAR + (uint32_t)s;
@@ -955,6 +1014,7 @@ static void tables_free(TapeTables *t)
     free(t->far);
     free(t->wide);
     free(t->chunk_far);
+    free(t->chunk_far_inherited);
     free(t->chunk_wide);
     free(t->chunk_window);
     free(t->chunk_small);
@@ -970,7 +1030,7 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
 {
     TapeTables t = { 0 };
     uint32_t c = chunk_of(lo), last = chunk_of(G->tape.n - 1);
-    size_t far_to = c < last ? G->tape.tables.chunk_far[c + 1] : G->tape.nfar;
+    size_t far_to = c < last ? G->tape.tables.chunk_far[c + 1] + G->tape.tables.chunk_far_inherited[c + 1] : G->tape.nfar;   /* chunk c's table's end */
     size_t wide_to = c < last ? G->tape.tables.chunk_wide[c + 1] : G->tape.nwide;
     size_t far_worst = 2 * (size_t)kept, chunks = (size_t)chunk_of(lo + kept) - c + 1;
     if (far_worst > chunks * TAPE_FAR_SLOTS) far_worst = chunks * TAPE_FAR_SLOTS;
@@ -979,17 +1039,19 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     t.far = malloc(capfar * sizeof(uint32_t));
     t.wide = malloc(capwide * sizeof(TapeArgs));
     t.chunk_far = malloc(nchunks);
+    t.chunk_far_inherited = malloc(nchunks);
     t.chunk_wide = malloc(nchunks);
     t.chunk_window = malloc(nchunks);
     t.chunk_small = malloc(nchunks * TAPE_SMALLS);
     t.chunk_deriv = malloc(G->tape.capchunks * sizeof(TapeDerivBase));
-    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_small || !t.chunk_deriv) {
+    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_far_inherited || !t.chunk_wide || !t.chunk_window || !t.chunk_small || !t.chunk_deriv) {
         tables_free(&t);
         err_raise("out of memory reclaiming the tape");
     }
     if (far_to) memcpy(t.far, G->tape.tables.far, far_to * sizeof(uint32_t));       /* NULL while empty */
     if (wide_to) memcpy(t.wide, G->tape.tables.wide, wide_to * sizeof(TapeArgs));
     memcpy(t.chunk_far, G->tape.tables.chunk_far, nchunks);
+    memcpy(t.chunk_far_inherited, G->tape.tables.chunk_far_inherited, nchunks);
     memcpy(t.chunk_wide, G->tape.tables.chunk_wide, nchunks);
     memcpy(t.chunk_window, G->tape.tables.chunk_window, nchunks);
     memcpy(t.chunk_small, G->tape.tables.chunk_small, nchunks * TAPE_SMALLS);
