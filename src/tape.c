@@ -327,6 +327,24 @@ static inline int32_t far_hash_find(uint32_t id)
     return -1;
 }
 
+/* The far slot of id in the chunk being recorded if it has one; else
+ * -1, and id is hashed to `slot` unless that is TAPE_NOFIELD (one probe
+ * for far_hash_find and far_hash_put both: the empty place the search
+ * ends at is where the put goes). The hash exists. */
+static inline int32_t far_hash_claim(uint32_t id, uint32_t slot)
+{
+    TapeFarHash *fh = G->tape.far_hash;
+    uint32_t h = far_hash_at(id);
+    for (; fh->stamp[h] == fh->now; h = (h + 1) & (FAR_HASH - 1))
+        if (fh->key[h] == id) return fh->slot[h];
+    if (slot != TAPE_NOFIELD) {
+        fh->stamp[h] = fh->now;
+        fh->key[h] = id;
+        fh->slot[h] = (uint16_t)slot;
+    }
+    return -1;
+}
+
 /* A distant operand recorded alone (tape_field_of's inline tests
  * failed): its far slot, a small window that holds its distance, window 0
  * if the chunk has none yet (W4's loop), a new far slot, a new small
@@ -480,6 +498,7 @@ static int reuse_arrays(KeptArrays k, size_t n)
 }
 
 enum { POOL_KEEP = (1 << 20) };   /* ids: 4 MB */
+enum { RUNS_KEEP = (1 << 17) };   /* array runs' records: 3.7 MB */
 
 void tape_init(void)
 {
@@ -499,13 +518,23 @@ void tape_init(void)
     free(G->tape.derivs);
     release_sides(0);
     free(G->tape.sides);
-    free(G->tape.runs);
+    /* and so are the array runs' records (up to 3.7 MB): lstm's 37,000
+     * runs a gradient regrew them by doubling, 1.3M instructions a run */
+    TapeRun *runs = G->tape.runs;
+    uint32_t capruns = G->tape.capruns;
+    if (capruns > RUNS_KEEP) {
+        free(runs);
+        runs = NULL;
+        capruns = 0;
+    }
     uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
     const char *(*hint)(void) = G->tape.limit_hint;
     TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
     memset(&G->tape, 0, sizeof G->tape);
     G->tape.pool = pool;
     G->tape.cappool = cappool;
+    G->tape.runs = runs;
+    G->tape.capruns = capruns;
     G->tape.limit_hint = hint;
     G->tape.far_hash = far_hash ? far_hash : &far_hash_none;
     G->tape.limit = limit;
@@ -715,12 +744,13 @@ int tape_reserve(uint32_t count)
 /* A run of distant operands id, id + 1, ... whose first has far slot
  * f - TAPE_NEAR: how many of them (at most m) have, or are now given if
  * `give`, the slots that follow it, so that their fields rise by one an
- * entry. */
-static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give)
+ * entry. `fresh`: id's slot was just given (no run found before holds
+ * it: not looked for). */
+static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give, int fresh)
 {
-    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r, o = 0;
+    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r = FAR_RUNS, o = 0;
     TapeFarHash *h = G->tape.far_hash;
-    for (uint32_t j = 0; j < FAR_RUNS; j++) {    /* the run as far as it was found before (id inside it, o on), the last found first */
+    for (uint32_t j = 0; j < FAR_RUNS && !fresh; j++) {    /* the run as far as it was found before (id inside it, o on), the last found first */
         r = (h->run_last + j) % FAR_RUNS;
         o = id - h->run_id[r];
         if (h->run_stamp[r] == h->now && o < h->run_len[r] && h->run_slot[r] + o == s0) {
@@ -739,15 +769,15 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give)
     if (give && tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) give = 0;   /* near the cap: one by one (but those found) */
     if (give) reserve_far(G->tape.nfar + m);
     for (; k < m; k++) {
-        int32_t s = far_hash_find(id + k);
+        uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[c];
+        int can = give && used == s0 + k && used < TAPE_FAR_SLOTS;   /* the next slot is the one that follows */
+        int32_t s = far_hash_claim(id + k, can ? used : TAPE_NOFIELD);
         if (s >= 0) {
             if ((uint32_t)s != s0 + k) break;
             continue;
         }
-        uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[c];
-        if (!give || used != s0 + k || used >= TAPE_FAR_SLOTS) break;
-        G->tape.tables.far[G->tape.nfar++] = id + k;
-        far_hash_put(id + k, used);
+        if (!can) break;
+        G->tape.tables.far[G->tape.nfar++] = id + k;     /* (hashed by the claim) */
     }
     h->run_len[r] = o + k;
     return k;
@@ -790,8 +820,8 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
         if ((s = far_hash_find(id)) >= 0) {
             *f = TAPE_NEAR + (uint32_t)s;
             *inc = 1;
-            if (!window_left()) return far_run(id, m, *f, 1);
-            if (far_run(id, m, *f, 0) == m) return m;
+            if (!window_left()) return far_run(id, m, *f, 1, 0);
+            if (far_run(id, m, *f, 0, 0) == m) return m;
             *inc = 0;
         }
         if (window_left()) {
@@ -801,7 +831,7 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
         if (!far_slots_left()) return 0;
         *f = far_slot_new(id);
         *inc = 1;
-        return far_run(id, m, *f, 1);
+        return far_run(id, m, *f, 1, 1);
     }
     if ((s = far_hash_find(id)) >= 0) {
         *f = TAPE_NEAR + (uint32_t)s;
