@@ -181,11 +181,12 @@ static uint32_t *list_ids(const RunSide *s, int n)
     return ids;
 }
 
-/* The length of the run of consecutive ids at the start of l[0 .. m - 1]:
- * 16 ids a block, four to a vector (a LIST is mostly long runs: ode's
- * [x[0], then a run]; gcc leaves the plain loop scalar), then one by one. */
+/* The length of the run of consecutive ids at the start of l[0 .. m - 1]
+ * (m >= 16, l[1] follows l[0]): 16 ids a block, four to a vector (ode's
+ * LIST, [x[0], then a run]; gcc leaves the plain loop scalar), then one
+ * by one. Out of line: short pieces (kmeans') keep the plain loop. */
 typedef uint32_t ids4 __attribute__((vector_size(16)));
-static uint32_t seq_len_of(const uint32_t *l, uint32_t m)
+static __attribute__((noinline)) uint32_t seq_len_long(const uint32_t *l, uint32_t m)
 {
     uint32_t k = 1, first = l[0];
     for (; k + 16 <= m; k += 16) {
@@ -198,6 +199,15 @@ static uint32_t seq_len_of(const uint32_t *l, uint32_t m)
         if (off[0] | off[1] | off[2] | off[3]) break;
     }
     while (k < m && l[k] == first + k) k++;
+    return k;
+}
+
+/* The length of the run of consecutive ids at the start of l[0 .. m - 1]. */
+static inline uint32_t seq_len_of(const uint32_t *l, uint32_t m)
+{
+    if (m >= 64 && l[1] == l[0] + 1 && l[16] == l[0] + 16) return seq_len_long(l, m);
+    uint32_t k = 1;
+    while (k < m && l[k] == l[0] + k) k++;
     return k;
 }
 
