@@ -646,7 +646,9 @@ void tape_each_side_value(void (*visit)(Value))
 void tape_run_add(const TapeRun *r)
 {
     if (G->tape.nruns == G->tape.capruns) {
-        uint32_t grown = G->tape.capruns ? 2 * G->tape.capruns : 64;   /* the size is kept only once it is had */
+        /* 4x while under what a clear keeps (3.7 MB): each regrowth copies
+         * the records (lstm's 37,000: 1.8 MB copied at 2x, 0.6 at 4x) */
+        uint32_t cap = G->tape.capruns, grown = !cap ? 64 : 4 * cap <= RUNS_KEEP ? 4 * cap : 2 * cap;   /* the size is kept only once it is had */
         G->tape.runs = err_realloc(G->tape.runs, grown * sizeof(TapeRun));
         G->tape.capruns = grown;
     }
@@ -744,42 +746,24 @@ int tape_reserve(uint32_t count)
 /* A run of distant operands id, id + 1, ... whose first has far slot
  * f - TAPE_NEAR: how many of them (at most m) have, or are now given if
  * `give`, the slots that follow it, so that their fields rise by one an
- * entry. `fresh`: id's slot was just given (no run found before holds
- * it: not looked for). */
-static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give, int fresh)
+ * entry. Read off the chunk's far table itself (an id has one slot a
+ * chunk, so id + k has slot s0 + k exactly when the table says so there):
+ * no hash probe for the slots the run has, and new slots only at the
+ * table's end, for ids that have none (one probe each, to find or give). */
+static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give)
 {
-    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r = FAR_RUNS, o = 0;
-    TapeFarHash *h = G->tape.far_hash;
-    for (uint32_t j = 0; j < FAR_RUNS && !fresh; j++) {    /* the run as far as it was found before (id inside it, o on), the last found first */
-        r = (h->run_last + j) % FAR_RUNS;
-        o = id - h->run_id[r];
-        if (h->run_stamp[r] == h->now && o < h->run_len[r] && h->run_slot[r] + o == s0) {
-            k = h->run_len[r] - o;
-            h->run_last = r;
-            break;
-        }
-        r = FAR_RUNS;
-    }
-    if (k >= m) return m;
-    if (r == FAR_RUNS) {
-        r = h->run_next++ % FAR_RUNS;
-        h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0, o = 0;
-    }
-    h->run_len[r] = o + k;
-    if (give && tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) give = 0;   /* near the cap: one by one (but those found) */
-    if (give) reserve_far(G->tape.nfar + m);
-    for (; k < m; k++) {
-        uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[c];
-        int can = give && used == s0 + k && used < TAPE_FAR_SLOTS;   /* the next slot is the one that follows */
-        int32_t s = far_hash_claim(id + k, can ? used : TAPE_NOFIELD);
-        if (s >= 0) {
-            if ((uint32_t)s != s0 + k) break;
-            continue;
-        }
-        if (!can) break;
+    uint32_t cb = G->tape.tables.chunk_far[chunk_of(G->tape.n)], s0 = f - TAPE_NEAR, k = 1;
+    uint32_t have = (uint32_t)G->tape.nfar - cb - s0;      /* slots s0 .. the table's end */
+    const uint32_t *slot = G->tape.tables.far + cb + s0;
+    uint32_t lim = have < m ? have : m;
+    while (k < lim && slot[k] == id + k) k++;
+    if (k == m || k < have || !give) return k;
+    if (tape_bytes() + (size_t)(m - k) * sizeof(uint32_t) > G->tape.limit) return k;   /* near the cap: one by one */
+    reserve_far(G->tape.nfar + m - k);
+    for (uint32_t used = s0 + k; k < m && used < TAPE_FAR_SLOTS; k++, used++) {
+        if (far_hash_claim(id + k, used) >= 0) break;       /* id + k has a slot elsewhere */
         G->tape.tables.far[G->tape.nfar++] = id + k;     /* (hashed by the claim) */
     }
-    h->run_len[r] = o + k;
     return k;
 }
 
@@ -820,8 +804,8 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
         if ((s = far_hash_find(id)) >= 0) {
             *f = TAPE_NEAR + (uint32_t)s;
             *inc = 1;
-            if (!window_left()) return far_run(id, m, *f, 1, 0);
-            if (far_run(id, m, *f, 0, 0) == m) return m;
+            if (!window_left()) return far_run(id, m, *f, 1);
+            if (far_run(id, m, *f, 0) == m) return m;
             *inc = 0;
         }
         if (window_left()) {
@@ -831,7 +815,7 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
         if (!far_slots_left()) return 0;
         *f = far_slot_new(id);
         *inc = 1;
-        return far_run(id, m, *f, 1, 1);
+        return far_run(id, m, *f, 1);
     }
     if ((s = far_hash_find(id)) >= 0) {
         *f = TAPE_NEAR + (uint32_t)s;

@@ -169,15 +169,10 @@ typedef struct {
 
 /* The far table of the chunk being recorded, hashed: id to slot. */
 #define FAR_HASH 4096u          /* twice the slots: probes stay short */
-#define FAR_RUNS 8u
 typedef struct {
     uint32_t key[FAR_HASH], stamp[FAR_HASH];
     uint16_t slot[FAR_HASH];
     uint32_t now;               /* entries stamped otherwise are empty */
-    /* runs of ids whose slots follow each other, found before in this
-     * chunk (stamped `now`): ids run_id + k have slots run_slot + k for
-     * k < run_len (an array run's operand read again, a loop's parameters) */
-    uint32_t run_id[FAR_RUNS], run_slot[FAR_RUNS], run_len[FAR_RUNS], run_stamp[FAR_RUNS], run_next, run_last;
 } TapeFarHash;
 
 typedef struct {

@@ -312,6 +312,35 @@ static void test_inherited_far(void)
     free(newpos);
 }
 
+/* lstm's pattern: 7-element runs that read the rows of a distant matrix
+ * at a stride (a new distance every row) and a distant parameter row read
+ * again every time. The windows run out after a few rows, then each row
+ * takes 7 far slots that follow each other (far_run gives them at the
+ * table's end), the parameter row reads its slots again; once the slots
+ * run out too, rows go wide. Every entry decodes all the way. */
+static void test_far_runs(void)
+{
+    tape_clear();
+    enum { B = 7, ROWS = 400, STRIDE = 77 };
+    uint32_t X = leaves(ROWS * STRIDE), P = leaves(B);
+    leaves(3000);
+    uint32_t lo = tape_size(), r = 0;
+    for (; r < 100; r++) {                       /* 1400 entries: within one chunk's slots */
+        uint32_t t = elems(OP_MUL, X + r * STRIDE, 1, P, 1, B);
+        elems(OP_ADD, t, 1, P, 1, B);
+    }
+    uint32_t mid = tape_size();
+    check(misdecoded(lo, mid) == 0, "far runs: rows at a stride beside a parameter row decode");
+    check(wide_between(lo, mid) == 0, "far runs: while the chunk's slots last, no wide entry");
+    check(kinds_between(lo, mid).far >= 2 * 90 * B, "far runs: the rows and the parameter row are read through far slots");
+    for (; r < ROWS; r++) {                      /* past a chunk's slots, and into the next chunks */
+        uint32_t t = elems(OP_MUL, X + r * STRIDE, 1, P, 1, B);
+        elems(OP_ADD, t, 1, P, 1, B);
+    }
+    check(wide_between(mid, tape_size()) > 0, "far runs: a chunk out of slots and windows goes wide");
+    check(misdecoded(lo, tape_size()) == 0, "far runs: past the slots (wide) and across chunks, every entry decodes");
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -321,6 +350,7 @@ static void body(void *ud)
     test_wide_fallback();
     test_truncate_and_compact();
     test_inherited_far();
+    test_far_runs();
 }
 
 int main(void)
