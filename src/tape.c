@@ -56,6 +56,7 @@ static void free_arrays(void)
     free(G->tape.tables.far);
     free(G->tape.tables.wide);
     free(G->tape.tables.chunk_far);
+    free(G->tape.tables.chunk_far_inherited);
     free(G->tape.tables.chunk_wide);
     free(G->tape.tables.chunk_window);
     free(G->tape.tables.chunk_small);
@@ -63,6 +64,7 @@ static void free_arrays(void)
     G->tape.tables.far = NULL;
     G->tape.tables.wide = NULL;
     G->tape.tables.chunk_far = G->tape.tables.chunk_wide = G->tape.tables.chunk_window = G->tape.tables.chunk_small = NULL;
+    G->tape.tables.chunk_far_inherited = NULL;
     G->tape.tables.chunk_deriv = NULL;
 }
 
@@ -188,6 +190,29 @@ static void *reserve_table(void *p, size_t *cap, size_t need, size_t size)
 static void reserve_far(size_t need) { G->tape.tables.far = reserve_table(G->tape.tables.far, &G->tape.capfar, need, sizeof(uint32_t)); }
 static void reserve_wide(size_t need) { G->tape.tables.wide = reserve_table(G->tape.tables.wide, &G->tape.capwide, need, sizeof(TapeArgs)); }
 
+/* Chunk c's far table (c the chunk being begun, c - 1 the last one
+ * recorded): the table of chunk c - 1 taken over whole if it is short
+ * (tape.h: its slots keep their fields, and so do far_seen's, so a loop's
+ * parameters cost no far id and no lookup again), else a table of its own
+ * from the far ids' end. */
+static void far_table_begin(uint32_t c)
+{
+    uint32_t prev = c ? G->tape.tables.chunk_far[c - 1] : (uint32_t)G->tape.nfar;
+    uint32_t len = (uint32_t)G->tape.nfar - prev;
+    if (!c || len > TAPE_FAR_INHERIT) {
+        G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
+        G->tape.tables.chunk_far_inherited[c] = 0;
+        far_hash_reset();
+        return;
+    }
+    G->tape.tables.chunk_far[c] = prev;
+    G->tape.tables.chunk_far_inherited[c] = len;
+    uint32_t seen[2] = { G->tape.far_seen[0], G->tape.far_seen[1] };
+    far_hash_reset();
+    G->tape.far_seen[0] = seen[0], G->tape.far_seen[1] = seen[1];
+    for (uint32_t k = 0; k < len; k++) far_hash_put(G->tape.tables.far[prev + k], k);
+}
+
 void tape_chunk_begin(uint32_t i)
 {
     uint32_t c = chunk_of(i);
@@ -196,6 +221,8 @@ void tape_chunk_begin(uint32_t i)
         while (grown <= c) grown *= 2;
         uint32_t *f = realloc(G->tape.tables.chunk_far, grown * sizeof(uint32_t));
         if (f) G->tape.tables.chunk_far = f;
+        uint32_t *h = realloc(G->tape.tables.chunk_far_inherited, grown * sizeof(uint32_t));
+        if (h) G->tape.tables.chunk_far_inherited = h;
         uint32_t *w = realloc(G->tape.tables.chunk_wide, grown * sizeof(uint32_t));
         if (w) G->tape.tables.chunk_wide = w;
         uint32_t *d = realloc(G->tape.tables.chunk_window, grown * sizeof(uint32_t));
@@ -204,14 +231,14 @@ void tape_chunk_begin(uint32_t i)
         if (s) G->tape.tables.chunk_small = s;
         TapeDerivBase *b = realloc(G->tape.tables.chunk_deriv, grown * sizeof(TapeDerivBase));
         if (b) G->tape.tables.chunk_deriv = b;
-        if (!f || !w || !d || !s || !b) err_raise("out of memory growing the tape to %u entries", i);
+        if (!f || !h || !w || !d || !s || !b) err_raise("out of memory growing the tape to %u entries", i);
         G->tape.capchunks = grown;
     }
-    G->tape.tables.chunk_far[c] = (uint32_t)G->tape.nfar;
     G->tape.tables.chunk_wide[c] = (uint32_t)G->tape.nwide;
     G->tape.tables.chunk_window[c] = G->tape.window = G->tape.nsmall = 0;
+    G->tape.small_span = 0;
     G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;
-    far_hash_reset();
+    far_table_begin(c);
 }
 
 /* ---- windows (tape.h): window k of the chunk being recorded holds
@@ -225,10 +252,27 @@ static inline uint32_t window_field(uint32_t k, uint32_t d)
     return k ? d - small_e(k) : TAPE_WINDOW + (d - G->tape.window);
 }
 
-/* The chunk's open window that holds distance d, or TAPE_WINDOWS. */
+/* The small windows' range (tape.h: small_lo, small_span) with window k's
+ * distances in it. */
+static inline void small_range_add(uint32_t k)
+{
+    uint32_t lo = G->tape.win_d[k], hi = lo + TAPE_SMALL_LEN;
+    if (G->tape.small_span) {
+        uint32_t top = G->tape.small_lo + G->tape.small_span;
+        if (G->tape.small_lo < lo) lo = G->tape.small_lo;
+        if (top > hi) hi = top;
+    }
+    G->tape.small_lo = lo;
+    G->tape.small_span = hi - lo;
+}
+
+/* The chunk's open window that holds distance d, or TAPE_WINDOWS. A
+ * distance outside every small window's (a distance that grows, as most
+ * do) is told by one test, not a scan. */
 static inline uint32_t window_find(uint32_t d)
 {
     if (d - G->tape.window < TAPE_WINDOW_LEN) return 0;     /* (none: d - 0 >= TAPE_NEAR fails) */
+    if (d - G->tape.small_lo >= G->tape.small_span) return TAPE_WINDOWS;
     for (uint32_t k = 1; k <= G->tape.nsmall; k++)
         if (d - G->tape.win_d[k] < TAPE_SMALL_LEN) return k;
     return TAPE_WINDOWS;
@@ -254,6 +298,7 @@ static uint32_t window_open(uint32_t d)
         break;
     }
     G->tape.win_d[k] = D;
+    small_range_add(k);
     G->tape.tables.chunk_small[chunk_of(G->tape.n) * TAPE_SMALLS + k - 1] = small_e(k);
     return k;
 }
@@ -279,6 +324,24 @@ static inline int32_t far_hash_find(uint32_t id)
 {
     for (uint32_t h = far_hash_at(id); G->tape.far_hash->stamp[h] == G->tape.far_hash->now; h = (h + 1) & (FAR_HASH - 1))
         if (G->tape.far_hash->key[h] == id) return G->tape.far_hash->slot[h];
+    return -1;
+}
+
+/* The far slot of id in the chunk being recorded if it has one; else
+ * -1, and id is hashed to `slot` unless that is TAPE_NOFIELD (one probe
+ * for far_hash_find and far_hash_put both: the empty place the search
+ * ends at is where the put goes). The hash exists. */
+static inline int32_t far_hash_claim(uint32_t id, uint32_t slot)
+{
+    TapeFarHash *fh = G->tape.far_hash;
+    uint32_t h = far_hash_at(id);
+    for (; fh->stamp[h] == fh->now; h = (h + 1) & (FAR_HASH - 1))
+        if (fh->key[h] == id) return fh->slot[h];
+    if (slot != TAPE_NOFIELD) {
+        fh->stamp[h] = fh->now;
+        fh->key[h] = id;
+        fh->slot[h] = (uint16_t)slot;
+    }
     return -1;
 }
 
@@ -360,6 +423,7 @@ static void tape_rewind(uint32_t to)
         uint32_t f = fa > fb ? fa : fb;     /* small windows are opened in order: the highest one used */
         if (f >= TAPE_SMALL && ((f - TAPE_SMALL) >> TAPE_SMALL_BITS) + 1 > nsmall) nsmall = ((f - TAPE_SMALL) >> TAPE_SMALL_BITS) + 1;
     }
+    if (nfar < G->tape.tables.chunk_far_inherited[c]) nfar = G->tape.tables.chunk_far_inherited[c];   /* the chunk before's table stays whole */
     G->tape.nfar = G->tape.tables.chunk_far[c] + nfar;
     G->tape.nwide = G->tape.tables.chunk_wide[c] + nwide;
     if (!packed && c < G->tape.capchunks) G->tape.tables.chunk_deriv[c].call = TAPE_NO_BASE;   /* the next deriv entry sets it */
@@ -368,7 +432,11 @@ static void tape_rewind(uint32_t to)
      * window 0 and the small windows those entries use */
     G->tape.window = G->tape.win_d[0] = (to & ((1u << TAPE_CHUNK_BITS) - 1)) ? G->tape.tables.chunk_window[c] : 0;
     G->tape.nsmall = nsmall;
-    for (uint32_t k = 1; k <= nsmall; k++) G->tape.win_d[k] = G->tape.tables.chunk_small[c * TAPE_SMALLS + k - 1] + TAPE_SMALL + (k - 1) * TAPE_SMALL_LEN;
+    G->tape.small_span = 0;
+    for (uint32_t k = 1; k <= nsmall; k++) {
+        G->tape.win_d[k] = G->tape.tables.chunk_small[c * TAPE_SMALLS + k - 1] + TAPE_SMALL + (k - 1) * TAPE_SMALL_LEN;
+        small_range_add(k);
+    }
     for (uint32_t k = 0; k < nfar; k++) far_hash_put(G->tape.tables.far[G->tape.tables.chunk_far[c] + k], k);
     G->tape.n = to;
     while (G->tape.nruns && G->tape.runs[G->tape.nruns - 1].base + G->tape.runs[G->tape.nruns - 1].n > to) G->tape.nruns--;
@@ -430,6 +498,7 @@ static int reuse_arrays(KeptArrays k, size_t n)
 }
 
 enum { POOL_KEEP = (1 << 20) };   /* ids: 4 MB */
+enum { RUNS_KEEP = (1 << 17) };   /* array runs' records: 3.7 MB */
 
 void tape_init(void)
 {
@@ -449,13 +518,23 @@ void tape_init(void)
     free(G->tape.derivs);
     release_sides(0);
     free(G->tape.sides);
-    free(G->tape.runs);
+    /* and so are the array runs' records (up to 3.7 MB): lstm's 37,000
+     * runs a gradient regrew them by doubling, 1.3M instructions a run */
+    TapeRun *runs = G->tape.runs;
+    uint32_t capruns = G->tape.capruns;
+    if (capruns > RUNS_KEEP) {
+        free(runs);
+        runs = NULL;
+        capruns = 0;
+    }
     uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
     const char *(*hint)(void) = G->tape.limit_hint;
     TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
     memset(&G->tape, 0, sizeof G->tape);
     G->tape.pool = pool;
     G->tape.cappool = cappool;
+    G->tape.runs = runs;
+    G->tape.capruns = capruns;
     G->tape.limit_hint = hint;
     G->tape.far_hash = far_hash ? far_hash : &far_hash_none;
     G->tape.limit = limit;
@@ -567,7 +646,9 @@ void tape_each_side_value(void (*visit)(Value))
 void tape_run_add(const TapeRun *r)
 {
     if (G->tape.nruns == G->tape.capruns) {
-        uint32_t grown = G->tape.capruns ? 2 * G->tape.capruns : 64;   /* the size is kept only once it is had */
+        /* 4x while under what a clear keeps (3.7 MB): each regrowth copies
+         * the records (lstm's 37,000: 1.8 MB copied at 2x, 0.6 at 4x) */
+        uint32_t cap = G->tape.capruns, grown = !cap ? 64 : 4 * cap <= RUNS_KEEP ? 4 * cap : 2 * cap;   /* the size is kept only once it is had */
         G->tape.runs = err_realloc(G->tape.runs, grown * sizeof(TapeRun));
         G->tape.capruns = grown;
     }
@@ -665,41 +746,24 @@ int tape_reserve(uint32_t count)
 /* A run of distant operands id, id + 1, ... whose first has far slot
  * f - TAPE_NEAR: how many of them (at most m) have, or are now given if
  * `give`, the slots that follow it, so that their fields rise by one an
- * entry. */
+ * entry. Read off the chunk's far table itself (an id has one slot a
+ * chunk, so id + k has slot s0 + k exactly when the table says so there):
+ * no hash probe for the slots the run has, and new slots only at the
+ * table's end, for ids that have none (one probe each, to find or give). */
 static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give)
 {
-    uint32_t c = chunk_of(G->tape.n), s0 = f - TAPE_NEAR, k = 1, r, o = 0;
-    TapeFarHash *h = G->tape.far_hash;
-    for (uint32_t j = 0; j < FAR_RUNS; j++) {    /* the run as far as it was found before (id inside it, o on), the last found first */
-        r = (h->run_last + j) % FAR_RUNS;
-        o = id - h->run_id[r];
-        if (h->run_stamp[r] == h->now && o < h->run_len[r] && h->run_slot[r] + o == s0) {
-            k = h->run_len[r] - o;
-            h->run_last = r;
-            break;
-        }
-        r = FAR_RUNS;
+    uint32_t cb = G->tape.tables.chunk_far[chunk_of(G->tape.n)], s0 = f - TAPE_NEAR, k = 1;
+    uint32_t have = (uint32_t)G->tape.nfar - cb - s0;      /* slots s0 .. the table's end */
+    const uint32_t *slot = G->tape.tables.far + cb + s0;
+    uint32_t lim = have < m ? have : m;
+    while (k < lim && slot[k] == id + k) k++;
+    if (k == m || k < have || !give) return k;
+    if (tape_bytes() + (size_t)(m - k) * sizeof(uint32_t) > G->tape.limit) return k;   /* near the cap: one by one */
+    reserve_far(G->tape.nfar + m - k);
+    for (uint32_t used = s0 + k; k < m && used < TAPE_FAR_SLOTS; k++, used++) {
+        if (far_hash_claim(id + k, used) >= 0) break;       /* id + k has a slot elsewhere */
+        G->tape.tables.far[G->tape.nfar++] = id + k;     /* (hashed by the claim) */
     }
-    if (k >= m) return m;
-    if (r == FAR_RUNS) {
-        r = h->run_next++ % FAR_RUNS;
-        h->run_stamp[r] = h->now, h->run_id[r] = id, h->run_slot[r] = s0, o = 0;
-    }
-    h->run_len[r] = o + k;
-    if (give && tape_bytes() + (size_t)m * sizeof(uint32_t) > G->tape.limit) give = 0;   /* near the cap: one by one (but those found) */
-    if (give) reserve_far(G->tape.nfar + m);
-    for (; k < m; k++) {
-        int32_t s = far_hash_find(id + k);
-        if (s >= 0) {
-            if ((uint32_t)s != s0 + k) break;
-            continue;
-        }
-        uint32_t used = (uint32_t)G->tape.nfar - G->tape.tables.chunk_far[c];
-        if (!give || used != s0 + k || used >= TAPE_FAR_SLOTS) break;
-        G->tape.tables.far[G->tape.nfar++] = id + k;
-        far_hash_put(id + k, used);
-    }
-    h->run_len[r] = o + k;
     return k;
 }
 
@@ -735,14 +799,23 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
             *f = window_field(k, d);
             return m;
         }
-        if ((s = far_hash_find(id)) >= 0) *f = TAPE_NEAR + (uint32_t)s;
-        else if (window_left()) {
+        /* slots the run has already (a loop's parameter array, in an
+         * inherited table), if all of it; else a window while one is left */
+        if ((s = far_hash_find(id)) >= 0) {
+            *f = TAPE_NEAR + (uint32_t)s;
+            *inc = 1;
+            if (!window_left()) return far_run(id, m, *f, 1);
+            if (far_run(id, m, *f, 0) == m) return m;
+            *inc = 0;
+        }
+        if (window_left()) {
             *f = window_field(window_open(d), d);
             return m;
-        } else if (far_slots_left()) *f = far_slot_new(id);
-        else return 0;
+        }
+        if (!far_slots_left()) return 0;
+        *f = far_slot_new(id);
         *inc = 1;
-        return far_run(id, m, *f, !window_left());
+        return far_run(id, m, *f, 1);
     }
     if ((s = far_hash_find(id)) >= 0) {
         *f = TAPE_NEAR + (uint32_t)s;
@@ -760,6 +833,14 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
     *inc = 1;
     uint32_t room = G->tape.win_d[k] + window_len(k) - d;
     return room < m ? room : m;
+}
+
+/* code[e] = c0 + e * cinc for a piece of under 16 entries (lstm's rows
+ * of 7): a plain loop, as the vectorised one's set-up and tail cost more
+ * than the stores (50 instructions for 7 entries, 20 this way). */
+static __attribute__((noinline, optimize("no-tree-vectorize"))) void write_codes_short(uint32_t *code, uint32_t c0, uint32_t cinc, uint32_t m)
+{
+    for (uint32_t e = 0; e < m; e++, c0 += cinc) code[e] = c0;
 }
 
 TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
@@ -813,7 +894,8 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
             continue;
         }
         uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
-        for (uint32_t e = 0; e < mb; e++) code[e] = c0 + e * cinc;
+        if (mb < 16) write_codes_short(code, c0, cinc, mb);
+        else for (uint32_t e = 0; e < mb; e++) code[e] = c0 + e * cinc;
         G->tape.n = i += mb;
     }
     return base;
@@ -955,6 +1037,7 @@ static void tables_free(TapeTables *t)
     free(t->far);
     free(t->wide);
     free(t->chunk_far);
+    free(t->chunk_far_inherited);
     free(t->chunk_wide);
     free(t->chunk_window);
     free(t->chunk_small);
@@ -970,7 +1053,7 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
 {
     TapeTables t = { 0 };
     uint32_t c = chunk_of(lo), last = chunk_of(G->tape.n - 1);
-    size_t far_to = c < last ? G->tape.tables.chunk_far[c + 1] : G->tape.nfar;
+    size_t far_to = c < last ? G->tape.tables.chunk_far[c + 1] + G->tape.tables.chunk_far_inherited[c + 1] : G->tape.nfar;   /* chunk c's table's end */
     size_t wide_to = c < last ? G->tape.tables.chunk_wide[c + 1] : G->tape.nwide;
     size_t far_worst = 2 * (size_t)kept, chunks = (size_t)chunk_of(lo + kept) - c + 1;
     if (far_worst > chunks * TAPE_FAR_SLOTS) far_worst = chunks * TAPE_FAR_SLOTS;
@@ -979,17 +1062,19 @@ static TapeTables tables_for_compaction(uint32_t lo, uint32_t kept, size_t *capf
     t.far = malloc(capfar * sizeof(uint32_t));
     t.wide = malloc(capwide * sizeof(TapeArgs));
     t.chunk_far = malloc(nchunks);
+    t.chunk_far_inherited = malloc(nchunks);
     t.chunk_wide = malloc(nchunks);
     t.chunk_window = malloc(nchunks);
     t.chunk_small = malloc(nchunks * TAPE_SMALLS);
     t.chunk_deriv = malloc(G->tape.capchunks * sizeof(TapeDerivBase));
-    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_wide || !t.chunk_window || !t.chunk_small || !t.chunk_deriv) {
+    if (!t.far || !t.wide || !t.chunk_far || !t.chunk_far_inherited || !t.chunk_wide || !t.chunk_window || !t.chunk_small || !t.chunk_deriv) {
         tables_free(&t);
         err_raise("out of memory reclaiming the tape");
     }
     if (far_to) memcpy(t.far, G->tape.tables.far, far_to * sizeof(uint32_t));       /* NULL while empty */
     if (wide_to) memcpy(t.wide, G->tape.tables.wide, wide_to * sizeof(TapeArgs));
     memcpy(t.chunk_far, G->tape.tables.chunk_far, nchunks);
+    memcpy(t.chunk_far_inherited, G->tape.tables.chunk_far_inherited, nchunks);
     memcpy(t.chunk_wide, G->tape.tables.chunk_wide, nchunks);
     memcpy(t.chunk_window, G->tape.tables.chunk_window, nchunks);
     memcpy(t.chunk_small, G->tape.tables.chunk_small, nchunks * TAPE_SMALLS);

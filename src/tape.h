@@ -24,7 +24,12 @@
  *   1 <= f < 2048     i - f (an operand recorded shortly before: most are);
  *   2048 <= f < 3072  slot f - 2048 of the far table of i's chunk (4096
  *                     entries), which lists the chunk's distant operands
- *                     once each (a loop's parameters, w and b in W2);
+ *                     once each (a loop's parameters, w and b in W2). A
+ *                     chunk whose predecessor's table is short (at most
+ *                     TAPE_FAR_INHERIT slots) inherits it: its table
+ *                     starts where that one starts and goes on from its
+ *                     end, so an operand read in every chunk (W2's w and
+ *                     b) costs its far id once, not once a chunk;
  *   3072 <= f < 3584  i - D - (f - 3072), D the distance of window 0
  *                     of the chunk: the distance of its first distant
  *                     operand recorded alone. A loop over an array reads
@@ -67,6 +72,9 @@
 #ifndef TAPE_FAR_SLOTS
 #define TAPE_FAR_SLOTS  1024u
 #endif
+#ifndef TAPE_FAR_INHERIT
+#define TAPE_FAR_INHERIT 16u    /* a table this short is inherited (its ids hashed again: a few) */
+#endif
 #define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* window 0's first field */
 #define TAPE_WINDOW_LEN 512u                          /* window 0's distances */
 #define TAPE_SMALL      (TAPE_WINDOW + TAPE_WINDOW_LEN)   /* the small windows' first field */
@@ -88,6 +96,8 @@ typedef struct {
     uint32_t *far;              /* far tables, chunk after chunk */
     TapeArgs *wide;             /* wide entries' fields, chunk after chunk */
     uint32_t *chunk_far, *chunk_wide;   /* each chunk's first slot in them */
+    uint32_t *chunk_far_inherited;      /* each chunk's far slots taken over from the chunk
+                                         * before (its table begins with that one's whole table) */
     uint32_t *chunk_window;     /* each chunk's window 0: D (0: none yet) */
     uint32_t *chunk_small;      /* each chunk's TAPE_SMALLS small windows' E_k */
     TapeDerivBase *chunk_deriv; /* each chunk's base for packed deriv entries */
@@ -159,15 +169,10 @@ typedef struct {
 
 /* The far table of the chunk being recorded, hashed: id to slot. */
 #define FAR_HASH 4096u          /* twice the slots: probes stay short */
-#define FAR_RUNS 8u
 typedef struct {
     uint32_t key[FAR_HASH], stamp[FAR_HASH];
     uint16_t slot[FAR_HASH];
     uint32_t now;               /* entries stamped otherwise are empty */
-    /* runs of ids whose slots follow each other, found before in this
-     * chunk (stamped `now`): ids run_id + k have slots run_slot + k for
-     * k < run_len (an array run's operand read again, a loop's parameters) */
-    uint32_t run_id[FAR_RUNS], run_slot[FAR_RUNS], run_len[FAR_RUNS], run_stamp[FAR_RUNS], run_next, run_last;
 } TapeFarHash;
 
 typedef struct {
@@ -177,6 +182,7 @@ typedef struct {
     TapeTables tables;
     uint32_t  window;           /* window 0 of the chunk being recorded (0: none yet) */
     uint32_t  win_d[TAPE_WINDOWS], nsmall;   /* its small windows' D (1 <= k <= nsmall: open) */
+    uint32_t  small_lo, small_span;   /* the small windows' distances all lie in small_lo + [0, small_span) */
     size_t    nfar, capfar, nwide, capwide, capchunks;
     uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
     uint32_t *pool;             /* operand lists of n-ary entries */

@@ -261,6 +261,86 @@ static void test_truncate_and_compact(void)
     free(before);
 }
 
+/* W2's tape: two leaves (w and b) read in every chunk. A chunk inherits
+ * the short far table of the chunk before, so each costs its far id once
+ * for the whole tape, not once a chunk: 12 bytes an entry and 8 more.
+ * Truncating at and inside an inheriting chunk, recording on, and
+ * compacting keep both ids and every entry's operands. */
+static void test_inherited_far(void)
+{
+    tape_clear();
+    uint32_t p = leaves(2), h = push(OP_LEAF, 0, 0);
+    for (uint32_t k = 0; k < 4 * CHUNK; k++) {      /* h = tanh(w * h + b), 12 chunks */
+        uint32_t t = push(OP_MUL, p, h);
+        h = push(OP_TANH, push(OP_ADD, t, p + 1), 0);
+    }
+    uint32_t hi = tape_size();
+    check(misdecoded(1, hi) == 0, "inherited far: every entry decodes");
+    check(tape_far_count() == 2, "inherited far: two leaves read in every chunk take two far ids in all");
+    check(tape_bytes() == (size_t)hi * 12 + 2 * sizeof(uint32_t), "inherited far: 12 bytes an entry and two far ids");
+    /* back to a chunk's start, then inside a chunk: recording on reads them
+     * through the same two ids */
+    TapeMark m = tape_mark();
+    for (uint32_t to = (hi & ~(CHUNK - 1)) - 2 * CHUNK, r = 0; r < 2; r++, to += 1000) {
+        m.n = to;
+        tape_truncate(m);
+        h = to - 1;
+        for (uint32_t k = 0; k < CHUNK; k++) {
+            uint32_t t = push(OP_MUL, p, h);
+            h = push(OP_TANH, push(OP_ADD, t, p + 1), 0);
+        }
+        check(misdecoded(1, tape_size()) == 0, r ? "inherited far: truncated inside a chunk and recorded on, every entry decodes"
+                                                 : "inherited far: truncated at a chunk's start and recorded on, every entry decodes");
+        check(tape_far_count() == 2, r ? "inherited far: truncated inside a chunk, still two far ids"
+                                       : "inherited far: truncated at a chunk's start, still two far ids");
+    }
+    /* compaction from inside the second chunk, dropping the last third
+     * (entries nothing kept reads): the kept ones are recorded again, and
+     * read w and b through the same two ids */
+    hi = tape_size();
+    m = tape_mark();
+    m.n = CHUNK + 77;
+    uint8_t *live = calloc(hi - m.n + 1, 1);
+    uint32_t *newpos = calloc(hi - m.n + 2, sizeof *newpos);
+    uint32_t cut = hi - (hi - m.n) / 3;
+    for (uint32_t i = m.n; i < hi; i++) live[i - m.n] = i < cut;
+    tape_compact(m, live, newpos);
+    check(tape_size() == cut, "inherited far: compaction keeps the entries below the cut");
+    check(misdecoded(1, cut) == 0, "inherited far: compacted, every entry decodes");
+    check(tape_far_count() == 2, "inherited far: compacted, still two far ids");
+    free(live);
+    free(newpos);
+}
+
+/* lstm's pattern: 7-element runs that read the rows of a distant matrix
+ * at a stride (a new distance every row) and a distant parameter row read
+ * again every time. The windows run out after a few rows, then each row
+ * takes 7 far slots that follow each other (far_run gives them at the
+ * table's end), the parameter row reads its slots again; once the slots
+ * run out too, rows go wide. Every entry decodes all the way. */
+static void test_far_runs(void)
+{
+    tape_clear();
+    enum { B = 7, ROWS = 400, STRIDE = 77 };
+    uint32_t X = leaves(ROWS * STRIDE), P = leaves(B);
+    leaves(3000);
+    uint32_t lo = tape_size(), r = 0;
+    for (; r < 100; r++) {                       /* 1400 entries: within one chunk's slots */
+        uint32_t t = elems(OP_MUL, X + r * STRIDE, 1, P, 1, B);
+        elems(OP_ADD, t, 1, P, 1, B);
+    }
+    uint32_t mid = tape_size();
+    check(misdecoded(lo, mid) == 0, "far runs: rows at a stride beside a parameter row decode");
+    check(wide_between(lo, mid) == 0, "far runs: while the chunk's slots last, no wide entry");
+    check(kinds_between(lo, mid).far >= 2 * 90 * B, "far runs: the rows and the parameter row are read through far slots");
+    for (; r < ROWS; r++) {                      /* past a chunk's slots, and into the next chunks */
+        uint32_t t = elems(OP_MUL, X + r * STRIDE, 1, P, 1, B);
+        elems(OP_ADD, t, 1, P, 1, B);
+    }
+    check(wide_between(mid, tape_size()) > 0, "far runs: a chunk out of slots and windows goes wide");
+    check(misdecoded(lo, tape_size()) == 0, "far runs: past the slots (wide) and across chunks, every entry decodes");
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -269,6 +349,8 @@ static void body(void *ud)
     test_scalar_streams();
     test_wide_fallback();
     test_truncate_and_compact();
+    test_inherited_far();
+    test_far_runs();
 }
 
 int main(void)
