@@ -219,13 +219,22 @@ static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, En
  * three leaves read in place, the product, then the sum, each plain or
  * recorded as binop_t would make it (so recorded in the same order); 0 when
  * a leaf holds anything else or the backend is not float64, nothing done. */
-static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
-                                                             Value *out)
+/* lk: the three leaves' kinds when the caller's instance knows them
+ * (LK(kx, ky, kz), each LEAF_LOCAL or LEAF_UPVAL1), 0 when it does not:
+ * each is then read by its own code, with no switch on its kind. */
+#define LK(kx, ky, kz) ((kx) | (ky) << 2 | (kz) << 4)
+static inline __attribute__((always_inline)) int leaf_read_k(const Node *c, Env *env, int k, double *x, uint32_t *id)
+{
+    return k ? leaf_read(c, env, k, x, id) : leaf_read_any(c, env, x, id);
+}
+
+static inline __attribute__((always_inline)) int muladd_value_k(const Node *m, const Node *z, Env *env, int zfirst,
+                                                               int lk, Value *out)
 {
     double x, y, w;
     uint32_t ix, iy, iz;
-    if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
-        !LIKELY(G->num.backend == BK_F64))
+    if (!leaf_read_k(m->a, env, lk & 3, &x, &ix) || !leaf_read_k(m->b, env, lk >> 2 & 3, &y, &iy) ||
+        !leaf_read_k(z, env, lk >> 4 & 3, &w, &iz) || !LIKELY(G->num.backend == BK_F64))
         return 0;
     if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
         double p = x * y;
@@ -236,6 +245,12 @@ static inline __attribute__((always_inline)) int muladd_value(const Node *m, con
     if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
     else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
     return 1;
+}
+
+static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
+                                                             Value *out)
+{
+    return muladd_value_k(m, z, env, zfirst, 0, out);
 }
 
 /* Declined once (a leaf held a dual, another backend), the node keeps the
@@ -299,8 +314,8 @@ static Value ev_neg(Node *n, Env *env)
  * number element read in place, labelled as read_captured's rule asks (a
  * closure's captured array in a frame keeping no versions); the rest, a
  * matrix and every error, by eval.c's paths. */
-static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av,
-                                                          int captured, int kb)
+static inline __attribute__((always_inline)) Value index_at_k(Node *n, Env *env, const Env *home, const Value *av,
+                                                            int captured, int kb, int lk)
 {
     if (av->t != V_ARR || AS_ARR(*av)->ndim == 2) return eval_index(n, env);
     const Storage *st = AS_ARR(*av);
@@ -308,7 +323,8 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     uint32_t id;
     Value mv;
     if (kb == IDX_MULADD || kb == IDX_ADDMUL) {
-        if (kb == IDX_MULADD ? muladd_value(n->b->a, n->b->b, env, 0, &mv) : muladd_value(n->b->b, n->b->a, env, 1, &mv)) {
+        if (kb == IDX_MULADD ? muladd_value_k(n->b->a, n->b->b, env, 0, lk, &mv)
+                             : muladd_value_k(n->b->b, n->b->a, env, 1, lk, &mv)) {
             x = mv.u.n;
             id = mv.id;
         } else {
@@ -334,6 +350,12 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     return eval_index_general(n, env, &iv);
 }
 
+static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av,
+                                                          int captured, int kb)
+{
+    return index_at_k(n, env, home, av, captured, kb, 0);
+}
+
 /* The instances: a local's, a captured (one frame out) or a global's
  * array, each with the index any expression, a leaf of each kind, or
  * x * y + z, z + x * y of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
@@ -349,6 +371,75 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
 INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
 INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
 INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
+
+/* The same with the index x * y + z or z + x * y of three locals or
+ * captured names (det's A[R0 * l + Cj]), one instance for each of their
+ * kinds: table [zfirst][kx - 1][ky - 1][kz - 1]. The common case (three
+ * plain numbers, nothing to record, a whole index in range, a number
+ * element) calls nothing, so it saves no registers; anything else is the
+ * general instance's (gen) from the start: reading leaves has no effect,
+ * so starting over is evaluating once. */
+static __attribute__((noinline)) Value labelled_element(const Value *e)
+{
+    version_label_held(e);
+    return *e;
+}
+
+static inline __attribute__((always_inline)) Value index_ma(Node *n, Env *env, const Env *home, const Value *av,
+                                                          int captured, int zf, int lk, Value (*gen)(Node *, Env *))
+{
+    const Node *i = n->b, *m = zf ? i->b : i->a, *z = zf ? i->a : i->b;
+    double x, y, w;
+    uint32_t ix, iy, iz;
+    if (av->t != V_ARR || !leaf_read(m->a, env, lk & 3, &x, &ix) || !leaf_read(m->b, env, lk >> 2 & 3, &y, &iy) ||
+        !leaf_read(z, env, lk >> 4 & 3, &w, &iz) || !LIKELY(G->num.backend == BK_F64) ||
+        ((ix | iy | iz) && G->tape.recording))
+        return gen(n, env);
+    double p = x * y, k = zf ? w + p : p + w;
+    const Storage *st = AS_ARR(*av);           /* a matrix's plain_n is 0: its rows are the general path's */
+    if (!(k >= 0 && k < st->plain_n) || (int)k != k) return gen(n, env);
+    const Value *e = &st->v[(int)k];
+    if (e->t != V_NUM) return gen(n, env);
+    if (captured && e->id && !home->vers) return labelled_element(e);
+    return *e;
+}
+
+#define INDEX_MA1(name, home, av, captured, zf, kx, ky, kz, gen)                                     \
+    static Value name##_##zf##kx##ky##kz(Node *n, Env *env)                                          \
+    {                                                                                                \
+        return index_ma(n, env, home, av, captured, zf, LK(kx, ky, kz), gen[zf ? IDX_ADDMUL : IDX_MULADD]); \
+    }
+#define INDEX_MA_Z(name, home, av, captured, zf, gen)                                                          \
+    INDEX_MA1(name, home, av, captured, zf, 1, 1, 1, gen) INDEX_MA1(name, home, av, captured, zf, 1, 1, 2, gen) \
+    INDEX_MA1(name, home, av, captured, zf, 1, 2, 1, gen) INDEX_MA1(name, home, av, captured, zf, 1, 2, 2, gen) \
+    INDEX_MA1(name, home, av, captured, zf, 2, 1, 1, gen) INDEX_MA1(name, home, av, captured, zf, 2, 1, 2, gen) \
+    INDEX_MA1(name, home, av, captured, zf, 2, 2, 1, gen) INDEX_MA1(name, home, av, captured, zf, 2, 2, 2, gen)
+#define INDEX_MA_ROW(name, zf) \
+    { { name##_##zf##111, name##_##zf##112 }, { name##_##zf##121, name##_##zf##122 } }, \
+    { { name##_##zf##211, name##_##zf##212 }, { name##_##zf##221, name##_##zf##222 } }
+#define INDEX_MA(name, home, av, captured, gen)                                                      \
+    INDEX_MA_Z(name, home, av, captured, 0, gen) INDEX_MA_Z(name, home, av, captured, 1, gen)        \
+    static Value (*const name[2][2][2][2])(Node *, Env *) = { { INDEX_MA_ROW(name, 0) }, { INDEX_MA_ROW(name, 1) } };
+INDEX_MA(ev_index_local_ma, env, &env->slots[n->a->slot], 0, ev_index_local)
+INDEX_MA(ev_index_upval1_ma, env->parent, &env->parent->slots[n->a->slot], 1, ev_index_upval1)
+
+/* The instance for an element read of table (an INDEX_KB one) whose index
+ * is i, with ma its INDEX_MA table: the leaves' own when i is x * y + z or
+ * z + x * y of locals and captured names. */
+static int is_local_or_upval1(const Node *c) { return c->leaf == LEAF_LOCAL || c->leaf == LEAF_UPVAL1; }
+
+static Value (*index_instance(const Node *i, Value (*const table[7])(Node *, Env *),
+                              Value (*const ma[2][2][2][2])(Node *, Env *)))(Node *, Env *)
+{
+    int kind = index_kind(i);
+    if (kind == IDX_MULADD || kind == IDX_ADDMUL) {
+        int zf = kind == IDX_ADDMUL;
+        const Node *m = zf ? i->b : i->a, *z = zf ? i->a : i->b;
+        if (is_local_or_upval1(m->a) && is_local_or_upval1(m->b) && is_local_or_upval1(z))
+            return ma[zf][m->a->leaf - 1][m->b->leaf - 1][z->leaf - 1];
+    }
+    return table[kind];
+}
 
 /* What a statement's value is, when its parent can evaluate it in place,
  * without a call (Node.shape): a leaf (its LEAF_ kind), or an element read
@@ -439,18 +530,12 @@ static int choose_shape(const Node *b)
  * while it runs, the arguments evaluated after it as eval_call_general
  * does; a builtin, a derived function, a body that records itself (its
  * forward-mode path), many arguments: the general path. */
-#define CALL_ARGS 8
 static inline __attribute__((always_inline)) Value call_named(Node *n, Env *env, const Value *fs)
 {
     Closure *c;
-    if (fs->t != V_FN || !(c = AS_FN(*fs))->fn || c->fn->records || n->n > CALL_ARGS) return eval_expr_switch(n, env);
-    c->h.rc++;
-    Value args[CALL_ARGS];
-    for (int i = 0; i < n->n; i++) args[i] = EV(n->list[i], env);
-    G->err.where.node = n;
-    Value r = eval_call_closure_taking(c, n->n, args);
-    if (--c->h.rc == 0) value_obj_free(&c->h);
-    return r;
+    if (fs->t != V_FN || !(c = AS_FN(*fs))->fn || c->fn->records || n->n > EVAL_CALL_ARGS)
+        return eval_expr_switch(n, env);
+    return eval_call_closure_node(c, n, env);
 }
 
 static Value ev_call_local(Node *n, Env *env)
@@ -515,8 +600,8 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         return eval_call;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
-            if (n->a->ref == REF_LOCAL) return ev_index_local[index_kind(n->b)];
-            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[index_kind(n->b)];
+            if (n->a->ref == REF_LOCAL) return index_instance(n->b, ev_index_local, ev_index_local_ma);
+            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return index_instance(n->b, ev_index_upval1, ev_index_upval1_ma);
             if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
         }
         return eval_index;
@@ -574,6 +659,52 @@ static inline __attribute__((always_inline)) int assign_local_fast(Node *n, Env 
 ASSIGN_LOCAL_SH(1) ASSIGN_LOCAL_SH(2) ASSIGN_LOCAL_SH(3) ASSIGN_LOCAL_SH(4) ASSIGN_LOCAL_SH(5) ASSIGN_LOCAL_SH(6)
 ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8) ASSIGN_LOCAL_SH(9)
 static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
+
+/* x = a op b (op +, - or *) with one of a, b a local and the other any
+ * expression but a leaf (det's total = total + A[i] * sub), and x = f(...)
+ * with f a local or captured name (sub = minor(m - 1)): the value's own
+ * function (binop_t's instance, call_named) inlined into the store, one
+ * call level less for a statement of every loop that sums or calls. */
+#define ASSIGN_LOCAL_VALUE(name, value)                                                            \
+    static int name(Node *n, Env *env)                                                             \
+    {                                                                                              \
+        G->err.where.node = n;                                                                     \
+        Node *b = n->b;                                                                            \
+        Value v = value;                                                                           \
+        G->err.where.node = n;                                                                     \
+        if (LIKELY(!env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd())) {              \
+            Value *slot = &env->slots[n->a->slot];                                                 \
+            Value old = *slot;                                                                     \
+            *slot = v;                                                                             \
+            if (IS_HEAP(old)) return release_old(old);                                             \
+        } else                                                                                     \
+            eval_store_var(n->a, env, v);                                                          \
+        return EXEC_NORMAL;                                                                        \
+    }
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_10, binop_t(b, env, OP2_ADD, LEAF_LOCAL, 0))
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_01, binop_t(b, env, OP2_ADD, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_10, binop_t(b, env, OP2_SUB, LEAF_LOCAL, 0))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_01, binop_t(b, env, OP2_SUB, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_mul_10, binop_t(b, env, OP2_MUL, LEAF_LOCAL, 0))
+ASSIGN_LOCAL_VALUE(ex_assign_local_mul_01, binop_t(b, env, OP2_MUL, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_call_local, call_named(b, env, &env->slots[b->a->slot]))
+ASSIGN_LOCAL_VALUE(ex_assign_local_call_upval1, call_named(b, env, &env->parent->slots[b->a->slot]))
+
+/* x = e, x a local: the instance for e (its function picked already) */
+static int (*choose_assign_local(const Node *b))(Node *, Env *)
+{
+    int sh = choose_shape(b);
+    if (sh != SH_NONE) return ex_assign_local[sh];
+    if (b->ev == ev_add[LEAF_LOCAL][0]) return ex_assign_local_add_10;
+    if (b->ev == ev_add[0][LEAF_LOCAL]) return ex_assign_local_add_01;
+    if (b->ev == ev_sub[LEAF_LOCAL][0]) return ex_assign_local_sub_10;
+    if (b->ev == ev_sub[0][LEAF_LOCAL]) return ex_assign_local_sub_01;
+    if (b->ev == ev_mul[LEAF_LOCAL][0]) return ex_assign_local_mul_10;
+    if (b->ev == ev_mul[0][LEAF_LOCAL]) return ex_assign_local_mul_01;
+    if (b->ev == ev_call_local) return ex_assign_local_call_local;
+    if (b->ev == ev_call_upval1) return ex_assign_local_call_upval1;
+    return ex_assign_local[SH_NONE];
+}
 
 static int ex_assign_name(Node *n, Env *env)
 {
@@ -691,8 +822,10 @@ static inline int run_stmts(Node *body, Env *env)
  * between statements (outside calls only) applies: the statements alone. */
 static inline int run_stmts_in_call(Node *body, Env *env)
 {
-    for (int k = 0; k < body->n; k++) {
-        int code = EX(body->list[k], env);
+    /* the list and its end held in registers: a statement cannot change
+     * them, but the compiler cannot know it and read both again after each */
+    for (Node **p = body->list, **end = p + body->n; p < end; p++) {
+        int code = EX(*p, env);
         if (code != EXEC_NORMAL) return code;
     }
     return EXEC_NORMAL;
@@ -817,7 +950,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
 {
     switch (n->kind) {
     case N_ASSIGN:
-        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local[choose_shape(n->b)];
+        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return choose_assign_local(n->b);
         if (n->a->kind == N_NAME) return ex_assign_name;
         if (n->a->kind == N_INDEX && n->a->a->kind == N_NAME && !n->a->c) {
             if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf][choose_shape(n->b)];
