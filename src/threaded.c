@@ -502,7 +502,7 @@ static inline __attribute__((always_inline)) int read_shape(const Node *b, Env *
     }
     if (av->t != V_ARR) return 0;
     const Storage *st = AS_ARR(*av);
-    if (st->ndim == 2 || !leaf_read(b->b, env, kb, &x, &id)) return 0;
+    if (!leaf_read(b->b, env, kb, &x, &id)) return 0;   /* (a matrix's plain_n, 0, bounds every index out) */
     if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
     const Value *e = &st->v[(int)x];
     if (e->t != V_NUM || (home && e->id && !home->vers)) return 0;
