@@ -909,7 +909,7 @@ static __attribute__((noinline)) int ex_if(Node *n, Env *env)
 /* if a <op> b { ... } with a and b leaves (det's `if m == 1`, `if sgn > 0`):
  * the comparison binop_t would make of two plain numbers, taken at once;
  * anything else by the comparison's own function, as ex_if does. */
-static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, int ka, int kb)
+static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, int ka, int kb, int op)
 {
     G->err.where.node = n;
     const Node *t = n->a;
@@ -918,7 +918,7 @@ static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, i
     int c;
     if (leaf_read(t->a, env, ka, &x, &ia) && leaf_read(t->b, env, kb, &y, &ib) && LIKELY(G->num.backend == BK_F64) &&
         !((ia | ib) && G->tape.recording) && G->ckpt.mode != 1) {
-        switch (t->op) {
+        switch (op) {
         case OP2_LT: c = x < y; break;
         case OP2_LE: c = x <= y; break;
         case OP2_GT: c = x > y; break;
@@ -933,18 +933,25 @@ static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, i
     return EX(arm, env);       /* a block's is ex_block or ex_block1 */
 }
 
-#define IF_KB(ka)                                                                                 \
-    static int ex_if_##ka##1(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_LOCAL); }     \
-    static int ex_if_##ka##2(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_UPVAL1); }    \
-    static int ex_if_##ka##3(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_NUM); }       \
-    static int ex_if_##ka##4(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_GLOBAL); }
-IF_KB(1) IF_KB(2) IF_KB(3) IF_KB(4)
-static int (*const ex_if_cmp[5][5])(Node *, Env *) = {
-    { 0 },
-    { 0, ex_if_11, ex_if_12, ex_if_13, ex_if_14 },
-    { 0, ex_if_21, ex_if_22, ex_if_23, ex_if_24 },
-    { 0, ex_if_31, ex_if_32, ex_if_33, ex_if_34 },
-    { 0, ex_if_41, ex_if_42, ex_if_43, ex_if_44 } };
+/* The instances: one per comparison and leaf kinds of a and b (the
+ * comparison known, no switch on it at run time), as a table
+ * [op - OP2_LT][ka][kb]. */
+#define IF_KB(name, op, ka)                                                                            \
+    static int name##_##ka##1(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_LOCAL, op); }     \
+    static int name##_##ka##2(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_UPVAL1, op); }    \
+    static int name##_##ka##3(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_NUM, op); }       \
+    static int name##_##ka##4(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_GLOBAL, op); }
+#define IF_OP(name, op) IF_KB(name, op, 1) IF_KB(name, op, 2) IF_KB(name, op, 3) IF_KB(name, op, 4)
+#define IF_ROWS(name)                                                                                  \
+    { { 0 },                                                                                           \
+      { 0, name##_11, name##_12, name##_13, name##_14 },                                              \
+      { 0, name##_21, name##_22, name##_23, name##_24 },                                              \
+      { 0, name##_31, name##_32, name##_33, name##_34 },                                              \
+      { 0, name##_41, name##_42, name##_43, name##_44 } }
+IF_OP(ex_if_lt, OP2_LT) IF_OP(ex_if_le, OP2_LE) IF_OP(ex_if_gt, OP2_GT)
+IF_OP(ex_if_ge, OP2_GE) IF_OP(ex_if_eq, OP2_EQ) IF_OP(ex_if_ne, OP2_NE)
+static int (*const ex_if_cmp[6][5][5])(Node *, Env *) = {
+    IF_ROWS(ex_if_lt), IF_ROWS(ex_if_le), IF_ROWS(ex_if_gt), IF_ROWS(ex_if_ge), IF_ROWS(ex_if_eq), IF_ROWS(ex_if_ne) };
 
 static int (*choose_ex(const Node *n))(Node *, Env *)
 {
@@ -961,7 +968,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
         break;
     case N_IF:
         if (n->a->kind == N_BINOP && n->a->op >= OP2_LT && n->a->op <= OP2_NE && n->a->a->leaf && n->a->b->leaf)
-            return ex_if_cmp[n->a->a->leaf][n->a->b->leaf];
+            return ex_if_cmp[n->a->op - OP2_LT][n->a->a->leaf][n->a->b->leaf];
         return ex_if;
     case N_BLOCK: return n->n == 1 ? ex_block1 : ex_block;
     case N_RETURN: return ex_return;
