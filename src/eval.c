@@ -1054,10 +1054,9 @@ Value eval_call_closure_taking(Closure *c, int argc, Value *argv)
  * and the body runs, then eval_call_closure_taking's work, in one frame of
  * C instead of three (a recursive scalar function's calls, det's minor,
  * spent a fifth of their time getting in and out). */
-Value eval_call_closure_node(Closure *c, Node *n, Env *env)
+static inline __attribute__((always_inline)) Value call_node(Closure *c, Node *n, Env *env, int argc)
 {
     FnInfo *f = c->fn;
-    int argc = n->n;
     Value args[EVAL_CALL_ARGS];
     c->h.rc++;
     Node **arg = n->list;          /* (in a register: an argument cannot change the list) */
@@ -1079,6 +1078,14 @@ Value eval_call_closure_node(Closure *c, Node *n, Env *env)
     }
     if (--c->h.rc == 0) value_obj_free(&c->h);
     return r;
+}
+
+Value eval_call_closure_node(Closure *c, Node *n, Env *env)
+{
+    /* one argument (a recursive scalar function's usual call) with the
+     * count known: the loops over arguments unrolled */
+    if (n->n == 1) return call_node(c, n, env, 1);
+    return call_node(c, n, env, n->n);
 }
 
 #define MAX_ARGS 64
