@@ -661,7 +661,8 @@ ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8) ASSIGN_LOCAL_SH(9)
 static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
 
 /* x = a op b (op +, - or *) with one of a, b a local and the other any
- * expression but a leaf (det's total = total + A[i] * sub), and x = f(...)
+ * expression but a leaf (det's total = total + A[i] * sub), or b a
+ * number literal (W1's x = sin(x) * 0.9 + 0.1), and x = f(...)
  * with f a local or captured name (sub = minor(m - 1)): the value's own
  * function (binop_t's instance, call_named) inlined into the store, one
  * call level less for a statement of every loop that sums or calls. */
@@ -687,6 +688,9 @@ ASSIGN_LOCAL_VALUE(ex_assign_local_sub_10, binop_t(b, env, OP2_SUB, LEAF_LOCAL, 
 ASSIGN_LOCAL_VALUE(ex_assign_local_sub_01, binop_t(b, env, OP2_SUB, 0, LEAF_LOCAL))
 ASSIGN_LOCAL_VALUE(ex_assign_local_mul_10, binop_t(b, env, OP2_MUL, LEAF_LOCAL, 0))
 ASSIGN_LOCAL_VALUE(ex_assign_local_mul_01, binop_t(b, env, OP2_MUL, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_03, binop_t(b, env, OP2_ADD, 0, LEAF_NUM))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_03, binop_t(b, env, OP2_SUB, 0, LEAF_NUM))
+ASSIGN_LOCAL_VALUE(ex_assign_local_mul_03, binop_t(b, env, OP2_MUL, 0, LEAF_NUM))
 ASSIGN_LOCAL_VALUE(ex_assign_local_call_local, call_named(b, env, &env->slots[b->a->slot]))
 ASSIGN_LOCAL_VALUE(ex_assign_local_call_upval1, call_named(b, env, &env->parent->slots[b->a->slot]))
 
@@ -701,6 +705,9 @@ static int (*choose_assign_local(const Node *b))(Node *, Env *)
     if (b->ev == ev_sub[0][LEAF_LOCAL]) return ex_assign_local_sub_01;
     if (b->ev == ev_mul[LEAF_LOCAL][0]) return ex_assign_local_mul_10;
     if (b->ev == ev_mul[0][LEAF_LOCAL]) return ex_assign_local_mul_01;
+    if (b->ev == ev_add[0][LEAF_NUM]) return ex_assign_local_add_03;
+    if (b->ev == ev_sub[0][LEAF_NUM]) return ex_assign_local_sub_03;
+    if (b->ev == ev_mul[0][LEAF_NUM]) return ex_assign_local_mul_03;
     if (b->ev == ev_call_local) return ex_assign_local_call_local;
     if (b->ev == ev_call_upval1) return ex_assign_local_call_upval1;
     return ex_assign_local[SH_NONE];
