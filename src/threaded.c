@@ -342,7 +342,7 @@ static inline __attribute__((always_inline)) Value index_at_k(Node *n, Env *env,
     if (LIKELY(x >= 0 && x < st->plain_n && (int)x == x)) {
         const Value *e = &st->v[(int)x];
         if (LIKELY(e->t == V_NUM)) {
-            if (captured && e->id && !home->vers) version_label_held(e);
+            if (captured && e->id && !home->vers && !tape_labeled(e->id)) version_label_held(e);
             return *e;
         }
     }
@@ -400,7 +400,9 @@ static inline __attribute__((always_inline)) Value index_ma(Node *n, Env *env, c
     if (!(k >= 0 && k < st->plain_n) || (int)k != k) return gen(n, env);
     const Value *e = &st->v[(int)k];
     if (e->t != V_NUM) return gen(n, env);
-    if (captured && e->id && !home->vers) return labelled_element(e);
+    /* (version_label_held's test, inline: det's gradient reads each element
+     * of A many times, labelled at the first) */
+    if (captured && e->id && !home->vers && !tape_labeled(e->id)) return labelled_element(e);
     return *e;
 }
 
