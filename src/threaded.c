@@ -219,22 +219,13 @@ static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, En
  * three leaves read in place, the product, then the sum, each plain or
  * recorded as binop_t would make it (so recorded in the same order); 0 when
  * a leaf holds anything else or the backend is not float64, nothing done. */
-/* lk: the three leaves' kinds when the caller's instance knows them
- * (LK(kx, ky, kz), each LEAF_LOCAL or LEAF_UPVAL1), 0 when it does not:
- * each is then read by its own code, with no switch on its kind. */
-#define LK(kx, ky, kz) ((kx) | (ky) << 2 | (kz) << 4)
-static inline __attribute__((always_inline)) int leaf_read_k(const Node *c, Env *env, int k, double *x, uint32_t *id)
-{
-    return k ? leaf_read(c, env, k, x, id) : leaf_read_any(c, env, x, id);
-}
-
-static inline __attribute__((always_inline)) int muladd_value_k(const Node *m, const Node *z, Env *env, int zfirst,
-                                                               int lk, Value *out)
+static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
+                                                             Value *out)
 {
     double x, y, w;
     uint32_t ix, iy, iz;
-    if (!leaf_read_k(m->a, env, lk & 3, &x, &ix) || !leaf_read_k(m->b, env, lk >> 2 & 3, &y, &iy) ||
-        !leaf_read_k(z, env, lk >> 4 & 3, &w, &iz) || !LIKELY(G->num.backend == BK_F64))
+    if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
+        !LIKELY(G->num.backend == BK_F64))
         return 0;
     if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
         double p = x * y;
@@ -245,12 +236,6 @@ static inline __attribute__((always_inline)) int muladd_value_k(const Node *m, c
     if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
     else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
     return 1;
-}
-
-static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
-                                                             Value *out)
-{
-    return muladd_value_k(m, z, env, zfirst, 0, out);
 }
 
 /* Declined once (a leaf held a dual, another backend), the node keeps the
@@ -314,8 +299,8 @@ static Value ev_neg(Node *n, Env *env)
  * number element read in place, labelled as read_captured's rule asks (a
  * closure's captured array in a frame keeping no versions); the rest, a
  * matrix and every error, by eval.c's paths. */
-static inline __attribute__((always_inline)) Value index_at_k(Node *n, Env *env, const Env *home, const Value *av,
-                                                            int captured, int kb, int lk)
+static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av,
+                                                          int captured, int kb)
 {
     if (av->t != V_ARR || AS_ARR(*av)->ndim == 2) return eval_index(n, env);
     const Storage *st = AS_ARR(*av);
@@ -323,8 +308,7 @@ static inline __attribute__((always_inline)) Value index_at_k(Node *n, Env *env,
     uint32_t id;
     Value mv;
     if (kb == IDX_MULADD || kb == IDX_ADDMUL) {
-        if (kb == IDX_MULADD ? muladd_value_k(n->b->a, n->b->b, env, 0, lk, &mv)
-                             : muladd_value_k(n->b->b, n->b->a, env, 1, lk, &mv)) {
+        if (kb == IDX_MULADD ? muladd_value(n->b->a, n->b->b, env, 0, &mv) : muladd_value(n->b->b, n->b->a, env, 1, &mv)) {
             x = mv.u.n;
             id = mv.id;
         } else {
@@ -348,12 +332,6 @@ static inline __attribute__((always_inline)) Value index_at_k(Node *n, Env *env,
     }
     Value iv = num_id(x, id);
     return eval_index_general(n, env, &iv);
-}
-
-static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, const Env *home, const Value *av,
-                                                          int captured, int kb)
-{
-    return index_at_k(n, env, home, av, captured, kb, 0);
 }
 
 /* The instances: a local's, a captured (one frame out) or a global's
@@ -385,6 +363,8 @@ static __attribute__((noinline)) Value labelled_element(const Value *e)
     return *e;
 }
 
+/* lk: the three leaves' kinds, LK(kx, ky, kz), each LEAF_LOCAL or LEAF_UPVAL1 */
+#define LK(kx, ky, kz) ((kx) | (ky) << 2 | (kz) << 4)
 static inline __attribute__((always_inline)) Value index_ma(Node *n, Env *env, const Env *home, const Value *av,
                                                           int captured, int zf, int lk, Value (*gen)(Node *, Env *))
 {
