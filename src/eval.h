@@ -126,6 +126,7 @@ int   eval_exec_block(Node *n, Env *env);
 int   eval_as_bool(Value v, Node *at, const char *what);
 void  eval_between_statements(void);          /* a statement outside any call ended: collector, reclaiming */
 Value eval_call_closure(Closure *c, int argc, Value *argv);   /* c->fn set, not recording itself */
-Value eval_call_closure_taking(Closure *c, int argc, Value *argv);   /* the same, argv's references taken */
+#define EVAL_CALL_ARGS 8
+Value eval_call_closure_node(Closure *c, Node *n, Env *env);   /* c(n's arguments), evaluated in env */
 
 #endif

@@ -326,7 +326,7 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     if (LIKELY(x >= 0 && x < st->plain_n && (int)x == x)) {
         const Value *e = &st->v[(int)x];
         if (LIKELY(e->t == V_NUM)) {
-            if (captured && e->id && !home->vers) version_label_held(e);
+            if (captured && e->id && !home->vers && !tape_labeled(e->id)) version_label_held(e);
             return *e;
         }
     }
@@ -349,6 +349,79 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
 INDEX_KB(ev_index_local, env, &env->slots[n->a->slot], 0)
 INDEX_KB(ev_index_upval1, env->parent, &env->parent->slots[n->a->slot], 1)
 INDEX_KB(ev_index_global, NULL, &G->eval.globals[n->a->slot].v, 0)
+
+/* The same with the index x * y + z or z + x * y of three locals or
+ * captured names (det's A[R0 * l + Cj]), one instance for each of their
+ * kinds: table [zfirst][kx - 1][ky - 1][kz - 1]. The common case (three
+ * plain numbers, nothing to record, a whole index in range, a number
+ * element) calls nothing, so it saves no registers; anything else is the
+ * general instance's (gen) from the start: reading leaves has no effect,
+ * so starting over is evaluating once. */
+static __attribute__((noinline)) Value labelled_element(const Value *e)
+{
+    version_label_held(e);
+    return *e;
+}
+
+/* lk: the three leaves' kinds, LK(kx, ky, kz), each LEAF_LOCAL or LEAF_UPVAL1 */
+#define LK(kx, ky, kz) ((kx) | (ky) << 2 | (kz) << 4)
+static inline __attribute__((always_inline)) Value index_ma(Node *n, Env *env, const Env *home, const Value *av,
+                                                          int captured, int zf, int lk, Value (*gen)(Node *, Env *))
+{
+    const Node *i = n->b, *m = zf ? i->b : i->a, *z = zf ? i->a : i->b;
+    double x, y, w;
+    uint32_t ix, iy, iz;
+    if (av->t != V_ARR || !leaf_read(m->a, env, lk & 3, &x, &ix) || !leaf_read(m->b, env, lk >> 2 & 3, &y, &iy) ||
+        !leaf_read(z, env, lk >> 4 & 3, &w, &iz) || !LIKELY(G->num.backend == BK_F64) ||
+        ((ix | iy | iz) && G->tape.recording))
+        return gen(n, env);
+    double p = x * y, k = zf ? w + p : p + w;
+    const Storage *st = AS_ARR(*av);           /* a matrix's plain_n is 0: its rows are the general path's */
+    if (!(k >= 0 && k < st->plain_n) || (int)k != k) return gen(n, env);
+    const Value *e = &st->v[(int)k];
+    if (e->t != V_NUM) return gen(n, env);
+    /* (version_label_held's test, inline: det's gradient reads each element
+     * of A many times, labelled at the first) */
+    if (captured && e->id && !home->vers && !tape_labeled(e->id)) return labelled_element(e);
+    return *e;
+}
+
+#define INDEX_MA1(name, home, av, captured, zf, kx, ky, kz, gen)                                     \
+    static Value name##_##zf##kx##ky##kz(Node *n, Env *env)                                          \
+    {                                                                                                \
+        return index_ma(n, env, home, av, captured, zf, LK(kx, ky, kz), gen[zf ? IDX_ADDMUL : IDX_MULADD]); \
+    }
+#define INDEX_MA_Z(name, home, av, captured, zf, gen)                                                          \
+    INDEX_MA1(name, home, av, captured, zf, 1, 1, 1, gen) INDEX_MA1(name, home, av, captured, zf, 1, 1, 2, gen) \
+    INDEX_MA1(name, home, av, captured, zf, 1, 2, 1, gen) INDEX_MA1(name, home, av, captured, zf, 1, 2, 2, gen) \
+    INDEX_MA1(name, home, av, captured, zf, 2, 1, 1, gen) INDEX_MA1(name, home, av, captured, zf, 2, 1, 2, gen) \
+    INDEX_MA1(name, home, av, captured, zf, 2, 2, 1, gen) INDEX_MA1(name, home, av, captured, zf, 2, 2, 2, gen)
+#define INDEX_MA_ROW(name, zf) \
+    { { name##_##zf##111, name##_##zf##112 }, { name##_##zf##121, name##_##zf##122 } }, \
+    { { name##_##zf##211, name##_##zf##212 }, { name##_##zf##221, name##_##zf##222 } }
+#define INDEX_MA(name, home, av, captured, gen)                                                      \
+    INDEX_MA_Z(name, home, av, captured, 0, gen) INDEX_MA_Z(name, home, av, captured, 1, gen)        \
+    static Value (*const name[2][2][2][2])(Node *, Env *) = { { INDEX_MA_ROW(name, 0) }, { INDEX_MA_ROW(name, 1) } };
+INDEX_MA(ev_index_local_ma, env, &env->slots[n->a->slot], 0, ev_index_local)
+INDEX_MA(ev_index_upval1_ma, env->parent, &env->parent->slots[n->a->slot], 1, ev_index_upval1)
+
+/* The instance for an element read of table (an INDEX_KB one) whose index
+ * is i, with ma its INDEX_MA table: the leaves' own when i is x * y + z or
+ * z + x * y of locals and captured names. */
+static int is_local_or_upval1(const Node *c) { return c->leaf == LEAF_LOCAL || c->leaf == LEAF_UPVAL1; }
+
+static Value (*index_instance(const Node *i, Value (*const table[7])(Node *, Env *),
+                              Value (*const ma[2][2][2][2])(Node *, Env *)))(Node *, Env *)
+{
+    int kind = index_kind(i);
+    if (kind == IDX_MULADD || kind == IDX_ADDMUL) {
+        int zf = kind == IDX_ADDMUL;
+        const Node *m = zf ? i->b : i->a, *z = zf ? i->a : i->b;
+        if (is_local_or_upval1(m->a) && is_local_or_upval1(m->b) && is_local_or_upval1(z))
+            return ma[zf][m->a->leaf - 1][m->b->leaf - 1][z->leaf - 1];
+    }
+    return table[kind];
+}
 
 /* What a statement's value is, when its parent can evaluate it in place,
  * without a call (Node.shape): a leaf (its LEAF_ kind), or an element read
@@ -411,7 +484,7 @@ static inline __attribute__((always_inline)) int read_shape(const Node *b, Env *
     }
     if (av->t != V_ARR) return 0;
     const Storage *st = AS_ARR(*av);
-    if (st->ndim == 2 || !leaf_read(b->b, env, kb, &x, &id)) return 0;
+    if (!leaf_read(b->b, env, kb, &x, &id)) return 0;   /* (a matrix's plain_n, 0, bounds every index out) */
     if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
     const Value *e = &st->v[(int)x];
     if (e->t != V_NUM || (home && e->id && !home->vers)) return 0;
@@ -439,18 +512,12 @@ static int choose_shape(const Node *b)
  * while it runs, the arguments evaluated after it as eval_call_general
  * does; a builtin, a derived function, a body that records itself (its
  * forward-mode path), many arguments: the general path. */
-#define CALL_ARGS 8
 static inline __attribute__((always_inline)) Value call_named(Node *n, Env *env, const Value *fs)
 {
     Closure *c;
-    if (fs->t != V_FN || !(c = AS_FN(*fs))->fn || c->fn->records || n->n > CALL_ARGS) return eval_expr_switch(n, env);
-    c->h.rc++;
-    Value args[CALL_ARGS];
-    for (int i = 0; i < n->n; i++) args[i] = EV(n->list[i], env);
-    G->err.where.node = n;
-    Value r = eval_call_closure_taking(c, n->n, args);
-    if (--c->h.rc == 0) value_obj_free(&c->h);
-    return r;
+    if (fs->t != V_FN || !(c = AS_FN(*fs))->fn || c->fn->records || n->n > EVAL_CALL_ARGS)
+        return eval_expr_switch(n, env);
+    return eval_call_closure_node(c, n, env);
 }
 
 static Value ev_call_local(Node *n, Env *env)
@@ -515,8 +582,8 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         return eval_call;
     case N_INDEX:
         if (n->index_pure && !n->plain_names) {
-            if (n->a->ref == REF_LOCAL) return ev_index_local[index_kind(n->b)];
-            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return ev_index_upval1[index_kind(n->b)];
+            if (n->a->ref == REF_LOCAL) return index_instance(n->b, ev_index_local, ev_index_local_ma);
+            if (n->a->ref == REF_UPVAL && n->a->depth == 1) return index_instance(n->b, ev_index_upval1, ev_index_upval1_ma);
             if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
         }
         return eval_index;
@@ -574,6 +641,59 @@ static inline __attribute__((always_inline)) int assign_local_fast(Node *n, Env 
 ASSIGN_LOCAL_SH(1) ASSIGN_LOCAL_SH(2) ASSIGN_LOCAL_SH(3) ASSIGN_LOCAL_SH(4) ASSIGN_LOCAL_SH(5) ASSIGN_LOCAL_SH(6)
 ASSIGN_LOCAL_SH(7) ASSIGN_LOCAL_SH(8) ASSIGN_LOCAL_SH(9)
 static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_assign_local);
+
+/* x = a op b (op +, - or *) with one of a, b a local and the other any
+ * expression but a leaf (det's total = total + A[i] * sub), or b a
+ * number literal (W1's x = sin(x) * 0.9 + 0.1), and x = f(...)
+ * with f a local or captured name (sub = minor(m - 1)): the value's own
+ * function (binop_t's instance, call_named) inlined into the store, one
+ * call level less for a statement of every loop that sums or calls. */
+#define ASSIGN_LOCAL_VALUE(name, value)                                                            \
+    static int name(Node *n, Env *env)                                                             \
+    {                                                                                              \
+        G->err.where.node = n;                                                                     \
+        Node *b = n->b;                                                                            \
+        Value v = value;                                                                           \
+        G->err.where.node = n;                                                                     \
+        if (LIKELY(!env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd())) {              \
+            Value *slot = &env->slots[n->a->slot];                                                 \
+            Value old = *slot;                                                                     \
+            *slot = v;                                                                             \
+            if (IS_HEAP(old)) return release_old(old);                                             \
+        } else                                                                                     \
+            eval_store_var(n->a, env, v);                                                          \
+        return EXEC_NORMAL;                                                                        \
+    }
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_10, binop_t(b, env, OP2_ADD, LEAF_LOCAL, 0))
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_01, binop_t(b, env, OP2_ADD, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_10, binop_t(b, env, OP2_SUB, LEAF_LOCAL, 0))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_01, binop_t(b, env, OP2_SUB, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_mul_10, binop_t(b, env, OP2_MUL, LEAF_LOCAL, 0))
+ASSIGN_LOCAL_VALUE(ex_assign_local_mul_01, binop_t(b, env, OP2_MUL, 0, LEAF_LOCAL))
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_03, binop_t(b, env, OP2_ADD, 0, LEAF_NUM))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_03, binop_t(b, env, OP2_SUB, 0, LEAF_NUM))
+ASSIGN_LOCAL_VALUE(ex_assign_local_mul_03, binop_t(b, env, OP2_MUL, 0, LEAF_NUM))
+ASSIGN_LOCAL_VALUE(ex_assign_local_call_local, call_named(b, env, &env->slots[b->a->slot]))
+ASSIGN_LOCAL_VALUE(ex_assign_local_call_upval1, call_named(b, env, &env->parent->slots[b->a->slot]))
+
+/* x = e, x a local: the instance for e (its function picked already) */
+static int (*choose_assign_local(const Node *b))(Node *, Env *)
+{
+    int sh = choose_shape(b);
+    if (sh != SH_NONE) return ex_assign_local[sh];
+    if (b->ev == ev_add[LEAF_LOCAL][0]) return ex_assign_local_add_10;
+    if (b->ev == ev_add[0][LEAF_LOCAL]) return ex_assign_local_add_01;
+    if (b->ev == ev_sub[LEAF_LOCAL][0]) return ex_assign_local_sub_10;
+    if (b->ev == ev_sub[0][LEAF_LOCAL]) return ex_assign_local_sub_01;
+    if (b->ev == ev_mul[LEAF_LOCAL][0]) return ex_assign_local_mul_10;
+    if (b->ev == ev_mul[0][LEAF_LOCAL]) return ex_assign_local_mul_01;
+    if (b->ev == ev_add[0][LEAF_NUM]) return ex_assign_local_add_03;
+    if (b->ev == ev_sub[0][LEAF_NUM]) return ex_assign_local_sub_03;
+    if (b->ev == ev_mul[0][LEAF_NUM]) return ex_assign_local_mul_03;
+    if (b->ev == ev_call_local) return ex_assign_local_call_local;
+    if (b->ev == ev_call_upval1) return ex_assign_local_call_upval1;
+    return ex_assign_local[SH_NONE];
+}
 
 static int ex_assign_name(Node *n, Env *env)
 {
@@ -691,8 +811,10 @@ static inline int run_stmts(Node *body, Env *env)
  * between statements (outside calls only) applies: the statements alone. */
 static inline int run_stmts_in_call(Node *body, Env *env)
 {
-    for (int k = 0; k < body->n; k++) {
-        int code = EX(body->list[k], env);
+    /* the list and its end held in registers: a statement cannot change
+     * them, but the compiler cannot know it and read both again after each */
+    for (Node **p = body->list, **end = p + body->n; p < end; p++) {
+        int code = EX(*p, env);
         if (code != EXEC_NORMAL) return code;
     }
     return EXEC_NORMAL;
@@ -776,7 +898,7 @@ static __attribute__((noinline)) int ex_if(Node *n, Env *env)
 /* if a <op> b { ... } with a and b leaves (det's `if m == 1`, `if sgn > 0`):
  * the comparison binop_t would make of two plain numbers, taken at once;
  * anything else by the comparison's own function, as ex_if does. */
-static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, int ka, int kb)
+static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, int ka, int kb, int op)
 {
     G->err.where.node = n;
     const Node *t = n->a;
@@ -785,7 +907,7 @@ static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, i
     int c;
     if (leaf_read(t->a, env, ka, &x, &ia) && leaf_read(t->b, env, kb, &y, &ib) && LIKELY(G->num.backend == BK_F64) &&
         !((ia | ib) && G->tape.recording) && G->ckpt.mode != 1) {
-        switch (t->op) {
+        switch (op) {
         case OP2_LT: c = x < y; break;
         case OP2_LE: c = x <= y; break;
         case OP2_GT: c = x > y; break;
@@ -800,24 +922,31 @@ static inline __attribute__((always_inline)) int if_compare(Node *n, Env *env, i
     return EX(arm, env);       /* a block's is ex_block or ex_block1 */
 }
 
-#define IF_KB(ka)                                                                                 \
-    static int ex_if_##ka##1(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_LOCAL); }     \
-    static int ex_if_##ka##2(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_UPVAL1); }    \
-    static int ex_if_##ka##3(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_NUM); }       \
-    static int ex_if_##ka##4(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_GLOBAL); }
-IF_KB(1) IF_KB(2) IF_KB(3) IF_KB(4)
-static int (*const ex_if_cmp[5][5])(Node *, Env *) = {
-    { 0 },
-    { 0, ex_if_11, ex_if_12, ex_if_13, ex_if_14 },
-    { 0, ex_if_21, ex_if_22, ex_if_23, ex_if_24 },
-    { 0, ex_if_31, ex_if_32, ex_if_33, ex_if_34 },
-    { 0, ex_if_41, ex_if_42, ex_if_43, ex_if_44 } };
+/* The instances: one per comparison and leaf kinds of a and b (the
+ * comparison known, no switch on it at run time), as a table
+ * [op - OP2_LT][ka][kb]. */
+#define IF_KB(name, op, ka)                                                                            \
+    static int name##_##ka##1(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_LOCAL, op); }     \
+    static int name##_##ka##2(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_UPVAL1, op); }    \
+    static int name##_##ka##3(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_NUM, op); }       \
+    static int name##_##ka##4(Node *n, Env *env) { return if_compare(n, env, ka, LEAF_GLOBAL, op); }
+#define IF_OP(name, op) IF_KB(name, op, 1) IF_KB(name, op, 2) IF_KB(name, op, 3) IF_KB(name, op, 4)
+#define IF_ROWS(name)                                                                                  \
+    { { 0 },                                                                                           \
+      { 0, name##_11, name##_12, name##_13, name##_14 },                                              \
+      { 0, name##_21, name##_22, name##_23, name##_24 },                                              \
+      { 0, name##_31, name##_32, name##_33, name##_34 },                                              \
+      { 0, name##_41, name##_42, name##_43, name##_44 } }
+IF_OP(ex_if_lt, OP2_LT) IF_OP(ex_if_le, OP2_LE) IF_OP(ex_if_gt, OP2_GT)
+IF_OP(ex_if_ge, OP2_GE) IF_OP(ex_if_eq, OP2_EQ) IF_OP(ex_if_ne, OP2_NE)
+static int (*const ex_if_cmp[6][5][5])(Node *, Env *) = {
+    IF_ROWS(ex_if_lt), IF_ROWS(ex_if_le), IF_ROWS(ex_if_gt), IF_ROWS(ex_if_ge), IF_ROWS(ex_if_eq), IF_ROWS(ex_if_ne) };
 
 static int (*choose_ex(const Node *n))(Node *, Env *)
 {
     switch (n->kind) {
     case N_ASSIGN:
-        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return ex_assign_local[choose_shape(n->b)];
+        if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return choose_assign_local(n->b);
         if (n->a->kind == N_NAME) return ex_assign_name;
         if (n->a->kind == N_INDEX && n->a->a->kind == N_NAME && !n->a->c) {
             if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf][choose_shape(n->b)];
@@ -828,7 +957,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
         break;
     case N_IF:
         if (n->a->kind == N_BINOP && n->a->op >= OP2_LT && n->a->op <= OP2_NE && n->a->a->leaf && n->a->b->leaf)
-            return ex_if_cmp[n->a->a->leaf][n->a->b->leaf];
+            return ex_if_cmp[n->a->op - OP2_LT][n->a->a->leaf][n->a->b->leaf];
         return ex_if;
     case N_BLOCK: return n->n == 1 ? ex_block1 : ex_block;
     case N_RETURN: return ex_return;

@@ -404,9 +404,15 @@ static inline void value_frame_drop(Env *e)
         return;
     }
     for (Value *s = e->slots, *end = s + e->n; s < end; s++) {
-        Value v = *s;
-        memset(s, 0, sizeof *s);       /* (one store; a compound literal took several) */
-        v_release(v);
+        /* the tag alone read first: a number (most slots of scalar code)
+         * needs its payload neither read nor released */
+        if (!IS_HEAP(*s)) {
+            memset(s, 0, sizeof *s);   /* (one store; a compound literal took several) */
+            continue;
+        }
+        Obj *o = s->u.o;
+        memset(s, 0, sizeof *s);
+        if (--o->rc == 0) value_obj_free(o);
     }
     Env *parent = e->parent;
     gc_unlink_inline(&e->h);
