@@ -112,6 +112,27 @@ static inline double plain_mod(double x, double y)
     return num_apply_f64(OP_MOD, x, y);
 }
 
+/* r[i] = op(ea[i * sa], eb[i * sb]) of plain numbers, i < n, by
+ * num_apply_f64_n: its switch taken once a chunk, not apply_double's once
+ * an element, and exp and sigmoid two elements at a time (wm_exp_n; the
+ * same bits as num_apply_f64's). The numbers go in and come out a chunk at
+ * a time through buffers on the stack. */
+static void plain_apply_n(int op, const Value *ea, long sa, const Value *eb, long sb, Value *r, int n)
+{
+    enum { CHUNK = 256 };
+    double x[CHUNK], y[CHUNK], z[CHUNK];
+    int unary = num_op_arity[op] < 2;
+    for (int c = 0; c < n; c += CHUNK) {
+        int m = n - c < CHUNK ? n - c : CHUNK;
+        const Value *pa = ea + c * sa, *pb = eb + c * sb;
+        for (int j = 0; j < m; j++) x[j] = pa[j * sa].u.n;
+        if (!unary)
+            for (int j = 0; j < m; j++) y[j] = pb[j * sb].u.n;
+        num_apply_f64_n(op, x, 1, unary ? x : y, 1, z, (uint32_t)m);
+        for (int j = 0; j < m; j++) r[c + j] = num_val(z[j]);
+    }
+}
+
 /* op over plain numbers (nothing recorded, nothing to record) in float64:
  * what the element loop below computes, num_apply's value for each pair,
  * in one tight loop (GradBench's primals are such array code on
@@ -150,7 +171,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     case OP_DIV: PLAIN_LOOP(x / y); break;
     case OP_NEG: PLAIN_LOOP(-x); break;
     case OP_MOD: PLAIN_LOOP(plain_mod(x, y)); break;
-    default: PLAIN_LOOP(num_apply_f64(op, x, y)); break;
+    default: plain_apply_n(op, ea, sa, eb, sb, r, n); break;
     }
 #undef PLAIN_LOOP
 #undef PLAIN_STRIDED
