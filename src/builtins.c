@@ -146,6 +146,32 @@ static Value bi_range(int argc, Value *argv)
     return obj_val(V_ARR, s);
 }
 
+/* k as an index of an array of len, or -1: not a whole number in [0, len)
+ * (nan too). */
+static inline long take_index(double k, int len)
+{
+    return k >= 0 && k < len && k == (double)(int)k ? (long)(int)k : -1;
+}
+
+/* take_index for the gather's loop, which runs it per element: on x86-64
+ * one truncation (cvttsd2si: INT64_MIN for nan and out of range, which no
+ * unsigned compare lets by) and a compare of bits, no floating-point
+ * compare; -0 is then -1 too (the loop that raises takes it). */
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+static inline long take_index_fast(double k, int len)
+{
+    long long i = _mm_cvttsd_si64(_mm_set_sd(k));
+    double back = (double)i;
+    uint64_t kb, bb;
+    memcpy(&kb, &k, sizeof kb);
+    memcpy(&bb, &back, sizeof bb);
+    return (unsigned long long)i < (unsigned long long)len && kb == bb ? (long)i : -1;
+}
+#else
+#define take_index_fast take_index
+#endif
+
 /* take(a, idx): the elements a[idx[0]], a[idx[1]], ... (a gather). The
  * elements are the same values, so derivatives flow back to a's elements. */
 static Value bi_take(int argc, Value *argv)
@@ -163,11 +189,12 @@ static Value bi_take(int argc, Value *argv)
          * loop over the storages; an index out of range stops it, and the
          * loop below raises for it */
         const Value *av = AS_ARR(argv[0])->v, *iv = AS_ARR(argv[1])->v;
+        Value *out = rs->v;
         int i = 0;
         for (; i < n; i++) {
-            double k = iv[i].u.n;
-            if (!(k >= 0 && k < len) || k != (double)(int)k) break;
-            rs->v[i] = av[(int)k];
+            long k = take_index_fast(iv[i].u.n, len);
+            if (k < 0) break;
+            out[i] = av[k];
         }
         if (i == n) {
             rs->known = storage_of(argv[0])->known;
@@ -177,7 +204,7 @@ static Value bi_take(int argc, Value *argv)
     for (int i = 0; i < n; i++) {
         const Value *ki = seq_at(argv[1], i);
         double k = plain_ix ? ki->u.n : v_primal(*ki);
-        if (!(k >= 0 && k < len) || k != (double)(int)k) {
+        if (take_index(k, len) < 0) {
             for (int j = i; j < n; j++) rs->v[j] = num_val(0);
             v_release(obj_val(V_ARR, rs));
             err_raise("take: index %s out of range for array of length %d", value_num_str(k), len);
