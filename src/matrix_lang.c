@@ -19,6 +19,7 @@ Value mat_literal(Node *n, Env *env, Value first)
     int rows = n->n, cols = seq_len(first);
     Value r = mat_new(rows, cols);
     Storage *s = AS_ARR(r);
+    int known = KNOWN_CONSTS;     /* what every row is known to hold, so the matrix too */
     for (int i = 0; i < rows; i++) {
         Value row = i ? eval_expr(n->list[i], env) : first;
         if (!is_seq(row) || is_mat(row)) {
@@ -32,6 +33,17 @@ Value mat_literal(Node *n, Env *env, Value first)
             err_raise_at(n->list[i], "the rows of a matrix must have equal lengths: row 0 has %d element%s, row %d has %d",
                         cols, cols == 1 ? "" : "s", i, len);
         }
+        Value *out = s->v + (long)i * cols;
+        if (seq_noheap(row)) {    /* numbers ([ex, ey] of two array results): no test, no retain */
+            const Storage *from = storage_of(row);
+            const Value *src = row.t == V_ARR ? from->v : from->v + AS_VIEW(row)->start;
+            long stride = row.t == V_ARR ? 1 : AS_VIEW(row)->stride;
+            for (int j = 0; j < cols; j++) out[j] = src[j * stride];
+            known &= from->known;
+            v_release(row);
+            continue;
+        }
+        known = 0;
         for (int j = 0; j < cols; j++) {
             Value e = *seq_at(row, j);
             if (!IS_NUMBER(e)) {
@@ -40,10 +52,11 @@ Value mat_literal(Node *n, Env *env, Value first)
                 err_raise_at(n->list[i], "matrix elements must be numbers, but element %d of row %d is %s", j, i, what);
             }
             v_retain(e);
-            s->v[(long)i * cols + j] = e;
+            out[j] = e;
         }
         v_release(row);
     }
+    s->known = known;
     return r;
 }
 
