@@ -90,9 +90,11 @@ static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
     int rec = G->tape.recording;
     value_known_check(st);
     if (st->known == KNOWN_CONSTS || (st->known && !rec)) return 1;     /* numbers, and none records */
+    /* (the scan on locals: pe's fields are not read again an element) */
+    const Value *e = pe->e;
+    long stride = pe->stride;
     uint32_t ids = 0;
-    for (int i = 0; i < n; i++) {
-        const Value *e = &pe->e[i * pe->stride];
+    for (int i = 0; i < n; i++, e += stride) {
         if (e->t != V_NUM || (e->id && rec)) return 0;
         ids |= e->id;
     }
@@ -117,7 +119,7 @@ static inline double plain_mod(double x, double y)
  * an element, and exp and sigmoid two elements at a time (wm_exp_n; the
  * same bits as num_apply_f64's). The numbers go in and come out a chunk at
  * a time through buffers on the stack. */
-static void plain_apply_n(int op, const Value *ea, long sa, const Value *eb, long sb, Value *r, int n)
+static __attribute__((noinline)) void plain_apply_n(int op, const Value *ea, long sa, const Value *eb, long sb, Value *r, int n)
 {
     enum { CHUNK = 256 };
     double x[CHUNK], y[CHUNK], z[CHUNK];
