@@ -432,6 +432,7 @@ static int plain_product(const Operand *a, const Operand *b, int known_a, int kn
         }
     }
     free(ad);
+    AS_ARR(r)->known = KNOWN_CONSTS;     /* plain numbers (r's zeros, their values set): no scan of them next */
     return 1;
 }
 
