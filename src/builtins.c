@@ -141,7 +141,10 @@ static Value bi_range(int argc, Value *argv)
     (void)argc;
     int n = arg_count(argv, 0, "range");
     Storage *s = value_storage_unfilled(n);
-    for (int i = 0; i < n; i++) s->v[i] = num_val(num_round(i));
+    if (G->num.backend == BK_F64)       /* i itself: no call to round it an element */
+        for (int i = 0; i < n; i++) s->v[i] = num_val(i);
+    else
+        for (int i = 0; i < n; i++) s->v[i] = num_val(num_round(i));
     s->known = KNOWN_CONSTS;
     return obj_val(V_ARR, s);
 }
