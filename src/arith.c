@@ -117,6 +117,19 @@ static inline double plain_mod(double x, double y)
     return num_apply_f64(OP_MOD, x, y);
 }
 
+/* r[i] = ea[i * sa] % y, i < n, for one whole y in (0, 2^53) (range(n)
+ * % k, GradBench's index arithmetic): plain_mod's values, y's half of its
+ * test taken once. */
+static void plain_mod_by(const Value *ea, long sa, double y, Value *r, int n)
+{
+    int64_t b = (int64_t)y;
+    for (int i = 0; i < n; i++) {
+        double x = ea[i * sa].u.n;
+        int whole = x >= 0 && x < 9007199254740992.0 && (double)(int64_t)x == x;
+        r[i] = num_val(whole ? (double)((int64_t)x % b) : num_apply_f64(OP_MOD, x, y));
+    }
+}
+
 /* r[i] = op(ea[i * sa], eb[i * sb]) of plain numbers, i < n, by
  * num_apply_f64_n: its switch taken once a chunk, not apply_double's once
  * an element, and exp and sigmoid two elements at a time (wm_exp_n; the
@@ -197,7 +210,12 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     case OP_MUL: PLAIN_LOOP(x * y); break;
     case OP_DIV: PLAIN_LOOP(x / y); break;
     case OP_NEG: PLAIN_LOOP(-x); break;
-    case OP_MOD: PLAIN_LOOP(plain_mod(x, y)); break;
+    case OP_MOD:
+        if (sb == 0 && eb->u.n > 0 && eb->u.n < 9007199254740992.0 && eb->u.n == (double)(int64_t)eb->u.n)
+            plain_mod_by(ea, sa, eb->u.n, r, n);
+        else
+            PLAIN_LOOP(plain_mod(x, y));
+        break;
     default: plain_apply_n(op, ea, sa, eb, sb, r, n); break;
     }
 #undef PLAIN_LOOP
