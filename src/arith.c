@@ -91,9 +91,11 @@ static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
     value_known_check(st);
     if (st->known == KNOWN_CONSTS || (st->known && !rec)) return 1;     /* numbers, and none records */
     /* one pass without branches on locals (pe's fields not read again an
-     * element): a recorded operand mostly stopped above, at its first */
+     * element): a recorded operand mostly stopped above, at its first,
+     * and an array of duals (forward mode) stops here at its first */
     const Value *e = pe->e;
     long stride = pe->stride;
+    if (n > 0 && e->t != V_NUM) return 0;
     uint32_t ids = 0;
     unsigned others = 0;
     for (int i = 0; i < n; i++, e += stride) {
