@@ -142,6 +142,16 @@ static Value bi_reshape(int argc, Value *argv)
         if (argc == 2) err_raise("reshape: %s has %d element%s, not %d", mat_describe(a), n, n == 1 ? "" : "s", rows);
         err_raise("reshape: %s has %d element%s, not %dx%d = %lld", mat_describe(a), n, n == 1 ? "" : "s", rows, cols, want);
     }
+    if (seq_noheap(a)) {      /* numbers: copied in one loop, and the result knows what a's storage knows */
+        Storage *s = value_storage_unfilled(n);
+        const Storage *from = storage_of(a);
+        const Value *src = a.t == V_ARR ? from->v : from->v + AS_VIEW(a)->start;
+        long stride = a.t == V_ARR ? 1 : AS_VIEW(a)->stride;
+        for (int i = 0; i < n; i++) s->v[i] = src[i * stride];
+        s->known = from->known;
+        if (argc == 3) storage_set_shape(s, 2, rows, cols);
+        return obj_val(V_ARR, s);
+    }
     Value r = argc == 2 ? value_arr_new(n) : mat_new(rows, cols);
     for (int i = 0; i < n; i++) {
         Value e = *seq_at(a, i);
