@@ -110,6 +110,7 @@ Value mat_rows(Value a, int lo, int hi)
         v_retain(e);
         AS_ARR(r)->v[k] = e;
     }
+    AS_ARR(r)->known = s->known;     /* the same elements */
     return r;
 }
 
@@ -773,6 +774,7 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
             }
             AS_ARR(r)->v[l] = num_val(num_round(best));
         }
+        AS_ARR(r)->known = KNOWN_CONSTS;     /* indices, recording nothing */
         return r;
     }
     for (int l = 0; l < lines; l++) {
@@ -785,6 +787,7 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
         }
         AS_ARR(r)->v[l] = num_val(num_round(best));
     }
+    AS_ARR(r)->known = KNOWN_CONSTS;
     return r;
 }
 

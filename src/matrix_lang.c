@@ -112,6 +112,7 @@ static Value bi_eye(int argc, Value *argv)
     if ((long long)n * n > INT_MAX) err_raise("eye: a %dx%d matrix is too big (at most %d elements)", n, n, INT_MAX);
     Value r = mat_new(n, n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[(long)i * n + i] = num_val(num_round(1));
+    AS_ARR(r)->known = KNOWN_CONSTS;
     return r;
 }
 
@@ -176,6 +177,7 @@ static Value bi_transpose(int argc, Value *argv)
             v_retain(e);
             AS_ARR(r)->v[(long)j * s->rows + i] = e;
         }
+    AS_ARR(r)->known = s->known;     /* the same elements */
     return r;
 }
 
