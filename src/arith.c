@@ -90,12 +90,19 @@ static inline int plain_operand(Value *x, int is_arr, int n, PlainElems *pe)
     int rec = G->tape.recording;
     value_known_check(st);
     if (st->known == KNOWN_CONSTS || (st->known && !rec)) return 1;     /* numbers, and none records */
+    /* one pass without branches on locals (pe's fields not read again an
+     * element): a recorded operand mostly stopped above, at its first,
+     * and an array of duals (forward mode) stops here at its first */
+    const Value *e = pe->e;
+    long stride = pe->stride;
+    if (n > 0 && e->t != V_NUM) return 0;
     uint32_t ids = 0;
-    for (int i = 0; i < n; i++) {
-        const Value *e = &pe->e[i * pe->stride];
-        if (e->t != V_NUM || (e->id && rec)) return 0;
+    unsigned others = 0;
+    for (int i = 0; i < n; i++, e += stride) {
+        others |= e->t ^ V_NUM;
         ids |= e->id;
     }
+    if (others || (ids && rec)) return 0;
     if (x->t == V_ARR) st->known = ids ? KNOWN_NOHEAP : KNOWN_CONSTS;    /* learnt */
     return 1;
 }
@@ -112,11 +119,58 @@ static inline double plain_mod(double x, double y)
     return num_apply_f64(OP_MOD, x, y);
 }
 
+/* r[i] = ea[i * sa] % y, i < n, for one whole y in (0, 2^53) (range(n)
+ * % k, GradBench's index arithmetic): plain_mod's values, y's half of its
+ * test taken once. */
+static void plain_mod_by(const Value *ea, long sa, double y, Value *r, int n)
+{
+    int64_t b = (int64_t)y;
+    for (int i = 0; i < n; i++) {
+        double x = ea[i * sa].u.n;
+        int whole = x >= 0 && x < 9007199254740992.0 && (double)(int64_t)x == x;
+        r[i] = num_val(whole ? (double)((int64_t)x % b) : num_apply_f64(OP_MOD, x, y));
+    }
+}
+
+/* r[i] = op(ea[i * sa], eb[i * sb]) of plain numbers, i < n, by
+ * num_apply_f64_n: its switch taken once a chunk, not apply_double's once
+ * an element, and exp and sigmoid two elements at a time (wm_exp_n; the
+ * same bits as num_apply_f64's). The numbers go in and come out a chunk at
+ * a time through buffers on the stack. */
+static __attribute__((noinline)) void plain_apply_n(int op, const Value *ea, long sa, const Value *eb, long sb, Value *r, int n)
+{
+    enum { CHUNK = 256 };
+    double x[CHUNK], y[CHUNK], z[CHUNK];
+    int unary = num_op_arity[op] < 2;
+    for (int c = 0; c < n; c += CHUNK) {
+        int m = n - c < CHUNK ? n - c : CHUNK;
+        const Value *pa = ea + c * sa, *pb = eb + c * sb;
+        for (int j = 0; j < m; j++) x[j] = pa[j * sa].u.n;
+        if (!unary)
+            for (int j = 0; j < m; j++) y[j] = pb[j * sb].u.n;
+        num_apply_f64_n(op, x, 1, unary ? x : y, 1, z, (uint32_t)m);
+        for (int j = 0; j < m; j++) r[c + j] = num_val(z[j]);
+    }
+}
+
+/* The storage of v, an operand of n elements, if the result may be
+ * written over it in place: the caller drops v unread (arith_apply_last),
+ * v is an array that alone holds its storage (rc 1: no variable, view,
+ * version or saved state counts it), not a matrix (its shape would stay),
+ * and its elements are plain numbers that record nothing (plain_operand
+ * said so: KNOWN_CONSTS once it has looked). NULL otherwise. */
+static Storage *temporary_to_reuse(Value v, int n)
+{
+    if (v.t != V_ARR) return NULL;
+    Storage *s = AS_ARR(v);
+    return s->h.rc == 1 && !s->aliased && s->ndim != 2 && s->n == n && s->known == KNOWN_CONSTS ? s : NULL;
+}
+
 /* op over plain numbers (nothing recorded, nothing to record) in float64:
  * what the element loop below computes, num_apply's value for each pair,
  * in one tight loop (GradBench's primals are such array code on
  * constants). 0 if it does not apply. */
-static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
+static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out, int reuse)
 {
     int unary = num_op_arity[op] < 2;
     PlainElems pa, pb;
@@ -128,7 +182,16 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     if (!plain_operand(&a, na >= 0, n, &pa)) return 0;
     if (unary) pb = pa;
     else if (!plain_operand(&b, nb >= 0, n, &pb)) return 0;
-    Storage *rs = value_storage_unfilled(n);
+    /* a temporary operand takes the result (each element is read before
+     * its own is written: in place is safe); the caller's release of it
+     * leaves the result's reference */
+    Storage *rs = reuse ? temporary_to_reuse(a, n) : NULL;
+    if (!rs && reuse && !unary) rs = temporary_to_reuse(b, n);
+    if (rs) {
+        rs->h.rc++;
+        rs->fresh = 0;
+    } else
+        rs = value_storage_unfilled(n);
     rs->known = KNOWN_CONSTS;
     *out = obj_val(V_ARR, rs);
     Value *r = rs->v;
@@ -149,8 +212,13 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     case OP_MUL: PLAIN_LOOP(x * y); break;
     case OP_DIV: PLAIN_LOOP(x / y); break;
     case OP_NEG: PLAIN_LOOP(-x); break;
-    case OP_MOD: PLAIN_LOOP(plain_mod(x, y)); break;
-    default: PLAIN_LOOP(num_apply_f64(op, x, y)); break;
+    case OP_MOD:
+        if (sb == 0 && eb->u.n > 0 && eb->u.n < 9007199254740992.0 && eb->u.n == (double)(int64_t)eb->u.n)
+            plain_mod_by(ea, sa, eb->u.n, r, n);
+        else
+            PLAIN_LOOP(plain_mod(x, y));
+        break;
+    default: plain_apply_n(op, ea, sa, eb, sb, r, n); break;
     }
 #undef PLAIN_LOOP
 #undef PLAIN_STRIDED
@@ -158,8 +226,9 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
 }
 
 /* Elements i of a and b (arrays, views, numbers; a matrix as its
- * elements row by row), in a new array. */
-Value arith_elementwise_flat(int op, Value a, Value b)
+ * elements row by row), in a new array, or (reuse) over a temporary
+ * operand's storage: temporary_to_reuse. */
+static Value elementwise_flat(int op, Value a, Value b, int reuse)
 {
     int unary = num_op_arity[op] < 2;
     int na = is_seq(a) ? seq_len(a) : -1, nb = (!unary && is_seq(b)) ? seq_len(b) : -1;
@@ -167,7 +236,7 @@ Value arith_elementwise_flat(int op, Value a, Value b)
         err_raise("length mismatch in '%s': %d and %d elements", arith_op_symbol(op), na, nb);
     int n = na >= 0 ? na : nb;
     Value r;
-    if (plain_elementwise(op, a, b, na, nb, n, &r)) return r;
+    if (plain_elementwise(op, a, b, na, nb, n, &r, reuse)) return r;
     if (G->fwd.top && dual_elementwise(op, a, b, na, nb, n, &r)) return r;   /* forward mode's arrays */
     if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     if (fwd_add_sub(op, a, b, na, nb, n, &r)) return r;       /* constants and duals */
@@ -199,11 +268,22 @@ Value arith_elementwise_flat(int op, Value a, Value b)
     return r;
 }
 
+Value arith_elementwise_flat(int op, Value a, Value b) { return elementwise_flat(op, a, b, 0); }
+
 /* Matrices carry a shape that decides which elements meet (matrix.c). */
 static Value elementwise(int op, Value a, Value b)
 {
     if (is_mat(a) || (num_op_arity[op] >= 2 && is_mat(b))) return mat_elementwise(op, a, b);
     return arith_elementwise_flat(op, a, b);
+}
+
+Value arith_apply_last(int op, Value a, Value b)
+{
+    if (num_op_arity[op] >= 2 && is_seq(a) && !is_mat(a) && (is_seq(b) || IS_NUMBER(b)) && !is_mat(b))
+        return elementwise_flat(op, a, b, 1);
+    if (num_op_arity[op] >= 2 && IS_NUMBER(a) && is_seq(b) && !is_mat(b))
+        return elementwise_flat(op, a, b, 1);
+    return arith_apply(op, a, b);
 }
 
 Value arith_apply(int op, Value a, Value b)

@@ -12,6 +12,11 @@
 /* op is an OpCode; unary ops ignore b. Arguments are borrowed; the result
  * is owned by the caller. */
 Value arith_apply(int op, Value a, Value b);
+/* arith_apply of a binary op for a caller that releases a and b right
+ * after, reading neither (the evaluator's a + b): an array operand that
+ * only that reference holds, of plain numbers, may take the result in
+ * place (arith.c, temporary_to_reuse). */
+Value arith_apply_last(int op, Value a, Value b);
 #endif
 
 /* Needs the session state (state.h includes this file again). */

@@ -141,10 +141,49 @@ static Value bi_range(int argc, Value *argv)
     (void)argc;
     int n = arg_count(argv, 0, "range");
     Storage *s = value_storage_unfilled(n);
-    for (int i = 0; i < n; i++) s->v[i] = num_val(num_round(i));
+    if (G->num.backend == BK_F64)       /* i itself: no call to round it an element */
+        for (int i = 0; i < n; i++) s->v[i] = num_val(i);
+    else
+        for (int i = 0; i < n; i++) s->v[i] = num_val(num_round(i));
     s->known = KNOWN_CONSTS;
     return obj_val(V_ARR, s);
 }
+
+/* k as an index of an array of len, or -1: not a whole number in [0, len)
+ * (nan too). */
+static inline long take_index(double k, int len)
+{
+    return k >= 0 && k < len && k == (double)(int)k ? (long)(int)k : -1;
+}
+
+/* Whether every iv[i].u.n (i < n) is an index of an array of len
+ * (take_index's test), so that the gather's loop needs none. On x86-64
+ * two at a time and without branches: truncated to 32 bits and back (a
+ * fraction comes back another number; nan and what 32 bits do not hold
+ * come back as -2^31), and compared with the bounds as doubles. -0 is
+ * index 0, as take_index has it. */
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+static int all_indices(const Value *iv, int n, int len)
+{
+    __m128d bad = _mm_setzero_pd(), lim = _mm_set1_pd((double)len), zero = _mm_setzero_pd();
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        __m128d k = _mm_loadh_pd(_mm_load_sd(&iv[i].u.n), &iv[i + 1].u.n);
+        __m128d back = _mm_cvtepi32_pd(_mm_cvttpd_epi32(k));
+        bad = _mm_or_pd(bad, _mm_or_pd(_mm_cmpneq_pd(back, k), _mm_or_pd(_mm_cmpnlt_pd(k, lim), _mm_cmplt_pd(k, zero))));
+    }
+    if (_mm_movemask_pd(bad)) return 0;
+    return i == n || take_index(iv[i].u.n, len) >= 0;
+}
+#else
+static int all_indices(const Value *iv, int n, int len)
+{
+    for (int i = 0; i < n; i++)
+        if (take_index(iv[i].u.n, len) < 0) return 0;
+    return 1;
+}
+#endif
 
 /* take(a, idx): the elements a[idx[0]], a[idx[1]], ... (a gather). The
  * elements are the same values, so derivatives flow back to a's elements. */
@@ -159,17 +198,13 @@ static Value bi_take(int argc, Value *argv)
      * arithmetic): no retains, and the result knows it */
     int nums = seq_noheap(argv[0]), plain_ix = seq_noheap(argv[1]);
     if (nums && plain_ix && argv[0].t == V_ARR && argv[1].t == V_ARR) {
-        /* numbers from numbers by numbers (an index matrix's gather): one
-         * loop over the storages; an index out of range stops it, and the
-         * loop below raises for it */
+        /* numbers from numbers by numbers (an index matrix's gather): the
+         * indices checked in one pass, then one loop over the storages; an
+         * index out of range leaves it to the loop below, which raises */
         const Value *av = AS_ARR(argv[0])->v, *iv = AS_ARR(argv[1])->v;
-        int i = 0;
-        for (; i < n; i++) {
-            double k = iv[i].u.n;
-            if (!(k >= 0 && k < len) || k != (double)(int)k) break;
-            rs->v[i] = av[(int)k];
-        }
-        if (i == n) {
+        if (all_indices(iv, n, len)) {
+            Value *out = rs->v;
+            for (int i = 0; i < n; i++) out[i] = av[(long)iv[i].u.n];
             rs->known = storage_of(argv[0])->known;
             return obj_val(V_ARR, rs);
         }
@@ -177,7 +212,7 @@ static Value bi_take(int argc, Value *argv)
     for (int i = 0; i < n; i++) {
         const Value *ki = seq_at(argv[1], i);
         double k = plain_ix ? ki->u.n : v_primal(*ki);
-        if (!(k >= 0 && k < len) || k != (double)(int)k) {
+        if (take_index(k, len) < 0) {
             for (int j = i; j < n; j++) rs->v[j] = num_val(0);
             v_release(obj_val(V_ARR, rs));
             err_raise("take: index %s out of range for array of length %d", value_num_str(k), len);

@@ -1211,7 +1211,7 @@ Value eval_binop_done(Node *n, Value a, Value b)
     Value r;
     if (n->op >= OP2_LT) r = compare(n, a, b);
     else if (IS_NUMBER(a) && IS_NUMBER(b)) r = arith_num_op(binop_code[n->op], a, b);   /* as arith_apply would */
-    else r = arith_apply(binop_code[n->op], a, b);
+    else r = arith_apply_last(binop_code[n->op], a, b);   /* a and b go next, unread: a temporary may take r */
     v_release(a);
     v_release(b);
     return r;

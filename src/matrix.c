@@ -110,6 +110,7 @@ Value mat_rows(Value a, int lo, int hi)
         v_retain(e);
         AS_ARR(r)->v[k] = e;
     }
+    AS_ARR(r)->known = s->known;     /* the same elements */
     return r;
 }
 
@@ -432,6 +433,7 @@ static int plain_product(const Operand *a, const Operand *b, int known_a, int kn
         }
     }
     free(ad);
+    AS_ARR(r)->known = KNOWN_CONSTS;     /* plain numbers (r's zeros, their values set): no scan of them next */
     return 1;
 }
 
@@ -772,6 +774,7 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
             }
             AS_ARR(r)->v[l] = num_val(num_round(best));
         }
+        AS_ARR(r)->known = KNOWN_CONSTS;     /* indices, recording nothing */
         return r;
     }
     for (int l = 0; l < lines; l++) {
@@ -784,6 +787,7 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
         }
         AS_ARR(r)->v[l] = num_val(num_round(best));
     }
+    AS_ARR(r)->known = KNOWN_CONSTS;
     return r;
 }
 

@@ -19,6 +19,7 @@ Value mat_literal(Node *n, Env *env, Value first)
     int rows = n->n, cols = seq_len(first);
     Value r = mat_new(rows, cols);
     Storage *s = AS_ARR(r);
+    int known = KNOWN_CONSTS;     /* what every row is known to hold, so the matrix too */
     for (int i = 0; i < rows; i++) {
         Value row = i ? eval_expr(n->list[i], env) : first;
         if (!is_seq(row) || is_mat(row)) {
@@ -32,6 +33,17 @@ Value mat_literal(Node *n, Env *env, Value first)
             err_raise_at(n->list[i], "the rows of a matrix must have equal lengths: row 0 has %d element%s, row %d has %d",
                         cols, cols == 1 ? "" : "s", i, len);
         }
+        Value *out = s->v + (long)i * cols;
+        if (seq_noheap(row)) {    /* numbers ([ex, ey] of two array results): no test, no retain */
+            const Storage *from = storage_of(row);
+            const Value *src = row.t == V_ARR ? from->v : from->v + AS_VIEW(row)->start;
+            long stride = row.t == V_ARR ? 1 : AS_VIEW(row)->stride;
+            for (int j = 0; j < cols; j++) out[j] = src[j * stride];
+            known &= from->known;
+            v_release(row);
+            continue;
+        }
+        known = 0;
         for (int j = 0; j < cols; j++) {
             Value e = *seq_at(row, j);
             if (!IS_NUMBER(e)) {
@@ -40,10 +52,11 @@ Value mat_literal(Node *n, Env *env, Value first)
                 err_raise_at(n->list[i], "matrix elements must be numbers, but element %d of row %d is %s", j, i, what);
             }
             v_retain(e);
-            s->v[(long)i * cols + j] = e;
+            out[j] = e;
         }
         v_release(row);
     }
+    s->known = known;
     return r;
 }
 
@@ -99,6 +112,7 @@ static Value bi_eye(int argc, Value *argv)
     if ((long long)n * n > INT_MAX) err_raise("eye: a %dx%d matrix is too big (at most %d elements)", n, n, INT_MAX);
     Value r = mat_new(n, n);
     for (int i = 0; i < n; i++) AS_ARR(r)->v[(long)i * n + i] = num_val(num_round(1));
+    AS_ARR(r)->known = KNOWN_CONSTS;
     return r;
 }
 
@@ -129,6 +143,16 @@ static Value bi_reshape(int argc, Value *argv)
         if (argc == 2) err_raise("reshape: %s has %d element%s, not %d", mat_describe(a), n, n == 1 ? "" : "s", rows);
         err_raise("reshape: %s has %d element%s, not %dx%d = %lld", mat_describe(a), n, n == 1 ? "" : "s", rows, cols, want);
     }
+    if (seq_noheap(a)) {      /* numbers: copied in one loop, and the result knows what a's storage knows */
+        Storage *s = value_storage_unfilled(n);
+        const Storage *from = storage_of(a);
+        const Value *src = a.t == V_ARR ? from->v : from->v + AS_VIEW(a)->start;
+        long stride = a.t == V_ARR ? 1 : AS_VIEW(a)->stride;
+        for (int i = 0; i < n; i++) s->v[i] = src[i * stride];
+        s->known = from->known;
+        if (argc == 3) storage_set_shape(s, 2, rows, cols);
+        return obj_val(V_ARR, s);
+    }
     Value r = argc == 2 ? value_arr_new(n) : mat_new(rows, cols);
     for (int i = 0; i < n; i++) {
         Value e = *seq_at(a, i);
@@ -153,6 +177,7 @@ static Value bi_transpose(int argc, Value *argv)
             v_retain(e);
             AS_ARR(r)->v[(long)j * s->rows + i] = e;
         }
+    AS_ARR(r)->known = s->known;     /* the same elements */
     return r;
 }
 

@@ -170,6 +170,22 @@ double num_apply_f64(int op, double a, double b) { return apply_double(op, a, b)
     else if (sa == 1 && sb == 0) APPLY_LOOP(1, 0, f)               \
     else if (sa == 0 && sb == 1) APPLY_LOOP(0, 1, f)               \
     else APPLY_LOOP(sa, sb, f)
+/* out[j] = f(A[j * sa]) by f, the array form of a wmath.c function: A as
+ * it is when contiguous, else gathered a chunk at a time */
+static void unary_n(void (*f)(const double *, double *, unsigned), const double *A, long sa, double *out, uint32_t n)
+{
+    if (sa == 1) {
+        f(A, out, n);
+        return;
+    }
+    for (uint32_t c = 0; c < n; c += 256) {
+        double x[256];
+        uint32_t m = n - c < 256 ? n - c : 256;
+        for (uint32_t j = 0; j < m; j++) x[j] = A[(c + j) * sa];
+        f(x, out + c, m);
+    }
+}
+
 VECTORISE void num_apply_f64_n(int op, const double *restrict A, long sa, const double *restrict B, long sb,
                                double *restrict out, uint32_t n)
 {
@@ -178,16 +194,8 @@ VECTORISE void num_apply_f64_n(int op, const double *restrict A, long sa, const 
     case OP_SUB: APPLY_STRIDES(a - b) return;
     case OP_MUL: APPLY_STRIDES(a * b) return;
     case OP_DIV: APPLY_STRIDES(a / b) return;
-    case OP_EXP:        /* wm_exp's bits, two at a time (wmath.c) */
-        if (sa == 1) wm_exp_n(A, out, n);
-        else
-            for (uint32_t c = 0; c < n; c += 256) {
-                double x[256];
-                uint32_t m = n - c < 256 ? n - c : 256;
-                for (uint32_t j = 0; j < m; j++) x[j] = A[(c + j) * sa];
-                wm_exp_n(x, out + c, m);
-            }
-        return;
+    case OP_EXP: unary_n(wm_exp_n, A, sa, out, n); return;     /* wm_exp's bits, two at a time (wmath.c) */
+    case OP_TANH: unary_n(wm_tanh_n, A, sa, out, n); return;   /* wm_tanh's, the same way */
     case OP_SIGMOID:    /* sigmoid_of's bits: both its branches take e^-|a|, two at a time */
         for (uint32_t c = 0; c < n; c += 256) {
             double x[256];

@@ -49,6 +49,20 @@ static Storage *spare_storage(int n)
     return NULL;
 }
 
+/* Frees the oldest spare storages until one of bytes more fits (the
+ * list full, or its bytes): keep_spare_storage's rare case, apart so that
+ * its common one saves no registers and calls nothing. */
+static __attribute__((noinline, cold)) void make_room_for_spare(size_t bytes)
+{
+    ValueState *V = &G->value;
+    while (V->nspare_st && (V->nspare_st == STORAGE_SPARE || V->spare_st_bytes + bytes > STORAGE_SPARE_BYTES)) {
+        Storage *old = V->spare_st[0];     /* the oldest goes */
+        V->spare_st_bytes -= storage_bytes(old->n);
+        memmove(V->spare_st, V->spare_st + 1, sizeof(Storage *) * (size_t)--V->nspare_st);
+        free(old);
+    }
+}
+
 /* Keeps freed storage s (its elements released, unlinked) for the next
  * array of its size; 0 if it is not kept (the caller frees it). */
 static __attribute__((noinline)) int keep_spare_storage(Storage *s)
@@ -56,12 +70,7 @@ static __attribute__((noinline)) int keep_spare_storage(Storage *s)
     ValueState *V = &G->value;
     size_t bytes = storage_bytes(s->n);
     if (!STORAGE_SPARE || s->n < STORAGE_SPARE_MIN || bytes > STORAGE_SPARE_BYTES / 4) return 0;
-    while (V->nspare_st && (V->nspare_st == STORAGE_SPARE || V->spare_st_bytes + bytes > STORAGE_SPARE_BYTES)) {
-        Storage *old = V->spare_st[0];     /* the oldest goes */
-        V->spare_st_bytes -= storage_bytes(old->n);
-        memmove(V->spare_st, V->spare_st + 1, sizeof(Storage *) * (size_t)--V->nspare_st);
-        free(old);
-    }
+    if (V->nspare_st == STORAGE_SPARE || V->spare_st_bytes + bytes > STORAGE_SPARE_BYTES) make_room_for_spare(bytes);
     V->spare_st[V->nspare_st++] = s;
     V->spare_st_bytes += bytes;
     return 1;
@@ -76,7 +85,7 @@ Storage *value_storage_unfilled(int n)
     memset(s, 0, sizeof(Storage));
     s->h.type = V_ARR;
     s->h.rc = 1;
-    gc_link(&s->h);
+    gc_link_inline(&s->h);
     s->v = (Value *)(s + 1);
     s->n = n;
     s->plain_n = n;
@@ -93,9 +102,23 @@ Storage *value_storage_new(int n)
 
 Value value_arr_new(int n) { return obj_val(V_ARR, value_storage_new(n)); }
 
+/* A new view: a spare one (value_obj_free keeps them) made live again as
+ * value_obj_new would make it, else value_obj_new's. */
+static View *view_alloc(void)
+{
+    ValueState *V = &G->value;
+    if (!V->nspare_views) return value_obj_new(V_VIEW, sizeof(View));
+    View *v = V->spare_views[--V->nspare_views];
+    memset(v, 0, sizeof(View));
+    v->h.type = V_VIEW;
+    v->h.rc = 1;
+    gc_link_inline(&v->h);
+    return v;
+}
+
 Value value_view_new(Storage *s, int start, int len, int stride)
 {
-    View *v = value_obj_new(V_VIEW, sizeof(View));
+    View *v = view_alloc();
     s->h.rc++;
     s->aliased = 1;
     v->s = s;
@@ -219,7 +242,10 @@ void value_obj_free(Obj *o)
         Storage *s = ((View *)o)->s;
         if (--s->h.rc == 0) value_obj_free(&s->h);
         value_envcell_release(((View *)o)->home);
-        break;
+        gc_unlink(o);
+        if (G->value.nspare_views < VIEW_SPARE) G->value.spare_views[G->value.nspare_views++] = (View *)o;   /* view_alloc's */
+        else free(o);
+        return;
     }
     case V_FN: {
         Closure *c = (Closure *)o;

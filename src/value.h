@@ -324,6 +324,11 @@ const char *value_num_str(double x);   /* for error messages */
                                    * too (lstm's rows of 7, an array run's result a step) take
                                    * the list: malloc and free cost them more than its look-up */
 #define STORAGE_SPARE_BYTES (8u << 20)   /* at most this much kept in all */
+#ifdef __SANITIZE_ADDRESS__
+#define VIEW_SPARE 0
+#else
+#define VIEW_SPARE 64             /* freed views kept for the next (row(F, t) a step) */
+#endif
 typedef struct {
     uint32_t env_made;        /* frames made so far (wraps) */
     /* Forward mode makes and drops a dual per operation: freed duals wait
@@ -345,6 +350,10 @@ typedef struct {
     Storage *spare_st[STORAGE_SPARE + 1];
     int nspare_st;
     size_t spare_st_bytes;
+    /* A loop over a matrix's rows makes and drops a view a step: freed
+     * views wait here for the next instead of going through malloc. */
+    View *spare_views[VIEW_SPARE + 1];
+    int nspare_views;
 } ValueState;
 
 static inline size_t dual_bytes(int k, int wide)

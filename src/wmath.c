@@ -255,53 +255,103 @@ double wm_exp(double x)
  * is then wm_exp's. */
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
+#define K(c) _mm_set1_pd(c)
+/* exp_dd of both elements of a, each in exp's common case (|a| < 690):
+ * e^a = scale (hi + lo), scale = 2^m; exp_dd's operations in its order */
+static inline void exp_dd2(__m128d a, __m128d *hi, __m128d *lo, __m128d *scale)
+{
+    const __m128i low5 = _mm_set1_epi64x(31), off = _mm_set1_epi64x(0x4338000000000000LL), one = _mm_set1_epi64x(1023LL << 52);
+    __m128d s = _mm_add_pd(_mm_mul_pd(a, K(EXP_INV)), K(0x1.8p52)), nn = _mm_sub_pd(s, K(0x1.8p52));
+    __m128i u = _mm_castpd_si128(s), j = _mm_and_si128(u, low5);
+    *scale = _mm_castsi128_pd(_mm_add_epi64(_mm_slli_epi64(_mm_sub_epi64(_mm_sub_epi64(u, off), j), 47), one));
+    uint64_t jj[2];
+    _mm_storeu_si128((__m128i *)jj, j);
+    const double *t0 = exp_tab + 3 * jj[0], *t1 = exp_tab + 3 * jj[1];
+    __m128d T0 = _mm_set_pd(t1[0], t0[0]), T1 = _mm_set_pd(t1[1], t0[1]), T2 = _mm_set_pd(t1[2], t0[2]);
+    __m128d r0 = _mm_sub_pd(a, _mm_mul_pd(nn, K(EXP_L1))), b0 = _mm_xor_pd(_mm_mul_pd(nn, K(EXP_L2)), K(-0.0));
+    __m128d rh = _mm_add_pd(r0, b0), bb = _mm_sub_pd(rh, r0);                 /* two_sum */
+    __m128d rl = _mm_add_pd(_mm_sub_pd(r0, _mm_sub_pd(rh, bb)), _mm_sub_pd(b0, bb));
+    rl = _mm_sub_pd(rl, _mm_mul_pd(nn, K(EXP_L3)));
+    __m128d p = _mm_add_pd(K(EXP_C6), _mm_mul_pd(rh, K(EXP_C7)));
+    p = _mm_add_pd(K(EXP_C5), _mm_mul_pd(rh, p));
+    p = _mm_add_pd(K(EXP_C4), _mm_mul_pd(rh, p));
+    p = _mm_add_pd(K(EXP_C3), _mm_mul_pd(rh, p));
+    p = _mm_add_pd(K(EXP_C2), _mm_mul_pd(rh, p));
+    p = _mm_mul_pd(_mm_mul_pd(rh, rh), p);
+    __m128d th = _mm_add_pd(T0, T1), tl = T2;
+    __m128d c = _mm_mul_pd(K(134217729.0), rh), rh1 = _mm_sub_pd(c, _mm_sub_pd(c, rh)), rh2 = _mm_sub_pd(rh, rh1);   /* split */
+    __m128d ph = _mm_mul_pd(T0, rh1), pl = _mm_add_pd(_mm_mul_pd(T0, rh2), _mm_mul_pd(T1, rh));
+    __m128d rest = _mm_add_pd(pl, _mm_add_pd(_mm_mul_pd(th, _mm_add_pd(rl, p)), _mm_add_pd(tl, _mm_mul_pd(tl, rh))));
+    __m128d sh = _mm_add_pd(th, ph), sl = _mm_sub_pd(ph, _mm_sub_pd(sh, th));            /* fast_two_sum */
+    __m128d b1 = _mm_add_pd(sl, rest);
+    *hi = _mm_add_pd(sh, b1);
+    *lo = _mm_sub_pd(b1, _mm_sub_pd(*hi, sh));
+}
+
 void wm_exp_n(const double *x, double *out, unsigned n)
 {
-    const __m128d inv = _mm_set1_pd(EXP_INV), big = _mm_set1_pd(0x1.8p52), lim = _mm_set1_pd(690), tiny = _mm_set1_pd(0x1p-54);
+    const __m128d lim = _mm_set1_pd(690), tiny = _mm_set1_pd(0x1p-54);
     const __m128d absmask = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
-    const __m128i low5 = _mm_set1_epi64x(31), off = _mm_set1_epi64x(0x4338000000000000LL), one = _mm_set1_epi64x(1023LL << 52);
-#define K(c) _mm_set1_pd(c)
     unsigned i = 0;
     for (; i + 2 <= n; i += 2) {
         __m128d a = _mm_loadu_pd(x + i), mag = _mm_and_pd(a, absmask), in = _mm_cmplt_pd(mag, lim);
         int common = _mm_movemask_pd(_mm_and_pd(in, _mm_cmpge_pd(mag, tiny)));
         a = _mm_and_pd(a, in);      /* 0 outside: wm_exp's below */
-        __m128d s = _mm_add_pd(_mm_mul_pd(a, inv), big), nn = _mm_sub_pd(s, big);
-        __m128i u = _mm_castpd_si128(s), j = _mm_and_si128(u, low5);
-        __m128d scale = _mm_castsi128_pd(_mm_add_epi64(_mm_slli_epi64(_mm_sub_epi64(_mm_sub_epi64(u, off), j), 47), one));
-        uint64_t jj[2];
-        _mm_storeu_si128((__m128i *)jj, j);
-        const double *t0 = exp_tab + 3 * jj[0], *t1 = exp_tab + 3 * jj[1];
-        __m128d T0 = _mm_set_pd(t1[0], t0[0]), T1 = _mm_set_pd(t1[1], t0[1]), T2 = _mm_set_pd(t1[2], t0[2]);
-        __m128d r0 = _mm_sub_pd(a, _mm_mul_pd(nn, K(EXP_L1))), b0 = _mm_xor_pd(_mm_mul_pd(nn, K(EXP_L2)), K(-0.0));
-        __m128d rh = _mm_add_pd(r0, b0), bb = _mm_sub_pd(rh, r0);                 /* two_sum */
-        __m128d rl = _mm_add_pd(_mm_sub_pd(r0, _mm_sub_pd(rh, bb)), _mm_sub_pd(b0, bb));
-        rl = _mm_sub_pd(rl, _mm_mul_pd(nn, K(EXP_L3)));
-        __m128d p = _mm_add_pd(K(EXP_C6), _mm_mul_pd(rh, K(EXP_C7)));
-        p = _mm_add_pd(K(EXP_C5), _mm_mul_pd(rh, p));
-        p = _mm_add_pd(K(EXP_C4), _mm_mul_pd(rh, p));
-        p = _mm_add_pd(K(EXP_C3), _mm_mul_pd(rh, p));
-        p = _mm_add_pd(K(EXP_C2), _mm_mul_pd(rh, p));
-        p = _mm_mul_pd(_mm_mul_pd(rh, rh), p);
-        __m128d th = _mm_add_pd(T0, T1), tl = T2;
-        __m128d c = _mm_mul_pd(K(134217729.0), rh), rh1 = _mm_sub_pd(c, _mm_sub_pd(c, rh)), rh2 = _mm_sub_pd(rh, rh1);   /* split */
-        __m128d ph = _mm_mul_pd(T0, rh1), pl = _mm_add_pd(_mm_mul_pd(T0, rh2), _mm_mul_pd(T1, rh));
-        __m128d rest = _mm_add_pd(pl, _mm_add_pd(_mm_mul_pd(th, _mm_add_pd(rl, p)), _mm_add_pd(tl, _mm_mul_pd(tl, rh))));
-        __m128d sh = _mm_add_pd(th, ph), sl = _mm_sub_pd(ph, _mm_sub_pd(sh, th));            /* fast_two_sum */
-        __m128d b1 = _mm_add_pd(sl, rest), hi = _mm_add_pd(sh, b1), lo = _mm_sub_pd(b1, _mm_sub_pd(hi, sh));
+        __m128d hi, lo, scale;
+        exp_dd2(a, &hi, &lo, &scale);
         _mm_storeu_pd(out + i, _mm_mul_pd(_mm_add_pd(hi, lo), scale));
         if (__builtin_expect(common != 3, 0)) {
             if (!(common & 1)) out[i] = wm_exp(x[i]);
             if (!(common & 2)) out[i + 1] = wm_exp(x[i + 1]);
         }
     }
-#undef K
     for (; i < n; i++) out[i] = wm_exp(x[i]);
 }
+
+/* out[i] = wm_tanh(x[i]), the same bits, two at a time: wm_tanh's branch
+ * for 1/16 <= |x| < 22 (E = e^2|x| by exp_dd2, 2|x| in exp's common case,
+ * 2^m exact for 0 <= m <= 64), its operations in its order with its
+ * helpers written out; an element outside it is then wm_tanh's. */
+void wm_tanh_n(const double *x, double *out, unsigned n)
+{
+    const __m128d absmask = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
+    unsigned i = 0;
+    for (; i + 2 <= n; i += 2) {
+        __m128d v = _mm_loadu_pd(x + i), a = _mm_and_pd(v, absmask);
+        __m128d in = _mm_and_pd(_mm_cmpge_pd(a, K(0.0625)), _mm_cmplt_pd(a, K(22)));
+        int common = _mm_movemask_pd(in);
+        __m128d h, l, s;
+        exp_dd2(_mm_and_pd(_mm_add_pd(a, a), in), &h, &l, &s);   /* 0 outside: wm_tanh's below */
+        h = _mm_mul_pd(h, s);
+        l = _mm_mul_pd(l, s);
+        __m128d nh = _mm_add_pd(h, K(-1)), nl = _mm_sub_pd(K(-1), _mm_sub_pd(nh, h));   /* fast_two_sum(h, -1) */
+        __m128d dh = _mm_add_pd(h, K(1)), dl = _mm_sub_pd(K(1), _mm_sub_pd(dh, h));     /* fast_two_sum(h, 1) */
+        __m128d al = _mm_add_pd(nl, l), bl = _mm_add_pd(dl, l);
+        /* dd_div(nh, al, dh, bl) */
+        __m128d q = _mm_div_pd(nh, dh), c = _mm_mul_pd(K(134217729.0), q), q1 = _mm_sub_pd(c, _mm_sub_pd(c, q));
+        __m128d cb = _mm_mul_pd(K(134217729.0), dh), b1 = _mm_sub_pd(cb, _mm_sub_pd(cb, dh)), b2 = _mm_sub_pd(dh, b1);
+        __m128d r = _mm_add_pd(_mm_sub_pd(_mm_sub_pd(nh, _mm_mul_pd(q1, b1)), _mm_mul_pd(q1, b2)),
+                               _mm_sub_pd(al, _mm_mul_pd(q1, bl)));
+        __m128d t = _mm_add_pd(q1, _mm_div_pd(r, _mm_add_pd(dh, bl)));
+        t = _mm_or_pd(_mm_and_pd(t, absmask), _mm_andnot_pd(absmask, v));   /* copysign(t, x) */
+        _mm_storeu_pd(out + i, t);
+        if (__builtin_expect(common != 3, 0)) {
+            if (!(common & 1)) out[i] = wm_tanh(x[i]);
+            if (!(common & 2)) out[i + 1] = wm_tanh(x[i + 1]);
+        }
+    }
+    for (; i < n; i++) out[i] = wm_tanh(x[i]);
+}
+#undef K
 #else
 void wm_exp_n(const double *x, double *out, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) out[i] = wm_exp(x[i]);
+}
+
+void wm_tanh_n(const double *x, double *out, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) out[i] = wm_tanh(x[i]);
 }
 #endif
 

@@ -15,6 +15,8 @@ double wm_exp(double x);
 /* out[i] = wm_exp(x[i]), i < n (an array's: vectorised) */
 void wm_exp_n(const double *x, double *out, unsigned n);
 double wm_tanh(double x);
+/* out[i] = wm_tanh(x[i]), i < n (vectorised) */
+void wm_tanh_n(const double *x, double *out, unsigned n);
 double wm_atan(double x);
 double wm_atan2(double y, double x);
 

@@ -1,5 +1,6 @@
-/* test_wmath.c - wm_exp_n (an array's exp, two elements at a time where
- * SSE2 is there) gives wm_exp's bits on every element: random inputs in
+/* test_wmath.c - wm_exp_n and wm_tanh_n (an array's exp and tanh, two
+ * elements at a time where SSE2 is there) give wm_exp's and wm_tanh's bits
+ * on every element: random inputs in
  * ranges that cross each of its cases (the common one, |x| near 690 where
  * it hands over to wm_exp, tiny ones, under- and overflow), the special
  * values, and odd lengths (the last element alone). Exit 0 iff every
@@ -45,6 +46,29 @@ int main(void)
             }
             check(same, what);
         }
+    /* wm_tanh_n: its vector branch is 1/16 <= |x| < 22; the ranges
+     * cross both ends and the Taylor branch below it */
+    static const double tranges[][2] = { { -1, 1 }, { -0.07, 0.07 }, { -25, 25 }, { 21.9, 22.1 }, { -1e-8, 1e-8 }, { -3, 3 } };
+    static const double tspecial[] = { 0, -0.0, NAN, INFINITY, -INFINITY, 0.0625, -0.0625, 0x1.fffffffffffffp-5, 22, -22,
+                                       0x1.5fffffffffffffp+4, 0x1p-27, 1, -1, 0.5, 1e-300, 19.06, -7.25 };
+    for (size_t r = 0; r < sizeof tranges / sizeof tranges[0]; r++)
+        for (int rep = 0; rep < 50; rep++) {
+            for (int i = 0; i < N; i++) x[i] = tranges[r][0] + (tranges[r][1] - tranges[r][0]) * uniform();
+            if (rep == 0) memcpy(x + 5, tspecial, sizeof tspecial);
+            unsigned n = N - (unsigned)(rep % 3);
+            wm_tanh_n(x, out, n);
+            int same = 1;
+            for (unsigned i = 0; i < n && same; i++) {
+                double w = wm_tanh(x[i]);
+                same = memcmp(&w, &out[i], sizeof w) == 0;
+                if (!same) snprintf(what, sizeof what, "wm_tanh_n(%a) = %a, wm_tanh gives %a", x[i], out[i], w);
+            }
+            check(same, what);
+        }
+    wm_tanh_n(x, out, 0);
+    x[0] = -0.75;
+    wm_tanh_n(x, out, 1);
+    check(out[0] == wm_tanh(-0.75), "tanh, one element");
     wm_exp_n(x, out, 0);                  /* nothing: no access */
     x[0] = 1;
     wm_exp_n(x, out, 1);
