@@ -148,6 +148,7 @@ static TapeFarHash far_hash_none = { .now = 1 };
 
 static void far_hash_reset(void)
 {
+    G->tape.far_gen++;          /* the runs known in the table are forgotten */
     G->tape.far_seen[0] = G->tape.far_seen[1] = 0;
     if (G->tape.far_hash == &far_hash_none) return;
     if (++G->tape.far_hash->now == 0) {
@@ -767,6 +768,31 @@ static uint32_t far_run(uint32_t id, uint32_t m, uint32_t f, int give)
     return k;
 }
 
+/* Runs of far slots known (Tape.far_runs): that slots s0 .. s0 + len - 1
+ * of the chunk's table hold ids id .. id + len - 1 (far_run found or gave
+ * them). A chunk's table only grows until far_hash_reset bumps far_gen, so
+ * what far_run said stays true until then: the next run of the same
+ * operand (lstm's w1, b1, w3, b3, every step of the recurrence) takes its
+ * fields from here, with no hash probe and no look at the slots. */
+static inline uint32_t far_run_slot(uint32_t id) { return (id * 2654435761u) >> (32 - 3); }
+_Static_assert(TAPE_FAR_RUNS == 8u, "far_run_slot gives 3 bits");
+
+/* Slot s0 starts a run of at least m known slots for id .. id + m - 1: its
+ * s0, or -1 if that is not known. */
+static inline int32_t far_run_known(uint32_t id, uint32_t m)
+{
+    const __typeof__(G->tape.far_runs[0]) *k = &G->tape.far_runs[far_run_slot(id)];
+    return k->id == id && k->gen == G->tape.far_gen && k->len >= m ? (int32_t)k->s0 : -1;
+}
+
+/* far_run's answer len for id from slot s0, remembered; returns len. */
+static inline uint32_t far_run_note(uint32_t id, uint32_t s0, uint32_t len)
+{
+    __typeof__(G->tape.far_runs[0]) *k = &G->tape.far_runs[far_run_slot(id)];
+    k->id = id, k->s0 = s0, k->len = len, k->gen = G->tape.far_gen;
+    return len;
+}
+
 /* How entries i, i + 1, ... (G->tape.n is i) name the operand id + k * step
  * (step 1: a run of entries, 0: one entry) in their fields: f + k * inc,
  * for the returned count of them (at most m); 0 if entry i's field is
@@ -800,12 +826,18 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
             return m;
         }
         /* slots the run has already (a loop's parameter array, in an
-         * inherited table), if all of it; else a window while one is left */
+         * inherited table), if all of it; else a window while one is left
+         * (known to hold them: what the probe and far_run would say) */
+        if ((s = far_run_known(id, m)) >= 0) {
+            *f = TAPE_NEAR + (uint32_t)s;
+            *inc = 1;
+            return m;
+        }
         if ((s = far_hash_find(id)) >= 0) {
             *f = TAPE_NEAR + (uint32_t)s;
             *inc = 1;
-            if (!window_left()) return far_run(id, m, *f, 1);
-            if (far_run(id, m, *f, 0) == m) return m;
+            if (!window_left()) return far_run_note(id, (uint32_t)s, far_run(id, m, *f, 1));
+            if (far_run_note(id, (uint32_t)s, far_run(id, m, *f, 0)) == m) return m;
             *inc = 0;
         }
         if (window_left()) {
@@ -815,7 +847,7 @@ static inline __attribute__((always_inline)) uint32_t field_span(uint32_t i, uin
         if (!far_slots_left()) return 0;
         *f = far_slot_new(id);
         *inc = 1;
-        return far_run(id, m, *f, 1);
+        return far_run_note(id, *f - TAPE_NEAR, far_run(id, m, *f, 1));
     }
     if ((s = far_hash_find(id)) >= 0) {
         *f = TAPE_NEAR + (uint32_t)s;
@@ -874,7 +906,10 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
                 TapeArgs *wide = G->tape.tables.wide + G->tape.nwide;
                 for (uint32_t e = 0; e < m; e++, i++, ida += ida ? sa : 0, idb += idb ? sb : 0) {
                     G->tape.n = i;              /* (tape_far_field's distances are from it) */
-                    fa = tape_field_of(i, ida), fb = tape_field_of(i, idb);
+                    /* b's field only if a has one: a wide entry holds both
+                     * ids as they are (lstm's X * w rows: X's row has none,
+                     * w's would cost a probe an element for nothing) */
+                    fa = tape_field_of(i, ida), fb = fa != TAPE_NOFIELD ? tape_field_of(i, idb) : TAPE_NOFIELD;
                     if ((fa | fb) < (1u << 12)) code[i] = (uint32_t)op | fa << 8 | fb << 20;
                     else {
                         *wide++ = (TapeArgs){ ida, idb };

@@ -75,6 +75,7 @@
 #ifndef TAPE_FAR_INHERIT
 #define TAPE_FAR_INHERIT 16u    /* a table this short is inherited (its ids hashed again: a few) */
 #endif
+#define TAPE_FAR_RUNS   8u    /* far slot runs remembered (Tape.far_runs) */
 #define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* window 0's first field */
 #define TAPE_WINDOW_LEN 512u                          /* window 0's distances */
 #define TAPE_SMALL      (TAPE_WINDOW + TAPE_WINDOW_LEN)   /* the small windows' first field */
@@ -185,6 +186,12 @@ typedef struct {
     uint32_t  small_lo, small_span;   /* the small windows' distances all lie in small_lo + [0, small_span) */
     size_t    nfar, capfar, nwide, capwide, capchunks;
     uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
+    /* runs of far slots the chunk's table is known to hold (tape.c's
+     * far_run_known: a loop's parameter arrays, read as runs every step,
+     * found without a probe), valid while far_gen is theirs: bumped
+     * whenever the chunk's table may lose slots (a new chunk, a rewind) */
+    uint32_t  far_gen;
+    struct { uint32_t id, s0, len, gen; } far_runs[TAPE_FAR_RUNS];
     uint32_t *pool;             /* operand lists of n-ary entries */
     size_t    npool, cappool;
     DerivRec *derivs;
