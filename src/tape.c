@@ -328,6 +328,13 @@ static inline int32_t far_hash_find(uint32_t id)
     return -1;
 }
 
+/* The field of id's far slot in the chunk being recorded, or TAPE_NOFIELD. */
+static inline uint32_t far_slot_field(uint32_t id)
+{
+    int32_t s = far_hash_find(id);
+    return s >= 0 ? TAPE_NEAR + (uint32_t)s : TAPE_NOFIELD;
+}
+
 /* The far slot of id in the chunk being recorded if it has one; else
  * -1, and id is hashed to `slot` unless that is TAPE_NOFIELD (one probe
  * for far_hash_find and far_hash_put both: the empty place the search
@@ -904,12 +911,18 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
                 reserve_wide(G->tape.nwide + m);
                 uint32_t kw = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)], *code = G->tape.code;
                 TapeArgs *wide = G->tape.tables.wide + G->tape.nwide;
+                /* the run operand that had no field (field_span's 0: no
+                 * window holds its one distance, and none can open, nor
+                 * far slots be given, in this chunk): an element's field
+                 * is its far slot's or none (lstm's layer-2 rows of X) */
+                int a_slots = !ma && sa == 1 && ida && i - ida >= TAPE_NEAR, b_slots = ma && sb == 1 && idb && i - idb >= TAPE_NEAR;
                 for (uint32_t e = 0; e < m; e++, i++, ida += ida ? sa : 0, idb += idb ? sb : 0) {
                     G->tape.n = i;              /* (tape_far_field's distances are from it) */
                     /* b's field only if a has one: a wide entry holds both
                      * ids as they are (lstm's X * w rows: X's row has none,
                      * w's would cost a probe an element for nothing) */
-                    fa = tape_field_of(i, ida), fb = fa != TAPE_NOFIELD ? tape_field_of(i, idb) : TAPE_NOFIELD;
+                    fa = a_slots ? far_slot_field(ida) : tape_field_of(i, ida);
+                    fb = fa == TAPE_NOFIELD ? TAPE_NOFIELD : b_slots ? far_slot_field(idb) : tape_field_of(i, idb);
                     if ((fa | fb) < (1u << 12)) code[i] = (uint32_t)op | fa << 8 | fb << 20;
                     else {
                         *wide++ = (TapeArgs){ ida, idb };
