@@ -341,6 +341,63 @@ static void test_far_runs(void)
     check(misdecoded(lo, tape_size()) == 0, "far runs: past the slots (wide) and across chunks, every entry decodes");
 }
 
+/* Leaves up to the next chunk's first entry. */
+static void to_chunk_start(void)
+{
+    while (tape_size() & (CHUNK - 1)) push(OP_LEAF, 0, 0);
+}
+
+/* Runs of far slots are remembered (tape.c's far_run_known) only while
+ * the chunk's table keeps them: after a truncation that drops P's slots,
+ * Q takes slots P had, and P, read again, gets new ones (a stale memory
+ * would name Q's). */
+static void test_far_runs_known_after_truncate(void)
+{
+    tape_clear();
+    enum { B = 7, STREAMS = 1 + TAPE_SMALLS };
+    uint32_t X = leaves(STREAMS * 1000), P = leaves(B), Q = leaves(B);
+    leaves(3000);
+    to_chunk_start();
+    uint32_t lo = tape_size();
+    for (uint32_t k = 0; k < STREAMS; k++) elems(OP_ADD, X + k * 1000, 1, 0, 0, 8);   /* every window taken */
+    TapeMark m = tape_mark();
+    for (int step = 0; step < 3; step++) elems(OP_MUL, P, 1, 0, 0, B);              /* P's slots, remembered */
+    check(kinds_between(m.n, tape_size()).far == 3 * B, "far runs known: P is read through far slots");
+    tape_truncate(m);
+    elems(OP_MUL, Q, 1, 0, 0, B);                /* Q in the slots P had */
+    for (int step = 0; step < 3; step++) elems(OP_MUL, P, 1, 0, 0, B);
+    uint32_t hi = tape_size();
+    check(hi >> TAPE_CHUNK_BITS == lo >> TAPE_CHUNK_BITS, "far runs known: all in one chunk");
+    check(misdecoded(1, hi) == 0, "far runs known: after a truncation, P and Q decode to their own ids");
+    check(kinds_between(m.n, hi).far == 4 * B, "far runs known: and through far slots");
+}
+
+/* A run operand with no field in a chunk out of slots and windows goes
+ * wide an element, but an element of it that has a far slot (read before
+ * in the chunk) keeps its slot's field: a row read again three entries
+ * early, as a and as b. */
+static void test_wide_run_with_slots(void)
+{
+    tape_clear();
+    enum { B = 7, ROWS = 400, STRIDE = 77 };
+    uint32_t X = leaves(ROWS * STRIDE), P = leaves(B);
+    leaves(3000);
+    to_chunk_start();
+    uint32_t lo = tape_size(), r = 0;
+    for (; r < ROWS && !wide_between(lo, tape_size()); r++) {
+        uint32_t t = elems(OP_MUL, X + r * STRIDE, 1, P, 1, B);
+        elems(OP_ADD, t, 1, P, 1, B);
+    }
+    uint32_t slotted = X + (1 + TAPE_SMALLS) * STRIDE - 3, at = tape_size();
+    elems(OP_MUL, slotted, 1, P, 1, B);
+    elems(OP_MUL, P, 1, slotted, 1, B);
+    uint32_t hi = tape_size();
+    check(hi >> TAPE_CHUNK_BITS == lo >> TAPE_CHUNK_BITS, "wide run with slots: all in one chunk");
+    check(misdecoded(lo, hi) == 0, "wide run with slots: every entry decodes");
+    check(wide_between(at, hi) == 2 * 3, "wide run with slots: the elements with no slot go wide");
+    check(kinds_between(at, hi).far >= 2 * 4, "wide run with slots: the ones with a slot keep it");
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -351,6 +408,8 @@ static void body(void *ud)
     test_truncate_and_compact();
     test_inherited_far();
     test_far_runs();
+    test_far_runs_known_after_truncate();
+    test_wide_run_with_slots();
 }
 
 int main(void)
