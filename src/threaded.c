@@ -25,10 +25,32 @@
 #include "state.h"
 #include "valuegc.h"
 #include "tapegc.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define EV(n, env) ((n)->ev((n), (env)))
 #define EX(n, env) ((n)->ex((n), (env)))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* x as an index of an array of n plain elements: 1 with *k when x is a
+ * whole number in [0, n). With SSE2 the conversion's own answer for a NaN
+ * or a number out of int's range (INT_MIN, out of [0, n) as unsigned) does
+ * the range test, and one compare the bounds (what x >= 0 && x < n and
+ * (int)x == x took a dozen instructions for, on every element access). */
+static inline __attribute__((always_inline)) int whole_index(double x, int n, int *k)
+{
+#ifdef __SSE2__
+    int i = _mm_cvttsd_si32(_mm_set_sd(x));
+    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
+    *k = i;
+    return 1;
+#else
+    if (!(x >= 0 && x < n) || (int)x != x) return 0;
+    *k = (int)x;
+    return 1;
+#endif
+}
 
 /* Leaves a parent reads in place, without a call (Node.leaf): what
  * ev_local, ev_upval1 and ev_num do, inline (leaf_read). */
@@ -123,6 +145,38 @@ RECORDED(recorded_sub, OP_SUB, x - y, arith_record_sub)
 RECORDED(recorded_mul, OP_MUL, x * y, arith_record_mul)
 RECORDED(recorded_div, OP_DIV, x / y, arith_record_div)
 
+/* x op y of two numbers read or evaluated (ia, ib: their entries), as
+ * binop_t makes it: plain float64 when nothing is to be recorded, else
+ * recorded, or the general path's; returns from the function it is in. A
+ * macro, not a function: as an inline function the compiler laid out
+ * binop_t's instances worse (W1's x = sin(x) * 0.9 + 0.1, 5 instructions
+ * more a step). */
+#define BINOP_FINISH(n, op, x, ia, y, ib)                                                                               \
+    do {                                                                                                                \
+        if (LIKELY(G->num.backend == BK_F64) && !((ia | ib) && G->tape.recording) && (op < OP2_LT || G->ckpt.mode != 1)) { \
+            switch (op) {                                                                                               \
+            case OP2_ADD: return num_val(x + y);                                                                        \
+            case OP2_SUB: return num_val(x - y);                                                                        \
+            case OP2_MUL: return num_val(x * y);                                                                        \
+            case OP2_DIV: return num_val(x / y);                                                                        \
+            case OP2_LT: return bool_val(x < y);                                                                        \
+            case OP2_LE: return bool_val(x <= y);                                                                       \
+            case OP2_GT: return bool_val(x > y);                                                                        \
+            case OP2_GE: return bool_val(x >= y);                                                                       \
+            case OP2_EQ: return bool_val(x == y);                                                                       \
+            case OP2_NE: return bool_val(x != y);                                                                       \
+            }                                                                                                           \
+        }                                                                                                               \
+        switch (op) {                                                                                                   \
+        case OP2_ADD: return recorded_add(num_id(x, ia), num_id(y, ib));                                                \
+        case OP2_SUB: return recorded_sub(num_id(x, ia), num_id(y, ib));                                                \
+        case OP2_MUL: return recorded_mul(num_id(x, ia), num_id(y, ib));                                                \
+        case OP2_DIV: return recorded_div(num_id(x, ia), num_id(y, ib));                                                \
+        }                                                                                                               \
+        return eval_binop_done(n, num_id(x, ia), num_id(y, ib));                                                        \
+    } while (0)
+
+
 /* a op b: an operand that is a leaf (ka, kb: its LEAF_ kind, 0 for any
  * other expression) is read in place, the other evaluated, a before b;
  * two plain numbers give float64's value (a comparison: float64 order is
@@ -150,27 +204,7 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
         y = b.u.n;
         ib = b.id;
     }
-    if (LIKELY(G->num.backend == BK_F64) && !((ia | ib) && G->tape.recording) && (op < OP2_LT || G->ckpt.mode != 1)) {
-        switch (op) {
-        case OP2_ADD: return num_val(x + y);
-        case OP2_SUB: return num_val(x - y);
-        case OP2_MUL: return num_val(x * y);
-        case OP2_DIV: return num_val(x / y);
-        case OP2_LT: return bool_val(x < y);
-        case OP2_LE: return bool_val(x <= y);
-        case OP2_GT: return bool_val(x > y);
-        case OP2_GE: return bool_val(x >= y);
-        case OP2_EQ: return bool_val(x == y);
-        case OP2_NE: return bool_val(x != y);
-        }
-    }
-    switch (op) {
-    case OP2_ADD: return recorded_add(num_id(x, ia), num_id(y, ib));
-    case OP2_SUB: return recorded_sub(num_id(x, ia), num_id(y, ib));
-    case OP2_MUL: return recorded_mul(num_id(x, ia), num_id(y, ib));
-    case OP2_DIV: return recorded_div(num_id(x, ia), num_id(y, ib));
-    }
-    return eval_binop_done(n, num_id(x, ia), num_id(y, ib));
+    BINOP_FINISH(n, op, x, ia, y, ib);
 }
 
 /* The instances: one function per operator and leaf kinds of a and b. */
@@ -323,8 +357,9 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
         x = iv.u.n;
         id = iv.id;
     }
-    if (LIKELY(x >= 0 && x < st->plain_n && (int)x == x)) {
-        const Value *e = &st->v[(int)x];
+    int k;
+    if (LIKELY(whole_index(x, st->plain_n, &k))) {
+        const Value *e = &st->v[k];
         if (LIKELY(e->t == V_NUM)) {
             if (captured && e->id && !home->vers && !tape_labeled(e->id)) version_label_held(e);
             return *e;
@@ -377,8 +412,9 @@ static inline __attribute__((always_inline)) Value index_ma(Node *n, Env *env, c
         return gen(n, env);
     double p = x * y, k = zf ? w + p : p + w;
     const Storage *st = AS_ARR(*av);           /* a matrix's plain_n is 0: its rows are the general path's */
-    if (!(k >= 0 && k < st->plain_n) || (int)k != k) return gen(n, env);
-    const Value *e = &st->v[(int)k];
+    int ki;
+    if (!whole_index(k, st->plain_n, &ki)) return gen(n, env);
+    const Value *e = &st->v[ki];
     if (e->t != V_NUM) return gen(n, env);
     /* (version_label_held's test, inline: det's gradient reads each element
      * of A many times, labelled at the first) */
@@ -485,8 +521,9 @@ static inline __attribute__((always_inline)) int read_shape(const Node *b, Env *
     if (av->t != V_ARR) return 0;
     const Storage *st = AS_ARR(*av);
     if (!leaf_read(b->b, env, kb, &x, &id)) return 0;   /* (a matrix's plain_n, 0, bounds every index out) */
-    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
-    const Value *e = &st->v[(int)x];
+    int k;
+    if (!whole_index(x, st->plain_n, &k)) return 0;
+    const Value *e = &st->v[k];
     if (e->t != V_NUM || (home && e->id && !home->vers)) return 0;
     *v = *e;
     return 1;
@@ -664,6 +701,26 @@ static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_as
             eval_store_var(n->a, env, v);                                                          \
         return EXEC_NORMAL;                                                                        \
     }
+/* x + e * y and x - e * y, x and y locals, e any expression but a leaf
+ * (det's total + A[i] * sub, a dot product's sum), the product's node's
+ * function being ev_mul[0][LEAF_LOCAL]: binop_t's sum with that function's
+ * work (binop_t's product) inlined where it would call it, one call less.
+ * x is read first, as binop_t reads it; a non-number product goes to
+ * eval_binop_done with x, as binop_t would hand it. */
+static inline __attribute__((always_inline)) Value sum_of_product(Node *n, Env *env, int op)
+{
+    double x;
+    uint32_t ia;
+    if (!leaf_read(n->a, env, LEAF_LOCAL, &x, &ia)) return eval_binop(n, env);
+    Value p = binop_t(n->b, env, OP2_MUL, 0, LEAF_LOCAL);
+    if (p.t != V_NUM) return eval_binop_done(n, num_id(x, ia), p);
+    double y = p.u.n;
+    uint32_t ib = p.id;
+    BINOP_FINISH(n, op, x, ia, y, ib);
+}
+
+ASSIGN_LOCAL_VALUE(ex_assign_local_add_1mul, sum_of_product(b, env, OP2_ADD))
+ASSIGN_LOCAL_VALUE(ex_assign_local_sub_1mul, sum_of_product(b, env, OP2_SUB))
 ASSIGN_LOCAL_VALUE(ex_assign_local_add_10, binop_t(b, env, OP2_ADD, LEAF_LOCAL, 0))
 ASSIGN_LOCAL_VALUE(ex_assign_local_add_01, binop_t(b, env, OP2_ADD, 0, LEAF_LOCAL))
 ASSIGN_LOCAL_VALUE(ex_assign_local_sub_10, binop_t(b, env, OP2_SUB, LEAF_LOCAL, 0))
@@ -681,6 +738,8 @@ static int (*choose_assign_local(const Node *b))(Node *, Env *)
 {
     int sh = choose_shape(b);
     if (sh != SH_NONE) return ex_assign_local[sh];
+    if (b->ev == ev_add[LEAF_LOCAL][0] && b->b->ev == ev_mul[0][LEAF_LOCAL]) return ex_assign_local_add_1mul;
+    if (b->ev == ev_sub[LEAF_LOCAL][0] && b->b->ev == ev_mul[0][LEAF_LOCAL]) return ex_assign_local_sub_1mul;
     if (b->ev == ev_add[LEAF_LOCAL][0]) return ex_assign_local_add_10;
     if (b->ev == ev_add[0][LEAF_LOCAL]) return ex_assign_local_add_01;
     if (b->ev == ev_sub[LEAF_LOCAL][0]) return ex_assign_local_sub_10;
@@ -714,9 +773,10 @@ static inline __attribute__((always_inline)) int store_number(Env *env, const En
     if (av->t != V_ARR || iv.t != V_NUM) return 0;
     Storage *st = AS_ARR(*av);
     double x = iv.u.n;
-    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    int k;
+    if (!whole_index(x, st->plain_n, &k)) return 0;
     if (st->h.rc > 1 && !st->aliased) return 0;
-    Value *e = &st->v[(int)x];
+    Value *e = &st->v[k];
     if (e->t != V_NUM || home->vers || in_nograd() || (G->tape.recording && (v.id || env->vers))) return 0;
     storage_dirty(st);
     e->id = v.id;

@@ -465,3 +465,12 @@ void value_print_brief(Value v, void *file)
     }
     fprintf(f, "] (%d elements)", n);
 }
+
+void value_frame_clear_slots(Value *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Value v = s[i];
+        memset(&s[i], 0, sizeof *s);
+        v_release(v);
+    }
+}

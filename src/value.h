@@ -387,6 +387,9 @@ static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
 /* A call's frame of n slots in parent, for fn: a spare one when one waits
  * (value_env_new's otherwise). Its slots are cleared: a frame's are as it
  * gives them back, before it waits as a spare. */
+/* n slots of a dropped frame cleared, what they held released (apart:
+ * value_frame_drop's inline loop calls nothing for numbers) */
+void value_frame_clear_slots(Value *s, int n);
 static inline Env *value_frame_new(FnInfo *fn, Env *parent, int n)
 {
     ValueState *vs = &G->value;
@@ -412,17 +415,18 @@ static inline void value_frame_drop(Env *e)
         value_frame_drop_slow(e);
         return;
     }
-    for (Value *s = e->slots, *end = s + e->n; s < end; s++) {
-        /* the tag alone read first: a number (most slots of scalar code)
-         * needs its payload neither read nor released */
-        if (!IS_HEAP(*s)) {
-            memset(s, 0, sizeof *s);   /* (one store; a compound literal took several) */
+    /* two slots a step: the tags alone read first (a number, most slots of
+     * scalar code, needs its payload neither read nor released), one test
+     * for the pair; the loop's own count and test were half of it */
+    Value *s = e->slots, *end = s + e->n, *pairs_end = s + (e->n & ~1);
+    for (; s < pairs_end; s += 2) {
+        if (__builtin_expect(IS_HEAP(s[0]) || IS_HEAP(s[1]), 0)) {
+            value_frame_clear_slots(s, 2);
             continue;
         }
-        Obj *o = s->u.o;
-        memset(s, 0, sizeof *s);
-        if (--o->rc == 0) value_obj_free(o);
+        memset(s, 0, 2 * sizeof *s);   /* (plain stores; a compound literal took several) */
     }
+    if (s < end) value_frame_clear_slots(s, 1);
     Env *parent = e->parent;
     gc_unlink_inline(&e->h);
     if (e->n <= ENV_SPARE_SLOTS && vs->nspare_envs[e->n] < ENV_SPARE)
