@@ -225,6 +225,38 @@ static Value bi_take(int argc, Value *argv)
     return obj_val(V_ARR, rs);
 }
 
+/* Whether every element of s is a number (KNOWN_NOHEAP), looked at if
+ * not known, and learnt (as value_seq_check_numbers learns it): a literal
+ * array's, once. */
+static int noheap_learnt(Storage *s)
+{
+    if (s->known & KNOWN_NOHEAP) return 1;
+    int other = 0;
+    for (int i = 0; i < s->n; i++) other |= s->v[i].t != V_NUM;
+    if (!other) s->known |= KNOWN_NOHEAP;
+    return !other;
+}
+
+/* Whether b is take (exec_compound's `v op= take(a, idx)` reads a[idx[i]]
+ * in place, without the gathered temporary). */
+int builtin_is_take(const Builtin *b) { return b->fn == bi_take; }
+
+/* Whether take(a, idx) is bi_take's gather of numbers by numbers and
+ * cannot fail: a and idx arrays (not views) of plain numbers, every index
+ * in range. Its result would be a[idx[0]], a[idx[1]], ... (the same Values,
+ * known as a's storage is). builtin_take(a, idx) is take's value. */
+Value builtin_take(Value a, Value idx)
+{
+    Value argv[2] = { a, idx };
+    return bi_take(2, argv);
+}
+
+int builtin_take_plain(Value a, Value idx)
+{
+    return a.t == V_ARR && idx.t == V_ARR && noheap_learnt(AS_ARR(a)) && noheap_learnt(AS_ARR(idx)) &&
+           all_indices(AS_ARR(idx)->v, AS_ARR(idx)->n, AS_ARR(a)->n);
+}
+
 static Value bi_assert(int argc, Value *argv)
 {
     if (argv[0].t != V_BOOL)
