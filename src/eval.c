@@ -1535,16 +1535,22 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, co
 #undef RHS_AT
     if (other || (ids && rec)) return 0;
     /* the loops for unit strides (and a number on the right) apart: the
-     * compiler makes those tight */
+     * compiler makes those tight. Ids already 0 (the target's storage
+     * known constants, or recording, where any id turned it down above)
+     * are not written again: a store an element less where the target is
+     * a row being filled (ba's observations, ode's f) */
+    int ids_zero = rec || holder_known == KNOWN_CONSTS;
 #define COMPOUND_LOOP(expr) \
-    if (ix) COMPOUND_GATHER(se, expr) \
-    else if (se == 1 && sr == 1) COMPOUND_STRIDED(1, 1, expr) \
-    else if (se == 1 && sr == 0) COMPOUND_STRIDED(1, 0, expr) \
-    else COMPOUND_STRIDED(se, sr, expr)
-#define COMPOUND_STRIDED(SE, SR, expr) \
-    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); x->id = 0; }
-#define COMPOUND_GATHER(SE, expr) \
-    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[(long)ix[i].u.n].u.n; x->u.n = (expr); x->id = 0; }
+    if (ix && se == 1 && ids_zero) COMPOUND_GATHER(1, , expr) \
+    else if (ix) COMPOUND_GATHER(se, x->id = 0;, expr) \
+    else if (se == 1 && sr == 1 && ids_zero) COMPOUND_STRIDED(1, 1, , expr) \
+    else if (se == 1 && sr == 1) COMPOUND_STRIDED(1, 1, x->id = 0;, expr) \
+    else if (se == 1 && sr == 0) COMPOUND_STRIDED(1, 0, x->id = 0;, expr) \
+    else COMPOUND_STRIDED(se, sr, x->id = 0;, expr)
+#define COMPOUND_STRIDED(SE, SR, ZERO_ID, expr) \
+    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); ZERO_ID }
+#define COMPOUND_GATHER(SE, ZERO_ID, expr) \
+    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[(long)ix[i].u.n].u.n; x->u.n = (expr); ZERO_ID }
     switch (op) {
     case OP_ADD: COMPOUND_LOOP(a + b); break;
     case OP_SUB: COMPOUND_LOOP(a - b); break;
