@@ -1500,7 +1500,7 @@ static inline int known_plain(int known, int rec) { return known == KNOWN_CONSTS
  * gather, builtin_take_plain's) rhs is the array gathered from, and the
  * right side's element i is rhs's element ix[i]: take(rhs, ix) read where
  * it lies, without the temporary. */
-static int compound_plain(int op, Value *holder, int holder_known, Value rhs, const Value *ix, int len)
+static inline __attribute__((always_inline)) int compound_plain_at(int op, Value *holder, int holder_known, Value rhs, const Value *ix, int len)
 {
     if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
     int rec = G->tape.recording;
@@ -1562,6 +1562,17 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, co
 #undef COMPOUND_STRIDED
 #undef COMPOUND_GATHER
     return 1;
+}
+
+/* compound_plain_at without a gather (inlined: none of its tests of ix),
+ * and with one (its own function: the loops over a gather apart) */
+static inline int compound_plain(int op, Value *holder, int holder_known, Value rhs, int len)
+{
+    return compound_plain_at(op, holder, holder_known, rhs, NULL, len);
+}
+static __attribute__((noinline)) int compound_gather(int op, Value *holder, int holder_known, Value from, const Value *ix, int len)
+{
+    return compound_plain_at(op, holder, holder_known, from, ix, len);
 }
 
 /* The right side of `x op= take(a, idx)` when that take is a plain gather
@@ -1670,8 +1681,8 @@ static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         int const_places = places && !snap && unrecorded_write_is_place(holder, log);
-        int plain = !const_places && (gathering ? compound_plain(op, holder, known, gather[0], AS_ARR(gather[1])->v, len)
-                                                : compound_plain(op, holder, known, rhs, NULL, len));
+        int plain = !const_places && (gathering ? compound_gather(op, holder, known, gather[0], AS_ARR(gather[1])->v, len)
+                                                : compound_plain(op, holder, known, rhs, len));
         if (gathering) {
             if (!plain) rhs = builtin_take(gather[0], gather[1]);
             v_release(gather[0]);
