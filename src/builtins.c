@@ -158,23 +158,29 @@ static inline long take_index(double k, int len)
 
 /* Whether every iv[i].u.n (i < n) is an index of an array of len
  * (take_index's test), so that the gather's loop needs none. On x86-64
- * two at a time and without branches: truncated to 32 bits and back (a
- * fraction comes back another number; nan and what 32 bits do not hold
- * come back as -2^31), and compared with the bounds as doubles. -0 is
- * index 0, as take_index has it. */
+ * four at a time and without branches: each truncated to 32 bits and back
+ * (a fraction comes back another number; nan and what 32 bits do not
+ * hold come back as -2^31), and the least and the greatest compared with
+ * the bounds once at the end. -0 is index 0, as take_index has it. */
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
+static inline __m128d two_numbers(const Value *iv) { return _mm_loadh_pd(_mm_load_sd(&iv[0].u.n), &iv[1].u.n); }
 static int all_indices(const Value *iv, int n, int len)
 {
-    __m128d bad = _mm_setzero_pd(), lim = _mm_set1_pd((double)len), zero = _mm_setzero_pd();
+    __m128d bad = _mm_setzero_pd(), lo = _mm_setzero_pd(), hi = _mm_set1_pd(-1);
     int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        __m128d k = _mm_loadh_pd(_mm_load_sd(&iv[i].u.n), &iv[i + 1].u.n);
-        __m128d back = _mm_cvtepi32_pd(_mm_cvttpd_epi32(k));
-        bad = _mm_or_pd(bad, _mm_or_pd(_mm_cmpneq_pd(back, k), _mm_or_pd(_mm_cmpnlt_pd(k, lim), _mm_cmplt_pd(k, zero))));
+    for (; i + 4 <= n; i += 4) {
+        __m128d k = two_numbers(iv + i), m = two_numbers(iv + i + 2);
+        __m128d kb = _mm_cvtepi32_pd(_mm_cvttpd_epi32(k)), mb = _mm_cvtepi32_pd(_mm_cvttpd_epi32(m));
+        bad = _mm_or_pd(bad, _mm_or_pd(_mm_cmpneq_pd(kb, k), _mm_cmpneq_pd(mb, m)));
+        lo = _mm_min_pd(lo, _mm_min_pd(kb, mb));     /* of the numbers come back: no nan */
+        hi = _mm_max_pd(hi, _mm_max_pd(kb, mb));
     }
-    if (_mm_movemask_pd(bad)) return 0;
-    return i == n || take_index(iv[i].u.n, len) >= 0;
+    __m128d bounds = _mm_or_pd(_mm_cmplt_pd(lo, _mm_setzero_pd()), _mm_cmpge_pd(hi, _mm_set1_pd((double)len)));
+    if (_mm_movemask_pd(_mm_or_pd(bad, bounds))) return 0;
+    for (; i < n; i++)
+        if (take_index(iv[i].u.n, len) < 0) return 0;
+    return 1;
 }
 #else
 static int all_indices(const Value *iv, int n, int len)
@@ -223,6 +229,38 @@ static Value bi_take(int argc, Value *argv)
     }
     rs->known = nums ? storage_of(argv[0])->known : 0;
     return obj_val(V_ARR, rs);
+}
+
+/* Whether every element of s is a number (KNOWN_NOHEAP), looked at if
+ * not known, and learnt (as value_seq_check_numbers learns it): a literal
+ * array's, once. */
+static int noheap_learnt(Storage *s)
+{
+    if (s->known & KNOWN_NOHEAP) return 1;
+    int other = 0;
+    for (int i = 0; i < s->n; i++) other |= s->v[i].t != V_NUM;
+    if (!other) s->known |= KNOWN_NOHEAP;
+    return !other;
+}
+
+/* Whether b is take (exec_compound's `v op= take(a, idx)` reads a[idx[i]]
+ * in place, without the gathered temporary). */
+int builtin_is_take(const Builtin *b) { return b->fn == bi_take; }
+
+/* Whether take(a, idx) is bi_take's gather of numbers by numbers and
+ * cannot fail: a and idx arrays (not views) of plain numbers, every index
+ * in range. Its result would be a[idx[0]], a[idx[1]], ... (the same Values,
+ * known as a's storage is). builtin_take(a, idx) is take's value. */
+Value builtin_take(Value a, Value idx)
+{
+    Value argv[2] = { a, idx };
+    return bi_take(2, argv);
+}
+
+int builtin_take_plain(Value a, Value idx)
+{
+    return a.t == V_ARR && idx.t == V_ARR && noheap_learnt(AS_ARR(a)) && noheap_learnt(AS_ARR(idx)) &&
+           all_indices(AS_ARR(idx)->v, AS_ARR(idx)->n, AS_ARR(a)->n);
 }
 
 static Value bi_assert(int argc, Value *argv)

@@ -25,6 +25,9 @@ typedef struct {
  * when arg is a variable (home, owner: the variable a write through the
  * view makes a version of; owner -1: none), and the view of its elements
  * start, start + stride, ... (len of them), which takes base. */
+int builtin_is_take(const Builtin *b);
+int builtin_take_plain(Value a, Value idx);
+Value builtin_take(Value a, Value idx);
 Value builtin_view_base(Node *arg, Env *env, EnvCell **home, int *owner, int readonly);
 Value builtin_view_over(Value base, EnvCell *home, int owner, int start, int len, int stride, int readonly);
 

@@ -1496,7 +1496,11 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
  * an op. 0 if it does not apply (nothing written then). */
 static inline int known_plain(int known, int rec) { return known == KNOWN_CONSTS || (known && !rec); }
 
-static int compound_plain(int op, Value *holder, int holder_known, Value rhs, int len)
+/* rhs is a number or an array or view of len; with ix (the indices of a
+ * gather, builtin_take_plain's) rhs is the array gathered from, and the
+ * right side's element i is rhs's element ix[i]: take(rhs, ix) read where
+ * it lies, without the temporary. */
+static inline __attribute__((always_inline)) int compound_plain_at(int op, Value *holder, int holder_known, Value rhs, const Value *ix, int len)
 {
     if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
     int rec = G->tape.recording;
@@ -1507,9 +1511,10 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, in
         r = rhs.t == V_ARR ? AS_ARR(rhs)->v : AS_VIEW(rhs)->s->v + AS_VIEW(rhs)->start;
         sr = rhs.t == V_ARR ? 1 : AS_VIEW(rhs)->stride;
     }
+#define RHS_AT(i) (ix ? r[(long)ix[i].u.n] : r[(i) * sr])
     /* a recorded side's first element is mostly recorded: no scan to
      * find out (compound_whole's case) */
-    if (rec && len > 0 && (e[0].id || r[0].id)) return 0;
+    if (rec && len > 0 && (e[0].id || RHS_AT(0).id)) return 0;
     /* numbers that record nothing on both sides: known of the storage
      * (before this write), or looked at */
     int other = 0;
@@ -1524,18 +1529,28 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, in
         ids |= r->id;
     } else if (!known_plain(storage_of(rhs)->known, rec))
         for (int i = 0; i < len; i++) {
-            other |= r[i * sr].t != V_NUM;
-            ids |= r[i * sr].id;
+            other |= RHS_AT(i).t != V_NUM;
+            ids |= RHS_AT(i).id;
         }
+#undef RHS_AT
     if (other || (ids && rec)) return 0;
     /* the loops for unit strides (and a number on the right) apart: the
-     * compiler makes those tight */
+     * compiler makes those tight. Ids already 0 (the target's storage
+     * known constants, or recording, where any id turned it down above)
+     * are not written again: a store an element less where the target is
+     * a row being filled (ba's observations, ode's f) */
+    int ids_zero = rec || holder_known == KNOWN_CONSTS;
 #define COMPOUND_LOOP(expr) \
-    if (se == 1 && sr == 1) COMPOUND_STRIDED(1, 1, expr) \
-    else if (se == 1 && sr == 0) COMPOUND_STRIDED(1, 0, expr) \
-    else COMPOUND_STRIDED(se, sr, expr)
-#define COMPOUND_STRIDED(SE, SR, expr) \
-    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); x->id = 0; }
+    if (ix && se == 1 && ids_zero) COMPOUND_GATHER(1, , expr) \
+    else if (ix) COMPOUND_GATHER(se, x->id = 0;, expr) \
+    else if (se == 1 && sr == 1 && ids_zero) COMPOUND_STRIDED(1, 1, , expr) \
+    else if (se == 1 && sr == 1) COMPOUND_STRIDED(1, 1, x->id = 0;, expr) \
+    else if (se == 1 && sr == 0) COMPOUND_STRIDED(1, 0, x->id = 0;, expr) \
+    else COMPOUND_STRIDED(se, sr, x->id = 0;, expr)
+#define COMPOUND_STRIDED(SE, SR, ZERO_ID, expr) \
+    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[i * (SR)].u.n; x->u.n = (expr); ZERO_ID }
+#define COMPOUND_GATHER(SE, ZERO_ID, expr) \
+    _Pragma("GCC unroll 4") for (int i = 0; i < len; i++) { Value *x = &e[i * (SE)]; double a = x->u.n, b = r[(long)ix[i].u.n].u.n; x->u.n = (expr); ZERO_ID }
     switch (op) {
     case OP_ADD: COMPOUND_LOOP(a + b); break;
     case OP_SUB: COMPOUND_LOOP(a - b); break;
@@ -1545,7 +1560,54 @@ static int compound_plain(int op, Value *holder, int holder_known, Value rhs, in
     }
 #undef COMPOUND_LOOP
 #undef COMPOUND_STRIDED
+#undef COMPOUND_GATHER
     return 1;
+}
+
+/* compound_plain_at without a gather (inlined: none of its tests of ix),
+ * and with one (its own function: the loops over a gather apart) */
+static inline int compound_plain(int op, Value *holder, int holder_known, Value rhs, int len)
+{
+    return compound_plain_at(op, holder, holder_known, rhs, NULL, len);
+}
+static __attribute__((noinline)) int compound_gather(int op, Value *holder, int holder_known, Value from, const Value *ix, int len)
+{
+    return compound_plain_at(op, holder, holder_known, from, ix, len);
+}
+
+/* The right side of `x op= take(a, idx)` when that take is a plain gather
+ * (builtin_take_plain: it cannot fail): a and idx evaluated into g, 1;
+ * exec_compound reads the gathered elements where they lie when it can,
+ * or takes them (compound_taken). Any other right side, or a take that
+ * is not plain (it may raise), evaluated into *rhs as eval_expr would
+ * (the call's arguments in order, then the builtin): 0. */
+static int compound_take_args(Node *b, Env *env, Value g[2], Value *rhs)
+{
+    Node *callee = b->a;
+    if (b->kind != N_CALL || b->n != 2 || callee->kind != N_NAME || callee->ref != REF_GLOBAL ||
+        G->eval.globals[callee->slot].v.t != V_BUILTIN || !builtin_is_take(G->eval.globals[callee->slot].v.u.bi)) {
+        *rhs = eval_expr(b, env);
+        return 0;
+    }
+    const Builtin *take = G->eval.globals[callee->slot].v.u.bi;   /* the callee before the arguments, as a call has it */
+    g[0] = eval_expr(b->list[0], env);
+    g[1] = eval_expr(b->list[1], env);
+    if (builtin_take_plain(g[0], g[1])) return 1;
+    G->err.where.node = b;
+    *rhs = eval_call_value((Value){ .t = V_BUILTIN, .u.bi = take }, 2, g);
+    v_release(g[0]);
+    v_release(g[1]);
+    return 0;
+}
+
+/* take(g[0], g[1]) of compound_take_args, taken now (it cannot fail);
+ * g released. */
+static Value compound_taken(Value g[2])
+{
+    Value r = builtin_take(g[0], g[1]);
+    v_release(g[0]);
+    v_release(g[1]);
+    return r;
 }
 
 /* holder op rhs as one array operation (recorded as an array run where
@@ -1577,15 +1639,25 @@ static Value compound_whole(int op, Value holder, Value rhs, int len)
 static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
 {
     int op = binop_code[n->op];
-    Value rhs = eval_expr(n->b, env);
+    Value gather[2], rhs = nil_val();
+    int gathering = compound_take_args(n->b, env, gather, &rhs);   /* rhs is take(gather[0], gather[1]) when it is */
     G->err.where.node = n;
     if (n->a->kind == N_INDEX) {
+        if (gathering) rhs = compound_taken(gather);
         eval_store_general(n->a, env, rhs, op, NULL);
         return;
     }
     VerLog *log;
     Value *slot = var_slot(n->a, env, &log);
     if (slot->t == V_UNDEF) suggest_undefined(n->a, env);
+    /* the gathered elements are read where they lie only when they are
+     * not the target's (which the loop writes), nor a matrix's (an error
+     * or a row at a time), and are as many */
+    if (gathering && (!is_seq(*slot) || storage_of(*slot) == AS_ARR(gather[0]) || is_mat(*slot) ||
+                      seq_len(*slot) != AS_ARR(gather[1])->n)) {
+        rhs = compound_taken(gather);
+        gathering = 0;
+    }
     if (is_seq(*slot)) {
         /* writable_seq, keeping what was known of the storage's elements
          * for the plain path below, which writes plain numbers only */
@@ -1609,7 +1681,13 @@ static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         int const_places = places && !snap && unrecorded_write_is_place(holder, log);
-        int plain = !const_places && compound_plain(op, holder, known, rhs, len);
+        int plain = !const_places && (gathering ? compound_gather(op, holder, known, gather[0], AS_ARR(gather[1])->v, len)
+                                                : compound_plain(op, holder, known, rhs, len));
+        if (gathering) {
+            if (!plain) rhs = builtin_take(gather[0], gather[1]);
+            v_release(gather[0]);
+            v_release(gather[1]);
+        }
         if (plain) hs->known = holder->t == V_ARR ? KNOWN_CONSTS : known == KNOWN_CONSTS ? known : 0;
         Value whole = plain ? nil_val() : compound_whole(op, *holder, rhs, len);
         int from = 0;       /* the loop below's first element */
