@@ -71,6 +71,8 @@ FEATURES = [
     ("strongzero", "sqrt, ^0.3, log behind relu(e - c) < 0 or abs(e - e): a zero partial meets inf"),
     ("matrices", "matrices made of arrays: products, broadcasting, axis reductions, element and "
                  "row/column view writes, versions m@k"),
+    ("gathers", "v op= take(a, idx) into arrays, views, rows and columns: the target aliased with the "
+                "source (or its view), sources and indices that are views, recorded or temporaries"),
 ]
 
 # Routes. Each is (label, wengert expression); P is the program's number,
@@ -797,6 +799,157 @@ class Gen:
         lines.append("%s = %s" % (s, strip(e[0])))
         return [self.ind() + line for line in lines]
 
+    # -- gathers (--gathers): v op= take(a, idx), exec_compound's gather
+    def gather_idx(self, n, src_len, lines):
+        """n whole indices below src_len, as an index array's text: a
+        literal, a range, one with recorded numbers in it (0 * s + k), an
+        index variable (lines gets its assignment) or a view of one."""
+        ks = [self.r.randrange(src_len) for _ in range(n)]
+        lit = "[%s]" % ", ".join(map(str, ks))
+        nums = self.nums()
+        how = self.w([(4, "lit"), (1.5 if src_len >= n else 0, "range"), (1 if src_len >= n else 0, "rev"),
+                      (1.5 if nums else 0, "rec"), (1.5, "var"), (0.7, "view"), (0.5 if n >= 2 else 0, "floor")])
+        if how == "range":
+            return "range(%d)" % n
+        if how == "rev":
+            return "(%d - range(%d))" % (n - 1, n)
+        if how == "rec":
+            v = self.r.choice(nums)
+            i = self.r.randrange(n)
+            ks2 = [str(k) for k in ks]
+            ks2[i] = "0 * %s + %d" % (v.name, ks[i])
+            return "[%s]" % ", ".join(ks2)
+        if how == "floor":
+            return "floor(linspace(0, %s, %d))" % (fmt(src_len - 0.5), n)
+        if how in ("var", "view"):
+            name = self.fresh("ix")
+            lines.append("%s = %s" % (name, lit))
+            return name if how == "var" else "view(%s)" % name
+        return lit
+
+    def owners(self, a):
+        """The arrays (not views) whose storage view a shows."""
+        return [o for o in self.arrays(view=False) if o.sid == a.sid]
+
+    def gather_src(self, t, n, own=None):
+        """The array gathered from for target t of n elements (None: a new
+        row or column, own its (text, bound, length)): (text, bound,
+        length). The target itself or its owner (aliased), another array or
+        view, or an expression."""
+        opts = [(2, "other"), (1.5, "expr")]
+        if t is not None:
+            opts.append((3 if not t.view or self.owners(t) else 1, "alias"))
+        elif own is not None:
+            opts.append((1, "alias"))
+        how = self.w(opts)
+        if how == "alias" and t is None:
+            return own
+        if how == "alias":
+            if t.view and self.owners(t) and self.r.random() < 0.8:
+                o = self.r.choice(self.owners(t))
+                return o.name, self.sb(o), o.length
+            return t.name, self.sb(t), t.length
+        arrs = self.arrays()
+        if how == "other" and arrs:
+            plain = [a for a in arrs if not a.view]
+            a = self.r.choice(plain if plain and self.r.random() < 0.75 else arrs)
+            return a.name, self.sb(a), a.length
+        return self.arr(self.r.randint(1, 2))
+
+    def s_gather(self):
+        """v op= take(a, idx): into an array or view of F's (F's result sums
+        it), or into a new array (read back with a version) or a row or
+        column of a new matrix (read into a number); the source sometimes
+        the target or its owner. A loop's outer storage is only scaled by
+        factors in [0.1, 0.9] or divided by [1, 3]."""
+        lines = []
+        kind = self.w([(5 if self.arrays() else 0, "var"), (1.5, "new"), (2, "rowcol")])
+        versions = self.feats.get("versions", True) and not self.no_reach and self.vcap is None
+        if kind == "var":
+            t = self.pick_arr()
+            tname, n, sb, free = t.name, t.length, self.st[t.sid][0], self.sfree(t)
+        elif kind == "new":
+            t = None
+            n = self.r.randint(2, 5)
+            text, b, _ = self.arr(self.r.randint(0, 1), n)
+            text = self.own_copy(text, n)
+            if b > CAP:
+                text, b = "%s * tanh(%s / %s)" % (fmt(8.0), self.paren(text), fmt(8.0)), 8.0
+            tname, sb, free = self.fresh("a"), b, True
+            lines.append("%s = %s" % (tname, strip(text)))
+            t = Arr(tname, n, self.new_sid(b), False)
+        else:
+            t = None
+            n = mn = self.r.choice([a.length for a in self.arrays()] or [3])
+            m = self.mat(self.r.randint(0, 1), n)
+            mb = m[1]
+            if mb > CAP:
+                m, mb = ("(%s * tanh(%s / %s))" % (fmt(8.0), m[0], fmt(8.0)), 8.0), 8.0
+            mname = self.fresh("m")
+            lines.append("%s = %s" % (mname, strip(m[0])))
+            tname = self.fresh("v")
+            if self.r.random() < 0.5:
+                lines.append("%s = row(%s, %d)" % (tname, mname, self.r.randint(0, 1)))
+            else:
+                lines.append("%s = col(%s, %d)" % (tname, mname, self.r.randrange(n)))
+                n = 2
+            sb, free = mb, True
+        src, srcb, slen = self.gather_src(t if kind != "rowcol" else None, n,
+                                          (tname, sb, n) if kind == "rowcol" else None)
+        if free:
+            op = self.w([(3, "+="), (1.5, "-="), (3, "*="), (1, "/=")])
+            if op == "/=":
+                src, srcb, nb = "(2 + cos(%s))" % strip(src), 1.0, sb
+            elif op == "*=":
+                if sb * srcb > CAP:
+                    src, srcb = "tanh(%s)" % strip(src), 1.0
+                nb = sb * max(1.0, srcb)
+            else:
+                if sb + srcb > CAP:
+                    src, srcb = "tanh(%s)" % strip(src), 1.0
+                nb = sb + srcb
+        else:
+            op = self.w([(3, "*="), (1, "/=")])
+            nb = sb
+            if op == "/=":
+                src = "(2 + cos(%s))" % strip(src)
+            elif self.r.random() < 0.5:
+                src = "(0.5 + 0.4 * tanh(%s))" % strip(src)
+            else:
+                # the factors as a variable of this loop (a plain array: the
+                # gather reads it where it lies)
+                c = self.fresh("c")
+                lines.append("%s = 0.5 + 0.4 * tanh(%s)" % (c, strip(src)))
+                self.vars[c] = Arr(c, slen, self.new_sid(0.9), False)
+                src = c
+        ix = self.gather_idx(n, slen, lines)
+        lines.append("%s %s take(%s, %s)" % (tname, op, strip(src), ix))
+        if kind == "var":
+            self.st[t.sid][0] = max(sb, nb)
+        elif kind == "new":
+            t.sid = self.new_sid(nb)
+            self.st[t.sid][0] = nb
+            self.vars[tname] = t
+            if versions and self.r.random() < 0.6:
+                s = self.fresh("s")
+                e = self.squash(("sum(%s * %s@1)" % (tname, tname), n * nb * sb), 8.0)
+                lines.append("%s = %s" % (s, strip(e[0])))
+                self.vars[s] = Num(s, e[1], self.loop_depth)
+        else:
+            mname = lines[0].split(" = ")[0]
+            old = "%s@%d" % (mname, self.r.randint(1, 2)) if versions else mname
+            s = self.fresh("s")
+            mb = max(sb, nb)
+            e = self.w([
+                (1, lambda: ("sum(%s * %s)" % (mname, old), 2 * mn * mb * mb)),
+                (1, lambda: ("sum(%s) + sum(%s)" % (tname, old), 3 * mn * mb)),
+                (1, lambda: ("sum(logsumexp(%s, 2))" % mname, 2 * (mb + 2))),
+            ])()
+            e = self.squash(e, 8.0) if e[1] > CAP else e
+            lines.append("%s = %s" % (s, strip(e[0])))
+            self.vars[s] = Num(s, e[1], self.loop_depth)
+        return [self.ind() + line for line in lines]
+
     # -- closures
     def call(self, d):
         cs = self.clos("num") + self.clos("arr")
@@ -1194,6 +1347,7 @@ class Gen:
             (0.7 if self.fe("nograd") else 0, self.s_nograd),
             (0.8 if self.fe("sidefx") else 0, self.s_draw),
             (1.5 if self.fe("matrices") and not self.pure else 0, self.s_matrix),
+            (2.5 if self.fe("gathers") else 0, self.s_gather),
         ]
         return self.w(kinds)()
 
