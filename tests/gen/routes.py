@@ -808,7 +808,8 @@ class Gen:
         lit = "[%s]" % ", ".join(map(str, ks))
         nums = self.nums()
         how = self.w([(4, "lit"), (1.5 if src_len >= n else 0, "range"), (1 if src_len >= n else 0, "rev"),
-                      (1.5 if nums else 0, "rec"), (1.5, "var"), (0.7, "view"), (0.5 if n >= 2 else 0, "floor")])
+                      (1.5 if nums else 0, "rec"), (1.5, "var"), (0.7, "view"), (0.5 if n >= 2 else 0, "floor"),
+                      (1.5 if self.loopvars else 0, "loop")])
         if how == "range":
             return "range(%d)" % n
         if how == "rev":
@@ -821,22 +822,39 @@ class Gen:
             return "[%s]" % ", ".join(ks2)
         if how == "floor":
             return "floor(linspace(0, %s, %d))" % (fmt(src_len - 0.5), n)
+        if how == "loop":
+            name, lo, hi = self.r.choice(self.loopvars)
+            return "[%s]" % ", ".join("(%s + %d) %% %d" % (name, k, src_len) for k in ks)
         if how in ("var", "view"):
             name = self.fresh("ix")
             lines.append("%s = %s" % (name, lit))
             return name if how == "var" else "view(%s)" % name
         return lit
 
+    def const_arr(self, n):
+        """An array of n numbers that depend on no input, (text, bound):
+        what the gather's fast path writes in place even while F is
+        recorded (recorded numbers on either side take the general way)."""
+        c1, c2 = self.const(), self.const()
+        loops = [name for name, lo, hi in self.loopvars]
+        return self.w([
+            (3, lambda: ("[%s]" % ", ".join(self.const()[0] for _ in range(n)), 3.0)),
+            (1, lambda: ("linspace(%s, %s, %d)" % (c1[0], c2[0], n), 3.0)),
+            (1, lambda: ("(zeros(%d) + %s)" % (n, c1[0]), 3.0)),
+            (1, lambda: ("(range(%d) * %s)" % (n, c1[0]), 3.0 * n)),
+            (1 if loops else 0, lambda: ("(range(%d) + %s)" % (n, self.r.choice(loops)), 2.0 * n + 4)),
+        ])()
+
     def owners(self, a):
         """The arrays (not views) whose storage view a shows."""
         return [o for o in self.arrays(view=False) if o.sid == a.sid]
 
-    def gather_src(self, t, n, own=None):
+    def gather_src(self, t, n, lines, own=None):
         """The array gathered from for target t of n elements (None: a new
         row or column, own its (text, bound, length)): (text, bound,
         length). The target itself or its owner (aliased), another array or
         view, or an expression."""
-        opts = [(2, "other"), (1.5, "expr")]
+        opts = [(2, "other"), (1.5, "expr"), (2, "const")]
         if t is not None:
             opts.append((3 if not t.view or self.owners(t) else 1, "alias"))
         elif own is not None:
@@ -844,6 +862,15 @@ class Gen:
         how = self.w(opts)
         if how == "alias" and t is None:
             return own
+        if how == "const":
+            ln = self.r.randint(1, 5)
+            text, b = self.const_arr(ln)
+            if self.r.random() < 0.3:
+                return text, b, ln
+            name = self.fresh("k")
+            lines.append("%s = %s" % (name, strip(text)))
+            self.vars[name] = Arr(name, ln, self.new_sid(b), False)
+            return name, b, ln
         if how == "alias":
             if t.view and self.owners(t) and self.r.random() < 0.8:
                 o = self.r.choice(self.owners(t))
@@ -856,6 +883,49 @@ class Gen:
             return a.name, self.sb(a), a.length
         return self.arr(self.r.randint(1, 2))
 
+    def gather_fn(self):
+        """A closure of an array u whose frame keeps no versions (no
+        derivative operator, no x@k in it), gathering between arrays of
+        constants of its own: there a write needs no place, and the gather
+        takes the fast path (in place) even while F is recorded; u's
+        derivative flows through sum(w * u)."""
+        n = self.r.choice([a.length for a in self.arrays()] or [3])
+        name = self.fresh("g")
+        text, wb = self.const_arr(n)
+        body = ["gw = %s" % strip(text)]
+        tgt, tn = "gw", n
+        if self.r.random() < 0.35:
+            ln = self.r.randint(1, n)
+            body.append("gv = view(gw, %d, %d)" % (self.r.randint(0, n - ln), ln))
+            tgt, tn = "gv", ln
+        how = self.w([(2, "alias"), (2, "other"), (1, "temp")])
+        if how == "alias":
+            src, sb_, slen = "gw", wb, n
+        else:
+            slen = self.r.randint(1, 5)
+            st, sb_ = self.const_arr(slen)
+            if how == "other":
+                body.append("gk = %s" % strip(st))
+                st = "gk"
+            src = strip(st)
+        op = self.w([(3, "+="), (1, "-="), (2, "*="), (1, "/=")])
+        if op == "/=":
+            src, sb_ = "(2 + cos(%s))" % src, 1.0
+        nb = wb + sb_ if op in ("+=", "-=") else wb * max(1.0, sb_)
+        ix = self.gather_idx(tn, slen, body)
+        body.append("%s %s take(%s, %s)" % (tgt, op, src, ix))
+        e = ("sum(gw * gu)", n * nb * 3.0)
+        e = self.squash(e, 8.0) if e[1] > CAP else e
+        body.append("return %s" % strip(e[0]))
+        self.vars[name] = Clo(name, "arr", 3.0, e[1], n)
+        lines = ["%s = fn(gu) { %s }" % (name, "; ".join(body))]
+        a = self.arr(self.r.randint(0, 2), n)
+        arg = a[0] if a[1] <= 3.0 else "(3 * tanh(%s / 3))" % a[0]
+        s = self.fresh("s")
+        lines.append("%s = %s(%s)" % (s, name, strip(arg)))
+        self.vars[s] = Num(s, e[1], self.loop_depth)
+        return [self.ind() + line for line in lines]
+
     def s_gather(self):
         """v op= take(a, idx): into an array or view of F's (F's result sums
         it), or into a new array (read back with a version) or a row or
@@ -863,7 +933,9 @@ class Gen:
         the target or its owner. A loop's outer storage is only scaled by
         factors in [0.1, 0.9] or divided by [1, 3]."""
         lines = []
-        kind = self.w([(5 if self.arrays() else 0, "var"), (1.5, "new"), (2, "rowcol")])
+        kind = self.w([(4 if self.arrays() else 0, "var"), (2.5, "new"), (2, "rowcol"), (2, "fn")])
+        if kind == "fn":
+            return self.gather_fn()
         versions = self.feats.get("versions", True) and not self.no_reach and self.vcap is None
         if kind == "var":
             t = self.pick_arr()
@@ -871,7 +943,10 @@ class Gen:
         elif kind == "new":
             t = None
             n = self.r.randint(2, 5)
-            text, b, _ = self.arr(self.r.randint(0, 1), n)
+            if self.r.random() < 0.6:
+                text, b = self.const_arr(n)
+            else:
+                text, b, _ = self.arr(self.r.randint(0, 1), n)
             text = self.own_copy(text, n)
             if b > CAP:
                 text, b = "%s * tanh(%s / %s)" % (fmt(8.0), self.paren(text), fmt(8.0)), 8.0
@@ -881,7 +956,11 @@ class Gen:
         else:
             t = None
             n = mn = self.r.choice([a.length for a in self.arrays()] or [3])
-            m = self.mat(self.r.randint(0, 1), n)
+            if self.r.random() < 0.5:
+                c1, c2 = self.const_arr(n), self.const_arr(n)
+                m = ("[%s, %s]" % (strip(c1[0]), strip(c2[0])), max(c1[1], c2[1]))
+            else:
+                m = self.mat(self.r.randint(0, 1), n)
             mb = m[1]
             if mb > CAP:
                 m, mb = ("(%s * tanh(%s / %s))" % (fmt(8.0), m[0], fmt(8.0)), 8.0), 8.0
@@ -894,7 +973,7 @@ class Gen:
                 lines.append("%s = col(%s, %d)" % (tname, mname, self.r.randrange(n)))
                 n = 2
             sb, free = mb, True
-        src, srcb, slen = self.gather_src(t if kind != "rowcol" else None, n,
+        src, srcb, slen = self.gather_src(t if kind != "rowcol" else None, n, lines,
                                           (tname, sb, n) if kind == "rowcol" else None)
         if free:
             op = self.w([(3, "+="), (1.5, "-="), (3, "*="), (1, "/=")])
