@@ -172,6 +172,11 @@ else bad "tests/gen/routes.py --pad 70000" "$(tail -1 "$tmp/routes"; sed -n '/^=
 # "Reclaiming"): every derivative must come out as without it.
 if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" $RT --count 300 --seed 2 --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad "tests/gen/routes.py (WENGERT_RECLAIM_STRESS=1)" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
+# Compound assignments of gathers, v op= take(a, idx), into arrays, views,
+# rows and columns (exec_compound's in-place gather and its fallbacks:
+# the target aliased with the source, views, recorded numbers, versions).
+if "$PY" tests/gen/routes.py --bin "$BIN" $RT --gathers --count 150 --seed 4 --reduce 1 >"$tmp/routes" 2>&1; then ok
+else bad "tests/gen/routes.py --gathers" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # The wider generator (issue 25): checkpointed loops, closures writing
 # captured arrays, draws and side-effecting conditions, fixed points, nograd,
 # kinks and ties hit exactly, strong zeros and element writes inside
