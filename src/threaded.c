@@ -873,6 +873,7 @@ static inline int run_stmts_in_call(Node *body, Env *env)
 {
     /* the list and its end held in registers: a statement cannot change
      * them, but the compiler cannot know it and read both again after each */
+    if (!body->n) return EXEC_NORMAL;      /* an empty body's list is NULL: no p + 0 on it */
     for (Node **p = body->list, **end = p + body->n; p < end; p++) {
         int code = EX(*p, env);
         if (code != EXEC_NORMAL) return code;
