@@ -508,6 +508,16 @@ static int reuse_arrays(KeptArrays k, size_t n)
 enum { POOL_KEEP = (1 << 20) };   /* ids: 4 MB */
 enum { RUNS_KEEP = (1 << 17) };   /* array runs' records: 3.7 MB */
 
+/* A buffer of cap elements kept across tape_init when cap is at most
+ * keep, else freed (and cap set to 0). */
+static void *keep_if_small(void *buf, size_t *cap, size_t keep)
+{
+    if (*cap <= keep) return buf;
+    free(buf);
+    *cap = 0;
+    return NULL;
+}
+
 void tape_init(void)
 {
     size_t limit = G->tape.limit ? G->tape.limit : (size_t)1 << 30;   /* 1 GiB default */
@@ -518,23 +528,14 @@ void tape_init(void)
      * regrow it by doubling each time, copying it at every step. */
     uint32_t *pool = G->tape.pool;
     size_t cappool = G->tape.cappool;
-    if (cappool > POOL_KEEP) {
-        free(pool);
-        pool = NULL;
-        cappool = 0;
-    }
+    pool = keep_if_small(pool, &cappool, POOL_KEEP);
     free(G->tape.derivs);
     release_sides(0);
     free(G->tape.sides);
     /* and so are the array runs' records (up to 3.7 MB): lstm's 37,000
      * runs a gradient regrew them by doubling, 1.3M instructions a run */
-    TapeRun *runs = G->tape.runs;
-    uint32_t capruns = G->tape.capruns;
-    if (capruns > RUNS_KEEP) {
-        free(runs);
-        runs = NULL;
-        capruns = 0;
-    }
+    size_t capruns = G->tape.capruns;
+    TapeRun *runs = keep_if_small(G->tape.runs, &capruns, RUNS_KEEP);
     uint32_t epoch = G->tape.epoch, clears = G->tape.clears;
     const char *(*hint)(void) = G->tape.limit_hint;
     TapeFarHash *far_hash = G->tape.far_hash;     /* kept: its stamps go stale by themselves */
@@ -542,7 +543,7 @@ void tape_init(void)
     G->tape.pool = pool;
     G->tape.cappool = cappool;
     G->tape.runs = runs;
-    G->tape.capruns = capruns;
+    G->tape.capruns = (uint32_t)capruns;
     G->tape.limit_hint = hint;
     G->tape.far_hash = far_hash ? far_hash : &far_hash_none;
     G->tape.limit = limit;
