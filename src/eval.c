@@ -1650,11 +1650,13 @@ static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
     VerLog *log;
     Value *slot = var_slot(n->a, env, &log);
     if (slot->t == V_UNDEF) suggest_undefined(n->a, env);
-    /* the gathered elements are read where they lie only when they are
-     * not the target's (which the loop writes), nor a matrix's (an error
-     * or a row at a time), and are as many */
-    if (gathering && (!is_seq(*slot) || storage_of(*slot) == AS_ARR(gather[0]) || is_mat(*slot) ||
-                      seq_len(*slot) != AS_ARR(gather[1])->n)) {
+    /* the gathered elements are read where they lie only when neither
+     * they nor the indices are the target's (which the loop writes: a
+     * reversed view of the indices would read indices it had overwritten),
+     * the target is no matrix (an error or a row at a time), and they are
+     * as many */
+    if (gathering && (!is_seq(*slot) || storage_of(*slot) == AS_ARR(gather[0]) || storage_of(*slot) == AS_ARR(gather[1]) ||
+                      is_mat(*slot) || seq_len(*slot) != AS_ARR(gather[1])->n)) {
         rhs = compound_taken(gather);
         gathering = 0;
     }
