@@ -891,6 +891,8 @@ class Gen:
         derivative flows through sum(w * u)."""
         n = self.r.choice([a.length for a in self.arrays()] or [3])
         name = self.fresh("g")
+        if self.r.random() < 0.2:
+            return self.gather_fn_into_indices(name, n)
         text, wb = self.const_arr(n)
         body = ["gw = %s" % strip(text)]
         tgt, tn = "gw", n
@@ -915,6 +917,34 @@ class Gen:
         ix = self.gather_idx(tn, slen, body)
         body.append("%s %s take(%s, %s)" % (tgt, op, src, ix))
         e = ("sum(gw * gu)", n * nb * 3.0)
+        e = self.squash(e, 8.0) if e[1] > CAP else e
+        body.append("return %s" % strip(e[0]))
+        self.vars[name] = Clo(name, "arr", 3.0, e[1], n)
+        lines = ["%s = fn(gu) { %s }" % (name, "; ".join(body))]
+        a = self.arr(self.r.randint(0, 2), n)
+        arg = a[0] if a[1] <= 3.0 else "(3 * tanh(%s / 3))" % a[0]
+        s = self.fresh("s")
+        lines.append("%s = %s(%s)" % (s, name, strip(arg)))
+        self.vars[s] = Num(s, e[1], self.loop_depth)
+        return [self.ind() + line for line in lines]
+
+    def gather_fn_into_indices(self, name, n):
+        """gather_fn's closure whose target is the index array itself, whole
+        or as a reversed view: every index must be read before the loop
+        writes over it (a reversed view writes the last index first)."""
+        perm = list(range(n))
+        self.r.shuffle(perm)
+        st, sb_ = self.const_arr(n)
+        body = ["gi = [%s]" % ", ".join(str(i) for i in perm), "gk = %s" % strip(st)]
+        tgt = "gi"
+        if self.r.random() < 0.6:
+            body.append("gv = view(gi, %d, %d, -1)" % (n - 1, n))
+            tgt = "gv"
+        op = self.w([(3, "+="), (2, "*="), (1, "/=")])
+        src = "gk" if op != "/=" else "(2 + cos(gk))"
+        nb = (n - 1) + sb_ if op == "+=" else (n - 1) * max(1.0, sb_) if op == "*=" else float(n)
+        body.append("%s %s take(%s, gi)" % (tgt, op, src))
+        e = ("sum(gi * gu)", n * nb * 3.0)
         e = self.squash(e, 8.0) if e[1] > CAP else e
         body.append("return %s" % strip(e[0]))
         self.vars[name] = Clo(name, "arr", 3.0, e[1], n)
