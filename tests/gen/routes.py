@@ -917,6 +917,11 @@ class Gen:
         ix = self.gather_idx(tn, slen, body)
         body.append("%s %s take(%s, %s)" % (tgt, op, src, ix))
         e = ("sum(gw * gu)", n * nb * 3.0)
+        return self.gather_closure(name, n, body, e)
+
+    def gather_closure(self, name, n, body, e):
+        """The lines that define closure name = fn(gu) { body; return e }
+        of an array of n and call it on an array of F's into a fresh s."""
         e = self.squash(e, 8.0) if e[1] > CAP else e
         body.append("return %s" % strip(e[0]))
         self.vars[name] = Clo(name, "arr", 3.0, e[1], n)
@@ -945,16 +950,7 @@ class Gen:
         nb = (n - 1) + sb_ if op == "+=" else (n - 1) * max(1.0, sb_) if op == "*=" else float(n)
         body.append("%s %s take(%s, gi)" % (tgt, op, src))
         e = ("sum(gi * gu)", n * nb * 3.0)
-        e = self.squash(e, 8.0) if e[1] > CAP else e
-        body.append("return %s" % strip(e[0]))
-        self.vars[name] = Clo(name, "arr", 3.0, e[1], n)
-        lines = ["%s = fn(gu) { %s }" % (name, "; ".join(body))]
-        a = self.arr(self.r.randint(0, 2), n)
-        arg = a[0] if a[1] <= 3.0 else "(3 * tanh(%s / 3))" % a[0]
-        s = self.fresh("s")
-        lines.append("%s = %s(%s)" % (s, name, strip(arg)))
-        self.vars[s] = Num(s, e[1], self.loop_depth)
-        return [self.ind() + line for line in lines]
+        return self.gather_closure(name, n, body, e)
 
     def s_gather(self):
         """v op= take(a, idx): into an array or view of F's (F's result sums
