@@ -6,9 +6,18 @@
 
 wg_State state_running;
 
+int eval_fast_paths = 1;   /* eval.h */
+
+static void read_process_knobs(void)
+{
+    const char *slow = getenv("WENGERT_SLOW");
+    eval_fast_paths = !(slow && *slow && strcmp(slow, "0") != 0);
+}
+
 /* Each subsystem's defaults over a zeroed state. */
 static void state_defaults(wg_State *s)
 {
+    read_process_knobs();
     s->gc.collect_at = 2 * 1024;
     s->eval.run.nograd_frame = -1;
     s->eval.ans_slot = -1;
