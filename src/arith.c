@@ -8,6 +8,7 @@
 #include "arrayrun.h"
 #include "dualarr.h"
 #include "state.h"
+#include "eval.h"     /* eval_fast_paths */
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
 
@@ -174,7 +175,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
 {
     int unary = num_op_arity[op] < 2;
     PlainElems pa, pb;
-    if (G->num.backend != BK_F64 || num_op_arity[op] < 1 || n < 1) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || num_op_arity[op] < 1 || n < 1) return 0;
     /* a recorded operand's first element is mostly recorded: no scan of
      * the other (a constant array meeting a recorded one) to find out */
     if (G->tape.recording && ((na >= 0 ? seq_at(a, 0) : &a)->id || (!unary && (nb >= 0 ? seq_at(b, 0) : &b)->id)))
@@ -341,7 +342,7 @@ static Value recorded_sum(Value a, int n, double s, int run)
 
 int arith_sum_plain(Value a, Value *out)
 {
-    if (a.t != V_ARR || G->num.backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
+    if (!eval_fast_paths || a.t != V_ARR || G->num.backend != BK_F64 || AS_ARR(a)->n == 0) return 0;
     const Storage *st = AS_ARR(a);
     const Value *e = st->v;
     int n = st->n;

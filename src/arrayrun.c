@@ -37,6 +37,7 @@
 #include "arith.h"
 #include "kinks.h"
 #include "state.h"
+#include "eval.h"     /* eval_fast_paths */
 
 /* Whether the reverse rule of op reads operand values (arith.c's test). */
 static inline int needs_operand_values(int op) { return !(num_op_flags[op] & OPF_LINEAR); }
@@ -351,7 +352,7 @@ static int run_applies(int op, int n)
 int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
     int unary = num_op_arity[op] < 2;
-    if (!run_applies(op, n)) return 0;
+    if (!eval_fast_paths || !run_applies(op, n)) return 0;
     TapeRun r = { 0 };
     RunSide sa = run_side(a, na >= 0), sb = unary ? sa : run_side(b, nb >= 0);
     if (!run_operand(&sa, n, &r.ka, &r.a)) return 0;
@@ -388,7 +389,7 @@ static RunSide broadcast_row(Storage *s, int i)
  * recorded then. */
 int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
 {
-    if (num_op_arity[op] != 2 || !run_applies(op, cols) || rows < 1) return 0;
+    if (!eval_fast_paths || num_op_arity[op] != 2 || !run_applies(op, cols) || rows < 1) return 0;
     Storage *x = AS_ARR(a), *y = AS_ARR(b);
     /* every row's kinds first: nothing is recorded unless all qualify (a
      * broadcast row is looked at once) */

@@ -203,7 +203,7 @@ static Value bi_take(int argc, Value *argv)
     /* numbers that hold no heap object on both sides (GradBench's index
      * arithmetic): no retains, and the result knows it */
     int nums = seq_noheap(argv[0]), plain_ix = seq_noheap(argv[1]);
-    if (nums && plain_ix && argv[0].t == V_ARR && argv[1].t == V_ARR) {
+    if (eval_fast_paths && nums && plain_ix && argv[0].t == V_ARR && argv[1].t == V_ARR) {
         /* numbers from numbers by numbers (an index matrix's gather): the
          * indices checked in one pass, then one loop over the storages; an
          * index out of range leaves it to the loop below, which raises */

@@ -315,6 +315,7 @@ static inline __attribute__((always_inline)) Value *var_slot_home(const Node *n,
  * captured one when read_var would not label it). 0: eval_expr has it. */
 static inline __attribute__((always_inline)) int leaf_number(const Node *n, Env *env, Value *out)
 {
+    if (!eval_fast_paths) return 0;   /* WENGERT_SLOW: the general path */
     if (n->kind == N_NAME) {
         Env *home;
         const Value *slot = var_slot_home(n, env, &home);
@@ -640,6 +641,7 @@ static inline __attribute__((always_inline)) int store_element_plain(Node *targe
  * the index e evaluated already. */
 __attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, const Value *given)
 {
+    if (!eval_fast_paths) return 0;   /* WENGERT_SLOW: the general path */
     Env *home;
     const Value *av = var_slot_home(target->a, env, &home);
     if (av->t != V_ARR || given->t != V_NUM) return 0;
@@ -1473,7 +1475,7 @@ static __attribute__((noinline)) void exec_assign(Node *n, Env *env)
     Value v = eval_expr(n->b, env);
     G->err.where.node = n;
     Node *t = n->a;
-    if (t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd()) {
+    if (eval_fast_paths && t->kind == N_NAME && t->ref == REF_LOCAL && !env->vers && (v.t == V_NUM || v.t == V_DUAL) && !in_nograd()) {
         /* eval_store_var's path for a number (or a dual: value_bind_copy keeps both as
          * they are) into a local without versions, here where v is still
          * in registers */
@@ -1502,6 +1504,7 @@ static inline int known_plain(int known, int rec) { return known == KNOWN_CONSTS
  * it lies, without the temporary. */
 static inline __attribute__((always_inline)) int compound_plain_at(int op, Value *holder, int holder_known, Value rhs, const Value *ix, int len)
 {
+    if (!eval_fast_paths) return 0;   /* WENGERT_SLOW: the general path */
     if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
     int rec = G->tape.recording;
     Value *e = holder->t == V_ARR ? AS_ARR(*holder)->v : AS_VIEW(*holder)->s->v + AS_VIEW(*holder)->start;
@@ -1584,7 +1587,7 @@ static __attribute__((noinline)) int compound_gather(int op, Value *holder, int 
 static int compound_take_args(Node *b, Env *env, Value g[2], Value *rhs)
 {
     Node *callee = b->a;
-    if (b->kind != N_CALL || b->n != 2 || callee->kind != N_NAME || callee->ref != REF_GLOBAL ||
+    if (!eval_fast_paths || b->kind != N_CALL || b->n != 2 || callee->kind != N_NAME || callee->ref != REF_GLOBAL ||
         G->eval.globals[callee->slot].v.t != V_BUILTIN || !builtin_is_take(G->eval.globals[callee->slot].v.u.bi)) {
         *rhs = eval_expr(b, env);
         return 0;
@@ -1616,7 +1619,7 @@ static Value compound_taken(Value g[2])
  * exec_compound computes. A number (nothing made) otherwise. */
 static Value compound_whole(int op, Value holder, Value rhs, int len)
 {
-    if (!G->tape.recording || in_nograd() || len < 2 || num_op_arity[op] != 2) return nil_val();
+    if (!eval_fast_paths || !G->tape.recording || in_nograd() || len < 2 || num_op_arity[op] != 2) return nil_val();
     Value sides[2] = { holder, rhs };
     for (int k = 0; k < 2; k++) {
         Value v = sides[k];

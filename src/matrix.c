@@ -29,6 +29,7 @@
 #include "error.h"
 #include "state.h"
 #include "wmath.h"
+#include "eval.h"     /* eval_fast_paths */
 
 /* ------------------------------------------------------------- basics */
 
@@ -178,7 +179,7 @@ static int plain_storage(Storage *s)
  * not apply. */
 static int broadcast_plain(int op, const Storage *x, const Storage *y, int rows, int cols, Value *out)
 {
-    if (G->num.backend != BK_F64 || (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)) return 0;
     if (!plain_storage((Storage *)x) || !plain_storage((Storage *)y)) return 0;
     Value r = mat_new(rows, cols);
     Storage *rs = AS_ARR(r);
@@ -354,7 +355,7 @@ typedef double v2d __attribute__((vector_size(16)));
 /* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P) */
 static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, Value r)
 {
-    if (G->num.backend != BK_F64) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
     if ((!known_a && !plain_operand(a)) || (!known_b && !plain_operand(b))) return 0;
     /* both sides as doubles, a by rows and b by rows (t, then j) */
@@ -621,7 +622,7 @@ static int sum_lines(const Storage *s, int axis, Value r)
  * 0 if it does not apply (r untouched). */
 static int along_plain(int kind, const Storage *s, int axis, Value r)
 {
-    if (G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
     int rec = G->tape.recording;
     for (long p = 0; p < (long)s->n; p++)
         if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
@@ -758,7 +759,7 @@ static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
     long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
     if (len == 0 && lines > 0) err_raise("%s of an empty array", fname);
     Value r = axis == 1 ? mat_new(1, cols) : mat_new(rows, 1);
-    if ((s->known & KNOWN_NOHEAP) && G->num.backend == BK_F64 && len > 0) {
+    if (eval_fast_paths && (s->known & KNOWN_NOHEAP) && G->num.backend == BK_F64 && len > 0) {
         /* numbers in doubles (kmeans' nearest centroids): better's
          * comparisons, the first of equal ones kept, one loop a line */
         for (int l = 0; l < lines; l++) {

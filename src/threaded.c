@@ -586,6 +586,7 @@ static Value ev_call_math1(Node *n, Env *env)
 
 static Value (*choose_ev(const Node *n))(Node *, Env *)
 {
+    if (!eval_fast_paths) return eval_expr_switch;   /* WENGERT_SLOW: the general path */
     switch (n->kind) {
     case N_NUM: return ev_num;
     case N_NAME:
@@ -1005,6 +1006,7 @@ static int (*const ex_if_cmp[6][5][5])(Node *, Env *) = {
 
 static int (*choose_ex(const Node *n))(Node *, Env *)
 {
+    if (!eval_fast_paths) return eval_exec_switch;   /* WENGERT_SLOW: the general path */
     switch (n->kind) {
     case N_ASSIGN:
         if (n->a->kind == N_NAME && n->a->ref == REF_LOCAL) return choose_assign_local(n->b);
@@ -1049,6 +1051,7 @@ void threaded_compile(Node *n)
     threaded_compile(n->c);
     for (int i = 0; i < n->n; i++) threaded_compile(n->list[i]);
     if (n->kind == N_FN) threaded_compile(n->fn->body);
+    if (!eval_fast_paths) n->plain_names = n->index_pure = 0;   /* WENGERT_SLOW: eval.c's element short paths off */
     n->leaf = (uint8_t)choose_leaf(n);
     n->ev = choose_ev(n);
     n->ex = choose_ex(n);

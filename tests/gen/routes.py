@@ -9,7 +9,7 @@ by every route the language offers (d on the tape, grad, jvp, hvp and their
 nestings) and agree with central differences.
 
     python3 tests/gen/routes.py --bin ./wengert [--count N] [--seed S]
-        [--jobs J] [--keep-failures DIR] [--pad N] [--verbose]
+        [--jobs J] [--keep-failures DIR] [--pad N] [--verbose] [--slow]
         [--wide | --fnwrites --checkpoint --sidefx --fixedpoint --nograd
          --kinks --strongzero --matrices] [--no-FEATURE] [--backend float32|posit32]
 
@@ -19,7 +19,20 @@ kink exactly at the point or a nograd block are checked by route agreement
 alone; in a narrow backend routes agree to the format's precision and
 central differences are not checked.
 
-Exits non-zero on any disagreement, difference mismatch or wengert error,
+Route agreement cannot see a wrong primal value: every route runs the same
+fast path (a threaded handler, an in-place gather, a plain array loop) and
+gets the same wrong number. With --slow each batch also runs with
+WENGERT_SLOW=1, which turns every fast path off (eval_fast_paths, src/eval.h),
+and every line a program printed must be the same text both ways: the same
+bits, since a number prints as its shortest round trip. One exception
+(SLOW_RTOL): an array operation recorded as one array run (arrayrun.c) is
+swept whole, its elements' adjoints added up in another order than the
+general path's one entry an element, so a derivative, and a value computed
+from a derivative inside F, may differ in the last bits; those agree to
+SLOW_RTOL. A primal value of a program that takes no derivative inside F
+must be the same bits.
+
+Exits non-zero on any disagreement, a --slow mismatch, difference mismatch or wengert error,
 printing each failing program (reduced by deleting and simplifying lines
 while the failure stays the same) with the values every route printed. The
 last line is a summary. Python 3 standard library only.
@@ -49,6 +62,11 @@ STEPS = (1e-4, 1e-5)
 PAD = 0          # --pad N: N entries recorded between w and y
 BACKEND = None   # --backend NAME: the wengert binary runs in that number format
 USE_FD = True    # central differences apply (off in the narrow backends)
+SLOW = False     # --slow: each batch again under WENGERT_SLOW=1, its printed lines compared
+SLOW_RTOL = 1e-13   # --slow: derivatives where array runs add adjoints in another order
+SLOW_TOLERATED = [0, 0.0]   # --slow: lines that differed within SLOW_RTOL, the largest difference
+# A derivative taken inside F: its values (and F's) may come from an array run's sweep.
+DERIV_INSIDE = re.compile(r"\b(d|grad|jvp|vjp|hvp|jacobian|hessian)\(")
 # A program whose body holds this line is checked by route agreement alone:
 # it has a kink exactly at the point (central differences straddle it) or a
 # nograd block (a constant to every route, not to differences).
@@ -1918,13 +1936,14 @@ class Result:
         self.last = None        # the label after which it failed
 
 
-def run_wengert(binary, text, timeout, tmpdir):
+def run_wengert(binary, text, timeout, tmpdir, slow=False):
     fd, path = tempfile.mkstemp(suffix=".wg", dir=tmpdir)
     with os.fdopen(fd, "w") as f:
         f.write(text)
+    env = dict(os.environ, WENGERT_SLOW="1") if slow else None
     try:
         p = subprocess.run([binary] + (["--backend", BACKEND] if BACKEND else []) + [os.path.basename(path)], cwd=tmpdir, capture_output=True,
-                           timeout=timeout, text=True, errors="replace")
+                           timeout=timeout, text=True, errors="replace", env=env)
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -1950,6 +1969,75 @@ def parse_output(stdout, ks):
         elif rest:
             r.vals[label] = parse_float(rest[0]) if len(rest) == 1 else None
     return res
+
+
+def printed_lines(stdout, ks):
+    """{k: the lines program k printed, as text}: --slow compares them."""
+    out = {k: [] for k in ks}
+    for line in stdout.splitlines():
+        m = re.match(r"@(\d+) ", line)
+        if m and int(m.group(1)) in out:
+            out[int(m.group(1))].append(line)
+    return out
+
+
+def attach_slow(res, binary, text, timeout, tmpdir, fast_out):
+    """--slow: run text again under WENGERT_SLOW=1 and give each result the
+    lines it printed both ways (and the slow run's error, when it failed)."""
+    rc, out, err = run_wengert(binary, text, timeout, tmpdir, slow=True)
+    fast, slow = printed_lines(fast_out, res), printed_lines(out, res)
+    for k, r in res.items():
+        r.fast_lines, r.slow_lines = fast[k], slow[k]
+        # the error is the batch's: a program that printed its end before it has none
+        r.slow_error = None if rc == 0 or "@%d end" % k in slow[k] else error_text(rc, err)
+
+
+def within_sweep_order(f, s, exact):
+    """Lines f and s of one label agree but for the order a sweep adds
+    adjoints in (SLOW_RTOL), where that may differ (exact False)."""
+    fw, sw = f.split(), s.split()
+    if exact or len(fw) != len(sw):
+        return False
+    worst = 0.0
+    for a, b in zip(fw[2:], sw[2:]):
+        x, y = parse_float(a), parse_float(b)
+        if a == b:
+            continue
+        if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)):
+            return False
+        worst = max(worst, abs(x - y) / max(abs(x), abs(y)))
+    if worst > SLOW_RTOL:
+        return False
+    SLOW_TOLERATED[0] += 1
+    SLOW_TOLERATED[1] = max(SLOW_TOLERATED[1], worst)
+    return True
+
+
+def slow_mismatch(r, body):
+    """The first line program r printed differently under WENGERT_SLOW=1:
+    (label, fast line, slow line), or None. A run that stopped early (an
+    error) compares the lines both printed, then their errors."""
+    if not hasattr(r, "slow_lines"):
+        return None
+    derivs_inside = any(DERIV_INSIDE.search(l) for l in body)
+    for i in range(max(len(r.fast_lines), len(r.slow_lines))):
+        f = r.fast_lines[i] if i < len(r.fast_lines) else None
+        s = r.slow_lines[i] if i < len(r.slow_lines) else None
+        if f != s:
+            if r.error is not None and (f is None or s is None):
+                break           # one ran further before its error: the errors say more
+            label = (f or s).split()[1]
+            primal = label in ("F", "fp0", "fp1") and not derivs_inside
+            if f and s and f.split()[1] == s.split()[1] and within_sweep_order(f, s, primal):
+                continue
+            return label, f, s
+    def message(e):         # the script's (temporary) name and place left out
+        return re.sub(r"\S+\.wg:\d+:\d+: ", "", e)
+    if (r.error is None) != (r.slow_error is None) or (
+            r.error and r.slow_error and not r.error.startswith("fails only after")
+            and message(r.error) != message(r.slow_error)):
+        return "error", r.error, r.slow_error
+    return None
 
 
 def crashed(rc, stderr):
@@ -1979,6 +2067,8 @@ def run_programs(binary, progs, tmpdir, timeout):
     text += "\n".join(l for k, body, w in progs for l in program_script(k, body, w)) + "\n"
     rc, out, err = run_wengert(binary, text, timeout * (3 if len(progs) > 1 else 1) + len(progs), tmpdir)
     res = parse_output(out, [k for k, _, _ in progs])
+    if SLOW:
+        attach_slow(res, binary, text, timeout * (3 if len(progs) > 1 else 1) + len(progs), tmpdir, out)
     if rc == 0 and all(res[k].done for k, _, _ in progs):
         return res
     if len(progs) == 1:
@@ -2050,14 +2140,19 @@ def fd_value(r, w, prefix, at_w=None):
     return out
 
 
-def check(r, w, fd_on=True):
+def check(r, w, fd_on=True, body=()):
     """Classify a result: (status, info). status is one of ok, skip,
     disagree, fd, error; info has failing route labels and the reference.
     fd_on False: route agreement only (see NOFD)."""
     info = {"bad": [], "ref1": None, "ref2": None, "fd1": None, "fd2": None}
+    if any(re.search(p, e or "") for p in EXPECTED_ERRORS for e in (r.error, getattr(r, "slow_error", None))):
+        return "skip", info     # (the general path's tape may be longer: a limit either way skips)
+    mis = slow_mismatch(r, body)
+    if mis:
+        info["bad"] = ["slow:" + mis[0]]
+        info["slow"] = mis
+        return "slow", info
     if r.error is not None:
-        if any(re.search(p, r.error) for p in EXPECTED_ERRORS):
-            return "skip", info
         order = ["F"] + [l for l, _ in ROUTES] + ["fp0", "gp0", "fp1", "gp1", "end", "exit"]
         info["bad"] = [order[order.index(r.last) + 1] if r.last in order else "F"]
         return "error", info
@@ -2230,7 +2325,7 @@ def reduce_program(binary, body, w, sig, tmpdir, timeout, pool, jobs, budget=400
         key = "\n".join(cand)
         if key not in cache:
             res = run_programs(binary, [(1, cand, w)], tmpdir, timeout)[1]
-            st, info = check(res, w, NOFD not in cand)
+            st, info = check(res, w, NOFD not in cand, cand)
             cache[key] = st not in ("ok", "skip") and signature(st, info, res) == sig
         return cache[key]
 
@@ -2314,6 +2409,11 @@ def show_values(r, info, w):
             out.append("      %-10s %s%s" % (l, v if isinstance(v, str) else repr(v), mark))
     if r.error:
         out.append("    error (after %s): %s" % (r.last, r.error))
+    if info.get("slow"):
+        label, f, s = info["slow"]
+        out.append("    printed differently under WENGERT_SLOW=1 (%s):" % label)
+        out.append("      fast paths:   %s" % f)
+        out.append("      general path: %s" % s)
     return out
 
 
@@ -2355,14 +2455,18 @@ def main():
     ap.add_argument("--backend", metavar="NAME",
                     help="run wengert in this number backend (float32, posit32, ...): routes agree "
                          "to the format's precision, central differences are not checked")
+    ap.add_argument("--slow", action="store_true",
+                    help="also run each batch with WENGERT_SLOW=1 (every fast path off) and require "
+                         "every printed line the same")
     ap.add_argument("--show", type=int, metavar="K", help="print program K of this seed and exit")
     ap.add_argument("--verbose", "-v", action="store_true")
     a = ap.parse_args()
     feats = {"views": not a.no_views, "versions": not a.no_versions, "ad": not a.no_ad}
     for name, _ in FEATURES:
         feats[name] = (a.wide or getattr(a, name)) and not getattr(a, "no_" + name)
-    global PAD, BACKEND, USE_FD, ROUTE_RTOL
+    global PAD, BACKEND, USE_FD, ROUTE_RTOL, SLOW
     PAD = a.pad
+    SLOW = a.slow
     if a.backend and a.backend != "float64":
         # about 250 units in the last place of the format near 1: the routes
         # round differently (seen over 600 programs: float32 spreads up to
@@ -2395,7 +2499,7 @@ def main():
         if os.path.isdir(std):
             os.environ["WENGERT_STDLIB"] = std
     t0 = time.time()
-    counts = {"ok": 0, "skip": 0, "disagree": 0, "fd": 0, "error": 0}
+    counts = {"ok": 0, "skip": 0, "disagree": 0, "fd": 0, "error": 0, "slow": 0}
     fdstat = {1: 0, 2: 0}
     sigs = {}           # failure signature -> the first program that had it
     firsts = []         # (k, body, w, result, status, info) of those programs
@@ -2410,7 +2514,7 @@ def main():
             progs = [(k,) + make_program(a.seed, k, feats)
                      for k in range(lo, min(lo + a.batch, a.first + a.count))]
             res = run_programs(binary, progs, tmp, a.timeout)
-            return [(k, body, w, res[k]) + check(res[k], w, NOFD not in body) for k, body, w in progs]
+            return [(k, body, w, res[k]) + check(res[k], w, NOFD not in body, body) for k, body, w in progs]
 
         done = 0
         for outs in pool.map(work, range(a.first, a.first + a.count, a.batch)):
@@ -2452,7 +2556,7 @@ def main():
             if n < a.reduce:
                 small = reduce_program(binary, body, w, sig, tmp, a.timeout, pool, a.jobs)
                 res = run_programs(binary, [(1, small, w)], tmp, a.timeout)[1]
-                st2, info2 = check(res, w, NOFD not in small)
+                st2, info2 = check(res, w, NOFD not in small, small)
                 if st2 not in ("ok", "skip") and signature(st2, info2, res) == sig:
                     shown, rr, ii = small, res, info2
                     print("  reduced from %d to %d lines:" % (len(body) + 2, len(small) + 2))
@@ -2466,13 +2570,17 @@ def main():
             for l in show_values(rr, ii, w):
                 print(l)
     dt = time.time() - t0
+    if SLOW:
+        print("routes: --slow: %d lines differed in the last bits only where an array run's sweep adds "
+              "in another order (largest relative difference %.3g, allowed %g)" % (
+                  SLOW_TOLERATED[0], SLOW_TOLERATED[1], SLOW_RTOL))
     if a.verbose:
         print("routes: central differences applied to %d first and %d second derivatives" % (
             fdstat[1], fdstat[2]))
-    print("routes: %d programs, %d disagreements, %d fd mismatches, %d errors, %d skipped, "
+    print("routes: %d programs, %d disagreements, %d fd mismatches, %d errors, %d skipped, %s"
           "%d distinct failures (seed %d, %.1fs)" % (
               a.count, counts["disagree"], counts["fd"], counts["error"], counts["skip"],
-              len(sigs), a.seed, dt))
+              "%d slow mismatches, " % counts["slow"] if SLOW else "", len(sigs), a.seed, dt))
     return 1 if sigs else 0
 
 
