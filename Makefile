@@ -36,7 +36,7 @@ FULL    := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/full_
 UNITSUP := $(filter-out tests/unit/test_%.c tests/unit/full_%.c,$(wildcard tests/unit/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test test-full valgrind fuzz fuzz-deps fuzz-ci bench bench-gradbench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web libm-same libm-table
+.PHONY: all deps run test test-slow test-full valgrind fuzz fuzz-deps fuzz-ci bench bench-gradbench clean install install-man gradbench gradbench-tool jupyter jupyter-deps course course-notebooks web web-deps web-serve test-web libm-same libm-table
 
 all: $(BIN)
 
@@ -96,6 +96,12 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT)
 	@bash tests/run.sh $(BIN) $(BUILD)
+
+# The golden scripts with every fast path off (WENGERT_SLOW=1, eval_fast_paths):
+# the general path must print what the fast paths print (~40 s).
+test-slow: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@WENGERT_SLOW=1 WG_ONLY="tests/lang/*.wg examples/*.wg" bash tests/run.sh $(BIN) $(BUILD)
 
 test-full: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(FULL)

@@ -8,7 +8,6 @@
 #include "arrayrun.h"
 #include "dualarr.h"
 #include "state.h"
-#include "eval.h"     /* eval_fast_paths */
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
 

@@ -37,7 +37,6 @@
 #include "arith.h"
 #include "kinks.h"
 #include "state.h"
-#include "eval.h"     /* eval_fast_paths */
 
 /* Whether the reverse rule of op reads operand values (arith.c's test). */
 static inline int needs_operand_values(int op) { return !(num_op_flags[op] & OPF_LINEAR); }

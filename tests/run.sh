@@ -18,6 +18,8 @@
 #   # stdin: FILE               standard input from FILE (beside the test)
 #   # env: LANG=C.UTF-8     environment for the run (LC_ALL, LC_CTYPE and
 #                           NO_COLOR are unset first): plots depend on it
+#   # fast paths only: WHY  skipped under WENGERT_SLOW=1 (make test-slow): what it
+#                           expects is the fast paths' tape layout, not a value
 # A file NAME.out beside NAME.wg holds the whole expected standard output instead
 # (for pictures; any "# expect:" lines must then be lines of it); a file
 # NAME.err the whole expected standard error (carets, tracebacks).
@@ -37,8 +39,13 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL $1"; [ -n "$2" ] && echo "$2" | head -30 | sed 's/^/    /'; }
 
+# make test-slow: the scripts again with every fast path off (eval_fast_paths)
+SLOW=; [ -n "$WENGERT_SLOW" ] && [ "$WENGERT_SLOW" != 0 ] && SLOW=1
+skipped=0
+
 run_script() {
     local f=$1
+    if [ -n "$SLOW" ] && grep -q '^# fast paths only: ' "$f"; then skipped=$((skipped + 1)); return; fi
     local args sargs input
     args=$(sed -n 's/^# args: *//p' "$f" | head -1)
     local envs=()
@@ -123,6 +130,7 @@ for f in ${WG_ONLY:-tests/lang/*.wg examples/*.wg}; do
     [ -f "$f" ] && run_script "$f"
 done
 if [ -n "$WG_ONLY" ]; then
+    [ -n "$SLOW" ] && echo "WENGERT_SLOW: $skipped scripts marked '# fast paths only' skipped"
     echo "$pass passed, $fail failed"
     [ "$fail" = 0 ]; exit
 fi
@@ -172,6 +180,14 @@ else bad "tests/gen/routes.py --pad 70000" "$(tail -1 "$tmp/routes"; sed -n '/^=
 # "Reclaiming"): every derivative must come out as without it.
 if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" $RT --count 300 --seed 2 --reduce 1 >"$tmp/routes" 2>&1; then ok
 else bad "tests/gen/routes.py (WENGERT_RECLAIM_STRESS=1)" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
+# What the fast paths print is what the general path prints (WENGERT_SLOW=1,
+# eval_fast_paths): route agreement cannot see a wrong primal, which every
+# route computes by the same fast path. ~10 s.
+for fl in "--seed 8" "--seed 9 --wide" "--seed 10 --gathers --matrices"; do
+    # shellcheck disable=SC2086
+    if "$PY" tests/gen/routes.py --bin "$BIN" $RT --slow $fl --count 300 --reduce 1 >"$tmp/routes" 2>&1; then ok
+    else bad "tests/gen/routes.py --slow $fl" "$(tail -2 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
+done
 # Compound assignments of gathers, v op= take(a, idx), into arrays, views,
 # rows and columns (exec_compound's in-place gather and its fallbacks:
 # the target aliased with the source, views, recorded numbers, versions).

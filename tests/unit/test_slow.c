@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../../src/wengert.h"
-#include "../../src/state.h"     /* (tape.h's inline functions, which eval.h declares) */
+#include "../../src/state.h"     /* eval_fast_paths */
 #include "../../src/eval.h"
 #include "../../src/parse.h"
 #include "../../src/ast.h"
