@@ -641,7 +641,6 @@ static inline __attribute__((always_inline)) int store_element_plain(Node *targe
  * the index e evaluated already. */
 __attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, const Value *given)
 {
-    if (!eval_fast_paths) return 0;   /* WENGERT_SLOW: the general path */
     Env *home;
     const Value *av = var_slot_home(target->a, env, &home);
     if (av->t != V_ARR || given->t != V_NUM) return 0;
@@ -675,7 +674,7 @@ static int unrecorded_write_is_place(const Value *holder, const VerLog *log)
  * so that eval_store_element keeps the small frame of its short path (W4). */
 static __attribute__((noinline)) void store_element_rest(Node *target, Env *env, Value v)
 {
-    if (target->a->kind == N_NAME && !target->c && v.t == V_NUM && !G->ckpt.mode) {
+    if (eval_fast_paths && target->a->kind == N_NAME && !target->c && v.t == V_NUM && !G->ckpt.mode) {
         /* the index first, as the general path takes it, and once */
         Value iv;
         if (!leaf_number(target->b, env, &iv)) iv = eval_expr(target->b, env);
@@ -1504,7 +1503,6 @@ static inline int known_plain(int known, int rec) { return known == KNOWN_CONSTS
  * it lies, without the temporary. */
 static inline __attribute__((always_inline)) int compound_plain_at(int op, Value *holder, int holder_known, Value rhs, const Value *ix, int len)
 {
-    if (!eval_fast_paths) return 0;   /* WENGERT_SLOW: the general path */
     if (G->num.backend != BK_F64 || num_op_arity[op] != 2) return 0;
     int rec = G->tape.recording;
     Value *e = holder->t == V_ARR ? AS_ARR(*holder)->v : AS_VIEW(*holder)->s->v + AS_VIEW(*holder)->start;
@@ -1686,7 +1684,7 @@ static __attribute__((noinline)) void exec_compound(Node *n, Env *env)
          * array's own snapshot below labels its elements itself */
         int places = G->tape.recording && !ckpt_store(env, n->a), snap = places && log && holder->t == V_ARR;
         int const_places = places && !snap && unrecorded_write_is_place(holder, log);
-        int plain = !const_places && (gathering ? compound_gather(op, holder, known, gather[0], AS_ARR(gather[1])->v, len)
+        int plain = !const_places && __builtin_expect(eval_fast_paths, 1) && (gathering ? compound_gather(op, holder, known, gather[0], AS_ARR(gather[1])->v, len)
                                                 : compound_plain(op, holder, known, rhs, len));
         if (gathering) {
             if (!plain) rhs = builtin_take(gather[0], gather[1]);
