@@ -374,7 +374,7 @@ int dual_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out
 {
     uint32_t top = G->fwd.top;
     int binary = num_op_arity[op] == 2;
-    if (!top || n < 1 || num_op_arity[op] < 1) return 0;
+    if (!eval_fast_paths || !top || n < 1 || num_op_arity[op] < 1) return 0;
     long sa, sb = 0;
     const Value *ea = operand_elems(&a, na >= 0, &sa), *eb = binary ? operand_elems(&b, nb >= 0, &sb) : NULL;
     int k = 0;

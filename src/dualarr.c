@@ -161,7 +161,7 @@ static void term_pairs(const DotPart *x, const DotPart *y, const uint32_t *terms
 int fwd_dot(Value a, Value b, int n, Value *out)
 {
     uint32_t top = G->fwd.top;
-    if (!top || G->num.backend != BK_F64 || n < 1) return 0;
+    if (!eval_fast_paths || !top || G->num.backend != BK_F64 || n < 1) return 0;
     int k = 0, rec = G->tape.recording, prec = 0;
     /* the parts, once (x, y, and each element's ids of every part: dual.c
      * takes its double path for a product whose parts are all plain; and
@@ -229,7 +229,7 @@ int fwd_dot(Value a, Value b, int n, Value *out)
 int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
     uint32_t top = G->fwd.top;
-    if (!top || (op != OP_ADD && op != OP_SUB) || n < 1) return 0;
+    if (!eval_fast_paths || !top || (op != OP_ADD && op != OP_SUB) || n < 1) return 0;
     int dual_b = nb >= 0 && seq_at(b, 0)->t == V_DUAL;
     Value dv = dual_b ? b : a, cv = dual_b ? a : b;
     int nc = dual_b ? na : nb;

@@ -2247,8 +2247,8 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
     G->tape.busy++;    /* no reclaiming while ids sit in the sweep's buffers */
     /* each derivative is taken into its own out[j].u.n, then recorded:
      * a gradient of a million places needs no second buffer */
-    int f64 = G->num.backend == BK_F64, hit = !above && f64 && !cuts.n && kept_covers(lo, top, ck), kept_here = hit;
-    int done = !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
+    int f64 = G->num.backend == BK_F64, hit = eval_fast_paths && !above && f64 && !cuts.n && kept_covers(lo, top, ck), kept_here = hit;
+    int done = eval_fast_paths && !above && !hit && f64 && !cuts.n && top - lo > 65536 && sparse_sweep(top, lo, wrt, n, out);
     if (!done) {
         PlainBuf b;
         int keep = f64 && !G->sweep.kept_busy && !above;
