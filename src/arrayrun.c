@@ -584,7 +584,7 @@ static RUN_VECTORISE void pair_ids(uint32_t *pairs, uint32_t a, uint32_t b, uint
  * 0 if it does not apply (nothing recorded then). */
 int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
 {
-    if (!G->tape.recording || G->num.backend != BK_F64 || k < 1 || m * n < 1) return 0;
+    if (!eval_fast_paths || !G->tape.recording || G->num.backend != BK_F64 || k < 1 || m * n < 1) return 0;
     uint8_t kind[2];
     uint32_t first[2];
     if (!product_factor(a, m * k, &kind[0], &first[0]) || !product_factor(b, k * n, &kind[1], &first[1])) return 0;

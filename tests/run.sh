@@ -182,10 +182,11 @@ if WENGERT_RECLAIM_STRESS=1 "$PY" tests/gen/routes.py --bin "$BIN" $RT --count 3
 else bad "tests/gen/routes.py (WENGERT_RECLAIM_STRESS=1)" "$(tail -1 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 # What the fast paths print is what the general path prints (WENGERT_SLOW=1,
 # eval_fast_paths): route agreement cannot see a wrong primal, which every
-# route computes by the same fast path. ~10 s.
-for fl in "--seed 8" "--seed 9 --wide" "--seed 10 --gathers --matrices"; do
+# route computes by the same fast path. ~12 s (the long tape: the sparse sweep).
+for fl in "--seed 8 --count 300" "--seed 9 --wide --count 300" "--seed 10 --gathers --matrices --count 300" \
+          "--seed 11 --pad 70000 --count 150" "--seed 12 --wide --backend posit32 --count 150"; do
     # shellcheck disable=SC2086
-    if "$PY" tests/gen/routes.py --bin "$BIN" $RT --slow $fl --count 300 --reduce 1 >"$tmp/routes" 2>&1; then ok
+    if "$PY" tests/gen/routes.py --bin "$BIN" $RT --slow $fl --reduce 1 >"$tmp/routes" 2>&1; then ok
     else bad "tests/gen/routes.py --slow $fl" "$(tail -2 "$tmp/routes"; sed -n '/^=====/,$p' "$tmp/routes" | sed -n '2,60p')"; fi
 done
 # Compound assignments of gathers, v op= take(a, idx), into arrays, views,
