@@ -195,6 +195,7 @@ Value dual_op(int op, Value a, Value b)
     double ap, bp = 0;
     const double *at = NULL, *bt = NULL;
     int k;
+    if (!eval_fast_paths) goto mixed;   /* WENGERT_SLOW: the general rules */
     if (a.t == V_DUAL) {
         Dual *x = AS_DUAL(a);
         if (x->tag != top || !x->plain) goto mixed;
@@ -237,7 +238,7 @@ static __attribute__((noinline)) Value dual_op_mixed(int op, Value a, Value b)
     int k = 1;
     split(a, tag, &ap, &xa, &k);
     if (binary) split(b, tag, &bp, &xb, &k);
-    if (plain_num(ap) && plain_num(bp) && tangents_plain(xa) && tangents_plain(xb)) {
+    if (eval_fast_paths && plain_num(ap) && plain_num(bp) && tangents_plain(xa) && tangents_plain(xb)) {
         double small[2][DUAL_KMAX], *buf = k <= DUAL_KMAX ? small[0] : err_scratch_uninit(2 * sizeof(double) * (size_t)k);
         Value r = dual_op_plain(op, tag, k, ap.u.n, tangent_doubles(xa, buf), bp.u.n, tangent_doubles(xb, buf + k));
         if (buf != small[0]) err_scratch_free(buf);

@@ -25,7 +25,8 @@ gets the same wrong number. With --slow each batch also runs with
 WENGERT_SLOW=1, which turns every fast path off (eval_fast_paths, src/eval.h),
 and every line a program printed must be the same text both ways: the same
 bits, since a number prints as its shortest round trip. One exception
-(SLOW_RTOL): an array operation recorded as one array run (arrayrun.c) is
+(SLOW_RTOL): an array operation or a matrix product recorded as one array
+run (arrayrun.c; WENGERT_SLOW records one entry an element instead) is
 swept whole, its elements' adjoints added up in another order than the
 general path's one entry an element, so a derivative, and a value computed
 from a derivative inside F, may differ in the last bits; those agree to
