@@ -33,8 +33,8 @@ from a derivative inside F, may differ in the last bits; those agree to
 SLOW_RTOL. A primal value of a program that takes no derivative inside F
 must be the same bits.
 
-Exits non-zero on any disagreement, a --slow mismatch, difference mismatch or wengert error,
-printing each failing program (reduced by deleting and simplifying lines
+Exits non-zero on any disagreement, --slow mismatch, difference mismatch or
+wengert error, printing each failing program (reduced by deleting and simplifying lines
 while the failure stays the same) with the values every route printed. The
 last line is a summary. Python 3 standard library only.
 """
