@@ -6,7 +6,7 @@
 
 wg_State state_running;
 
-int eval_fast_paths = 1;   /* eval.h */
+int eval_fast_paths = 1;   /* state.h */
 
 static void read_process_knobs(void)
 {
