@@ -594,14 +594,18 @@ static void version_owner(const View *w, int i0, int n)
  * range, x a plain number, no checkpointed loop running: what eval_store_element
  * does, without reference counts or calls. Every element loop writes
  * through here (W4). 0: eval_store_general has it. */
-static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v)
+/* global: 1 when the caller knows a is a global (its log is there, the
+ * test folded away), else 0 (cont->ref says). */
+static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v,
+                                                                int global)
 {
     const Node *cont = target->a;
     if (st->h.rc > 1 && !st->aliased) return 0;
     Value *elem = &st->v[i];
     if (elem->t != V_NUM) return 0;        /* a dual's release is eval_store_element's */
     storage_dirty(st);                     /* an id may be written or labelled */
-    VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : home->vers ? &home->vers[cont->slot] : NULL;
+    if (!global) global = cont->ref == REF_GLOBAL;
+    VerLog *log = global ? &G->eval.globals[cont->slot].ver : home->vers ? &home->vers[cont->slot] : NULL;
     if (log) version_count(log);
     /* written field by field, while v is in registers, and labelled where
      * it lands: v itself never goes through memory (a copy through the
@@ -611,7 +615,7 @@ static inline __attribute__((always_inline)) int store_plain_at(Node *target, En
     if (recording_scope(env)) {
         uint64_t logged = G->versions.ids_logged;
         version_element_num(log, i, elem); /* a[i] is a place too */
-        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
+        if (global) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (in_nograd()) {
         elem->id = 0;                      /* as eval_store_var cuts it */
         note_nograd_write((Node *)cont, env, log);
@@ -620,7 +624,7 @@ static inline __attribute__((always_inline)) int store_plain_at(Node *target, En
         uint64_t logged = G->versions.ids_logged;
         if (log) version_element_own(log, i, elem);
         else version_label_place(elem);            /* a local array: held by it alone */
-        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
+        if (global) G->reclaim.global_versions += G->versions.ids_logged - logged;
     } else if (G->tape.recording && log)
         version_element_own(log, i, elem);
     else if (G->eval.run.nograd_block && log)
@@ -633,20 +637,35 @@ static inline __attribute__((always_inline)) int store_element_plain(Node *targe
     int i;
     Storage *st;
     if (v.t != V_NUM || G->ckpt.mode || !target->plain_names || !(st = plain_element(target, env, &i))) return 0;
-    return store_plain_at(target, env, env, st, i, v);
+    return store_plain_at(target, env, env, st, i, v, 0);
 }
 
 /* The same for a[e] with a any name (a closure's captured array too) and
  * the index e evaluated already. */
 __attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, const Value *given)
 {
+    if (target->a->ref == REF_GLOBAL) return given->t == V_NUM && eval_store_global(target, env, v, given->u.n);
     Env *home;
     const Value *av = var_slot_home(target->a, env, &home);
     if (av->t != V_ARR || given->t != V_NUM) return 0;
     Storage *st = AS_ARR(*av);
     double x = given->u.n;
     if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
-    return store_plain_at(target, env, home, st, (int)x, v);
+    return store_plain_at(target, env, home, st, (int)x, v, 0);
+}
+
+/* eval_store_named for a[x] = v with a a global and x the index's number
+ * (a global always keeps versions: its log is its table's): the slot read
+ * here, after the value and the index were evaluated (they may have added
+ * globals, moving the table). Top-level element loops write through here
+ * (W4's a[i] = a[i] * a[i], recording, and its fill under nograd). */
+__attribute__((noinline)) int eval_store_global(Node *target, Env *env, Value v, double x)
+{
+    const Value *av = &G->eval.globals[target->a->slot].v;
+    if (av->t != V_ARR) return 0;
+    Storage *st = AS_ARR(*av);
+    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
+    return store_plain_at(target, env, NULL, st, (int)x, v, 1);
 }
 
 __attribute__((noinline)) void eval_store_general(Node *target, Env *env, Value v, int compound_op,

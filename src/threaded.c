@@ -132,18 +132,19 @@ static inline Value num_id(double x, uint32_t id)
 }
 
 /* x op y of which one is recorded while recording, in float64: num_op's
- * work with the op known (arith_record_*); another backend: num_op. */
-#define RECORDED(name, OPC, expr, rec)                                                               \
+ * work with the op known (arith_record_binary inline: one call per
+ * recorded operation, not two); another backend: num_op. */
+#define RECORDED(name, OPC, expr)                                                                    \
     static __attribute__((noinline)) Value name(Value a, Value b)                                    \
     {                                                                                                \
         if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return num_op(OPC, a, b);       \
         double x = a.u.n, y = b.u.n, r = expr;                                                       \
-        return num_rec(r, rec(a.id, b.id, x, y, r));                                                 \
+        return num_rec(r, arith_record_binary(OPC, a.id, b.id, x, y, r));                            \
     }
-RECORDED(recorded_add, OP_ADD, x + y, arith_record_add)
-RECORDED(recorded_sub, OP_SUB, x - y, arith_record_sub)
-RECORDED(recorded_mul, OP_MUL, x * y, arith_record_mul)
-RECORDED(recorded_div, OP_DIV, x / y, arith_record_div)
+RECORDED(recorded_add, OP_ADD, x + y)
+RECORDED(recorded_sub, OP_SUB, x - y)
+RECORDED(recorded_mul, OP_MUL, x * y)
+RECORDED(recorded_div, OP_DIV, x / y)
 
 /* x op y of two numbers read or evaluated (ia, ib: their entries), as
  * binop_t makes it: plain float64 when nothing is to be recorded, else
@@ -618,7 +619,10 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         if (n->a->kind == N_NAME && n->a->ref == REF_GLOBAL && n->n == 1) return ev_call_math1;
         return eval_call;
     case N_INDEX:
-        if (n->index_pure && !n->plain_names) {
+        /* (a[i] of two names, plain_names, too: its instance reads what
+         * eval_index's short path reads, without the call and the tests
+         * of the names' kinds) */
+        if (n->index_pure) {
             if (n->a->ref == REF_LOCAL) return index_instance(n->b, ev_index_local, ev_index_local_ma);
             if (n->a->ref == REF_UPVAL && n->a->depth == 1) return index_instance(n->b, ev_index_upval1, ev_index_upval1_ma);
             if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
@@ -853,6 +857,40 @@ static int ex_assign_element(Node *n, Env *env)
     return assign_element(n, env, NULL, NULL, 0, SH_NONE);
 }
 
+/* a[i] = e with a a global (a top-level element loop: W4's fill under
+ * nograd and its a[i] = a[i] * a[i], recording): the value, then the
+ * index (a leaf read in place), then eval_store_global, which does what
+ * eval_store_named does for a global with the variable's kind known (its
+ * version log, the element's place while recording, the nograd note);
+ * declined, eval_store_named and eval_store_general as assign_element
+ * hands them over. */
+static inline __attribute__((always_inline)) int assign_global_element(Node *n, Env *env, int kb, int sh)
+{
+    G->err.where.node = n;
+    Value v = ev_shape(n->b, env, sh);
+    G->err.where.node = n;
+    Node *t = n->a;
+    if (LIKELY(v.t == V_NUM && !G->ckpt.mode && eval_fast_paths)) {
+        double x;
+        uint32_t id;
+        Value iv = kb && leaf_read(t->b, env, kb, &x, &id) ? num_id(x, id) : EV(t->b, env);
+        if (LIKELY(iv.t == V_NUM) && eval_store_global(t, env, v, iv.u.n)) return EXEC_NORMAL;
+        if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
+    } else
+        eval_store_element(t, env, v);
+    return EXEC_NORMAL;
+}
+
+#define ASSIGN_GLOBAL_KB(kb)                                                                       \
+    static int ex_assign_element_global_##kb##_0(Node *n, Env *env) { return assign_global_element(n, env, kb, SH_NONE); } \
+    static int ex_assign_element_global_##kb##_g(Node *n, Env *env) { return assign_global_element(n, env, kb, SH_LEAF_GLOBAL); }
+ASSIGN_GLOBAL_KB(0) ASSIGN_GLOBAL_KB(1) ASSIGN_GLOBAL_KB(2) ASSIGN_GLOBAL_KB(3) ASSIGN_GLOBAL_KB(4)
+/* [index leaf kind][value a global's leaf] */
+static int (*const ex_assign_element_global[5][2])(Node *, Env *) = {
+    { ex_assign_element_global_0_0, ex_assign_element_global_0_g }, { ex_assign_element_global_1_0, ex_assign_element_global_1_g },
+    { ex_assign_element_global_2_0, ex_assign_element_global_2_g }, { ex_assign_element_global_3_0, ex_assign_element_global_3_g },
+    { ex_assign_element_global_4_0, ex_assign_element_global_4_g } };
+
 /* A block's statements, as eval.c's exec_stmts runs them: between two
  * statements outside any call, the collector and reclaiming may run. */
 static inline int run_stmts(Node *body, Env *env)
@@ -936,6 +974,35 @@ static int ex_for_local(Node *n, Env *env)
     return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
+/* for i in lo..hi { ... }, i a global (a loop at the top level): exec_for's
+ * loop, the counter written into its slot, read again at every step (the
+ * body may add globals, moving the table), the loop counted as a top-level
+ * one for the tape limit's hint. */
+static int ex_for_global(Node *n, Env *env)
+{
+    if (!eval_fast_paths) return eval_exec_switch(n, env);
+    G->err.where.node = n;
+    double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
+    Node *body = n->list[0];
+    int code = EXEC_NORMAL;
+    int k = n->c->slot, in_call = G->eval.run.call_depth > 0, top = !env && !in_call;
+    LoopFloor floor = reclaim_loop_begin();
+    G->eval.run.top_loops += top;
+    G->eval.run.block_depth++;
+    for (double i = lo; i < hi; i++) {
+        err_check_interrupt();
+        reclaim_loop_step(&floor);
+        Value *slot = &G->eval.globals[k].v;
+        v_release(*slot);
+        *slot = num_val(i);
+        code = in_call ? run_stmts_in_call(body, env) : run_stmts(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
+    }
+    G->eval.run.block_depth--;
+    G->eval.run.top_loops -= top;
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
+}
+
 /* return e from a function's own body (the errors are exec's) */
 static int ex_return(Node *n, Env *env)
 {
@@ -1013,6 +1080,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
             if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf][choose_shape(n->b)];
             if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1)
                 return ex_assign_element_upval1[n->a->b->leaf][choose_shape(n->b)];
+            if (n->a->a->ref == REF_GLOBAL) return ex_assign_element_global[n->a->b->leaf][n->b->leaf == LEAF_GLOBAL];
             return ex_assign_element;
         }
         break;
@@ -1024,6 +1092,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
     case N_RETURN: return ex_return;
     case N_FOR:
         if (n->b && n->c->ref == REF_LOCAL && n->list[0]->kind == N_BLOCK) return ex_for_local;
+        if (n->b && n->c->ref == REF_GLOBAL && n->list[0]->kind == N_BLOCK) return ex_for_global;
         break;
     default:
         break;
