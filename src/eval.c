@@ -161,43 +161,12 @@ static Value detached(Value v)
     return v;
 }
 
-/* The frame (call depth) running the innermost nograd block, -1 none.
- * What a nograd block assigns in its own frame, and what it returns, is
- * cut as detach cuts it: no tape history and no tangents, so reverse and
- * forward mode agree that nothing flows through it. Functions it calls run
- * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
-static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
-
-static int recording_scope(Env *env)
-{
-    return G->tape.recording && (!env || env->vers);
-}
-
-/* ------------------------------------------------------------- nograd */
-
-/* Inside nograd nothing is recorded, yet a variable assigned there is
- * still a place d can differentiate against afterwards (SPEC "nograd";
- * tests/lang/ad_nograd_assign.wg). The block lists the variables it
- * assigns, by =, element write or compound assignment, and when the
- * outermost block ends each one's value becomes its latest version
- * (version_settle). Deferred, so a loop filling an array under nograd
- * records one leaf per element at the end, and nothing for the values it
- * overwrote on the way; versions made inside the block are forgotten. */
-static void list_nograd_write(Node *var, Env *env, VerLog *log);
-
-/* The block's element loops come here at every write: the test inline. */
-static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
-{
-    /* no block: recording is off for a forward-only or plain run, which
-     * settles nothing (the tests reach none with a log) */
-    if (!log || !G->eval.run.nograd_block || log->nograd_mark == G->eval.run.nograd_block) return;
-    list_nograd_write(var, env, log);
-}
+#include "evalstore.h"
 
 static void list_nograd_home(Env *home, int slot, VerLog *log);
 static void ckpt_settle(Value *v);
 
-static void list_nograd_write(Node *var, Env *env, VerLog *log)
+void eval_list_nograd_write(Node *var, Env *env, VerLog *log)
 {
     Env *home = NULL;
     if (var->ref == REF_LOCAL) home = env;
@@ -589,49 +558,6 @@ static void version_owner(const View *w, int i0, int n)
         list_nograd_home(home, w->owner, log);
 }
 
-/* a[i] = x with a and i names (local or global), a an array whose
- * storage this name may write (not shared by value), i a whole number in
- * range, x a plain number, no checkpointed loop running: what eval_store_element
- * does, without reference counts or calls. Every element loop writes
- * through here (W4). 0: eval_store_general has it. */
-/* global: 1 when the caller knows a is a global (its log is there, the
- * test folded away), else 0 (cont->ref says). */
-static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v,
-                                                                int global)
-{
-    const Node *cont = target->a;
-    if (st->h.rc > 1 && !st->aliased) return 0;
-    Value *elem = &st->v[i];
-    if (elem->t != V_NUM) return 0;        /* a dual's release is eval_store_element's */
-    storage_dirty(st);                     /* an id may be written or labelled */
-    if (!global) global = cont->ref == REF_GLOBAL;
-    VerLog *log = global ? &G->eval.globals[cont->slot].ver : home->vers ? &home->vers[cont->slot] : NULL;
-    if (log) version_count(log);
-    /* written field by field, while v is in registers, and labelled where
-     * it lands: v itself never goes through memory (a copy through the
-     * stack cost a stalled load per write) */
-    elem->id = v.id;
-    elem->u.n = v.u.n;
-    if (recording_scope(env)) {
-        uint64_t logged = G->versions.ids_logged;
-        version_element_num(log, i, elem); /* a[i] is a place too */
-        if (global) G->reclaim.global_versions += G->versions.ids_logged - logged;
-    } else if (in_nograd()) {
-        elem->id = 0;                      /* as eval_store_var cuts it */
-        note_nograd_write((Node *)cont, env, log);
-    } else if (G->tape.recording && elem->id) {
-        /* from a function that keeps no versions: a place all the same */
-        uint64_t logged = G->versions.ids_logged;
-        if (log) version_element_own(log, i, elem);
-        else version_label_place(elem);            /* a local array: held by it alone */
-        if (global) G->reclaim.global_versions += G->versions.ids_logged - logged;
-    } else if (G->tape.recording && log)
-        version_element_own(log, i, elem);
-    else if (G->eval.run.nograd_block && log)
-        note_nograd_write((Node *)cont, env, log);   /* from a function a nograd block calls */
-    return 1;
-}
-
 static inline __attribute__((always_inline)) int store_element_plain(Node *target, Env *env, Value v)
 {
     int i;
@@ -644,7 +570,7 @@ static inline __attribute__((always_inline)) int store_element_plain(Node *targe
  * the index e evaluated already. */
 __attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, const Value *given)
 {
-    if (target->a->ref == REF_GLOBAL) return given->t == V_NUM && eval_store_global(target, env, v, given->u.n);
+    if (target->a->ref == REF_GLOBAL) return given->t == V_NUM && store_global_at(target, env, v, given->u.n);
     Env *home;
     const Value *av = var_slot_home(target->a, env, &home);
     if (av->t != V_ARR || given->t != V_NUM) return 0;
@@ -652,20 +578,6 @@ __attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, 
     double x = given->u.n;
     if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
     return store_plain_at(target, env, home, st, (int)x, v, 0);
-}
-
-/* eval_store_named for a[x] = v with a a global and x the index's number
- * (a global always keeps versions: its log is its table's): the slot read
- * here, after the value and the index were evaluated (they may have added
- * globals, moving the table). Top-level element loops write through here
- * (W4's a[i] = a[i] * a[i], recording, and its fill under nograd). */
-__attribute__((noinline)) int eval_store_global(Node *target, Env *env, Value v, double x)
-{
-    const Value *av = &G->eval.globals[target->a->slot].v;
-    if (av->t != V_ARR) return 0;
-    Storage *st = AS_ARR(*av);
-    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
-    return store_plain_at(target, env, NULL, st, (int)x, v, 1);
 }
 
 __attribute__((noinline)) void eval_store_general(Node *target, Env *env, Value v, int compound_op,

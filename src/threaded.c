@@ -25,6 +25,7 @@
 #include "state.h"
 #include "valuegc.h"
 #include "tapegc.h"
+#include "evalstore.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -636,7 +637,6 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
 
 /* ----------------------------------------------------------- statements */
 
-static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
 
 /* x = e, x a local: a number (or a dual) into a frame that keeps no
  * versions, outside nograd, is stored in place (exec_assign's short path);
@@ -859,11 +859,11 @@ static int ex_assign_element(Node *n, Env *env)
 
 /* a[i] = e with a a global (a top-level element loop: W4's fill under
  * nograd and its a[i] = a[i] * a[i], recording): the value, then the
- * index (a leaf read in place), then eval_store_global, which does what
- * eval_store_named does for a global with the variable's kind known (its
- * version log, the element's place while recording, the nograd note);
- * declined, eval_store_named and eval_store_general as assign_element
- * hands them over. */
+ * index (a leaf read in place), then store_global_at (evalstore.h),
+ * inline: what eval_store_named does for a global, with the variable's
+ * kind known (its version log, the element's place while recording, the
+ * nograd note); declined, eval_store_named and eval_store_general as
+ * assign_element hands them over. */
 static inline __attribute__((always_inline)) int assign_global_element(Node *n, Env *env, int kb, int sh)
 {
     G->err.where.node = n;
@@ -874,7 +874,7 @@ static inline __attribute__((always_inline)) int assign_global_element(Node *n, 
         double x;
         uint32_t id;
         Value iv = kb && leaf_read(t->b, env, kb, &x, &id) ? num_id(x, id) : EV(t->b, env);
-        if (LIKELY(iv.t == V_NUM) && eval_store_global(t, env, v, iv.u.n)) return EXEC_NORMAL;
+        if (LIKELY(iv.t == V_NUM) && store_global_at(t, env, v, iv.u.n)) return EXEC_NORMAL;
         if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
     } else
         eval_store_element(t, env, v);

@@ -281,7 +281,15 @@ static int settle_elements(Value *v, int n, long stride, int *run)
     int duals = 0, consecutive = n > 0;
     uint32_t first = 0;
     for (int i = 0; i < n; i++, v += stride) {
-        Value *e = v_innermost(v);
+        Value *e = v;
+        if (e->t == V_NUM) {     /* a plain number (a filled array's every element), without the duals' tests */
+            if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
+            else if (!tape_labeled(e->id)) rec_label(e->id);
+            if (i == 0) first = e->id;
+            consecutive &= e->id == first + (uint32_t)i;
+            continue;
+        }
+        e = v_innermost(v);
         duals |= v->t == V_DUAL;
         if (e->t == V_NUM && !(e->id && tape_labeled(e->id))) {
             if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
