@@ -9,6 +9,28 @@
 #include "eval.h"
 #include "versions.h"
 #include "state.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* x as an index of an array of n plain elements: 1 with *k when x is a
+ * whole number in [0, n). With SSE2 the conversion's own answer for a NaN
+ * or a number out of int's range (INT_MIN, out of [0, n) as unsigned) does
+ * the range test, and one compare the bounds (what x >= 0 && x < n and
+ * (int)x == x took a dozen instructions for, on every element access). */
+static inline __attribute__((always_inline)) int whole_index(double x, int n, int *k)
+{
+#ifdef __SSE2__
+    int i = _mm_cvttsd_si32(_mm_set_sd(x));
+    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
+    *k = i;
+    return 1;
+#else
+    if (!(x >= 0 && x < n) || (int)x != x) return 0;
+    *k = (int)x;
+    return 1;
+#endif
+}
 
 /* The frame (call depth) running the innermost nograd block, -1 none.
  * What a nograd block assigns in its own frame, and what it returns, is
@@ -95,8 +117,9 @@ static inline __attribute__((always_inline)) int store_global_at(Node *target, E
     const Value *av = &G->eval.globals[target->a->slot].v;
     if (av->t != V_ARR) return 0;
     Storage *st = AS_ARR(*av);
-    if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
-    return store_plain_at(target, env, NULL, st, (int)x, v, 1);
+    int k;
+    if (!whole_index(x, st->plain_n, &k)) return 0;
+    return store_plain_at(target, env, NULL, st, k, v, 1);
 }
 
 #endif

@@ -26,32 +26,12 @@
 #include "valuegc.h"
 #include "tapegc.h"
 #include "evalstore.h"
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #define EV(n, env) ((n)->ev((n), (env)))
 #define EX(n, env) ((n)->ex((n), (env)))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 
-/* x as an index of an array of n plain elements: 1 with *k when x is a
- * whole number in [0, n). With SSE2 the conversion's own answer for a NaN
- * or a number out of int's range (INT_MIN, out of [0, n) as unsigned) does
- * the range test, and one compare the bounds (what x >= 0 && x < n and
- * (int)x == x took a dozen instructions for, on every element access). */
-static inline __attribute__((always_inline)) int whole_index(double x, int n, int *k)
-{
-#ifdef __SSE2__
-    int i = _mm_cvttsd_si32(_mm_set_sd(x));
-    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
-    *k = i;
-    return 1;
-#else
-    if (!(x >= 0 && x < n) || (int)x != x) return 0;
-    *k = (int)x;
-    return 1;
-#endif
-}
+/* (whole_index, the test of an index of n plain elements: evalstore.h) */
 
 /* Leaves a parent reads in place, without a call (Node.leaf): what
  * ev_local, ev_upval1 and ev_num do, inline (leaf_read). */
@@ -371,15 +351,41 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     return eval_index_general(n, env, &iv);
 }
 
+/* index_at's common case with the index a leaf (kb a LEAF_ kind): a
+ * number element that needs no label, read with nothing called, so that
+ * the instance saves no registers (W4's a[i], i a global); 0: declined,
+ * nothing done (reading a leaf has no effect: index_at starts over). */
+static inline __attribute__((always_inline)) int index_leaf_read(const Node *n, Env *env, const Env *home,
+                                                                const Value *av, int captured, int kb, Value *out)
+{
+    double x;
+    uint32_t id;
+    int k;
+    if (av->t != V_ARR || !leaf_read(n->b, env, kb, &x, &id)) return 0;
+    const Storage *st = AS_ARR(*av);
+    if (!whole_index(x, st->plain_n, &k)) return 0;      /* (a matrix's plain_n is 0: index_at's) */
+    const Value *e = &st->v[k];
+    if (e->t != V_NUM || (captured && e->id && !home->vers && !tape_labeled(e->id))) return 0;
+    *out = *e;
+    return 1;
+}
+
 /* The instances: a local's, a captured (one frame out) or a global's
- * array, each with the index any expression, a leaf of each kind, or
- * x * y + z, z + x * y of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
+ * array, each with the index any expression, a leaf of each kind
+ * (index_leaf_read, else index_at out of line), or x * y + z, z + x * y
+ * of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
+#define INDEX_LEAF(name, home, av, captured, k, kb)                                                \
+    static __attribute__((noinline)) Value name##k##_rest(Node *n, Env *env) { return index_at(n, env, home, av, captured, kb); } \
+    static Value name##k(Node *n, Env *env)                                                          \
+    {                                                                                                \
+        Value r;                                                                                     \
+        if (LIKELY(index_leaf_read(n, env, home, av, captured, kb, &r))) return r;                   \
+        return name##k##_rest(n, env);                                                               \
+    }
 #define INDEX_KB(name, home, av, captured)                                                         \
     static Value name##0(Node *n, Env *env) { return index_at(n, env, home, av, captured, 0); }           \
-    static Value name##1(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_LOCAL); }  \
-    static Value name##2(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_UPVAL1); } \
-    static Value name##3(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_NUM); }    \
-    static Value name##4(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_GLOBAL); } \
+    INDEX_LEAF(name, home, av, captured, 1, LEAF_LOCAL) INDEX_LEAF(name, home, av, captured, 2, LEAF_UPVAL1) \
+    INDEX_LEAF(name, home, av, captured, 3, LEAF_NUM) INDEX_LEAF(name, home, av, captured, 4, LEAF_GLOBAL) \
     static Value name##5(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_MULADD); }  \
     static Value name##6(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_ADDMUL); }  \
     static Value (*const name[7])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4, name##5, name##6 };
