@@ -166,18 +166,11 @@ RECORDED(recorded_div, OP_DIV, x / y)
  * checkpointed loop's run, mode 1, watches near ties: general path).
  * Anything else goes to eval_binop_done with what is evaluated, or to
  * eval_binop when nothing is yet. */
-static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, int op, int ka, int kb)
+/* binop_t from b on, a read or evaluated already (x, ia) */
+static inline __attribute__((always_inline)) Value binop_b(Node *n, Env *env, int op, double x, uint32_t ia, int kb)
 {
-    double x, y;
-    uint32_t ia, ib;
-    if (ka) {
-        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
-    } else {
-        Value a = EV(n->a, env);
-        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
-        x = a.u.n;
-        ia = a.id;
-    }
+    double y;
+    uint32_t ib;
     if (kb) {
         if (!leaf_read(n->b, env, kb, &y, &ib)) return eval_binop_done(n, num_id(x, ia), EV(n->b, env));
     } else {
@@ -187,6 +180,21 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
         ib = b.id;
     }
     BINOP_FINISH(n, op, x, ia, y, ib);
+}
+
+static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, int op, int ka, int kb)
+{
+    double x;
+    uint32_t ia;
+    if (ka) {
+        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
+    } else {
+        Value a = EV(n->a, env);
+        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
+        x = a.u.n;
+        ia = a.id;
+    }
+    return binop_b(n, env, op, x, ia, kb);
 }
 
 /* The instances: one function per operator and leaf kinds of a and b. */
@@ -717,16 +725,46 @@ static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_as
  * work (binop_t's product) inlined where it would call it, one call less.
  * x is read first, as binop_t reads it; a non-number product goes to
  * eval_binop_done with x, as binop_t would hand it. */
+/* x op (a * y) recorded, the product first, as recorded_mul and then
+ * recorded_add or recorded_sub record them (float64, recording, a or y
+ * recorded: the product is, so the sum is): one call, not two, a term of
+ * det's gradient. */
+static __attribute__((noinline)) Value recorded_product_sum(int op, double x, uint32_t ix, double a, uint32_t ia, double y,
+                                                           uint32_t iy)
+{
+    double p = a * y;
+    uint32_t ip = arith_record_binary(OP_MUL, ia, iy, a, y, p);
+    if (op == OP2_ADD) {
+        double r = x + p;
+        return num_rec(r, arith_record_binary(OP_ADD, ix, ip, x, p, r));
+    }
+    double r = x - p;
+    return num_rec(r, arith_record_binary(OP_SUB, ix, ip, x, p, r));
+}
+
+/* binop_t's product m of two numbers read (BINOP_FINISH's) */
+static inline __attribute__((always_inline)) Value product_of(Node *m, double x, uint32_t ia, double y, uint32_t ib)
+{
+    BINOP_FINISH(m, OP2_MUL, x, ia, y, ib);
+}
+
 static inline __attribute__((always_inline)) Value sum_of_product(Node *n, Env *env, int op)
 {
-    double x;
-    uint32_t ia;
+    double x, y;
+    uint32_t ia, iy;
     if (!leaf_read(n->a, env, LEAF_LOCAL, &x, &ia)) return eval_binop(n, env);
-    Value p = binop_t(n->b, env, OP2_MUL, 0, LEAF_LOCAL);
+    Node *m = n->b;
+    Value a = EV(m->a, env), p;
+    if (a.t != V_NUM) p = eval_binop_done(m, a, EV(m->b, env));
+    else if (!leaf_read(m->b, env, LEAF_LOCAL, &y, &iy)) p = eval_binop_done(m, a, EV(m->b, env));
+    else if ((a.id | iy) && G->tape.recording && LIKELY(G->num.backend == BK_F64) && eval_fast_paths)
+        return recorded_product_sum(op, x, ia, a.u.n, a.id, y, iy);
+    else
+        p = product_of(m, a.u.n, a.id, y, iy);
     if (p.t != V_NUM) return eval_binop_done(n, num_id(x, ia), p);
-    double y = p.u.n;
+    double py = p.u.n;
     uint32_t ib = p.id;
-    BINOP_FINISH(n, op, x, ia, y, ib);
+    BINOP_FINISH(n, op, x, ia, py, ib);
 }
 
 ASSIGN_LOCAL_VALUE(ex_assign_local_add_1mul, sum_of_product(b, env, OP2_ADD))
