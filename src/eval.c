@@ -152,6 +152,7 @@ static Value detached(Value v)
         v = p;
     } else if (v.t == V_ARR) {
         arr_own(&v);
+        if (AS_ARR(v)->known == KNOWN_CONSTS) return v;   /* no id to cut (W4's nograd { a0 = zeros(n) }) */
         for (int i = 0; i < AS_ARR(v)->n; i++) {
             Value *e = &AS_ARR(v)->v[i];
             if (e->t == V_NUM) e->id = 0;
