@@ -115,10 +115,13 @@ static inline Value num_id(double x, uint32_t id)
 /* x op y of which one is recorded while recording, in float64: num_op's
  * work with the op known (arith_record_binary inline: one call per
  * recorded operation, not two); another backend: num_op. */
+/* (flatten: the tape's push inline here whatever the compiler's budget;
+ * another backend's num_op out of line, in recorded_other) */
+static __attribute__((noinline)) Value recorded_other(int op, Value a, Value b) { return num_op(op, a, b); }
 #define RECORDED(name, OPC, expr)                                                                    \
-    static __attribute__((noinline)) Value name(Value a, Value b)                                    \
+    static __attribute__((noinline, flatten)) Value name(Value a, Value b)                           \
     {                                                                                                \
-        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return num_op(OPC, a, b);       \
+        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return recorded_other(OPC, a, b); \
         double x = a.u.n, y = b.u.n, r = expr;                                                       \
         return num_rec(r, arith_record_binary(OPC, a.id, b.id, x, y, r));                            \
     }
@@ -166,11 +169,18 @@ RECORDED(recorded_div, OP_DIV, x / y)
  * checkpointed loop's run, mode 1, watches near ties: general path).
  * Anything else goes to eval_binop_done with what is evaluated, or to
  * eval_binop when nothing is yet. */
-/* binop_t from b on, a read or evaluated already (x, ia) */
-static inline __attribute__((always_inline)) Value binop_b(Node *n, Env *env, int op, double x, uint32_t ia, int kb)
+static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, int op, int ka, int kb)
 {
-    double y;
-    uint32_t ib;
+    double x, y;
+    uint32_t ia, ib;
+    if (ka) {
+        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
+    } else {
+        Value a = EV(n->a, env);
+        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
+        x = a.u.n;
+        ia = a.id;
+    }
     if (kb) {
         if (!leaf_read(n->b, env, kb, &y, &ib)) return eval_binop_done(n, num_id(x, ia), EV(n->b, env));
     } else {
@@ -180,21 +190,6 @@ static inline __attribute__((always_inline)) Value binop_b(Node *n, Env *env, in
         ib = b.id;
     }
     BINOP_FINISH(n, op, x, ia, y, ib);
-}
-
-static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, int op, int ka, int kb)
-{
-    double x;
-    uint32_t ia;
-    if (ka) {
-        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
-    } else {
-        Value a = EV(n->a, env);
-        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
-        x = a.u.n;
-        ia = a.id;
-    }
-    return binop_b(n, env, op, x, ia, kb);
 }
 
 /* The instances: one function per operator and leaf kinds of a and b. */
@@ -224,6 +219,36 @@ BINOP(ev_ge, OP2_GE)
 BINOP(ev_eq, OP2_EQ)
 BINOP(ev_ne, OP2_NE)
 
+/* x op (a * y) recorded (pfirst: (a * y) + x), the product first, as
+ * recorded_mul and then recorded_add or recorded_sub record them
+ * (float64, recording, a or y recorded: the product is, so the sum is):
+ * one call, not two, for a term of det's gradient and W2's w * h + b.
+ * An instance for each op and order (flatten: the tape's push inline). */
+static inline __attribute__((always_inline)) Value product_sum(int op, int pfirst, double x, uint32_t ix, double a,
+                                                              uint32_t ia, double y, uint32_t iy)
+{
+    double p = a * y;
+    uint32_t ip = arith_record_binary(OP_MUL, ia, iy, a, y, p);
+    if (pfirst) {           /* (only a sum comes this way) */
+        double r = p + x;
+        return num_rec(r, arith_record_binary(OP_ADD, ip, ix, p, x, r));
+    }
+    if (op == OP2_ADD) {
+        double r = x + p;
+        return num_rec(r, arith_record_binary(OP_ADD, ix, ip, x, p, r));
+    }
+    double r = x - p;
+    return num_rec(r, arith_record_binary(OP_SUB, ix, ip, x, p, r));
+}
+#define PRODUCT_SUM(name, op, pfirst)                                                              \
+    static __attribute__((noinline, flatten)) Value name(double x, uint32_t ix, double a, uint32_t ia, double y, uint32_t iy) \
+    {                                                                                              \
+        return product_sum(op, pfirst, x, ix, a, ia, y, iy);                                       \
+    }
+PRODUCT_SUM(recorded_x_plus_product, OP2_ADD, 0)
+PRODUCT_SUM(recorded_x_minus_product, OP2_SUB, 0)
+PRODUCT_SUM(recorded_product_plus_x, OP2_ADD, 1)
+
 /* x * y + z and z + x * y with x, y, z leaves (a row-major index,
  * i * n + j): when the three are plain numbers and nothing is to be
  * recorded, the value at once (what the two binop_t instances would make:
@@ -243,6 +268,24 @@ static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, En
  * three leaves read in place, the product, then the sum, each plain or
  * recorded as binop_t would make it (so recorded in the same order); 0 when
  * a leaf holds anything else or the backend is not float64, nothing done. */
+static inline __attribute__((always_inline)) int muladd_leaves(double x, uint32_t ix, double y, uint32_t iy, double w,
+                                                              uint32_t iz, int zfirst, Value *out)
+{
+    if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
+        double p = x * y;
+        *out = num_val(zfirst ? w + p : p + w);
+        return 1;
+    }
+    if ((ix | iy) && eval_fast_paths) {   /* the product recorded: one call records it and the sum */
+        *out = zfirst ? recorded_x_plus_product(w, iz, x, ix, y, iy) : recorded_product_plus_x(w, iz, x, ix, y, iy);
+        return 1;
+    }
+    Value p = (ix | iy) ? recorded_mul(num_id(x, ix), num_id(y, iy)) : num_val(x * y);
+    if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
+    else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
+    return 1;
+}
+
 static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
                                                              Value *out)
 {
@@ -251,15 +294,19 @@ static inline __attribute__((always_inline)) int muladd_value(const Node *m, con
     if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
         !LIKELY(G->num.backend == BK_F64))
         return 0;
-    if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
-        double p = x * y;
-        *out = num_val(zfirst ? w + p : p + w);
-        return 1;
-    }
-    Value p = (ix | iy) ? recorded_mul(num_id(x, ix), num_id(y, iy)) : num_val(x * y);
-    if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
-    else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
-    return 1;
+    return muladd_leaves(x, ix, y, iy, w, iz, zfirst, out);
+}
+
+/* The same with the leaves' kinds known (kx, ky, kz: LEAF_ kinds) */
+static inline __attribute__((always_inline)) int muladd_value_k(const Node *m, const Node *z, Env *env, int zfirst,
+                                                               int kx, int ky, int kz, Value *out)
+{
+    double x, y, w;
+    uint32_t ix, iy, iz;
+    if (!leaf_read(m->a, env, kx, &x, &ix) || !leaf_read(m->b, env, ky, &y, &iy) || !leaf_read(z, env, kz, &w, &iz) ||
+        !LIKELY(G->num.backend == BK_F64))
+        return 0;
+    return muladd_leaves(x, ix, y, iy, w, iz, zfirst, out);
 }
 
 /* Declined once (a leaf held a dual, another backend), the node keeps the
@@ -290,12 +337,42 @@ static int is_mul_of_leaves(const Node *m)
     return m->kind == N_BINOP && m->op == OP2_MUL && m->a->leaf && m->b->leaf;
 }
 
+/* ev_muladd and ev_addmul for each kind of the three leaves, their value
+ * read with no test of a kind (W4's fill 1 + i * 1e-6, W2's w * h + b):
+ * table [zfirst][kx - 1][ky - 1][kz - 1]; declined, the same as theirs. */
+#define MULADD_I(zf, kx, ky, kz)                                                                   \
+    static Value ev_muladd_##zf##kx##ky##kz(Node *n, Env *env)                                      \
+    {                                                                                               \
+        Value r;                                                                                    \
+        if (muladd_value_k(zf ? n->b : n->a, zf ? n->a : n->b, env, zf, kx, ky, kz, &r)) return r;   \
+        return muladd_declined(n, env, zf ? ev_add[n->a->leaf][0] : ev_add[0][n->b->leaf]);        \
+    }
+#define MULADD_Z(zf, kx, ky) MULADD_I(zf, kx, ky, 1) MULADD_I(zf, kx, ky, 2) MULADD_I(zf, kx, ky, 3) MULADD_I(zf, kx, ky, 4)
+#define MULADD_Y(zf, kx) MULADD_Z(zf, kx, 1) MULADD_Z(zf, kx, 2) MULADD_Z(zf, kx, 3) MULADD_Z(zf, kx, 4)
+#define MULADD_X(zf) MULADD_Y(zf, 1) MULADD_Y(zf, 2) MULADD_Y(zf, 3) MULADD_Y(zf, 4)
+MULADD_X(0) MULADD_X(1)
+#define MULADD_ROWZ(zf, kx, ky) { ev_muladd_##zf##kx##ky##1, ev_muladd_##zf##kx##ky##2, ev_muladd_##zf##kx##ky##3, ev_muladd_##zf##kx##ky##4 }
+#define MULADD_ROWY(zf, kx) { MULADD_ROWZ(zf, kx, 1), MULADD_ROWZ(zf, kx, 2), MULADD_ROWZ(zf, kx, 3), MULADD_ROWZ(zf, kx, 4) }
+#define MULADD_ROWX(zf) { MULADD_ROWY(zf, 1), MULADD_ROWY(zf, 2), MULADD_ROWY(zf, 3), MULADD_ROWY(zf, 4) }
+static Value (*const ev_muladd_k[2][4][4][4])(Node *, Env *) = { MULADD_ROWX(0), MULADD_ROWX(1) };
+
+/* Whether f is one of ev_muladd_k's (zfirst) instances, or ev_muladd (ev_addmul) */
+static int is_muladd_fn(Value (*f)(Node *, Env *), int zfirst)
+{
+    if (f == (zfirst ? ev_addmul : ev_muladd)) return 1;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int c = 0; c < 4; c++)
+                if (f == ev_muladd_k[zfirst][a][b][c]) return 1;
+    return 0;
+}
+
 /* An element read's index kinds beyond the leaves' */
 enum { IDX_MULADD = 5, IDX_ADDMUL = 6 };
 
 static int index_kind(const Node *i)
 {
-    return i->ev == ev_muladd ? IDX_MULADD : i->ev == ev_addmul ? IDX_ADDMUL : i->leaf;
+    return is_muladd_fn(i->ev, 0) ? IDX_MULADD : is_muladd_fn(i->ev, 1) ? IDX_ADDMUL : i->leaf;
 }
 
 static Value ev_binop(Node *n, Env *env)       /* % and ^: num_op's dispatch */
@@ -612,8 +689,14 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
     case N_BINOP:
         switch (n->op) {
         case OP2_ADD:
-            if (is_mul_of_leaves(n->a) && n->b->leaf) return ev_muladd;
-            if (n->a->leaf && is_mul_of_leaves(n->b)) return ev_addmul;
+            if (is_mul_of_leaves(n->a) && n->b->leaf) {
+                if (!eval_fast_paths) return ev_muladd;
+                return ev_muladd_k[0][n->a->a->leaf - 1][n->a->b->leaf - 1][n->b->leaf - 1];
+            }
+            if (n->a->leaf && is_mul_of_leaves(n->b)) {
+                if (!eval_fast_paths) return ev_addmul;
+                return ev_muladd_k[1][n->b->a->leaf - 1][n->b->b->leaf - 1][n->a->leaf - 1];
+            }
             return ev_add[n->a->leaf][n->b->leaf];
         case OP2_SUB: return ev_sub[n->a->leaf][n->b->leaf];
         case OP2_MUL: return ev_mul[n->a->leaf][n->b->leaf];
@@ -726,23 +809,6 @@ static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_as
  * work (binop_t's product) inlined where it would call it, one call less.
  * x is read first, as binop_t reads it; a non-number product goes to
  * eval_binop_done with x, as binop_t would hand it. */
-/* x op (a * y) recorded, the product first, as recorded_mul and then
- * recorded_add or recorded_sub record them (float64, recording, a or y
- * recorded: the product is, so the sum is): one call, not two, a term of
- * det's gradient. */
-static __attribute__((noinline)) Value recorded_product_sum(int op, double x, uint32_t ix, double a, uint32_t ia, double y,
-                                                           uint32_t iy)
-{
-    double p = a * y;
-    uint32_t ip = arith_record_binary(OP_MUL, ia, iy, a, y, p);
-    if (op == OP2_ADD) {
-        double r = x + p;
-        return num_rec(r, arith_record_binary(OP_ADD, ix, ip, x, p, r));
-    }
-    double r = x - p;
-    return num_rec(r, arith_record_binary(OP_SUB, ix, ip, x, p, r));
-}
-
 /* binop_t's product m of two numbers read (BINOP_FINISH's) */
 static inline __attribute__((always_inline)) Value product_of(Node *m, double x, uint32_t ia, double y, uint32_t ib)
 {
@@ -759,7 +825,8 @@ static inline __attribute__((always_inline)) Value sum_of_product(Node *n, Env *
     if (a.t != V_NUM) p = eval_binop_done(m, a, EV(m->b, env));
     else if (!leaf_read(m->b, env, LEAF_LOCAL, &y, &iy)) p = eval_binop_done(m, a, EV(m->b, env));
     else if ((a.id | iy) && G->tape.recording && LIKELY(G->num.backend == BK_F64) && eval_fast_paths)
-        return recorded_product_sum(op, x, ia, a.u.n, a.id, y, iy);
+        return op == OP2_ADD ? recorded_x_plus_product(x, ia, a.u.n, a.id, y, iy)
+                            : recorded_x_minus_product(x, ia, a.u.n, a.id, y, iy);
     else
         p = product_of(m, a.u.n, a.id, y, iy);
     if (p.t != V_NUM) return eval_binop_done(n, num_id(x, ia), p);
