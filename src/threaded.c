@@ -976,6 +976,14 @@ static int ex_assign_element(Node *n, Env *env)
  * kind known (its version log, the element's place while recording, the
  * nograd note); declined, eval_store_named and eval_store_general as
  * assign_element hands them over. */
+/* assign_element's hand-over, apart: the index stays in registers on the
+ * instance's own path (its address is taken here only) */
+static __attribute__((noinline)) int store_named_or_general(Node *t, Env *env, Value v, Value iv)
+{
+    if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
+    return EXEC_NORMAL;
+}
+
 static inline __attribute__((always_inline)) int assign_global_element(Node *n, Env *env, int kb, int sh)
 {
     G->err.where.node = n;
@@ -987,7 +995,7 @@ static inline __attribute__((always_inline)) int assign_global_element(Node *n, 
         uint32_t id;
         Value iv = kb && leaf_read(t->b, env, kb, &x, &id) ? num_id(x, id) : EV(t->b, env);
         if (LIKELY(iv.t == V_NUM) && store_global_at(t, env, v, iv.u.n)) return EXEC_NORMAL;
-        if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
+        return store_named_or_general(t, env, v, iv);
     } else
         eval_store_element(t, env, v);
     return EXEC_NORMAL;
