@@ -719,9 +719,10 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
     case N_INDEX:
         /* (a[i] of two names, plain_names, too: its instance reads what
          * eval_index's short path reads, without the call and the tests
-         * of the names' kinds; not under WENGERT_SLOW, set before any
-         * chunk is compiled) */
-        if (n->index_pure && (!n->plain_names || eval_fast_paths)) {
+         * of the names' kinds. None under WENGERT_SLOW, set before any
+         * chunk is compiled: index_leaf_read tests nothing at run time) */
+        if (!eval_fast_paths) return eval_index;
+        if (n->index_pure) {
             if (n->a->ref == REF_LOCAL) return index_instance(n->b, ev_index_local, ev_index_local_ma);
             if (n->a->ref == REF_UPVAL && n->a->depth == 1) return index_instance(n->b, ev_index_upval1, ev_index_upval1_ma);
             if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
