@@ -30,25 +30,10 @@ uint32_t arith_record(int op, Value a, Value b, double r)
     return id;
 }
 
-/* arith_record's work for a binary op known where it is called, its
- * operands' entries and values apart (no Values to take apart, no arity to
- * look up, the constants and the kink test decided by the op). */
-static inline __attribute__((always_inline)) uint32_t record_binary(int op, uint32_t ia, uint32_t ib, double x, double y,
-                                                                   double r)
-{
-    if (needs_operand_values(op)) {
-        if (!ia) ia = arith_const_id(x);
-        if (!ib) ib = arith_const_id(y);
-    }
-    uint32_t id = rec_op(op, ia, ib, r);
-    if ((KINK_OPS >> op) & 1) kink_note_op(op, x, y, id);
-    return id;
-}
-
-__attribute__((flatten)) uint32_t arith_record_add(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_ADD, ia, ib, x, y, r); }
-__attribute__((flatten)) uint32_t arith_record_sub(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_SUB, ia, ib, x, y, r); }
-__attribute__((flatten)) uint32_t arith_record_mul(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_MUL, ia, ib, x, y, r); }
-__attribute__((flatten)) uint32_t arith_record_div(uint32_t ia, uint32_t ib, double x, double y, double r) { return record_binary(OP_DIV, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_add(uint32_t ia, uint32_t ib, double x, double y, double r) { return arith_record_binary(OP_ADD, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_sub(uint32_t ia, uint32_t ib, double x, double y, double r) { return arith_record_binary(OP_SUB, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_mul(uint32_t ia, uint32_t ib, double x, double y, double r) { return arith_record_binary(OP_MUL, ia, ib, x, y, r); }
+__attribute__((flatten)) uint32_t arith_record_div(uint32_t ia, uint32_t ib, double x, double y, double r) { return arith_record_binary(OP_DIV, ia, ib, x, y, r); }
 
 Value arith_mul_strong(Value a, Value b)
 {

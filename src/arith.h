@@ -29,11 +29,35 @@ uint32_t arith_record_add(uint32_t ia, uint32_t ib, double x, double y, double r
 uint32_t arith_record_sub(uint32_t ia, uint32_t ib, double x, double y, double r);
 uint32_t arith_record_mul(uint32_t ia, uint32_t ib, double x, double y, double r);
 uint32_t arith_record_div(uint32_t ia, uint32_t ib, double x, double y, double r);
+uint32_t arith_const_id(double c);
+/* Ops whose partials are constant (OPF_LINEAR: add, sub, neg, copy ...),
+ * a bit each: their reverse rules read no operand values, so a constant
+ * operand needs no entry. A constant, so that the test folds where the op
+ * is known. */
+static const uint64_t ARITH_LINEAR_OPS = 0
+#define OP(e, name, kind, flags, f, da, db) | ((flags) & OPF_LINEAR ? 1ull << OP_##e : 0)
+#include "ops.def"
+#undef OP
+    ;
+/* arith_record's work for a binary op known where it is called (the
+ * arith_record_* functions, the evaluator's recorded x op y): its
+ * operands' entries and values apart (no Values to take apart, no arity
+ * to look up, the constants and the kink test decided by the op). */
+static inline __attribute__((always_inline)) uint32_t arith_record_binary(int op, uint32_t ia, uint32_t ib, double x,
+                                                                         double y, double r)
+{
+    if (!((ARITH_LINEAR_OPS >> op) & 1)) {
+        if (!ia) ia = arith_const_id(x);
+        if (!ib) ib = arith_const_id(y);
+    }
+    uint32_t id = rec_op(op, ia, ib, r);
+    if ((KINK_OPS >> op) & 1) kink_note_op(op, x, y, id);
+    return id;
+}
 /* op on the elements of a and b in storage order, the shapes of matrices
  * unlooked at (arith_apply looks: matrix.c); the result is an array. */
 Value arith_elementwise_flat(int op, Value a, Value b);
 const char *arith_op_symbol(int op);     /* "+", "*", ..., or the op's name */
-uint32_t arith_const_id(double c);
 
 /* Reductions of an array or view of numbers: sum and dot record one n-ary
  * entry (the quire in posit backends); fold chains op left to right. */

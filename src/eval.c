@@ -152,6 +152,7 @@ static Value detached(Value v)
         v = p;
     } else if (v.t == V_ARR) {
         arr_own(&v);
+        if (AS_ARR(v)->known == KNOWN_CONSTS) return v;   /* no id to cut (W4's nograd { a0 = zeros(n) }) */
         for (int i = 0; i < AS_ARR(v)->n; i++) {
             Value *e = &AS_ARR(v)->v[i];
             if (e->t == V_NUM) e->id = 0;
@@ -161,43 +162,12 @@ static Value detached(Value v)
     return v;
 }
 
-/* The frame (call depth) running the innermost nograd block, -1 none.
- * What a nograd block assigns in its own frame, and what it returns, is
- * cut as detach cuts it: no tape history and no tangents, so reverse and
- * forward mode agree that nothing flows through it. Functions it calls run
- * as they would anywhere (a jvp or fwdgrad inside nograd still works). */
-static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
-
-static int recording_scope(Env *env)
-{
-    return G->tape.recording && (!env || env->vers);
-}
-
-/* ------------------------------------------------------------- nograd */
-
-/* Inside nograd nothing is recorded, yet a variable assigned there is
- * still a place d can differentiate against afterwards (SPEC "nograd";
- * tests/lang/ad_nograd_assign.wg). The block lists the variables it
- * assigns, by =, element write or compound assignment, and when the
- * outermost block ends each one's value becomes its latest version
- * (version_settle). Deferred, so a loop filling an array under nograd
- * records one leaf per element at the end, and nothing for the values it
- * overwrote on the way; versions made inside the block are forgotten. */
-static void list_nograd_write(Node *var, Env *env, VerLog *log);
-
-/* The block's element loops come here at every write: the test inline. */
-static inline void note_nograd_write(Node *var, Env *env, VerLog *log)
-{
-    /* no block: recording is off for a forward-only or plain run, which
-     * settles nothing (the tests reach none with a log) */
-    if (!log || !G->eval.run.nograd_block || log->nograd_mark == G->eval.run.nograd_block) return;
-    list_nograd_write(var, env, log);
-}
+#include "evalstore.h"
 
 static void list_nograd_home(Env *home, int slot, VerLog *log);
 static void ckpt_settle(Value *v);
 
-static void list_nograd_write(Node *var, Env *env, VerLog *log)
+void eval_list_nograd_write(Node *var, Env *env, VerLog *log)
 {
     Env *home = NULL;
     if (var->ref == REF_LOCAL) home = env;
@@ -590,64 +560,26 @@ static void version_owner(const View *w, int i0, int n)
         list_nograd_home(home, w->owner, log);
 }
 
-/* a[i] = x with a and i names (local or global), a an array whose
- * storage this name may write (not shared by value), i a whole number in
- * range, x a plain number, no checkpointed loop running: what eval_store_element
- * does, without reference counts or calls. Every element loop writes
- * through here (W4). 0: eval_store_general has it. */
-static inline __attribute__((always_inline)) int store_plain_at(Node *target, Env *env, Env *home, Storage *st, int i, Value v)
-{
-    const Node *cont = target->a;
-    if (st->h.rc > 1 && !st->aliased) return 0;
-    Value *elem = &st->v[i];
-    if (elem->t != V_NUM) return 0;        /* a dual's release is eval_store_element's */
-    storage_dirty(st);                     /* an id may be written or labelled */
-    VerLog *log = cont->ref == REF_GLOBAL ? &G->eval.globals[cont->slot].ver : home->vers ? &home->vers[cont->slot] : NULL;
-    if (log) version_count(log);
-    /* written field by field, while v is in registers, and labelled where
-     * it lands: v itself never goes through memory (a copy through the
-     * stack cost a stalled load per write) */
-    elem->id = v.id;
-    elem->u.n = v.u.n;
-    if (recording_scope(env)) {
-        uint64_t logged = G->versions.ids_logged;
-        version_element_num(log, i, elem); /* a[i] is a place too */
-        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
-    } else if (in_nograd()) {
-        elem->id = 0;                      /* as eval_store_var cuts it */
-        note_nograd_write((Node *)cont, env, log);
-    } else if (G->tape.recording && elem->id) {
-        /* from a function that keeps no versions: a place all the same */
-        uint64_t logged = G->versions.ids_logged;
-        if (log) version_element_own(log, i, elem);
-        else version_label_place(elem);            /* a local array: held by it alone */
-        if (cont->ref == REF_GLOBAL) G->reclaim.global_versions += G->versions.ids_logged - logged;
-    } else if (G->tape.recording && log)
-        version_element_own(log, i, elem);
-    else if (G->eval.run.nograd_block && log)
-        note_nograd_write((Node *)cont, env, log);   /* from a function a nograd block calls */
-    return 1;
-}
-
 static inline __attribute__((always_inline)) int store_element_plain(Node *target, Env *env, Value v)
 {
     int i;
     Storage *st;
     if (v.t != V_NUM || G->ckpt.mode || !target->plain_names || !(st = plain_element(target, env, &i))) return 0;
-    return store_plain_at(target, env, env, st, i, v);
+    return store_plain_at(target, env, env, st, i, v, 0);
 }
 
 /* The same for a[e] with a any name (a closure's captured array too) and
  * the index e evaluated already. */
 __attribute__((noinline)) int eval_store_named(Node *target, Env *env, Value v, const Value *given)
 {
+    if (target->a->ref == REF_GLOBAL) return given->t == V_NUM && store_global_at(target, env, v, given->u.n);
     Env *home;
     const Value *av = var_slot_home(target->a, env, &home);
     if (av->t != V_ARR || given->t != V_NUM) return 0;
     Storage *st = AS_ARR(*av);
     double x = given->u.n;
     if (!(x >= 0 && x < st->plain_n) || (int)x != x) return 0;
-    return store_plain_at(target, env, home, st, (int)x, v);
+    return store_plain_at(target, env, home, st, (int)x, v, 0);
 }
 
 __attribute__((noinline)) void eval_store_general(Node *target, Env *env, Value v, int compound_op,

@@ -121,6 +121,9 @@ Value eval_index_general(Node *n, Env *env, const Value *given);   /* given: the
 void  eval_store_var(Node *target, Env *env, Value v);
 void  eval_store_element(Node *target, Env *env, Value v);
 int   eval_store_named(Node *target, Env *env, Value v, const Value *given);   /* 0: declined */
+/* A variable a nograd block assigned, listed for its settling when the
+ * block ends (evalstore.h's note_nograd_write, once per variable and block). */
+void  eval_list_nograd_write(Node *var, Env *env, VerLog *log);
 void  eval_store_general(Node *target, Env *env, Value v, int compound_op, const Value *given);
 int   eval_exec_block(Node *n, Env *env);
 int   eval_as_bool(Value v, Node *at, const char *what);

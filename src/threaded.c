@@ -25,32 +25,13 @@
 #include "state.h"
 #include "valuegc.h"
 #include "tapegc.h"
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+#include "evalstore.h"
 
 #define EV(n, env) ((n)->ev((n), (env)))
 #define EX(n, env) ((n)->ex((n), (env)))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 
-/* x as an index of an array of n plain elements: 1 with *k when x is a
- * whole number in [0, n). With SSE2 the conversion's own answer for a NaN
- * or a number out of int's range (INT_MIN, out of [0, n) as unsigned) does
- * the range test, and one compare the bounds (what x >= 0 && x < n and
- * (int)x == x took a dozen instructions for, on every element access). */
-static inline __attribute__((always_inline)) int whole_index(double x, int n, int *k)
-{
-#ifdef __SSE2__
-    int i = _mm_cvttsd_si32(_mm_set_sd(x));
-    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
-    *k = i;
-    return 1;
-#else
-    if (!(x >= 0 && x < n) || (int)x != x) return 0;
-    *k = (int)x;
-    return 1;
-#endif
-}
+/* (whole_index, the test of an index of n plain elements: evalstore.h) */
 
 /* Leaves a parent reads in place, without a call (Node.leaf): what
  * ev_local, ev_upval1 and ev_num do, inline (leaf_read). */
@@ -132,18 +113,22 @@ static inline Value num_id(double x, uint32_t id)
 }
 
 /* x op y of which one is recorded while recording, in float64: num_op's
- * work with the op known (arith_record_*); another backend: num_op. */
-#define RECORDED(name, OPC, expr, rec)                                                               \
-    static __attribute__((noinline)) Value name(Value a, Value b)                                    \
+ * work with the op known (arith_record_binary inline: one call per
+ * recorded operation, not two); another backend: num_op. */
+/* (flatten: the tape's push inline here whatever the compiler's budget;
+ * another backend's num_op out of line, in recorded_other) */
+static __attribute__((noinline)) Value recorded_other(int op, Value a, Value b) { return num_op(op, a, b); }
+#define RECORDED(name, OPC, expr)                                                                    \
+    static __attribute__((noinline, flatten)) Value name(Value a, Value b)                           \
     {                                                                                                \
-        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return num_op(OPC, a, b);       \
+        if (!LIKELY(G->num.backend == BK_F64) || !G->tape.recording) return recorded_other(OPC, a, b); \
         double x = a.u.n, y = b.u.n, r = expr;                                                       \
-        return num_rec(r, rec(a.id, b.id, x, y, r));                                                 \
+        return num_rec(r, arith_record_binary(OPC, a.id, b.id, x, y, r));                            \
     }
-RECORDED(recorded_add, OP_ADD, x + y, arith_record_add)
-RECORDED(recorded_sub, OP_SUB, x - y, arith_record_sub)
-RECORDED(recorded_mul, OP_MUL, x * y, arith_record_mul)
-RECORDED(recorded_div, OP_DIV, x / y, arith_record_div)
+RECORDED(recorded_add, OP_ADD, x + y)
+RECORDED(recorded_sub, OP_SUB, x - y)
+RECORDED(recorded_mul, OP_MUL, x * y)
+RECORDED(recorded_div, OP_DIV, x / y)
 
 /* x op y of two numbers read or evaluated (ia, ib: their entries), as
  * binop_t makes it: plain float64 when nothing is to be recorded, else
@@ -234,6 +219,36 @@ BINOP(ev_ge, OP2_GE)
 BINOP(ev_eq, OP2_EQ)
 BINOP(ev_ne, OP2_NE)
 
+/* x op (a * y) recorded (pfirst: (a * y) + x), the product first, as
+ * recorded_mul and then recorded_add or recorded_sub record them
+ * (float64, recording, a or y recorded: the product is, so the sum is):
+ * one call, not two, for a term of det's gradient and W2's w * h + b.
+ * An instance for each op and order (flatten: the tape's push inline). */
+static inline __attribute__((always_inline)) Value product_sum(int op, int pfirst, double x, uint32_t ix, double a,
+                                                              uint32_t ia, double y, uint32_t iy)
+{
+    double p = a * y;
+    uint32_t ip = arith_record_binary(OP_MUL, ia, iy, a, y, p);
+    if (pfirst) {           /* (only a sum comes this way) */
+        double r = p + x;
+        return num_rec(r, arith_record_binary(OP_ADD, ip, ix, p, x, r));
+    }
+    if (op == OP2_ADD) {
+        double r = x + p;
+        return num_rec(r, arith_record_binary(OP_ADD, ix, ip, x, p, r));
+    }
+    double r = x - p;
+    return num_rec(r, arith_record_binary(OP_SUB, ix, ip, x, p, r));
+}
+#define PRODUCT_SUM(name, op, pfirst)                                                              \
+    static __attribute__((noinline, flatten)) Value name(double x, uint32_t ix, double a, uint32_t ia, double y, uint32_t iy) \
+    {                                                                                              \
+        return product_sum(op, pfirst, x, ix, a, ia, y, iy);                                       \
+    }
+PRODUCT_SUM(recorded_x_plus_product, OP2_ADD, 0)
+PRODUCT_SUM(recorded_x_minus_product, OP2_SUB, 0)
+PRODUCT_SUM(recorded_product_plus_x, OP2_ADD, 1)
+
 /* x * y + z and z + x * y with x, y, z leaves (a row-major index,
  * i * n + j): when the three are plain numbers and nothing is to be
  * recorded, the value at once (what the two binop_t instances would make:
@@ -253,6 +268,24 @@ static inline __attribute__((always_inline)) int leaf_read_any(const Node *c, En
  * three leaves read in place, the product, then the sum, each plain or
  * recorded as binop_t would make it (so recorded in the same order); 0 when
  * a leaf holds anything else or the backend is not float64, nothing done. */
+static inline __attribute__((always_inline)) int muladd_leaves(double x, uint32_t ix, double y, uint32_t iy, double w,
+                                                              uint32_t iz, int zfirst, Value *out)
+{
+    if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
+        double p = x * y;
+        *out = num_val(zfirst ? w + p : p + w);
+        return 1;
+    }
+    if ((ix | iy) && eval_fast_paths) {   /* the product recorded: one call records it and the sum */
+        *out = zfirst ? recorded_x_plus_product(w, iz, x, ix, y, iy) : recorded_product_plus_x(w, iz, x, ix, y, iy);
+        return 1;
+    }
+    Value p = (ix | iy) ? recorded_mul(num_id(x, ix), num_id(y, iy)) : num_val(x * y);
+    if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
+    else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
+    return 1;
+}
+
 static inline __attribute__((always_inline)) int muladd_value(const Node *m, const Node *z, Env *env, int zfirst,
                                                              Value *out)
 {
@@ -261,15 +294,19 @@ static inline __attribute__((always_inline)) int muladd_value(const Node *m, con
     if (!leaf_read_any(m->a, env, &x, &ix) || !leaf_read_any(m->b, env, &y, &iy) || !leaf_read_any(z, env, &w, &iz) ||
         !LIKELY(G->num.backend == BK_F64))
         return 0;
-    if (LIKELY(!((ix | iy | iz) && G->tape.recording))) {
-        double p = x * y;
-        *out = num_val(zfirst ? w + p : p + w);
-        return 1;
-    }
-    Value p = (ix | iy) ? recorded_mul(num_id(x, ix), num_id(y, iy)) : num_val(x * y);
-    if (!(p.id | iz)) *out = num_val(zfirst ? w + p.u.n : p.u.n + w);
-    else *out = zfirst ? recorded_add(num_id(w, iz), p) : recorded_add(p, num_id(w, iz));
-    return 1;
+    return muladd_leaves(x, ix, y, iy, w, iz, zfirst, out);
+}
+
+/* The same with the leaves' kinds known (kx, ky, kz: LEAF_ kinds) */
+static inline __attribute__((always_inline)) int muladd_value_k(const Node *m, const Node *z, Env *env, int zfirst,
+                                                               int kx, int ky, int kz, Value *out)
+{
+    double x, y, w;
+    uint32_t ix, iy, iz;
+    if (!leaf_read(m->a, env, kx, &x, &ix) || !leaf_read(m->b, env, ky, &y, &iy) || !leaf_read(z, env, kz, &w, &iz) ||
+        !LIKELY(G->num.backend == BK_F64))
+        return 0;
+    return muladd_leaves(x, ix, y, iy, w, iz, zfirst, out);
 }
 
 /* Declined once (a leaf held a dual, another backend), the node keeps the
@@ -300,12 +337,42 @@ static int is_mul_of_leaves(const Node *m)
     return m->kind == N_BINOP && m->op == OP2_MUL && m->a->leaf && m->b->leaf;
 }
 
+/* ev_muladd and ev_addmul for each kind of the three leaves, their value
+ * read with no test of a kind (W4's fill 1 + i * 1e-6, W2's w * h + b):
+ * table [zfirst][kx - 1][ky - 1][kz - 1]; declined, the same as theirs. */
+#define MULADD_I(zf, kx, ky, kz)                                                                   \
+    static Value ev_muladd_##zf##kx##ky##kz(Node *n, Env *env)                                      \
+    {                                                                                               \
+        Value r;                                                                                    \
+        if (muladd_value_k(zf ? n->b : n->a, zf ? n->a : n->b, env, zf, kx, ky, kz, &r)) return r;   \
+        return muladd_declined(n, env, zf ? ev_add[n->a->leaf][0] : ev_add[0][n->b->leaf]);        \
+    }
+#define MULADD_Z(zf, kx, ky) MULADD_I(zf, kx, ky, 1) MULADD_I(zf, kx, ky, 2) MULADD_I(zf, kx, ky, 3) MULADD_I(zf, kx, ky, 4)
+#define MULADD_Y(zf, kx) MULADD_Z(zf, kx, 1) MULADD_Z(zf, kx, 2) MULADD_Z(zf, kx, 3) MULADD_Z(zf, kx, 4)
+#define MULADD_X(zf) MULADD_Y(zf, 1) MULADD_Y(zf, 2) MULADD_Y(zf, 3) MULADD_Y(zf, 4)
+MULADD_X(0) MULADD_X(1)
+#define MULADD_ROWZ(zf, kx, ky) { ev_muladd_##zf##kx##ky##1, ev_muladd_##zf##kx##ky##2, ev_muladd_##zf##kx##ky##3, ev_muladd_##zf##kx##ky##4 }
+#define MULADD_ROWY(zf, kx) { MULADD_ROWZ(zf, kx, 1), MULADD_ROWZ(zf, kx, 2), MULADD_ROWZ(zf, kx, 3), MULADD_ROWZ(zf, kx, 4) }
+#define MULADD_ROWX(zf) { MULADD_ROWY(zf, 1), MULADD_ROWY(zf, 2), MULADD_ROWY(zf, 3), MULADD_ROWY(zf, 4) }
+static Value (*const ev_muladd_k[2][4][4][4])(Node *, Env *) = { MULADD_ROWX(0), MULADD_ROWX(1) };
+
+/* Whether f is one of ev_muladd_k's (zfirst) instances, or ev_muladd (ev_addmul) */
+static int is_muladd_fn(Value (*f)(Node *, Env *), int zfirst)
+{
+    if (f == (zfirst ? ev_addmul : ev_muladd)) return 1;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int c = 0; c < 4; c++)
+                if (f == ev_muladd_k[zfirst][a][b][c]) return 1;
+    return 0;
+}
+
 /* An element read's index kinds beyond the leaves' */
 enum { IDX_MULADD = 5, IDX_ADDMUL = 6 };
 
 static int index_kind(const Node *i)
 {
-    return i->ev == ev_muladd ? IDX_MULADD : i->ev == ev_addmul ? IDX_ADDMUL : i->leaf;
+    return is_muladd_fn(i->ev, 0) ? IDX_MULADD : is_muladd_fn(i->ev, 1) ? IDX_ADDMUL : i->leaf;
 }
 
 static Value ev_binop(Node *n, Env *env)       /* % and ^: num_op's dispatch */
@@ -369,15 +436,41 @@ static inline __attribute__((always_inline)) Value index_at(Node *n, Env *env, c
     return eval_index_general(n, env, &iv);
 }
 
+/* index_at's common case with the index a leaf (kb a LEAF_ kind): a
+ * number element that needs no label, read with nothing called, so that
+ * the instance saves no registers (W4's a[i], i a global); 0: declined,
+ * nothing done (reading a leaf has no effect: index_at starts over). */
+static inline __attribute__((always_inline)) int index_leaf_read(const Node *n, Env *env, const Env *home,
+                                                                const Value *av, int captured, int kb, Value *out)
+{
+    double x;
+    uint32_t id;
+    int k;
+    if (av->t != V_ARR || !leaf_read(n->b, env, kb, &x, &id)) return 0;
+    const Storage *st = AS_ARR(*av);
+    if (!whole_index(x, st->plain_n, &k)) return 0;      /* (a matrix's plain_n is 0: index_at's) */
+    const Value *e = &st->v[k];
+    if (e->t != V_NUM || (captured && e->id && !home->vers && !tape_labeled(e->id))) return 0;
+    *out = *e;
+    return 1;
+}
+
 /* The instances: a local's, a captured (one frame out) or a global's
- * array, each with the index any expression, a leaf of each kind, or
- * x * y + z, z + x * y of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
+ * array, each with the index any expression, a leaf of each kind
+ * (index_leaf_read, else index_at out of line), or x * y + z, z + x * y
+ * of leaves (ev_muladd's, ev_addmul's, IDX_ kinds). */
+#define INDEX_LEAF(name, home, av, captured, k, kb)                                                \
+    static __attribute__((noinline)) Value name##k##_rest(Node *n, Env *env) { return index_at(n, env, home, av, captured, kb); } \
+    static Value name##k(Node *n, Env *env)                                                          \
+    {                                                                                                \
+        Value r;                                                                                     \
+        if (LIKELY(index_leaf_read(n, env, home, av, captured, kb, &r))) return r;                   \
+        return name##k##_rest(n, env);                                                               \
+    }
 #define INDEX_KB(name, home, av, captured)                                                         \
     static Value name##0(Node *n, Env *env) { return index_at(n, env, home, av, captured, 0); }           \
-    static Value name##1(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_LOCAL); }  \
-    static Value name##2(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_UPVAL1); } \
-    static Value name##3(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_NUM); }    \
-    static Value name##4(Node *n, Env *env) { return index_at(n, env, home, av, captured, LEAF_GLOBAL); } \
+    INDEX_LEAF(name, home, av, captured, 1, LEAF_LOCAL) INDEX_LEAF(name, home, av, captured, 2, LEAF_UPVAL1) \
+    INDEX_LEAF(name, home, av, captured, 3, LEAF_NUM) INDEX_LEAF(name, home, av, captured, 4, LEAF_GLOBAL) \
     static Value name##5(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_MULADD); }  \
     static Value name##6(Node *n, Env *env) { return index_at(n, env, home, av, captured, IDX_ADDMUL); }  \
     static Value (*const name[7])(Node *, Env *) = { name##0, name##1, name##2, name##3, name##4, name##5, name##6 };
@@ -597,8 +690,14 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
     case N_BINOP:
         switch (n->op) {
         case OP2_ADD:
-            if (is_mul_of_leaves(n->a) && n->b->leaf) return ev_muladd;
-            if (n->a->leaf && is_mul_of_leaves(n->b)) return ev_addmul;
+            if (is_mul_of_leaves(n->a) && n->b->leaf) {
+                if (!eval_fast_paths) return ev_muladd;
+                return ev_muladd_k[0][n->a->a->leaf - 1][n->a->b->leaf - 1][n->b->leaf - 1];
+            }
+            if (n->a->leaf && is_mul_of_leaves(n->b)) {
+                if (!eval_fast_paths) return ev_addmul;
+                return ev_muladd_k[1][n->b->a->leaf - 1][n->b->b->leaf - 1][n->a->leaf - 1];
+            }
             return ev_add[n->a->leaf][n->b->leaf];
         case OP2_SUB: return ev_sub[n->a->leaf][n->b->leaf];
         case OP2_MUL: return ev_mul[n->a->leaf][n->b->leaf];
@@ -619,7 +718,12 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
         if (n->a->kind == N_NAME && n->a->ref == REF_GLOBAL && n->n == 1) return ev_call_math1;
         return eval_call;
     case N_INDEX:
-        if (n->index_pure && !n->plain_names) {
+        /* (a[i] of two names, plain_names, too: its instance reads what
+         * eval_index's short path reads, without the call and the tests
+         * of the names' kinds. None under WENGERT_SLOW, set before any
+         * chunk is compiled: index_leaf_read tests nothing at run time) */
+        if (!eval_fast_paths) return eval_index;
+        if (n->index_pure) {
             if (n->a->ref == REF_LOCAL) return index_instance(n->b, ev_index_local, ev_index_local_ma);
             if (n->a->ref == REF_UPVAL && n->a->depth == 1) return index_instance(n->b, ev_index_upval1, ev_index_upval1_ma);
             if (n->a->ref == REF_GLOBAL) return ev_index_global[index_kind(n->b)];
@@ -633,7 +737,6 @@ static Value (*choose_ev(const Node *n))(Node *, Env *)
 
 /* ----------------------------------------------------------- statements */
 
-static inline int in_nograd(void) { return G->eval.run.nograd_frame == G->eval.run.call_depth; }
 
 /* x = e, x a local: a number (or a dual) into a frame that keeps no
  * versions, outside nograd, is stored in place (exec_assign's short path);
@@ -708,16 +811,30 @@ static int (*const ex_assign_local[SH_COUNT])(Node *, Env *) = SHAPE_TABLE(ex_as
  * work (binop_t's product) inlined where it would call it, one call less.
  * x is read first, as binop_t reads it; a non-number product goes to
  * eval_binop_done with x, as binop_t would hand it. */
+/* binop_t's product m of two numbers read (BINOP_FINISH's) */
+static inline __attribute__((always_inline)) Value product_of(Node *m, double x, uint32_t ia, double y, uint32_t ib)
+{
+    BINOP_FINISH(m, OP2_MUL, x, ia, y, ib);
+}
+
 static inline __attribute__((always_inline)) Value sum_of_product(Node *n, Env *env, int op)
 {
-    double x;
-    uint32_t ia;
+    double x, y;
+    uint32_t ia, iy;
     if (!leaf_read(n->a, env, LEAF_LOCAL, &x, &ia)) return eval_binop(n, env);
-    Value p = binop_t(n->b, env, OP2_MUL, 0, LEAF_LOCAL);
+    Node *m = n->b;
+    Value a = EV(m->a, env), p;
+    if (a.t != V_NUM) p = eval_binop_done(m, a, EV(m->b, env));
+    else if (!leaf_read(m->b, env, LEAF_LOCAL, &y, &iy)) p = eval_binop_done(m, a, EV(m->b, env));
+    else if ((a.id | iy) && G->tape.recording && LIKELY(G->num.backend == BK_F64) && eval_fast_paths)
+        return op == OP2_ADD ? recorded_x_plus_product(x, ia, a.u.n, a.id, y, iy)
+                            : recorded_x_minus_product(x, ia, a.u.n, a.id, y, iy);
+    else
+        p = product_of(m, a.u.n, a.id, y, iy);
     if (p.t != V_NUM) return eval_binop_done(n, num_id(x, ia), p);
-    double y = p.u.n;
+    double py = p.u.n;
     uint32_t ib = p.id;
-    BINOP_FINISH(n, op, x, ia, y, ib);
+    BINOP_FINISH(n, op, x, ia, py, ib);
 }
 
 ASSIGN_LOCAL_VALUE(ex_assign_local_add_1mul, sum_of_product(b, env, OP2_ADD))
@@ -854,6 +971,48 @@ static int ex_assign_element(Node *n, Env *env)
     return assign_element(n, env, NULL, NULL, 0, SH_NONE);
 }
 
+/* a[i] = e with a a global (a top-level element loop: W4's fill under
+ * nograd and its a[i] = a[i] * a[i], recording): the value, then the
+ * index (a leaf read in place), then store_global_at (evalstore.h),
+ * inline: what eval_store_named does for a global, with the variable's
+ * kind known (its version log, the element's place while recording, the
+ * nograd note); declined, eval_store_named and eval_store_general as
+ * assign_element hands them over. */
+/* assign_element's hand-over, apart: the index stays in registers on the
+ * instance's own path (its address is taken here only) */
+static __attribute__((noinline)) int store_named_or_general(Node *t, Env *env, Value v, Value iv)
+{
+    if (!eval_store_named(t, env, v, &iv)) eval_store_general(t, env, v, -1, &iv);
+    return EXEC_NORMAL;
+}
+
+static inline __attribute__((always_inline)) int assign_global_element(Node *n, Env *env, int kb, int sh)
+{
+    G->err.where.node = n;
+    Value v = ev_shape(n->b, env, sh);
+    G->err.where.node = n;
+    Node *t = n->a;
+    if (LIKELY(v.t == V_NUM && !G->ckpt.mode && eval_fast_paths)) {
+        double x;
+        uint32_t id;
+        Value iv = kb && leaf_read(t->b, env, kb, &x, &id) ? num_id(x, id) : EV(t->b, env);
+        if (LIKELY(iv.t == V_NUM) && store_global_at(t, env, v, iv.u.n)) return EXEC_NORMAL;
+        return store_named_or_general(t, env, v, iv);
+    } else
+        eval_store_element(t, env, v);
+    return EXEC_NORMAL;
+}
+
+#define ASSIGN_GLOBAL_KB(kb)                                                                       \
+    static int ex_assign_element_global_##kb##_0(Node *n, Env *env) { return assign_global_element(n, env, kb, SH_NONE); } \
+    static int ex_assign_element_global_##kb##_g(Node *n, Env *env) { return assign_global_element(n, env, kb, SH_LEAF_GLOBAL); }
+ASSIGN_GLOBAL_KB(0) ASSIGN_GLOBAL_KB(1) ASSIGN_GLOBAL_KB(2) ASSIGN_GLOBAL_KB(3) ASSIGN_GLOBAL_KB(4)
+/* [index leaf kind][value a global's leaf] */
+static int (*const ex_assign_element_global[5][2])(Node *, Env *) = {
+    { ex_assign_element_global_0_0, ex_assign_element_global_0_g }, { ex_assign_element_global_1_0, ex_assign_element_global_1_g },
+    { ex_assign_element_global_2_0, ex_assign_element_global_2_g }, { ex_assign_element_global_3_0, ex_assign_element_global_3_g },
+    { ex_assign_element_global_4_0, ex_assign_element_global_4_g } };
+
 /* A block's statements, as eval.c's exec_stmts runs them: between two
  * statements outside any call, the collector and reclaiming may run. */
 static inline int run_stmts(Node *body, Env *env)
@@ -937,6 +1096,35 @@ static int ex_for_local(Node *n, Env *env)
     return code == EXEC_RETURN ? code : EXEC_NORMAL;
 }
 
+/* for i in lo..hi { ... }, i a global (a loop at the top level): exec_for's
+ * loop, the counter written into its slot, read again at every step (the
+ * body may add globals, moving the table), the loop counted as a top-level
+ * one for the tape limit's hint. */
+static int ex_for_global(Node *n, Env *env)
+{
+    if (!eval_fast_paths) return eval_exec_switch(n, env);
+    G->err.where.node = n;
+    double lo = range_bound(n->a, env), hi = range_bound(n->b, env);
+    Node *body = n->list[0];
+    int code = EXEC_NORMAL;
+    int k = n->c->slot, in_call = G->eval.run.call_depth > 0, top = !env && !in_call;
+    LoopFloor floor = reclaim_loop_begin();
+    G->eval.run.top_loops += top;
+    G->eval.run.block_depth++;
+    for (double i = lo; i < hi; i++) {
+        err_check_interrupt();
+        reclaim_loop_step(&floor);
+        Value *slot = &G->eval.globals[k].v;
+        v_release(*slot);
+        *slot = num_val(i);
+        code = in_call ? run_stmts_in_call(body, env) : run_stmts(body, env);
+        if (code == EXEC_BREAK || code == EXEC_RETURN) break;
+    }
+    G->eval.run.block_depth--;
+    G->eval.run.top_loops -= top;
+    return code == EXEC_RETURN ? code : EXEC_NORMAL;
+}
+
 /* return e from a function's own body (the errors are exec's) */
 static int ex_return(Node *n, Env *env)
 {
@@ -1015,6 +1203,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
             if (n->a->a->ref == REF_LOCAL) return ex_assign_element_local[n->a->b->leaf][choose_shape(n->b)];
             if (n->a->a->ref == REF_UPVAL && n->a->a->depth == 1)
                 return ex_assign_element_upval1[n->a->b->leaf][choose_shape(n->b)];
+            if (n->a->a->ref == REF_GLOBAL) return ex_assign_element_global[n->a->b->leaf][n->b->leaf == LEAF_GLOBAL];
             return ex_assign_element;
         }
         break;
@@ -1026,6 +1215,7 @@ static int (*choose_ex(const Node *n))(Node *, Env *)
     case N_RETURN: return ex_return;
     case N_FOR:
         if (n->b && n->c->ref == REF_LOCAL && n->list[0]->kind == N_BLOCK) return ex_for_local;
+        if (n->b && n->c->ref == REF_GLOBAL && n->list[0]->kind == N_BLOCK) return ex_for_global;
         break;
     default:
         break;

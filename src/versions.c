@@ -17,7 +17,7 @@
  * The in-place label is sound only because every number stored into a
  * variable or an element is labelled when it is stored (version_bind,
  * version_element): an unlabelled entry is held by no name. */
-uint32_t version_label_number(Value *v)
+static inline __attribute__((always_inline)) uint32_t label_number(Value *v)
 {
     /* a new entry is recorded labelled: no second write to its code */
     if (v->id == 0) v->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, v->u.n);
@@ -25,6 +25,8 @@ uint32_t version_label_number(Value *v)
     else rec_label(v->id);
     return v->id;
 }
+
+uint32_t version_label_number(Value *v) { return label_number(v); }
 
 /* The innermost number of *v, after unsharing the duals on the way there:
  * a label written into a dual that another name also holds would move
@@ -188,12 +190,15 @@ static void hold(VerLog *log, int index, Value v)
 static void snapshot(VerLog *log, Storage *s)
 {
     storage_dirty(s);       /* its elements get labels */
-    int duals = 0, run = s->n > 0;
+    int duals = 0, run = s->n > 0, n = s->n;
     uint32_t first = 0;
-    for (int i = 0; i < s->n; i++) {
-        Value *e = &s->v[i];
+    Value *v = s->v;
+    /* (every element labelled in this loop, label_number inline: an array
+     * bound while recording, W4's a = a0 and g = d(...), pays it per element) */
+    for (int i = 0; i < n; i++) {
+        Value *e = &v[i];
         uint32_t id;
-        if (e->t == V_NUM) id = version_label_number(e);     /* no dual to unshare on the way */
+        if (e->t == V_NUM) id = label_number(e);     /* no dual to unshare on the way */
         else {
             version_label_place(e);
             duals |= e->t == V_DUAL;
@@ -276,7 +281,15 @@ static int settle_elements(Value *v, int n, long stride, int *run)
     int duals = 0, consecutive = n > 0;
     uint32_t first = 0;
     for (int i = 0; i < n; i++, v += stride) {
-        Value *e = v_innermost(v);
+        Value *e = v;
+        if (e->t == V_NUM) {     /* a plain number (a filled array's every element), without the duals' tests */
+            if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
+            else if (!tape_labeled(e->id)) rec_label(e->id);
+            if (i == 0) first = e->id;
+            consecutive &= e->id == first + (uint32_t)i;
+            continue;
+        }
+        e = v_innermost(v);
         duals |= v->t == V_DUAL;
         if (e->t == V_NUM && !(e->id && tape_labeled(e->id))) {
             if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
