@@ -571,6 +571,47 @@ static RUN_VECTORISE void pair_ids(uint32_t *pairs, uint32_t a, uint32_t b, uint
     for (uint32_t t = 0; t < k; t++, at += step) w[t] = at;
 }
 
+/* Row i's pairs differ from row 0's only in A's ids (B's column j is
+ * every row's): row 0's pairs as words (B's id high, A's low: a run's
+ * ids, or 0 for a LIST's, which each row fills in), made once, so that a
+ * row is one vectorised pass over them, not k n stores with strides
+ * (gmm's X1 @ qmat(j): a constant run times a triangular LIST, ~14
+ * instructions a pair before). NULL where a word is not two ids
+ * (big-endian) or the first row is all the product has. */
+static RUN_VECTORISE pair_word *product_pair_template(const uint32_t *first, uint32_t *const *fid, int ra_run, int rb_run, uint32_t k, uint32_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (ra_run && rb_run) return NULL;     /* pair_ids writes them with no template */
+    pair_word *w = err_scratch_uninit(sizeof(pair_word) * (size_t)k * n);
+    for (uint32_t j = 0; j < n; j++)
+        for (uint32_t t = 0; t < k; t++) {
+            uint64_t b = rb_run ? first[1] + t * n + j : fid[1][(size_t)t * n + j];
+            w[(size_t)j * k + t] = b << 32 | (ra_run ? first[0] + t : 0);
+        }
+    return w;
+#else
+    (void)first, (void)fid, (void)ra_run, (void)rb_run, (void)k, (void)n;
+    return NULL;
+#endif
+}
+
+/* A row's pairs from the template when A is a run: A's ids moved on by
+ * `by` (the low halves: ids stay below 2^32, nothing carries). */
+static RUN_VECTORISE void pairs_from_template(uint32_t *pairs, const pair_word *tmpl, uint32_t by, uint32_t count)
+{
+    pair_word *w = (pair_word *)pairs;
+    for (uint32_t q = 0; q < count; q++) w[q] = tmpl[q] + by;
+}
+
+/* A row's pairs from the template when A is a LIST: its row's ids ra
+ * (k of them) in every column's pairs. */
+static RUN_VECTORISE void pairs_with_row(uint32_t *pairs, const pair_word *tmpl, const uint32_t *ra, uint32_t k, uint32_t n)
+{
+    pair_word *w = (pair_word *)pairs;
+    for (uint32_t j = 0; j < n; j++, w += k, tmpl += k)
+        for (uint32_t t = 0; t < k; t++) w[t] = tmpl[t] | ra[t];
+}
+
 /* The product as one array run (tape.h): plain arrays or views of
  * numbers in float64 while recording, at least one element recorded.
  * A factor whose entries are consecutive is a run (SEQ), one that records
@@ -615,11 +656,22 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
                     .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
     Value *out = AS_ARR(r)->v;
     double *row = err_scratch_uninit(sizeof(double) * (size_t)n);
+    int seq = 1;     /* the rows' dot entries one after another: r is a run (Storage.fresh) */
     int ra_run = kind[0] != TAPE_RUN_LIST, rb_run = kind[1] != TAPE_RUN_LIST;
+    pair_word *tmpl = product_pair_template(first, fid, ra_run, rb_run, (uint32_t)k, (uint32_t)n);
     for (int i = 0; i < m; i++) {
         /* each sum from 0, t = 0, 1, ... (product_element's order) */
         dot_cols(fv[0] + (size_t)i * k, fv[1], (uint32_t)k, (uint32_t)n, row);
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
+        if (tmpl) {
+            if (ra_run) pairs_from_template(pairs, tmpl, (uint32_t)(i * k), (uint32_t)k * (uint32_t)n);
+            else pairs_with_row(pairs, tmpl, fid[0] + (size_t)i * k, (uint32_t)k, (uint32_t)n);
+            uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
+            if (i == 0) run.base = id;
+            seq &= id == run.base + (uint32_t)(i * n);
+            for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
+            continue;
+        }
         /* element (i, j)'s pairs: A's (i, t) and B's (t, j), t = 0 .. k - 1;
          * a run's ids are its first + the element's place */
         const uint32_t *ra = ra_run ? NULL : fid[0] + (size_t)i * k;
@@ -642,9 +694,14 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
         }
         uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
         if (i == 0) run.base = id;
+        seq &= id == run.base + (uint32_t)(i * n);
         for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
     }
+    /* r is new (mat_product's): its elements are the run's entries, in
+     * order, none a constant, so a run reading r whole needs no scan */
+    if (seq) AS_ARR(r)->fresh = run.base;
     err_scratch_free(row);
+    if (tmpl) err_scratch_free(tmpl);
     for (int s = 0; s < 2; s++)
         if (scratch[s]) err_scratch_free(scratch[s]);
     tape_run_add(&run);

@@ -731,13 +731,28 @@ uint32_t tape_rec_dot_run(uint32_t off, uint32_t k, uint32_t n, const double *v)
     check_limit((size_t)n * sizeof(TapeArgs));
     reserve_wide(G->tape.nwide + n);
     uint32_t first = G->tape.n;
-    for (uint32_t e = 0; e < n; e++) {       /* tape_push_wide's, n times */
+    /* tape_push_wide's, n times: a piece up to the next chunk's start at
+     * a time (tape_next_slot begins it), the tables' places held in
+     * locals (stores through G's arrays would make the compiler load
+     * them again each entry) */
+    for (uint32_t e = 0; e < n;) {
         uint32_t i = tape_next_slot();
-        uint32_t w = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)];
-        G->tape.tables.wide[G->tape.nwide++] = (TapeArgs){ off + 2 * k * e, k };
-        G->tape.code[i] = OP_DOT | TAPE_WIDE | w << 8;
-        G->tape.val[i] = v[e];
-        G->tape.n = i + 1;
+        uint32_t piece = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
+        if (piece > n - e) piece = n - e;
+        if (piece > G->tape.cap - i) piece = G->tape.cap - i;    /* (tape_next_slot made room for one at least) */
+        size_t nwide = G->tape.nwide;
+        uint32_t w = (uint32_t)nwide - G->tape.tables.chunk_wide[chunk_of(i)];
+        TapeArgs *wide = G->tape.tables.wide + nwide;
+        uint32_t *code = G->tape.code + i;
+        double *val = G->tape.val + i;
+        for (uint32_t q = 0; q < piece; q++) {
+            wide[q] = (TapeArgs){ off + 2 * k * (e + q), k };
+            code[q] = OP_DOT | TAPE_WIDE | (w + q) << 8;
+            val[q] = v[e + q];
+        }
+        G->tape.nwide = nwide + piece;
+        G->tape.n = i + piece;
+        e += piece;
     }
     return first;
 }
