@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "arrayrun.h"
+#include "eval.h"
 #include "arith.h"
 #include "kinks.h"
 #include "state.h"
@@ -296,7 +297,7 @@ static RunVals run_vals(const RunSide *s, uint8_t kind, uint32_t id)
  * (num_apply_f64_n: the op's value column, vectorised for arithmetic),
  * the n entries' codes written a chunk at a time (tape_push_elems: ids
  * base + j, operands a + j or one id). */
-static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n)
+static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n, int add)
 {
     run_constants(op, a, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, n, &r.kb, &r.b);
@@ -317,7 +318,7 @@ static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, co
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
     r.base = base;
-    tape_run_add(&r);
+    if (add) tape_run_add(&r);
     return base;
 }
 
@@ -358,7 +359,7 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
     if (!unary && !run_operand(&sb, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
     if (!tape_reserve(2 * (uint32_t)n + 2)) return 0;      /* the elements and constants */
-    uint32_t base = run_record(op, unary, &sa, &sb, r, n);
+    uint32_t base = run_record(op, unary, &sa, &sb, r, n, 1);
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
     run_numbers(base, n, s->v);
@@ -374,6 +375,40 @@ static RunSide broadcast_row(Storage *s, int i)
     long at = s->rows == 1 ? 0 : (long)i * s->cols;
     if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at], NULL };
     return (RunSide){ 1, { s->v + at, 1 }, nil_val(), s };
+}
+
+/* One side of a ROWS run (tape.h) from the rows' kinds: every row's
+ * the same kind, a SEQ's rows a fixed step apart (0: one row for all),
+ * a ONE's the same id; 0 if they are not so. */
+static int rows_side(const TapeRun *run, int rows, int which, uint8_t *kind, uint32_t *first, uint32_t *step)
+{
+    uint8_t k = which ? run[0].kb : run[0].ka;
+    uint32_t a0 = which ? run[0].b : run[0].a, a1 = which ? run[1].b : run[1].a;
+    if (k != TAPE_RUN_SEQ && k != TAPE_RUN_ONE && k != TAPE_RUN_NONE) return 0;
+    uint32_t d = k == TAPE_RUN_SEQ ? a1 - a0 : 0;
+    if (k == TAPE_RUN_SEQ && a1 < a0) return 0;        /* rows that step down: the sweep's span is upward */
+    for (int i = 1; i < rows; i++) {
+        uint8_t ki = which ? run[i].kb : run[i].ka;
+        uint32_t ai = which ? run[i].b : run[i].a;
+        if (ki != k || ai != a0 + (uint32_t)i * d) return 0;
+    }
+    if (k == TAPE_RUN_SEQ && (uint64_t)a0 + (uint64_t)d * (uint64_t)(rows - 1) >= 0xFFFFFFFFu) return 0;
+    *kind = k, *first = a0, *step = d;
+    return 1;
+}
+
+/* Whether a broadcast's rows (their kinds in run) make one ROWS run
+ * (tape.h), and its record but for its base in *r: rows at least 2, each
+ * side one kind a step apart (rows_side), and no constants for the op to
+ * read (a side of none: a record a row, its constants before each). */
+static int rows_run(int op, const TapeRun *run, int rows, int cols, TapeRun *r)
+{
+    if (rows < 2) return 0;
+    *r = (TapeRun){ .kind = TAPE_RUN_ROWS, .op = (uint8_t)op, .n = (uint32_t)rows * (uint32_t)cols,
+                    .rows = (uint32_t)rows, .inner = (uint32_t)cols };
+    if (!rows_side(run, rows, 0, &r->ka, &r->a, &r->sa) || !rows_side(run, rows, 1, &r->kb, &r->b, &r->sb)) return 0;
+    if ((r->ka == TAPE_RUN_NONE || r->kb == TAPE_RUN_NONE) && needs_operand_values(op)) return 0;
+    return 1;
 }
 
 /* x op y of two matrices where one or both are broadcast (a row or a
@@ -429,9 +464,11 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         err_scratch_free(run);
         return 0;
     }
+    TapeRun whole_run;
+    int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols);
+        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
     }
     Storage *s = value_storage_unfilled(rows * cols);
     s->known = KNOWN_NOHEAP;
@@ -439,6 +476,17 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
     for (int i = 0; i < rows; i++) {
         run_numbers(run[i].base, cols, s->v + (long)i * cols);
         seq &= run[i].base == run[0].base + (uint32_t)i * (uint32_t)cols;
+    }
+    if (as_rows) {
+        if (seq) {
+            whole_run.base = run[0].base;
+            tape_run_add(&whole_run);
+        } else          /* (rows_run said no constant comes between them: a record a row, as ever) */
+            for (int i = 0; i < rows; i++) {
+                TapeRun r = run[i];
+                r.kind = TAPE_RUN_ELEMWISE, r.op = (uint8_t)op, r.n = (uint32_t)cols;
+                tape_run_add(&r);
+            }
     }
     if (seq) s->fresh = run[0].base;
     err_scratch_free(run);

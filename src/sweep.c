@@ -45,6 +45,7 @@
 #include "kinks.h"
 #include "arrayrun.h"
 #include "fixtape.h"
+#include "eval.h"
 #include "state.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
@@ -890,6 +891,35 @@ static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
     return 1;
 }
 
+/* A ROWS run r (tape.h: a broadcast's rows under one record), whole in
+ * b's range: row by row from the top down, each as the elementwise run of
+ * that row would be swept (the same terms in the same order), the
+ * operands' targets found once for all the rows. 0 if it is left to the
+ * steps (an operand's rows not all in one place a loop can write). */
+static __attribute__((noinline)) int plain_rows_run(PlainBuf *b, const TapeRun *r)
+{
+    uint32_t cols = r->inner, rows = r->rows;
+    uint32_t span_a = r->ka == TAPE_RUN_SEQ ? (rows - 1) * r->sa + cols : 1, span_b = r->kb == TAPE_RUN_SEQ ? (rows - 1) * r->sb + cols : 1;
+    RunTarget ta = run_target(b, r->ka, r->a, span_a), tb = run_target(b, r->kb, r->b, span_b);
+    if (!ta.ok || !tb.ok) return 0;
+    if (!ta.p && !tb.p) return 1;
+    const double *val = tape_vals();
+    long sa = r->ka == TAPE_RUN_SEQ, sb = r->kb == TAPE_RUN_SEQ;
+    /* a row's step in the values (the operand's row step, or 0) and in
+     * the targets (that times the target's stride: 2 in a sink) */
+    long va = sa ? (long)r->sa : 0, vb = sb ? (long)r->sb : 0, da = va * ta.stride, db = vb * tb.stride;
+    for (uint32_t i = rows; i-- > 0; ) {
+        const double *adj = b->adj + (r->base + i * cols - b->lo), *A = val + r->a + i * va, *B = val + r->b + i * vb, *V = val + r->base + i * cols;
+        RunTarget ti = { ta.p ? ta.p + i * da : NULL, ta.stride, 1 }, tj = { tb.p ? tb.p + i * db : NULL, tb.stride, 1 };
+        if (cols <= RUN_SHORT) run_give_short(r->op, cols, adj, A, sa, B, sb, V, ti, tj);
+        else {
+            if (ti.p) run_give(r->op, 0, cols, adj, A, sa, B, sb, V, ti);
+            if (tj.p) run_give(r->op, 1, cols, adj, A, sa, B, sb, V, tj);
+        }
+    }
+    return 1;
+}
+
 /* (the same, one operand or both a LIST) */
 static int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r)
 {
@@ -1022,6 +1052,7 @@ static int plain_try_run(PlainBuf *b, uint32_t k, uint32_t stop, uint32_t cut)
     switch (r->kind) {
     case TAPE_RUN_ELEMWISE: return plain_elemwise_run(b, r);
     case TAPE_RUN_MATMUL: return plain_matmul_run(b, r);
+    case TAPE_RUN_ROWS: return eval_fast_paths && plain_rows_run(b, r);
     default: return 0;
     }
 }

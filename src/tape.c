@@ -1313,6 +1313,21 @@ static void compact_entries(Compaction *c, const TapeTables *old)
     }
 }
 
+/* A ROWS run's operand renumbered (its first id and row step): a row
+ * keeps its ids consecutive (operands are kept, in order), but the rows
+ * stay a fixed step apart only if as many entries went between each two;
+ * 0 if they did not (the record goes: the steps sweep it). */
+static int rows_renumbered(const Compaction *c, uint8_t kind, uint32_t *first, uint32_t *step, uint32_t rows)
+{
+    if (kind == TAPE_RUN_ONE) *first = renumbered(&c->rn, *first);
+    if (kind != TAPE_RUN_SEQ) return 1;
+    uint32_t a = renumbered(&c->rn, *first), d = renumbered(&c->rn, *first + *step) - a;
+    for (uint32_t i = 2; i < rows; i++)
+        if (renumbered(&c->rn, *first + i * *step) != a + i * d) return 0;
+    *first = a, *step = d;
+    return 1;
+}
+
 /* Runs with elements at or above the mark: kept, renumbered, if every
  * such element was kept (operands of kept entries are kept, and their
  * order too, so a run of operands stays a run); else dropped. */
@@ -1325,9 +1340,11 @@ static void compact_runs(const Compaction *c)
         if (top >= c->lo) {
             for (uint32_t i = r.base > c->lo ? r.base : c->lo; i <= top && whole; i++) whole = c->live[i - c->lo] != 0;
             if (!whole) continue;
+            if (r.kind == TAPE_RUN_ROWS && !(rows_renumbered(c, r.ka, &r.a, &r.sa, r.rows) && rows_renumbered(c, r.kb, &r.b, &r.sb, r.rows)))
+                continue;
             r.base = renumbered(&c->rn, r.base);
-            if (r.ka != TAPE_RUN_NONE && r.ka != TAPE_RUN_LIST) r.a = renumbered(&c->rn, r.a);
-            if (r.kb != TAPE_RUN_NONE && r.kb != TAPE_RUN_LIST) r.b = renumbered(&c->rn, r.b);
+            if (r.kind != TAPE_RUN_ROWS && r.ka != TAPE_RUN_NONE && r.ka != TAPE_RUN_LIST) r.a = renumbered(&c->rn, r.a);
+            if (r.kind != TAPE_RUN_ROWS && r.kb != TAPE_RUN_NONE && r.kb != TAPE_RUN_LIST) r.b = renumbered(&c->rn, r.b);
         }
         G->tape.runs[kept++] = r;
     }
