@@ -98,6 +98,18 @@ static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial
     give_plain_elsewhere(b, id, a, partial);
 }
 
+/* give_plain where f64 (a constant) says the buffer is float64's own
+ * (b->adj set): no test of it an operand (the plain loop's copy for it,
+ * plain_run_to). */
+static inline __attribute__((always_inline)) void give_plain_as(PlainBuf *b, uint32_t id, double a, double partial, const int f64)
+{
+    if (f64 && __builtin_expect(id >= b->lo, 1)) {
+        if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
+        return;
+    }
+    give_plain(b, id, a, partial);
+}
+
 /* Below this buffer (a leaf sink, or an enclosing buffer), or into exact
  * sums in the other backends: out of line, so the common case inlines. */
 static __attribute__((noinline)) void give_plain_elsewhere(PlainBuf *b, uint32_t id, double a, double partial)
@@ -583,18 +595,19 @@ static __attribute__((noinline)) void plain_lse(PlainBuf *b, uint32_t i, double 
  * commonest ops (plain_step_as), so that their partials fold and their
  * arity is known: no second dispatch, no look-up (W4's and det's scalar
  * entries: ~10 instructions of ~100 an entry). */
-static inline __attribute__((always_inline)) void plain_elementary_step(PlainBuf *b, uint32_t i, double a, const int strong, int op)
+static inline __attribute__((always_inline)) void plain_elementary_step(PlainBuf *b, uint32_t i, double a, const int strong, int op, int binary,
+                                                                         const int f64)
 {
     double da, db;
     uint32_t x = tape_a(i), y = tape_b(i);
     rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
-    if (!strong || da != 0) give_plain(b, x, a, da);
-    if (num_op_arity[op] == 2 && (!strong || db != 0)) give_plain(b, y, a, db);
+    if (!strong || da != 0) give_plain_as(b, x, a, da, f64);
+    if (binary && (!strong || db != 0)) give_plain_as(b, y, a, db, f64);
 }
 
 /* One entry's step; strong (a constant): the adjoint is inf or nan, and
  * the partials that are 0 are skipped. */
-static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong)
+static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong, const int f64)
 {
     int op = tape_opcode(i);
     uint32_t n;
@@ -652,11 +665,11 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     case OP_FIXPT:          /* to its stand-in */
         give_plain(b, tape_b(i), a, 1);
         return;
-    case OP_MUL: plain_elementary_step(b, i, a, strong, OP_MUL); return;
-    case OP_ADD: plain_elementary_step(b, i, a, strong, OP_ADD); return;
-    case OP_SUB: plain_elementary_step(b, i, a, strong, OP_SUB); return;
-    case OP_COPY: plain_elementary_step(b, i, a, strong, OP_COPY); return;     /* (a version's copy: W4's a = a0) */
-    default: plain_elementary_step(b, i, a, strong, op); return;
+    case OP_MUL: plain_elementary_step(b, i, a, strong, OP_MUL, 1, f64); return;
+    case OP_ADD: plain_elementary_step(b, i, a, strong, OP_ADD, 1, f64); return;
+    case OP_SUB: plain_elementary_step(b, i, a, strong, OP_SUB, 1, f64); return;
+    case OP_COPY: plain_elementary_step(b, i, a, strong, OP_COPY, 0, f64); return;     /* (a version's copy: W4's a = a0) */
+    default: plain_elementary_step(b, i, a, strong, op, num_op_arity[op] == 2, f64); return;
     }
 }
 
@@ -1075,7 +1088,7 @@ static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
  * is visited even with no adjoint of its own: its group's may have some.
  * The first adjoint that is inf or nan hands the rest of the sweep to the
  * strong loop (finite_nonzero): the fast one never tests a partial. */
-static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint32_t top, uint32_t stop, const int strong)
+static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint32_t top, uint32_t stop, const int strong, const int f64)
 {
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     if (stop < b->lo) stop = b->lo;
@@ -1101,8 +1114,8 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
                 cut = next_cut(&b->cuts, &at, i - 1);
                 continue;
             }
-            double a = take_plain(b, i);
-            if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong);
+            double a = f64 ? b->adj[i - b->lo] : take_plain(b, i);
+            if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong, f64);
             else if (!strong && a != 0) {
                 plain_run_strong(b, i, stop);
                 return;
@@ -1112,11 +1125,17 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
     }
 }
 
-static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop) { plain_run_as(b, top, stop, 0); }
+/* (a copy for float64's own buffer, the common case: plain_step_as's
+ * elementary steps test no buffer kind) */
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop)
+{
+    if (b->adj) plain_run_as(b, top, stop, 0, 1);
+    else plain_run_as(b, top, stop, 0, 0);
+}
 
 static __attribute__((noinline)) void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop)
 {
-    plain_run_as(b, top, stop, 1);
+    plain_run_as(b, top, stop, 1, 0);
 }
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed)
