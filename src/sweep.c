@@ -45,7 +45,6 @@
 #include "kinks.h"
 #include "arrayrun.h"
 #include "fixtape.h"
-#include "eval.h"
 #include "state.h"
 
 /* The highest cut at or below i, advancing *at; 0 if none. */
@@ -1077,7 +1076,7 @@ static int plain_try_run(PlainBuf *b, uint32_t k, uint32_t stop, uint32_t cut)
     switch (r->kind) {
     case TAPE_RUN_ELEMWISE: return plain_elemwise_run(b, r);
     case TAPE_RUN_MATMUL: return plain_matmul_run(b, r);
-    case TAPE_RUN_ROWS: return eval_fast_paths && plain_rows_run(b, r);
+    case TAPE_RUN_ROWS: return plain_rows_run(b, r);     /* (made only where arrayrun.c's fast path was taken) */
     default: return 0;
     }
 }
