@@ -742,6 +742,10 @@ static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint
  * consecutive adjoints) vectorise. One number's adjoint (stride 0) adds
  * the elements' terms from the top down, as the per-element steps do. */
 #define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+/* A run of places in a sink (the parameters of ba's jacobian, whose
+ * adjoints are the Values' numbers): its own loop, the stride a constant
+ * (the general loop's strides cost twice the instructions). */
+#define RUN_SINK_STRIDE ((long)(sizeof(Value) / sizeof(double)))
 #define RUN_GIVE_TERM(OPC, j, SA, SB, T)                                            \
     double g = adj[j], da, db;                                                      \
     rule_partials_f64(OPC, A[(j) * (SA)], B[(j) * (SB)], V[j], &da, &db);          \
@@ -754,6 +758,8 @@ static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint
         for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 0, T[j]) }      \
     } else if (t.stride == 1 && sa == 0 && sb == 1) {                               \
         for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 0, 1, T[j]) }      \
+    } else if (t.stride == RUN_SINK_STRIDE && sa == 1 && sb == 1) {                 \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 1, T[j * RUN_SINK_STRIDE]) } \
     } else                                                                          \
         for (uint32_t j = n; j-- > 0; ) { RUN_GIVE_TERM(OPC, j, sa, sb, T[j * t.stride]) }
 
