@@ -98,6 +98,32 @@ static int run_list(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
     return 1;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* run_operand's test of n consecutive elements e[0 .. n - 1] (a long
+ * run: ba's rows of 20000, ode's), two a pass: half the plain loop's own
+ * instructions. Out of line, so that a short run (lstm's rows of 7) keeps
+ * the plain loop as it was. Bits set where an element's type and id are
+ * not want + i step. */
+static __attribute__((noinline)) uint64_t run_words_off(const Value *e, int n, uint64_t want, uint64_t step)
+{
+    uint64_t bad = 0, bad1 = 0, want1 = want + step;
+    int i = 0;
+    for (; i + 2 <= n; i += 2, e += 2, want += 2 * step, want1 += 2 * step) {
+        uint64_t w0, w1;
+        memcpy(&w0, e, sizeof w0);
+        memcpy(&w1, e + 1, sizeof w1);
+        bad |= (w0 & 0xFFFFFFFF000000FFull) ^ want;
+        bad1 |= (w1 & 0xFFFFFFFF000000FFull) ^ want1;
+    }
+    if (i < n) {
+        uint64_t w;
+        memcpy(&w, e, sizeof w);
+        bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
+    }
+    return bad | bad1;
+}
+#endif
+
 /* The kind of operand s (n elements, or a number) and its id; 0 if it
  * cannot be part of a run. (A loop over 16-byte values gains nothing
  * from vectors: it is left scalar.) */
@@ -131,11 +157,13 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
      * every element a number of id 0 (constants) */
     _Static_assert(offsetof(Value, t) == 0 && offsetof(Value, id) == 4, "Value's type and id in its first word");
     uint64_t bad = 0, want = (uint64_t)first << 32 | V_NUM, step = first ? 1ull << 32 : 0;
-    for (int i = 0; i < n; i++, e += stride, want += step) {
-        uint64_t w;
-        memcpy(&w, e, sizeof w);
-        bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
-    }
+    if (stride == 1 && n >= 16) bad = run_words_off(e, n, want, step);
+    else
+        for (int i = 0; i < n; i++, e += stride, want += step) {
+            uint64_t w;
+            memcpy(&w, e, sizeof w);
+            bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
+        }
     if (!bad && !first) {
         *kind = TAPE_RUN_NONE;
         *id = 0;
@@ -322,9 +350,29 @@ static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, co
     return base;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* run_numbers for a long run (ba's, ode's): two elements a pass. Out of
+ * line: a short run (lstm's rows of 7) keeps the plain loop. */
+static __attribute__((noinline)) void run_numbers_long(uint64_t w0, const double *v, int n, char *to)
+{
+    uint64_t w1 = w0 + (1ull << 32);
+    int j = 0;
+    for (; j + 2 <= n; j += 2, w0 += 2ull << 32, w1 += 2ull << 32, to += 32) {
+        memcpy(to, &w0, 8);
+        memcpy(to + 8, &v[j], 8);
+        memcpy(to + 16, &w1, 8);
+        memcpy(to + 24, &v[j + 1], 8);
+    }
+    if (j < n) {
+        memcpy(to, &w0, 8);
+        memcpy(to + 8, &v[j], 8);
+    }
+}
+#endif
+
 /* The numbers of a run's n elements from base on, into e (made after the
  * recording: an error in it leaves no array of unset elements). */
-static void run_numbers(uint32_t base, int n, Value *e)
+static inline __attribute__((always_inline)) void run_numbers(uint32_t base, int n, Value *e)
 {
     const double *v = tape_vals() + base;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -333,6 +381,10 @@ static void run_numbers(uint32_t base, int n, Value *e)
     _Static_assert(sizeof(Value) == 16 && offsetof(Value, u) == 8, "a Value is two words");
     uint64_t w0 = (uint64_t)base << 32 | V_NUM;
     char *to = (char *)e;
+    if (n >= 16) {
+        run_numbers_long(w0, v, n, to);
+        return;
+    }
     for (int j = 0; j < n; j++, w0 += 1ull << 32, to += 16) {
         memcpy(to, &w0, 8);
         memcpy(to + 8, &v[j], 8);
