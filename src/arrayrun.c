@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "arrayrun.h"
+#include "eval.h"
 #include "arith.h"
 #include "kinks.h"
 #include "state.h"
@@ -97,6 +98,32 @@ static int run_list(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
     return 1;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* run_operand's test of n consecutive elements e[0 .. n - 1] (a long
+ * run: ba's rows of 20000, ode's), two a pass: half the plain loop's own
+ * instructions. Out of line, so that a short run (lstm's rows of 7) keeps
+ * the plain loop as it was. Bits set where an element's type and id are
+ * not want + i step. */
+static __attribute__((noinline)) uint64_t run_words_off(const Value *e, int n, uint64_t want, uint64_t step)
+{
+    uint64_t bad = 0, bad1 = 0, want1 = want + step;
+    int i = 0;
+    for (; i + 2 <= n; i += 2, e += 2, want += 2 * step, want1 += 2 * step) {
+        uint64_t w0, w1;
+        memcpy(&w0, e, sizeof w0);
+        memcpy(&w1, e + 1, sizeof w1);
+        bad |= (w0 & 0xFFFFFFFF000000FFull) ^ want;
+        bad1 |= (w1 & 0xFFFFFFFF000000FFull) ^ want1;
+    }
+    if (i < n) {
+        uint64_t w;
+        memcpy(&w, e, sizeof w);
+        bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
+    }
+    return bad | bad1;
+}
+#endif
+
 /* The kind of operand s (n elements, or a number) and its id; 0 if it
  * cannot be part of a run. (A loop over 16-byte values gains nothing
  * from vectors: it is left scalar.) */
@@ -130,11 +157,13 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
      * every element a number of id 0 (constants) */
     _Static_assert(offsetof(Value, t) == 0 && offsetof(Value, id) == 4, "Value's type and id in its first word");
     uint64_t bad = 0, want = (uint64_t)first << 32 | V_NUM, step = first ? 1ull << 32 : 0;
-    for (int i = 0; i < n; i++, e += stride, want += step) {
-        uint64_t w;
-        memcpy(&w, e, sizeof w);
-        bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
-    }
+    if (stride == 1 && n >= 16) bad = run_words_off(e, n, want, step);
+    else
+        for (int i = 0; i < n; i++, e += stride, want += step) {
+            uint64_t w;
+            memcpy(&w, e, sizeof w);
+            bad |= (w & 0xFFFFFFFF000000FFull) ^ want;
+        }
     if (!bad && !first) {
         *kind = TAPE_RUN_NONE;
         *id = 0;
@@ -296,7 +325,7 @@ static RunVals run_vals(const RunSide *s, uint8_t kind, uint32_t id)
  * (num_apply_f64_n: the op's value column, vectorised for arithmetic),
  * the n entries' codes written a chunk at a time (tape_push_elems: ids
  * base + j, operands a + j or one id). */
-static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n)
+static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, const RunSide *b, TapeRun r, int n, int add)
 {
     run_constants(op, a, n, &r.ka, &r.a);
     if (!unary) run_constants(op, b, n, &r.kb, &r.b);
@@ -317,13 +346,33 @@ static RUN_VECTORISE uint32_t run_record(int op, int unary, const RunSide *a, co
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
     r.base = base;
-    tape_run_add(&r);
+    if (add) tape_run_add(&r);
     return base;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* run_numbers for a long run (ba's, ode's): two elements a pass. Out of
+ * line: a short run (lstm's rows of 7) keeps the plain loop. */
+static __attribute__((noinline)) void run_numbers_long(uint64_t w0, const double *v, int n, char *to)
+{
+    uint64_t w1 = w0 + (1ull << 32);
+    int j = 0;
+    for (; j + 2 <= n; j += 2, w0 += 2ull << 32, w1 += 2ull << 32, to += 32) {
+        memcpy(to, &w0, 8);
+        memcpy(to + 8, &v[j], 8);
+        memcpy(to + 16, &w1, 8);
+        memcpy(to + 24, &v[j + 1], 8);
+    }
+    if (j < n) {
+        memcpy(to, &w0, 8);
+        memcpy(to + 8, &v[j], 8);
+    }
+}
+#endif
+
 /* The numbers of a run's n elements from base on, into e (made after the
  * recording: an error in it leaves no array of unset elements). */
-static void run_numbers(uint32_t base, int n, Value *e)
+static inline __attribute__((always_inline)) void run_numbers(uint32_t base, int n, Value *e)
 {
     const double *v = tape_vals() + base;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -332,6 +381,10 @@ static void run_numbers(uint32_t base, int n, Value *e)
     _Static_assert(sizeof(Value) == 16 && offsetof(Value, u) == 8, "a Value is two words");
     uint64_t w0 = (uint64_t)base << 32 | V_NUM;
     char *to = (char *)e;
+    if (n >= 16) {
+        run_numbers_long(w0, v, n, to);
+        return;
+    }
     for (int j = 0; j < n; j++, w0 += 1ull << 32, to += 16) {
         memcpy(to, &w0, 8);
         memcpy(to + 8, &v[j], 8);
@@ -358,7 +411,7 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
     if (!unary && !run_operand(&sb, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && (unary || r.kb == TAPE_RUN_NONE)) return 0;   /* nothing recorded: plain numbers */
     if (!tape_reserve(2 * (uint32_t)n + 2)) return 0;      /* the elements and constants */
-    uint32_t base = run_record(op, unary, &sa, &sb, r, n);
+    uint32_t base = run_record(op, unary, &sa, &sb, r, n, 1);
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
     run_numbers(base, n, s->v);
@@ -374,6 +427,40 @@ static RunSide broadcast_row(Storage *s, int i)
     long at = s->rows == 1 ? 0 : (long)i * s->cols;
     if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at], NULL };
     return (RunSide){ 1, { s->v + at, 1 }, nil_val(), s };
+}
+
+/* One side of a ROWS run (tape.h) from the rows' kinds: every row's
+ * the same kind, a SEQ's rows a fixed step apart (0: one row for all),
+ * a ONE's the same id; 0 if they are not so. */
+static int rows_side(const TapeRun *run, int rows, int which, uint8_t *kind, uint32_t *first, uint32_t *step)
+{
+    uint8_t k = which ? run[0].kb : run[0].ka;
+    uint32_t a0 = which ? run[0].b : run[0].a, a1 = which ? run[1].b : run[1].a;
+    if (k != TAPE_RUN_SEQ && k != TAPE_RUN_ONE && k != TAPE_RUN_NONE) return 0;
+    uint32_t d = k == TAPE_RUN_SEQ ? a1 - a0 : 0;
+    if (k == TAPE_RUN_SEQ && a1 < a0) return 0;        /* rows that step down: the sweep's span is upward */
+    for (int i = 1; i < rows; i++) {
+        uint8_t ki = which ? run[i].kb : run[i].ka;
+        uint32_t ai = which ? run[i].b : run[i].a;
+        if (ki != k || ai != a0 + (uint32_t)i * d) return 0;
+    }
+    if (k == TAPE_RUN_SEQ && (uint64_t)a0 + (uint64_t)d * (uint64_t)(rows - 1) >= 0xFFFFFFFFu) return 0;
+    *kind = k, *first = a0, *step = d;
+    return 1;
+}
+
+/* Whether a broadcast's rows (their kinds in run) make one ROWS run
+ * (tape.h), and its record but for its base in *r: rows at least 2, each
+ * side one kind a step apart (rows_side), and no constants for the op to
+ * read (a side of none: a record a row, its constants before each). */
+static int rows_run(int op, const TapeRun *run, int rows, int cols, TapeRun *r)
+{
+    if (rows < 2) return 0;
+    *r = (TapeRun){ .kind = TAPE_RUN_ROWS, .op = (uint8_t)op, .n = (uint32_t)rows * (uint32_t)cols,
+                    .rows = (uint32_t)rows, .inner = (uint32_t)cols };
+    if (!rows_side(run, rows, 0, &r->ka, &r->a, &r->sa) || !rows_side(run, rows, 1, &r->kb, &r->b, &r->sb)) return 0;
+    if ((r->ka == TAPE_RUN_NONE || r->kb == TAPE_RUN_NONE) && needs_operand_values(op)) return 0;
+    return 1;
 }
 
 /* x op y of two matrices where one or both are broadcast (a row or a
@@ -429,9 +516,11 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         err_scratch_free(run);
         return 0;
     }
+    TapeRun whole_run;
+    int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols);
+        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
     }
     Storage *s = value_storage_unfilled(rows * cols);
     s->known = KNOWN_NOHEAP;
@@ -439,6 +528,17 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
     for (int i = 0; i < rows; i++) {
         run_numbers(run[i].base, cols, s->v + (long)i * cols);
         seq &= run[i].base == run[0].base + (uint32_t)i * (uint32_t)cols;
+    }
+    if (as_rows) {
+        if (seq) {
+            whole_run.base = run[0].base;
+            tape_run_add(&whole_run);
+        } else          /* (rows_run said no constant comes between them: a record a row, as ever) */
+            for (int i = 0; i < rows; i++) {
+                TapeRun r = run[i];
+                r.kind = TAPE_RUN_ELEMWISE, r.op = (uint8_t)op, r.n = (uint32_t)cols;
+                tape_run_add(&r);
+            }
     }
     if (seq) s->fresh = run[0].base;
     err_scratch_free(run);
@@ -571,6 +671,47 @@ static RUN_VECTORISE void pair_ids(uint32_t *pairs, uint32_t a, uint32_t b, uint
     for (uint32_t t = 0; t < k; t++, at += step) w[t] = at;
 }
 
+/* Row i's pairs differ from row 0's only in A's ids (B's column j is
+ * every row's): row 0's pairs as words (B's id high, A's low: a run's
+ * ids, or 0 for a LIST's, which each row fills in), made once, so that a
+ * row is one vectorised pass over them, not k n stores with strides
+ * (gmm's X1 @ qmat(j): a constant run times a triangular LIST, ~14
+ * instructions a pair before). NULL where a word is not two ids
+ * (big-endian) or the first row is all the product has. */
+static RUN_VECTORISE pair_word *product_pair_template(const uint32_t *first, uint32_t *const *fid, int ra_run, int rb_run, uint32_t k, uint32_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (ra_run && rb_run) return NULL;     /* pair_ids writes them with no template */
+    pair_word *w = err_scratch_uninit(sizeof(pair_word) * (size_t)k * n);
+    for (uint32_t j = 0; j < n; j++)
+        for (uint32_t t = 0; t < k; t++) {
+            uint64_t b = rb_run ? first[1] + t * n + j : fid[1][(size_t)t * n + j];
+            w[(size_t)j * k + t] = b << 32 | (ra_run ? first[0] + t : 0);
+        }
+    return w;
+#else
+    (void)first, (void)fid, (void)ra_run, (void)rb_run, (void)k, (void)n;
+    return NULL;
+#endif
+}
+
+/* A row's pairs from the template when A is a run: A's ids moved on by
+ * `by` (the low halves: ids stay below 2^32, nothing carries). */
+static RUN_VECTORISE void pairs_from_template(uint32_t *pairs, const pair_word *tmpl, uint32_t by, uint32_t count)
+{
+    pair_word *w = (pair_word *)pairs;
+    for (uint32_t q = 0; q < count; q++) w[q] = tmpl[q] + by;
+}
+
+/* A row's pairs from the template when A is a LIST: its row's ids ra
+ * (k of them) in every column's pairs. */
+static RUN_VECTORISE void pairs_with_row(uint32_t *pairs, const pair_word *tmpl, const uint32_t *ra, uint32_t k, uint32_t n)
+{
+    pair_word *w = (pair_word *)pairs;
+    for (uint32_t j = 0; j < n; j++, w += k, tmpl += k)
+        for (uint32_t t = 0; t < k; t++) w[t] = tmpl[t] | ra[t];
+}
+
 /* The product as one array run (tape.h): plain arrays or views of
  * numbers in float64 while recording, at least one element recorded.
  * A factor whose entries are consecutive is a run (SEQ), one that records
@@ -615,11 +756,22 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
                     .ka = kind[0], .kb = kind[1], .rows = (uint32_t)m, .inner = (uint32_t)k };
     Value *out = AS_ARR(r)->v;
     double *row = err_scratch_uninit(sizeof(double) * (size_t)n);
+    int seq = 1;     /* the rows' dot entries one after another: r is a run (Storage.fresh) */
     int ra_run = kind[0] != TAPE_RUN_LIST, rb_run = kind[1] != TAPE_RUN_LIST;
+    pair_word *tmpl = product_pair_template(first, fid, ra_run, rb_run, (uint32_t)k, (uint32_t)n);
     for (int i = 0; i < m; i++) {
         /* each sum from 0, t = 0, 1, ... (product_element's order) */
         dot_cols(fv[0] + (size_t)i * k, fv[1], (uint32_t)k, (uint32_t)n, row);
         uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)k * (uint32_t)n, &off);
+        if (tmpl) {
+            if (ra_run) pairs_from_template(pairs, tmpl, (uint32_t)(i * k), (uint32_t)k * (uint32_t)n);
+            else pairs_with_row(pairs, tmpl, fid[0] + (size_t)i * k, (uint32_t)k, (uint32_t)n);
+            uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
+            if (i == 0) run.base = id;
+            seq &= id == run.base + (uint32_t)(i * n);
+            for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
+            continue;
+        }
         /* element (i, j)'s pairs: A's (i, t) and B's (t, j), t = 0 .. k - 1;
          * a run's ids are its first + the element's place */
         const uint32_t *ra = ra_run ? NULL : fid[0] + (size_t)i * k;
@@ -642,9 +794,14 @@ int arrayrun_product(Value a, Value b, int m, int k, int n, Value r)
         }
         uint32_t id = tape_rec_dot_run(off, (uint32_t)k, (uint32_t)n, row);
         if (i == 0) run.base = id;
+        seq &= id == run.base + (uint32_t)(i * n);
         for (int j = 0; j < n; j++) out[(long)i * n + j] = num_rec(row[j], id + (uint32_t)j);
     }
+    /* r is new (mat_product's): its elements are the run's entries, in
+     * order, none a constant, so a run reading r whole needs no scan */
+    if (seq) AS_ARR(r)->fresh = run.base;
     err_scratch_free(row);
+    if (tmpl) err_scratch_free(tmpl);
     for (int s = 0; s < 2; s++)
         if (scratch[s]) err_scratch_free(scratch[s]);
     tape_run_add(&run);

@@ -97,6 +97,18 @@ static inline void give_plain(PlainBuf *b, uint32_t id, double a, double partial
     give_plain_elsewhere(b, id, a, partial);
 }
 
+/* give_plain where f64 (a constant) says the buffer is float64's own
+ * (b->adj set): no test of it an operand (the plain loop's copy for it,
+ * plain_run_to). */
+static inline __attribute__((always_inline)) void give_plain_as(PlainBuf *b, uint32_t id, double a, double partial, const int f64)
+{
+    if (f64 && __builtin_expect(id >= b->lo, 1)) {
+        if (tape_opcode(id) != OP_CONST) b->adj[id - b->lo] += a * partial;
+        return;
+    }
+    give_plain(b, id, a, partial);
+}
+
 /* Below this buffer (a leaf sink, or an enclosing buffer), or into exact
  * sums in the other backends: out of line, so the common case inlines. */
 static __attribute__((noinline)) void give_plain_elsewhere(PlainBuf *b, uint32_t id, double a, double partial)
@@ -577,9 +589,24 @@ static __attribute__((noinline)) void plain_lse(PlainBuf *b, uint32_t i, double 
             if (!strong || l.e[j] != 0) give_plain(b, tape_term(l.t, j), c, l.e[j]);
 }
 
+/* An elementary entry's step (op UNARY or BINARY): its partials by the
+ * rule table, each to its operand. Inlined with op a constant for the
+ * commonest ops (plain_step_as), so that their partials fold and their
+ * arity is known: no second dispatch, no look-up (W4's and det's scalar
+ * entries: ~10 instructions of ~100 an entry). */
+static inline __attribute__((always_inline)) void plain_elementary_step(PlainBuf *b, uint32_t i, double a, const int strong, int op, int binary,
+                                                                         const int f64)
+{
+    double da, db;
+    uint32_t x = tape_a(i), y = tape_b(i);
+    rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
+    if (!strong || da != 0) give_plain_as(b, x, a, da, f64);
+    if (binary && (!strong || db != 0)) give_plain_as(b, y, a, db, f64);
+}
+
 /* One entry's step; strong (a constant): the adjoint is inf or nan, and
  * the partials that are 0 are skipped. */
-static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong)
+static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uint32_t i, double a, const int strong, const int f64)
 {
     int op = tape_opcode(i);
     uint32_t n;
@@ -637,13 +664,11 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     case OP_FIXPT:          /* to its stand-in */
         give_plain(b, tape_b(i), a, 1);
         return;
-    default: {
-        double da, db;
-        uint32_t x = tape_a(i), y = tape_b(i);
-        rule_partials_num(op, tape_val(x), tape_val(y), tape_val(i), &da, &db);
-        if (!strong || da != 0) give_plain(b, x, a, da);
-        if (num_op_arity[op] == 2 && (!strong || db != 0)) give_plain(b, y, a, db);
-    }
+    case OP_MUL: plain_elementary_step(b, i, a, strong, OP_MUL, 1, f64); return;
+    case OP_ADD: plain_elementary_step(b, i, a, strong, OP_ADD, 1, f64); return;
+    case OP_SUB: plain_elementary_step(b, i, a, strong, OP_SUB, 1, f64); return;
+    case OP_COPY: plain_elementary_step(b, i, a, strong, OP_COPY, 0, f64); return;     /* (a version's copy: W4's a = a0) */
+    default: plain_elementary_step(b, i, a, strong, op, num_op_arity[op] == 2, f64); return;
     }
 }
 
@@ -717,6 +742,10 @@ static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint
  * consecutive adjoints) vectorise. One number's adjoint (stride 0) adds
  * the elements' terms from the top down, as the per-element steps do. */
 #define RUN_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+/* A run of places in a sink (the parameters of ba's jacobian, whose
+ * adjoints are the Values' numbers): its own loop, the stride a constant
+ * (the general loop's strides cost twice the instructions). */
+#define RUN_SINK_STRIDE ((long)(sizeof(Value) / sizeof(double)))
 #define RUN_GIVE_TERM(OPC, j, SA, SB, T)                                            \
     double g = adj[j], da, db;                                                      \
     rule_partials_f64(OPC, A[(j) * (SA)], B[(j) * (SB)], V[j], &da, &db);          \
@@ -729,6 +758,8 @@ static RunTarget run_target_outside(PlainBuf *b, uint8_t kind, uint32_t id, uint
         for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 0, T[j]) }      \
     } else if (t.stride == 1 && sa == 0 && sb == 1) {                               \
         for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 0, 1, T[j]) }      \
+    } else if (t.stride == RUN_SINK_STRIDE && sa == 1 && sb == 1) {                 \
+        for (uint32_t j = 0; j < n; j++) { RUN_GIVE_TERM(OPC, j, 1, 1, T[j * RUN_SINK_STRIDE]) } \
     } else                                                                          \
         for (uint32_t j = n; j-- > 0; ) { RUN_GIVE_TERM(OPC, j, sa, sb, T[j * t.stride]) }
 
@@ -890,6 +921,35 @@ static inline int plain_elemwise_run(PlainBuf *b, const TapeRun *r)
     return 1;
 }
 
+/* A ROWS run r (tape.h: a broadcast's rows under one record), whole in
+ * b's range: row by row from the top down, each as the elementwise run of
+ * that row would be swept (the same terms in the same order), the
+ * operands' targets found once for all the rows. 0 if it is left to the
+ * steps (an operand's rows not all in one place a loop can write). */
+static __attribute__((noinline)) int plain_rows_run(PlainBuf *b, const TapeRun *r)
+{
+    uint32_t cols = r->inner, rows = r->rows;
+    uint32_t span_a = r->ka == TAPE_RUN_SEQ ? (rows - 1) * r->sa + cols : 1, span_b = r->kb == TAPE_RUN_SEQ ? (rows - 1) * r->sb + cols : 1;
+    RunTarget ta = run_target(b, r->ka, r->a, span_a), tb = run_target(b, r->kb, r->b, span_b);
+    if (!ta.ok || !tb.ok) return 0;
+    if (!ta.p && !tb.p) return 1;
+    const double *val = tape_vals();
+    long sa = r->ka == TAPE_RUN_SEQ, sb = r->kb == TAPE_RUN_SEQ;
+    /* a row's step in the values (the operand's row step, or 0) and in
+     * the targets (that times the target's stride: 2 in a sink) */
+    long va = sa ? (long)r->sa : 0, vb = sb ? (long)r->sb : 0, da = va * ta.stride, db = vb * tb.stride;
+    for (uint32_t i = rows; i-- > 0; ) {
+        const double *adj = b->adj + (r->base + i * cols - b->lo), *A = val + r->a + i * va, *B = val + r->b + i * vb, *V = val + r->base + i * cols;
+        RunTarget ti = { ta.p ? ta.p + i * da : NULL, ta.stride, 1 }, tj = { tb.p ? tb.p + i * db : NULL, tb.stride, 1 };
+        if (cols <= RUN_SHORT) run_give_short(r->op, cols, adj, A, sa, B, sb, V, ti, tj);
+        else {
+            if (ti.p) run_give(r->op, 0, cols, adj, A, sa, B, sb, V, ti);
+            if (tj.p) run_give(r->op, 1, cols, adj, A, sa, B, sb, V, tj);
+        }
+    }
+    return 1;
+}
+
 /* (the same, one operand or both a LIST) */
 static int plain_elemwise_list_run(PlainBuf *b, const TapeRun *r)
 {
@@ -957,7 +1017,7 @@ static RUN_VECTORISE int all_finite(const double *restrict x, uint32_t n)
  * adjoint or a factor is inf or nan (their zero rules are per term). A
  * LIST factor's values are gathered first and its adjoints summed apart,
  * then handed on one an element. */
-static __attribute__((noinline)) int plain_matmul_run(PlainBuf *b, const TapeRun *r)
+static __attribute__((noinline)) RUN_VECTORISE int plain_matmul_run(PlainBuf *b, const TapeRun *r)
 {
     uint32_t m = r->rows, k = r->inner, n = r->n / r->rows;
     RunTarget ta = run_target(b, r->ka, r->a, m * k), tb = run_target(b, r->kb, r->b, k * n);
@@ -1022,6 +1082,7 @@ static int plain_try_run(PlainBuf *b, uint32_t k, uint32_t stop, uint32_t cut)
     switch (r->kind) {
     case TAPE_RUN_ELEMWISE: return plain_elemwise_run(b, r);
     case TAPE_RUN_MATMUL: return plain_matmul_run(b, r);
+    case TAPE_RUN_ROWS: return plain_rows_run(b, r);     /* (made only where arrayrun.c's fast path was taken) */
     default: return 0;
     }
 }
@@ -1032,7 +1093,7 @@ static void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop);
  * is visited even with no adjoint of its own: its group's may have some.
  * The first adjoint that is inf or nan hands the rest of the sweep to the
  * strong loop (finite_nonzero): the fast one never tests a partial. */
-static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint32_t top, uint32_t stop, const int strong)
+static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint32_t top, uint32_t stop, const int strong, const int f64)
 {
     uint32_t at = 0, cut = next_cut(&b->cuts, &at, top);
     if (stop < b->lo) stop = b->lo;
@@ -1058,8 +1119,8 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
                 cut = next_cut(&b->cuts, &at, i - 1);
                 continue;
             }
-            double a = take_plain(b, i);
-            if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong);
+            double a = f64 ? b->adj[i - b->lo] : take_plain(b, i);
+            if (strong ? a != 0 : finite_nonzero(a)) plain_step_as(b, i, a, strong, f64);
             else if (!strong && a != 0) {
                 plain_run_strong(b, i, stop);
                 return;
@@ -1069,11 +1130,17 @@ static inline __attribute__((always_inline)) void plain_run_as(PlainBuf *b, uint
     }
 }
 
-static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop) { plain_run_as(b, top, stop, 0); }
+/* (a copy for float64's own buffer, the common case: plain_step_as's
+ * elementary steps test no buffer kind) */
+static void plain_run_to(PlainBuf *b, uint32_t top, uint32_t stop)
+{
+    if (b->adj) plain_run_as(b, top, stop, 0, 1);
+    else plain_run_as(b, top, stop, 0, 0);
+}
 
 static __attribute__((noinline)) void plain_run_strong(PlainBuf *b, uint32_t top, uint32_t stop)
 {
-    plain_run_as(b, top, stop, 1);
+    plain_run_as(b, top, stop, 1, 0);
 }
 
 static void plain_run(PlainBuf *b, uint32_t top, double seed)

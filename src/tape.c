@@ -731,13 +731,28 @@ uint32_t tape_rec_dot_run(uint32_t off, uint32_t k, uint32_t n, const double *v)
     check_limit((size_t)n * sizeof(TapeArgs));
     reserve_wide(G->tape.nwide + n);
     uint32_t first = G->tape.n;
-    for (uint32_t e = 0; e < n; e++) {       /* tape_push_wide's, n times */
+    /* tape_push_wide's, n times: a piece up to the next chunk's start at
+     * a time (tape_next_slot begins it), the tables' places held in
+     * locals (stores through G's arrays would make the compiler load
+     * them again each entry) */
+    for (uint32_t e = 0; e < n;) {
         uint32_t i = tape_next_slot();
-        uint32_t w = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)];
-        G->tape.tables.wide[G->tape.nwide++] = (TapeArgs){ off + 2 * k * e, k };
-        G->tape.code[i] = OP_DOT | TAPE_WIDE | w << 8;
-        G->tape.val[i] = v[e];
-        G->tape.n = i + 1;
+        uint32_t piece = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
+        if (piece > n - e) piece = n - e;
+        if (piece > G->tape.cap - i) piece = G->tape.cap - i;    /* (tape_next_slot made room for one at least) */
+        size_t nwide = G->tape.nwide;
+        uint32_t w = (uint32_t)nwide - G->tape.tables.chunk_wide[chunk_of(i)];
+        TapeArgs *wide = G->tape.tables.wide + nwide;
+        uint32_t *code = G->tape.code + i;
+        double *val = G->tape.val + i;
+        for (uint32_t q = 0; q < piece; q++) {
+            wide[q] = (TapeArgs){ off + 2 * k * (e + q), k };
+            code[q] = OP_DOT | TAPE_WIDE | (w + q) << 8;
+            val[q] = v[e + q];
+        }
+        G->tape.nwide = nwide + piece;
+        G->tape.n = i + piece;
+        e += piece;
     }
     return first;
 }
@@ -891,6 +906,19 @@ static __attribute__((noinline, optimize("no-tree-vectorize"))) void write_codes
     if (e < m) code[e] = (uint32_t)two;
 }
 
+/* code[e] = c0 + e * cinc for a longer piece: four codes a store, each
+ * four the last four plus 4 cinc (the vectorised loop gcc makes of the
+ * plain one multiplies, which SSE2 does in six instructions: ba's 2.5M
+ * codes took 3.3 an entry). The same sums modulo 2^32. */
+typedef uint32_t codes4 __attribute__((vector_size(16)));
+static void write_codes_long(uint32_t *code, uint32_t c0, uint32_t cinc, uint32_t m)
+{
+    codes4 v = { c0, c0 + cinc, c0 + 2 * cinc, c0 + 3 * cinc }, step = { 4 * cinc, 4 * cinc, 4 * cinc, 4 * cinc };
+    uint32_t e = 0;
+    for (; e + 4 <= m; e += 4, v += step) memcpy(code + e, &v, sizeof v);
+    for (; e < m; e++) code[e] = c0 + e * cinc;
+}
+
 TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n)
 {
     uint32_t base = G->tape.n, end = base + n, i = base;
@@ -952,7 +980,7 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
         }
         uint32_t c0 = (uint32_t)op | fa << 8 | fb << 20, cinc = ia << 8 | ib << 20, *code = G->tape.code + i;
         if (mb < 16) write_codes_short(code, c0, cinc, mb);
-        else for (uint32_t e = 0; e < mb; e++) code[e] = c0 + e * cinc;
+        else write_codes_long(code, c0, cinc, mb);
         G->tape.n = i += mb;
     }
     return base;
@@ -1160,13 +1188,47 @@ typedef struct {
     size_t base, nout;
 } Compaction;
 
-/* Phase 1: where each kept entry goes (newpos), in order from lo. */
+/* The phases walk the region's live bytes eight at a time where they
+ * are all 0: a pass that reclaims finds most of the region dead (ba's
+ * jacobian: 2.5M entries, 6 instructions each to pass a dead one). */
+static inline uint64_t live8(const Compaction *c, uint32_t i)
+{
+    uint64_t w;
+    memcpy(&w, c->live + (i - c->lo), sizeof w);
+    return w;
+}
+
+/* The first kept entry at or after i, or c->n. */
+static inline uint32_t next_kept(const Compaction *c, uint32_t i)
+{
+    for (; i + 8 <= c->n; i += 8) {
+        uint64_t w = live8(c, i);
+        if (!w) continue;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        return i + (uint32_t)(__builtin_ctzll(w) >> 3);     /* the lowest byte is entry i's */
+#else
+        break;
+#endif
+    }
+    while (i < c->n && !c->live[i - c->lo]) i++;
+    return i;
+}
+
+/* Phase 1: where each kept entry goes (newpos), in order from lo; a
+ * dead entry's is the next kept one's. */
 static void compact_positions(Compaction *c)
 {
-    uint32_t j = c->lo;
-    for (uint32_t i = c->lo; i < c->n; i++) {
-        c->newpos[i - c->lo] = j;
+    uint32_t j = c->lo, i = c->lo, *pos = c->newpos - c->lo;
+    while (i < c->n) {
+        if (i + 8 <= c->n && !live8(c, i)) {       /* eight dead entries: j eight times, two a store */
+            uint64_t two = (uint64_t)j << 32 | j;
+            for (uint32_t k = 0; k < 8; k += 2) memcpy(pos + i + k, &two, sizeof two);
+            i += 8;
+            continue;
+        }
+        pos[i] = j;
         j += c->live[i - c->lo] != 0;
+        i++;
     }
     c->newpos[c->n - c->lo] = j;
     c->kept_end = j;
@@ -1180,8 +1242,7 @@ static void compact_positions(Compaction *c)
  * first kept entry, which is then still inside it). */
 static void compact_mark_named(Compaction *c)
 {
-    for (uint32_t i = c->lo; i < c->n; i++) {
-        if (!c->live[i - c->lo]) continue;
+    for (uint32_t i = next_kept(c, c->lo); i < c->n; i = next_kept(c, i + 1)) {
         int op = tape_opcode(i);
         if (op == OP_DERIV && tape_a(i) >= c->m.nderivs) c->dmap[tape_a(i) - c->m.nderivs] = 1;
         else if (num_op_side[op] && tape_a(i) >= c->m.nsides) c->smap[tape_a(i) - c->m.nsides] = 1;
@@ -1288,14 +1349,28 @@ static TapeArgs compact_args(Compaction *c, const TapeTables *old, uint32_t i)
 static void compact_entries(Compaction *c, const TapeTables *old)
 {
     tape_rewind(c->lo);
-    for (uint32_t i = c->lo; i < c->n; i++) {
-        if (!c->live[i - c->lo]) continue;
+    for (uint32_t i = next_kept(c, c->lo); i < c->n; i = next_kept(c, i + 1)) {
         uint32_t opbyte = G->tape.code[i] & (TAPE_OPMASK | TAPE_LABELED);
         double v = G->tape.val[i];
         TapeArgs a = compact_args(c, old, i);
         /* entries below i are rewritten already, i itself is read above */
         if (tape_push_raw(opbyte, a.a, a.b, v) != c->newpos[i - c->lo]) broken_compaction();
     }
+}
+
+/* A ROWS run's operand renumbered (its first id and row step): a row
+ * keeps its ids consecutive (operands are kept, in order), but the rows
+ * stay a fixed step apart only if as many entries went between each two;
+ * 0 if they did not (the record goes: the steps sweep it). */
+static int rows_renumbered(const Compaction *c, uint8_t kind, uint32_t *first, uint32_t *step, uint32_t rows)
+{
+    if (kind == TAPE_RUN_ONE) *first = renumbered(&c->rn, *first);
+    if (kind != TAPE_RUN_SEQ) return 1;
+    uint32_t a = renumbered(&c->rn, *first), d = renumbered(&c->rn, *first + *step) - a;
+    for (uint32_t i = 2; i < rows; i++)
+        if (renumbered(&c->rn, *first + i * *step) != a + i * d) return 0;
+    *first = a, *step = d;
+    return 1;
 }
 
 /* Runs with elements at or above the mark: kept, renumbered, if every
@@ -1310,9 +1385,11 @@ static void compact_runs(const Compaction *c)
         if (top >= c->lo) {
             for (uint32_t i = r.base > c->lo ? r.base : c->lo; i <= top && whole; i++) whole = c->live[i - c->lo] != 0;
             if (!whole) continue;
+            if (r.kind == TAPE_RUN_ROWS && !(rows_renumbered(c, r.ka, &r.a, &r.sa, r.rows) && rows_renumbered(c, r.kb, &r.b, &r.sb, r.rows)))
+                continue;
             r.base = renumbered(&c->rn, r.base);
-            if (r.ka != TAPE_RUN_NONE && r.ka != TAPE_RUN_LIST) r.a = renumbered(&c->rn, r.a);
-            if (r.kb != TAPE_RUN_NONE && r.kb != TAPE_RUN_LIST) r.b = renumbered(&c->rn, r.b);
+            if (r.kind != TAPE_RUN_ROWS && r.ka != TAPE_RUN_NONE && r.ka != TAPE_RUN_LIST) r.a = renumbered(&c->rn, r.a);
+            if (r.kind != TAPE_RUN_ROWS && r.kb != TAPE_RUN_NONE && r.kb != TAPE_RUN_LIST) r.b = renumbered(&c->rn, r.b);
         }
         G->tape.runs[kept++] = r;
     }

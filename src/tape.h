@@ -152,14 +152,23 @@ struct TapeSide { const TapeSideKind *kind; };
  * entries, none 0; a product's from its dot entries, A's row i from
  * element (i, 0)'s pairs, B's column j from element (0, j)'s). A block of
  * constant entries pushed at once has a record too: elementwise, op
- * OP_CONST, no operands (the plain sweep steps past it at once). */
+ * OP_CONST, no operands (the plain sweep steps past it at once).
+ * A ROWS run is an elementwise op over a rows x inner matrix one of
+ * whose sides is broadcast (a row against every row: lstm's X * w), its
+ * rows recorded one after another: element (i, j) is entry
+ * base + i inner + j and reads, of a SEQ operand, a + i sa + j (sa the
+ * operand's row step: 0 for a row read by every row, inner for a whole
+ * matrix, anything else for rows spaced apart), of a ONE operand a; no
+ * CONSTS or LIST operand (one record for what would be a record a row). */
 enum { TAPE_RUN_NONE, TAPE_RUN_ONE, TAPE_RUN_SEQ, TAPE_RUN_CONSTS, TAPE_RUN_LIST };
-enum { TAPE_RUN_ELEMWISE, TAPE_RUN_MATMUL };
+enum { TAPE_RUN_ELEMWISE, TAPE_RUN_MATMUL, TAPE_RUN_ROWS };
 typedef struct {
     uint32_t base, n;           /* the elements: entries base .. base + n - 1 */
     uint32_t a, b;              /* the operands (first id, or the one id) */
     uint8_t  kind, op, ka, kb;  /* TAPE_RUN_*, the op (elementwise), operand kinds */
-    uint32_t rows, inner;       /* matmul: a is rows x inner, b inner x n / rows, both runs */
+    uint32_t rows, inner;       /* matmul: a is rows x inner, b inner x n / rows, both runs;
+                                 * rows: rows x inner elements */
+    uint32_t sa, sb;            /* rows: a SEQ operand's row step */
 } TapeRun;
 
 /* A place on the tape to take entries back to (tape_mark, below). */
@@ -211,7 +220,7 @@ typedef struct {
     size_t    reserved;         /* entries the mappings hold; 0: malloc'd (tape.c) */
     size_t    prefaulted;       /* entries of the mappings faulted in */
     TapeFarHash *far_hash;      /* made when the first far slot is (start-up stays small) */
-    TapeRun  *runs;             /* array runs, by base ascending (above; 28 bytes a run, a summary: not in tape_bytes) */
+    TapeRun  *runs;             /* array runs, by base ascending (above; 36 bytes a run, a summary: not in tape_bytes) */
     uint32_t  nruns, capruns;
     const char *(*limit_hint)(void);   /* kept by tape_init (below) */
 } Tape;

@@ -367,8 +367,10 @@ static void run_check(const Pass *p, const TapeRun *r)
                 if (first + j >= p->lo && tape_opcode(first + j) != OP_CONST)
                     err_raise("internal error: array run at #%u: its constants' #%u is no constant (please report)", r->base, first + j);
         if (r->kind == TAPE_RUN_MATMUL || kind == TAPE_RUN_LIST) continue;     /* a LIST's ids are its entries' */
+        uint32_t cols = r->kind == TAPE_RUN_ROWS ? r->inner : r->n, step = s ? r->sb : r->sa;
         for (uint32_t j = 0; j < r->n; j++) {
-            uint32_t want = kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? first + j : kind == TAPE_RUN_ONE ? first : 0;
+            uint32_t at = r->kind == TAPE_RUN_ROWS ? (j / cols) * step + j % cols : j;     /* a ROWS run's element (i, c): i step + c */
+            uint32_t want = kind == TAPE_RUN_SEQ || kind == TAPE_RUN_CONSTS ? first + at : kind == TAPE_RUN_ONE ? first : 0;
             if ((s ? tape_b(r->base + j) : tape_a(r->base + j)) != want)
                 err_raise("internal error: array run at #%u: element %u does not read what its record says (please report)", r->base, j);
         }
@@ -403,7 +405,15 @@ static int visit_run(Pass *p, const TapeRun *r)
         store8(live + j, (w & ~m) | (w & m) << 1);
     }
     if (!any) return 1;
-    if (r->kind == TAPE_RUN_MATMUL) {
+    if (r->kind == TAPE_RUN_ROWS) {      /* row i's operands: a SEQ's from a + i sa on */
+        for (uint32_t i = 0; i < r->rows; i++) {
+            const uint8_t *row = live + i * r->inner;
+            if (r->ka == TAPE_RUN_SEQ) mark_run_operand(p, r->a + i * r->sa, row, r->inner, 0);
+            if (r->kb == TAPE_RUN_SEQ) mark_run_operand(p, r->b + i * r->sb, row, r->inner, 0);
+        }
+        if (r->ka == TAPE_RUN_ONE) mark_below(p, r->a);
+        if (r->kb == TAPE_RUN_ONE) mark_below(p, r->b);
+    } else if (r->kind == TAPE_RUN_MATMUL) {
         uint32_t cols = r->n / r->rows, k;
         const uint32_t *pairs;
         if (run_seq(r->ka)) mark_range_below(p, r->a, r->rows * r->inner, run_how(r->ka));

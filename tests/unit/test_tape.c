@@ -415,6 +415,98 @@ static void test_compact_sum_run(void)
     free(newpos);
 }
 
+/* A ROWS run (tape.h: a broadcast's rows under one record) over rows of
+ * an operand spaced apart, times a row read by every row: the sweep
+ * takes it whole, and compaction renumbers its operand's first id and row
+ * step when as many entries went between each two rows, and drops the
+ * record when they did not; the derivatives stay those of the entries.
+ * With w = (2, -1) and rows (w0^2, w1^2), (w0 + w1, w0 - w1),
+ * (w0 w1, 2 w0): y = sum of row_i * w = w0^3 + w0^2 + w0^2 w1 + 4 w0 w1
+ * + w1^3 - w1^2, dy/dw0 = 3 w0^2 + 2 w0 + 2 w0 w1 + 4 w1 = 8, dy/dw1 =
+ * w0^2 + 4 w0 + 3 w1^2 - 2 w1 = 17. */
+static uint32_t rows_run_tape(uint32_t *w0, TapeMark *m, uint32_t *first_row, uint32_t *junk)
+{
+    tape_clear();
+    double a = 2, b = -1;
+    *w0 = leaf(a);
+    uint32_t w1 = leaf(b);
+    *m = tape_mark();
+    double row[3][2] = { { a * a, b * b }, { a + b, a - b }, { a * b, a + a } };
+    uint32_t r[3];
+    /* each row's two entries, then two junk entries (dead when compacted) */
+    r[0] = bin(OP_MUL, *w0, *w0, row[0][0]);
+    bin(OP_MUL, w1, w1, row[0][1]);
+    junk[0] = un(OP_SIN, *w0, sin(a));
+    un(OP_COS, *w0, cos(a));
+    r[1] = bin(OP_ADD, *w0, w1, row[1][0]);
+    bin(OP_SUB, *w0, w1, row[1][1]);
+    junk[1] = un(OP_SIN, w1, sin(b));
+    un(OP_COS, w1, cos(b));
+    r[2] = bin(OP_MUL, *w0, w1, row[2][0]);
+    bin(OP_ADD, *w0, *w0, row[2][1]);
+    uint32_t base = 0;
+    double total = 0;
+    for (uint32_t i = 0; i < 3; i++)
+        for (uint32_t j = 0; j < 2; j++) {
+            double v = row[i][j] * (j ? b : a);
+            uint32_t e = bin(OP_MUL, r[i] + j, *w0 + j, v);
+            if (!i && !j) base = e;
+            total += v;
+        }
+    TapeRun run = { .kind = TAPE_RUN_ROWS, .op = OP_MUL, .base = base, .n = 6, .a = r[0], .b = *w0,
+                    .ka = TAPE_RUN_SEQ, .kb = TAPE_RUN_SEQ, .rows = 3, .inner = 2, .sa = r[1] - r[0], .sb = 0 };
+    tape_run_add(&run);
+    *first_row = r[0];
+    return tape_rec_sum_run(base, 6, total);
+}
+
+static void check_rows_adjoints(uint32_t y, uint32_t w0, const char *what)
+{
+    char buf[128];
+    double *adj = sweep_adjoints(y, w0);
+    snprintf(buf, sizeof buf, "%s: dy/dw0", what);
+    check_exact(adj[0], 8, buf);
+    snprintf(buf, sizeof buf, "%s: dy/dw1", what);
+    check_exact(adj[1], 17, buf);
+    err_scratch_free(adj);
+}
+
+/* The last record, if it is a ROWS run. */
+static const TapeRun *last_rows_run(void)
+{
+    const TapeRun *r = G->tape.nruns ? &G->tape.runs[G->tape.nruns - 1] : NULL;
+    return r && r->kind == TAPE_RUN_ROWS ? r : NULL;
+}
+
+static void test_compact_rows_run(void)
+{
+    TapeMark m;
+    uint32_t w0, first, junk[2];
+    uint32_t y = rows_run_tape(&w0, &m, &first, junk);
+    check(last_rows_run() && last_rows_run()->sa == 4, "rows run: its operand's rows four entries apart");
+    check_rows_adjoints(y, w0, "rows run");
+    for (int keep_one = 0; keep_one < 2; keep_one++) {
+        y = rows_run_tape(&w0, &m, &first, junk);
+        uint32_t n = tape_size() - m.n;
+        uint8_t *live = malloc(n);
+        memset(live, 1, n);
+        for (int k = 0; k < 2; k++) live[junk[k] - m.n] = live[junk[k] + 1 - m.n] = 0;
+        if (keep_one) live[junk[0] - m.n] = 1;      /* rows 3 and 2 entries apart: no longer a step */
+        uint32_t *newpos = calloc(n + 1, sizeof(uint32_t));
+        tape_compact(m, live, newpos);
+        const TapeRun *r = last_rows_run();
+        if (!keep_one)
+            check(r && r->a == m.n && r->sa == 2 && r->b == w0 && r->sb == 0 && r->base == m.n + 6,
+                  "rows run: compaction renumbers its rows, two entries apart now");
+        else
+            check(!r, "rows run: compaction drops the record of rows no longer a step apart");
+        check_rows_adjoints(newpos[y - m.n], w0, keep_one ? "rows run, record dropped" : "rows run, compacted");
+        free(live);
+        free(newpos);
+    }
+    tape_clear();
+}
+
 /* Reclaiming around a fixed point: dead entries before, inside and after
  * its group go; the group (whose head's record lists g's results, above
  * it) is kept whole and renumbered, and dx/da is as before. */
@@ -713,6 +805,7 @@ static void body(void *ud)
     test_bytes();
     test_compact();
     test_compact_sum_run();
+    test_compact_rows_run();
     test_compact_fixed_point();
     test_code();
     test_deriv_packing();
