@@ -29,6 +29,7 @@
 #include "error.h"
 #include "state.h"
 #include "wmath.h"
+#include "eval.h"
 
 /* ------------------------------------------------------------- basics */
 
@@ -351,23 +352,64 @@ static int plain_operand(const Operand *o)
  * registers on x86-64; each lane's arithmetic is IEEE's, as a double's). */
 typedef double v2d __attribute__((vector_size(16)));
 
-/* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P) */
-static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, Value r)
+/* The result's storage for plain_product: m x n (a matrix when both
+ * factors are), every element written by the kernel, so no zeros first. */
+static Value product_result(int mat, int m, int n)
+{
+    Storage *s = value_storage_unfilled(m * n);
+    if (mat) storage_set_shape(s, 2, m, n);
+    return obj_val(V_ARR, s);
+}
+
+/* Rows i .. i + 3 of the result, columns j .. j + 1 (their sums from 0 over
+ * t in order, as one element at a time makes them): the columns left over
+ * when n is not a multiple of 4, two at a time. x0: row i of a, its
+ * element t at x0[t * as]; bt: b by rows. */
+static inline void block_4x2(const double *x0, long as, long rowstep, const double *bt, int k, int n, int j, Value *o)
+{
+    const double *x1 = x0 + rowstep, *x2 = x1 + rowstep, *x3 = x2 + rowstep;
+    v2d c0 = {0, 0}, c1 = {0, 0}, c2 = {0, 0}, c3 = {0, 0};
+    const double *y = bt + j;
+    for (int t = 0; t < k; t++, y += n) {
+        v2d yv;
+        memcpy(&yv, y, sizeof yv);
+        long at = t * as;
+        v2d a0 = {x0[at], x0[at]}, a1 = {x1[at], x1[at]}, a2 = {x2[at], x2[at]}, a3 = {x3[at], x3[at]};
+        c0 += a0 * yv;
+        c1 += a1 * yv;
+        c2 += a2 * yv;
+        c3 += a3 * yv;
+    }
+    v2d c[4] = { c0, c1, c2, c3 };
+    for (int q = 0; q < 4; q++, o += n) {
+        o[0] = num_val(c[q][0]);
+        o[1] = num_val(c[q][1]);
+    }
+}
+
+/* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P).
+ * a's numbers are read where they are (a Value's double, as doubles apart
+ * from the next element: no copy of a, the big factor in gmm's X1 @ Q);
+ * b's are copied by rows into doubles. *r: the result, made here. */
+static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, int mat, Value *rv)
 {
     if (G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
     if ((!known_a && !plain_operand(a)) || (!known_b && !plain_operand(b))) return 0;
-    /* both sides as doubles, a by rows and b by rows (t, then j) */
-    double *ad = malloc(sizeof(double) * ((size_t)m * (size_t)k + (size_t)k * (size_t)n + 1)), *bt = ad + (size_t)m * k;
-    if (!ad) return 0;
-    for (long p = 0; p < (long)m * k; p++) ad[p] = elem(a, p)->u.n;
+    if ((long long)m * n > INT_MAX) return 0;     /* mat_new's error, on the general path */
+    double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + 1));
+    if (!bt) return 0;
     for (long p = 0; p < (long)k * n; p++) bt[p] = elem(b, p)->u.n;
+    /* element p of a is the double ad[p * as] (a Value is two doubles' size) */
+    const long as = a->stride * (long)(sizeof(Value) / sizeof(double)), rowstep = as * k;
+    const double *ad = &a->v[0].u.n;
+    Value r = product_result(mat, m, n);
     Value *out = AS_ARR(r)->v;
     /* 4 x 4 blocks of the result in registers, each element's sum from 0
      * over t in order (the same sums as one element at a time, to the bit) */
     int i = 0;
     for (; i + 4 <= m; i += 4) {
-        const double *x0 = ad + (long)i * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
+        const double *x0 = ad + i * rowstep, *x1 = x0 + rowstep, *x2 = x1 + rowstep, *x3 = x2 + rowstep;
         int j = 0;
         for (; j + 4 <= n; j += 4) {
             v2d c0l = {0, 0}, c0h = {0, 0}, c1l = {0, 0}, c1h = {0, 0};
@@ -377,7 +419,8 @@ static int plain_product(const Operand *a, const Operand *b, int known_a, int kn
                 v2d yl, yh;
                 memcpy(&yl, y, sizeof yl);
                 memcpy(&yh, y + 2, sizeof yh);
-                v2d a0 = {x0[t], x0[t]}, a1 = {x1[t], x1[t]}, a2 = {x2[t], x2[t]}, a3 = {x3[t], x3[t]};
+                long at = t * as;
+                v2d a0 = {x0[at], x0[at]}, a1 = {x1[at], x1[at]}, a2 = {x2[at], x2[at]}, a3 = {x3[at], x3[at]};
                 c0l += a0 * yl; c0h += a0 * yh;
                 c1l += a1 * yl; c1h += a1 * yh;
                 c2l += a2 * yl; c2h += a2 * yh;
@@ -386,54 +429,57 @@ static int plain_product(const Operand *a, const Operand *b, int known_a, int kn
             Value *o = out + (long)i * n + j;
             v2d *c[4][2] = { { &c0l, &c0h }, { &c1l, &c1h }, { &c2l, &c2h }, { &c3l, &c3h } };
             for (int q = 0; q < 4; q++, o += n) {
-                o[0].u.n = (*c[q][0])[0];
-                o[1].u.n = (*c[q][0])[1];
-                o[2].u.n = (*c[q][1])[0];
-                o[3].u.n = (*c[q][1])[1];
+                o[0] = num_val((*c[q][0])[0]);
+                o[1] = num_val((*c[q][0])[1]);
+                o[2] = num_val((*c[q][1])[0]);
+                o[3] = num_val((*c[q][1])[1]);
             }
         }
-        for (; j < n; j++) {           /* the last columns, four rows at a time */
+        for (; j + 2 <= n; j += 2) block_4x2(x0, as, rowstep, bt, k, n, j, out + (long)i * n + j);
+        for (; j < n; j++) {           /* the last column, four rows at a time */
             double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
             for (int t = 0; t < k; t++) {
                 double v = bt[(long)t * n + j];
-                c0 += x0[t] * v;
-                c1 += x1[t] * v;
-                c2 += x2[t] * v;
-                c3 += x3[t] * v;
+                long at = t * as;
+                c0 += x0[at] * v;
+                c1 += x1[at] * v;
+                c2 += x2[at] * v;
+                c3 += x3[at] * v;
             }
-            out[(long)i * n + j].u.n = c0;
-            out[(long)(i + 1) * n + j].u.n = c1;
-            out[(long)(i + 2) * n + j].u.n = c2;
-            out[(long)(i + 3) * n + j].u.n = c3;
+            out[(long)i * n + j] = num_val(c0);
+            out[(long)(i + 1) * n + j] = num_val(c1);
+            out[(long)(i + 2) * n + j] = num_val(c2);
+            out[(long)(i + 3) * n + j] = num_val(c3);
         }
     }
     for (; i < m; i++) {               /* the last rows, one at a time: 4 columns, then each */
-        const double *x = ad + (long)i * k;
+        const double *x = ad + i * rowstep;
         int j = 0;
         for (; j + 4 <= n; j += 4) {
             v2d cl = {0, 0}, ch = {0, 0};
             const double *y = bt + j;
             for (int t = 0; t < k; t++, y += n) {
-                v2d yl, yh, a0 = {x[t], x[t]};
+                v2d yl, yh, a0 = {x[t * as], x[t * as]};
                 memcpy(&yl, y, sizeof yl);
                 memcpy(&yh, y + 2, sizeof yh);
                 cl += a0 * yl;
                 ch += a0 * yh;
             }
             Value *o = out + (long)i * n + j;
-            o[0].u.n = cl[0];
-            o[1].u.n = cl[1];
-            o[2].u.n = ch[0];
-            o[3].u.n = ch[1];
+            o[0] = num_val(cl[0]);
+            o[1] = num_val(cl[1]);
+            o[2] = num_val(ch[0]);
+            o[3] = num_val(ch[1]);
         }
         for (; j < n; j++) {
             double c = 0;
-            for (int t = 0; t < k; t++) c += x[t] * bt[(long)t * n + j];
-            out[(long)i * n + j].u.n = c;
+            for (int t = 0; t < k; t++) c += x[t * as] * bt[(long)t * n + j];
+            out[(long)i * n + j] = num_val(c);
         }
     }
-    free(ad);
-    AS_ARR(r)->known = KNOWN_CONSTS;     /* plain numbers (r's zeros, their values set): no scan of them next */
+    free(bt);
+    AS_ARR(r)->known = KNOWN_CONSTS;     /* plain numbers (their values set): no scan of them next */
+    *rv = r;
     return 1;
 }
 
@@ -454,11 +500,15 @@ Value mat_product(Value a, Value b)
     if (k != k2)
         err_raise("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
                  mat_describe(a), mat_describe(b));
-    Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     Operand oa = operand(a), ob = operand(b);
     value_known_check(storage_of(a));
     value_known_check(storage_of(b));
-    if (plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n, r)) return r;
+    Value r;
+    if (eval_fast_paths
+        && plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n,
+                         is_mat(a) && is_mat(b), &r))
+        return r;
+    r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     if (arrayrun_product(a, b, m, k, n, r)) return r;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
