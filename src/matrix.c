@@ -637,8 +637,10 @@ static Value reduce_line(int kind, Value line, const char *fname)
 static int sum_lines(const Storage *s, int axis, Value r)
 {
     if (G->num.backend != BK_F64) return 0;
-    for (long p = 0; p < (long)s->rows * s->cols; p++)
-        if (s->v[p].t != V_NUM) return 0;
+    value_known_check(s);
+    if (!(s->known & KNOWN_NOHEAP))      /* known numbers (an array run's result): no scan */
+        for (long p = 0; p < (long)s->rows * s->cols; p++)
+            if (s->v[p].t != V_NUM) return 0;
     int lines = axis == 1 ? s->cols : s->rows, len = axis == 1 ? s->rows : s->cols;
     long step = axis == 1 ? s->cols : 1, next = axis == 1 ? 1 : s->cols;
     for (int l = 0; l < lines; l++) {
@@ -673,8 +675,10 @@ static int along_plain(int kind, const Storage *s, int axis, Value r)
 {
     if (G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
     int rec = G->tape.recording;
-    for (long p = 0; p < (long)s->n; p++)
-        if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
+    value_known_check(s);
+    if (!(s->known == KNOWN_CONSTS || (s->known && !rec)))   /* known: numbers none of which records */
+        for (long p = 0; p < (long)s->n; p++)
+            if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
     int rows = s->rows, cols = s->cols;
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
