@@ -634,6 +634,27 @@ static Value reduce_line(int kind, Value line, const char *fname)
  * order, recorded as one entry over a run of consecutive entries or over
  * the list of its terms), without making the arrays. 0 if it does not
  * apply (another backend, a dual). */
+/* sum_lines along the rows (axis 2) of numbers an array run made and
+ * nothing wrote since (Storage.fresh, as its first and last ids still
+ * say: ids fresh + p, none a constant): each row is a run of entries, so
+ * only the sums are taken (the same sums, in the same order), and each
+ * recorded over its run. 0 if s is not such a matrix (or nothing records). */
+static int sum_rows_of_run(const Storage *s, Value r)
+{
+    long n = (long)s->rows * s->cols;
+    if (!eval_fast_paths || !G->tape.recording || !s->fresh || n == 0 || s->v[0].id != s->fresh
+        || s->v[n - 1].id != s->fresh + (uint32_t)(n - 1))
+        return 0;
+    int len = s->cols;
+    for (int l = 0; l < s->rows; l++) {
+        const Value *e = s->v + (long)l * len;
+        double sum = 0;
+        for (int t = 0; t < len; t++) sum += e[t].u.n;
+        AS_ARR(r)->v[l] = num_rec(sum, tape_rec_sum_run(e[0].id, (uint32_t)len, sum));
+    }
+    return 1;
+}
+
 static int sum_lines(const Storage *s, int axis, Value r)
 {
     if (G->num.backend != BK_F64) return 0;
@@ -643,6 +664,7 @@ static int sum_lines(const Storage *s, int axis, Value r)
             if (s->v[p].t != V_NUM) return 0;
     int lines = axis == 1 ? s->cols : s->rows, len = axis == 1 ? s->rows : s->cols;
     long step = axis == 1 ? s->cols : 1, next = axis == 1 ? 1 : s->cols;
+    if (axis == 2 && len >= 2 && sum_rows_of_run(s, r)) return 1;
     for (int l = 0; l < lines; l++) {
         const Value *e = s->v + l * next;
         double sum = 0;
