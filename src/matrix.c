@@ -552,12 +552,19 @@ static double lse_f64(const Value *x, uint32_t n, double m, double *e, double *s
  * elements' entries are consecutive, else the list of them (a constant
  * element gets a constant entry); if none is (or nothing records), a
  * plain number. 0 if it does not apply (another backend, a view, a dual). */
+static int lse_elements(const Value *x, uint32_t n, Value *out);
 static int lse_one_entry(Value a, Value *out)
 {
     if (a.t != V_ARR || G->num.backend != BK_F64) return 0;
     const Storage *st = AS_ARR(a);
-    const Value *x = st->v;
-    uint32_t n = (uint32_t)st->n, first = x[0].id, ids = 0;
+    return lse_elements(st->v, (uint32_t)st->n, out);
+}
+
+/* lse_one_entry's work on the n (> 0) elements at x: an array's, or a
+ * row of a matrix's (logsumexp(A, 2) with no array made for the row). */
+static int lse_elements(const Value *x, uint32_t n, Value *out)
+{
+    uint32_t first = x[0].id, ids = 0;
     int run = 1;
     double m = x[0].u.n, s;
     for (uint32_t i = 0; i < n; i++) {
@@ -744,6 +751,10 @@ static Value along(int kind, Value a, int axis, const char *fname)
     }
     if (kind == R_SUM && sum_lines(s, axis, r)) return r;
     for (int l = 0; l < lines; l++) {
+        /* a row's logsumexp where the row is, when it is plain float64 numbers */
+        if (kind == R_LSE && axis == 2 && len > 0 && eval_fast_paths && G->num.backend == BK_F64
+            && lse_elements(s->v + (long)l * cols, (uint32_t)len, &AS_ARR(r)->v[l]))
+            continue;
         Value line = value_arr_new(len);
         for (int t = 0; t < len; t++) {
             Value e = s->v[axis == 1 ? (long)t * cols + l : (long)l * cols + t];
