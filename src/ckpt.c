@@ -332,6 +332,14 @@ static void flat_push(Flat *f, Value *v)
 
 static Storage *seq_storage(Value v) { return v.t == V_ARR ? AS_ARR(v) : AS_VIEW(v)->s; }
 
+/* Room for k more slots. */
+static void flat_reserve(Flat *f, uint32_t k)
+{
+    if (f->n + k <= f->cap) return;
+    f->cap = f->n + k > 2 * f->cap ? f->n + k : 2 * f->cap;
+    f->slot = err_realloc(f->slot, sizeof(Value *) * f->cap);
+}
+
 static int flat_storage(Flat *f, Storage *s)
 {
     for (int i = 0; i < f->nseen; i++)
@@ -342,7 +350,10 @@ static int flat_storage(Flat *f, Storage *s)
     }
     f->seen[f->nseen] = s;
     storage_dirty(s);       /* its elements' ids are written through f->slot */
-    for (int i = 0; i < s->n; i++) flat_push(f, &s->v[i]);
+    flat_reserve(f, (uint32_t)s->n);
+    Value **slot = f->slot + f->n;
+    for (int i = 0; i < s->n; i++) slot[i] = &s->v[i];      /* no test of room an element */
+    f->n += (uint32_t)s->n;
     return f->nseen++;
 }
 
@@ -351,6 +362,17 @@ static int flat_storage(Flat *f, Storage *s)
 static void flatten_live(LoopRec *r, Flat *f, int all)
 {
     memset(f, 0, sizeof *f);
+    /* the slots' room at once, at most what is pushed (a storage two
+     * variables share counted twice): no growth, no copy, while pushing */
+    uint32_t most = 0;
+    for (int i = 0; i < r->nvars; i++) {
+        if (i == r->counter || (!all && r->dead && r->dead[i])) continue;
+        Value *v = var_at(r, i);
+        most += v->t == V_NUM ? 1 : v->t == V_ARR || v->t == V_VIEW ? (uint32_t)seq_storage(*v)->n : 0;
+    }
+    for (int i = 0; i < r->ncst; i++)
+        if (r->cstf[i]) most += (uint32_t)r->cst[i]->n;
+    flat_reserve(f, most);
     for (int i = 0; i < r->nvars; i++) {
         if (i == r->counter || (!all && r->dead && r->dead[i])) continue;
         Value *v = var_at(r, i);
