@@ -899,7 +899,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     flatten_live(r, &f, 0);
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
-    uint32_t *leaves = err_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    uint32_t *leaves = err_scratch_uninit(sizeof(uint32_t) * (nleaf ? nleaf : 1));     /* each written next */
     for (uint32_t k = 0; k < nleaf; k++) {
         leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
         rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
@@ -923,13 +923,14 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         flat_free(&f);
         err_raise("internal error: a checkpointed loop recomputed differently (please report)");
     }
-    uint32_t *seeds = err_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
+    uint32_t *seeds = err_scratch_uninit(sizeof(uint32_t) * (f.n ? f.n : 1));     /* each written next */
     for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
     /* the adjoints wanted: the leaves', then those of the outputs' entries
      * this segment made (the numbers it carries at j that are no leaf) */
-    uint32_t nwant = nleaf, *want = err_scratch(sizeof(uint32_t) * (nleaf + S->nout + 1));
-    uint32_t *which = err_scratch(sizeof(uint32_t) * (S->nout + 1));
+    /* (want and which are read only below nwant, where written) */
+    uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));
+    uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));
     memcpy(want, leaves, sizeof(uint32_t) * nleaf);
     for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
@@ -946,7 +947,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         which[nwant - nleaf] = o;
         want[nwant++] = id;
     }
-    double *out = err_scratch(sizeof(double) * (nwant ? nwant : 1));
+    double *out = err_scratch_uninit(sizeof(double) * (nwant ? nwant : 1));    /* sweep_region sets each */
     uint32_t top = tape_size() - 1;
     G->num.backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
     sweep_region(ctx, S->mark.m.n, top, seeds, lam_j, nlam, want, nwant, out);
