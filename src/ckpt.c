@@ -675,7 +675,27 @@ static void recomp_end(Recomp *S)
  * with_ids), from flat[*pos] on. */
 static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
 {
+    /* the elements written over hold nothing to release: known so, or
+     * found so in one pass without branches (flatten_live's ids written
+     * into them ended what was known) */
+    int numbers = st->known & KNOWN_NOHEAP;
+    if (!numbers) {
+        int heap = 0;
+        for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]);
+        numbers = !heap;
+    }
     storage_dirty(st);
+    if (numbers) {
+        /* a state's numbers are all V_NUM (snapshot): numbers again, and
+         * constants without their ids */
+        const Value *from = flat + *pos;
+        if (with_ids) memcpy(st->v, from, sizeof(Value) * (size_t)st->n);
+        else
+            for (int j = 0; j < st->n; j++) st->v[j] = num_val(from[j].u.n);
+        *pos += (uint32_t)st->n;
+        st->known = with_ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
+        return;
+    }
     for (int j = 0; j < st->n; j++) {
         Value e = flat[(*pos)++];
         if (!with_ids) e.id = 0;
@@ -692,7 +712,10 @@ static void restore(LoopRec *r, State *s, int with_ids)
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
         map[i] = st->aliased || is_cst(r, st) ? st : value_storage_new(st->n);
-        if (map[i] != st) storage_shape_like(map[i], st);
+        if (map[i] != st) {
+            storage_shape_like(map[i], st);
+            map[i]->known = KNOWN_CONSTS;      /* zeros, written over below */
+        }
     }
     uint32_t pos = 0;
     for (int i = 0; i < r->nvars; i++) {
