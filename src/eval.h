@@ -129,12 +129,6 @@ Value eval_call_closure(Closure *c, int argc, Value *argv);   /* c->fn set, not 
 #define EVAL_CALL_ARGS 8
 Value eval_call_closure_node(Closure *c, Node *n, Env *env);   /* c(n's arguments), evaluated in env */
 
-/* Per process: WENGERT_SLOW set (not "0") turns every fast path off, so
- * that the same program run both ways must print the same values (routes.py
- * --slow compares them: route agreement alone cannot see a wrong primal,
- * since every route runs the same fast path). A fast path tests
- * eval_fast_paths before it accepts a case; the general path is the
- * reference. state_open reads the variable. */
-extern int eval_fast_paths;
+/* eval_fast_paths (WENGERT_SLOW): state.h, beside state.o, which defines it. */
 
 #endif

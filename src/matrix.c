@@ -29,7 +29,6 @@
 #include "error.h"
 #include "state.h"
 #include "wmath.h"
-#include "eval.h"
 
 /* ------------------------------------------------------------- basics */
 

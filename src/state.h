@@ -95,6 +95,15 @@ static inline int  rec_off(void) { return rec_set(0); }
 static inline int  rec_on(void) { return rec_set(1); }
 static inline void rec_restore(int saved) { G->tape.recording = saved; }
 
+/* Per process: WENGERT_SLOW set (not "0") turns every fast path off, so
+ * that the same program run both ways must print the same values (routes.py
+ * --slow compares them: route agreement alone cannot see a wrong primal,
+ * since every route runs the same fast path). A fast path tests
+ * eval_fast_paths before it accepts a case; the general path is the
+ * reference. state_open reads the variable. (Here, not in eval.h: the
+ * layers below the evaluator have fast paths too, and state.o defines it.) */
+extern int eval_fast_paths;
+
 wg_State *state_open(void);              /* zeroed, with each subsystem's defaults (G->session unset) */
 void      state_enter(wg_State *s);      /* s runs now; the one running goes back to its copy */
 void      state_close(wg_State *s);      /* frees the copy (not what it holds) */

@@ -10,8 +10,6 @@
 #include "matrix.h"
 #include "state.h"
 #include "dual.h"
-#include "eval.h"
-#include "ckpt.h"
 
 void *value_obj_new(VType t, size_t size)
 {
