@@ -400,13 +400,26 @@ Value arith_dot(Value a, Value b)
     num_acc_clear(&q);
     int recorded = 0;
     double s = 0;
-    for (int i = 0; i < n; i++) {
-        Value *x = seq_at(a, i), *y = seq_at(b, i);
-        recorded |= (x->id | y->id) != 0;
-        if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
-        else num_acc_fma(&q, x->u.n, y->u.n);
+    if (G->num.backend == BK_F64 && n > 0) {
+        /* the elements by pointer and stride (no seq_at an element): the
+         * same sum in the same order */
+        const Value *x = seq_at(a, 0), *y = seq_at(b, 0);
+        long sx = a.t == V_ARR ? 1 : AS_VIEW(a)->stride, sy = b.t == V_ARR ? 1 : AS_VIEW(b)->stride;
+        uint32_t ids = 0;
+        for (int i = 0; i < n; i++, x += sx, y += sy) {
+            ids |= x->id | y->id;
+            s += x->u.n * y->u.n;
+        }
+        recorded = ids != 0;
+    } else {
+        for (int i = 0; i < n; i++) {
+            Value *x = seq_at(a, i), *y = seq_at(b, i);
+            recorded |= (x->id | y->id) != 0;
+            if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
+            else num_acc_fma(&q, x->u.n, y->u.n);
+        }
+        if (G->num.backend != BK_F64) s = num_acc_result(&q);
     }
-    if (G->num.backend != BK_F64) s = num_acc_result(&q);
     if (!recorded || !G->tape.recording) return num_val(s);
     uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {
