@@ -678,8 +678,8 @@ static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int 
     /* the elements written over hold nothing to release: known so, or
      * found so in one pass without branches (flatten_live's ids written
      * into them ended what was known) */
-    int numbers = st->known & KNOWN_NOHEAP;
-    if (!numbers) {
+    int numbers = eval_fast_paths && (st->known & KNOWN_NOHEAP);
+    if (eval_fast_paths && !numbers) {
         int heap = 0;
         for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]);
         numbers = !heap;

@@ -392,7 +392,7 @@ static inline void block_4x2(const double *x0, long as, long rowstep, const doub
  * b's are copied by rows into doubles. *r: the result, made here. */
 static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, int mat, Value *rv)
 {
-    if (G->num.backend != BK_F64) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
     if ((!known_a && !plain_operand(a)) || (!known_b && !plain_operand(b))) return 0;
     if ((long long)m * n > INT_MAX) return 0;     /* mat_new's error, on the general path */
@@ -503,9 +503,8 @@ Value mat_product(Value a, Value b)
     value_known_check(storage_of(a));
     value_known_check(storage_of(b));
     Value r;
-    if (eval_fast_paths
-        && plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n,
-                         is_mat(a) && is_mat(b), &r))
+    if (plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n,
+                      is_mat(a) && is_mat(b), &r))
         return r;
     r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     if (arrayrun_product(a, b, m, k, n, r)) return r;
@@ -701,7 +700,7 @@ static int sum_lines(const Storage *s, int axis, Value r)
  * 0 if it does not apply (r untouched). */
 static int along_plain(int kind, const Storage *s, int axis, Value r)
 {
-    if (G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
     int rec = G->tape.recording;
     value_known_check(s);
     if (!(s->known == KNOWN_CONSTS || (s->known && !rec)))   /* known: numbers none of which records */
