@@ -351,8 +351,9 @@ static int flat_storage(Flat *f, Storage *s)
     f->seen[f->nseen] = s;
     storage_dirty(s);       /* its elements' ids are written through f->slot */
     flat_reserve(f, (uint32_t)s->n);
-    Value **slot = f->slot + f->n;
-    for (int i = 0; i < s->n; i++) slot[i] = &s->v[i];      /* no test of room an element */
+    Value **slot = f->slot + f->n, *v = s->v;     /* (v apart: a slot written is not s->v read again) */
+    _Pragma("GCC unroll 4")
+    for (int i = 0; i < s->n; i++) slot[i] = v + i;           /* no test of room an element */
     f->n += (uint32_t)s->n;
     return f->nseen++;
 }
@@ -437,10 +438,10 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
         }
     s->nflat = f.n;
     s->flat = err_malloc(sizeof(Value) * (f.n ? f.n : 1));
-    for (uint32_t j = 0; j < f.n; j++) {
-        s->flat[j] = *f.slot[j];
-        if (!with_ids) s->flat[j].id = 0;
-    }
+    if (with_ids)
+        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = *f.slot[j];
+    else
+        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = num_val(f.slot[j]->u.n);    /* numbers (above), ids dropped */
     s->nst = f.nseen;
     s->st = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
@@ -764,6 +765,15 @@ static void restore(LoopRec *r, State *s, int with_ids)
         if (in_state) continue;
         Storage *st = r->cst[i];
         storage_dirty(st);
+        /* numbers over numbers (found so in one pass without branches):
+         * a copy, nothing to retain or release */
+        int heap = !eval_fast_paths;
+        const Value *from = r->cstv[i];
+        for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]) | IS_HEAP(from[j]);
+        if (!heap) {
+            for (int j = 0; j < st->n; j++) st->v[j] = from[j];
+            continue;
+        }
         for (int j = 0; j < st->n; j++) {
             Value old = st->v[j];
             st->v[j] = r->cstv[i][j];
