@@ -180,8 +180,10 @@ static int broadcast_plain(int op, const Storage *x, const Storage *y, int rows,
 {
     if (G->num.backend != BK_F64 || (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)) return 0;
     if (!plain_storage((Storage *)x) || !plain_storage((Storage *)y)) return 0;
-    Value r = mat_new(rows, cols);
-    Storage *rs = AS_ARR(r);
+    if ((long long)rows * cols > INT_MAX) return 0;     /* mat_new's error, on the general path */
+    Storage *rs = value_storage_unfilled(rows * cols);     /* every element written below: no zeros first */
+    storage_set_shape(rs, 2, rows, cols);
+    Value r = obj_val(V_ARR, rs);
     rs->known = KNOWN_CONSTS;
     /* element (i, j) of a side: v[i * ri + j * cj] (ri 0 for a row, cj 0 for a column) */
     long xr = x->rows == 1 ? 0 : x->cols, xc = x->cols == 1 ? 0 : 1;
