@@ -225,6 +225,8 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     return 1;
 }
 
+static Value elementwise_rest(int op, Value a, Value b, int na, int nb, int n);
+
 /* Elements i of a and b (arrays, views, numbers; a matrix as its
  * elements row by row), in a new array, or (reuse) over a temporary
  * operand's storage: temporary_to_reuse. */
@@ -237,8 +239,20 @@ static Value elementwise_flat(int op, Value a, Value b, int reuse)
     int n = na >= 0 ? na : nb;
     Value r;
     if (plain_elementwise(op, a, b, na, nb, n, &r, reuse)) return r;
+    if (!G->fwd.top && arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;    /* (forward mode: below, after its own) */
+    return elementwise_rest(op, a, b, na, nb, n);
+}
+
+/* elementwise_flat past the plain loop and (outside forward mode) the
+ * array runs: duals, then element by element. Apart (not inlined) so that
+ * the common cases, lstm's many short arrays, set up no frame for this
+ * one's locals. */
+static __attribute__((noinline)) Value elementwise_rest(int op, Value a, Value b, int na, int nb, int n)
+{
+    int unary = num_op_arity[op] < 2;
+    Value r;
     if (G->fwd.top && dual_elementwise(op, a, b, na, nb, n, &r)) return r;   /* forward mode's arrays */
-    if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
+    if (G->fwd.top && arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     if (fwd_add_sub(op, a, b, na, nb, n, &r)) return r;       /* constants and duals */
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
