@@ -96,6 +96,9 @@ int mat_index_in(Value idx, int len, Node *at, const char *what, Value m)
 {
     if (!IS_NUMBER(idx)) err_raise_at(at, "index must be a number, got %s", value_type_name(idx));
     double d = v_primal(idx);
+    /* an index in range, whole (exact through int there; no call to
+     * floor): the common case; anything else meets the tests below */
+    if (d >= 0 && d < len && (double)(int)d == d) return (int)d;
     if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", value_num_str(d));
     if (d < 0 || d >= len) err_raise_at(at, "%s index %s out of range for %s", what, value_num_str(d), mat_describe(m));
     return (int)d;
