@@ -210,6 +210,8 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
     return 1;
 }
 
+static Value elementwise_rest(int op, Value a, Value b, int na, int nb, int n);
+
 /* Elements i of a and b (arrays, views, numbers; a matrix as its
  * elements row by row), in a new array, or (reuse) over a temporary
  * operand's storage: temporary_to_reuse. */
@@ -222,8 +224,20 @@ static Value elementwise_flat(int op, Value a, Value b, int reuse)
     int n = na >= 0 ? na : nb;
     Value r;
     if (plain_elementwise(op, a, b, na, nb, n, &r, reuse)) return r;
+    if (!G->fwd.top && arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;    /* (forward mode: below, after its own) */
+    return elementwise_rest(op, a, b, na, nb, n);
+}
+
+/* elementwise_flat past the plain loop and (outside forward mode) the
+ * array runs: duals, then element by element. Apart (not inlined) so that
+ * the common cases, lstm's many short arrays, set up no frame for this
+ * one's locals. */
+static __attribute__((noinline)) Value elementwise_rest(int op, Value a, Value b, int na, int nb, int n)
+{
+    int unary = num_op_arity[op] < 2;
+    Value r;
     if (G->fwd.top && dual_elementwise(op, a, b, na, nb, n, &r)) return r;   /* forward mode's arrays */
-    if (arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
+    if (G->fwd.top && arrayrun_elementwise(op, a, b, na, nb, n, &r)) return r;
     if (fwd_add_sub(op, a, b, na, nb, n, &r)) return r;       /* constants and duals */
     char what[16];
     snprintf(what, sizeof what, unary ? "%s" : "'%s'", arith_op_symbol(op));
@@ -385,13 +399,26 @@ Value arith_dot(Value a, Value b)
     num_acc_clear(&q);
     int recorded = 0;
     double s = 0;
-    for (int i = 0; i < n; i++) {
-        Value *x = seq_at(a, i), *y = seq_at(b, i);
-        recorded |= (x->id | y->id) != 0;
-        if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
-        else num_acc_fma(&q, x->u.n, y->u.n);
+    if (G->num.backend == BK_F64 && n > 0) {
+        /* the elements by pointer and stride (no seq_at an element): the
+         * same sum in the same order */
+        const Value *x = seq_at(a, 0), *y = seq_at(b, 0);
+        long sx = a.t == V_ARR ? 1 : AS_VIEW(a)->stride, sy = b.t == V_ARR ? 1 : AS_VIEW(b)->stride;
+        uint32_t ids = 0;
+        for (int i = 0; i < n; i++, x += sx, y += sy) {
+            ids |= x->id | y->id;
+            s += x->u.n * y->u.n;
+        }
+        recorded = ids != 0;
+    } else {
+        for (int i = 0; i < n; i++) {
+            Value *x = seq_at(a, i), *y = seq_at(b, i);
+            recorded |= (x->id | y->id) != 0;
+            if (G->num.backend == BK_F64) s += x->u.n * y->u.n;
+            else num_acc_fma(&q, x->u.n, y->u.n);
+        }
+        if (G->num.backend != BK_F64) s = num_acc_result(&q);
     }
-    if (G->num.backend != BK_F64) s = num_acc_result(&q);
     if (!recorded || !G->tape.recording) return num_val(s);
     uint32_t off, *pairs = tape_rec_operands(2 * (uint32_t)n, &off);
     for (int i = 0; i < n; i++) {

@@ -332,6 +332,14 @@ static void flat_push(Flat *f, Value *v)
 
 static Storage *seq_storage(Value v) { return v.t == V_ARR ? AS_ARR(v) : AS_VIEW(v)->s; }
 
+/* Room for k more slots. */
+static void flat_reserve(Flat *f, uint32_t k)
+{
+    if (f->n + k <= f->cap) return;
+    f->cap = f->n + k > 2 * f->cap ? f->n + k : 2 * f->cap;
+    f->slot = err_realloc(f->slot, sizeof(Value *) * f->cap);
+}
+
 static int flat_storage(Flat *f, Storage *s)
 {
     for (int i = 0; i < f->nseen; i++)
@@ -342,7 +350,11 @@ static int flat_storage(Flat *f, Storage *s)
     }
     f->seen[f->nseen] = s;
     storage_dirty(s);       /* its elements' ids are written through f->slot */
-    for (int i = 0; i < s->n; i++) flat_push(f, &s->v[i]);
+    flat_reserve(f, (uint32_t)s->n);
+    Value **slot = f->slot + f->n, *v = s->v;     /* (v apart: a slot written is not s->v read again) */
+    _Pragma("GCC unroll 4")
+    for (int i = 0; i < s->n; i++) slot[i] = v + i;           /* no test of room an element */
+    f->n += (uint32_t)s->n;
     return f->nseen++;
 }
 
@@ -351,6 +363,17 @@ static int flat_storage(Flat *f, Storage *s)
 static void flatten_live(LoopRec *r, Flat *f, int all)
 {
     memset(f, 0, sizeof *f);
+    /* the slots' room at once, at most what is pushed (a storage two
+     * variables share counted twice): no growth, no copy, while pushing */
+    uint32_t most = 0;
+    for (int i = 0; i < r->nvars; i++) {
+        if (i == r->counter || (!all && r->dead && r->dead[i])) continue;
+        Value *v = var_at(r, i);
+        most += v->t == V_NUM ? 1 : v->t == V_ARR || v->t == V_VIEW ? (uint32_t)seq_storage(*v)->n : 0;
+    }
+    for (int i = 0; i < r->ncst; i++)
+        if (r->cstf[i]) most += (uint32_t)r->cst[i]->n;
+    flat_reserve(f, most);
     for (int i = 0; i < r->nvars; i++) {
         if (i == r->counter || (!all && r->dead && r->dead[i])) continue;
         Value *v = var_at(r, i);
@@ -415,10 +438,10 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
         }
     s->nflat = f.n;
     s->flat = err_malloc(sizeof(Value) * (f.n ? f.n : 1));
-    for (uint32_t j = 0; j < f.n; j++) {
-        s->flat[j] = *f.slot[j];
-        if (!with_ids) s->flat[j].id = 0;
-    }
+    if (with_ids)
+        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = *f.slot[j];
+    else
+        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = num_val(f.slot[j]->u.n);    /* numbers (above), ids dropped */
     s->nst = f.nseen;
     s->st = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
@@ -653,7 +676,27 @@ static void recomp_end(Recomp *S)
  * with_ids), from flat[*pos] on. */
 static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
 {
+    /* the elements written over hold nothing to release: known so, or
+     * found so in one pass without branches (flatten_live's ids written
+     * into them ended what was known) */
+    int numbers = eval_fast_paths && (st->known & KNOWN_NOHEAP);
+    if (eval_fast_paths && !numbers) {
+        int heap = 0;
+        for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]);
+        numbers = !heap;
+    }
     storage_dirty(st);
+    if (numbers) {
+        /* a state's numbers are all V_NUM (snapshot): numbers again, and
+         * constants without their ids */
+        const Value *from = flat + *pos;
+        if (with_ids) memcpy(st->v, from, sizeof(Value) * (size_t)st->n);
+        else
+            for (int j = 0; j < st->n; j++) st->v[j] = num_val(from[j].u.n);
+        *pos += (uint32_t)st->n;
+        st->known = with_ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
+        return;
+    }
     for (int j = 0; j < st->n; j++) {
         Value e = flat[(*pos)++];
         if (!with_ids) e.id = 0;
@@ -670,7 +713,10 @@ static void restore(LoopRec *r, State *s, int with_ids)
     for (int i = 0; i < s->nst; i++) {
         Storage *st = s->st[i];
         map[i] = st->aliased || is_cst(r, st) ? st : value_storage_new(st->n);
-        if (map[i] != st) storage_shape_like(map[i], st);
+        if (map[i] != st) {
+            storage_shape_like(map[i], st);
+            map[i]->known = KNOWN_CONSTS;      /* zeros, written over below */
+        }
     }
     uint32_t pos = 0;
     for (int i = 0; i < r->nvars; i++) {
@@ -719,6 +765,15 @@ static void restore(LoopRec *r, State *s, int with_ids)
         if (in_state) continue;
         Storage *st = r->cst[i];
         storage_dirty(st);
+        /* numbers over numbers (found so in one pass without branches):
+         * a copy, nothing to retain or release */
+        int heap = !eval_fast_paths;
+        const Value *from = r->cstv[i];
+        for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]) | IS_HEAP(from[j]);
+        if (!heap) {
+            for (int j = 0; j < st->n; j++) st->v[j] = from[j];
+            continue;
+        }
         for (int j = 0; j < st->n; j++) {
             Value old = st->v[j];
             st->v[j] = r->cstv[i][j];
@@ -877,7 +932,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     flatten_live(r, &f, 0);
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
-    uint32_t *leaves = err_scratch(sizeof(uint32_t) * (nleaf ? nleaf : 1));
+    uint32_t *leaves = err_scratch_uninit(sizeof(uint32_t) * (nleaf ? nleaf : 1));     /* each written next */
     for (uint32_t k = 0; k < nleaf; k++) {
         leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
         rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
@@ -901,13 +956,14 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         flat_free(&f);
         err_raise("internal error: a checkpointed loop recomputed differently (please report)");
     }
-    uint32_t *seeds = err_scratch(sizeof(uint32_t) * (f.n ? f.n : 1));
+    uint32_t *seeds = err_scratch_uninit(sizeof(uint32_t) * (f.n ? f.n : 1));     /* each written next */
     for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
     /* the adjoints wanted: the leaves', then those of the outputs' entries
      * this segment made (the numbers it carries at j that are no leaf) */
-    uint32_t nwant = nleaf, *want = err_scratch(sizeof(uint32_t) * (nleaf + S->nout + 1));
-    uint32_t *which = err_scratch(sizeof(uint32_t) * (S->nout + 1));
+    /* (want and which are read only below nwant, where written) */
+    uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));
+    uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));
     memcpy(want, leaves, sizeof(uint32_t) * nleaf);
     for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
@@ -924,7 +980,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         which[nwant - nleaf] = o;
         want[nwant++] = id;
     }
-    double *out = err_scratch(sizeof(double) * (nwant ? nwant : 1));
+    double *out = err_scratch_uninit(sizeof(double) * (nwant ? nwant : 1));    /* sweep_region sets each */
     uint32_t top = tape_size() - 1;
     G->num.backend = S->backend;     /* the sweep's own: its sums as the reaching sweep's */
     sweep_region(ctx, S->mark.m.n, top, seeds, lam_j, nlam, want, nwant, out);

@@ -96,6 +96,9 @@ int mat_index_in(Value idx, int len, Node *at, const char *what, Value m)
 {
     if (!IS_NUMBER(idx)) err_raise_at(at, "index must be a number, got %s", value_type_name(idx));
     double d = v_primal(idx);
+    /* an index in range, whole (exact through int there; no call to
+     * floor): the common case; anything else meets the tests below */
+    if (d >= 0 && d < len && (double)(int)d == d) return (int)d;
     if (d != floor(d) || isnan(d)) err_raise_at(at, "index %s is not a whole number", value_num_str(d));
     if (d < 0 || d >= len) err_raise_at(at, "%s index %s out of range for %s", what, value_num_str(d), mat_describe(m));
     return (int)d;
@@ -180,8 +183,10 @@ static int broadcast_plain(int op, const Storage *x, const Storage *y, int rows,
 {
     if (!eval_fast_paths || G->num.backend != BK_F64 || (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)) return 0;
     if (!plain_storage((Storage *)x) || !plain_storage((Storage *)y)) return 0;
-    Value r = mat_new(rows, cols);
-    Storage *rs = AS_ARR(r);
+    if ((long long)rows * cols > INT_MAX) return 0;     /* mat_new's error, on the general path */
+    Storage *rs = value_storage_unfilled(rows * cols);     /* every element written below: no zeros first */
+    storage_set_shape(rs, 2, rows, cols);
+    Value r = obj_val(V_ARR, rs);
     rs->known = KNOWN_CONSTS;
     /* element (i, j) of a side: v[i * ri + j * cj] (ri 0 for a row, cj 0 for a column) */
     long xr = x->rows == 1 ? 0 : x->cols, xc = x->cols == 1 ? 0 : 1;
@@ -351,23 +356,64 @@ static int plain_operand(const Operand *o)
  * registers on x86-64; each lane's arithmetic is IEEE's, as a double's). */
 typedef double v2d __attribute__((vector_size(16)));
 
-/* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P) */
-static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, Value r)
+/* The result's storage for plain_product: m x n (a matrix when both
+ * factors are), every element written by the kernel, so no zeros first. */
+static Value product_result(int mat, int m, int n)
+{
+    Storage *s = value_storage_unfilled(m * n);
+    if (mat) storage_set_shape(s, 2, m, n);
+    return obj_val(V_ARR, s);
+}
+
+/* Rows i .. i + 3 of the result, columns j .. j + 1 (their sums from 0 over
+ * t in order, as one element at a time makes them): the columns left over
+ * when n is not a multiple of 4, two at a time. x0: row i of a, its
+ * element t at x0[t * as]; bt: b by rows. */
+static inline void block_4x2(const double *x0, long as, long rowstep, const double *bt, int k, int n, int j, Value *o)
+{
+    const double *x1 = x0 + rowstep, *x2 = x1 + rowstep, *x3 = x2 + rowstep;
+    v2d c0 = {0, 0}, c1 = {0, 0}, c2 = {0, 0}, c3 = {0, 0};
+    const double *y = bt + j;
+    for (int t = 0; t < k; t++, y += n) {
+        v2d yv;
+        memcpy(&yv, y, sizeof yv);
+        long at = t * as;
+        v2d a0 = {x0[at], x0[at]}, a1 = {x1[at], x1[at]}, a2 = {x2[at], x2[at]}, a3 = {x3[at], x3[at]};
+        c0 += a0 * yv;
+        c1 += a1 * yv;
+        c2 += a2 * yv;
+        c3 += a3 * yv;
+    }
+    v2d c[4] = { c0, c1, c2, c3 };
+    for (int q = 0; q < 4; q++, o += n) {
+        o[0] = num_val(c[q][0]);
+        o[1] = num_val(c[q][1]);
+    }
+}
+
+/* known_a, known_b: the factor's storage is known to hold constants (no scan: llsq's P).
+ * a's numbers are read where they are (a Value's double, as doubles apart
+ * from the next element: no copy of a, the big factor in gmm's X1 @ Q);
+ * b's are copied by rows into doubles. *r: the result, made here. */
+static int plain_product(const Operand *a, const Operand *b, int known_a, int known_b, int m, int k, int n, int mat, Value *rv)
 {
     if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
     if (G->tape.recording && ((a->n && elem(a, 0)->id) || (b->n && elem(b, 0)->id))) return 0;   /* no scan of the other */
     if ((!known_a && !plain_operand(a)) || (!known_b && !plain_operand(b))) return 0;
-    /* both sides as doubles, a by rows and b by rows (t, then j) */
-    double *ad = malloc(sizeof(double) * ((size_t)m * (size_t)k + (size_t)k * (size_t)n + 1)), *bt = ad + (size_t)m * k;
-    if (!ad) return 0;
-    for (long p = 0; p < (long)m * k; p++) ad[p] = elem(a, p)->u.n;
+    if ((long long)m * n > INT_MAX) return 0;     /* mat_new's error, on the general path */
+    double *bt = malloc(sizeof(double) * ((size_t)k * (size_t)n + 1));
+    if (!bt) return 0;
     for (long p = 0; p < (long)k * n; p++) bt[p] = elem(b, p)->u.n;
+    /* element p of a is the double ad[p * as] (a Value is two doubles' size) */
+    const long as = a->stride * (long)(sizeof(Value) / sizeof(double)), rowstep = as * k;
+    const double *ad = &a->v[0].u.n;
+    Value r = product_result(mat, m, n);
     Value *out = AS_ARR(r)->v;
     /* 4 x 4 blocks of the result in registers, each element's sum from 0
      * over t in order (the same sums as one element at a time, to the bit) */
     int i = 0;
     for (; i + 4 <= m; i += 4) {
-        const double *x0 = ad + (long)i * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
+        const double *x0 = ad + i * rowstep, *x1 = x0 + rowstep, *x2 = x1 + rowstep, *x3 = x2 + rowstep;
         int j = 0;
         for (; j + 4 <= n; j += 4) {
             v2d c0l = {0, 0}, c0h = {0, 0}, c1l = {0, 0}, c1h = {0, 0};
@@ -377,7 +423,8 @@ static int plain_product(const Operand *a, const Operand *b, int known_a, int kn
                 v2d yl, yh;
                 memcpy(&yl, y, sizeof yl);
                 memcpy(&yh, y + 2, sizeof yh);
-                v2d a0 = {x0[t], x0[t]}, a1 = {x1[t], x1[t]}, a2 = {x2[t], x2[t]}, a3 = {x3[t], x3[t]};
+                long at = t * as;
+                v2d a0 = {x0[at], x0[at]}, a1 = {x1[at], x1[at]}, a2 = {x2[at], x2[at]}, a3 = {x3[at], x3[at]};
                 c0l += a0 * yl; c0h += a0 * yh;
                 c1l += a1 * yl; c1h += a1 * yh;
                 c2l += a2 * yl; c2h += a2 * yh;
@@ -386,54 +433,57 @@ static int plain_product(const Operand *a, const Operand *b, int known_a, int kn
             Value *o = out + (long)i * n + j;
             v2d *c[4][2] = { { &c0l, &c0h }, { &c1l, &c1h }, { &c2l, &c2h }, { &c3l, &c3h } };
             for (int q = 0; q < 4; q++, o += n) {
-                o[0].u.n = (*c[q][0])[0];
-                o[1].u.n = (*c[q][0])[1];
-                o[2].u.n = (*c[q][1])[0];
-                o[3].u.n = (*c[q][1])[1];
+                o[0] = num_val((*c[q][0])[0]);
+                o[1] = num_val((*c[q][0])[1]);
+                o[2] = num_val((*c[q][1])[0]);
+                o[3] = num_val((*c[q][1])[1]);
             }
         }
-        for (; j < n; j++) {           /* the last columns, four rows at a time */
+        for (; j + 2 <= n; j += 2) block_4x2(x0, as, rowstep, bt, k, n, j, out + (long)i * n + j);
+        for (; j < n; j++) {           /* the last column, four rows at a time */
             double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
             for (int t = 0; t < k; t++) {
                 double v = bt[(long)t * n + j];
-                c0 += x0[t] * v;
-                c1 += x1[t] * v;
-                c2 += x2[t] * v;
-                c3 += x3[t] * v;
+                long at = t * as;
+                c0 += x0[at] * v;
+                c1 += x1[at] * v;
+                c2 += x2[at] * v;
+                c3 += x3[at] * v;
             }
-            out[(long)i * n + j].u.n = c0;
-            out[(long)(i + 1) * n + j].u.n = c1;
-            out[(long)(i + 2) * n + j].u.n = c2;
-            out[(long)(i + 3) * n + j].u.n = c3;
+            out[(long)i * n + j] = num_val(c0);
+            out[(long)(i + 1) * n + j] = num_val(c1);
+            out[(long)(i + 2) * n + j] = num_val(c2);
+            out[(long)(i + 3) * n + j] = num_val(c3);
         }
     }
     for (; i < m; i++) {               /* the last rows, one at a time: 4 columns, then each */
-        const double *x = ad + (long)i * k;
+        const double *x = ad + i * rowstep;
         int j = 0;
         for (; j + 4 <= n; j += 4) {
             v2d cl = {0, 0}, ch = {0, 0};
             const double *y = bt + j;
             for (int t = 0; t < k; t++, y += n) {
-                v2d yl, yh, a0 = {x[t], x[t]};
+                v2d yl, yh, a0 = {x[t * as], x[t * as]};
                 memcpy(&yl, y, sizeof yl);
                 memcpy(&yh, y + 2, sizeof yh);
                 cl += a0 * yl;
                 ch += a0 * yh;
             }
             Value *o = out + (long)i * n + j;
-            o[0].u.n = cl[0];
-            o[1].u.n = cl[1];
-            o[2].u.n = ch[0];
-            o[3].u.n = ch[1];
+            o[0] = num_val(cl[0]);
+            o[1] = num_val(cl[1]);
+            o[2] = num_val(ch[0]);
+            o[3] = num_val(ch[1]);
         }
         for (; j < n; j++) {
             double c = 0;
-            for (int t = 0; t < k; t++) c += x[t] * bt[(long)t * n + j];
-            out[(long)i * n + j].u.n = c;
+            for (int t = 0; t < k; t++) c += x[t * as] * bt[(long)t * n + j];
+            out[(long)i * n + j] = num_val(c);
         }
     }
-    free(ad);
-    AS_ARR(r)->known = KNOWN_CONSTS;     /* plain numbers (r's zeros, their values set): no scan of them next */
+    free(bt);
+    AS_ARR(r)->known = KNOWN_CONSTS;     /* plain numbers (their values set): no scan of them next */
+    *rv = r;
     return 1;
 }
 
@@ -454,11 +504,14 @@ Value mat_product(Value a, Value b)
     if (k != k2)
         err_raise("shape mismatch in '@': %s and %s (the left's columns must match the right's rows)",
                  mat_describe(a), mat_describe(b));
-    Value r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     Operand oa = operand(a), ob = operand(b);
     value_known_check(storage_of(a));
     value_known_check(storage_of(b));
-    if (plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n, r)) return r;
+    Value r;
+    if (plain_product(&oa, &ob, storage_of(a)->known == KNOWN_CONSTS, storage_of(b)->known == KNOWN_CONSTS, m, k, n,
+                      is_mat(a) && is_mat(b), &r))
+        return r;
+    r = is_mat(a) && is_mat(b) ? mat_new(m, n) : value_arr_new(is_mat(a) ? m : n);
     if (arrayrun_product(a, b, m, k, n, r)) return r;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
@@ -502,12 +555,19 @@ static double lse_f64(const Value *x, uint32_t n, double m, double *e, double *s
  * elements' entries are consecutive, else the list of them (a constant
  * element gets a constant entry); if none is (or nothing records), a
  * plain number. 0 if it does not apply (another backend, a view, a dual). */
+static int lse_elements(const Value *x, uint32_t n, Value *out);
 static int lse_one_entry(Value a, Value *out)
 {
     if (a.t != V_ARR || G->num.backend != BK_F64) return 0;
     const Storage *st = AS_ARR(a);
-    const Value *x = st->v;
-    uint32_t n = (uint32_t)st->n, first = x[0].id, ids = 0;
+    return lse_elements(st->v, (uint32_t)st->n, out);
+}
+
+/* lse_one_entry's work on the n (> 0) elements at x: an array's, or a
+ * row of a matrix's (logsumexp(A, 2) with no array made for the row). */
+static int lse_elements(const Value *x, uint32_t n, Value *out)
+{
+    uint32_t first = x[0].id, ids = 0;
     int run = 1;
     double m = x[0].u.n, s;
     for (uint32_t i = 0; i < n; i++) {
@@ -584,13 +644,37 @@ static Value reduce_line(int kind, Value line, const char *fname)
  * order, recorded as one entry over a run of consecutive entries or over
  * the list of its terms), without making the arrays. 0 if it does not
  * apply (another backend, a dual). */
+/* sum_lines along the rows (axis 2) of numbers an array run made and
+ * nothing wrote since (Storage.fresh, as its first and last ids still
+ * say: ids fresh + p, none a constant): each row is a run of entries, so
+ * only the sums are taken (the same sums, in the same order), and each
+ * recorded over its run. 0 if s is not such a matrix (or nothing records). */
+static int sum_rows_of_run(const Storage *s, Value r)
+{
+    long n = (long)s->rows * s->cols;
+    if (!eval_fast_paths || !G->tape.recording || !s->fresh || n == 0 || s->v[0].id != s->fresh
+        || s->v[n - 1].id != s->fresh + (uint32_t)(n - 1))
+        return 0;
+    int len = s->cols;
+    for (int l = 0; l < s->rows; l++) {
+        const Value *e = s->v + (long)l * len;
+        double sum = 0;
+        for (int t = 0; t < len; t++) sum += e[t].u.n;
+        AS_ARR(r)->v[l] = num_rec(sum, tape_rec_sum_run(e[0].id, (uint32_t)len, sum));
+    }
+    return 1;
+}
+
 static int sum_lines(const Storage *s, int axis, Value r)
 {
     if (G->num.backend != BK_F64) return 0;
-    for (long p = 0; p < (long)s->rows * s->cols; p++)
-        if (s->v[p].t != V_NUM) return 0;
+    value_known_check(s);
+    if (!(s->known & KNOWN_NOHEAP))      /* known numbers (an array run's result): no scan */
+        for (long p = 0; p < (long)s->rows * s->cols; p++)
+            if (s->v[p].t != V_NUM) return 0;
     int lines = axis == 1 ? s->cols : s->rows, len = axis == 1 ? s->rows : s->cols;
     long step = axis == 1 ? s->cols : 1, next = axis == 1 ? 1 : s->cols;
+    if (axis == 2 && len >= 2 && sum_rows_of_run(s, r)) return 1;
     for (int l = 0; l < lines; l++) {
         const Value *e = s->v + l * next;
         double sum = 0;
@@ -623,8 +707,10 @@ static int along_plain(int kind, const Storage *s, int axis, Value r)
 {
     if (!eval_fast_paths || G->num.backend != BK_F64 || (kind != R_SUM && kind != R_MAX && kind != R_MIN)) return 0;
     int rec = G->tape.recording;
-    for (long p = 0; p < (long)s->n; p++)
-        if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
+    value_known_check(s);
+    if (!(s->known == KNOWN_CONSTS || (s->known && !rec)))   /* known: numbers none of which records */
+        for (long p = 0; p < (long)s->n; p++)
+            if (s->v[p].t != V_NUM || (s->v[p].id && rec)) return 0;
     int rows = s->rows, cols = s->cols;
     int lines = axis == 1 ? cols : rows, len = axis == 1 ? rows : cols;
     long step = axis == 1 ? cols : 1, next = axis == 1 ? 1 : cols;
@@ -668,6 +754,10 @@ static Value along(int kind, Value a, int axis, const char *fname)
     }
     if (kind == R_SUM && sum_lines(s, axis, r)) return r;
     for (int l = 0; l < lines; l++) {
+        /* a row's logsumexp where the row is, when it is plain float64 numbers */
+        if (kind == R_LSE && axis == 2 && len > 0 && eval_fast_paths && G->num.backend == BK_F64
+            && lse_elements(s->v + (long)l * cols, (uint32_t)len, &AS_ARR(r)->v[l]))
+            continue;
         Value line = value_arr_new(len);
         for (int t = 0; t < len; t++) {
             Value e = s->v[axis == 1 ? (long)t * cols + l : (long)l * cols + t];

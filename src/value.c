@@ -93,10 +93,18 @@ Storage *value_storage_unfilled(int n)
     return s;
 }
 
+/* n zeros, an element one 16-byte store (num_val(0)'s bytes; not two
+ * 8-byte stores and a compare an element: mat_product's and zeros()'
+ * results, a gmm jacobian makes a thousand of them) */
 Storage *value_storage_new(int n)
 {
     Storage *s = value_storage_unfilled(n);
-    for (int i = 0; i < n; i++) s->v[i] = num_val(0);
+    typedef uint64_t words __attribute__((vector_size(16), aligned(8), may_alias));
+    Value zero = num_val(0);
+    words w, *v = (words *)(void *)s->v;
+    memcpy(&w, &zero, sizeof w);
+    _Pragma("GCC unroll 4")
+    for (int i = 0; i < n; i++) v[i] = w;
     return s;
 }
 
@@ -121,6 +129,7 @@ Value value_view_new(Storage *s, int start, int len, int stride)
     View *v = view_alloc();
     s->h.rc++;
     s->aliased = 1;
+    s->views++;
     v->s = s;
     v->start = start;
     v->len = len;
@@ -240,6 +249,7 @@ void value_obj_free(Obj *o)
     }
     case V_VIEW: {
         Storage *s = ((View *)o)->s;
+        s->views--;
         if (--s->h.rc == 0) value_obj_free(&s->h);
         value_envcell_release(((View *)o)->home);
         gc_unlink(o);
@@ -355,12 +365,26 @@ Value value_arr_copy(Value v)
     return obj_val(V_ARR, s);
 }
 
+/* Whether aliased storage s, no view of which is alive, may be bound as
+ * it is, shared copy-on-write with its other holders (made unaliased):
+ * those are values, which copy before they write (arr_own; version_bind
+ * too before it labels the elements), and no view remains to write
+ * through. Not while a checkpointed loop runs or is recomputed: its saved
+ * states and read-only arrays are written back in place when aliased, and
+ * its analysis read the flag. GradBench's ba: parameters() returns q, its
+ * views gone, still held by the call's argument when it is bound. */
+static int unviewed_may_share(const Storage *s)
+{
+    return eval_fast_paths && s->views == 0 && !G->ckpt.running && !G->ckpt.recomps;
+}
+
 Value value_bind_copy(Value v)
 {
-    if (v.t == V_ARR && AS_ARR(v)->aliased && AS_ARR(v)->h.rc == 1) {
+    if (v.t == V_ARR && AS_ARR(v)->aliased && (AS_ARR(v)->h.rc == 1 || unviewed_may_share(AS_ARR(v)))) {
         /* v holds the storage alone: the views it had (each holds it) are
          * gone, so it aliases nothing any more (an array a function wrote
-         * through a view of its own and returned) */
+         * through a view of its own and returned); or its views are gone
+         * and its other holders copy before they write */
         AS_ARR(v)->aliased = 0;
         return v;
     }

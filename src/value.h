@@ -58,6 +58,9 @@ typedef struct Storage {
     Obj h;
     int n;
     int aliased;
+    int views;        /* live views of it (value_view_new counts them, their
+                       * free uncounts; a view the cycle collector frees
+                       * stays counted: too many is only a copy too many) */
     int ndim;         /* 2: a matrix of rows x cols (n = rows * cols), stored
                        * row by row (matrix.h); anything else: an array */
     int rows, cols;
