@@ -85,6 +85,9 @@
 #include "builtins.h"
 #include "tape.h"
 #include "tapegc.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 unsigned long regvm_entries, regvm_calls;
 
@@ -804,14 +807,21 @@ static __attribute__((noinline, noreturn)) void bound_error(const RIns *p, doubl
     err_raise_at(p->node, "a range bound must be a whole number, got %s", value_num_str(d));
 }
 
-/* x a whole number in [0, n): index_of's test (eval.c) */
-static inline int whole_in(double x, int n, int *i)
+/* x a whole number in [0, n): index_of's test (eval.c). With SSE2 as
+ * threaded.c's whole_index does it: the conversion's answer for a NaN or
+ * a number out of int's range (INT_MIN) fails the unsigned compare. */
+static inline __attribute__((always_inline)) int whole_in(double x, int n, int *k)
 {
-    if (__builtin_expect(x >= 0 && x < n, 1)) {
-        *i = (int)x;
-        return *i == x;
-    }
-    return 0;
+#ifdef __SSE2__
+    int i = _mm_cvttsd_si32(_mm_set_sd(x));
+    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
+    *k = i;
+    return 1;
+#else
+    if (!(x >= 0 && x < n) || (int)x != x) return 0;
+    *k = (int)x;
+    return 1;
+#endif
 }
 
 /* a call of another compiled closure than the running one: its captures' places */
@@ -828,67 +838,70 @@ static __attribute__((noinline)) void poll(const RIns *p)
     err_check_interrupt_now();
 }
 
+/* The instructions, dispatched by computed goto (gcc's labels as values):
+ * each handler jumps to the next one's, one indirect jump an instruction
+ * where a switch took a bounds test and two jumps. */
+#define NEXT goto *lab[(++p)->op]
+#define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
 static double run_code(const RCall *k, double *r)
 {
+    static void *const lab[] = {
+        [I_ADD] = &&add, [I_SUB] = &&sub, [I_MUL] = &&mul, [I_DIV] = &&div, [I_NEG] = &&neg, [I_MOV] = &&mov,
+        [I_LOAD] = &&load, [I_STORE] = &&store, [I_CALL] = &&call, [I_JMP] = &&jmp,
+        [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
+        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret };
     const RIns *code = k->fn->code, *p = code;
-    for (;;) {
-        switch (p->op) {
-        case I_ADD: r[p->d] = r[p->a] + r[p->b]; p++; break;
-        case I_SUB: r[p->d] = r[p->a] - r[p->b]; p++; break;
-        case I_MUL: r[p->d] = r[p->a] * r[p->b]; p++; break;
-        case I_DIV: r[p->d] = r[p->a] / r[p->b]; p++; break;
-        case I_NEG: r[p->d] = -r[p->a]; p++; break;
-        case I_MOV: r[p->d] = r[p->a]; p++; break;
-        case I_LOAD: {
-            const Storage *st = k->tab->st[p->c];
-            double x = r[p->a];
-            int i;
-            r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
-            p++;
-            break;
-        }
-        case I_STORE: {
-            Storage *st = k->tab->st[p->c];
-            double x = r[p->a];
-            int i;
-            /* the element is a number of no tape id (KNOWN_CONSTS): its double alone changes */
-            if (__builtin_expect(whole_in(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
-            else store_slow(k, p, r[p->b], x);
-            p++;
-            break;
-        }
-        case I_CALL: {
-            G->err.where.node = p->node;
-            const Value *fv = k->tab->slot[p->c];
-            if (fv->t == V_BUILTIN) {   /* sin(x) ...: num_op's float64 value (ev_call_math1) */
-                r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
-                p++;
-                break;
-            }
-            Closure *g = AS_FN(*fv);
-            r[p->d] = g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]);
-            p++;
-            break;
-        }
-        case I_JMP: p = code + p->d; break;
-        case I_JNLT: p = r[p->a] < r[p->b] ? p + 1 : code + p->d; break;
-        case I_JNLE: p = r[p->a] <= r[p->b] ? p + 1 : code + p->d; break;
-        case I_JNGT: p = r[p->a] > r[p->b] ? p + 1 : code + p->d; break;
-        case I_JNGE: p = r[p->a] >= r[p->b] ? p + 1 : code + p->d; break;
-        case I_JNEQ: p = r[p->a] == r[p->b] ? p + 1 : code + p->d; break;
-        case I_JNNE: p = r[p->a] != r[p->b] ? p + 1 : code + p->d; break;
-        case I_BOUND:
-            if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);
-            p++;
-            break;
-        case I_POLL:
-            if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
-            p++;
-            break;
-        default: return r[p->a];   /* I_RET */
-        }
+    int i;
+    goto *lab[p->op];
+add: r[p->d] = r[p->a] + r[p->b]; NEXT;
+sub: r[p->d] = r[p->a] - r[p->b]; NEXT;
+mul: r[p->d] = r[p->a] * r[p->b]; NEXT;
+div: r[p->d] = r[p->a] / r[p->b]; NEXT;
+neg: r[p->d] = -r[p->a]; NEXT;
+mov: r[p->d] = r[p->a]; NEXT;
+load: {
+        const Storage *st = k->tab->st[p->c];
+        double x = r[p->a];
+        r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        NEXT;
     }
+store: {
+        Storage *st = k->tab->st[p->c];
+        double x = r[p->a];
+        /* the element is a number of no tape id (KNOWN_CONSTS): its double alone changes */
+        if (__builtin_expect(whole_in(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
+        else store_slow(k, p, r[p->b], x);
+        NEXT;
+    }
+call: {
+        G->err.where.node = p->node;
+        const Value *fv = k->tab->slot[p->c];
+        if (fv->t == V_BUILTIN) {   /* sin(x) ...: num_op's float64 value (ev_call_math1) */
+            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
+            NEXT;
+        }
+        Closure *g = AS_FN(*fv);
+        r[p->d] = g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]);
+        NEXT;
+    }
+jmp: p = code + p->d; goto *lab[p->op];
+jnlt: JUMP(r[p->a] < r[p->b]);
+jnle: JUMP(r[p->a] <= r[p->b]);
+jngt: JUMP(r[p->a] > r[p->b]);
+jnge: JUMP(r[p->a] >= r[p->b]);
+jneq: JUMP(r[p->a] == r[p->b]);
+jnne: JUMP(r[p->a] != r[p->b]);
+bound:
+    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);
+    NEXT;
+poll_:
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    NEXT;
+ret:
+    return r[p->a];
 }
+#undef NEXT
+#undef JUMP
 
 /* A call, as call_node and run_in_frame (eval.c) make it: the traceback's
  * line, the depth test, the interrupt poll, the error position in the
