@@ -1,7 +1,8 @@
 /* callsite.h: a call's line of the traceback, pushed as a call begins and
  * popped as it ends, shared by the tree walker's call path (eval.c) and
  * the compiled scalar closures (regvm.c), so that both leave the same
- * traceback behind an error. Needs the session state (state.h). */
+ * traceback behind an error (with eval.h's eval_depth_error). Needs the
+ * session state (state.h). */
 #ifndef WG_CALLSITE_H
 #define WG_CALLSITE_H
 #include "error.h"
@@ -20,8 +21,5 @@ static inline void call_push(const char *name)
 }
 
 static inline void call_pop(void) { G->err.ncalls--; }
-
-/* "recursion too deep": a call one level past MAX_CALL_DEPTH (eval.h) */
-_Noreturn void eval_depth_error(void);
 
 #endif

@@ -4,76 +4,90 @@
  * itself l! times) spent some 800 instructions a call in the tree walker
  * and threaded.c's handlers, and what remained there was not dispatch but
  * the questions every statement asks again of values whose answers cannot
- * change within the call: is this a plain number (tag, tape id), is the
- * tape recording, is a checkpointed loop running, is this a nograd frame,
- * which backend. Asking them once per call is not enough there, since
- * anything a statement calls may change them (about 40 places do); here
- * the body is restricted so that nothing it runs can.
+ * change within the call: is this a plain number (tag, tape id), is a
+ * checkpointed loop running, is this a nograd frame, which backend.
+ * Asking them once per call was not possible there, since anything a
+ * statement calls may change them (about 40 places do); here the body is
+ * restricted so that nothing it runs can.
  *
  * What: a closure whose body uses only numbers in its locals (parameters,
  * assigned locals, integer `for i in a..b` counters), elements of captured
  * or global arrays of numbers (read; written only for captured ones),
  * captured or global numbers (read only), + - * / and unary minus, if /
- * while over comparisons, break / continue, return of a number, and calls
- * of captured or global names that hold closures compiled the same way
- * (det's `minor` calls itself through its captured name), or of global
- * names that hold one-argument math builtins (sin, exp: W1), is compiled at
- * its first call into a small tree of RExpr / RStmt (regvm_compile), then
- * into a list of register instructions (emit_fn): the
- * locals become registers (a double each, on the C stack), the names it
- * captures a table of captures (RCap). A body with anything else (a
- * string, a builtin call, a closure made, a captured name assigned, d,
- * x@k, nograd, a checkpointed loop, a local that may be read before it is
- * assigned) is declined once, for good (REG_DECLINED).
+ * elif / while over comparisons, break / continue, return of a number,
+ * and calls of captured or global names that hold closures compiled the
+ * same way (det's `minor` calls itself through its captured name) or, for
+ * global names, one-argument math builtins (sin, exp: W1), is compiled at
+ * its first call: into a small tree of RExpr / RStmt (regvm_compile), then
+ * into a list of register instructions (emit_fn) run by run_code. Locals,
+ * temporaries, constants and captured numbers are registers, a double each
+ * in an array on the C stack; captured names are a table of places (RTab).
+ * A body with anything else (a string, another builtin, a closure made, a
+ * captured name assigned, d, x@k, nograd, a checkpointed loop, a local
+ * that may be read before it is assigned, a fall off the end) is declined
+ * once, for good (REG_DECLINED).
  *
- * When: each call from the tree walker (call_node in eval.c) checks once,
- * at entry (regvm_call), that the compiled form computes what the tree
- * walker would: fast paths on (WENGERT_SLOW unset), float64, no
- * checkpointed loop running (ckpt.mode 0), no nograd block running (whose
- * writes settle as versions), not a closure whose frame keeps versions
- * while recording (FnInfo.labels), no reclaim pass due (a loop would run
- * it), every argument a number of no tape id; then, for every name the body captures (validate), that it
- * holds what the body uses it as: a number of no tape id; an array (not a
- * view, not a matrix, no views of it: not aliased) every element of which
- * is a number of no tape id (Storage.known KNOWN_CONSTS, or a scan of a
- * short array that finds it so and records it); for an array the body
- * writes, storage it alone holds (no copy-on-write split can happen) in a
- * frame that keeps no versions (so an element write is the store of a
- * double, as threaded.c's store_number does it, and nothing to note); a
- * closure compiled the same way with as many parameters as the call
- * passes, whose own captures pass the same test (checked recursively, a
- * few levels deep). If anything fails, the call runs in the tree walker as
- * before.
+ * When: a call the tree walker makes (eval.c: call_node_offered for a
+ * local or captured name, eval_call_general for a global one) is offered
+ * to regvm_call, which checks once, at entry, that the compiled form
+ * computes what the tree walker would: fast paths on (WENGERT_SLOW unset),
+ * float64, no checkpointed loop running (ckpt.mode 0), no nograd block
+ * running (whose writes settle as versions), not a closure whose frame
+ * keeps versions while recording (FnInfo.labels), no reclaim pass due (a
+ * loop would run it), every argument a number of no tape id; then, for
+ * every name the body captures (validate), that it holds what the body
+ * uses it as: a number of no tape id; an array (not a view, not a matrix,
+ * no views of it: not aliased) every element of which is a number of no
+ * tape id (Storage.known KNOWN_CONSTS, or a scan of a short array that
+ * finds it so and records it); for an array the body writes, storage that
+ * name alone holds (no copy-on-write split can happen) in a frame that
+ * keeps no versions (so an element write is the store of a double, as
+ * threaded.c's store_number makes it, with nothing to note); a closure
+ * compiled the same way taking as many arguments as the call passes, whose
+ * own captures pass the same test (checked recursively, a few levels
+ * deep). If anything fails, the call runs in the tree walker as before.
+ * (A global assigned at the top level is a place of d, its numbers
+ * labelled with tape ids: a closure reading one is declined.)
  *
  * Why one check is enough: the compiled body assigns no name but its own
- * locals, makes nothing, calls nothing but compiled closures (whose names
- * it does not assign), and writes only doubles into elements of arrays of
- * plain numbers. The tape's recording switch is on for most
- * programs, but numbers of no tape id record nothing (threaded.c's paths
- * ask the ids, not the switch), and nothing the body runs can make an id.
- * So nothing it runs can record, start a checkpointed loop or a nograd
- * block, switch backend, rebind a captured name, put a
- * recorded number or a dual where there was none, or split a storage: what
- * was true at entry stays true until the outermost compiled call returns,
- * and the calls it makes (to the same closure, or to ones validated at
- * entry) run without checking again.
+ * locals, makes nothing, calls nothing but compiled closures and math
+ * builtins (by names it does not assign), and writes only doubles into
+ * elements of arrays of plain numbers. The tape's recording switch is on
+ * in most programs, but numbers of no tape id record nothing (threaded.c's
+ * paths ask the ids), and nothing the body runs can make an id. So nothing
+ * it runs can record, start a checkpointed loop or a nograd block, switch
+ * backend, rebind a captured name, put a recorded number or a dual where
+ * there was none, or split a storage: what was true at entry stays true
+ * until the outermost compiled call returns, and the calls it makes (to
+ * itself, or to closures validated at entry) run without checking again.
  *
  * Same results: the doubles are computed as the tree walker computes them
- * in float64 (a op b of the two operands, left before right; -x), in the
- * same order. Errors the compiled code can meet (an index that is not a
+ * in float64 (a op b of the two operands, left before right; -x; a math
+ * builtin by num_apply_f64, as num_op does), in the same order: every
+ * operand that is not a register of its own is evaluated into a temporary
+ * in the tree walker's order (an element read before a call that may
+ * write it). Errors the compiled code can meet (an index that is not a
  * whole number in range, in a read or a write; a range bound that is not
- * a whole number; recursion too deep; an interrupt) are raised as the tree
- * walker raises them, at the same node, with the same traceback: an index
- * error by eval.c's own general path (eval_index_general,
- * eval_store_named), given the frame the tree walker would have had (its
- * captures are what those paths read), the rest with the same messages.
- * The compiled form keeps the traceback (call_push), the call depth and
- * the error position (G->err.where) as call_node and run_in_frame do.
+ * a whole number; recursion too deep) are raised as the tree walker raises
+ * them, at the same node, with the same traceback: an index error by
+ * eval.c's own general path (eval_index_general, eval_store_named), given
+ * the frame the tree walker would have had (the captures are what those
+ * paths read), the others with the same messages. The traceback
+ * (call_push), the call depth and the error position (G->err.where) are
+ * kept as call_node and run_in_frame keep them, and the interrupt is
+ * polled where the tree walker polls it (each call, each loop step), so
+ * the fuzzer's step budget interrupts at the same step; an interrupt's
+ * message names the loop, where the tree walker's names the statement that
+ * ran last.
  *
- * What it does not keep, being unobservable: a frame (Env) per call, the
- * known flag cleared by each element write (the elements stay plain
- * numbers, so KNOWN_CONSTS stays true: kept), the reclaim passes of loops
- * (nothing is recorded). */
+ * What it does not keep, being unobservable: a frame (Env) per call; the
+ * known flag each element write clears (the elements stay plain numbers,
+ * so KNOWN_CONSTS stays true: kept); the reclaim passes of loops (none is
+ * due at entry, and nothing is recorded).
+ *
+ * A closure whose calls are declined over and over (det's minor under
+ * grad, its A recorded) is not offered its next RV_SKIP calls
+ * (FnInfo.reg_skip), so that the declines cost det5 next to nothing. */
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
@@ -399,6 +413,7 @@ static int plain_elements(Storage *s, RFn *fn)
             return 0;
         }
     s->known = KNOWN_CONSTS;
+    s->fresh = 0;       /* (no element has an id: no array run's ids either) */
     return 1;
 }
 

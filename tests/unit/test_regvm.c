@@ -4,7 +4,7 @@
  * the path: the form's counters (regvm_entries: calls the tree walker
  * handed it, regvm_calls: calls it ran, its own included) move for det's
  * recursive closure and a loop of sin (W1), and stay put under
- * WENGERT_SLOW's switch, while recording (an argument or a captured array
+ * WENGERT_SLOW=1, while recording (an argument or a captured array
  * with tape ids), on the posit backend, for a body it cannot compile, and
  * inside nograd. Prints "test_regvm: N checks, M failed". */
 #include <stdio.h>
@@ -13,8 +13,6 @@
 #include "../../src/wengert.h"
 #include "../../src/regvm.h"
 #include "checks.h"
-
-extern int eval_fast_paths;
 
 static wg_Session *open_session(const char *backend)
 {
@@ -89,12 +87,6 @@ int main(void)
     check(regvm_entries == e0, "a global array assigned at the top level (ids: a place of d): declined");
 
     e0 = regvm_entries;
-    eval_fast_paths = 0;
-    check(!strcmp(value_of(s, "det3()"), "18"), "det with the fast paths off");
-    eval_fast_paths = 1;
-    check(regvm_entries == e0, "WENGERT_SLOW's switch: declined");
-
-    e0 = regvm_entries;
     check(!strcmp(value_of(s, "nograd { q = det3() }\nq"), "18"), "det inside nograd");
     check(regvm_entries == e0, "inside nograd: declined");
 
@@ -108,6 +100,17 @@ int main(void)
     check(!strcmp(value_of(s, "h = fn(x) { print(x); return x }\nh(2)"), "2"), "a closure that prints");
     check(regvm_entries == e0, "a body with a builtin call other than math: declined");
 
+    wg_close(s);
+
+    /* WENGERT_SLOW=1 as a session opens turns the fast paths off (state_open) */
+    setenv("WENGERT_SLOW", "1", 1);
+    s = open_session(NULL);
+    unsetenv("WENGERT_SLOW");
+    check(s != NULL, "a session under WENGERT_SLOW=1 opens");
+    check(!strcmp(value_of(s, DET), "(none)"), "det is defined (WENGERT_SLOW=1)");
+    e0 = regvm_entries;
+    check(!strcmp(value_of(s, "det3()"), "18"), "det with the fast paths off");
+    check(regvm_entries == e0, "WENGERT_SLOW=1: declined");
     wg_close(s);
 
     s = open_session("posit16");
