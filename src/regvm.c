@@ -19,7 +19,7 @@
  * same way (det's `minor` calls itself through its captured name) or, for
  * global names, one-argument math builtins (sin, exp: W1), is compiled at
  * its first call: into a small tree of RExpr / RStmt (regvm_compile), then
- * into a list of register instructions (emit_fn) run by run_code. Locals,
+ * into a list of register instructions (emit_fn) run by run_fn. Locals,
  * temporaries, constants and captured numbers are registers, a double each
  * in an array on the C stack; captured names are a table of places (RTab).
  * A body with anything else (a string, another builtin, a closure made, a
@@ -512,11 +512,18 @@ enum {
     I_JNLT, I_JNLE, I_JNGT, I_JNGE, I_JNEQ, I_JNNE,   /* to d unless a op b */
     I_BOUND,     /* a is a whole number, else the range bound error (node: the bound) */
     I_POLL,      /* a loop's step: the interrupt poll */
-    I_RET        /* return a */
+    I_RET,       /* return a */
+    /* fused: what the tree walker's statements of det and W1 make most */
+    I_LOADMA,    /* d = array c's element a * b + e (det's A[R0 * l + Cj]) */
+    I_MULADD,    /* d = a + b * c */
+    I_MULSUB,    /* d = a - b * c */
+    I_MULSUBR,   /* d = b * c - a */
+    I_FORENTER,  /* a for loop's first step: to d unless a < b, else the poll and c = a */
+    I_FORSTEP    /* its next: a = a + 1, then if a < b the poll, c = a and to d */
 };
 struct RIns {
     uint8_t op;
-    int d, a, b, c;
+    int d, a, b, c, e;
     Node *node;
 };
 
@@ -551,9 +558,14 @@ static int ins(Emit *m, int op, int d, int a, int b, int c, Node *node)
         m->cap = m->cap ? 2 * m->cap : 64;
         m->code = err_realloc(m->code, sizeof(RIns) * (size_t)m->cap);
     }
-    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, node };
+    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node };
     return m->n++;
 }
+
+/* an operand that is a register as it stands (a local, a constant, a
+ * captured number): reading it emits nothing and has no effect */
+static int is_leaf(const RExpr *e) { return e->op == RX_NUM || e->op == RX_REG || e->op == RX_CAPNUM; }
+static int is_leaf_product(const RExpr *e) { return e->op == RX_MUL && is_leaf(e->x) && is_leaf(e->y); }
 
 static int temp(Emit *m)
 {
@@ -584,6 +596,23 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
     case RX_REG: src = e->a; break;
     case RX_CAPNUM: src = R_CAPNUM | e->a; break;
     case RX_ADD: case RX_SUB: case RX_MUL: case RX_DIV:
+        /* x + y * z, x - y * z, y * z + x, y * z - x of leaves: one
+         * instruction, the same two roundings (x + y is y + x exactly) */
+        if ((e->op == RX_ADD || e->op == RX_SUB) && is_leaf(e->x) && is_leaf_product(e->y)) {
+            a = emit_expr(m, e->x, -1);
+            int b2 = emit_expr(m, e->y->x, -1), c2 = emit_expr(m, e->y->y, -1);
+            if (dest < 0) dest = temp(m);
+            int q = ins(m, e->op == RX_ADD ? I_MULADD : I_MULSUB, dest, a, b2, c2, e->node);
+            (void)q;
+            return dest;
+        }
+        if ((e->op == RX_ADD || e->op == RX_SUB) && is_leaf_product(e->x) && is_leaf(e->y)) {
+            int b2 = emit_expr(m, e->x->x, -1), c2 = emit_expr(m, e->x->y, -1);
+            a = emit_expr(m, e->y, -1);
+            if (dest < 0) dest = temp(m);
+            ins(m, e->op == RX_ADD ? I_MULADD : I_MULSUBR, dest, a, b2, c2, e->node);
+            return dest;
+        }
         a = emit_expr(m, e->x, -1);
         b = emit_expr(m, e->y, -1);
         m->temps = saved;
@@ -597,6 +626,16 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
         ins(m, I_NEG, dest, a, 0, 0, e->node);
         return dest;
     case RX_INDEX:
+        /* a[x * y + z], a[z + x * y] of leaves (det's A[R0 * l + Cj]) */
+        if (e->x->op == RX_ADD && ((is_leaf_product(e->x->x) && is_leaf(e->x->y)) ||
+                                   (is_leaf(e->x->x) && is_leaf_product(e->x->y)))) {
+            const RExpr *pr = is_leaf_product(e->x->x) && is_leaf(e->x->y) ? e->x->x : e->x->y;
+            const RExpr *z = pr == e->x->x ? e->x->y : e->x->x;
+            if (dest < 0) dest = temp(m);
+            int q = ins(m, I_LOADMA, dest, emit_expr(m, pr->x, -1), emit_expr(m, pr->y, -1), e->a, e->node);
+            m->code[q].e = emit_expr(m, z, -1);
+            return dest;
+        }
         a = emit_expr(m, e->x, -1);
         m->temps = saved;
         if (dest < 0) dest = temp(m);
@@ -695,13 +734,11 @@ static void emit_stmt(Emit *m, const RStmt *s)
         emit_expr(m, s->y, hi);
         ins(m, I_BOUND, 0, hi, 0, 0, s->node->b);
         LoopPatch *p = loop_begin(m);
-        int top = ins(m, I_JNLT, -1, i, hi, 0, s->node);
-        ins(m, I_POLL, 0, 0, 0, 0, s->node);
-        ins(m, I_MOV, s->a, i, 0, 0, s->node);
+        int enter = ins(m, I_FORENTER, -1, i, hi, s->a, s->node);
+        int body = m->n;
         emit_block(m, &s->body);
-        int step = ins(m, I_ADD, i, i, const_reg(m, 1), 0, s->node);
-        ins(m, I_JMP, top, 0, 0, 0, s->node);
-        m->code[top].d = m->n;
+        int step = ins(m, I_FORSTEP, body, i, hi, s->a, s->node);
+        m->code[enter].d = m->n;
         patch(m, p->brk, p->nbrk, m->n);
         patch(m, p->cont, p->ncont, step);
         m->nloops--;
@@ -767,6 +804,16 @@ static int emit_fn(Comp *k)
             break;
         case I_NEG: case I_MOV: case I_LOAD: case I_BOUND: case I_RET:
             p->a = placed(p->a, fn, capreg);
+            break;
+        case I_LOADMA:
+            p->a = placed(p->a, fn, capreg);
+            p->b = placed(p->b, fn, capreg);
+            p->e = placed(p->e, fn, capreg);
+            break;
+        case I_MULADD: case I_MULSUB: case I_MULSUBR:
+            p->a = placed(p->a, fn, capreg);
+            p->b = placed(p->b, fn, capreg);
+            p->c = placed(p->c, fn, capreg);
             break;
         }
     }
@@ -853,18 +900,45 @@ static __attribute__((noinline)) void poll(const RIns *p)
     err_check_interrupt_now();
 }
 
-/* The instructions, dispatched by computed goto (gcc's labels as values):
+/* The instructions (in run_fn), dispatched by computed goto (gcc's labels as values):
  * each handler jumps to the next one's, one indirect jump an instruction
  * where a switch took a bounds test and two jumps. */
 #define NEXT goto *lab[(++p)->op]
 #define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
-static double run_code(const RCall *k, double *r)
+/* A call, as call_node and run_in_frame (eval.c) make it: the traceback's
+ * line, the depth test, the interrupt poll, the error position in the
+ * callee's chunk, one level deeper (G->err.where.node is the call's); then
+ * the code, and back at its return. (One function: the code's own would
+ * cost a call's way in and out, and it cannot be inlined.) */
+static __attribute__((optimize("no-tree-loop-distribute-patterns"))) double run_fn(Closure *c, const RTab *tab, const double *args)
 {
+    FnInfo *f = c->fn;
+    const RFn *fn = f->reg;
+    if (__builtin_expect(G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
+        call_push(f->name);
+        eval_depth_error();
+    }
+    call_push(f->name);
+    err_check_interrupt();
+    ErrWhere saved = G->err.where;
+    G->err.where.chunk = f->chunk;
+    G->eval.run.call_depth++;
+    regvm_calls++;
+    double r[fn->nreg_all > 0 ? fn->nreg_all : 1];
+    /* (a few each: loops, not memcpy calls) */
+    for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
+    double *kr = r + fn->kbase;
+    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    const RCall call = { fn, c, tab }, *k = &call;
+
     static void *const lab[] = {
         [I_ADD] = &&add, [I_SUB] = &&sub, [I_MUL] = &&mul, [I_DIV] = &&div, [I_NEG] = &&neg, [I_MOV] = &&mov,
         [I_LOAD] = &&load, [I_STORE] = &&store, [I_CALL] = &&call, [I_JMP] = &&jmp,
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
-        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret };
+        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
+        [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep };
     const RIns *code = k->fn->code, *p = code;
     int i;
     goto *lab[p->op];
@@ -912,40 +986,42 @@ bound:
 poll_:
     if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
     NEXT;
-ret:
-    return r[p->a];
+ret: {
+        double v = r[p->a];
+        G->eval.run.call_depth--;
+        G->err.where = saved;
+        call_pop();
+        return v;
+    }
+loadma: {
+        const Storage *st = k->tab->st[p->c];
+        double x = r[p->a] * r[p->b] + r[p->e];
+        r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        NEXT;
+    }
+muladd: r[p->d] = r[p->a] + r[p->b] * r[p->c]; NEXT;
+mulsub: r[p->d] = r[p->a] - r[p->b] * r[p->c]; NEXT;
+mulsubr: r[p->d] = r[p->b] * r[p->c] - r[p->a]; NEXT;
+forenter:
+    if (!(r[p->a] < r[p->b])) {
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    r[p->c] = r[p->a];
+    NEXT;
+forstep:
+    r[p->a] = r[p->a] + 1;
+    if (r[p->a] < r[p->b]) {
+        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+        r[p->c] = r[p->a];
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    NEXT;
 }
 #undef NEXT
 #undef JUMP
-
-/* A call, as call_node and run_in_frame (eval.c) make it: the traceback's
- * line, the depth test, the interrupt poll, the error position in the
- * callee's chunk, one level deeper; G->err.where.node is the call's. */
-static double run_fn(Closure *c, const RTab *tab, const double *args)
-{
-    FnInfo *f = c->fn;
-    const RFn *fn = f->reg;
-    if (__builtin_expect(G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
-        call_push(f->name);
-        eval_depth_error();
-    }
-    call_push(f->name);
-    err_check_interrupt();
-    ErrWhere saved = G->err.where;
-    G->err.where.chunk = f->chunk;
-    G->eval.run.call_depth++;
-    regvm_calls++;
-    double reg[fn->nreg_all > 0 ? fn->nreg_all : 1];
-    for (int i = 0; i < fn->nparams; i++) reg[i] = args[i];
-    for (int i = 0; i < fn->nconst; i++) reg[fn->kbase + i] = fn->consts[i];
-    for (int i = 0; i < fn->ncapnum; i++) reg[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
-    RCall k = { fn, c, tab };
-    double v = run_code(&k, reg);
-    G->eval.run.call_depth--;
-    G->err.where = saved;
-    call_pop();
-    return v;
-}
 
 /* A closure whose calls are declined many times in a row (det's minor
  * under grad: A is recorded) is not offered the next RV_SKIP calls: a
