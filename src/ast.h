@@ -88,7 +88,7 @@ struct FnInfo {
      * or REG_DECLINED (its body has something the form does not do). */
     int   reg_state;
     struct RFn *reg;
-    int   reg_skip;     /* calls not to offer it (after many declined in a row: regvm.c) */
+    int   reg_skip;     /* calls by a global name not to offer it (after many declined in a row: regvm.c) */
     int   reg_declines; /* offers declined in a row */
 };
 

@@ -878,6 +878,7 @@ static Value make_closure(Node *n, Env *env)
     Closure *c = value_obj_new(V_FN, sizeof(Closure));
     c->fn = n->fn;
     c->env = env;
+    if (n->fn->reg_state == REG_RESTING) n->fn->reg_state = REG_COMPILED;   /* offered again (regvm.h) */
     if (env) env->h.rc++;
     ast_chunk_retain(n->fn->chunk);
     return obj_val(V_FN, c);
@@ -1061,7 +1062,7 @@ static __attribute__((noinline)) Value call_node_offered(Closure *c, Node *n, En
     for (int i = 0; i < argc; i++) args[i] = n->list[i]->ev(n->list[i], env);
     G->err.where.node = n;
     Value r;
-    if (!regvm_call(c, argc, args, &r)) {
+    if (!regvm_call(c, argc, args, &r, 0)) {
         r = eval_call_closure(c, argc, args);
         for (int i = 0; i < argc; i++) v_release(args[i]);
     }
@@ -1071,13 +1072,10 @@ static __attribute__((noinline)) Value call_node_offered(Closure *c, Node *n, En
 
 Value eval_call_closure_node(Closure *c, Node *n, Env *env)
 {
-    FnInfo *f = c->fn;
     /* (unlikely only for gcc's layout: marked likely, it took the paths
-     * below for cold and stopped inlining value_frame_drop there) */
-    if (__builtin_expect(f->reg_state != REG_DECLINED, 0)) {
-        if (!f->reg_skip) return call_node_offered(c, n, env);
-        f->reg_skip--;          /* declined often of late: regvm.c's RV_SKIP */
-    }
+     * below for cold and stopped inlining value_frame_drop there; resting
+     * and declined closures are not offered: regvm.h) */
+    if (__builtin_expect(c->fn->reg_state < REG_DECLINED, 0)) return call_node_offered(c, n, env);
     /* one argument (a recursive scalar function's usual call) with the
      * count known: the loops over arguments unrolled */
     if (n->n == 1) return call_node(c, n, env, 1);
@@ -1111,7 +1109,7 @@ static inline int offer_compiled(Value f, int argc, const Value *args, Value *ou
         fi->reg_skip--;
         return 0;
     }
-    return regvm_call(AS_FN(f), argc, args, out);
+    return regvm_call(AS_FN(f), argc, args, out, 1);
 }
 
 __attribute__((noinline)) Value eval_call(Node *n, Env *env)

@@ -103,7 +103,7 @@
 #include <emmintrin.h>
 #endif
 
-unsigned long regvm_entries, regvm_calls;
+unsigned long regvm_offers, regvm_entries, regvm_calls;
 
 #define RV_MAXREGS 64       /* a body with more locals is declined (the definite-assignment mask) */
 #define RV_MAXCAPS 16       /* names it captures */
@@ -1024,24 +1024,28 @@ forstep:
 #undef JUMP
 
 /* A closure whose calls are declined many times in a row (det's minor
- * under grad: A is recorded) is not offered the next RV_SKIP calls: a
- * decline costs some 35 instructions, which a recursive closure pays at
- * every call. Declining is always safe, so this only delays the form. */
+ * under grad: A is recorded) rests (REG_RESTING, regvm.h) when called by a
+ * local or captured name, or, called by a global name, is not offered its
+ * next RV_SKIP calls: a decline costs some 35 instructions, which a
+ * recursive closure would pay at every call. Declining is always safe, so
+ * this only delays the form. */
 #define RV_DECLINES 16
 #define RV_SKIP 255
 
 static int try_call(Closure *c, int argc, const Value *args, Value *out);
 
-int regvm_call(Closure *c, int argc, const Value *args, Value *out)
+int regvm_call(Closure *c, int argc, const Value *args, Value *out, int by_global)
 {
     FnInfo *f = c->fn;
+    regvm_offers++;
     if (try_call(c, argc, args, out)) {
         f->reg_declines = 0;
         return 1;
     }
-    if (++f->reg_declines >= RV_DECLINES) {
+    if (++f->reg_declines >= RV_DECLINES && f->reg_state == REG_COMPILED) {
         f->reg_declines = RV_DECLINES - 1;   /* one more decline after the skip skips again */
-        f->reg_skip = RV_SKIP;
+        if (by_global) f->reg_skip = RV_SKIP;
+        else f->reg_state = REG_RESTING;
     }
     return 0;
 }
@@ -1050,6 +1054,7 @@ static int try_call(Closure *c, int argc, const Value *args, Value *out)
 {
     FnInfo *f = c->fn;
     if (!eval_fast_paths || f->reg_state == REG_DECLINED) return 0;
+    if (f->reg_state == REG_RESTING) f->reg_state = REG_COMPILED;   /* offered by a global name: awake */
     if (f->reg && f->reg->last_bad >= 0 && f->reg->wit_st && witness_holds(f->reg, c)) return 0;
     if (argc > EVAL_CALL_ARGS || G->num.backend != BK_F64 || (f->labels && G->tape.recording) || G->ckpt.mode || G->eval.run.nograd_block ||
         G->eval.run.nograd_frame >= 0 || argc != f->nparams || reclaim_due())

@@ -82,6 +82,19 @@ int main(void)
     check(!strcmp(value_of(s, "grad(fn(A) => det(A, 3))(A)"), "[11, -4, 1, -4, 8, -2, 1, -2, 5]"), "det's gradient");
     check(regvm_entries == e0, "recording (A's elements have tape ids): declined");
 
+    /* 41 calls of minor declined in a row under grad: it rests (REG_RESTING);
+     * the next det makes minor again, which wakes it */
+    e0 = regvm_entries;
+    unsigned long o0 = regvm_offers;
+    check(!strcmp(value_of(s, "B = [2, 1, 0, 1, 1, 3, 1, 0, 0, 1, 4, 1, 1, 0, 1, 5]\n"
+                              "grad(fn(B) => det(B, 4))(B)[0]"), "52"), "a 4-by-4 det's gradient");
+    check(regvm_entries == e0, "41 calls declined under grad");
+    /* (the streak counts the 3-by-3 gradient's 10 declines too) */
+    check(regvm_offers - o0 >= 1 && regvm_offers - o0 <= 16, "at most 16 in a row offered, then minor rested");
+    c0 = regvm_calls;
+    check(!strcmp(value_of(s, "det3()"), "18"), "det after a rest");
+    check(regvm_entries - e0 == 1 && regvm_calls - c0 == 10, "minor made again: compiled again");
+
     e0 = regvm_entries;
     check(!strcmp(value_of(s, "det(A, 3)"), "18"), "det of a global array");
     check(regvm_entries == e0, "a global array assigned at the top level (ids: a place of d): declined");
