@@ -102,6 +102,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF      /* x + y * z: two roundings, as the tree walker's (gcc: -std=c11) */
+#endif
 
 unsigned long regvm_offers, regvm_entries, regvm_calls;
 
@@ -910,7 +913,12 @@ static __attribute__((noinline)) void poll(const RIns *p)
  * callee's chunk, one level deeper (G->err.where.node is the call's); then
  * the code, and back at its return. (One function: the code's own would
  * cost a call's way in and out, and it cannot be inlined.) */
-static __attribute__((optimize("no-tree-loop-distribute-patterns"))) double run_fn(Closure *c, const RTab *tab, const double *args)
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_MEMCPY_LOOPS
+#endif
+static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args)
 {
     FnInfo *f = c->fn;
     const RFn *fn = f->reg;
