@@ -781,8 +781,10 @@ static int placed(int reg, const RFn *fn, const int *capreg)
  * constants, captured numbers. 0: declined (too many of something). */
 static int emit_fn(Comp *k)
 {
-    Emit m = { 0 };
+    Emit m;              /* (not zeroed whole: the loops' patch lists are 8 KB) */
     m.k = k;
+    m.code = NULL;
+    m.n = m.cap = m.temps = m.maxtemps = m.nconst = m.nloops = 0;
     m.ok = 1;
     RFn *fn = k->fn;
     emit_block(&m, &fn->body);
