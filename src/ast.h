@@ -83,6 +83,14 @@ struct FnInfo {
                          * locals get versions too, so a closure's d never takes
                          * a parameter bound to a captured local for that local */
     Chunk *chunk;
+    /* Its compiled register form (regvm.c), made at its first call:
+     * reg_state REG_UNTRIED, REG_COMPILED (reg set, in the chunk's arena),
+     * REG_DECLINED (its body has something the form does not do) or
+     * REG_RESTING (compiled, not offered for now: regvm.h). */
+    int   reg_state;
+    struct RFn *reg;
+    int   reg_skip;     /* calls by a global name not to offer it (after many declined in a row: regvm.c) */
+    int   reg_declines; /* offers declined in a row */
 };
 
 struct Chunk {

@@ -28,6 +28,8 @@
 #include "matrix.h"
 #include "matrix_lang.h"
 #include "threaded.h"
+#include "callsite.h"
+#include "regvm.h"
 
 
 
@@ -809,6 +811,7 @@ static Value make_closure(Node *n, Env *env)
     Closure *c = value_obj_new(V_FN, sizeof(Closure));
     c->fn = n->fn;
     c->env = env;
+    if (n->fn->reg_state == REG_RESTING) n->fn->reg_state = REG_COMPILED;   /* offered again (regvm.h) */
     if (env) env->h.rc++;
     ast_chunk_retain(n->fn->chunk);
     return obj_val(V_FN, c);
@@ -833,19 +836,7 @@ static inline __attribute__((always_inline)) Value run_body(Closure *c, Env *fra
     return nil_val();
 }
 
-/* A call's line of the traceback (error.h): the site's node, kept as it
- * is; its line and column are read only when an error prints them. */
-static inline void call_push(const char *name)
-{
-    if (__builtin_expect(G->err.ncalls == G->err.capcalls, 0)) err_call_grow();
-    CallSite *s = &G->err.calls[G->err.ncalls++];
-    s->name = name;
-    s->chunk = G->err.where.chunk;
-    s->node = G->err.where.node;
-    s->line = s->col = 0;
-}
-
-static inline void call_pop(void) { G->err.ncalls--; }
+/* A call's line of the traceback: call_push and call_pop (callsite.h). */
 
 static __attribute__((noinline, noreturn)) void arity_error(FnInfo *f, int argc)
 {
@@ -856,7 +847,7 @@ static __attribute__((noinline, noreturn)) void arity_error(FnInfo *f, int argc)
     err_raise("%s) expects %d argument%s, got %d", sig, f->nparams, f->nparams == 1 ? "" : "s", argc);
 }
 
-static __attribute__((noinline, noreturn)) void depth_error(void)
+__attribute__((noinline, noreturn)) void eval_depth_error(void)
 {
     err_raise("recursion too deep (more than %d nested calls)", MAX_CALL_DEPTH);
 }
@@ -884,7 +875,7 @@ static Value call_closure(Closure *c, int argc, Value *argv)
 {
     FnInfo *f = c->fn;
     if (argc != f->nparams) arity_error(f, argc);
-    if (G->eval.run.call_depth >= MAX_CALL_DEPTH) depth_error();
+    if (G->eval.run.call_depth >= MAX_CALL_DEPTH) eval_depth_error();
     err_check_interrupt();
     Env *frame = value_frame_new(f, c->env, f->nslots);
     /* a frame whose closures record keeps versions while recording: its
@@ -989,8 +980,35 @@ static inline __attribute__((always_inline)) Value call_node(Closure *c, Node *n
     return r;
 }
 
+/* call_node for a closure that may have a compiled form (regvm.c): the
+ * arguments evaluated as call_node evaluates them, then the compiled form
+ * if it takes the call (its arguments are plain numbers then, which own
+ * nothing), else the general call of them, eval_call_closure (what
+ * call_node itself does with a call it declines). Apart, and without a
+ * frame's code of its own: one more instance of run_in_frame made gcc
+ * stop inlining value_frame_drop into call_node's (det5 +0.9M). */
+static __attribute__((noinline)) Value call_node_offered(Closure *c, Node *n, Env *env)
+{
+    int argc = n->n;
+    Value args[EVAL_CALL_ARGS] = { 0 };   /* (gcc cannot see argc <= EVAL_CALL_ARGS) */
+    c->h.rc++;
+    for (int i = 0; i < argc; i++) args[i] = n->list[i]->ev(n->list[i], env);
+    G->err.where.node = n;
+    Value r;
+    if (!regvm_call(c, argc, args, &r, 0)) {
+        r = eval_call_closure(c, argc, args);
+        for (int i = 0; i < argc; i++) v_release(args[i]);
+    }
+    if (--c->h.rc == 0) value_obj_free(&c->h);
+    return r;
+}
+
 Value eval_call_closure_node(Closure *c, Node *n, Env *env)
 {
+    /* (unlikely only for gcc's layout: marked likely, it took the paths
+     * below for cold and stopped inlining value_frame_drop there; resting
+     * and declined closures are not offered: regvm.h) */
+    if (__builtin_expect(c->fn->reg_state < REG_DECLINED, 0)) return call_node_offered(c, n, env);
     /* one argument (a recursive scalar function's usual call) with the
      * count known: the loops over arguments unrolled */
     if (n->n == 1) return call_node(c, n, env, 1);
@@ -1010,6 +1028,22 @@ static void cache_callee(Node *n, const Builtin *bi)
 }
 
 static Value eval_call_general(Node *n, Env *env);
+
+/* f(args) by a global name or any other way call_named does not take (a
+ * top-level function's call: W1's w1(n)): the compiled form, if f is a
+ * closure that has one or may, and it takes the call (regvm.c); 1 with
+ * *out then (the arguments were plain numbers, which own nothing). */
+static inline int offer_compiled(Value f, int argc, const Value *args, Value *out)
+{
+    if (f.t != V_FN || !AS_FN(f)->fn) return 0;
+    FnInfo *fi = AS_FN(f)->fn;
+    if (fi->reg_state == REG_DECLINED) return 0;
+    if (fi->reg_skip) {
+        fi->reg_skip--;
+        return 0;
+    }
+    return regvm_call(AS_FN(f), argc, args, out, 1);
+}
 
 __attribute__((noinline)) Value eval_call(Node *n, Env *env)
 {
@@ -1045,8 +1079,11 @@ static __attribute__((noinline)) Value eval_call_general(Node *n, Env *env)
     Value args[MAX_ARGS];
     for (int i = 0; i < n->n; i++) args[i] = eval_expr(n->list[i], env);
     G->err.where.node = n;
-    Value r = eval_call_value(f, n->n, args);
-    for (int i = 0; i < n->n; i++) v_release(args[i]);
+    Value r;
+    if (!offer_compiled(f, n->n, args, &r)) {
+        r = eval_call_value(f, n->n, args);
+        for (int i = 0; i < n->n; i++) v_release(args[i]);
+    }
     v_release(f);
     return r;
 }

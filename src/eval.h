@@ -131,6 +131,7 @@ void  eval_between_statements(void);          /* a statement outside any call en
 Value eval_call_closure(Closure *c, int argc, Value *argv);   /* c->fn set, not recording itself */
 #define EVAL_CALL_ARGS 8
 Value eval_call_closure_node(Closure *c, Node *n, Env *env);   /* c(n's arguments), evaluated in env */
+_Noreturn void eval_depth_error(void);   /* "recursion too deep": a call one past MAX_CALL_DEPTH (regvm.c too) */
 
 /* eval_fast_paths (WENGERT_SLOW): state.h, beside state.o, which defines it. */
 

@@ -167,6 +167,9 @@ else bad tests/gen/branch_notes.py "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p
 # a closure's captured array element is a place as its top-level twin's is
 if "$PY" tests/gen/closure_elements.py --bin "$BIN" --seed 7 --count 150 >"$tmp/cloel" 2>&1; then ok
 else bad tests/gen/closure_elements.py "$(tail -1 "$tmp/cloel"; sed -n '/^=====/,$p' "$tmp/cloel" | sed -n '1,40p')"; fi
+# simple scalar closures give the same values and errors compiled (src/regvm.c) as tree-walked (WENGERT_SLOW=1)
+if "$PY" tests/gen/regvm_fuzz.py --bin "$BIN" --seed 1 --count 150 >"$tmp/regvm" 2>&1; then ok
+else bad tests/gen/regvm_fuzz.py "$(tail -1 "$tmp/regvm"; sed -n '/^=====/,$p' "$tmp/regvm" | sed -n '1,60p')"; fi
 # the same with about half the while loops checkpointed: their notes are the plain loop's
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 6 --count 200 --checkpoint >"$tmp/bnotes" 2>&1; then ok
 else bad "tests/gen/branch_notes.py --checkpoint" "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi

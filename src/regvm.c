@@ -1,0 +1,1084 @@
+/* regvm.c: simple scalar closures compiled once to a register form.
+ *
+ * Why: a recursive scalar closure (GradBench's det, whose `minor` calls
+ * itself l! times) spent some 800 instructions a call in the tree walker
+ * and threaded.c's handlers, and what remained there was not dispatch but
+ * the questions every statement asks again of values whose answers cannot
+ * change within the call: is this a plain number (tag, tape id), is a
+ * checkpointed loop running, is this a nograd frame, which backend.
+ * Asking them once per call was not possible there, since anything a
+ * statement calls may change them (about 40 places do); here the body is
+ * restricted so that nothing it runs can.
+ *
+ * What: a closure whose body uses only numbers in its locals (parameters,
+ * assigned locals, integer `for i in a..b` counters), elements of captured
+ * or global arrays of numbers (read; written only for captured ones),
+ * captured or global numbers (read only), + - * / and unary minus, if /
+ * elif / while over comparisons, break / continue, return of a number,
+ * and calls of captured or global names that hold closures compiled the
+ * same way (det's `minor` calls itself through its captured name) or, for
+ * global names, one-argument math builtins (sin, exp: W1), is compiled at
+ * its first call: into a small tree of RExpr / RStmt (regvm_compile), then
+ * into a list of register instructions (emit_fn) run by run_fn. Locals,
+ * temporaries, constants and captured numbers are registers, a double each
+ * in an array on the C stack; captured names are a table of places (RTab).
+ * A body with anything else (a string, another builtin, a closure made, a
+ * captured name assigned, d, x@k, nograd, a checkpointed loop, a local
+ * that may be read before it is assigned, a fall off the end) is declined
+ * once, for good (REG_DECLINED).
+ *
+ * When: a call the tree walker makes (eval.c: call_node_offered for a
+ * local or captured name, eval_call_general for a global one) is offered
+ * to regvm_call, which checks once, at entry, that the compiled form
+ * computes what the tree walker would: fast paths on (WENGERT_SLOW unset),
+ * float64, no checkpointed loop running (ckpt.mode 0), no nograd block
+ * running (whose writes settle as versions), not a closure whose frame
+ * keeps versions while recording (FnInfo.labels), no reclaim pass due (a
+ * loop would run it), every argument a number of no tape id; then, for
+ * every name the body captures (validate), that it holds what the body
+ * uses it as: a number of no tape id; an array (not a view, not a matrix,
+ * no views of it: not aliased) every element of which is a number of no
+ * tape id (Storage.known KNOWN_CONSTS, or a scan of a short array that
+ * finds it so and records it); for an array the body writes, storage that
+ * name alone holds (no copy-on-write split can happen) in a frame that
+ * keeps no versions (so an element write is the store of a double, as
+ * threaded.c's store_number makes it, with nothing to note); a closure
+ * compiled the same way taking as many arguments as the call passes, whose
+ * own captures pass the same test (checked recursively, a few levels
+ * deep). If anything fails, the call runs in the tree walker as before.
+ * (A global assigned at the top level is a place of d, its numbers
+ * labelled with tape ids: a closure reading one is declined.)
+ *
+ * Why one check is enough: the compiled body assigns no name but its own
+ * locals, makes nothing, calls nothing but compiled closures and math
+ * builtins (by names it does not assign), and writes only doubles into
+ * elements of arrays of plain numbers. The tape's recording switch is on
+ * in most programs, but numbers of no tape id record nothing (threaded.c's
+ * paths ask the ids), and nothing the body runs can make an id. So nothing
+ * it runs can record, start a checkpointed loop or a nograd block, switch
+ * backend, rebind a captured name, put a recorded number or a dual where
+ * there was none, or split a storage: what was true at entry stays true
+ * until the outermost compiled call returns, and the calls it makes (to
+ * itself, or to closures validated at entry) run without checking again.
+ *
+ * Same results: the doubles are computed as the tree walker computes them
+ * in float64 (a op b of the two operands, left before right; -x; a math
+ * builtin by num_apply_f64, as num_op does), in the same order: every
+ * operand that is not a register of its own is evaluated into a temporary
+ * in the tree walker's order (an element read before a call that may
+ * write it). Errors the compiled code can meet (an index that is not a
+ * whole number in range, in a read or a write; a range bound that is not
+ * a whole number; recursion too deep) are raised as the tree walker raises
+ * them, at the same node, with the same traceback: an index error by
+ * eval.c's own general path (eval_index_general, eval_store_named), given
+ * the frame the tree walker would have had (the captures are what those
+ * paths read), the others with the same messages. The traceback
+ * (call_push), the call depth and the error position (G->err.where) are
+ * kept as call_node and run_in_frame keep them, and the interrupt is
+ * polled where the tree walker polls it (each call, each loop step), so
+ * the fuzzer's step budget interrupts at the same step; an interrupt's
+ * message names the loop, where the tree walker's names the statement that
+ * ran last.
+ *
+ * What it does not keep, being unobservable: a frame (Env) per call; the
+ * known flag each element write clears (the elements stay plain numbers,
+ * so KNOWN_CONSTS stays true: kept); the reclaim passes of loops (none is
+ * due at entry, and nothing is recorded).
+ *
+ * A closure whose calls are declined over and over (det's minor under
+ * grad, its A recorded) is not offered its next RV_SKIP calls
+ * (FnInfo.reg_skip), so that the declines cost det5 next to nothing. */
+#include <math.h>
+#include "regvm.h"
+#include "eval.h"
+#include "callsite.h"
+#include "error.h"
+#include "state.h"
+#include "ckpt.h"
+#include "num.h"
+#include "builtins.h"
+#include "tape.h"
+#include "tapegc.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF      /* x + y * z: two roundings, as the tree walker's (gcc: -std=c11) */
+#endif
+
+unsigned long regvm_offers, regvm_entries, regvm_calls;
+
+#define RV_MAXREGS 64       /* a body with more locals is declined (the definite-assignment mask) */
+#define RV_MAXCAPS 16       /* names it captures */
+#define RV_VALIDATE_DEPTH 4 /* closures deep a callee's captures are checked */
+#define RV_SCAN_MAX 4096    /* an array of unknown elements is scanned at entry up to this length */
+
+/* ------------------------------------------------------------ the form */
+
+enum { RX_NUM, RX_REG, RX_CAPNUM, RX_ADD, RX_SUB, RX_MUL, RX_DIV, RX_NEG, RX_INDEX, RX_CALL };
+enum { RS_SET, RS_STORE, RS_IF, RS_FOR, RS_WHILE, RS_RETURN, RS_BREAK, RS_CONTINUE, RS_EVAL, RS_BLOCK };
+
+typedef struct RExpr RExpr;
+struct RExpr {
+    uint8_t op;
+    int a;              /* RX_REG: the register; RX_CAPNUM, RX_INDEX, RX_CALL: the capture */
+    int nargs;          /* RX_CALL */
+    double k;           /* RX_NUM */
+    RExpr *x, *y;       /* operands; RX_INDEX: x the index */
+    RExpr **args;       /* RX_CALL */
+    Node *node;         /* for errors: RX_INDEX's N_INDEX, RX_CALL's N_CALL */
+};
+
+typedef struct RStmt RStmt;
+typedef struct { RStmt *s; int n; } RBlock;
+struct RStmt {
+    uint8_t op;
+    uint8_t cmp;        /* RS_IF, RS_WHILE: the comparison (BinOp) of x and y */
+    int a;              /* RS_SET, RS_FOR: the register; RS_STORE: the capture */
+    RExpr *x, *y;       /* RS_SET, RS_RETURN, RS_EVAL: x; RS_STORE: x the index, y the value;
+                         * RS_FOR: the bounds */
+    RBlock body, els;   /* RS_IF's arms, RS_FOR's and RS_WHILE's body, RS_BLOCK's statements */
+    Node *node;         /* the statement (RS_FOR: its bounds are node->a, node->b) */
+};
+
+/* What a captured (or global) name is used as. */
+enum { CAP_NUM = 1, CAP_ARR = 2, CAP_WARR = 4, CAP_FN = 8 };
+typedef struct {
+    int global;         /* a global's index in slot, else a captured name depth frames out */
+    int depth, slot;
+    int uses;           /* CAP_ */
+    int argc;           /* CAP_FN: the arguments its calls pass */
+} RCap;
+
+typedef struct RIns RIns;
+typedef struct RFn {
+    int nparams, nregs, ncaps;
+    int last_bad;       /* the capture that failed validate last, -1: none */
+    Storage *wit_st;    /* an array that failed a scan, and the element that failed it */
+    int wit_i;
+    RCap caps[RV_MAXCAPS];
+    RBlock body;        /* the tree, which emit_fn turns into code */
+    RIns *code;
+    int nreg_all;       /* registers: locals, temporaries, constants, captured numbers */
+    int kbase, nconst;  /* the constants' registers, their values in consts */
+    double *consts;
+    int nbase, ncapnum; /* the captured numbers' registers, their captures in capnum */
+    int capnum[RV_MAXCAPS];
+} RFn;
+
+/* ------------------------------------------------------------ compiling */
+
+typedef struct {
+    FnInfo *f;
+    RFn *fn;
+    int loops;          /* loops around the statement being compiled */
+} Comp;
+
+typedef uint64_t Defined;   /* the registers certainly assigned at this point */
+
+static void *comp_alloc(Comp *k, size_t n) { return ast_alloc(k->f->chunk, n); }
+
+static RExpr *rx_new(Comp *k, int op, Node *node)
+{
+    RExpr *e = comp_alloc(k, sizeof *e);
+    e->op = (uint8_t)op;
+    e->node = node;
+    return e;
+}
+
+/* The capture for name node n (a captured or global name) used as use;
+ * -1 when there is no room or it is used as two things. */
+static int capture(Comp *k, const Node *n, int use, int argc)
+{
+    RFn *fn = k->fn;
+    int global = n->ref == REF_GLOBAL;
+    int i;
+    for (i = 0; i < fn->ncaps; i++)
+        if (fn->caps[i].global == global && fn->caps[i].slot == n->slot && (global || fn->caps[i].depth == n->depth))
+            break;
+    if (i == fn->ncaps) {
+        if (i == RV_MAXCAPS) return -1;
+        fn->ncaps++;
+        fn->caps[i] = (RCap){ global, global ? 0 : n->depth, n->slot, 0, argc };
+    }
+    RCap *cp = &fn->caps[i];
+    int kind = use == CAP_WARR ? CAP_ARR : use;
+    int had = cp->uses == CAP_WARR ? CAP_ARR : cp->uses & (CAP_NUM | CAP_ARR | CAP_FN);
+    if (had & ~kind) return -1;                       /* a number here, an array there */
+    if (use == CAP_FN && cp->argc != argc) return -1; /* calls passing different counts */
+    if (use == CAP_WARR && global) return -1;         /* globals keep versions: not written here */
+    cp->uses |= use == CAP_WARR ? CAP_WARR | CAP_ARR : use;
+    return i;
+}
+
+static int is_captured_name(const Node *n)
+{
+    return n->kind == N_NAME && (n->ref == REF_GLOBAL || (n->ref == REF_UPVAL && n->depth >= 1));
+}
+
+static RExpr *compile_expr(Comp *k, Node *n, Defined def)
+{
+    RExpr *e;
+    switch (n->kind) {
+    case N_NUM:
+        e = rx_new(k, RX_NUM, n);
+        e->k = n->num;       /* the literal in float64, as the tree walker reads it there */
+        return e;
+    case N_NAME:
+        if (n->ref == REF_LOCAL) {
+            if (n->slot >= RV_MAXREGS || !(def >> n->slot & 1)) return NULL;   /* may be unassigned */
+            e = rx_new(k, RX_REG, n);
+            e->a = n->slot;
+            return e;
+        }
+        if (!is_captured_name(n)) return NULL;
+        e = rx_new(k, RX_CAPNUM, n);
+        if ((e->a = capture(k, n, CAP_NUM, 0)) < 0) return NULL;
+        return e;
+    case N_BINOP: {
+        static const int ops[] = { [OP2_ADD] = RX_ADD, [OP2_SUB] = RX_SUB, [OP2_MUL] = RX_MUL, [OP2_DIV] = RX_DIV };
+        if (n->op > OP2_DIV || n->op == OP2_MOD || n->op == OP2_POW) return NULL;
+        e = rx_new(k, ops[n->op], n);
+        if (!(e->x = compile_expr(k, n->a, def)) || !(e->y = compile_expr(k, n->b, def))) return NULL;
+        return e;
+    }
+    case N_NEG:
+        e = rx_new(k, RX_NEG, n);
+        return (e->x = compile_expr(k, n->a, def)) ? e : NULL;
+    case N_INDEX:
+        if (n->c || !is_captured_name(n->a)) return NULL;
+        e = rx_new(k, RX_INDEX, n);
+        if ((e->a = capture(k, n->a, CAP_ARR, 0)) < 0) return NULL;
+        return (e->x = compile_expr(k, n->b, def)) ? e : NULL;
+    case N_CALL:
+        if (!is_captured_name(n->a) || n->n > EVAL_CALL_ARGS) return NULL;
+        e = rx_new(k, RX_CALL, n);
+        if ((e->a = capture(k, n->a, CAP_FN, n->n)) < 0) return NULL;
+        e->nargs = n->n;
+        e->args = comp_alloc(k, sizeof(RExpr *) * (size_t)(n->n ? n->n : 1));
+        for (int i = 0; i < n->n; i++)
+            if (!(e->args[i] = compile_expr(k, n->list[i], def))) return NULL;
+        return e;
+    default:
+        return NULL;
+    }
+}
+
+static int is_comparison(const Node *n) { return n->kind == N_BINOP && n->op >= OP2_LT && n->op <= OP2_NE; }
+
+static int compile_block(Comp *k, Node *blk, RBlock *out, Defined *def);
+static int compile_stmt(Comp *k, Node *n, RStmt *s, Defined *def);
+
+/* An arm or a loop's body: what it assigns counts inside it only. */
+static int compile_arm(Comp *k, Node *n, RBlock *out, Defined def)
+{
+    if (n->kind == N_BLOCK) return compile_block(k, n, out, &def);
+    out->n = 1;
+    out->s = comp_alloc(k, sizeof(RStmt));
+    return compile_stmt(k, n, out->s, &def);
+}
+
+static int compile_condition(Comp *k, Node *c, RStmt *s, Defined def)
+{
+    if (!is_comparison(c)) return 0;
+    s->cmp = c->op;
+    return (s->x = compile_expr(k, c->a, def)) && (s->y = compile_expr(k, c->b, def));
+}
+
+static int compile_stmt(Comp *k, Node *n, RStmt *s, Defined *def)
+{
+    s->node = n;
+    switch (n->kind) {
+    case N_ASSIGN: {
+        Node *t = n->a;
+        if (t->kind == N_NAME && t->ref == REF_LOCAL && t->slot < RV_MAXREGS) {
+            s->op = RS_SET;
+            s->a = t->slot;
+            if (!(s->x = compile_expr(k, n->b, *def))) return 0;
+            *def |= (Defined)1 << t->slot;
+            return 1;
+        }
+        if (t->kind == N_INDEX && !t->c && t->a->kind == N_NAME && t->a->ref == REF_UPVAL && t->a->depth >= 1) {
+            s->op = RS_STORE;
+            if ((s->a = capture(k, t->a, CAP_WARR, 0)) < 0) return 0;
+            return (s->y = compile_expr(k, n->b, *def)) && (s->x = compile_expr(k, t->b, *def));
+        }
+        return 0;
+    }
+    case N_EXPR:
+        s->op = RS_EVAL;
+        return (s->x = compile_expr(k, n->a, *def)) != NULL;
+    case N_RETURN:
+        s->op = RS_RETURN;
+        return n->a && (s->x = compile_expr(k, n->a, *def));
+    case N_BREAK:
+    case N_CONTINUE:
+        s->op = n->kind == N_BREAK ? RS_BREAK : RS_CONTINUE;
+        return k->loops > 0;
+    case N_BLOCK:
+        s->op = RS_BLOCK;
+        return compile_block(k, n, &s->body, def);
+    case N_IF:
+        s->op = RS_IF;
+        return compile_condition(k, n->a, s, *def) && compile_arm(k, n->b, &s->body, *def) &&
+               (!n->c || compile_arm(k, n->c, &s->els, *def));
+    case N_WHILE: {
+        s->op = RS_WHILE;
+        k->loops++;
+        int ok = compile_condition(k, n->a, s, *def) && compile_arm(k, n->b, &s->body, *def);
+        k->loops--;
+        return ok;
+    }
+    case N_FOR: {
+        /* for i in lo..hi { ... }, i a local: the counter is assigned in the body only */
+        if (!n->b || n->c->ref != REF_LOCAL || n->c->slot >= RV_MAXREGS || n->list[0]->kind != N_BLOCK) return 0;
+        s->op = RS_FOR;
+        s->a = n->c->slot;
+        if (!(s->x = compile_expr(k, n->a, *def)) || !(s->y = compile_expr(k, n->b, *def))) return 0;
+        k->loops++;
+        int ok = compile_arm(k, n->list[0], &s->body, *def | (Defined)1 << s->a);
+        k->loops--;
+        return ok;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int compile_block(Comp *k, Node *blk, RBlock *out, Defined *def)
+{
+    out->n = blk->n;
+    out->s = comp_alloc(k, sizeof(RStmt) * (size_t)(blk->n ? blk->n : 1));
+    for (int i = 0; i < blk->n; i++)
+        if (!compile_stmt(k, blk->list[i], &out->s[i], def)) return 0;
+    return 1;
+}
+
+static int emit_fn(Comp *k);
+
+/* f's body in the register form, or NULL. Control cannot fall off its
+ * end (the last statement is a return), so a call's value is a number. */
+static RFn *regvm_compile(FnInfo *f)
+{
+    if (f->records || f->captures || f->nslots > RV_MAXREGS || f->nparams > EVAL_CALL_ARGS) return NULL;
+    Comp k = { f, NULL, 0 };
+    k.fn = comp_alloc(&k, sizeof(RFn));
+    k.fn->nparams = f->nparams;
+    k.fn->nregs = f->nslots;
+    k.fn->last_bad = -1;
+    Defined def = f->nparams ? (((Defined)1 << f->nparams) - 1) : 0;
+    if (f->is_expr) {
+        RStmt *s = comp_alloc(&k, sizeof(RStmt));
+        s->op = RS_RETURN;
+        s->node = f->body;
+        if (!(s->x = compile_expr(&k, f->body, def))) return NULL;
+        k.fn->body = (RBlock){ s, 1 };
+        return emit_fn(&k) ? k.fn : NULL;
+    }
+    Node *b = f->body;
+    if (b->kind != N_BLOCK || b->n == 0 || b->list[b->n - 1]->kind != N_RETURN) return NULL;
+    if (!compile_block(&k, b, &k.fn->body, &def)) return NULL;
+    return emit_fn(&k) ? k.fn : NULL;
+}
+
+/* ------------------------------------------------------------ entry */
+
+/* A capture's place and what it holds, for one closure's call. */
+typedef struct {
+    Value *slot[RV_MAXCAPS];
+    Storage *st[RV_MAXCAPS];     /* CAP_ARR */
+    int op[RV_MAXCAPS];          /* CAP_FN naming a math builtin: its OpCode */
+} RTab;
+
+static Value *cap_slot(const RCap *cp, const Closure *c, Env **home)
+{
+    if (cp->global) {
+        *home = NULL;
+        return &G->eval.globals[cp->slot].v;
+    }
+    Env *e = c->env;
+    for (int d = 1; d < cp->depth && e; d++) e = e->parent;
+    *home = e;
+    return e ? &e->slots[cp->slot] : NULL;
+}
+
+/* Every element of s a number of no tape id: known, or found so by a scan
+ * of a short array (and then known: Storage.known's rule). When a scan
+ * finds one that is not, fn keeps it as a witness (witness_holds). */
+static int plain_elements(Storage *s, RFn *fn)
+{
+    if ((s->known & KNOWN_CONSTS) == KNOWN_CONSTS) return 1;
+    if (s->n > RV_SCAN_MAX) return 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].t != V_NUM || s->v[i].id) {
+            fn->wit_st = s;
+            fn->wit_i = i;
+            return 0;
+        }
+    s->known = KNOWN_CONSTS;
+    s->fresh = 0;       /* (no element has an id: no array run's ids either) */
+    return 1;
+}
+
+/* The array that failed c's last validation holds the same storage, whose
+ * element that failed the scan is still recorded (or not a number): the
+ * call is declined at the cost of a look (det's minor under grad, whose
+ * A is recorded, tries at every call). The storage is the live one the
+ * slot holds; the pointer kept is only compared. */
+static int witness_holds(const RFn *fn, const Closure *c)
+{
+    Env *home;
+    const Value *v = cap_slot(&fn->caps[fn->last_bad], c, &home);
+    if (!v || v->t != V_ARR || AS_ARR(*v) != fn->wit_st || fn->wit_i >= fn->wit_st->n) return 0;
+    const Value *e = &fn->wit_st->v[fn->wit_i];
+    return e->t != V_NUM || e->id;
+}
+
+static int validate(Closure *c, Closure **seen, int nseen);
+
+/* What the capture holds is what the body uses it as (see the top). */
+static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int nseen)
+{
+    Env *home;
+    Value *v = cap_slot(cp, c, &home);
+    if (!v) return 0;
+    if (cp->uses & CAP_NUM) return v->t == V_NUM && !v->id;
+    if (cp->uses & CAP_ARR) {
+        if (v->t != V_ARR) return 0;
+        Storage *s = AS_ARR(*v);
+        if (s->ndim == 2 || s->aliased || !plain_elements(s, fn)) return 0;
+        return !(cp->uses & CAP_WARR) || (s->h.rc == 1 && home && !home->vers);
+    }
+    if (v->t == V_BUILTIN)    /* a global naming sin, exp, ...: ev_call_math1's case */
+        return cp->global && cp->argc == 1 && builtin_math1_op(v->u.bi) >= 0 && !builtin_special(v->u.bi);
+    if (v->t != V_FN) return 0;
+    Closure *g = AS_FN(*v);
+    if (!g->fn || g->fn->records || (g->fn->labels && G->tape.recording) || g->fn->nparams != cp->argc) return 0;
+    for (int i = 0; i < nseen; i++)
+        if (seen[i] == g) return 1;           /* being checked (itself, a cycle) */
+    return nseen < RV_VALIDATE_DEPTH && validate(g, seen, nseen);
+}
+
+static RFn *compiled(FnInfo *f)
+{
+    if (__builtin_expect(f->reg_state == REG_UNTRIED, 0)) {
+        f->reg = regvm_compile(f);
+        f->reg_state = f->reg ? REG_COMPILED : REG_DECLINED;
+    }
+    return f->reg;
+}
+
+static int validate(Closure *c, Closure **seen, int nseen)
+{
+    RFn *fn = compiled(c->fn);
+    if (!fn) return 0;
+    seen[nseen++] = c;
+    /* the capture that failed last is asked first: a closure whose calls
+     * are declined (det's minor under grad: A's elements are recorded)
+     * pays one test a call */
+    if (fn->last_bad >= 0 && !cap_valid(fn, &fn->caps[fn->last_bad], c, seen, nseen)) return 0;
+    for (int i = 0; i < fn->ncaps; i++)
+        if (!cap_valid(fn, &fn->caps[i], c, seen, nseen)) {
+            fn->last_bad = i;
+            return 0;
+        }
+    return 1;
+}
+
+static void bind(RTab *t, const RFn *fn, const Closure *c)
+{
+    for (int i = 0; i < fn->ncaps; i++) {
+        Env *home;
+        Value *v = cap_slot(&fn->caps[i], c, &home);
+        t->slot[i] = v;
+        t->st[i] = fn->caps[i].uses & CAP_ARR ? AS_ARR(*v) : NULL;
+        t->op[i] = v->t == V_BUILTIN ? builtin_math1_op(v->u.bi) : -1;
+    }
+}
+
+/* ------------------------------------------------------------ code */
+
+/* The tree is emitted as a list of instructions on registers (doubles):
+ * a walk over RExpr nodes cost a C call and a switch a node, more than
+ * threaded.c's leaves read in place; here an operand that is a local, a
+ * constant or a captured number is a register read, a temporary holds
+ * every other operand, and control flow is jumps. Each operand is
+ * evaluated into its temporary in the tree walker's order, so a call's
+ * effects on array elements are seen where the tree walker sees them
+ * (locals, constants and captured numbers cannot change in a call). */
+enum {
+    I_ADD, I_SUB, I_MUL, I_DIV, I_NEG, I_MOV,
+    I_LOAD,      /* d = array c's element a (node: the N_INDEX) */
+    I_STORE,     /* array c's element a = b (node: the assignment) */
+    I_CALL,      /* d = capture c(b arguments in a, a + 1, ...) (node: the N_CALL) */
+    I_JMP,       /* to d */
+    I_JNLT, I_JNLE, I_JNGT, I_JNGE, I_JNEQ, I_JNNE,   /* to d unless a op b */
+    I_BOUND,     /* a is a whole number, else the range bound error (node: the bound) */
+    I_POLL,      /* a loop's step: the interrupt poll */
+    I_RET,       /* return a */
+    /* fused: what the tree walker's statements of det and W1 make most */
+    I_LOADMA,    /* d = array c's element a * b + e (det's A[R0 * l + Cj]) */
+    I_MULADD,    /* d = a + b * c */
+    I_MULSUB,    /* d = a - b * c */
+    I_MULSUBR,   /* d = b * c - a */
+    I_FORENTER,  /* a for loop's first step: to d unless a < b, else the poll and c = a */
+    I_FORSTEP    /* its next: a = a + 1, then if a < b the poll, c = a and to d */
+};
+struct RIns {
+    uint8_t op;
+    int d, a, b, c, e;
+    Node *node;
+};
+
+/* Registers while emitting: locals are their slots, temporaries follow;
+ * constants and captured numbers are numbered apart (flags) and placed
+ * after the temporaries once their count is known (emit_fn). */
+#define R_CONST (1 << 28)
+#define R_CAPNUM (1 << 27)
+
+#define RV_MAXLOOPS 16
+#define RV_MAXJUMPS 64
+typedef struct {
+    int brk[RV_MAXJUMPS], nbrk;      /* break jumps to patch to the end */
+    int cont[RV_MAXJUMPS], ncont;    /* continue jumps to patch to the step */
+} LoopPatch;
+
+typedef struct {
+    Comp *k;
+    RIns *code;
+    int n, cap;
+    int temps, maxtemps;
+    double consts[64];
+    int nconst;
+    LoopPatch loops[RV_MAXLOOPS];
+    int nloops;
+    int ok;
+} Emit;
+
+static int ins(Emit *m, int op, int d, int a, int b, int c, Node *node)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->code = err_realloc(m->code, sizeof(RIns) * (size_t)m->cap);
+    }
+    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node };
+    return m->n++;
+}
+
+/* an operand that is a register as it stands (a local, a constant, a
+ * captured number): reading it emits nothing and has no effect */
+static int is_leaf(const RExpr *e) { return e->op == RX_NUM || e->op == RX_REG || e->op == RX_CAPNUM; }
+static int is_leaf_product(const RExpr *e) { return e->op == RX_MUL && is_leaf(e->x) && is_leaf(e->y); }
+
+static int temp(Emit *m)
+{
+    int t = m->k->fn->nregs + m->temps++;
+    if (m->temps > m->maxtemps) m->maxtemps = m->temps;
+    return t;
+}
+
+static int const_reg(Emit *m, double x)
+{
+    for (int i = 0; i < m->nconst; i++)
+        if (!memcmp(&m->consts[i], &x, sizeof x)) return R_CONST | i;
+    if (m->nconst == 64) {
+        m->ok = 0;
+        return R_CONST;
+    }
+    m->consts[m->nconst] = x;
+    return R_CONST | m->nconst++;
+}
+
+/* e's value in a register: dest if dest >= 0, else a register that holds
+ * it (a local's, a constant's, a captured number's, or a new temporary). */
+static int emit_expr(Emit *m, const RExpr *e, int dest)
+{
+    int src, a, b, saved = m->temps;
+    switch (e->op) {
+    case RX_NUM: src = const_reg(m, e->k); break;
+    case RX_REG: src = e->a; break;
+    case RX_CAPNUM: src = R_CAPNUM | e->a; break;
+    case RX_ADD: case RX_SUB: case RX_MUL: case RX_DIV:
+        /* x + y * z, x - y * z, y * z + x, y * z - x of leaves: one
+         * instruction, the same two roundings (x + y is y + x exactly) */
+        if ((e->op == RX_ADD || e->op == RX_SUB) && is_leaf(e->x) && is_leaf_product(e->y)) {
+            a = emit_expr(m, e->x, -1);
+            int b2 = emit_expr(m, e->y->x, -1), c2 = emit_expr(m, e->y->y, -1);
+            if (dest < 0) dest = temp(m);
+            int q = ins(m, e->op == RX_ADD ? I_MULADD : I_MULSUB, dest, a, b2, c2, e->node);
+            (void)q;
+            return dest;
+        }
+        if ((e->op == RX_ADD || e->op == RX_SUB) && is_leaf_product(e->x) && is_leaf(e->y)) {
+            int b2 = emit_expr(m, e->x->x, -1), c2 = emit_expr(m, e->x->y, -1);
+            a = emit_expr(m, e->y, -1);
+            if (dest < 0) dest = temp(m);
+            ins(m, e->op == RX_ADD ? I_MULADD : I_MULSUBR, dest, a, b2, c2, e->node);
+            return dest;
+        }
+        a = emit_expr(m, e->x, -1);
+        b = emit_expr(m, e->y, -1);
+        m->temps = saved;
+        if (dest < 0) dest = temp(m);
+        ins(m, I_ADD + (e->op - RX_ADD), dest, a, b, 0, e->node);
+        return dest;
+    case RX_NEG:
+        a = emit_expr(m, e->x, -1);
+        m->temps = saved;
+        if (dest < 0) dest = temp(m);
+        ins(m, I_NEG, dest, a, 0, 0, e->node);
+        return dest;
+    case RX_INDEX:
+        /* a[x * y + z], a[z + x * y] of leaves (det's A[R0 * l + Cj]) */
+        if (e->x->op == RX_ADD && ((is_leaf_product(e->x->x) && is_leaf(e->x->y)) ||
+                                   (is_leaf(e->x->x) && is_leaf_product(e->x->y)))) {
+            const RExpr *pr = is_leaf_product(e->x->x) && is_leaf(e->x->y) ? e->x->x : e->x->y;
+            const RExpr *z = pr == e->x->x ? e->x->y : e->x->x;
+            if (dest < 0) dest = temp(m);
+            int q = ins(m, I_LOADMA, dest, emit_expr(m, pr->x, -1), emit_expr(m, pr->y, -1), e->a, e->node);
+            m->code[q].e = emit_expr(m, z, -1);
+            return dest;
+        }
+        a = emit_expr(m, e->x, -1);
+        m->temps = saved;
+        if (dest < 0) dest = temp(m);
+        ins(m, I_LOAD, dest, a, 0, e->a, e->node);
+        return dest;
+    default: {   /* RX_CALL: the arguments in consecutive temporaries */
+        int first = m->temps + m->k->fn->nregs;
+        for (int i = 0; i < e->nargs; i++) temp(m);
+        for (int i = 0; i < e->nargs; i++) emit_expr(m, e->args[i], first + i);
+        m->temps = saved;
+        if (dest < 0) dest = temp(m);
+        ins(m, I_CALL, dest, first, e->nargs, e->a, e->node);
+        return dest;
+    }
+    }
+    if (dest >= 0 && dest != src) ins(m, I_MOV, dest, src, 0, 0, e->node);
+    return dest >= 0 ? dest : src;
+}
+
+static void emit_block(Emit *m, const RBlock *b);
+
+static void patch(Emit *m, const int *at, int n, int to)
+{
+    for (int i = 0; i < n; i++) m->code[at[i]].d = to;
+}
+
+/* if !(x cmp y) jump (patched by the caller): the jump's index */
+static int emit_test(Emit *m, const RStmt *s)
+{
+    int saved = m->temps;
+    int a = emit_expr(m, s->x, -1), b = emit_expr(m, s->y, -1);
+    m->temps = saved;
+    return ins(m, I_JNLT + (s->cmp - OP2_LT), -1, a, b, 0, s->node);
+}
+
+static LoopPatch *loop_begin(Emit *m)
+{
+    if (m->nloops == RV_MAXLOOPS) {
+        m->ok = 0;
+        m->nloops--;
+    }
+    LoopPatch *p = &m->loops[m->nloops++];
+    p->nbrk = p->ncont = 0;
+    return p;
+}
+
+static void emit_jump_out(Emit *m, int *list, int *n, Node *node)
+{
+    int j = ins(m, I_JMP, -1, 0, 0, 0, node);
+    if (*n == RV_MAXJUMPS) m->ok = 0;
+    else list[(*n)++] = j;
+}
+
+static void emit_stmt(Emit *m, const RStmt *s)
+{
+    int saved = m->temps;
+    switch (s->op) {
+    case RS_SET: emit_expr(m, s->x, s->a); break;
+    case RS_STORE: {
+        int v = emit_expr(m, s->y, -1);
+        int x = emit_expr(m, s->x, -1);
+        ins(m, I_STORE, 0, x, v, s->a, s->node);
+        break;
+    }
+    case RS_IF: {
+        int j = emit_test(m, s);
+        emit_block(m, &s->body);
+        if (s->els.n) {
+            int out = ins(m, I_JMP, -1, 0, 0, 0, s->node);
+            m->code[j].d = m->n;
+            emit_block(m, &s->els);
+            m->code[out].d = m->n;
+        } else
+            m->code[j].d = m->n;
+        break;
+    }
+    case RS_WHILE: {
+        /* while_steps: the poll, the condition, the body */
+        LoopPatch *p = loop_begin(m);
+        int top = ins(m, I_POLL, 0, 0, 0, 0, s->node);
+        int j = emit_test(m, s);
+        emit_block(m, &s->body);
+        ins(m, I_JMP, top, 0, 0, 0, s->node);
+        m->code[j].d = m->n;
+        patch(m, p->brk, p->nbrk, m->n);
+        patch(m, p->cont, p->ncont, top);
+        m->nloops--;
+        break;
+    }
+    case RS_FOR: {
+        /* ex_for_local: lo and hi checked in turn, a hidden counter i from
+         * lo while i < hi, the variable set to it at each step's start */
+        int i = temp(m), hi = temp(m);
+        emit_expr(m, s->x, i);
+        ins(m, I_BOUND, 0, i, 0, 0, s->node->a);
+        emit_expr(m, s->y, hi);
+        ins(m, I_BOUND, 0, hi, 0, 0, s->node->b);
+        LoopPatch *p = loop_begin(m);
+        int enter = ins(m, I_FORENTER, -1, i, hi, s->a, s->node);
+        int body = m->n;
+        emit_block(m, &s->body);
+        int step = ins(m, I_FORSTEP, body, i, hi, s->a, s->node);
+        m->code[enter].d = m->n;
+        patch(m, p->brk, p->nbrk, m->n);
+        patch(m, p->cont, p->ncont, step);
+        m->nloops--;
+        break;
+    }
+    case RS_RETURN: ins(m, I_RET, 0, emit_expr(m, s->x, -1), 0, 0, s->node); break;
+    case RS_BREAK: {
+        LoopPatch *p = &m->loops[m->nloops - 1];
+        emit_jump_out(m, p->brk, &p->nbrk, s->node);
+        break;
+    }
+    case RS_CONTINUE: {
+        LoopPatch *p = &m->loops[m->nloops - 1];
+        emit_jump_out(m, p->cont, &p->ncont, s->node);
+        break;
+    }
+    case RS_EVAL: emit_expr(m, s->x, -1); break;
+    default: emit_block(m, &s->body); break;
+    }
+    m->temps = saved;
+}
+
+static void emit_block(Emit *m, const RBlock *b)
+{
+    for (int i = 0; i < b->n; i++) emit_stmt(m, &b->s[i]);
+}
+
+/* A source register as emitted, where it is in the layout. */
+static int placed(int reg, const RFn *fn, const int *capreg)
+{
+    if (reg & R_CONST) return fn->kbase + (reg & ~R_CONST);
+    if (reg & R_CAPNUM) return capreg[reg & ~R_CAPNUM];
+    return reg;
+}
+
+/* The code of k's tree, its registers laid out: locals, temporaries,
+ * constants, captured numbers. 0: declined (too many of something). */
+static int emit_fn(Comp *k)
+{
+    Emit m;              /* (not zeroed whole: the loops' patch lists are 8 KB) */
+    m.k = k;
+    m.code = NULL;
+    m.n = m.cap = m.temps = m.maxtemps = m.nconst = m.nloops = 0;
+    m.ok = 1;
+    RFn *fn = k->fn;
+    emit_block(&m, &fn->body);
+    fn->kbase = fn->nregs + m.maxtemps;
+    fn->nconst = m.nconst;
+    fn->nbase = fn->kbase + m.nconst;
+    fn->ncapnum = 0;
+    int capreg[RV_MAXCAPS];
+    for (int i = 0; i < fn->ncaps; i++)
+        if (fn->caps[i].uses & CAP_NUM) {
+            capreg[i] = fn->nbase + fn->ncapnum;
+            fn->capnum[fn->ncapnum++] = i;
+        }
+    fn->nreg_all = fn->nbase + fn->ncapnum;
+    for (int i = 0; i < m.n; i++) {
+        RIns *p = &m.code[i];
+        switch (p->op) {
+        case I_ADD: case I_SUB: case I_MUL: case I_DIV: case I_STORE:
+        case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            p->a = placed(p->a, fn, capreg);
+            p->b = placed(p->b, fn, capreg);
+            break;
+        case I_NEG: case I_MOV: case I_LOAD: case I_BOUND: case I_RET:
+            p->a = placed(p->a, fn, capreg);
+            break;
+        case I_LOADMA:
+            p->a = placed(p->a, fn, capreg);
+            p->b = placed(p->b, fn, capreg);
+            p->e = placed(p->e, fn, capreg);
+            break;
+        case I_MULADD: case I_MULSUB: case I_MULSUBR:
+            p->a = placed(p->a, fn, capreg);
+            p->b = placed(p->b, fn, capreg);
+            p->c = placed(p->c, fn, capreg);
+            break;
+        }
+    }
+    fn->consts = comp_alloc(k, sizeof(double) * (size_t)(m.nconst ? m.nconst : 1));
+    memcpy(fn->consts, m.consts, sizeof(double) * (size_t)m.nconst);
+    fn->code = comp_alloc(k, sizeof(RIns) * (size_t)(m.n ? m.n : 1));
+    memcpy(fn->code, m.code, sizeof(RIns) * (size_t)m.n);
+    free(m.code);
+    return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
+}
+
+/* ------------------------------------------------------------ running */
+
+typedef struct {
+    const RFn *fn;
+    Closure *c;
+    const RTab *tab;
+} RCall;
+
+static double run_fn(Closure *c, const RTab *tab, const double *args);
+
+/* The frame the tree walker would have had for this call, for eval.c's
+ * general paths to raise an error in: the captures are what they read
+ * (the registers, never arrays, are not). Dropped if they return. */
+static Env *frame_for_error(const RCall *k)
+{
+    return value_frame_new(k->c->fn, k->c->env, k->c->fn->nslots);
+}
+
+static __attribute__((noinline)) double index_slow(const RCall *k, const RIns *p, double x)
+{
+    Env *frame = frame_for_error(k);
+    Value iv = num_val(x);
+    Value r = eval_index_general(p->node, frame, &iv);
+    value_frame_drop(frame);
+    if (r.t != V_NUM || r.id) err_raise_at(p->node, "internal error: a compiled closure read %s", value_type_name(r));
+    return r.u.n;
+}
+
+static __attribute__((noinline)) void store_slow(const RCall *k, const RIns *p, double v, double x)
+{
+    Env *frame = frame_for_error(k);
+    Node *t = p->node->a;
+    Value iv = num_val(x);
+    G->err.where.node = p->node;
+    if (!eval_store_named(t, frame, num_val(v), &iv)) eval_store_general(t, frame, num_val(v), -1, &iv);
+    value_frame_drop(frame);
+}
+
+/* a range bound: eval_range_bound's test and error */
+static __attribute__((noinline, noreturn)) void bound_error(const RIns *p, double d)
+{
+    err_raise_at(p->node, "a range bound must be a whole number, got %s", value_num_str(d));
+}
+
+/* x a whole number in [0, n): index_of's test (eval.c). With SSE2 as
+ * threaded.c's whole_index does it: the conversion's answer for a NaN or
+ * a number out of int's range (INT_MIN) fails the unsigned compare. */
+static inline __attribute__((always_inline)) int whole_in(double x, int n, int *k)
+{
+#ifdef __SSE2__
+    int i = _mm_cvttsd_si32(_mm_set_sd(x));
+    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
+    *k = i;
+    return 1;
+#else
+    if (!(x >= 0 && x < n) || (int)x != x) return 0;
+    *k = (int)x;
+    return 1;
+#endif
+}
+
+/* a call of another compiled closure than the running one: its captures' places */
+static __attribute__((noinline)) double call_other(Closure *g, const double *args)
+{
+    RTab t;
+    bind(&t, g->fn->reg, g);
+    return run_fn(g, &t, args);
+}
+
+static __attribute__((noinline)) void poll(const RIns *p)
+{
+    G->err.where.node = p->node;
+    err_check_interrupt_now();
+}
+
+/* The instructions (in run_fn), dispatched by computed goto (gcc's labels as values):
+ * each handler jumps to the next one's, one indirect jump an instruction
+ * where a switch took a bounds test and two jumps. */
+#define NEXT goto *lab[(++p)->op]
+#define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
+/* A call, as call_node and run_in_frame (eval.c) make it: the traceback's
+ * line, the depth test, the interrupt poll, the error position in the
+ * callee's chunk, one level deeper (G->err.where.node is the call's); then
+ * the code, and back at its return. (One function: the code's own would
+ * cost a call's way in and out, and it cannot be inlined.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_MEMCPY_LOOPS
+#endif
+static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args)
+{
+    FnInfo *f = c->fn;
+    const RFn *fn = f->reg;
+    if (__builtin_expect(G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
+        call_push(f->name);
+        eval_depth_error();
+    }
+    call_push(f->name);
+    err_check_interrupt();
+    ErrWhere saved = G->err.where;
+    G->err.where.chunk = f->chunk;
+    G->eval.run.call_depth++;
+    regvm_calls++;
+    double r[fn->nreg_all > 0 ? fn->nreg_all : 1];
+    /* (a few each: loops, not memcpy calls) */
+    for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
+    double *kr = r + fn->kbase;
+    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    const RCall call = { fn, c, tab }, *k = &call;
+
+    static void *const lab[] = {
+        [I_ADD] = &&add, [I_SUB] = &&sub, [I_MUL] = &&mul, [I_DIV] = &&div, [I_NEG] = &&neg, [I_MOV] = &&mov,
+        [I_LOAD] = &&load, [I_STORE] = &&store, [I_CALL] = &&call, [I_JMP] = &&jmp,
+        [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
+        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
+        [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep };
+    const RIns *code = k->fn->code, *p = code;
+    int i;
+    goto *lab[p->op];
+add: r[p->d] = r[p->a] + r[p->b]; NEXT;
+sub: r[p->d] = r[p->a] - r[p->b]; NEXT;
+mul: r[p->d] = r[p->a] * r[p->b]; NEXT;
+div: r[p->d] = r[p->a] / r[p->b]; NEXT;
+neg: r[p->d] = -r[p->a]; NEXT;
+mov: r[p->d] = r[p->a]; NEXT;
+load: {
+        const Storage *st = k->tab->st[p->c];
+        double x = r[p->a];
+        r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        NEXT;
+    }
+store: {
+        Storage *st = k->tab->st[p->c];
+        double x = r[p->a];
+        /* the element is a number of no tape id (KNOWN_CONSTS): its double alone changes */
+        if (__builtin_expect(whole_in(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
+        else store_slow(k, p, r[p->b], x);
+        NEXT;
+    }
+call: {
+        G->err.where.node = p->node;
+        const Value *fv = k->tab->slot[p->c];
+        if (fv->t == V_BUILTIN) {   /* sin(x) ...: num_op's float64 value (ev_call_math1) */
+            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
+            NEXT;
+        }
+        Closure *g = AS_FN(*fv);
+        r[p->d] = g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]);
+        NEXT;
+    }
+jmp: p = code + p->d; goto *lab[p->op];
+jnlt: JUMP(r[p->a] < r[p->b]);
+jnle: JUMP(r[p->a] <= r[p->b]);
+jngt: JUMP(r[p->a] > r[p->b]);
+jnge: JUMP(r[p->a] >= r[p->b]);
+jneq: JUMP(r[p->a] == r[p->b]);
+jnne: JUMP(r[p->a] != r[p->b]);
+bound:
+    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);
+    NEXT;
+poll_:
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    NEXT;
+ret: {
+        double v = r[p->a];
+        G->eval.run.call_depth--;
+        G->err.where = saved;
+        call_pop();
+        return v;
+    }
+loadma: {
+        const Storage *st = k->tab->st[p->c];
+        double x = r[p->a] * r[p->b] + r[p->e];
+        r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        NEXT;
+    }
+muladd: r[p->d] = r[p->a] + r[p->b] * r[p->c]; NEXT;
+mulsub: r[p->d] = r[p->a] - r[p->b] * r[p->c]; NEXT;
+mulsubr: r[p->d] = r[p->b] * r[p->c] - r[p->a]; NEXT;
+forenter:
+    if (!(r[p->a] < r[p->b])) {
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    r[p->c] = r[p->a];
+    NEXT;
+forstep:
+    r[p->a] = r[p->a] + 1;
+    if (r[p->a] < r[p->b]) {
+        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+        r[p->c] = r[p->a];
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    NEXT;
+}
+#undef NEXT
+#undef JUMP
+
+/* A closure whose calls are declined many times in a row (det's minor
+ * under grad: A is recorded) rests (REG_RESTING, regvm.h) when called by a
+ * local or captured name, or, called by a global name, is not offered its
+ * next RV_SKIP calls: a decline costs some 35 instructions, which a
+ * recursive closure would pay at every call. Declining is always safe, so
+ * this only delays the form. */
+#define RV_DECLINES 16
+#define RV_SKIP 255
+
+static int try_call(Closure *c, int argc, const Value *args, Value *out);
+
+int regvm_call(Closure *c, int argc, const Value *args, Value *out, int by_global)
+{
+    FnInfo *f = c->fn;
+    regvm_offers++;
+    if (try_call(c, argc, args, out)) {
+        f->reg_declines = 0;
+        return 1;
+    }
+    if (++f->reg_declines >= RV_DECLINES && f->reg_state == REG_COMPILED) {
+        f->reg_declines = RV_DECLINES - 1;   /* one more decline after the skip skips again */
+        if (by_global) f->reg_skip = RV_SKIP;
+        else f->reg_state = REG_RESTING;
+    }
+    return 0;
+}
+
+static int try_call(Closure *c, int argc, const Value *args, Value *out)
+{
+    FnInfo *f = c->fn;
+    if (!eval_fast_paths || f->reg_state == REG_DECLINED) return 0;
+    if (f->reg_state == REG_RESTING) f->reg_state = REG_COMPILED;   /* offered by a global name: awake */
+    if (f->reg && f->reg->last_bad >= 0 && f->reg->wit_st && witness_holds(f->reg, c)) return 0;
+    if (argc > EVAL_CALL_ARGS || G->num.backend != BK_F64 || (f->labels && G->tape.recording) || G->ckpt.mode || G->eval.run.nograd_block ||
+        G->eval.run.nograd_frame >= 0 || argc != f->nparams || reclaim_due())
+        return 0;
+    double a[EVAL_CALL_ARGS];
+    for (int i = 0; i < argc; i++) {
+        if (args[i].t != V_NUM || args[i].id) return 0;
+        a[i] = args[i].u.n;
+    }
+    Closure *seen[RV_VALIDATE_DEPTH];
+    if (!validate(c, seen, 0)) return 0;
+    RTab t;
+    bind(&t, f->reg, c);
+    regvm_entries++;
+    *out = num_val(run_fn(c, &t, a));
+    return 1;
+}

@@ -1,0 +1,28 @@
+/* regvm.h: simple scalar closures compiled once to a register form and
+ * run on unboxed doubles (regvm.c says what and why). */
+#ifndef WG_REGVM_H
+#define WG_REGVM_H
+#include "value.h"
+
+/* FnInfo.reg_state. REG_RESTING: compiled, but its calls by a local or
+ * captured name were declined many times in a row (det's minor under
+ * grad, its A recorded), so they are not offered until a closure of it is
+ * made again (eval.c's make_closure): offering costs a recursive closure
+ * at every call, and declining is always safe. The tree walker's path
+ * tests reg_state < REG_DECLINED, one compare either way. */
+enum { REG_UNTRIED, REG_COMPILED, REG_DECLINED, REG_RESTING };
+
+/* c(args) run in its compiled form, its value in *out: 1. 0: declined
+ * (nothing done, nothing raised): the caller runs the call as it would
+ * have. args are the argc arguments evaluated (owned by the caller; a
+ * call it takes has only plain numbers, which own nothing). The caller
+ * has set G->err.where.node to the call's node. */
+int regvm_call(Closure *c, int argc, const Value *args, Value *out, int by_global);
+
+/* Calls the tree walker offered the compiled form, calls that entered it
+ * from the tree walker, and calls it ran in all (with its own calls),
+ * since the process began: for tests (tests/unit/test_regvm.c) that must
+ * see it ran, or rested. */
+extern unsigned long regvm_offers, regvm_entries, regvm_calls;
+
+#endif
