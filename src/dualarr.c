@@ -24,6 +24,20 @@ typedef struct { double p; uint32_t id; const Dual *d; } DotPart;
 /* Tangent j of a part (a number has none: NULL d); dual_tan reads either
  * form of a dual's tangents (boxed Values or unboxed doubles, value.h). */
 static inline Value part_tan(const DotPart *o, int j) { return dual_tan(o->d, j); }
+/* Whether a part's tangents are Values (ids to look at), not doubles. */
+static inline int boxed(const DotPart *o) { return o->d && !(o->d->form & DUAL_UNBOXED); }
+
+/* The elements of an array or view: e[i * *stride]. */
+static const Value *seq_elems(Value v, long *stride)
+{
+    if (v.t == V_ARR) {
+        *stride = 1;
+        return AS_ARR(v)->v;
+    }
+    const View *w = AS_VIEW(v);
+    *stride = w->stride;
+    return w->s->v + w->start;
+}
 
 static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
 {
@@ -37,10 +51,15 @@ static int dot_part(Value v, uint32_t top, int *k, DotPart *o)
     Dual *d = AS_DUAL(v);
     if (d->tag != top || d->p.t != V_NUM || (*k && d->k != *k)) return 0;
     *k = d->k;
-    for (int j = 0; j < d->k; j++) {
-        Value t = dual_tan(d, j);
-        if (t.t != V_NUM || !isfinite(t.u.n)) return 0;
-    }
+    if (d->form & DUAL_UNBOXED) {      /* plain doubles (the common case): no Value each */
+        const double *td = dual_td(d);
+        for (int j = 0; j < d->k; j++)
+            if (!isfinite(td[j])) return 0;
+    } else
+        for (int j = 0; j < d->k; j++) {
+            Value t = d->t[j];
+            if (t.t != V_NUM || !isfinite(t.u.n)) return 0;
+        }
     o->p = d->p.u.n;
     o->id = d->p.id;
     o->d = d;
@@ -170,8 +189,11 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     uint32_t *ids_all = (uint32_t *)(y + n), *terms = ids_all + 3 * (size_t)n;
     ConstIds c = { ids_all + n, ids_all + 2 * (size_t)n, 0, 0 };
     double s = 0;
+    long sa, sb;
+    const Value *ea = seq_elems(a, &sa), *eb = seq_elems(b, &sb);
+    int same = ea == eb && sa == sb;     /* dot(x, x): each element's parts once */
     for (int i = 0; i < n; i++) {
-        if (!dot_part(*seq_at(a, i), top, &k, &x[i]) || !dot_part(*seq_at(b, i), top, &k, &y[i])) {
+        if (!dot_part(ea[i * sa], top, &k, &x[i]) || (same ? (y[i] = x[i], 0) : !dot_part(eb[i * sb], top, &k, &y[i]))) {
             err_scratch_free(x);
             return 0;
         }
@@ -184,8 +206,8 @@ int fwd_dot(Value a, Value b, int n, Value *out)
     }
     for (int i = 0; i < n; i++) {
         uint32_t ids = x[i].id | y[i].id;
-        for (int l = 0; l < k; l++)
-            ids |= (x[i].d ? part_tan(&x[i], l).id : 0) | (y[i].d ? part_tan(&y[i], l).id : 0);
+        for (int l = 0; l < k; l++)      /* (unboxed tangents record nothing) */
+            ids |= (boxed(&x[i]) ? x[i].d->t[l].id : 0) | (boxed(&y[i]) ? y[i].d->t[l].id : 0);
         ids_all[i] = ids;
     }
     memset(c.cx, 0, sizeof(uint32_t) * 2 * (size_t)n);
@@ -243,33 +265,44 @@ int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
             const Value *e = seq_at(cv, i);
             if (e->t != V_NUM || (e->id && rec)) return 0;
         }
+    long sd;
+    const Value *ed = seq_elems(dv, &sd);
     for (int i = 0; i < n; i++) {
-        const Value *e = seq_at(dv, i);
+        const Value *e = &ed[i * sd];
         if (e->t != V_DUAL) return 0;
         Dual *d = AS_DUAL(*e);
         if (d->tag != top || d->p.t != V_NUM || (k && d->k != k)) return 0;
         k = d->k;
-        for (int j = 0; j < k; j++) {
-            Value t = dual_tan(d, j);
-            if (t.t != V_NUM || t.id) return 0;
-        }
+        if (!(d->form & DUAL_UNBOXED))     /* (unboxed tangents are plain numbers) */
+            for (int j = 0; j < k; j++) {
+                Value t = d->t[j];
+                if (t.t != V_NUM || t.id) return 0;
+            }
     }
     Value prim = value_arr_new(n);
-    for (int i = 0; i < n; i++) AS_ARR(prim)->v[i] = AS_DUAL(*seq_at(dv, i))->p;   /* numbers: no references */
+    for (int i = 0; i < n; i++) AS_ARR(prim)->v[i] = AS_DUAL(ed[i * sd])->p;   /* numbers: no references */
     Value r = dual_b ? arith_elementwise_flat(op, a, prim) : arith_elementwise_flat(op, prim, b);
     v_release(prim);
     double sign = dual_b && op == OP_SUB ? -1 : 1;
     Value res = value_arr_new(n);
     for (int i = 0; i < n; i++) {
-        Dual *src = AS_DUAL(*seq_at(dv, i));
-        Dual *d = dual_alloc_unboxed(top, k);      /* the tangents are plain: as dual_finish packs them */
+        Dual *src = AS_DUAL(ed[i * sd]);
+        Dual *d = dual_alloc_spare(top, k, 0);      /* the tangents are plain: as dual_finish packs them */
+        if (!d) d = dual_alloc_unboxed(top, k);
         d->p = AS_ARR(r)->v[i];
         v_retain(d->p);
         d->plain = (uint8_t)dual_part_plain(d->p);
-        for (int j = 0; j < k; j++) {
-            double t = dual_tan(src, j).u.n;
-            dual_td(d)[j] = t == 0 ? 0 : sign * t;
-        }
+        double *td = dual_td(d);
+        if (src->form & DUAL_UNBOXED)
+            for (int j = 0; j < k; j++) {
+                double t = dual_td(src)[j];
+                td[j] = t == 0 ? 0 : sign * t;
+            }
+        else
+            for (int j = 0; j < k; j++) {
+                double t = src->t[j].u.n;
+                td[j] = t == 0 ? 0 : sign * t;
+            }
         AS_ARR(res)->v[i] = obj_val(V_DUAL, d);
     }
     v_release(r);

@@ -162,9 +162,32 @@ Dual *dual_alloc(uint32_t tag, int k)
     return d;
 }
 
+/* No spare unboxed dual of k waits: a slab of them, all spares but the
+ * one returned (0 when the slabs' budget is spent or k is beyond the
+ * spare lists). */
+static __attribute__((noinline)) Dual *dual_slab_carve(uint32_t tag, int k)
+{
+    ValueState *vs = &G->value;
+    size_t one = dual_bytes(k, 0);          /* a multiple of 8: Dual is, and k doubles */
+    size_t m = DUAL_SLAB_ONE / one;
+    if (k > DUAL_KMAX || m < 2 || vs->slab_bytes + m * one > DUAL_SLAB_BYTES) return NULL;
+    char *slab = err_malloc(m * one);
+    vs->slab_bytes += m * one;
+    for (size_t i = 0; i < m; i++) {
+        Dual *d = (Dual *)(void *)(slab + i * one);
+        memset(&d->h, 0, sizeof d->h);
+        d->h.type = V_DUAL;
+        d->k = (uint16_t)k;
+        d->form = DUAL_SLAB | DUAL_UNBOXED;
+        dual_spare_put(d);
+    }
+    return dual_alloc_spare(tag, k, 0);
+}
+
 Dual *dual_alloc_unboxed(uint32_t tag, int k)
 {
     Dual *d = dual_alloc_spare(tag, k, 0);
+    if (!d && eval_fast_paths) d = dual_slab_carve(tag, k);
     if (!d) {
         d = value_obj_new(V_DUAL, dual_bytes(k, 0));
         d->tag = tag;

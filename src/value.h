@@ -157,7 +157,8 @@ typedef struct Dual {
 } Dual;
 enum {
     DUAL_UNBOXED = 1,  /* t holds k doubles (dual_td) */
-    DUAL_WIDE = 2      /* the block has room for k Values (dual_alloc's), else k doubles */
+    DUAL_WIDE = 2,     /* the block has room for k Values (dual_alloc's), else k doubles */
+    DUAL_SLAB = 4      /* carved from a slab (dual_slab_carve): never freed alone, always a spare */
 };
 static inline double *dual_td(const Dual *d) { return (double *)(void *)d->t; }
 
@@ -313,6 +314,12 @@ const char *value_num_str(double x);   /* for error messages */
 #define DUAL_KMAX 32              /* spare lists for k = 1 .. DUAL_KMAX (fwd.h's FWD_CHUNK) */
 #define DUAL_SPARE 8192           /* duals waiting in all (at most 560 bytes each: 4.4 MB) */
 #ifdef __SANITIZE_ADDRESS__
+#define DUAL_SLAB_BYTES 0         /* (under ASan every dual is its own block) */
+#else
+#define DUAL_SLAB_BYTES (4u << 20)   /* at most this much in dual slabs (kept for good) */
+#endif
+#define DUAL_SLAB_ONE (16u << 10) /* bytes a slab: the duals of one malloc */
+#ifdef __SANITIZE_ADDRESS__
 #define ENV_SPARE 0           /* (under ASan every frame is its own block: use after free stays visible) */
 #else
 #define ENV_SPARE 32
@@ -339,6 +346,12 @@ typedef struct {
      * malloc, a list each (through h.next), up to DUAL_SPARE in all. */
     Dual *spare[DUAL_KMAX + 1][2];    /* [k][0]: unboxed blocks, [k][1]: wide */
     int nspare;
+    /* An array operation in a jvp makes a dual an element (hvp's
+     * `points - take(C, at)`: 8000), each a malloc when no spare waits:
+     * unboxed duals are carved instead from slabs of DUAL_SLAB_ONE bytes
+     * (up to DUAL_SLAB_BYTES in all), their duals spares from the start
+     * and spares again when freed, never back to malloc. */
+    size_t slab_bytes;
     char num_bufs[4][64];     /* value_num_str's, a few at a time */
     int num_next;
     /* Every call makes and drops a frame: freed frames of up to
@@ -383,7 +396,7 @@ static inline Dual *dual_alloc_spare(uint32_t tag, int k, int wide)
     d->h.rc = 1;            /* type, mark (0 out of the collector's list) and k are as it left them */
     gc_link_inline(&d->h);
     d->tag = tag;
-    d->form = wide ? DUAL_WIDE : DUAL_UNBOXED;
+    d->form = (uint8_t)((d->form & DUAL_SLAB) | (wide ? DUAL_WIDE : DUAL_UNBOXED));
     d->plain = !wide;       /* unboxed: finished once the caller fills p and the doubles */
     return d;
 }
@@ -443,7 +456,7 @@ static inline void dual_spare_put(Dual *d)
 {
     ValueState *vs = &G->value;
     int k = d->k;
-    if (k > DUAL_KMAX || vs->nspare >= DUAL_SPARE) {
+    if (!(d->form & DUAL_SLAB) && (k > DUAL_KMAX || vs->nspare >= DUAL_SPARE)) {
         free(d);
         return;
     }

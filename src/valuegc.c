@@ -93,6 +93,12 @@ static void free_shallow(Obj *o)
         }
         break;
     }
+    case V_DUAL:
+        if (((Dual *)o)->form & DUAL_SLAB) {    /* part of a slab (value.h): a spare again */
+            dual_spare_put((Dual *)o);
+            return;
+        }
+        break;
     default: break;
     }
     free(o);
