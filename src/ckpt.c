@@ -513,6 +513,11 @@ typedef struct Recomp {
     uint32_t *at;
     uint8_t *found;
     uint32_t nout;
+    /* the same, by position (outputs_by_position): the outputs not yet
+     * found at carried number k are head[k], next[head[k]], ... (NO_OUT
+     * ends a list); nhead positions, capacity caphead */
+    uint32_t *head, *next, nhead, caphead;
+    int by_position;
     uint32_t entry;    /* the loop's entry (0: none yet) */
     int kinks;         /* kink_quiet's, for kink_loud */
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
@@ -658,6 +663,8 @@ static void recomp_end(Recomp *S)
     free(S->dirty);
     free(S->at);
     free(S->found);
+    free(S->head);
+    free(S->next);
     free(S->vars);
     free(S->capt);
     state_set_mode(&S->outer_mode);
@@ -913,6 +920,60 @@ static size_t chunk_budget(void)
     return avail < MAX_CHUNK_BYTES ? avail : MAX_CHUNK_BYTES;
 }
 
+#define NO_OUT UINT32_MAX
+
+/* The outputs found in a chunk whose region starts at entry `base` with
+ * nleaf leaves (carried number k at c is base + k), seeds[k] the carried
+ * number k at j, changed[0..nchanged) the positions k < nlam whose
+ * number is not leaf k (ascending): the outputs at a position the chunk
+ * wrote are wanted (appended to want, their outputs to which, from nwant
+ * on; returns the new nwant), those at a leaf move to its position, those
+ * at a number from before the region (or past nlam) are lost track of.
+ * The same outcome as chunk's walk over every output, in work
+ * proportional to the positions that changed (a chunk that writes one
+ * column of a large array touches that column); the wanted come in
+ * another order, which sweep_region does not mind (it only reads). */
+static uint32_t outputs_by_position(Recomp *S, const uint32_t *seeds, uint32_t nlam, uint32_t nleaf,
+                                    const uint32_t *changed, uint32_t nchanged,
+                                    uint32_t *want, uint32_t *which, uint32_t nwant)
+{
+    uint32_t base = S->mark.m.n, nw = 0;      /* which[nw] is want[nleaf + nw]'s output */
+    uint32_t *moved = err_scratch_uninit(sizeof(uint32_t) * 2 * (nchanged + 1));   /* (list, to) pairs */
+    uint32_t nmoved = 0;
+    for (uint32_t c = 0; c < nchanged; c++) {
+        uint32_t k = changed[c];
+        if (k >= S->nhead) break;
+        uint32_t o = S->head[k], id = seeds[k];
+        if (o == NO_OUT) continue;
+        S->head[k] = NO_OUT;
+        if (id < base) continue;                           /* lost track, or no entry of this loop */
+        if (id < base + nleaf) {                           /* not written here: at that leaf */
+            moved[2 * nmoved] = o;
+            moved[2 * nmoved++ + 1] = id - base;
+            continue;
+        }
+        for (; o != NO_OUT; o = S->next[o]) {              /* written here */
+            which[nw++] = o;
+            want[nwant++] = id;
+        }
+    }
+    for (uint32_t k = nlam; k < S->nhead; k++) S->head[k] = NO_OUT;    /* past what is carried: lost */
+    if (nleaf > S->caphead) {
+        S->head = err_realloc(S->head, sizeof(uint32_t) * nleaf);
+        S->caphead = nleaf;
+    }
+    for (uint32_t k = S->nhead; k < nleaf; k++) S->head[k] = NO_OUT;
+    S->nhead = nleaf;
+    for (uint32_t m = 0; m < nmoved; m++) {     /* each list onto the front of its leaf's */
+        uint32_t o = moved[2 * m], to = moved[2 * m + 1], last = o;
+        while (S->next[last] != NO_OUT) last = S->next[last];
+        S->next[last] = S->head[to];
+        S->head[to] = o;
+    }
+    err_scratch_free(moved);
+    return nwant;
+}
+
 /* From state B: unrecorded to step c, recorded to step j, then swept with
  * lam_j (the adjoints of the carried numbers at j); returns the adjoints
  * at c (scratch), or NULL with *fit steps if the recording outgrew the
@@ -957,7 +1018,19 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         err_raise("internal error: a checkpointed loop recomputed differently (please report)");
     }
     uint32_t *seeds = err_scratch_uninit(sizeof(uint32_t) * (f.n ? f.n : 1));     /* each written next */
-    for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
+    /* by_position: the positions whose number is not their own leaf's */
+    uint32_t *changed = S->by_position ? err_scratch_uninit(sizeof(uint32_t) * (f.n + 1)) : NULL, nchanged = 0;
+    if (changed) {
+        uint32_t base = S->mark.m.n, n = f.n < nleaf ? f.n : nleaf;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t id = f.slot[k]->id;
+            seeds[k] = id;
+            changed[nchanged] = k;             /* kept when changed (no branch) */
+            nchanged += id != base + k;
+        }
+        for (uint32_t k = n; k < f.n; k++) seeds[k] = f.slot[k]->id, changed[nchanged++] = k;
+    } else
+        for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
     /* the adjoints wanted: the leaves', then those of the outputs' entries
      * this segment made (the numbers it carries at j that are no leaf) */
@@ -965,7 +1038,8 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));
     uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));
     memcpy(want, leaves, sizeof(uint32_t) * nleaf);
-    for (uint32_t o = 0; o < S->nout; o++) {
+    if (S->by_position) nwant = outputs_by_position(S, seeds, nlam, nleaf, changed, nchanged, want, which, nwant);
+    else for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
         uint32_t at = S->at[o], id = at < nlam ? seeds[at] : 0;
         if (at >= nlam || id < S->mark.m.n) {       /* lost track, or no entry of this loop */
@@ -992,6 +1066,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     S->have_mark = 0;
     rec_off();
     err_scratch_free(seeds);
+    err_scratch_free(changed);
     err_scratch_free(leaves);
     return out;
 }
@@ -1093,6 +1168,13 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
     S->at = err_malloc(sizeof(uint32_t) * (n ? n : 1));
     S->found = err_calloc(n ? n : 1, 1);
     for (uint32_t o = 0; o < n; o++) S->at[o] = o;
+    S->by_position = eval_fast_paths;
+    if (S->by_position) {      /* output o at position o, alone */
+        S->head = err_malloc(sizeof(uint32_t) * (n ? n : 1));
+        S->next = err_malloc(sizeof(uint32_t) * (n ? n : 1));
+        for (uint32_t o = 0; o < n; o++) S->head[o] = o, S->next[o] = NO_OUT;
+        S->nhead = S->caphead = n;
+    }
     double *lam = err_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;
