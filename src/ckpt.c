@@ -108,6 +108,8 @@ typedef struct LoopRec {
     Storage **cst;     /* storages of the arrays the body only reads (a view made */
     Value **cstv;      /* inside may write them), and their contents at start; */
     uint8_t *cstf;     /* those already aliased at start are carried too */
+    uint8_t *cstk;     /* what is known of each one's contents at start (Storage.known:
+                        * KNOWN_CONSTS, KNOWN_NOHEAP, or 0) */
     int ncst;
     Node **synth;      /* name nodes made for closures' upvalues (owned) */
     int nsynth;
@@ -156,6 +158,7 @@ static void rec_release(TapeSide *side)
     free(r->cst);
     free(r->cstv);
     free(r->cstf);
+    free(r->cstk);
     for (int i = 0; i < r->nsynth; i++) free(r->synth[i]);
     free(r->synth);
     if (r->env) v_release(obj_val(V_ENV, r->env));
@@ -771,14 +774,25 @@ static void restore(LoopRec *r, State *s, int with_ids)
         for (int k = 0; k < s->nst; k++) in_state |= s->st[k] == r->cst[i];
         if (in_state) continue;
         Storage *st = r->cst[i];
+        const Value *from = r->cstv[i];
+        /* numbers over numbers (known so, as after the restore before:
+         * the steps between only read it, or their writes told known):
+         * a copy, nothing to retain or release, no scan */
+        if (eval_fast_paths && r->cstk[i] && (st->known & KNOWN_NOHEAP)) {
+            storage_dirty(st);
+            Value *to = st->v;
+            for (int j = 0; j < st->n; j++) to[j] = from[j];     /* (fewer instructions than memcpy's) */
+            st->known = r->cstk[i];
+            continue;
+        }
         storage_dirty(st);
         /* numbers over numbers (found so in one pass without branches):
          * a copy, nothing to retain or release */
         int heap = !eval_fast_paths;
-        const Value *from = r->cstv[i];
         for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]) | IS_HEAP(from[j]);
         if (!heap) {
             for (int j = 0; j < st->n; j++) st->v[j] = from[j];
+            st->known = r->cstk[i];       /* what it was at start */
             continue;
         }
         for (int j = 0; j < st->n; j++) {
@@ -1539,10 +1553,15 @@ static void capture_storage(LoopRec *r, Storage *s)
     r->cstf[r->ncst] = (uint8_t)s->aliased;
     r->cstv = err_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
     r->cstv[r->ncst] = err_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+    r->cstk = err_realloc(r->cstk, (size_t)(r->ncst + 1));
+    int other = 0, ids = 0;
     for (int j = 0; j < s->n; j++) {
         r->cstv[r->ncst][j] = s->v[j];
+        other |= s->v[j].t != V_NUM;
+        ids |= s->v[j].id != 0;
         v_retain(s->v[j]);
     }
+    r->cstk[r->ncst] = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
     r->cst[r->ncst++] = s;
     s->h.rc++;
 }
