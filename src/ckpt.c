@@ -433,18 +433,19 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
     s->vars = err_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
     flatten_live(r, &f, with_ids);
-    for (uint32_t j = 0; j < f.n; j++)
-        if (f.slot[j]->t != V_NUM) {
-            flat_free(&f);
-            state_free(s, r->nvars);
-            no_tangents(r);
-        }
     s->nflat = f.n;
     s->flat = err_malloc(sizeof(Value) * (f.n ? f.n : 1));
+    /* copied and checked in one pass: what is not a number (a dual) ends it */
+    int other = 0;
     if (with_ids)
-        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = *f.slot[j];
+        for (uint32_t j = 0; j < f.n; j++) other |= f.slot[j]->t != V_NUM, s->flat[j] = *f.slot[j];
     else
-        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = num_val(f.slot[j]->u.n);    /* numbers (above), ids dropped */
+        for (uint32_t j = 0; j < f.n; j++) other |= f.slot[j]->t != V_NUM, s->flat[j] = num_val(f.slot[j]->u.n);    /* ids dropped */
+    if (other) {
+        flat_free(&f);
+        state_free(s, r->nvars);
+        no_tangents(r);
+    }
     s->nst = f.nseen;
     s->st = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
