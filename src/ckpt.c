@@ -86,6 +86,7 @@ typedef struct State {
     int nst;
     Value *flat;       /* the carried numbers in flattening order (ids 0 but in the start state) */
     uint32_t nflat;
+    int consts;        /* flat holds numbers of id 0 only (each state but the start state) */
 } State;
 
 typedef struct LoopRec {
@@ -446,6 +447,7 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
         state_free(s, r->nvars);
         no_tangents(r);
     }
+    s->consts = !with_ids;
     s->nst = f.nseen;
     s->st = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
@@ -685,7 +687,7 @@ static void recomp_end(Recomp *S)
  * (others may share the saved one); aliased ones are written in place. */
 /* A saved array's elements back into its storage (ids dropped unless
  * with_ids), from flat[*pos] on. */
-static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
+static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids, int flat_consts)
 {
     /* the elements written over hold nothing to release: known so, or
      * found so in one pass without branches (flatten_live's ids written
@@ -702,6 +704,8 @@ static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int 
          * constants without their ids */
         const Value *from = flat + *pos;
         if (with_ids) memcpy(st->v, from, sizeof(Value) * (size_t)st->n);
+        else if (flat_consts)       /* constants already: a copy */
+            for (int j = 0; j < st->n; j++) st->v[j] = from[j];
         else
             for (int j = 0; j < st->n; j++) st->v[j] = num_val(from[j].u.n);
         *pos += (uint32_t)st->n;
@@ -743,7 +747,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
             Storage *st = map[sv->sidx];
             if (!done[sv->sidx]) {
                 done[sv->sidx] = 1;
-                restore_elements(st, s->flat, &pos, with_ids);
+                restore_elements(st, s->flat, &pos, with_ids, s->consts);
             }
             if (sv->v.t == V_ARR) {
                 nv = obj_val(V_ARR, st);
@@ -768,7 +772,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
     }
     for (int i = 0; i < s->nst; i++) {      /* storages no variable holds now */
         if (done[i]) continue;
-        restore_elements(map[i], s->flat, &pos, with_ids);
+        restore_elements(map[i], s->flat, &pos, with_ids, s->consts);
     }
     for (int i = 0; i < r->ncst; i++) {     /* arrays read only, unless the state has them */
         int in_state = 0;
@@ -1008,11 +1012,11 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     flatten_live(r, &f, 0);
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
-    uint32_t *leaves = err_scratch_uninit(sizeof(uint32_t) * (nleaf ? nleaf : 1));     /* each written next */
-    for (uint32_t k = 0; k < nleaf; k++) {
-        leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
-        rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
-    }
+    /* the adjoints wanted: the leaves', then those of the outputs' entries
+     * this segment made (the numbers it carries at j that are no leaf) */
+    uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));   /* written below nwant */
+    for (uint32_t k = 0; k < nleaf; k++)     /* labelled: a name holds it (ckpt_place) */
+        want[k] = f.slot[k]->id = tape_push(OP_LEAF | TAPE_LABELED, 0, 0, f.slot[k]->u.n);
     G->ckpt.floor = S->mark.m.n;
     flat_free(&f);
     size_t budget = chunk_budget(), start = tape_bytes();
@@ -1023,7 +1027,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
             *fit = t - c + 1;
             region_drop(S->mark);
             S->have_mark = 0;
-            err_scratch_free(leaves);
+            err_scratch_free(want);
             return NULL;
         }
     }
@@ -1036,23 +1040,26 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     /* by_position: the positions whose number is not their own leaf's */
     uint32_t *changed = S->by_position ? err_scratch_uninit(sizeof(uint32_t) * (f.n + 1)) : NULL, nchanged = 0;
     if (changed) {
-        uint32_t base = S->mark.m.n, n = f.n < nleaf ? f.n : nleaf;
+        uint32_t base = S->mark.m.n, n = f.n < nleaf ? f.n : nleaf, other = 0;
         for (uint32_t k = 0; k < n; k++) {
             uint32_t id = f.slot[k]->id;
             seeds[k] = id;
+            other |= f.slot[k]->t != V_NUM;
             changed[nchanged] = k;             /* kept when changed (no branch) */
             nchanged += id != base + k;
         }
-        for (uint32_t k = n; k < f.n; k++) seeds[k] = f.slot[k]->id, changed[nchanged++] = k;
+        for (uint32_t k = n; k < f.n; k++) {
+            seeds[k] = f.slot[k]->id, changed[nchanged++] = k;
+            other |= f.slot[k]->t != V_NUM;
+        }
+        /* every element of the storages carried is a number (the leaves'
+         * ids ended what was known): the next restore need not look */
+        if (!other)
+            for (int i = 0; i < f.nseen; i++) f.seen[i]->known = KNOWN_NOHEAP;
     } else
         for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
-    /* the adjoints wanted: the leaves', then those of the outputs' entries
-     * this segment made (the numbers it carries at j that are no leaf) */
-    /* (want and which are read only below nwant, where written) */
-    uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));
-    uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));
-    memcpy(want, leaves, sizeof(uint32_t) * nleaf);
+    uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));     /* read only where written */
     if (S->by_position) nwant = outputs_by_position(S, seeds, nlam, nleaf, changed, nchanged, want, which, nwant);
     else for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
@@ -1082,7 +1089,6 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     rec_off();
     err_scratch_free(seeds);
     err_scratch_free(changed);
-    err_scratch_free(leaves);
     return out;
 }
 
