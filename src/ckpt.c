@@ -35,7 +35,10 @@
  * free slot, the upper half reversed, then the lower); with no free slot
  * the chunks are recomputed from the segment's start. The first segment starts
  * from the loop's own input entries, so its sweep hands their adjoints to
- * the sweep that reached the loop.
+ * the sweep that reached the loop. Segments short enough to record
+ * together (known from the steps recorded so far) are reversed as one
+ * chunk (segments_merged): a chunk's cost in what the loop carries
+ * (restore, leaves, seeds, the adjoints wanted) is paid once for them.
  *
  * Higher order (a recorded sweep reaches the loop): the whole loop is run
  * once more recorded from its input entries, and the recorded sweep goes
@@ -110,7 +113,7 @@ typedef struct LoopRec {
     Value **cstv;      /* inside may write them), and their contents at start; */
     uint8_t *cstf;     /* those already aliased at start are carried too */
     uint8_t *cstk;     /* what is known of each one's contents at start (Storage.known:
-                        * KNOWN_CONSTS, KNOWN_NOHEAP, or 0) */
+                        * KNOWN_CONSTS, KNOWN_NOHEAP, or 0), set by recomp_begin */
     int ncst;
     Node **synth;      /* name nodes made for closures' upvalues (owned) */
     int nsynth;
@@ -119,6 +122,7 @@ typedef struct LoopRec {
     int nstates, capstates;
     uint32_t nout;
     uint64_t chunk_steps;   /* steps known to fit one recorded chunk (0: unknown) */
+    size_t step_bytes;      /* the most a recorded step took of the tape so far (0: unknown) */
     struct LoopRec *next;   /* G->ckpt.running now (not yet on the tape) */
     Storage **held;    /* storages a recorded step holds (run_step), until it ends */
     int nheld;
@@ -620,12 +624,16 @@ static Recomp *recomp_begin(LoopRec *r)
         Storage *s = r->cst[i];
         dirty_add(S, s);
         storage_dirty(s);
+        int other = 0, ids = 0;
         for (int j = 0; j < s->n; j++) {
             Value old = s->v[j];
             s->v[j] = r->cstv[i][j];
+            other |= s->v[j].t != V_NUM;
+            ids |= s->v[j].id != 0;
             v_retain(s->v[j]);
             v_release(old);
         }
+        r->cstk[i] = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
     }
     RunMode replay = S->outer_mode;
     replay.ckpt_mode = 2;
@@ -1023,6 +1031,8 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     for (uint64_t t = c; t < j; t++) {
         run_step(r, t);
         G->ckpt.steps_recomputed++;
+        size_t per = (tape_bytes() - start) / (t - c + 1) + 1;
+        if (per > r->step_bytes) r->step_bytes = per;
         if (tape_bytes() - start > budget && t + 1 < j) {
             *fit = t - c + 1;
             region_drop(S->mark);
@@ -1174,6 +1184,29 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
     return lam;
 }
 
+/* The first of the segments reversed as one, the last of them the one
+ * from state m to step j: as many before it as the steps recorded so far
+ * say fit half a chunk's budget (and chunk_steps, once known). A chunk
+ * restores, makes leaves of, seeds and sweeps everything the loop carries
+ * (gmm's whole T while a step writes one column of it): per chunk, not per
+ * step, so fewer chunks of the same steps do less of it; the steps
+ * recomputed are the same, and the states in between go unused. Never the
+ * start state's segment: its chunk reads the inputs' entries themselves,
+ * the others' steps read leaves, and a step's recording (its array runs'
+ * operands, so the order its sweep adds in) is kept as it was. */
+static int segments_merged(LoopRec *r, int m, uint64_t j)
+{
+    if (!eval_fast_paths || !r->step_bytes) return m;
+    size_t half = chunk_budget() / 2;
+    int from = m;
+    while (from > 1) {
+        uint64_t len = j - r->states[from - 1]->step;
+        if (len > half / r->step_bytes || (r->chunk_steps && len > r->chunk_steps)) break;
+        from--;
+    }
+    return from;
+}
+
 static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(entry)); }
 
 static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
@@ -1199,11 +1232,12 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
     double *lam = err_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;
-    for (int m = r->nstates - 1; m >= 0; m--) {
-        int slots = r->k - (m + 1);
-        lam = reverse_seg(S, r->states[m], j, lam, n, slots > 0 ? slots : 0, ctx);
-        n = nflat_at(r->states[m]);
-        j = r->states[m]->step;
+    for (int m = r->nstates - 1; m >= 0; ) {
+        int slots = r->k - (m + 1), from = segments_merged(r, m, j);
+        lam = reverse_seg(S, r->states[from], j, lam, n, slots > 0 ? slots : 0, ctx);
+        n = nflat_at(r->states[from]);
+        j = r->states[from]->step;
+        m = from - 1;
     }
     err_scratch_free(lam);   /* the start state's: handed on by the first chunk */
     recomp_end(S);
@@ -1561,14 +1595,11 @@ static void capture_storage(LoopRec *r, Storage *s)
     r->cstv = err_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
     r->cstv[r->ncst] = err_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
     r->cstk = err_realloc(r->cstk, (size_t)(r->ncst + 1));
-    int other = 0, ids = 0;
+    r->cstk[r->ncst] = 0;         /* found by the first reversal (recomp_begin) */
     for (int j = 0; j < s->n; j++) {
         r->cstv[r->ncst][j] = s->v[j];
-        other |= s->v[j].t != V_NUM;
-        ids |= s->v[j].id != 0;
         v_retain(s->v[j]);
     }
-    r->cstk[r->ncst] = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
     r->cst[r->ncst++] = s;
     s->h.rc++;
 }
