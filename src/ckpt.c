@@ -1191,11 +1191,11 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
 /* The first of the segments reversed as one, the last of them the one
  * from state m to step j: as many before it as the steps recorded so far
  * say fit half a chunk's budget, MERGE_BYTES at most (and chunk_steps,
- * once known). A chunk
- * restores, makes leaves of, seeds and sweeps everything the loop carries
- * (gmm's whole T while a step writes one column of it): per chunk, not per
- * step, so fewer chunks of the same steps do less of it; the steps
- * recomputed are the same, and the states in between go unused. Never the
+ * once known). A chunk restores, makes leaves of, seeds and sweeps
+ * everything the loop carries (gmm's whole T while a step writes one
+ * column of it): per chunk, not per step, so fewer chunks of the same
+ * steps do less of it; the steps recomputed are the same, and the states
+ * in between go unused (a failed chunk splits as reverse_seg does). Never the
  * start state's segment: its chunk reads the inputs' entries themselves,
  * the others' steps read leaves, and a step's recording (its array runs'
  * operands, so the order its sweep adds in) is kept as it was. */
