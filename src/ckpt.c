@@ -35,7 +35,10 @@
  * free slot, the upper half reversed, then the lower); with no free slot
  * the chunks are recomputed from the segment's start. The first segment starts
  * from the loop's own input entries, so its sweep hands their adjoints to
- * the sweep that reached the loop.
+ * the sweep that reached the loop. Segments short enough to record
+ * together (known from the steps recorded so far) are reversed as one
+ * chunk (segments_merged): a chunk's cost in what the loop carries
+ * (restore, leaves, seeds, the adjoints wanted) is paid once for them.
  *
  * Higher order (a recorded sweep reaches the loop): the whole loop is run
  * once more recorded from its input entries, and the recorded sweep goes
@@ -67,6 +70,10 @@
 
 #define MAX_CHUNK_BYTES ((size_t)64 << 20)
 #define BRANCH_REGION_BYTES ((size_t)4 << 20)     /* a branch rerun's region (hook_branches) */
+/* segments reversed as one chunk record at most this (segments_merged):
+ * the sweep's working set stays in cache (gmm7 at d = 10: 2 steps a chunk
+ * ran fastest, 1 and 5 or more slower, in CPU time over 40 runs) */
+#define MERGE_BYTES ((size_t)4 << 20)
 
 /* ------------------------------------------------------------ records */
 
@@ -86,6 +93,7 @@ typedef struct State {
     int nst;
     Value *flat;       /* the carried numbers in flattening order (ids 0 but in the start state) */
     uint32_t nflat;
+    int consts;        /* flat holds numbers of id 0 only (each state but the start state) */
 } State;
 
 typedef struct LoopRec {
@@ -108,6 +116,8 @@ typedef struct LoopRec {
     Storage **cst;     /* storages of the arrays the body only reads (a view made */
     Value **cstv;      /* inside may write them), and their contents at start; */
     uint8_t *cstf;     /* those already aliased at start are carried too */
+    uint8_t *cstk;     /* what is known of each one's contents at start (Storage.known:
+                        * KNOWN_CONSTS, KNOWN_NOHEAP, or 0), set by recomp_begin */
     int ncst;
     Node **synth;      /* name nodes made for closures' upvalues (owned) */
     int nsynth;
@@ -116,6 +126,7 @@ typedef struct LoopRec {
     int nstates, capstates;
     uint32_t nout;
     uint64_t chunk_steps;   /* steps known to fit one recorded chunk (0: unknown) */
+    size_t step_bytes;      /* the most a recorded step took of the tape so far (0: unknown) */
     struct LoopRec *next;   /* G->ckpt.running now (not yet on the tape) */
     Storage **held;    /* storages a recorded step holds (run_step), until it ends */
     int nheld;
@@ -156,6 +167,7 @@ static void rec_release(TapeSide *side)
     free(r->cst);
     free(r->cstv);
     free(r->cstf);
+    free(r->cstk);
     for (int i = 0; i < r->nsynth; i++) free(r->synth[i]);
     free(r->synth);
     if (r->env) v_release(obj_val(V_ENV, r->env));
@@ -430,18 +442,20 @@ static State *snapshot(LoopRec *r, uint64_t step, int with_ids)
     s->vars = err_calloc((size_t)(r->nvars ? r->nvars : 1), sizeof(SavedVar));
     Flat f;
     flatten_live(r, &f, with_ids);
-    for (uint32_t j = 0; j < f.n; j++)
-        if (f.slot[j]->t != V_NUM) {
-            flat_free(&f);
-            state_free(s, r->nvars);
-            no_tangents(r);
-        }
     s->nflat = f.n;
     s->flat = err_malloc(sizeof(Value) * (f.n ? f.n : 1));
+    /* copied and checked in one pass: what is not a number (a dual) ends it */
+    int other = 0;
     if (with_ids)
-        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = *f.slot[j];
+        for (uint32_t j = 0; j < f.n; j++) other |= f.slot[j]->t != V_NUM, s->flat[j] = *f.slot[j];
     else
-        for (uint32_t j = 0; j < f.n; j++) s->flat[j] = num_val(f.slot[j]->u.n);    /* numbers (above), ids dropped */
+        for (uint32_t j = 0; j < f.n; j++) other |= f.slot[j]->t != V_NUM, s->flat[j] = num_val(f.slot[j]->u.n);    /* ids dropped */
+    if (other) {
+        flat_free(&f);
+        state_free(s, r->nvars);
+        no_tangents(r);
+    }
+    s->consts = !with_ids;
     s->nst = f.nseen;
     s->st = err_malloc(sizeof(Storage *) * (size_t)(f.nseen ? f.nseen : 1));
     for (int i = 0; i < f.nseen; i++) {
@@ -513,6 +527,11 @@ typedef struct Recomp {
     uint32_t *at;
     uint8_t *found;
     uint32_t nout;
+    /* the same, by position (outputs_by_position): the outputs not yet
+     * found at carried number k are head[k], next[head[k]], ... (NO_OUT
+     * ends a list); nhead positions, capacity caphead */
+    uint32_t *head, *next, nhead, caphead;
+    int by_position;
     uint32_t entry;    /* the loop's entry (0: none yet) */
     int kinks;         /* kink_quiet's, for kink_loud */
     State *tmp[64];    /* states saved in free slots meanwhile (an error frees them) */
@@ -609,12 +628,16 @@ static Recomp *recomp_begin(LoopRec *r)
         Storage *s = r->cst[i];
         dirty_add(S, s);
         storage_dirty(s);
+        int other = 0, ids = 0;
         for (int j = 0; j < s->n; j++) {
             Value old = s->v[j];
             s->v[j] = r->cstv[i][j];
+            other |= s->v[j].t != V_NUM;
+            ids |= s->v[j].id != 0;
             v_retain(s->v[j]);
             v_release(old);
         }
+        r->cstk[i] = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
     }
     RunMode replay = S->outer_mode;
     replay.ckpt_mode = 2;
@@ -658,6 +681,8 @@ static void recomp_end(Recomp *S)
     free(S->dirty);
     free(S->at);
     free(S->found);
+    free(S->head);
+    free(S->next);
     free(S->vars);
     free(S->capt);
     state_set_mode(&S->outer_mode);
@@ -674,7 +699,7 @@ static void recomp_end(Recomp *S)
  * (others may share the saved one); aliased ones are written in place. */
 /* A saved array's elements back into its storage (ids dropped unless
  * with_ids), from flat[*pos] on. */
-static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids)
+static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int with_ids, int flat_consts)
 {
     /* the elements written over hold nothing to release: known so, or
      * found so in one pass without branches (flatten_live's ids written
@@ -691,6 +716,8 @@ static void restore_elements(Storage *st, const Value *flat, uint32_t *pos, int 
          * constants without their ids */
         const Value *from = flat + *pos;
         if (with_ids) memcpy(st->v, from, sizeof(Value) * (size_t)st->n);
+        else if (flat_consts)       /* constants already: a copy */
+            for (int j = 0; j < st->n; j++) st->v[j] = from[j];
         else
             for (int j = 0; j < st->n; j++) st->v[j] = num_val(from[j].u.n);
         *pos += (uint32_t)st->n;
@@ -732,7 +759,7 @@ static void restore(LoopRec *r, State *s, int with_ids)
             Storage *st = map[sv->sidx];
             if (!done[sv->sidx]) {
                 done[sv->sidx] = 1;
-                restore_elements(st, s->flat, &pos, with_ids);
+                restore_elements(st, s->flat, &pos, with_ids, s->consts);
             }
             if (sv->v.t == V_ARR) {
                 nv = obj_val(V_ARR, st);
@@ -757,21 +784,32 @@ static void restore(LoopRec *r, State *s, int with_ids)
     }
     for (int i = 0; i < s->nst; i++) {      /* storages no variable holds now */
         if (done[i]) continue;
-        restore_elements(map[i], s->flat, &pos, with_ids);
+        restore_elements(map[i], s->flat, &pos, with_ids, s->consts);
     }
     for (int i = 0; i < r->ncst; i++) {     /* arrays read only, unless the state has them */
         int in_state = 0;
         for (int k = 0; k < s->nst; k++) in_state |= s->st[k] == r->cst[i];
         if (in_state) continue;
         Storage *st = r->cst[i];
+        const Value *from = r->cstv[i];
+        /* numbers over numbers (known so, as after the restore before:
+         * the steps between only read it, or their writes told known):
+         * a copy, nothing to retain or release, no scan */
+        if (eval_fast_paths && r->cstk[i] && (st->known & KNOWN_NOHEAP)) {
+            storage_dirty(st);
+            Value *to = st->v;
+            for (int j = 0; j < st->n; j++) to[j] = from[j];     /* (fewer instructions than memcpy's) */
+            st->known = r->cstk[i];
+            continue;
+        }
         storage_dirty(st);
         /* numbers over numbers (found so in one pass without branches):
          * a copy, nothing to retain or release */
         int heap = !eval_fast_paths;
-        const Value *from = r->cstv[i];
         for (int j = 0; j < st->n; j++) heap |= IS_HEAP(st->v[j]) | IS_HEAP(from[j]);
         if (!heap) {
             for (int j = 0; j < st->n; j++) st->v[j] = from[j];
+            st->known = r->cstk[i];       /* what it was at start */
             continue;
         }
         for (int j = 0; j < st->n; j++) {
@@ -913,6 +951,60 @@ static size_t chunk_budget(void)
     return avail < MAX_CHUNK_BYTES ? avail : MAX_CHUNK_BYTES;
 }
 
+#define NO_OUT UINT32_MAX
+
+/* The outputs found in a chunk whose region starts at entry `base` with
+ * nleaf leaves (carried number k at c is base + k), seeds[k] the carried
+ * number k at j, changed[0..nchanged) the positions k < nlam whose
+ * number is not leaf k (ascending): the outputs at a position the chunk
+ * wrote are wanted (appended to want, their outputs to which, from nwant
+ * on; returns the new nwant), those at a leaf move to its position, those
+ * at a number from before the region (or past nlam) are lost track of.
+ * The same outcome as chunk's walk over every output, in work
+ * proportional to the positions that changed (a chunk that writes one
+ * column of a large array touches that column); the wanted come in
+ * another order, which sweep_region does not mind (it only reads). */
+static uint32_t outputs_by_position(Recomp *S, const uint32_t *seeds, uint32_t nlam, uint32_t nleaf,
+                                    const uint32_t *changed, uint32_t nchanged,
+                                    uint32_t *want, uint32_t *which, uint32_t nwant)
+{
+    uint32_t base = S->mark.m.n, nw = 0;      /* which[nw] is want[nleaf + nw]'s output */
+    uint32_t *moved = err_scratch_uninit(sizeof(uint32_t) * 2 * (nchanged + 1));   /* (list, to) pairs */
+    uint32_t nmoved = 0;
+    for (uint32_t c = 0; c < nchanged; c++) {
+        uint32_t k = changed[c];
+        if (k >= S->nhead) break;
+        uint32_t o = S->head[k], id = seeds[k];
+        if (o == NO_OUT) continue;
+        S->head[k] = NO_OUT;
+        if (id < base) continue;                           /* lost track, or no entry of this loop */
+        if (id < base + nleaf) {                           /* not written here: at that leaf */
+            moved[2 * nmoved] = o;
+            moved[2 * nmoved++ + 1] = id - base;
+            continue;
+        }
+        for (; o != NO_OUT; o = S->next[o]) {              /* written here */
+            which[nw++] = o;
+            want[nwant++] = id;
+        }
+    }
+    for (uint32_t k = nlam; k < S->nhead; k++) S->head[k] = NO_OUT;    /* past what is carried: lost */
+    if (nleaf > S->caphead) {
+        S->head = err_realloc(S->head, sizeof(uint32_t) * nleaf);
+        S->caphead = nleaf;
+    }
+    for (uint32_t k = S->nhead; k < nleaf; k++) S->head[k] = NO_OUT;
+    S->nhead = nleaf;
+    for (uint32_t m = 0; m < nmoved; m++) {     /* each list onto the front of its leaf's */
+        uint32_t o = moved[2 * m], to = moved[2 * m + 1], last = o;
+        while (S->next[last] != NO_OUT) last = S->next[last];
+        S->next[last] = S->head[to];
+        S->head[to] = o;
+    }
+    err_scratch_free(moved);
+    return nwant;
+}
+
 /* From state B: unrecorded to step c, recorded to step j, then swept with
  * lam_j (the adjoints of the carried numbers at j); returns the adjoints
  * at c (scratch), or NULL with *fit steps if the recording outgrew the
@@ -932,22 +1024,24 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     flatten_live(r, &f, 0);
     uint32_t nleaf = from_inputs ? 0 : f.n;
     *nout = nleaf;
-    uint32_t *leaves = err_scratch_uninit(sizeof(uint32_t) * (nleaf ? nleaf : 1));     /* each written next */
-    for (uint32_t k = 0; k < nleaf; k++) {
-        leaves[k] = f.slot[k]->id = rec_leaf(f.slot[k]->u.n);
-        rec_label(leaves[k]);          /* a name holds it (ckpt_place) */
-    }
+    /* the adjoints wanted: the leaves', then those of the outputs' entries
+     * this segment made (the numbers it carries at j that are no leaf) */
+    uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));   /* written below nwant */
+    for (uint32_t k = 0; k < nleaf; k++)     /* labelled: a name holds it (ckpt_place) */
+        want[k] = f.slot[k]->id = tape_push(OP_LEAF | TAPE_LABELED, 0, 0, f.slot[k]->u.n);
     G->ckpt.floor = S->mark.m.n;
     flat_free(&f);
     size_t budget = chunk_budget(), start = tape_bytes();
     for (uint64_t t = c; t < j; t++) {
         run_step(r, t);
         G->ckpt.steps_recomputed++;
+        size_t per = (tape_bytes() - start) / (t - c + 1) + 1;
+        if (per > r->step_bytes) r->step_bytes = per;
         if (tape_bytes() - start > budget && t + 1 < j) {
             *fit = t - c + 1;
             region_drop(S->mark);
             S->have_mark = 0;
-            err_scratch_free(leaves);
+            err_scratch_free(want);
             return NULL;
         }
     }
@@ -957,15 +1051,31 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
         err_raise("internal error: a checkpointed loop recomputed differently (please report)");
     }
     uint32_t *seeds = err_scratch_uninit(sizeof(uint32_t) * (f.n ? f.n : 1));     /* each written next */
-    for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
+    /* by_position: the positions whose number is not their own leaf's */
+    uint32_t *changed = S->by_position ? err_scratch_uninit(sizeof(uint32_t) * (f.n + 1)) : NULL, nchanged = 0;
+    if (changed) {
+        uint32_t base = S->mark.m.n, n = f.n < nleaf ? f.n : nleaf, other = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t id = f.slot[k]->id;
+            seeds[k] = id;
+            other |= f.slot[k]->t != V_NUM;
+            changed[nchanged] = k;             /* kept when changed (no branch) */
+            nchanged += id != base + k;
+        }
+        for (uint32_t k = n; k < f.n; k++) {
+            seeds[k] = f.slot[k]->id, changed[nchanged++] = k;
+            other |= f.slot[k]->t != V_NUM;
+        }
+        /* every element of the storages carried is a number (the leaves'
+         * ids ended what was known): the next restore need not look */
+        if (!other)
+            for (int i = 0; i < f.nseen; i++) f.seen[i]->known = KNOWN_NOHEAP;
+    } else
+        for (uint32_t k = 0; k < f.n; k++) seeds[k] = f.slot[k]->id;
     flat_free(&f);
-    /* the adjoints wanted: the leaves', then those of the outputs' entries
-     * this segment made (the numbers it carries at j that are no leaf) */
-    /* (want and which are read only below nwant, where written) */
-    uint32_t nwant = nleaf, *want = err_scratch_uninit(sizeof(uint32_t) * (nleaf + S->nout + 1));
-    uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));
-    memcpy(want, leaves, sizeof(uint32_t) * nleaf);
-    for (uint32_t o = 0; o < S->nout; o++) {
+    uint32_t *which = err_scratch_uninit(sizeof(uint32_t) * (S->nout + 1));     /* read only where written */
+    if (S->by_position) nwant = outputs_by_position(S, seeds, nlam, nleaf, changed, nchanged, want, which, nwant);
+    else for (uint32_t o = 0; o < S->nout; o++) {
         if (S->found[o]) continue;
         uint32_t at = S->at[o], id = at < nlam ? seeds[at] : 0;
         if (at >= nlam || id < S->mark.m.n) {       /* lost track, or no entry of this loop */
@@ -992,7 +1102,7 @@ static double *chunk(Recomp *S, State *B, uint64_t c, uint64_t j, const double *
     S->have_mark = 0;
     rec_off();
     err_scratch_free(seeds);
-    err_scratch_free(leaves);
+    err_scratch_free(changed);
     return out;
 }
 
@@ -1078,6 +1188,31 @@ static double *reverse_seg(Recomp *S, State *B, uint64_t j, double *lam_j, uint3
     return lam;
 }
 
+/* The first of the segments reversed as one, the last of them the one
+ * from state m to step j: as many before it as the steps recorded so far
+ * say fit half a chunk's budget, MERGE_BYTES at most (and chunk_steps,
+ * once known). A chunk restores, makes leaves of, seeds and sweeps
+ * everything the loop carries (gmm's whole T while a step writes one
+ * column of it): per chunk, not per step, so fewer chunks of the same
+ * steps do less of it; the steps recomputed are the same, and the states
+ * in between go unused (a failed chunk splits as reverse_seg does). Never the
+ * start state's segment: its chunk reads the inputs' entries themselves,
+ * the others' steps read leaves, and a step's recording (its array runs'
+ * operands, so the order its sweep adds in) is kept as it was. */
+static int segments_merged(LoopRec *r, int m, uint64_t j)
+{
+    if (!eval_fast_paths || !r->step_bytes) return m;
+    size_t half = chunk_budget() / 2;
+    if (half > MERGE_BYTES) half = MERGE_BYTES;
+    int from = m;
+    while (from > 1) {
+        uint64_t len = j - r->states[from - 1]->step;
+        if (len > half / r->step_bytes || (r->chunk_steps && len > r->chunk_steps)) break;
+        from--;
+    }
+    return from;
+}
+
 static LoopRec *loop_of(uint32_t entry) { return (LoopRec *)tape_side_at(tape_a(entry)); }
 
 static uint32_t hook_outputs(uint32_t entry) { return loop_of(entry)->nout; }
@@ -1093,14 +1228,22 @@ static void hook_reverse(uint32_t entry, const double *out_adj, double *out_tota
     S->at = err_malloc(sizeof(uint32_t) * (n ? n : 1));
     S->found = err_calloc(n ? n : 1, 1);
     for (uint32_t o = 0; o < n; o++) S->at[o] = o;
+    S->by_position = eval_fast_paths;
+    if (S->by_position) {      /* output o at position o, alone */
+        S->head = err_malloc(sizeof(uint32_t) * (n ? n : 1));
+        S->next = err_malloc(sizeof(uint32_t) * (n ? n : 1));
+        for (uint32_t o = 0; o < n; o++) S->head[o] = o, S->next[o] = NO_OUT;
+        S->nhead = S->caphead = n;
+    }
     double *lam = err_scratch(sizeof(double) * (n ? n : 1));
     memcpy(lam, out_adj, sizeof(double) * n);
     uint64_t j = r->T;
-    for (int m = r->nstates - 1; m >= 0; m--) {
-        int slots = r->k - (m + 1);
-        lam = reverse_seg(S, r->states[m], j, lam, n, slots > 0 ? slots : 0, ctx);
-        n = nflat_at(r->states[m]);
-        j = r->states[m]->step;
+    for (int m = r->nstates - 1; m >= 0; ) {
+        int slots = r->k - (m + 1), from = segments_merged(r, m, j);
+        lam = reverse_seg(S, r->states[from], j, lam, n, slots > 0 ? slots : 0, ctx);
+        n = nflat_at(r->states[from]);
+        j = r->states[from]->step;
+        m = from - 1;
     }
     err_scratch_free(lam);   /* the start state's: handed on by the first chunk */
     recomp_end(S);
@@ -1457,6 +1600,8 @@ static void capture_storage(LoopRec *r, Storage *s)
     r->cstf[r->ncst] = (uint8_t)s->aliased;
     r->cstv = err_realloc(r->cstv, sizeof(Value *) * (size_t)(r->ncst + 1));
     r->cstv[r->ncst] = err_malloc(sizeof(Value) * (size_t)(s->n ? s->n : 1));
+    r->cstk = err_realloc(r->cstk, (size_t)(r->ncst + 1));
+    r->cstk[r->ncst] = 0;         /* found by the first reversal (recomp_begin) */
     for (int j = 0; j < s->n; j++) {
         r->cstv[r->ncst][j] = s->v[j];
         v_retain(s->v[j]);
