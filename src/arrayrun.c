@@ -127,7 +127,14 @@ static __attribute__((noinline)) uint64_t run_words_off(const Value *e, int n, u
 /* The kind of operand s (n elements, or a number) and its id; 0 if it
  * cannot be part of a run. (A loop over 16-byte values gains nothing
  * from vectors: it is left scalar.) */
-static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+static int run_operand_scan(const RunSide *s, int n, uint8_t *kind, uint32_t *id);
+
+/* The quick cases, inlined in the callers (the call and its saved
+ * registers were a fifth of the cost on lstm's rows of 7): a number, and
+ * elements an array run made, untouched since (Storage.fresh: every
+ * writer clears it), as far as their first and last ids still say: a
+ * run, with no scan. Anything else: run_operand_scan. */
+static inline __attribute__((always_inline)) int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
 {
     if (!s->is_arr) {
         if (s->x.t != V_NUM) return 0;
@@ -136,20 +143,25 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
         return 1;
     }
     const Value *e = s->e.e;
-    long stride = s->e.stride;
-    uint32_t first = e[0].id;
-    /* elements an array run made, untouched since (Storage.fresh: every
-     * writer clears it), as far as their first and last ids still say:
-     * a run, with no scan */
     const Storage *st = s->st;
-    if (st && st->fresh && stride == 1) {
+    if (st && st->fresh && s->e.stride == 1) {
         uint32_t want = st->fresh + (uint32_t)(e - st->v);
-        if (first == want && e[n - 1].id == want + (uint32_t)n - 1) {
+        if (e[0].id == want && e[n - 1].id == want + (uint32_t)n - 1) {
             *kind = TAPE_RUN_SEQ;
-            *id = first;
+            *id = want;
             return 1;
         }
     }
+    return run_operand_scan(s, n, kind, id);
+}
+
+/* run_operand's array past its quick cases: the elements looked at. */
+static __attribute__((noinline)) int run_operand_scan(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+{
+    const Value *e = s->e.e;
+    long stride = s->e.stride;
+    uint32_t first = e[0].id;
+    const Storage *st = s->st;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* an element's type and id as one word (the padding between them
      * masked off), each checked in one pass with no branch: with first
