@@ -434,7 +434,7 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
 
 /* Side s's row i of a rows x cols broadcast (matrix.c): a whole row of
  * the matrix, its one row again, or one number (a column's). */
-static RunSide broadcast_row(Storage *s, int i)
+static inline __attribute__((always_inline)) RunSide broadcast_row(Storage *s, int i)
 {
     long at = s->rows == 1 ? 0 : (long)i * s->cols;
     if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at], NULL };
