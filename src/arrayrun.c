@@ -411,12 +411,74 @@ static int run_applies(int op, int n)
     return n >= 2 && G->tape.recording && G->num.backend == BK_F64 && num_op_ids[op] && num_op_arity[op] >= 1;
 }
 
+/* One operand of short_run: a number (recorded: ONE; not: NONE, which a
+ * linear op alone may take, as it reads no value), or an array or view
+ * whose elements an array run made, untouched since (run_operand's quick
+ * case): a SEQ. 0 otherwise. */
+static inline __attribute__((always_inline)) int short_side(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+{
+    if (!is_arr) {
+        if (x.t != V_NUM || (!x.id && needs_operand_values(op))) return 0;
+        *kind = x.id ? TAPE_RUN_ONE : TAPE_RUN_NONE;
+        *id = x.id;
+        return 1;
+    }
+    const Value *e;
+    const Storage *st;
+    if (x.t == V_ARR) st = AS_ARR(x), e = st->v;
+    else {
+        const View *w = AS_VIEW(x);
+        if (w->stride != 1) return 0;
+        st = w->s, e = st->v + w->start;
+    }
+    uint32_t want = st->fresh + (uint32_t)(e - st->v);
+    if (!st->fresh || e[0].id != want || e[n - 1].id != want + (uint32_t)n - 1) return 0;
+    *kind = TAPE_RUN_SEQ;
+    *id = want;
+    return 1;
+}
+
+/* arrayrun_elementwise's common case, with nothing of the general one's
+ * set-up (lstm's rows of 7, a dozen a step: each operand a fresh run or a
+ * number, no constant to push, no kink to note): the same values, entries
+ * and run record as run_record makes for it. 0 if it does not apply, -1
+ * if the tape has no room (nothing was made or recorded then). */
+static inline __attribute__((always_inline)) int short_run(int op, int unary, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    TapeRun r = { 0 };
+    if ((KINK_OPS >> op) & 1) return 0;
+    if (!short_side(op, a, na >= 0, n, &r.ka, &r.a)) return 0;
+    if (unary) r.kb = TAPE_RUN_NONE, r.b = 0;
+    else if (!short_side(op, b, nb >= 0, n, &r.kb, &r.b)) return 0;
+    if (r.ka == TAPE_RUN_NONE && r.kb == TAPE_RUN_NONE) return 0;   /* nothing recorded: plain numbers */
+    if (!tape_reserve(2 * (uint32_t)n + 2)) return -1;     /* as the general case says then */
+    /* (the value column's address after the reserve, which may move it) */
+    RunVals va = na >= 0 ? (RunVals){ tape_vals() + r.a, 1 } : (RunVals){ &a.u.n, 0 };
+    RunVals vb = unary ? va : nb >= 0 ? (RunVals){ tape_vals() + r.b, 1 } : (RunVals){ &b.u.n, 0 };
+    uint32_t base = tape_size();
+    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
+    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ, r.b, r.kb == TAPE_RUN_SEQ, (uint32_t)n);
+    r.kind = TAPE_RUN_ELEMWISE;
+    r.op = (uint8_t)op;
+    r.n = (uint32_t)n;
+    r.base = base;
+    tape_run_add(&r);
+    Storage *s = value_storage_unfilled(n);
+    s->known = KNOWN_NOHEAP;
+    run_numbers(base, n, s->v);
+    s->fresh = base;
+    *out = obj_val(V_ARR, s);
+    return 1;
+}
+
 /* op over a and b as one array run, into a new array *out of n
  * elements; 0 if it does not apply (nothing was made or recorded then). */
 int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
     int unary = num_op_arity[op] < 2;
     if (!eval_fast_paths || !run_applies(op, n)) return 0;
+    int done = short_run(op, unary, a, b, na, nb, n, out);
+    if (done) return done > 0;
     TapeRun r = { 0 };
     RunSide sa = run_side(a, na >= 0), sb = unary ? sa : run_side(b, nb >= 0);
     if (!run_operand(&sa, n, &r.ka, &r.a)) return 0;
