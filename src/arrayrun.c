@@ -411,6 +411,22 @@ static int run_applies(int op, int n)
     return n >= 2 && G->tape.recording && G->num.backend == BK_F64 && num_op_ids[op] && num_op_arity[op] >= 1;
 }
 
+/* run_record for operands that need nothing of its set-up (each a SEQ,
+ * a ONE, or a NONE the op reads no value of; no kink; vals where
+ * run_vals says): the same values, entries and run record. */
+static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeRun r, RunVals va, RunVals vb, int n, int add)
+{
+    uint32_t base = tape_size();
+    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
+    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ, r.b, r.kb == TAPE_RUN_SEQ, (uint32_t)n);
+    r.kind = TAPE_RUN_ELEMWISE;
+    r.op = (uint8_t)op;
+    r.n = (uint32_t)n;
+    r.base = base;
+    if (add) tape_run_add(&r);
+    return base;
+}
+
 /* One operand of short_run: a number (recorded: ONE; not: NONE, which a
  * linear op alone may take, as it reads no value), or an array or view
  * whose elements an array run made, untouched since (run_operand's quick
@@ -455,14 +471,7 @@ static inline __attribute__((always_inline)) int short_run(int op, int unary, Va
     /* (the value column's address after the reserve, which may move it) */
     RunVals va = na >= 0 ? (RunVals){ tape_vals() + r.a, 1 } : (RunVals){ &a.u.n, 0 };
     RunVals vb = unary ? va : nb >= 0 ? (RunVals){ tape_vals() + r.b, 1 } : (RunVals){ &b.u.n, 0 };
-    uint32_t base = tape_size();
-    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
-    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ, r.b, r.kb == TAPE_RUN_SEQ, (uint32_t)n);
-    r.kind = TAPE_RUN_ELEMWISE;
-    r.op = (uint8_t)op;
-    r.n = (uint32_t)n;
-    r.base = base;
-    tape_run_add(&r);
+    uint32_t base = short_record(op, r, va, vb, n, 1);
     Storage *s = value_storage_unfilled(n);
     s->known = KNOWN_NOHEAP;
     run_numbers(base, n, s->v);
@@ -592,9 +601,16 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
     }
     TapeRun whole_run;
     int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
+    int kink = (KINK_OPS >> op) & 1;
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
+        /* a row of runs, or a run and a recorded number (lstm's X * w):
+         * short_record, none of run_record's set-up */
+        if (!kink && (run[i].ka == TAPE_RUN_SEQ || (run[i].ka == TAPE_RUN_ONE && !sa.is_arr))
+            && (run[i].kb == TAPE_RUN_SEQ || (run[i].kb == TAPE_RUN_ONE && !sb.is_arr)))
+            run[i].base = short_record(op, run[i], run_vals(&sa, run[i].ka, run[i].a), run_vals(&sb, run[i].kb, run[i].b), cols, !as_rows);
+        else
+            run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
     }
     Storage *s = value_storage_unfilled(rows * cols);
     s->known = KNOWN_NOHEAP;
