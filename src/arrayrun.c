@@ -467,8 +467,7 @@ static inline __attribute__((always_inline)) int short_run(int op, int unary, Va
     if (unary) r.kb = TAPE_RUN_NONE, r.b = 0;
     else if (!short_side(op, b, nb >= 0, n, &r.kb, &r.b)) return 0;
     if (r.ka == TAPE_RUN_NONE && r.kb == TAPE_RUN_NONE) return 0;   /* nothing recorded: plain numbers */
-    /* (tape_reserve's own test first: the call only when the tape grows) */
-    if (G->tape.cap - G->tape.n < 2 * (uint32_t)n + 2 && !tape_reserve(2 * (uint32_t)n + 2)) return -1;   /* as the general case says then */
+    if (!tape_reserve(2 * (uint32_t)n + 2)) return -1;     /* as the general case says then */
     /* (the value column's address after the reserve, which may move it) */
     RunVals va = na >= 0 ? (RunVals){ tape_vals() + r.a, 1 } : (RunVals){ &a.u.n, 0 };
     RunVals vb = unary ? va : nb >= 0 ? (RunVals){ tape_vals() + r.b, 1 } : (RunVals){ &b.u.n, 0 };
