@@ -127,7 +127,14 @@ static __attribute__((noinline)) uint64_t run_words_off(const Value *e, int n, u
 /* The kind of operand s (n elements, or a number) and its id; 0 if it
  * cannot be part of a run. (A loop over 16-byte values gains nothing
  * from vectors: it is left scalar.) */
-static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+static int run_operand_scan(const RunSide *s, int n, uint8_t *kind, uint32_t *id);
+
+/* The quick cases, inlined in the callers (the call and its saved
+ * registers were a fifth of the cost on lstm's rows of 7): a number, and
+ * elements an array run made, untouched since (Storage.fresh: every
+ * writer clears it), as far as their first and last ids still say: a
+ * run, with no scan. Anything else: run_operand_scan. */
+static inline __attribute__((always_inline)) int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
 {
     if (!s->is_arr) {
         if (s->x.t != V_NUM) return 0;
@@ -136,20 +143,25 @@ static int run_operand(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
         return 1;
     }
     const Value *e = s->e.e;
-    long stride = s->e.stride;
-    uint32_t first = e[0].id;
-    /* elements an array run made, untouched since (Storage.fresh: every
-     * writer clears it), as far as their first and last ids still say:
-     * a run, with no scan */
     const Storage *st = s->st;
-    if (st && st->fresh && stride == 1) {
+    if (st && st->fresh && s->e.stride == 1) {
         uint32_t want = st->fresh + (uint32_t)(e - st->v);
-        if (first == want && e[n - 1].id == want + (uint32_t)n - 1) {
+        if (e[0].id == want && e[n - 1].id == want + (uint32_t)n - 1) {
             *kind = TAPE_RUN_SEQ;
-            *id = first;
+            *id = want;
             return 1;
         }
     }
+    return run_operand_scan(s, n, kind, id);
+}
+
+/* run_operand's array past its quick cases: the elements looked at. */
+static __attribute__((noinline)) int run_operand_scan(const RunSide *s, int n, uint8_t *kind, uint32_t *id)
+{
+    const Value *e = s->e.e;
+    long stride = s->e.stride;
+    uint32_t first = e[0].id;
+    const Storage *st = s->st;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* an element's type and id as one word (the padding between them
      * masked off), each checked in one pass with no branch: with first
@@ -399,12 +411,83 @@ static int run_applies(int op, int n)
     return n >= 2 && G->tape.recording && G->num.backend == BK_F64 && num_op_ids[op] && num_op_arity[op] >= 1;
 }
 
+/* run_record for operands that need nothing of its set-up (each a SEQ,
+ * a ONE, or a NONE the op reads no value of; no kink; vals where
+ * run_vals says): the same values, entries and run record. */
+static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeRun r, RunVals va, RunVals vb, int n, int add)
+{
+    uint32_t base = tape_size();
+    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
+    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ, r.b, r.kb == TAPE_RUN_SEQ, (uint32_t)n);
+    r.kind = TAPE_RUN_ELEMWISE;
+    r.op = (uint8_t)op;
+    r.n = (uint32_t)n;
+    r.base = base;
+    if (add) tape_run_add(&r);
+    return base;
+}
+
+/* One operand of short_run: a number (recorded: ONE; not: NONE, which a
+ * linear op alone may take, as it reads no value), or an array or view
+ * whose elements an array run made, untouched since (run_operand's quick
+ * case): a SEQ. 0 otherwise. */
+static inline __attribute__((always_inline)) int short_side(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
+{
+    if (!is_arr) {
+        if (x.t != V_NUM || (!x.id && needs_operand_values(op))) return 0;
+        *kind = x.id ? TAPE_RUN_ONE : TAPE_RUN_NONE;
+        *id = x.id;
+        return 1;
+    }
+    const Value *e;
+    const Storage *st;
+    if (x.t == V_ARR) st = AS_ARR(x), e = st->v;
+    else {
+        const View *w = AS_VIEW(x);
+        if (w->stride != 1) return 0;
+        st = w->s, e = st->v + w->start;
+    }
+    uint32_t want = st->fresh + (uint32_t)(e - st->v);
+    if (!st->fresh || e[0].id != want || e[n - 1].id != want + (uint32_t)n - 1) return 0;
+    *kind = TAPE_RUN_SEQ;
+    *id = want;
+    return 1;
+}
+
+/* arrayrun_elementwise's common case, with nothing of the general one's
+ * set-up (lstm's rows of 7, a dozen a step: each operand a fresh run or a
+ * number, no constant to push, no kink to note): the same values, entries
+ * and run record as run_record makes for it. 0 if it does not apply, -1
+ * if the tape has no room (nothing was made or recorded then). */
+static inline __attribute__((always_inline)) int short_run(int op, int unary, Value a, Value b, int na, int nb, int n, Value *out)
+{
+    TapeRun r = { 0 };
+    if ((KINK_OPS >> op) & 1) return 0;
+    if (!short_side(op, a, na >= 0, n, &r.ka, &r.a)) return 0;
+    if (unary) r.kb = TAPE_RUN_NONE, r.b = 0;
+    else if (!short_side(op, b, nb >= 0, n, &r.kb, &r.b)) return 0;
+    if (r.ka == TAPE_RUN_NONE && r.kb == TAPE_RUN_NONE) return 0;   /* nothing recorded: plain numbers */
+    if (!tape_reserve(2 * (uint32_t)n + 2)) return -1;     /* as the general case says then */
+    /* (the value column's address after the reserve, which may move it) */
+    RunVals va = na >= 0 ? (RunVals){ tape_vals() + r.a, 1 } : (RunVals){ &a.u.n, 0 };
+    RunVals vb = unary ? va : nb >= 0 ? (RunVals){ tape_vals() + r.b, 1 } : (RunVals){ &b.u.n, 0 };
+    uint32_t base = short_record(op, r, va, vb, n, 1);
+    Storage *s = value_storage_unfilled(n);
+    s->known = KNOWN_NOHEAP;
+    run_numbers(base, n, s->v);
+    s->fresh = base;
+    *out = obj_val(V_ARR, s);
+    return 1;
+}
+
 /* op over a and b as one array run, into a new array *out of n
  * elements; 0 if it does not apply (nothing was made or recorded then). */
 int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value *out)
 {
     int unary = num_op_arity[op] < 2;
     if (!eval_fast_paths || !run_applies(op, n)) return 0;
+    int done = short_run(op, unary, a, b, na, nb, n, out);
+    if (done) return done > 0;
     TapeRun r = { 0 };
     RunSide sa = run_side(a, na >= 0), sb = unary ? sa : run_side(b, nb >= 0);
     if (!run_operand(&sa, n, &r.ka, &r.a)) return 0;
@@ -422,7 +505,7 @@ int arrayrun_elementwise(int op, Value a, Value b, int na, int nb, int n, Value 
 
 /* Side s's row i of a rows x cols broadcast (matrix.c): a whole row of
  * the matrix, its one row again, or one number (a column's). */
-static RunSide broadcast_row(Storage *s, int i)
+static inline __attribute__((always_inline)) RunSide broadcast_row(Storage *s, int i)
 {
     long at = s->rows == 1 ? 0 : (long)i * s->cols;
     if (s->cols == 1) return (RunSide){ 0, { NULL, 0 }, s->v[at], NULL };
@@ -518,9 +601,16 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
     }
     TapeRun whole_run;
     int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
+    int kink = (KINK_OPS >> op) & 1;
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
-        run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
+        /* a row of runs, or a run and a recorded number (lstm's X * w):
+         * short_record, none of run_record's set-up */
+        if (!kink && (run[i].ka == TAPE_RUN_SEQ || (run[i].ka == TAPE_RUN_ONE && !sa.is_arr))
+            && (run[i].kb == TAPE_RUN_SEQ || (run[i].kb == TAPE_RUN_ONE && !sb.is_arr)))
+            run[i].base = short_record(op, run[i], run_vals(&sa, run[i].ka, run[i].a), run_vals(&sb, run[i].kb, run[i].b), cols, !as_rows);
+        else
+            run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
     }
     Storage *s = value_storage_unfilled(rows * cols);
     s->known = KNOWN_NOHEAP;

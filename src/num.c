@@ -200,10 +200,14 @@ VECTORISE void num_apply_f64_n(int op, const double *restrict A, long sa, const 
         for (uint32_t c = 0; c < n; c += 256) {
             double x[256];
             uint32_t m = n - c < 256 ? n - c : 256;
-            for (uint32_t j = 0; j < m; j++) x[j] = -fabs(A[(c + j) * sa]);
+            const double *Ac = A + c * sa;
+            if (sa == 1)        /* (contiguous, as an array run's operand is: the loop vectorises) */
+                for (uint32_t j = 0; j < m; j++) x[j] = -fabs(Ac[j]);
+            else
+                for (uint32_t j = 0; j < m; j++) x[j] = -fabs(Ac[j * sa]);
             wm_exp_n(x, out + c, m);
             for (uint32_t j = 0; j < m; j++) {
-                double a = A[(c + j) * sa], e = out[c + j];
+                double a = Ac[j * sa], e = out[c + j];
                 out[c + j] = a >= 0 ? 1 / (1 + e) : a < 0 ? e / (1 + e) : sigmoid_of(a);   /* (nan: its own) */
             }
         }

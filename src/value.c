@@ -384,6 +384,10 @@ Value value_arr_copy(Value v)
         s->known = other ? 0 : ids ? KNOWN_NOHEAP : KNOWN_CONSTS;
         if (v.t == V_ARR) from->known = s->known;    /* learnt */
     }
+    /* the same ids in the same places: an array run's elements are still
+     * one (Storage.fresh), so arrayrun.c needs no scan to see it (lstm's
+     * views of theta, copied by arr_own: 4 scans a step) */
+    if (stride == 1 && from->fresh) s->fresh = from->fresh + (uint32_t)(src - from->v);
     if (v.t == V_ARR) storage_shape_like(s, AS_ARR(v));
     return obj_val(V_ARR, s);
 }
