@@ -37,6 +37,8 @@ typedef struct {
 /* Opens the session: builtins, the standard library, the backend. NULL
  * (with a message on stderr) if the backend is unknown. */
 wg_Session *wg_open(const wg_Options *opt);
+/* Flushes s's output and detaches its output handlers; what the session
+ * holds is not freed (a process opens a few sessions and ends with them). */
 void        wg_close(wg_Session *s);
 
 /* Runs source text as a chunk named `name` ("<repl>", a file name). With

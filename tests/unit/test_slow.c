@@ -52,11 +52,18 @@ static void count(const Node *n, Census *c)
 
 /* A session opened with WENGERT_SLOW as given (NULL: unset): its
  * eval_fast_paths, the census of PROGRAM resolved in it, and y's value. */
+/* wg_close ends a session's use but frees nothing of it (wengert.h), so
+ * the handles stay reachable here: LeakSanitizer (make test SAN=1) would
+ * otherwise report every earlier session's memory. */
+static wg_Session *sessions_opened[4];
+static int n_sessions_opened;
+
 static int open_with(const char *slow, Census *c, char *y, size_t ylen)
 {
     if (slow) setenv("WENGERT_SLOW", slow, 1);
     else unsetenv("WENGERT_SLOW");
     wg_Session *s = wg_open(NULL);
+    if (n_sessions_opened < 4) sessions_opened[n_sessions_opened++] = s;
     int fast = eval_fast_paths;
     *c = (Census){ 0 };
     Chunk *ch = parse_chunk("<test_slow>", PROGRAM, strlen(PROGRAM), 0, NULL);
