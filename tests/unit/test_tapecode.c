@@ -398,6 +398,40 @@ static void test_wide_run_with_slots(void)
     check(kinds_between(at, hi).far >= 2 * 4, "wide run with slots: the ones with a slot keep it");
 }
 
+/* det's tape: a 7x7 matrix's entries (far behind) read one by one, over
+ * and over, beside near operands, for several chunks; with more than
+ * TAPE_FAR_INHERIT of them no chunk inherits its predecessor's table, so
+ * each chunk gives them slots of its own, remembered inline by id
+ * (Tape.far_seen) once found. A remembered slot must never outlive its
+ * chunk or a truncation: entries read through it decode to their ids.
+ * Ids TAPE_FAR_SEEN apart share a place in the memory: read in turn, each
+ * still decodes to itself. */
+static void test_far_seen(void)
+{
+    tape_clear();
+    enum { N = 49 };
+    uint32_t A = leaves(N), B = leaves(N + TAPE_FAR_SEEN);
+    leaves(3000);
+    uint32_t lo = tape_size(), h = push(OP_LEAF, 0, 0);
+    for (uint32_t k = 0; k < 3 * CHUNK; k++) h = push(OP_ADD, h, A + (k * 5) % N);
+    uint32_t hi = tape_size();
+    check(misdecoded(1, hi) == 0, "far seen: a matrix read element by element in every chunk decodes");
+    check(wide_between(lo, hi) == 0, "far seen: and needs no wide entry");
+    FieldKinds k = kinds_between(lo, hi);
+    check(k.far + k.window == hi - lo - 1 && k.far > hi - lo - CHUNK, "far seen: the elements read through far slots (window 0 aside)");
+    check(tape_far_count() <= N * ((hi >> TAPE_CHUNK_BITS) - (lo >> TAPE_CHUNK_BITS) + 1), "far seen: one slot an element a chunk");
+    /* truncated inside a chunk, below where some slots were made: the
+     * entries recorded on read other ids at the same places in the memory */
+    TapeMark m = tape_mark();
+    m.n = (hi & ~(CHUNK - 1)) + 10;
+    tape_truncate(m);
+    h = m.n - 1;
+    for (uint32_t k = 0; k < 2 * CHUNK; k++) h = push(OP_MUL, h, (k & 1 ? B : A) + (k * 3) % N);
+    for (uint32_t k = 0; k < 500; k++) h = push(OP_SUB, h, B + (k & 1) * TAPE_FAR_SEEN);
+    check(misdecoded(1, tape_size()) == 0, "far seen: truncated and recorded on, ids that share a place decode to themselves");
+    check(wide_between(lo, tape_size()) == 0, "far seen: truncated and recorded on, no wide entry");
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -410,6 +444,7 @@ static void body(void *ud)
     test_far_runs();
     test_far_runs_known_after_truncate();
     test_wide_run_with_slots();
+    test_far_seen();
 }
 
 int main(void)
