@@ -426,6 +426,45 @@ uint32_t tape_push_slow(uint32_t opbyte, uint32_t a, uint32_t b, double v)
     return tape_push_wide(opbyte, a, b, v);
 }
 
+uint32_t tape_label_numbers(Value *v, uint32_t n, long stride, int copy, TapeIdRun *run)
+{
+    uint32_t i = G->tape.n, end = i;     /* entries i .. end - 1: room, in a begun chunk */
+    uint32_t *code = G->tape.code;
+    double *val = G->tape.val;
+    uint32_t j = 0, next = run->next;
+    int consecutive = run->consecutive;
+    for (; j < n && v->t == V_NUM; j++, v += stride) {
+        uint32_t id = v->id;
+        if (id && !(code[id] & TAPE_LABELED)) code[id] |= TAPE_LABELED;
+        else if (id && !copy) { /* a place already: stays */ }
+        else {
+            if (i == end) {                     /* (tape_next_slot: room, the chunk begun) */
+                G->tape.n = i;
+                i = tape_next_slot();
+                end = (i | ((1u << TAPE_CHUNK_BITS) - 1)) + 1;
+                if (end > G->tape.cap) end = G->tape.cap;
+                code = G->tape.code, val = G->tape.val;
+            }
+            uint32_t f = tape_field_known(i, id);
+            if (__builtin_expect(f < (1u << 12), 1)) {
+                code[i] = (id ? OP_COPY : OP_LEAF) | TAPE_LABELED | f << 8;
+                val[i] = v->u.n;
+                id = i++;
+            } else {                            /* a new far slot or window, or wide */
+                G->tape.n = i;
+                id = tape_push_slow(OP_COPY | TAPE_LABELED, id, 0, v->u.n);
+                i = G->tape.n;
+            }
+            v->id = id;
+        }
+        consecutive &= (id == next) | (next == 0);
+        next = id + 1;
+    }
+    G->tape.n = i;
+    run->next = next, run->consecutive = consecutive;
+    return j;
+}
+
 /* The tape goes back to its first `to` entries, and recording goes on from
  * there: the far and wide tables and the windows keep what the chunk's
  * entries below `to` use, and that chunk's far table is hashed again. (At

@@ -248,6 +248,18 @@ int32_t  tape_run_below(uint32_t i);
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut);
 
+/* Places for numbers bound at once (an array's elements, versions.c):
+ * v[0], v[stride], ... for as long as they are plain numbers (V_NUM), at
+ * most n, each as version labelling makes it a place one by one: id 0 (a
+ * constant) gets a labelled leaf; an unlabelled entry is labelled in place;
+ * a labelled one (some variable's version already) gets a labelled copy
+ * if `copy`, else stays. The entries are the ones tape_push_raw would
+ * record, field for field, with the tape's state in locals across a
+ * chunk. Returns how many were taken; run says whether their ids go up by
+ * one (run->next: the id the next must have, 0 at the first). */
+typedef struct { uint32_t next; int consecutive; } TapeIdRun;
+uint32_t tape_label_numbers(Value *v, uint32_t n, long stride, int copy, TapeIdRun *run);
+
 /* Out of line: a chunk begins at entry i; a far slot for id (its field, or
  * TAPE_NOFIELD if the chunk's table is full); a wide entry. */
 #define TAPE_NOFIELD 0xFFFFFFFFu
