@@ -409,6 +409,12 @@ uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
     return i;
 }
 
+uint32_t tape_push_fields(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+{
+    tape_next_slot();
+    return tape_push_wide(opbyte, a, b, v);
+}
+
 /* tape_push_raw out of line (tape.h): room made, the chunk begun, the
  * operands' fields found (a far slot or window opened) or the entry wide. */
 uint32_t tape_push_slow(uint32_t opbyte, uint32_t a, uint32_t b, double v)

@@ -318,8 +318,12 @@ static inline __attribute__((always_inline)) uint32_t tape_field_known(uint32_t 
     return TAPE_NOFIELD;
 }
 
-/* Everything tape_push_raw's inline path declines (tape.c). */
+/* Everything tape_push_raw's inline path declines (tape.c); an entry
+ * whose op is known to have fields that are not operand ids (a sum's pool
+ * offset, a side record: wide, or a packed deriv) goes to tape_push_fields
+ * at once. */
 uint32_t tape_push_slow(uint32_t opbyte, uint32_t a, uint32_t b, double v);
+uint32_t tape_push_fields(uint32_t opbyte, uint32_t a, uint32_t b, double v);
 
 /* opbyte: the op, with TAPE_LABELED if it is a version already. The
  * common case (room left, not a chunk's first entry, both operands' fields
@@ -328,6 +332,7 @@ uint32_t tape_push_slow(uint32_t opbyte, uint32_t a, uint32_t b, double v);
  * records the same entry the same way. */
 static inline __attribute__((always_inline)) uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
 {
+    if (__builtin_constant_p(opbyte) && !tape_op_has_ids(opbyte & TAPE_OPMASK)) return tape_push_fields(opbyte, a, b, v);
     uint32_t i = G->tape.n;
     if (__builtin_expect(tape_op_has_ids(opbyte & TAPE_OPMASK) && i < G->tape.cap
                          && (i & ((1u << TAPE_CHUNK_BITS) - 1)) != 0, 1)) {
