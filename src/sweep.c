@@ -668,7 +668,11 @@ static inline __attribute__((always_inline)) void plain_step_as(PlainBuf *b, uin
     case OP_ADD: plain_elementary_step(b, i, a, strong, OP_ADD, 1, f64); return;
     case OP_SUB: plain_elementary_step(b, i, a, strong, OP_SUB, 1, f64); return;
     case OP_COPY: plain_elementary_step(b, i, a, strong, OP_COPY, 0, f64); return;     /* (a version's copy: W4's a = a0) */
-    default: plain_elementary_step(b, i, a, strong, op, num_op_arity[op] == 2, f64); return;
+    default:    /* (tanh, W2's recurrence, with its partial folded: tested here, not as a case, the
+                 * loop's code for the common ops stays as it was: lstm1's sweep is unchanged) */
+        if (__builtin_expect(op == OP_TANH, 0)) plain_elementary_step(b, i, a, strong, OP_TANH, 0, f64);
+        else plain_elementary_step(b, i, a, strong, op, num_op_arity[op] == 2, f64);
+        return;
     }
 }
 

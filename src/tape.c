@@ -149,7 +149,7 @@ static TapeFarHash far_hash_none = { .now = 1 };
 static void far_hash_reset(void)
 {
     G->tape.far_gen++;          /* the runs known in the table are forgotten */
-    G->tape.far_seen[0] = G->tape.far_seen[1] = 0;
+    memset(G->tape.far_seen, 0, sizeof G->tape.far_seen);
     if (G->tape.far_hash == &far_hash_none) return;
     if (++G->tape.far_hash->now == 0) {
         memset(G->tape.far_hash->stamp, 0, sizeof G->tape.far_hash->stamp);
@@ -208,9 +208,10 @@ static void far_table_begin(uint32_t c)
     }
     G->tape.tables.chunk_far[c] = prev;
     G->tape.tables.chunk_far_inherited[c] = len;
-    uint32_t seen[2] = { G->tape.far_seen[0], G->tape.far_seen[1] };
+    uint32_t seen[TAPE_FAR_SEEN];
+    memcpy(seen, G->tape.far_seen, sizeof seen);
     far_hash_reset();
-    G->tape.far_seen[0] = seen[0], G->tape.far_seen[1] = seen[1];
+    memcpy(G->tape.far_seen, seen, sizeof seen);
     for (uint32_t k = 0; k < len; k++) far_hash_put(G->tape.tables.far[prev + k], k);
 }
 
@@ -367,8 +368,8 @@ uint32_t tape_far_field(uint32_t id)
     else if (far_slots_left()) f = far_slot_new(id);
     else if (window_left()) return window_field(window_open(d), d);
     else return TAPE_NOFIELD;
-    G->tape.far_seen[id & 1] = id;
-    G->tape.far_seen_field[id & 1] = f;
+    G->tape.far_seen[id % TAPE_FAR_SEEN] = id;
+    G->tape.far_seen_field[id % TAPE_FAR_SEEN] = f;
     return f;
 }
 
@@ -406,6 +407,68 @@ uint32_t tape_push_wide(uint32_t opbyte, uint32_t a, uint32_t b, double v)
     G->tape.val[i] = v;
     G->tape.n = i + 1;
     return i;
+}
+
+uint32_t tape_push_fields(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+{
+    tape_next_slot();
+    return tape_push_wide(opbyte, a, b, v);
+}
+
+/* tape_push_raw out of line (tape.h): room made, the chunk begun, the
+ * operands' fields found (a far slot or window opened) or the entry wide. */
+uint32_t tape_push_slow(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+{
+    uint32_t i = tape_next_slot();
+    if (num_op_ids[opbyte & TAPE_OPMASK]) {
+        uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
+        if ((fa | fb) < (1u << 12)) {
+            G->tape.code[i] = opbyte | fa << 8 | fb << 20;
+            G->tape.val[i] = v;
+            G->tape.n = i + 1;
+            return i;
+        }
+    }
+    return tape_push_wide(opbyte, a, b, v);
+}
+
+uint32_t tape_label_numbers(Value *v, uint32_t n, long stride, int copy, TapeIdRun *run)
+{
+    uint32_t i = G->tape.n, end = i;     /* entries i .. end - 1: room, in a begun chunk */
+    uint32_t *code = G->tape.code;
+    double *val = G->tape.val;
+    uint32_t j = 0, next = run->next;
+    int consecutive = run->consecutive;
+    for (; j < n && v->t == V_NUM; j++, v += stride) {
+        uint32_t id = v->id;
+        if (id && !(code[id] & TAPE_LABELED)) code[id] |= TAPE_LABELED;
+        else if (id && !copy) { /* a place already: stays */ }
+        else {
+            if (i == end) {                     /* (tape_next_slot: room, the chunk begun) */
+                G->tape.n = i;
+                i = tape_next_slot();
+                end = (i | ((1u << TAPE_CHUNK_BITS) - 1)) + 1;
+                if (end > G->tape.cap) end = G->tape.cap;
+                code = G->tape.code, val = G->tape.val;
+            }
+            uint32_t f = tape_field_known(i, id);
+            if (__builtin_expect(f < (1u << 12), 1)) {
+                code[i] = (id ? OP_COPY : OP_LEAF) | TAPE_LABELED | f << 8;
+                val[i] = v->u.n;
+                id = i++;
+            } else {                            /* a new far slot or window, or wide */
+                G->tape.n = i;
+                id = tape_push_slow(OP_COPY | TAPE_LABELED, id, 0, v->u.n);
+                i = G->tape.n;
+            }
+            v->id = id;
+        }
+        consecutive &= (id == next) | (next == 0);
+        next = id + 1;
+    }
+    G->tape.n = i;
+    run->next = next, run->consecutive = consecutive;
+    return j;
 }
 
 /* The tape goes back to its first `to` entries, and recording goes on from

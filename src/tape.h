@@ -75,6 +75,7 @@
 #ifndef TAPE_FAR_INHERIT
 #define TAPE_FAR_INHERIT 16u    /* a table this short is inherited (its ids hashed again: a few) */
 #endif
+#define TAPE_FAR_SEEN   64u   /* far slots remembered by id (Tape.far_seen) */
 #define TAPE_FAR_RUNS   8u    /* far slot runs remembered (Tape.far_runs) */
 #define TAPE_WINDOW     (TAPE_NEAR + TAPE_FAR_SLOTS)   /* window 0's first field */
 #define TAPE_WINDOW_LEN 512u                          /* window 0's distances */
@@ -194,7 +195,10 @@ typedef struct {
     uint32_t  win_d[TAPE_WINDOWS], nsmall;   /* its small windows' D (1 <= k <= nsmall: open) */
     uint32_t  small_lo, small_span;   /* the small windows' distances all lie in small_lo + [0, small_span) */
     size_t    nfar, capfar, nwide, capwide, capchunks;
-    uint32_t  far_seen[2], far_seen_field[2];   /* the chunk's last far ids, by parity */
+    /* the chunk's far slots last found, by id mod TAPE_FAR_SEEN (0: none):
+     * a loop's parameters (W2's w and b), a matrix read element by element
+     * in every chunk (det's A), found inline without tape_far_field's probe */
+    uint32_t  far_seen[TAPE_FAR_SEEN], far_seen_field[TAPE_FAR_SEEN];
     /* runs of far slots the chunk's table is known to hold (tape.c's
      * far_run_known: a loop's parameter arrays, read as runs every step,
      * found without a probe), valid while far_gen is theirs: bumped
@@ -244,6 +248,18 @@ int32_t  tape_run_below(uint32_t i);
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut);
 
+/* Places for numbers bound at once (an array's elements, versions.c):
+ * v[0], v[stride], ... for as long as they are plain numbers (V_NUM), at
+ * most n, each as version labelling makes it a place one by one: id 0 (a
+ * constant) gets a labelled leaf; an unlabelled entry is labelled in place;
+ * a labelled one (some variable's version already) gets a labelled copy
+ * if `copy`, else stays. The entries are the ones tape_push_raw would
+ * record, field for field, with the tape's state in locals across a
+ * chunk. Returns how many were taken; run says whether their ids go up by
+ * one (run->next: the id the next must have, 0 at the first). */
+typedef struct { uint32_t next; int consecutive; } TapeIdRun;
+uint32_t tape_label_numbers(Value *v, uint32_t n, long stride, int copy, TapeIdRun *run);
+
 /* Out of line: a chunk begins at entry i; a far slot for id (its field, or
  * TAPE_NOFIELD if the chunk's table is full); a wide entry. */
 #define TAPE_NOFIELD 0xFFFFFFFFu
@@ -261,7 +277,7 @@ static inline uint32_t tape_field_of(uint32_t i, uint32_t id)
     if (id == 0) return 0;
     uint32_t d = i - id;
     if (d < TAPE_NEAR) return d;
-    if (G->tape.far_seen[id & 1] == id) return G->tape.far_seen_field[id & 1];   /* a loop's parameters */
+    if (G->tape.far_seen[id % TAPE_FAR_SEEN] == id) return G->tape.far_seen_field[id % TAPE_FAR_SEEN];   /* a loop's parameters */
     if (d - G->tape.window < TAPE_WINDOW_LEN) return TAPE_WINDOW + (d - G->tape.window);   /* no window: d - 0 >= TAPE_NEAR fails */
     return tape_far_field(id);
 }
@@ -275,23 +291,63 @@ static inline uint32_t tape_next_slot(void)
     return i;
 }
 
-/* opbyte: the op, with TAPE_LABELED if it is a version already. */
-static inline uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+/* Whether op's fields are operand ids (num_op_ids), folded to a constant
+ * when op is one (most recording sites name their op): from ops.def, as
+ * num.c's table is. */
+static inline __attribute__((always_inline)) int tape_op_has_ids(uint32_t op)
 {
-    uint32_t i = tape_next_slot();
-    if (__builtin_expect(num_op_ids[opbyte & TAPE_OPMASK], 1)) {
-        uint32_t fa = tape_field_of(i, a), fb = tape_field_of(i, b);
-        if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both fit (TAPE_NOFIELD does not) */
+    if (!__builtin_constant_p(op)) return num_op_ids[op];
+    switch (op) {
+#define OP(e, name, kind, flags, f, da, db) case OP_##e: return OPK_IDS_##kind;
+#include "ops.def"
+#undef OP
+    }
+    return 0;
+}
+
+/* tape_field_of's tests that need no call: the field of id, or
+ * TAPE_NOFIELD where tape_field_of would go out of line (a new far slot
+ * or window may be wanted). */
+static inline __attribute__((always_inline)) uint32_t tape_field_known(uint32_t i, uint32_t id)
+{
+    if (id == 0) return 0;
+    uint32_t d = i - id;
+    if (d < TAPE_NEAR) return d;
+    if (G->tape.far_seen[id % TAPE_FAR_SEEN] == id) return G->tape.far_seen_field[id % TAPE_FAR_SEEN];
+    if (d - G->tape.window < TAPE_WINDOW_LEN) return TAPE_WINDOW + (d - G->tape.window);
+    return TAPE_NOFIELD;
+}
+
+/* Everything tape_push_raw's inline path declines (tape.c); an entry
+ * whose op is known to have fields that are not operand ids (a sum's pool
+ * offset, a side record: wide, or a packed deriv) goes to tape_push_fields
+ * at once. */
+uint32_t tape_push_slow(uint32_t opbyte, uint32_t a, uint32_t b, double v);
+uint32_t tape_push_fields(uint32_t opbyte, uint32_t a, uint32_t b, double v);
+
+/* opbyte: the op, with TAPE_LABELED if it is a version already. The
+ * common case (room left, not a chunk's first entry, both operands' fields
+ * known without a call) is recorded inline and calls nothing, so that a
+ * recording function saves no registers for it; the rest, out of line,
+ * records the same entry the same way. */
+static inline __attribute__((always_inline)) uint32_t tape_push_raw(uint32_t opbyte, uint32_t a, uint32_t b, double v)
+{
+    if (__builtin_constant_p(opbyte) && !tape_op_has_ids(opbyte & TAPE_OPMASK)) return tape_push_fields(opbyte, a, b, v);
+    uint32_t i = G->tape.n;
+    if (__builtin_expect(tape_op_has_ids(opbyte & TAPE_OPMASK) && i < G->tape.cap
+                         && (i & ((1u << TAPE_CHUNK_BITS) - 1)) != 0, 1)) {
+        uint32_t fa = tape_field_known(i, a), fb = tape_field_known(i, b);
+        if (__builtin_expect((fa | fb) < (1u << 12), 1)) {    /* both known (TAPE_NOFIELD is not) */
             G->tape.code[i] = opbyte | fa << 8 | fb << 20;
             G->tape.val[i] = v;
             G->tape.n = i + 1;
             return i;
         }
     }
-    return tape_push_wide(opbyte, a, b, v);
+    return tape_push_slow(opbyte, a, b, v);
 }
 
-static inline uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
+static inline __attribute__((always_inline)) uint32_t tape_push(int op, uint32_t a, uint32_t b, double v)
 {
     return tape_push_raw((uint32_t)op, a, b, v);
 }

@@ -190,13 +190,18 @@ static void hold(VerLog *log, int index, Value v)
 static void snapshot(VerLog *log, Storage *s)
 {
     storage_dirty(s);       /* its elements get labels */
-    int duals = 0, run = s->n > 0, n = s->n;
-    uint32_t first = 0;
+    int duals = 0, n = s->n;
+    TapeIdRun run = { 0, n > 0 };
     Value *v = s->v;
-    /* (every element labelled in this loop, label_number inline: an array
-     * bound while recording, W4's a = a0 and g = d(...), pays it per element) */
-    for (int i = 0; i < n; i++) {
+    /* (the plain numbers a stretch at a time, tape_label_numbers: an array
+     * bound while recording, W4's a = a0 and g = d(...), pays little per
+     * element; the general path when eval_fast_paths is off) */
+    for (int i = 0; i < n;) {
         Value *e = &v[i];
+        if (e->t == V_NUM && eval_fast_paths) {
+            i += (int)tape_label_numbers(e, (uint32_t)(n - i), 1, 1, &run);
+            continue;
+        }
         uint32_t id;
         if (e->t == V_NUM) id = label_number(e);     /* no dual to unshare on the way */
         else {
@@ -204,10 +209,11 @@ static void snapshot(VerLog *log, Storage *s)
             duals |= e->t == V_DUAL;
             id = element_id(e);
         }
-        if (i == 0) first = id;
-        run &= id != 0 && id == first + (uint32_t)i;
+        run.consecutive &= id != 0 && (!run.next || id == run.next);
+        run.next = id + 1;
+        i++;
     }
-    push_snapshot(log, s, run);
+    push_snapshot(log, s, run.consecutive);
     if (duals) {
         Value whole = obj_val(V_ARR, s);
         Value copy = value_arr_copy(whole);
@@ -278,28 +284,32 @@ void version_array(VerLog *log, Storage *s) { snapshot(log, s); }
  * are: nothing assigned them again. Returns whether any holds tangents. */
 static int settle_elements(Value *v, int n, long stride, int *run)
 {
-    int duals = 0, consecutive = n > 0;
-    uint32_t first = 0;
-    for (int i = 0; i < n; i++, v += stride) {
+    int duals = 0;
+    TapeIdRun ids = { 0, n > 0 };
+    for (int i = 0; i < n;) {
         Value *e = v;
-        if (e->t == V_NUM) {     /* a plain number (a filled array's every element), without the duals' tests */
-            if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
-            else if (!tape_labeled(e->id)) rec_label(e->id);
-            if (i == 0) first = e->id;
-            consecutive &= e->id == first + (uint32_t)i;
+        if (e->t == V_NUM && eval_fast_paths) {   /* plain numbers (a filled array's every element) a stretch at a time */
+            uint32_t k = tape_label_numbers(e, (uint32_t)(n - i), stride, 0, &ids);
+            i += (int)k, v += (long)k * stride;
             continue;
         }
-        e = v_innermost(v);
-        duals |= v->t == V_DUAL;
-        if (e->t == V_NUM && !(e->id && tape_labeled(e->id))) {
-            if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
+        if (e->t == V_NUM) {     /* a plain number, without the duals' tests */
             if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
-            else rec_label(e->id);
+            else if (!tape_labeled(e->id)) rec_label(e->id);
+        } else {
+            e = v_innermost(v);
+            duals |= v->t == V_DUAL;
+            if (e->t == V_NUM && !(e->id && tape_labeled(e->id))) {
+                if (v->t == V_DUAL) e = own_innermost(v);   /* the label must not reach other holders */
+                if (!e->id) e->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, e->u.n);
+                else rec_label(e->id);
+            }
         }
-        if (i == 0) first = e->id;
-        consecutive &= e->id != 0 && e->id == first + (uint32_t)i;
+        ids.consecutive &= e->id != 0 && (!ids.next || e->id == ids.next);
+        ids.next = e->id + 1;
+        i++, v += stride;
     }
-    if (run) *run = consecutive;
+    if (run) *run = ids.consecutive;
     return duals;
 }
 

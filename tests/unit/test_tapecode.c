@@ -398,6 +398,113 @@ static void test_wide_run_with_slots(void)
     check(kinds_between(at, hi).far >= 2 * 4, "wide run with slots: the ones with a slot keep it");
 }
 
+/* det's tape: a 7x7 matrix's entries (far behind) read one by one, over
+ * and over, beside near operands, for several chunks; with more than
+ * TAPE_FAR_INHERIT of them no chunk inherits its predecessor's table, so
+ * each chunk gives them slots of its own, remembered inline by id
+ * (Tape.far_seen) once found. A remembered slot must never outlive its
+ * chunk or a truncation: entries read through it decode to their ids.
+ * Ids TAPE_FAR_SEEN apart share a place in the memory: read in turn, each
+ * still decodes to itself. */
+static void test_far_seen(void)
+{
+    tape_clear();
+    enum { N = 49 };
+    uint32_t A = leaves(N), B = leaves(N + TAPE_FAR_SEEN);
+    leaves(3000);
+    uint32_t lo = tape_size(), h = push(OP_LEAF, 0, 0);
+    for (uint32_t k = 0; k < 3 * CHUNK; k++) h = push(OP_ADD, h, A + (k * 5) % N);
+    uint32_t hi = tape_size();
+    check(misdecoded(1, hi) == 0, "far seen: a matrix read element by element in every chunk decodes");
+    check(wide_between(lo, hi) == 0, "far seen: and needs no wide entry");
+    FieldKinds k = kinds_between(lo, hi);
+    check(k.far + k.window == hi - lo - 1 && k.far > hi - lo - CHUNK, "far seen: the elements read through far slots (window 0 aside)");
+    check(tape_far_count() <= N * ((hi >> TAPE_CHUNK_BITS) - (lo >> TAPE_CHUNK_BITS) + 1), "far seen: one slot an element a chunk");
+    /* truncated inside a chunk, below where some slots were made: the
+     * entries recorded on read other ids at the same places in the memory */
+    TapeMark m = tape_mark();
+    m.n = (hi & ~(CHUNK - 1)) + 10;
+    tape_truncate(m);
+    h = m.n - 1;
+    for (uint32_t k = 0; k < 2 * CHUNK; k++) h = push(OP_MUL, h, (k & 1 ? B : A) + (k * 3) % N);
+    for (uint32_t k = 0; k < 500; k++) h = push(OP_SUB, h, B + (k & 1) * TAPE_FAR_SEEN);
+    check(misdecoded(1, tape_size()) == 0, "far seen: truncated and recorded on, ids that share a place decode to themselves");
+    check(wide_between(lo, tape_size()) == 0, "far seen: truncated and recorded on, no wide entry");
+}
+
+/* tape_label_numbers (an array's elements made places at once) records
+ * what labelling them one by one records, code for code: leaves for
+ * constants, labels in place, copies of versions near and far (window,
+ * far slot, a chunk out of both: wide), across chunk starts and the
+ * tape's growth, with a stride, stopping at the first element that is not
+ * a plain number. The scenario is built twice from a cleared tape. */
+enum { LN = 3 * CHUNK + 700 };
+static Value ln_elems[LN + 1];
+
+static uint32_t label_scenario(uint32_t *lo)
+{
+    tape_clear();
+    uint32_t far = leaves(2 * CHUNK + 300);
+    for (uint32_t k = far; k < far + 2 * CHUNK + 300; k++) rec_label(k);   /* versions: copied */
+    uint32_t unl = push(OP_ADD, far, far + 1);                            /* not a version: labelled */
+    leaves(1000);
+    for (uint32_t k = 0; k < LN; k++) {
+        uint32_t kind = k < 2 * CHUNK + 200 ? 0 : (k * 7) % 5;     /* (constants first: leaves across a chunk start) */
+        ln_elems[k] = kind == 0 ? num_val(k) : kind == 4 && k < 50 ? num_rec(k, unl + 0)
+                    : num_rec(k, kind == 3 ? tape_size() - 1 - k % 9 : far + (k * 13) % (2 * CHUNK + 300));
+    }
+    ln_elems[LN] = (Value){ 0 };        /* not a number: the stretch ends */
+    *lo = tape_size();
+    return far;
+}
+
+static void test_label_numbers(void)
+{
+    static uint32_t codes[2][4 * LN];
+    static double vals[2][4 * LN];
+    static uint32_t ids[2][LN];
+    uint32_t size[2], lo, took[2] = { 0, 0 };
+    int consecutive[2];
+    for (int way = 0; way < 2; way++) {
+        label_scenario(&lo);
+        TapeIdRun run = { 0, 1 };
+        for (int pass = 0; pass < 2; pass++) {          /* stride 2, then all of them: copy=1, then copy=0 */
+            long stride = pass ? 1 : 2;
+            uint32_t n = pass ? LN : LN / 2;
+            if (way) took[pass] = tape_label_numbers(ln_elems, n + (pass ? 1 : 0), stride, !pass, &run);
+            else
+                for (uint32_t k = 0; k < n; k++) {
+                    Value *v = &ln_elems[k * stride];
+                    if (!v->id) v->id = tape_push_raw(OP_LEAF | TAPE_LABELED, 0, 0, v->u.n);
+                    else if (!tape_labeled(v->id)) rec_label(v->id);
+                    else if (!pass) v->id = tape_push_raw(OP_COPY | TAPE_LABELED, v->id, 0, v->u.n);
+                }
+            if (!pass) consecutive[way] = way ? run.consecutive : 0;
+        }
+        size[way] = tape_size();
+        for (uint32_t i = lo; i < size[way] && i - lo < 4 * LN; i++) {
+            codes[way][i - lo] = tape_codes()[i];
+            vals[way][i - lo] = tape_val(i);
+        }
+        for (uint32_t k = 0; k < LN; k++) ids[way][k] = ln_elems[k].id;
+    }
+    check(took[0] == LN / 2 && took[1] == LN, "label numbers: every plain number taken, the stretch ends at the first that is not");
+    check(size[0] == size[1] && size[0] > lo + LN / 2, "label numbers: as many entries as one by one");
+    check(memcmp(codes[0], codes[1], sizeof(uint32_t) * (size[0] - lo)) == 0, "label numbers: the same codes as one by one");
+    check(memcmp(vals[0], vals[1], sizeof(double) * (size[0] - lo)) == 0, "label numbers: the same values");
+    check(memcmp(ids[0], ids[1], sizeof ids[0]) == 0, "label numbers: the elements get the same ids");
+    check(misdecoded(1, lo) == 0, "label numbers: the entries below decode");
+    check(consecutive[1] == 0, "label numbers: mixed ids are not consecutive");
+    /* a fresh array of constants: leaves one after another, consecutive */
+    tape_clear();
+    for (uint32_t k = 0; k < LN; k++) ln_elems[k] = num_val(k);
+    TapeIdRun run = { 0, 1 };
+    uint32_t first = tape_size();
+    tape_label_numbers(ln_elems, LN, 1, 1, &run);
+    check(run.consecutive && ln_elems[0].id == first && ln_elems[LN - 1].id == first + LN - 1,
+          "label numbers: constants become consecutive leaves");
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -410,6 +517,8 @@ static void body(void *ud)
     test_far_runs();
     test_far_runs_known_after_truncate();
     test_wide_run_with_slots();
+    test_far_seen();
+    test_label_numbers();
 }
 
 int main(void)
