@@ -556,6 +556,8 @@ struct RIns {
     uint8_t op;
     int d, a, b, c, e;
     Node *node;
+    Node *where;        /* the tree walker's G->err.where.node as it runs this (NULL: the call's), for
+                         * what recording may raise (the tape's limit) or note (a kink): Emit.where */
 };
 
 /* Registers while emitting: locals are their slots, temporaries follow;
@@ -581,6 +583,8 @@ typedef struct {
     LoopPatch loops[RV_MAXLOOPS];
     int nloops;
     int loop_ids;       /* loops emitted: their floors' indices (RIns.e) */
+    Node *where;        /* the node the tree walker's G->err.where.node holds here: the
+                         * statement's (each statement sets it), then a call's (call_node, ev_call_math1) */
     int ok;
 } Emit;
 
@@ -590,7 +594,7 @@ static int ins(Emit *m, int op, int d, int a, int b, int c, Node *node)
         m->cap = m->cap ? 2 * m->cap : 64;
         m->code = err_realloc(m->code, sizeof(RIns) * (size_t)m->cap);
     }
-    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node };
+    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node, m->where };
     return m->n++;
 }
 
@@ -680,6 +684,7 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
         m->temps = saved;
         if (dest < 0) dest = temp(m);
         ins(m, I_CALL, dest, first, e->nargs, e->a, e->node);
+        m->where = e->node;
         return dest;
     }
     }
@@ -724,6 +729,7 @@ static void emit_jump_out(Emit *m, int *list, int *n, Node *node)
 static void emit_stmt(Emit *m, const RStmt *s)
 {
     int saved = m->temps;
+    m->where = m->k->f->is_expr ? NULL : s->node;   /* (run_body evaluates an expression body as it is) */
     switch (s->op) {
     case RS_SET: emit_expr(m, s->x, s->a); break;
     case RS_STORE: {
@@ -867,6 +873,7 @@ static int emit_fn(Comp *k)
     m.k = k;
     m.code = NULL;
     m.n = m.cap = m.temps = m.maxtemps = m.nconst = m.nloops = m.loop_ids = 0;
+    m.where = NULL;
     m.ok = 1;
     RFn *fn = k->fn;
     emit_block(&m, &fn->body);
@@ -1157,8 +1164,17 @@ void regvm_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
             if (f->ids[i]) fn(&f->ids[i], ud);
 }
 
-static __attribute__((noinline)) uint32_t record2(int op, uint32_t ia, uint32_t ib, double x, double y, double r)
+/* The tree walker's error position as it records (what the tape's limit
+ * raises names it): RIns.where */
+static inline void record_where(Node *where)
 {
+    if (where) G->err.where.node = where;
+}
+
+static __attribute__((noinline)) uint32_t record2(int op, uint32_t ia, uint32_t ib, double x, double y, double r,
+                                                  Node *where)
+{
+    record_where(where);
     switch (op) {   /* (op a constant in each arm: arith_record_binary's tests fold) */
     case OP_ADD: return arith_record_binary(OP_ADD, ia, ib, x, y, r);
     case OP_SUB: return arith_record_binary(OP_SUB, ia, ib, x, y, r);
@@ -1167,15 +1183,17 @@ static __attribute__((noinline)) uint32_t record2(int op, uint32_t ia, uint32_t 
     }
 }
 
-static __attribute__((noinline)) uint32_t record_neg(double x, uint32_t ia, double r)
+static __attribute__((noinline)) uint32_t record_neg(double x, uint32_t ia, double r, Node *where)
 {
+    record_where(where);
     return arith_record(OP_NEG, num_rec(x, ia), num_rec(x, ia), r);
 }
 
 /* x op y's id: recorded when an operand has one */
-static inline __attribute__((always_inline)) uint32_t rec_id(int op, uint32_t ia, uint32_t ib, double x, double y, double r)
+static inline __attribute__((always_inline)) uint32_t rec_id(int op, uint32_t ia, uint32_t ib, double x, double y, double r,
+                                                            Node *where)
 {
-    return __builtin_expect((ia | ib) != 0, 0) ? record2(op, ia, ib, x, y, r) : 0;
+    return __builtin_expect((ia | ib) != 0, 0) ? record2(op, ia, ib, x, y, r, where) : 0;
 }
 
 static double run_rec(Closure *c, const RTab *tab, const double *args, uint32_t *out_id);
@@ -1238,13 +1256,13 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
     double x, y, z, q;
     uint32_t ip;
     goto *lab[p->op];
-add: x = r[p->a], y = r[p->b], z = x + y; u[p->d] = rec_id(OP_ADD, u[p->a], u[p->b], x, y, z); r[p->d] = z; NEXT;
-sub: x = r[p->a], y = r[p->b], z = x - y; u[p->d] = rec_id(OP_SUB, u[p->a], u[p->b], x, y, z); r[p->d] = z; NEXT;
-mul: x = r[p->a], y = r[p->b], z = x * y; u[p->d] = rec_id(OP_MUL, u[p->a], u[p->b], x, y, z); r[p->d] = z; NEXT;
-div: x = r[p->a], y = r[p->b], z = x / y; u[p->d] = rec_id(OP_DIV, u[p->a], u[p->b], x, y, z); r[p->d] = z; NEXT;
+add: x = r[p->a], y = r[p->b], z = x + y; u[p->d] = rec_id(OP_ADD, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
+sub: x = r[p->a], y = r[p->b], z = x - y; u[p->d] = rec_id(OP_SUB, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
+mul: x = r[p->a], y = r[p->b], z = x * y; u[p->d] = rec_id(OP_MUL, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
+div: x = r[p->a], y = r[p->b], z = x / y; u[p->d] = rec_id(OP_DIV, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
 neg:
     x = r[p->a];
-    u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_neg(x, u[p->a], -x) : 0;
+    u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_neg(x, u[p->a], -x, p->where) : 0;
     r[p->d] = -x;
     NEXT;
 mov: r[p->d] = r[p->a]; u[p->d] = u[p->a]; NEXT;
@@ -1312,26 +1330,26 @@ loadma: {
      * difference, each operand where the source has it */
 muladd:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q);
-    u[p->d] = rec_id(OP_ADD, u[p->a], ip, x, q, x + q);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
+    u[p->d] = rec_id(OP_ADD, u[p->a], ip, x, q, x + q, p->where);
     r[p->d] = x + q;
     NEXT;
 pmuladd:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q);
-    u[p->d] = rec_id(OP_ADD, ip, u[p->a], q, x, q + x);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
+    u[p->d] = rec_id(OP_ADD, ip, u[p->a], q, x, q + x, p->where);
     r[p->d] = q + x;
     NEXT;
 mulsub:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q);
-    u[p->d] = rec_id(OP_SUB, u[p->a], ip, x, q, x - q);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
+    u[p->d] = rec_id(OP_SUB, u[p->a], ip, x, q, x - q, p->where);
     r[p->d] = x - q;
     NEXT;
 mulsubr:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q);
-    u[p->d] = rec_id(OP_SUB, ip, u[p->a], q, x, q - x);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
+    u[p->d] = rec_id(OP_SUB, ip, u[p->a], q, x, q - x, p->where);
     r[p->d] = q - x;
     NEXT;
 forenter:   /* ex_for_local: the floor as the loop begins; each step the poll, the reclaim step, the counter */
