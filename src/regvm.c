@@ -166,7 +166,8 @@ typedef struct RFn {
     int nbase, ncapnum; /* the captured numbers' registers, their captures in capnum */
     int capnum[RV_MAXCAPS];
     int code_n;         /* instructions */
-    int rec_ok;         /* the recording form may run it (rec_analysis) */
+    int rec_ok;         /* the recording form may run it (rec_analysis) when no capture gives ids, */
+    unsigned rec_sources;/* and when those of these captures do */
     int nloops;         /* loops in its code: each has a reclaim floor when recording */
 } RFn;
 
@@ -466,13 +467,15 @@ static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int ns
         if (v->t != V_ARR) return 0;
         Storage *s = AS_ARR(*v);
         if (s->ndim == 2 || s->aliased) return 0;
-        if (rec && !(cp->uses & CAP_WARR) && home && !home->vers) return number_elements(s);
+        if (rec && !(cp->uses & CAP_WARR) && home && !home->vers && (fn->rec_sources >> (cp - fn->caps) & 1) &&
+            number_elements(s))
+            return 1;
         if (!plain_elements(s, fn)) return 0;
         return !(cp->uses & CAP_WARR) || (s->h.rc == 1 && home && !home->vers);
     }
     if (v->t == V_BUILTIN)    /* a global naming sin, exp, ...: ev_call_math1's case */
         return cp->global && cp->argc == 1 && builtin_math1_op(v->u.bi) >= 0 && !builtin_special(v->u.bi);
-    if (v->t != V_FN) return 0;
+    if (v->t != V_FN || (rec && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
     Closure *g = AS_FN(*v);
     if (!g->fn || g->fn->records || (g->fn->labels && G->tape.recording) || g->fn->nparams != cp->argc) return 0;
     for (int i = 0; i < nseen; i++)
@@ -819,9 +822,11 @@ static int placed(int reg, const RFn *fn, const int *capreg)
 }
 
 /* Whether the recording form can run fn's code exactly (see "Recording"
- * above run_rec): which registers may hold a number with a tape id, found
- * from where ids come in (an element of an array the body only reads, a
- * call's value) and how they flow: a local's over the whole body (it may
+ * above run_rec) when the captures in `recorded` (a mask) give recorded
+ * numbers: arrays the body only reads, holding some; closures it calls,
+ * returning some (a math builtin's value, of a plain number, is plain):
+ * which registers may hold a number with a tape id, found from where ids
+ * come in and how they flow: a local's over the whole body (it may
  * be assigned anywhere and read on the next step of a loop), a
  * temporary's from the instruction before that set it (a temporary lives
  * within one statement's straight-line code). 0 when a number that may
@@ -829,7 +834,7 @@ static int placed(int reg, const RFn *fn, const int *capreg)
  * tree walker notes a kink there: kink_note_branch), an argument (the
  * compiled callee takes plain numbers), or stored into an array (the
  * store would make places and versions). */
-static int rec_analysis(const RFn *fn)
+static int rec_analysis(const RFn *fn, unsigned recorded)
 {
     uint8_t t[4 * RV_MAXREGS];
     if (fn->nreg_all > 4 * RV_MAXREGS) return 0;
@@ -843,12 +848,12 @@ static int rec_analysis(const RFn *fn)
             case I_ADD: case I_SUB: case I_MUL: case I_DIV: v = t[p->a] | t[p->b]; break;
             case I_NEG: case I_MOV: v = t[p->a]; break;
             case I_MULADD: case I_MULSUB: case I_MULSUBR: case I_PMULADD: v = t[p->a] | t[p->b] | t[p->c]; break;
-            case I_LOAD: ok &= !t[p->a]; v = !(fn->caps[p->c].uses & CAP_WARR); break;
-            case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = !(fn->caps[p->c].uses & CAP_WARR); break;
+            case I_LOAD: ok &= !t[p->a]; v = recorded >> p->c & 1; break;
+            case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = recorded >> p->c & 1; break;
             case I_STORE: ok &= !t[p->a] & !t[p->b]; break;
             case I_CALL:
                 for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
-                v = 1;
+                v = recorded >> p->c & 1;
                 break;
             case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
             case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
@@ -918,7 +923,13 @@ static int emit_fn(Comp *k)
     free(m.code);
     fn->nloops = m.loop_ids;
     fn->code_n = m.n;
-    fn->rec_ok = m.ok && rec_analysis(fn);
+    /* ids flow from each source alike and a failure needs one source, so
+     * the form can run when each source present could alone (cap_valid) */
+    fn->rec_ok = m.ok && rec_analysis(fn, 0);
+    fn->rec_sources = 0;
+    for (int i = 0; fn->rec_ok && i < fn->ncaps; i++)
+        if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i))
+            fn->rec_sources |= 1u << i;
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 

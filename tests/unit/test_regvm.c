@@ -135,6 +135,23 @@ int main(void)
                               "grad(arg)([2, 5, 1])"), "[0, 2, 0]"), "a recorded number passed");
     check(regvm_rec_entries == r0 && regvm_entries == e0, "stored, an index, an argument: declined");
 
+    /* a plain array compared and a recorded one summed, a math builtin's
+     * value passed to another: each source of ids alone (rec_sources) */
+    r0 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "fn mixed(A) {\n"
+                              "    w = [1, -1, 2]\n"
+                              "    f = fn(k) {\n"
+                              "        s = 0\n"
+                              "        for i in 0..k {\n"
+                              "            if w[i] > 0 { s = s + A[i] * sqrt(abs(w[i])) } else { s = s - A[i] }\n"
+                              "        }\n"
+                              "        return s\n"
+                              "    }\n"
+                              "    return f(3)\n"
+                              "}\n"
+                              "grad(mixed)([3, 4, 5])"), "[1, -1, 1.4142135623730951]"), "a plain array compared, a recorded one summed");
+    check(regvm_rec_entries - r0 == 1, "a plain array compared, a recorded one summed: the recording form");
+
     /* a closure made again after a rest is offered again */
     e0 = regvm_entries;
     c0 = regvm_calls;
