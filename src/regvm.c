@@ -1246,7 +1246,11 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
     double r[nr];
     uint32_t u[nr];
     LoopFloor floors[fn->nloops > 0 ? fn->nloops : 1];
-    for (int i = 0; i < nr; i++) u[i] = 0;
+    /* no ids: the locals (roots of a pass: run_rec's comment), the
+     * constants and captured numbers; a temporary is written (r and u)
+     * before it is read */
+    for (int i = 0; i < fn->nregs; i++) u[i] = 0;
+    for (int i = fn->kbase; i < fn->nreg_all; i++) u[i] = 0;
     for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
     double *kr = r + fn->kbase;
     for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
