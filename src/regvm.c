@@ -553,14 +553,14 @@ enum {
     I_FORENTER,  /* a for loop's first step: to d unless a < b, else the poll and c = a */
     I_FORSTEP,   /* its next: a = a + 1, then if a < b the poll, c = a and to d */
     I_PMULADD,   /* d = b * c + a (the product first: recorded as product + a) */
-    I_WBEGIN     /* a while loop begins (recording: its reclaim floor e) */
+    I_WBEGIN     /* a while loop begins (recording: its reclaim floor e; plain: to d, the next) */
 };
 struct RIns {
     uint8_t op;
     int d, a, b, c, e;
-    Node *node;
-    Node *where;        /* the tree walker's G->err.where.node as it runs this (NULL: the call's), for
-                         * what recording may raise (the tape's limit) or note (a kink): Emit.where */
+    Node *node;         /* an arithmetic instruction's: the tree walker's G->err.where.node as it
+                         * runs it (NULL: the call's), for what recording may raise (the tape's
+                         * limit) or note (a kink): Emit.at */
 };
 
 /* Registers while emitting: locals are their slots, temporaries follow;
@@ -579,6 +579,8 @@ typedef struct {
 typedef struct {
     Comp *k;
     RIns *code;
+    Node *at;           /* the node the tree walker's G->err.where.node holds here: the
+                         * statement's (each statement sets it), then a call's (call_node, ev_call_math1) */
     int n, cap;
     int temps, maxtemps;
     double consts[64];
@@ -586,8 +588,6 @@ typedef struct {
     LoopPatch loops[RV_MAXLOOPS];
     int nloops;
     int loop_ids;       /* loops emitted: their floors' indices (RIns.e) */
-    Node *where;        /* the node the tree walker's G->err.where.node holds here: the
-                         * statement's (each statement sets it), then a call's (call_node, ev_call_math1) */
     int ok;
 } Emit;
 
@@ -597,7 +597,8 @@ static int ins(Emit *m, int op, int d, int a, int b, int c, Node *node)
         m->cap = m->cap ? 2 * m->cap : 64;
         m->code = err_realloc(m->code, sizeof(RIns) * (size_t)m->cap);
     }
-    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node, m->where };
+    if (op <= I_NEG || (op >= I_MULADD && op <= I_MULSUBR) || op == I_PMULADD) node = m->at;   /* (see RIns.node) */
+    m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node };
     return m->n++;
 }
 
@@ -687,7 +688,7 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
         m->temps = saved;
         if (dest < 0) dest = temp(m);
         ins(m, I_CALL, dest, first, e->nargs, e->a, e->node);
-        m->where = e->node;
+        m->at = e->node;
         return dest;
     }
     }
@@ -732,7 +733,7 @@ static void emit_jump_out(Emit *m, int *list, int *n, Node *node)
 static void emit_stmt(Emit *m, const RStmt *s)
 {
     int saved = m->temps;
-    m->where = m->k->f->is_expr ? NULL : s->node;   /* (run_body evaluates an expression body as it is) */
+    m->at = m->k->f->is_expr ? NULL : s->node;   /* (run_body evaluates an expression body as it is) */
     switch (s->op) {
     case RS_SET: emit_expr(m, s->x, s->a); break;
     case RS_STORE: {
@@ -757,7 +758,9 @@ static void emit_stmt(Emit *m, const RStmt *s)
         /* while_steps: the poll, the condition, the body */
         LoopPatch *p = loop_begin(m);
         int id = m->loop_ids++;
-        m->code[ins(m, I_WBEGIN, 0, 0, 0, 0, s->node)].e = id;
+        int begin = ins(m, I_WBEGIN, 0, 0, 0, 0, s->node);
+        m->code[begin].d = begin + 1;      /* (the plain form jumps on: run_fn's I_JMP) */
+        m->code[begin].e = id;
         int top = ins(m, I_POLL, 0, 0, 0, 0, s->node);
         m->code[top].e = id;
         int j = emit_test(m, s);
@@ -878,7 +881,7 @@ static int emit_fn(Comp *k)
     m.k = k;
     m.code = NULL;
     m.n = m.cap = m.temps = m.maxtemps = m.nconst = m.nloops = m.loop_ids = 0;
-    m.where = NULL;
+    m.at = NULL;
     m.ok = 1;
     RFn *fn = k->fn;
     emit_block(&m, &fn->body);
@@ -921,6 +924,7 @@ static int emit_fn(Comp *k)
     fn->code = comp_alloc(k, sizeof(RIns) * (size_t)(m.n ? m.n : 1));
     memcpy(fn->code, m.code, sizeof(RIns) * (size_t)m.n);
     free(m.code);
+
     fn->nloops = m.loop_ids;
     fn->code_n = m.n;
     /* ids flow from each source alike and a failure needs one source, so
@@ -1051,7 +1055,7 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
         [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
-        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&wbegin };
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp };
     const RIns *code = k->fn->code, *p = code;
     int i;
     goto *lab[p->op];
@@ -1115,7 +1119,6 @@ loadma: {
 muladd: r[p->d] = r[p->a] + r[p->b] * r[p->c]; NEXT;
 mulsub: r[p->d] = r[p->a] - r[p->b] * r[p->c]; NEXT;
 mulsubr: r[p->d] = r[p->b] * r[p->c] - r[p->a]; NEXT;
-wbegin: NEXT;
 forenter:
     if (!(r[p->a] < r[p->b])) {
         p = code + p->d;
@@ -1176,7 +1179,7 @@ void regvm_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
 }
 
 /* The tree walker's error position as it records (what the tape's limit
- * raises names it): RIns.where */
+ * raises names it): RIns.node */
 static inline void record_where(Node *where)
 {
     if (where) G->err.where.node = where;
@@ -1227,6 +1230,7 @@ static __attribute__((noinline)) double call_other_rec(Closure *g, const double 
 
 #define NEXT goto *lab[(++p)->op]
 #define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
+#define WH (p->node)
 /* run_fn's work with ids beside the registers (u); what differs is said. */
 static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double *args, uint32_t *out_id)
 {
@@ -1271,13 +1275,13 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
     double x, y, z, q;
     uint32_t ip;
     goto *lab[p->op];
-add: x = r[p->a], y = r[p->b], z = x + y; u[p->d] = rec_id(OP_ADD, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
-sub: x = r[p->a], y = r[p->b], z = x - y; u[p->d] = rec_id(OP_SUB, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
-mul: x = r[p->a], y = r[p->b], z = x * y; u[p->d] = rec_id(OP_MUL, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
-div: x = r[p->a], y = r[p->b], z = x / y; u[p->d] = rec_id(OP_DIV, u[p->a], u[p->b], x, y, z, p->where); r[p->d] = z; NEXT;
+add: x = r[p->a], y = r[p->b], z = x + y; u[p->d] = rec_id(OP_ADD, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+sub: x = r[p->a], y = r[p->b], z = x - y; u[p->d] = rec_id(OP_SUB, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+mul: x = r[p->a], y = r[p->b], z = x * y; u[p->d] = rec_id(OP_MUL, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+div: x = r[p->a], y = r[p->b], z = x / y; u[p->d] = rec_id(OP_DIV, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
 neg:
     x = r[p->a];
-    u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_neg(x, u[p->a], -x, p->where) : 0;
+    u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_neg(x, u[p->a], -x, WH) : 0;
     r[p->d] = -x;
     NEXT;
 mov: r[p->d] = r[p->a]; u[p->d] = u[p->a]; NEXT;
@@ -1345,26 +1349,26 @@ loadma: {
      * difference, each operand where the source has it */
 muladd:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
-    u[p->d] = rec_id(OP_ADD, u[p->a], ip, x, q, x + q, p->where);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_ADD, u[p->a], ip, x, q, x + q, WH);
     r[p->d] = x + q;
     NEXT;
 pmuladd:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
-    u[p->d] = rec_id(OP_ADD, ip, u[p->a], q, x, q + x, p->where);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_ADD, ip, u[p->a], q, x, q + x, WH);
     r[p->d] = q + x;
     NEXT;
 mulsub:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
-    u[p->d] = rec_id(OP_SUB, u[p->a], ip, x, q, x - q, p->where);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_SUB, u[p->a], ip, x, q, x - q, WH);
     r[p->d] = x - q;
     NEXT;
 mulsubr:
     x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
-    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, p->where);
-    u[p->d] = rec_id(OP_SUB, ip, u[p->a], q, x, q - x, p->where);
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_SUB, ip, u[p->a], q, x, q - x, WH);
     r[p->d] = q - x;
     NEXT;
 forenter:   /* ex_for_local: the floor as the loop begins; each step the poll, the reclaim step, the counter */
@@ -1392,6 +1396,7 @@ forstep:
 }
 #undef NEXT
 #undef JUMP
+#undef WH
 
 /* The recording form's outermost call. An error unwinds past the frames
  * of rec_top: a handler of its own takes them off the roots on the way
