@@ -85,9 +85,17 @@
  * so KNOWN_CONSTS stays true: kept); the reclaim passes of loops (none is
  * due at entry, and nothing is recorded).
  *
- * A closure whose calls are declined over and over (det's minor under
- * grad, its A recorded) is not offered its next RV_SKIP calls
- * (FnInfo.reg_skip), so that the declines cost det5 next to nothing. */
+ * A call that fails these checks only because arrays it reads hold
+ * recorded numbers (det's minor under grad: A), or because closures it
+ * calls may return them, may run in the recording form instead (run_rec,
+ * "recording" below): the same code with a tape id beside each register,
+ * recording what the tree walker records, for a body where no recorded
+ * number can reach an index, a bound, a comparison, an argument or a store
+ * (rec_analysis).
+ *
+ * A closure whose calls are declined over and over is not offered its
+ * next RV_SKIP calls (FnInfo.reg_skip), so that the declines cost next to
+ * nothing. */
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
