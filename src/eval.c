@@ -138,6 +138,7 @@ static void eval_root_ids(IdFn fn, void *ud)
         if (G->eval.globals[i].v.t == V_NUM && G->eval.globals[i].v.id) fn(&G->eval.globals[i].v.id, ud);
         version_log_each_id(&G->eval.globals[i].ver, fn, ud);
     }
+    regvm_each_root(fn, ud);   /* the locals of compiled calls recording (regvm.c) */
 }
 
 

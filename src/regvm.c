@@ -85,9 +85,17 @@
  * so KNOWN_CONSTS stays true: kept); the reclaim passes of loops (none is
  * due at entry, and nothing is recorded).
  *
- * A closure whose calls are declined over and over (det's minor under
- * grad, its A recorded) is not offered its next RV_SKIP calls
- * (FnInfo.reg_skip), so that the declines cost det5 next to nothing. */
+ * A call that fails these checks only because arrays it reads hold
+ * recorded numbers (det's minor under grad: A), or because closures it
+ * calls may return them, may run in the recording form instead (run_rec,
+ * "recording" below): the same code with a tape id beside each register,
+ * recording what the tree walker records, for a body where no recorded
+ * number can reach an index, a bound, a comparison, an argument or a store
+ * (rec_analysis).
+ *
+ * A closure whose calls are declined over and over is not offered its
+ * next RV_SKIP calls (FnInfo.reg_skip), so that the declines cost next to
+ * nothing. */
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
@@ -99,6 +107,7 @@
 #include "builtins.h"
 #include "tape.h"
 #include "tapegc.h"
+#include "arith.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -106,7 +115,7 @@
 #pragma STDC FP_CONTRACT OFF      /* x + y * z: two roundings, as the tree walker's (gcc: -std=c11) */
 #endif
 
-unsigned long regvm_offers, regvm_entries, regvm_calls;
+unsigned long regvm_offers, regvm_entries, regvm_calls, regvm_rec_entries;
 
 #define RV_MAXREGS 64       /* a body with more locals is declined (the definite-assignment mask) */
 #define RV_MAXCAPS 16       /* names it captures */
@@ -164,6 +173,10 @@ typedef struct RFn {
     double *consts;
     int nbase, ncapnum; /* the captured numbers' registers, their captures in capnum */
     int capnum[RV_MAXCAPS];
+    int code_n;         /* instructions */
+    int rec_ok;         /* the recording form may run it (rec_analysis) when no capture gives ids, */
+    unsigned rec_sources;/* and when those of these captures do */
+    int nloops;         /* loops in its code: each has a reclaim floor when recording */
 } RFn;
 
 /* ------------------------------------------------------------ compiling */
@@ -434,10 +447,25 @@ static int witness_holds(const RFn *fn, const Closure *c)
     return e->t != V_NUM || e->id;
 }
 
-static int validate(Closure *c, Closure **seen, int nseen);
+static int validate(Closure *c, Closure **seen, int nseen, int rec);
 
-/* What the capture holds is what the body uses it as (see the top). */
-static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int nseen)
+/* Every element of s a number (of any tape id), for the recording form:
+ * a short array is scanned (at the outermost entry only: nothing the
+ * compiled code runs can put anything else there). */
+static int number_elements(const Storage *s)
+{
+    if ((s->known & KNOWN_CONSTS) == KNOWN_CONSTS) return 1;
+    if (s->n > RV_SCAN_MAX) return 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].t != V_NUM) return 0;
+    return 1;
+}
+
+/* What the capture holds is what the body uses it as (see the top). rec:
+ * for the recording form, where an array the body only reads may hold
+ * numbers with tape ids, if it is a captured one in a frame that keeps no
+ * versions (a global's elements stay plain). */
+static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int nseen, int rec)
 {
     Env *home;
     Value *v = cap_slot(cp, c, &home);
@@ -446,17 +474,21 @@ static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int ns
     if (cp->uses & CAP_ARR) {
         if (v->t != V_ARR) return 0;
         Storage *s = AS_ARR(*v);
-        if (s->ndim == 2 || s->aliased || !plain_elements(s, fn)) return 0;
+        if (s->ndim == 2 || s->aliased) return 0;
+        if (rec && !(cp->uses & CAP_WARR) && home && !home->vers && (fn->rec_sources >> (cp - fn->caps) & 1) &&
+            number_elements(s))
+            return 1;
+        if (!plain_elements(s, fn)) return 0;
         return !(cp->uses & CAP_WARR) || (s->h.rc == 1 && home && !home->vers);
     }
     if (v->t == V_BUILTIN)    /* a global naming sin, exp, ...: ev_call_math1's case */
         return cp->global && cp->argc == 1 && builtin_math1_op(v->u.bi) >= 0 && !builtin_special(v->u.bi);
-    if (v->t != V_FN) return 0;
+    if (v->t != V_FN || (rec && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
     Closure *g = AS_FN(*v);
     if (!g->fn || g->fn->records || (g->fn->labels && G->tape.recording) || g->fn->nparams != cp->argc) return 0;
     for (int i = 0; i < nseen; i++)
         if (seen[i] == g) return 1;           /* being checked (itself, a cycle) */
-    return nseen < RV_VALIDATE_DEPTH && validate(g, seen, nseen);
+    return nseen < RV_VALIDATE_DEPTH && validate(g, seen, nseen, rec);
 }
 
 static RFn *compiled(FnInfo *f)
@@ -468,17 +500,22 @@ static RFn *compiled(FnInfo *f)
     return f->reg;
 }
 
-static int validate(Closure *c, Closure **seen, int nseen)
+static int validate(Closure *c, Closure **seen, int nseen, int rec)
 {
     RFn *fn = compiled(c->fn);
-    if (!fn) return 0;
+    if (!fn || (rec && !fn->rec_ok)) return 0;
     seen[nseen++] = c;
+    if (rec) {      /* (not the primal's last_bad: the array it failed on is the one this allows) */
+        for (int i = 0; i < fn->ncaps; i++)
+            if (!cap_valid(fn, &fn->caps[i], c, seen, nseen, 1)) return 0;
+        return 1;
+    }
     /* the capture that failed last is asked first: a closure whose calls
      * are declined (det's minor under grad: A's elements are recorded)
      * pays one test a call */
-    if (fn->last_bad >= 0 && !cap_valid(fn, &fn->caps[fn->last_bad], c, seen, nseen)) return 0;
+    if (fn->last_bad >= 0 && !cap_valid(fn, &fn->caps[fn->last_bad], c, seen, nseen, 0)) return 0;
     for (int i = 0; i < fn->ncaps; i++)
-        if (!cap_valid(fn, &fn->caps[i], c, seen, nseen)) {
+        if (!cap_valid(fn, &fn->caps[i], c, seen, nseen, 0)) {
             fn->last_bad = i;
             return 0;
         }
@@ -522,12 +559,16 @@ enum {
     I_MULSUB,    /* d = a - b * c */
     I_MULSUBR,   /* d = b * c - a */
     I_FORENTER,  /* a for loop's first step: to d unless a < b, else the poll and c = a */
-    I_FORSTEP    /* its next: a = a + 1, then if a < b the poll, c = a and to d */
+    I_FORSTEP,   /* its next: a = a + 1, then if a < b the poll, c = a and to d */
+    I_PMULADD,   /* d = b * c + a (the product first: recorded as product + a) */
+    I_WBEGIN     /* a while loop begins (recording: its reclaim floor e; plain: to d, the next) */
 };
 struct RIns {
     uint8_t op;
     int d, a, b, c, e;
-    Node *node;
+    Node *node;         /* an arithmetic instruction's: the tree walker's G->err.where.node as it
+                         * runs it (NULL: the call's), for what recording may raise (the tape's
+                         * limit) or note (a kink): Emit.at */
 };
 
 /* Registers while emitting: locals are their slots, temporaries follow;
@@ -546,12 +587,15 @@ typedef struct {
 typedef struct {
     Comp *k;
     RIns *code;
+    Node *at;           /* the node the tree walker's G->err.where.node holds here: the
+                         * statement's (each statement sets it), then a call's (call_node, ev_call_math1) */
     int n, cap;
     int temps, maxtemps;
     double consts[64];
     int nconst;
     LoopPatch loops[RV_MAXLOOPS];
     int nloops;
+    int loop_ids;       /* loops emitted: their floors' indices (RIns.e) */
     int ok;
 } Emit;
 
@@ -561,6 +605,7 @@ static int ins(Emit *m, int op, int d, int a, int b, int c, Node *node)
         m->cap = m->cap ? 2 * m->cap : 64;
         m->code = err_realloc(m->code, sizeof(RIns) * (size_t)m->cap);
     }
+    if (op <= I_NEG || (op >= I_MULADD && op <= I_MULSUBR) || op == I_PMULADD) node = m->at;   /* (see RIns.node) */
     m->code[m->n] = (RIns){ (uint8_t)op, d, a, b, c, 0, node };
     return m->n++;
 }
@@ -613,7 +658,7 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
             int b2 = emit_expr(m, e->x->x, -1), c2 = emit_expr(m, e->x->y, -1);
             a = emit_expr(m, e->y, -1);
             if (dest < 0) dest = temp(m);
-            ins(m, e->op == RX_ADD ? I_MULADD : I_MULSUBR, dest, a, b2, c2, e->node);
+            ins(m, e->op == RX_ADD ? I_PMULADD : I_MULSUBR, dest, a, b2, c2, e->node);
             return dest;
         }
         a = emit_expr(m, e->x, -1);
@@ -651,6 +696,7 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
         m->temps = saved;
         if (dest < 0) dest = temp(m);
         ins(m, I_CALL, dest, first, e->nargs, e->a, e->node);
+        m->at = e->node;
         return dest;
     }
     }
@@ -695,6 +741,7 @@ static void emit_jump_out(Emit *m, int *list, int *n, Node *node)
 static void emit_stmt(Emit *m, const RStmt *s)
 {
     int saved = m->temps;
+    m->at = m->k->f->is_expr ? NULL : s->node;   /* (run_body evaluates an expression body as it is) */
     switch (s->op) {
     case RS_SET: emit_expr(m, s->x, s->a); break;
     case RS_STORE: {
@@ -718,7 +765,12 @@ static void emit_stmt(Emit *m, const RStmt *s)
     case RS_WHILE: {
         /* while_steps: the poll, the condition, the body */
         LoopPatch *p = loop_begin(m);
+        int id = m->loop_ids++;
+        int begin = ins(m, I_WBEGIN, 0, 0, 0, 0, s->node);
+        m->code[begin].d = begin + 1;      /* (the plain form jumps on: run_fn's I_JMP) */
+        m->code[begin].e = id;
         int top = ins(m, I_POLL, 0, 0, 0, 0, s->node);
+        m->code[top].e = id;
         int j = emit_test(m, s);
         emit_block(m, &s->body);
         ins(m, I_JMP, top, 0, 0, 0, s->node);
@@ -737,10 +789,13 @@ static void emit_stmt(Emit *m, const RStmt *s)
         emit_expr(m, s->y, hi);
         ins(m, I_BOUND, 0, hi, 0, 0, s->node->b);
         LoopPatch *p = loop_begin(m);
+        int id = m->loop_ids++;
         int enter = ins(m, I_FORENTER, -1, i, hi, s->a, s->node);
+        m->code[enter].e = id;
         int body = m->n;
         emit_block(m, &s->body);
         int step = ins(m, I_FORSTEP, body, i, hi, s->a, s->node);
+        m->code[step].e = id;
         m->code[enter].d = m->n;
         patch(m, p->brk, p->nbrk, m->n);
         patch(m, p->cont, p->ncont, step);
@@ -777,6 +832,55 @@ static int placed(int reg, const RFn *fn, const int *capreg)
     return reg;
 }
 
+/* Whether the recording form can run fn's code exactly (see "Recording"
+ * above run_rec) when the captures in `recorded` (a mask) give recorded
+ * numbers: arrays the body only reads, holding some; closures it calls,
+ * returning some (a math builtin's value, of a plain number, is plain):
+ * which registers may hold a number with a tape id, found from where ids
+ * come in and how they flow: a local's over the whole body (it may
+ * be assigned anywhere and read on the next step of a loop), a
+ * temporary's from the instruction before that set it (a temporary lives
+ * within one statement's straight-line code). 0 when a number that may
+ * have an id would be an index, a range bound, a comparison's operand (the
+ * tree walker notes a kink there: kink_note_branch), an argument (the
+ * compiled callee takes plain numbers), or stored into an array (the
+ * store would make places and versions). */
+static int rec_analysis(const RFn *fn, unsigned recorded)
+{
+    uint8_t t[4 * RV_MAXREGS];
+    if (fn->nreg_all > 4 * RV_MAXREGS) return 0;
+    memset(t, 0, sizeof t);
+    for (int pass = 0;; pass++) {
+        int changed = 0, ok = 1;
+        for (int i = 0; i < fn->code_n; i++) {
+            const RIns *p = &fn->code[i];
+            int v = -1;
+            switch (p->op) {
+            case I_ADD: case I_SUB: case I_MUL: case I_DIV: v = t[p->a] | t[p->b]; break;
+            case I_NEG: case I_MOV: v = t[p->a]; break;
+            case I_MULADD: case I_MULSUB: case I_MULSUBR: case I_PMULADD: v = t[p->a] | t[p->b] | t[p->c]; break;
+            case I_LOAD: ok &= !t[p->a]; v = recorded >> p->c & 1; break;
+            case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = recorded >> p->c & 1; break;
+            case I_STORE: ok &= !t[p->a] & !t[p->b]; break;
+            case I_CALL:
+                for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
+                v = recorded >> p->c & 1;
+                break;
+            case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
+            case I_BOUND: ok &= !t[p->a]; break;
+            default: break;
+            }
+            if (v < 0) continue;
+            if (p->d < fn->nregs) {          /* a local: what any assignment may give it */
+                if (v && !t[p->d]) t[p->d] = 1, changed = 1;
+            } else
+                t[p->d] = (uint8_t)v;
+        }
+        if (!changed) return ok;
+    }
+}
+
 /* The code of k's tree, its registers laid out: locals, temporaries,
  * constants, captured numbers. 0: declined (too many of something). */
 static int emit_fn(Comp *k)
@@ -784,7 +888,8 @@ static int emit_fn(Comp *k)
     Emit m;              /* (not zeroed whole: the loops' patch lists are 8 KB) */
     m.k = k;
     m.code = NULL;
-    m.n = m.cap = m.temps = m.maxtemps = m.nconst = m.nloops = 0;
+    m.n = m.cap = m.temps = m.maxtemps = m.nconst = m.nloops = m.loop_ids = 0;
+    m.at = NULL;
     m.ok = 1;
     RFn *fn = k->fn;
     emit_block(&m, &fn->body);
@@ -815,7 +920,7 @@ static int emit_fn(Comp *k)
             p->b = placed(p->b, fn, capreg);
             p->e = placed(p->e, fn, capreg);
             break;
-        case I_MULADD: case I_MULSUB: case I_MULSUBR:
+        case I_MULADD: case I_MULSUB: case I_MULSUBR: case I_PMULADD:
             p->a = placed(p->a, fn, capreg);
             p->b = placed(p->b, fn, capreg);
             p->c = placed(p->c, fn, capreg);
@@ -827,6 +932,16 @@ static int emit_fn(Comp *k)
     fn->code = comp_alloc(k, sizeof(RIns) * (size_t)(m.n ? m.n : 1));
     memcpy(fn->code, m.code, sizeof(RIns) * (size_t)m.n);
     free(m.code);
+
+    fn->nloops = m.loop_ids;
+    fn->code_n = m.n;
+    /* ids flow from each source alike and a failure needs one source, so
+     * the form can run when each source present could alone (cap_valid) */
+    fn->rec_ok = m.ok && rec_analysis(fn, 0);
+    fn->rec_sources = 0;
+    for (int i = 0; fn->rec_ok && i < fn->ncaps; i++)
+        if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i))
+            fn->rec_sources |= 1u << i;
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 
@@ -948,7 +1063,7 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
         [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
-        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep };
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp };
     const RIns *code = k->fn->code, *p = code;
     int i;
     goto *lab[p->op];
@@ -1033,6 +1148,284 @@ forstep:
 #undef NEXT
 #undef JUMP
 
+/* ------------------------------------------------------------ recording
+ *
+ * The recording form: the same code, run with a tape id beside each
+ * register (0: none), for a call whose captured arrays it only reads hold
+ * recorded numbers (det's A under grad). Each + - * / and unary minus of
+ * which an operand has an id records the entry the tree walker's
+ * arithmetic records for it (arith_record_binary, arith_record for a
+ * negation: threaded.c's recorded_*, num_op), operands in the source's
+ * order, products before the sums that read them; the others stay plain.
+ * An element read gives the element's id, labelled as the tree walker
+ * labels it (elem_id). rec_analysis has made sure an
+ * id can reach nothing else but a return (its value and id, a number as
+ * num_rec boxes it) and a call's value.
+ *
+ * Reclaiming: the tree walker runs no pass between the statements of a
+ * call, but each loop step may (reclaim_loop_step, from the loop's floor),
+ * and the passes find live ids in the frames (Envs). So the loops here
+ * take their floors and step as the tree walker's do, at the same points,
+ * and the locals' ids of every compiled call running are roots of a pass
+ * (regvm_each_root, called with the evaluator's roots) and renumbered by
+ * it, as a frame's slots are. Temporaries are not roots: at a loop step
+ * the running call's hold no ids, and an enclosing call's hold ids made
+ * before the loop began, below its floor, which a pass leaves alone (the
+ * tree walker's C locals are no roots either). */
+typedef struct RecFrame {
+    uint32_t *ids;
+    int n;
+    struct RecFrame *up;
+} RecFrame;
+static RecFrame *rec_top;     /* the innermost compiled call recording */
+
+void regvm_each_root(void (*fn)(uint32_t *id, void *ud), void *ud)
+{
+    for (RecFrame *f = rec_top; f; f = f->up)
+        for (int i = 0; i < f->n; i++)
+            if (f->ids[i]) fn(&f->ids[i], ud);
+}
+
+/* The tree walker's error position as it records (what the tape's limit
+ * raises names it): RIns.node */
+static inline void record_where(Node *where)
+{
+    if (where) G->err.where.node = where;
+}
+
+static __attribute__((noinline)) uint32_t record2(int op, uint32_t ia, uint32_t ib, double x, double y, double r,
+                                                  Node *where)
+{
+    record_where(where);
+    switch (op) {   /* (op a constant in each arm: arith_record_binary's tests fold) */
+    case OP_ADD: return arith_record_binary(OP_ADD, ia, ib, x, y, r);
+    case OP_SUB: return arith_record_binary(OP_SUB, ia, ib, x, y, r);
+    case OP_MUL: return arith_record_binary(OP_MUL, ia, ib, x, y, r);
+    default: return arith_record_binary(OP_DIV, ia, ib, x, y, r);
+    }
+}
+
+static __attribute__((noinline)) uint32_t record_neg(double x, uint32_t ia, double r, Node *where)
+{
+    record_where(where);
+    return arith_record(OP_NEG, num_rec(x, ia), num_rec(x, ia), r);
+}
+
+/* x op y's id: recorded when an operand has one */
+static inline __attribute__((always_inline)) uint32_t rec_id(int op, uint32_t ia, uint32_t ib, double x, double y, double r,
+                                                            Node *where)
+{
+    return __builtin_expect((ia | ib) != 0, 0) ? record2(op, ia, ib, x, y, r, where) : 0;
+}
+
+static double run_rec(Closure *c, const RTab *tab, const double *args, uint32_t *out_id);
+
+/* A recorded element read from a captured array (of a frame keeping no
+ * versions: cap_valid) is labelled as a version, as threaded.c's index_at
+ * labels it (version_label_held): the binding it goes to next copies it. */
+static inline uint32_t elem_id(const Value *e)
+{
+    if (__builtin_expect(e->id != 0, 0) && !tape_labeled(e->id)) rec_label(e->id);
+    return e->id;
+}
+
+static __attribute__((noinline)) double call_other_rec(Closure *g, const double *args, uint32_t *id)
+{
+    RTab t;
+    bind(&t, g->fn->reg, g);
+    return run_rec(g, &t, args, id);
+}
+
+#define NEXT goto *lab[(++p)->op]
+#define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
+#define WH (p->node)
+/* run_fn's work with ids beside the registers (u); what differs is said. */
+static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double *args, uint32_t *out_id)
+{
+    FnInfo *f = c->fn;
+    const RFn *fn = f->reg;
+    if (__builtin_expect(G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
+        call_push(f->name);
+        eval_depth_error();
+    }
+    call_push(f->name);
+    err_check_interrupt();
+    ErrWhere saved = G->err.where;
+    G->err.where.chunk = f->chunk;
+    G->eval.run.call_depth++;
+    regvm_calls++;
+    int nr = fn->nreg_all > 0 ? fn->nreg_all : 1;
+    double r[nr];
+    uint32_t u[nr];
+    LoopFloor floors[fn->nloops > 0 ? fn->nloops : 1];
+    /* no ids: the locals (roots of a pass: run_rec's comment), the
+     * constants and captured numbers; a temporary is written (r and u)
+     * before it is read */
+    for (int i = 0; i < fn->nregs; i++) u[i] = 0;
+    for (int i = fn->kbase; i < fn->nreg_all; i++) u[i] = 0;
+    for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
+    double *kr = r + fn->kbase;
+    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    RecFrame frame = { u, fn->nregs, rec_top };
+    rec_top = &frame;
+    const RCall call = { fn, c, tab }, *k = &call;
+
+    static void *const lab[] = {
+        [I_ADD] = &&add, [I_SUB] = &&sub, [I_MUL] = &&mul, [I_DIV] = &&div, [I_NEG] = &&neg, [I_MOV] = &&mov,
+        [I_LOAD] = &&load, [I_STORE] = &&store, [I_CALL] = &&call, [I_JMP] = &&jmp,
+        [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
+        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
+        [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin };
+    const RIns *code = k->fn->code, *p = code;
+    int i;
+    double x, y, z, q;
+    uint32_t ip;
+    goto *lab[p->op];
+add: x = r[p->a], y = r[p->b], z = x + y; u[p->d] = rec_id(OP_ADD, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+sub: x = r[p->a], y = r[p->b], z = x - y; u[p->d] = rec_id(OP_SUB, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+mul: x = r[p->a], y = r[p->b], z = x * y; u[p->d] = rec_id(OP_MUL, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+div: x = r[p->a], y = r[p->b], z = x / y; u[p->d] = rec_id(OP_DIV, u[p->a], u[p->b], x, y, z, WH); r[p->d] = z; NEXT;
+neg:
+    x = r[p->a];
+    u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_neg(x, u[p->a], -x, WH) : 0;
+    r[p->d] = -x;
+    NEXT;
+mov: r[p->d] = r[p->a]; u[p->d] = u[p->a]; NEXT;
+load: {
+        const Storage *st = k->tab->st[p->c];
+        x = r[p->a];
+        if (__builtin_expect(whole_in(x, st->n, &i), 1)) r[p->d] = st->v[i].u.n, u[p->d] = elem_id(&st->v[i]);
+        else index_slow(k, p, x);   /* (raises: an element read here is a number, of an id or not) */
+        NEXT;
+    }
+store: {
+        Storage *st = k->tab->st[p->c];
+        x = r[p->a];
+        if (__builtin_expect(whole_in(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
+        else store_slow(k, p, r[p->b], x);
+        NEXT;
+    }
+call: {
+        G->err.where.node = p->node;
+        const Value *fv = k->tab->slot[p->c];
+        if (fv->t == V_BUILTIN) {   /* (its argument has no id: rec_analysis) */
+            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
+            u[p->d] = 0;
+            NEXT;
+        }
+        Closure *g = AS_FN(*fv);
+        uint32_t id;
+        z = g == k->c ? run_rec(g, k->tab, &r[p->a], &id) : call_other_rec(g, &r[p->a], &id);
+        r[p->d] = z;
+        u[p->d] = id;
+        NEXT;
+    }
+jmp: p = code + p->d; goto *lab[p->op];
+jnlt: JUMP(r[p->a] < r[p->b]);
+jnle: JUMP(r[p->a] <= r[p->b]);
+jngt: JUMP(r[p->a] > r[p->b]);
+jnge: JUMP(r[p->a] >= r[p->b]);
+jneq: JUMP(r[p->a] == r[p->b]);
+jnne: JUMP(r[p->a] != r[p->b]);
+bound:
+    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);
+    NEXT;
+wbegin: floors[p->e] = reclaim_loop_begin(); NEXT;
+poll_:      /* a while loop's step: while_steps' poll, then its reclaim step */
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    reclaim_loop_step(&floors[p->e]);
+    NEXT;
+ret: {
+        double v = r[p->a];
+        *out_id = u[p->a];
+        rec_top = frame.up;
+        G->eval.run.call_depth--;
+        G->err.where = saved;
+        call_pop();
+        return v;
+    }
+loadma: {
+        const Storage *st = k->tab->st[p->c];
+        x = r[p->a] * r[p->b] + r[p->e];
+        if (__builtin_expect(whole_in(x, st->n, &i), 1)) r[p->d] = st->v[i].u.n, u[p->d] = elem_id(&st->v[i]);
+        else index_slow(k, p, x);
+        NEXT;
+    }
+    /* the fused forms: the product recorded first, then the sum or
+     * difference, each operand where the source has it */
+muladd:
+    x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_ADD, u[p->a], ip, x, q, x + q, WH);
+    r[p->d] = x + q;
+    NEXT;
+pmuladd:
+    x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_ADD, ip, u[p->a], q, x, q + x, WH);
+    r[p->d] = q + x;
+    NEXT;
+mulsub:
+    x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_SUB, u[p->a], ip, x, q, x - q, WH);
+    r[p->d] = x - q;
+    NEXT;
+mulsubr:
+    x = r[p->a], y = r[p->b], z = r[p->c], q = y * z;
+    ip = rec_id(OP_MUL, u[p->b], u[p->c], y, z, q, WH);
+    u[p->d] = rec_id(OP_SUB, ip, u[p->a], q, x, q - x, WH);
+    r[p->d] = q - x;
+    NEXT;
+forenter:   /* ex_for_local: the floor as the loop begins; each step the poll, the reclaim step, the counter */
+    floors[p->e] = reclaim_loop_begin();
+    if (!(r[p->a] < r[p->b])) {
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    reclaim_loop_step(&floors[p->e]);
+    r[p->c] = r[p->a];
+    u[p->c] = 0;
+    NEXT;
+forstep:
+    r[p->a] = r[p->a] + 1;
+    if (r[p->a] < r[p->b]) {
+        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+        reclaim_loop_step(&floors[p->e]);
+        r[p->c] = r[p->a];
+        u[p->c] = 0;
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    NEXT;
+}
+#undef NEXT
+#undef JUMP
+#undef WH
+
+/* The recording form's outermost call. An error unwinds past the frames
+ * of rec_top: a handler of its own takes them off the roots on the way
+ * (none needed when nothing handles the error: the process ends). */
+static double run_rec_outer(Closure *c, const RTab *tab, const double *args, uint32_t *id)
+{
+    RecFrame *top = rec_top;
+    if (!G->err.handler) return run_rec(c, tab, args, id);
+    ErrJmp j;
+    j.prev = G->err.handler;
+    G->err.handler = &j;
+    if (setjmp(j.buf)) {
+        rec_top = top;
+        G->err.handler = j.prev;
+        longjmp(j.prev->buf, 1);
+    }
+    double v = run_rec(c, tab, args, id);
+    G->err.handler = j.prev;
+    return v;
+}
+
 /* A closure whose calls are declined many times in a row (det's minor
  * under grad: A is recorded) rests (REG_RESTING, regvm.h) when called by a
  * local or captured name, or, called by a global name, is not offered its
@@ -1065,9 +1458,9 @@ static int try_call(Closure *c, int argc, const Value *args, Value *out)
     FnInfo *f = c->fn;
     if (!eval_fast_paths || f->reg_state == REG_DECLINED) return 0;
     if (f->reg_state == REG_RESTING) f->reg_state = REG_COMPILED;   /* offered by a global name: awake */
-    if (f->reg && f->reg->last_bad >= 0 && f->reg->wit_st && witness_holds(f->reg, c)) return 0;
+    int witness = f->reg && f->reg->last_bad >= 0 && f->reg->wit_st && witness_holds(f->reg, c);
     if (argc > EVAL_CALL_ARGS || G->num.backend != BK_F64 || (f->labels && G->tape.recording) || G->ckpt.mode || G->eval.run.nograd_block ||
-        G->eval.run.nograd_frame >= 0 || argc != f->nparams || reclaim_due())
+        G->eval.run.nograd_frame >= 0 || argc != f->nparams)
         return 0;
     double a[EVAL_CALL_ARGS];
     for (int i = 0; i < argc; i++) {
@@ -1075,10 +1468,22 @@ static int try_call(Closure *c, int argc, const Value *args, Value *out)
         a[i] = args[i].u.n;
     }
     Closure *seen[RV_VALIDATE_DEPTH];
-    if (!validate(c, seen, 0)) return 0;
     RTab t;
+    /* (the plain form's loops run no reclaiming pass: none may be due) */
+    if (!witness && !reclaim_due() && validate(c, seen, 0, 0)) {
+        bind(&t, f->reg, c);
+        regvm_entries++;
+        *out = num_val(run_fn(c, &t, a));
+        return 1;
+    }
+    /* the recording form: recorded numbers in arrays it reads (det's A
+     * under grad); its loops step the reclaimer as the tree walker's do */
+    if (!compiled(f) || !f->reg->rec_ok || !G->tape.recording || G->tape.busy || !validate(c, seen, 0, 1)) return 0;
     bind(&t, f->reg, c);
     regvm_entries++;
-    *out = num_val(run_fn(c, &t, a));
+    regvm_rec_entries++;
+    uint32_t id;
+    double v = run_rec_outer(c, &t, a, &id);
+    *out = num_rec(v, id);
     return 1;
 }

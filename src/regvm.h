@@ -24,5 +24,13 @@ int regvm_call(Closure *c, int argc, const Value *args, Value *out, int by_globa
  * since the process began: for tests (tests/unit/test_regvm.c) that must
  * see it ran, or rested. */
 extern unsigned long regvm_offers, regvm_entries, regvm_calls;
+/* Entries of the recording form (regvm.c), which calls with recorded
+ * numbers in the arrays they read run in. */
+extern unsigned long regvm_rec_entries;
+
+/* The tape ids the compiled calls running hold in their locals, for a
+ * reclaiming pass (tapegc.c) to mark and renumber as a frame's: the
+ * evaluator's roots (eval.c) name them. */
+void regvm_each_root(void (*fn)(uint32_t *id, void *ud), void *ud);
 
 #endif

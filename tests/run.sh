@@ -170,6 +170,9 @@ else bad tests/gen/closure_elements.py "$(tail -1 "$tmp/cloel"; sed -n '/^=====/
 # simple scalar closures give the same values and errors compiled (src/regvm.c) as tree-walked (WENGERT_SLOW=1)
 if "$PY" tests/gen/regvm_fuzz.py --bin "$BIN" --seed 1 --count 150 >"$tmp/regvm" 2>&1; then ok
 else bad tests/gen/regvm_fuzz.py "$(tail -1 "$tmp/regvm"; sed -n '/^=====/,$p' "$tmp/regvm" | sed -n '1,60p')"; fi
+# and differentiated: the recording form's gradients and tape listings (half under reclaim stress)
+if "$PY" tests/gen/regvm_fuzz.py --bin "$BIN" --seed 2 --count 80 --grad >"$tmp/regvmg" 2>&1; then ok
+else bad "tests/gen/regvm_fuzz.py --grad" "$(tail -1 "$tmp/regvmg"; sed -n '/^=====/,$p' "$tmp/regvmg" | sed -n '1,60p')"; fi
 # the same with about half the while loops checkpointed: their notes are the plain loop's
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 6 --count 200 --checkpoint >"$tmp/bnotes" 2>&1; then ok
 else bad "tests/gen/branch_notes.py --checkpoint" "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi

@@ -5,7 +5,14 @@
 for over integer ranges, return, calls of another such closure, bounded
 self recursion, sin / exp / sqrt / abs by their global names), each run
 with and without WENGERT_SLOW=1: the outputs (values printed with 17
-digits, and errors with their places) must be the same. Indices are
+digits, and errors with their places) must be the same. With --grad (or
+--grad-every K: every K-th program) a program is also differentiated:
+the closures read a third array c, the argument of grad, whose elements
+are recorded, so that they run in the recording form where they can (or
+are declined by it); the gradients and a `:tape all` listing of one must
+be the same with and without WENGERT_SLOW=1, and every other such
+program runs both ways under WENGERT_RECLAIM_STRESS=1 (a reclaiming pass
+at every loop step). Indices are
 mostly in range; some are not, or are not whole, so errors are compared
 too. (Values print with wengert's shortest round-trip digits, so equal
 output is equal doubles.) Route agreement (routes.py) cannot see a wrong primal value, and its
@@ -22,11 +29,14 @@ import tempfile
 
 
 class Gen:
-    def __init__(self, r):
+    def __init__(self, r, grad=False):
         self.r = r
+        self.grad = grad
 
     def leaf(self, env):
         r = self.r
+        if self.grad and not env.get("plain") and r.random() < 0.25:
+            return "c[%d]" % r.randint(0, 7)     # a recorded element (not where an id would be declined)
         k = r.random()
         if k < 0.45 and env["nums"]:
             return r.choice(env["nums"])
@@ -39,6 +49,7 @@ class Gen:
     def index_expr(self, env):
         r = self.r
         k = r.random()
+        env = dict(env, plain=True)
         if k < 0.85 and env["ints"]:
             i = r.choice(env["ints"])
             return r.choice(["%s" % i, "%s + 1" % i, "%s * 2 + 1" % i, "3 - %s" % i, "%s * 1 + 0" % i])
@@ -69,9 +80,10 @@ class Gen:
                 arg = "abs(%s)" % arg
             return "%s(%s)" % (fn, arg)
         if k < 0.82 and env["helper"]:
-            return "h(%s, %s)" % (self.expr(env, depth + 1), self.expr(env, depth + 1))
-        if k < 0.88 and env["self"]:
-            return "g(d - 1, %s)" % self.expr(env, depth + 1)
+            pe = dict(env, plain=True)
+            return "h(%s, %s)" % (self.expr(pe, depth + 1), self.expr(pe, depth + 1))
+        if k < 0.88 and env["self"] and not (self.grad and env.get("plain")):   # (its value may be recorded)
+            return "g(d - 1, %s)" % self.expr(dict(env, plain=True), depth + 1)
         return self.index_read(env, depth)
 
     def paren(self, env, depth):
@@ -79,6 +91,7 @@ class Gen:
         return "(%s)" % e if " " in e else e
 
     def cond(self, env):
+        env = dict(env, plain=True)
         return "%s %s %s" % (self.expr(env, 1), self.r.choice(["<", "<=", ">", ">=", "==", "!="]), self.expr(env, 1))
 
     def block(self, env, n, depth, ind):
@@ -91,6 +104,9 @@ class Gen:
         r = self.r
         pad = "    " * ind
         k = r.random()
+        if self.grad and k < 0.15:
+            # what may be recorded goes to acc alone, which no condition, index or argument reads
+            return ["%sacc = acc * 0.5 + %s" % (pad, self.expr(dict(env, plain=False)))]
         if k < 0.3 or depth > 2:
             v = r.choice(["x", "y", "z"])
             line = "%s%s = %s" % (pad, v, self.expr(env))
@@ -98,7 +114,7 @@ class Gen:
                 env["nums"] = env["nums"] + [v]
             return [line]
         if k < 0.45:
-            return ["%s%s[%s] = %s" % (pad, r.choice(["a", "b"]), self.index_expr(env), self.expr(env))]
+            return ["%s%s[%s] = %s" % (pad, r.choice(["a", "b"]), self.index_expr(env), self.expr(dict(env, plain=True)))]
         if k < 0.6:
             sub = dict(env)
             out = ["%sif %s {" % (pad, self.cond(env))] + self.block(sub, r.randint(1, 2), depth + 1, ind + 1)
@@ -125,7 +141,7 @@ class Gen:
             return ["%s%s = 0" % (pad, c), "%swhile %s < 4 {" % (pad, c), "%s    %s = %s + 1" % (pad, c, c)] + body + ["%s}" % pad]
         if env.get("loops") and k < 0.93:
             return ["%sif %s { %s }" % (pad, self.cond(env), r.choice(["break", "continue"]))]
-        return ["%sif %s { return %s }" % (pad, self.cond(env), self.expr(env))]
+        return ["%sif %s { return %s }" % (pad, self.cond(env), self.expr(dict(env, plain=False)))]
 
     def program(self):
         r = self.r
@@ -136,20 +152,35 @@ class Gen:
         env["helper"] = True
         env["self"] = True
         env["nums"] = ["d", "p"]
+        env["plain"] = self.grad
         body = self.block(env, r.randint(3, 6), 0, 2)
         g = ["    g = fn(d, p) {", "        if d <= 0 { return p * cap }", "        x = p", "        y = d", "        z = 0.5"]
-        g += body + ["        return x + y * z - s", "    }"]
+        if self.grad:
+            g += ["        acc = c[d]"]
+        g += body + ["        return x + y * z - s%s" % (" + acc" if self.grad else ""), "    }"]
         calls = ", ".join("g(%d, %s)" % (r.randint(0, 3), r.choice(["0.3", "1.7", "-2", "n"])) for _ in range(3))
         src = ["fn P(n) {", "    a = [%s]" % ", ".join(str(r.choice([0, 1, 2, 0.5, -3])) for _ in range(8)),
                "    b = [1, 2, 3, 4, 5, 6, 7, 8]", "    b[0] = n", "    cap = n / 3 + 0.5", "    s = 0.125"]
         src += helper + g
-        src += ["    r = [%s]" % calls, "    print(r)", "    print(a)", "    print(b)", "    return 0", "}"]
-        src += ["P(%s)" % r.choice(["1", "2", "3"]), "P(4)"]
+        if not self.grad:
+            src += ["    r = [%s]" % calls, "    print(r)", "    print(a)", "    print(b)", "    return 0", "}"]
+            src += ["P(%s)" % r.choice(["1", "2", "3"]), "P(4)"]
+            return "\n".join(src) + "\n"
+        # the closures read c, recorded: P(c, n) returns a number made of their results
+        src[0] = "fn P(c, n) {"
+        terms = " + ".join("g(%d, %s) * %s" % (r.randint(0, 3), r.choice(["0.3", "1.7", "-2", "n"]), r.choice(["1", "0.5", "-2"]))
+                           for _ in range(3))
+        src += ["    print(a)", "    print(b)", "    return %s" % terms, "}"]
+        src += ["C = [%s]" % ", ".join(str(r.choice([0.5, -1.5, 2, 0.25, 3, -0.75])) for _ in range(8)),
+                "print(grad(fn(c) => P(c, %s))(C))" % r.choice(["1", "2", "3"]),
+                ":tape clear", "G = grad(fn(c) => P(c, 4))(C)", "print(G)", ":tape all"]
         return "\n".join(src) + "\n"
 
 
-def run(binary, path, slow):
+def run(binary, path, slow, stress=False):
     env = dict(os.environ)
+    if stress:
+        env["WENGERT_RECLAIM_STRESS"] = "1"
     if slow:
         env["WENGERT_SLOW"] = "1"
     else:
@@ -167,17 +198,21 @@ def main():
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", metavar="DIR", help="write differing programs here")
+    ap.add_argument("--grad", action="store_true", help="every program differentiated")
+    ap.add_argument("--grad-every", type=int, default=0, metavar="K", help="every K-th program differentiated")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     bad = errors = 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.wg")
         for k in range(a.count):
-            src = Gen(random.Random("%d:%d" % (a.seed, k))).program()
+            grad = a.grad or (a.grad_every > 0 and k % a.grad_every == 0)
+            src = Gen(random.Random("%d:%d" % (a.seed, k)), grad).program()
             with open(path, "w") as f:
                 f.write(src)
-            fast = run(binary, path, False)
-            slow = run(binary, path, True)
+            stress = grad and k % 2 == 1
+            fast = run(binary, path, False, stress)
+            slow = run(binary, path, True, stress)
             errors += fast[0] != 0
             if fast != slow:
                 bad += 1

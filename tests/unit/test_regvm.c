@@ -3,10 +3,11 @@
  * check values, which are the same whichever path runs; this test checks
  * the path: the form's counters (regvm_entries: calls the tree walker
  * handed it, regvm_calls: calls it ran, its own included) move for det's
- * recursive closure and a loop of sin (W1), and stay put under
- * WENGERT_SLOW=1, while recording (an argument or a captured array
- * with tape ids), on the posit backend, for a body it cannot compile, and
- * inside nograd. Prints "test_regvm: N checks, M failed". */
+ * recursive closure and a loop of sin (W1), regvm_rec_entries for det's
+ * gradient (the recording form), and stay put under WENGERT_SLOW=1, for
+ * what the recording form declines (a recorded number compared, stored,
+ * an index, an argument), on the posit backend, for a body it cannot
+ * compile, and inside nograd. Prints "test_regvm: N checks, M failed". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,26 +87,88 @@ int main(void)
     check(regvm_entries - e0 == 1, "det's minor entered the compiled form once");
     check(regvm_calls - c0 == 10, "and ran its 10 calls there");
 
+    /* under grad A's elements have tape ids: the recording form */
     e0 = regvm_entries;
+    c0 = regvm_calls;
+    unsigned long r0 = regvm_rec_entries;
     check(!strcmp(value_of(s, "grad(fn(A) => det(A, 3))(A)"), "[11, -4, 1, -4, 8, -2, 1, -2, 5]"), "det's gradient");
-    check(regvm_entries == e0, "recording (A's elements have tape ids): declined");
-
-    /* 41 calls of minor declined in a row under grad: it rests (REG_RESTING);
-     * the next det makes minor again, which wakes it */
-    e0 = regvm_entries;
-    unsigned long o0 = regvm_offers;
+    check(regvm_rec_entries - r0 == 1 && regvm_entries - e0 == 1, "recording: minor entered the recording form once");
+    check(regvm_calls - c0 == 10, "and ran its 10 calls there");
+    r0 = regvm_rec_entries;
+    c0 = regvm_calls;
     check(!strcmp(value_of(s, "B = [2, 1, 0, 1, 1, 3, 1, 0, 0, 1, 4, 1, 1, 0, 1, 5]\n"
                               "grad(fn(B) => det(B, 4))(B)[0]"), "52"), "a 4-by-4 det's gradient");
-    check(regvm_entries == e0, "41 calls declined under grad");
-    /* (the streak counts the 3-by-3 gradient's 10 declines too) */
-    check(regvm_offers - o0 >= 1 && regvm_offers - o0 <= 16, "at most 16 in a row offered, then minor rested");
-    c0 = regvm_calls;
-    check(!strcmp(value_of(s, "det3()"), "18"), "det after a rest");
-    check(regvm_entries - e0 == 1 && regvm_calls - c0 == 10, "minor made again: compiled again");
+    check(regvm_rec_entries - r0 == 1 && regvm_calls - c0 == 41, "its 41 calls of minor recorded compiled");
 
+    /* what the recording form declines: a comparison of a recorded number
+     * (the tree walker notes a kink), a recorded number stored into an
+     * array, used as an index, or passed to a compiled closure */
+    r0 = regvm_rec_entries;
     e0 = regvm_entries;
+    unsigned long o0 = regvm_offers;
+    check(!strcmp(value_of(s, "fn kinks(A) {\n"
+                              "    f = fn(i) {\n"
+                              "        if A[i] > 0 { return A[i] }\n"
+                              "        return -A[i]\n"
+                              "    }\n"
+                              "    s = 0\n"
+                              "    for i in 0..20 { s = s + f(i) }\n"
+                              "    return s\n"
+                              "}\n"
+                              "K = range(20) - 9.5\n"
+                              "grad(kinks)(K)[0]"), "-1"), "a kink's gradient");
+    check(regvm_entries == e0, "a comparison of recorded numbers: declined");
+    /* 20 calls declined in a row under grad: it rests (REG_RESTING) */
+    check(regvm_offers - o0 >= 1 && regvm_offers - o0 <= 16, "at most 16 in a row offered, then f rested");
+    check(!strcmp(value_of(s, "fn st(A) {\n"
+                              "    B = [0, 0, 0]\n"
+                              "    w = fn(i) {\n"
+                              "        B[i] = A[i]\n"
+                              "        return 0\n"
+                              "    }\n"
+                              "    w(1)\n"
+                              "    return B[1] * 2\n"
+                              "}\n"
+                              "grad(st)([1, 2, 3])"), "[0, 2, 0]"), "a recorded number stored");
+    check(!strcmp(value_of(s, "fn ix(A) {\n"
+                              "    f = fn(i) => A[A[i]] * 3\n"
+                              "    return f(0)\n"
+                              "}\n"
+                              "grad(ix)([2, 0, 1])"), "[0, 0, 3]"), "a recorded number as an index");
+    check(!strcmp(value_of(s, "fn arg(A) {\n"
+                              "    g = fn(x) => x * 2\n"
+                              "    f = fn(i) => g(A[i])\n"
+                              "    return f(1)\n"
+                              "}\n"
+                              "grad(arg)([2, 5, 1])"), "[0, 2, 0]"), "a recorded number passed");
+    check(regvm_rec_entries == r0 && regvm_entries == e0, "stored, an index, an argument: declined");
+
+    /* a plain array compared and a recorded one summed, a math builtin's
+     * value passed to another: each source of ids alone (rec_sources) */
+    r0 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "fn mixed(A) {\n"
+                              "    w = [1, -1, 2]\n"
+                              "    f = fn(k) {\n"
+                              "        s = 0\n"
+                              "        for i in 0..k {\n"
+                              "            if w[i] > 0 { s = s + A[i] * sqrt(abs(w[i])) } else { s = s - A[i] }\n"
+                              "        }\n"
+                              "        return s\n"
+                              "    }\n"
+                              "    return f(3)\n"
+                              "}\n"
+                              "grad(mixed)([3, 4, 5])"), "[1, -1, 1.4142135623730951]"), "a plain array compared, a recorded one summed");
+    check(regvm_rec_entries - r0 == 1, "a plain array compared, a recorded one summed: the recording form");
+
+    /* a closure made again after a rest is offered again */
+    e0 = regvm_entries;
+    c0 = regvm_calls;
+    check(!strcmp(value_of(s, "det3()"), "18"), "det after the gradients");
+    check(regvm_entries - e0 == 1 && regvm_calls - c0 == 10, "det's minor: the plain form");
+
+    r0 = regvm_rec_entries;
     check(!strcmp(value_of(s, "det(A, 3)"), "18"), "det of a global array");
-    check(regvm_entries == e0, "a global array assigned at the top level (ids: a place of d): declined");
+    check(regvm_rec_entries - r0 == 1, "a global array assigned at the top level (ids: a place of d): recording form");
 
     e0 = regvm_entries;
     check(!strcmp(value_of(s, "nograd { q = det3() }\nq"), "18"), "det inside nograd");
@@ -132,6 +195,19 @@ int main(void)
     e0 = regvm_entries;
     check(!strcmp(value_of(s, "det3()"), "18"), "det with the fast paths off");
     check(regvm_entries == e0, "WENGERT_SLOW=1: declined");
+    wg_close(s);
+
+    /* reclaiming at every chance: the recording form's loops run passes
+     * (tests/lang/regvm_rec_reclaim.wg checks what they leave) */
+    setenv("WENGERT_RECLAIM_STRESS", "1", 1);
+    s = open_session(NULL);
+    unsetenv("WENGERT_RECLAIM_STRESS");
+    check(s != NULL, "a session under WENGERT_RECLAIM_STRESS=1 opens");
+    check(!strcmp(value_of(s, DET), "(none)"), "det is defined (reclaim stress)");
+    unsigned long r1 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "grad(fn(A) => det(A, 3))(A)"), "[11, -4, 1, -4, 8, -2, 1, -2, 5]"),
+          "det's gradient (reclaim stress)");
+    check(regvm_rec_entries - r1 == 1, "reclaim stress: the recording form entered (a pass due at entry)");
     wg_close(s);
 
     s = open_session("posit16");
