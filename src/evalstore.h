@@ -3,7 +3,7 @@
  * and a number's store into a number element (store_plain_at), so that an
  * instance (a global's a[i] = e at the top level, W4) writes with no call
  * on the common path and still does exactly what eval.c's path does.
- * Included by eval.c and threaded.c only. */
+ * Included by eval.c, threaded.c and regvm.c (whole_index). */
 #ifndef WG_EVALSTORE_H
 #define WG_EVALSTORE_H
 #include "eval.h"

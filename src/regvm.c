@@ -108,6 +108,7 @@
 #include "tape.h"
 #include "tapegc.h"
 #include "arith.h"
+#include "evalstore.h"   /* whole_index: the index test threaded.c and eval.c use */
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -989,23 +990,6 @@ static __attribute__((noinline, noreturn)) void bound_error(const RIns *p, doubl
     err_raise_at(p->node, "a range bound must be a whole number, got %s", value_num_str(d));
 }
 
-/* x a whole number in [0, n): index_of's test (eval.c). With SSE2 as
- * threaded.c's whole_index does it: the conversion's answer for a NaN or
- * a number out of int's range (INT_MIN) fails the unsigned compare. */
-static inline __attribute__((always_inline)) int whole_in(double x, int n, int *k)
-{
-#ifdef __SSE2__
-    int i = _mm_cvttsd_si32(_mm_set_sd(x));
-    if ((unsigned)i >= (unsigned)n || (double)i != x) return 0;
-    *k = i;
-    return 1;
-#else
-    if (!(x >= 0 && x < n) || (int)x != x) return 0;
-    *k = (int)x;
-    return 1;
-#endif
-}
-
 /* a call of another compiled closure than the running one: its captures' places */
 static __attribute__((noinline)) double call_other(Closure *g, const double *args)
 {
@@ -1030,15 +1014,11 @@ static __attribute__((noinline)) void poll(const RIns *p)
  * callee's chunk, one level deeper (G->err.where.node is the call's); then
  * the code, and back at its return. (One function: the code's own would
  * cost a call's way in and out, and it cannot be inlined.) */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#else
-#define NO_MEMCPY_LOOPS
-#endif
-static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args)
+/* A compiled call's way in, the same for both runners: the depth test, the
+ * traceback's entry, the interrupt poll, the callee's chunk for error
+ * positions (G->err.where as it was comes back; the runner restores it). */
+static inline __attribute__((always_inline)) ErrWhere enter_call(const FnInfo *f)
 {
-    FnInfo *f = c->fn;
-    const RFn *fn = f->reg;
     if (__builtin_expect(G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
         call_push(f->name);
         eval_depth_error();
@@ -1049,6 +1029,19 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
     G->err.where.chunk = f->chunk;
     G->eval.run.call_depth++;
     regvm_calls++;
+    return saved;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_MEMCPY_LOOPS
+#endif
+static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args)
+{
+    FnInfo *f = c->fn;
+    const RFn *fn = f->reg;
+    ErrWhere saved = enter_call(f);
     double r[fn->nreg_all > 0 ? fn->nreg_all : 1];
     /* (a few each: loops, not memcpy calls) */
     for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
@@ -1076,14 +1069,14 @@ mov: r[p->d] = r[p->a]; NEXT;
 load: {
         const Storage *st = k->tab->st[p->c];
         double x = r[p->a];
-        r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
         NEXT;
     }
 store: {
         Storage *st = k->tab->st[p->c];
         double x = r[p->a];
         /* the element is a number of no tape id (KNOWN_CONSTS): its double alone changes */
-        if (__builtin_expect(whole_in(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
+        if (__builtin_expect(whole_index(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
         else store_slow(k, p, r[p->b], x);
         NEXT;
     }
@@ -1121,7 +1114,7 @@ ret: {
 loadma: {
         const Storage *st = k->tab->st[p->c];
         double x = r[p->a] * r[p->b] + r[p->e];
-        r[p->d] = __builtin_expect(whole_in(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
         NEXT;
     }
 muladd: r[p->d] = r[p->a] + r[p->b] * r[p->c]; NEXT;
@@ -1244,16 +1237,7 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
 {
     FnInfo *f = c->fn;
     const RFn *fn = f->reg;
-    if (__builtin_expect(G->eval.run.call_depth >= MAX_CALL_DEPTH, 0)) {
-        call_push(f->name);
-        eval_depth_error();
-    }
-    call_push(f->name);
-    err_check_interrupt();
-    ErrWhere saved = G->err.where;
-    G->err.where.chunk = f->chunk;
-    G->eval.run.call_depth++;
-    regvm_calls++;
+    ErrWhere saved = enter_call(f);
     int nr = fn->nreg_all > 0 ? fn->nreg_all : 1;
     double r[nr];
     uint32_t u[nr];
@@ -1296,14 +1280,14 @@ mov: r[p->d] = r[p->a]; u[p->d] = u[p->a]; NEXT;
 load: {
         const Storage *st = k->tab->st[p->c];
         x = r[p->a];
-        if (__builtin_expect(whole_in(x, st->n, &i), 1)) r[p->d] = st->v[i].u.n, u[p->d] = elem_id(&st->v[i]);
+        if (__builtin_expect(whole_index(x, st->n, &i), 1)) r[p->d] = st->v[i].u.n, u[p->d] = elem_id(&st->v[i]);
         else index_slow(k, p, x);   /* (raises: an element read here is a number, of an id or not) */
         NEXT;
     }
 store: {
         Storage *st = k->tab->st[p->c];
         x = r[p->a];
-        if (__builtin_expect(whole_in(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
+        if (__builtin_expect(whole_index(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
         else store_slow(k, p, r[p->b], x);
         NEXT;
     }
@@ -1349,7 +1333,7 @@ ret: {
 loadma: {
         const Storage *st = k->tab->st[p->c];
         x = r[p->a] * r[p->b] + r[p->e];
-        if (__builtin_expect(whole_in(x, st->n, &i), 1)) r[p->d] = st->v[i].u.n, u[p->d] = elem_id(&st->v[i]);
+        if (__builtin_expect(whole_index(x, st->n, &i), 1)) r[p->d] = st->v[i].u.n, u[p->d] = elem_id(&st->v[i]);
         else index_slow(k, p, x);
         NEXT;
     }
