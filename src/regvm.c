@@ -1007,6 +1007,20 @@ static __attribute__((noinline)) void poll(const RIns *p)
 /* The instructions (in run_fn), dispatched by computed goto (gcc's labels as values):
  * each handler jumps to the next one's, one indirect jump an instruction
  * where a switch took a bounds test and two jumps. */
+/* The jumps and the range-bound test: the same in both runners (run_fn,
+ * run_rec), which read no ids for them (comparisons and bounds take plain
+ * numbers only: a recorded one is declined when compiled). */
+#define JUMPS_AND_BOUND                                                              \
+jmp: p = code + p->d; goto *lab[p->op];                                              \
+jnlt: JUMP(r[p->a] < r[p->b]);                                                       \
+jnle: JUMP(r[p->a] <= r[p->b]);                                                      \
+jngt: JUMP(r[p->a] > r[p->b]);                                                       \
+jnge: JUMP(r[p->a] >= r[p->b]);                                                      \
+jneq: JUMP(r[p->a] == r[p->b]);                                                      \
+jnne: JUMP(r[p->a] != r[p->b]);                                                      \
+bound:                                                                               \
+    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);     \
+    NEXT;
 #define NEXT goto *lab[(++p)->op]
 #define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
 /* A call, as call_node and run_in_frame (eval.c) make it: the traceback's
@@ -1091,16 +1105,7 @@ call: {
         r[p->d] = g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]);
         NEXT;
     }
-jmp: p = code + p->d; goto *lab[p->op];
-jnlt: JUMP(r[p->a] < r[p->b]);
-jnle: JUMP(r[p->a] <= r[p->b]);
-jngt: JUMP(r[p->a] > r[p->b]);
-jnge: JUMP(r[p->a] >= r[p->b]);
-jneq: JUMP(r[p->a] == r[p->b]);
-jnne: JUMP(r[p->a] != r[p->b]);
-bound:
-    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);
-    NEXT;
+JUMPS_AND_BOUND
 poll_:
     if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
     NEXT;
@@ -1306,16 +1311,7 @@ call: {
         u[p->d] = id;
         NEXT;
     }
-jmp: p = code + p->d; goto *lab[p->op];
-jnlt: JUMP(r[p->a] < r[p->b]);
-jnle: JUMP(r[p->a] <= r[p->b]);
-jngt: JUMP(r[p->a] > r[p->b]);
-jnge: JUMP(r[p->a] >= r[p->b]);
-jneq: JUMP(r[p->a] == r[p->b]);
-jnne: JUMP(r[p->a] != r[p->b]);
-bound:
-    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);
-    NEXT;
+JUMPS_AND_BOUND
 wbegin: floors[p->e] = reclaim_loop_begin(); NEXT;
 poll_:      /* a while loop's step: while_steps' poll, then its reclaim step */
     if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
@@ -1389,6 +1385,7 @@ forstep:
 #undef NEXT
 #undef JUMP
 #undef WH
+#undef JUMPS_AND_BOUND
 
 /* The recording form's outermost call. An error unwinds past the frames
  * of rec_top: a handler of its own takes them off the roots on the way
