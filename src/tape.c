@@ -92,12 +92,6 @@ static int reserve_arrays(size_t n)
  * instead of a fault per page (err_prefault). */
 static size_t prefault_to(size_t n, size_t limit)
 {
-    /* Pages already in ahead of n (a cleared tape reusing its kept
-     * mappings) are enough: stretching past them at every clear made a
-     * driver that clears after each run prefault a further quarter each
-     * time, until every clear gave back and faulted in again 1.5 MB
-     * beyond TAPE_KEEP_ENTRIES (kmeans' dir: 0.3 ms of a 1.2 ms run). */
-    if (G->tape.prefaulted > n) return G->tape.prefaulted < limit ? G->tape.prefaulted : limit;
     size_t from = G->tape.prefaulted > n ? G->tape.prefaulted : n, step = from / 4;
     if (step < 4096) step = 4096;
     if (step > 131072) step = 131072;
@@ -108,6 +102,18 @@ static size_t prefault_to(size_t n, size_t limit)
         G->tape.prefaulted = to;
     }
     return to;
+}
+
+/* A fresh tape's capacity in its mappings, at most limit: kept mappings
+ * (a cleared tape reusing them) start with the pages they have, fresh
+ * ones with a first stretch. Stretching past kept pages at every clear
+ * made a driver that clears after each run prefault a further quarter
+ * each time, until every clear gave back and faulted in again 1.5 MB
+ * beyond TAPE_KEEP_ENTRIES (kmeans' dir: 0.3 ms of a 1.2 ms run). */
+static size_t first_cap(size_t limit)
+{
+    if (G->tape.prefaulted) return G->tape.prefaulted < limit ? G->tape.prefaulted : limit;
+    return prefault_to(0, limit);
 }
 
 /* The mappings moved to hold n entries; 0 if that failed (nothing changed). */
@@ -621,7 +627,7 @@ void tape_init(void)
     rec_on();
     size_t maxn = max_entries();
     size_t want = RESERVE && maxn > 1 ? (maxn < RESERVE_MAX ? maxn : RESERVE_MAX) : 0;
-    if (reuse_arrays(kept, want) || (want && reserve_arrays(want))) G->tape.cap = (uint32_t)prefault_to(0, maxn < G->tape.reserved ? maxn : G->tape.reserved);
+    if (reuse_arrays(kept, want) || (want && reserve_arrays(want))) G->tape.cap = (uint32_t)first_cap(maxn < G->tape.reserved ? maxn : G->tape.reserved);
     else {
         G->tape.cap = 1 << 12;     /* grows by 4x; a small start keeps fresh sessions cheap */
         G->tape.code = err_malloc(G->tape.cap * sizeof(uint32_t));
