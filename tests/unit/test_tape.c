@@ -815,6 +815,46 @@ static void test_clears_keep_prefault_bounded(void)
     check(tape_reserve((uint32_t)G->tape.cap + 100000), "after the clears, room for a run past the kept pages");
 }
 
+/* The adjoint buffer kept between d calls stays through a clear (a
+ * driver clearing after each run mapped it afresh twice a run: kmeans'
+ * dir, 32 page faults a run), in whole pages; the next sweep after the
+ * clear starts from zeros all the same: sin(x_k) summed over 3000 leaves,
+ * each derivative exactly cos(x_k), first over a tape whose adjoints
+ * were all 1 and 2.5 (a chain of sums) in the kept buffer. */
+static double chain_sum_derivative(int n, double xv, int which)
+{
+    uint32_t *xs = malloc(sizeof(uint32_t) * (size_t)n);
+    for (int k = 0; k < n; k++) xs[k] = leaf(xv + k * 1e-3);
+    uint32_t acc = un(OP_SIN, xs[0], sin(xv));
+    for (int k = 1; k < n; k++) acc = bin(OP_ADD, acc, un(OP_SIN, xs[k], sin(xv + k * 1e-3)), 0);
+    Value out;
+    sweep_derivatives(num_rec(0, acc), &xs[which], 1, (Cuts){0}, &out);
+    free(xs);
+    return out.u.n;
+}
+
+static void test_kept_buffer_through_clear(void)
+{
+    tape_clear();
+    sweep_forget();
+    G->tape.recording = 0;
+    uint32_t x = leaf(1), y = x;
+    for (int k = 0; k < 3000; k++) y = bin(OP_ADD, y, y, 0);    /* adjoints 2^k: none 0 */
+    Value out;
+    sweep_derivatives(num_rec(0, y), &x, 1, (Cuts){0}, &out);
+    const double *adj = G->sweep.kept.adj;
+    size_t cap = G->sweep.kept.cap;
+    check(adj && cap >= 3001 && cap % 512 == 0, "the kept buffer's capacity is whole pages");
+    tape_clear();
+    sweep_forget();
+    check(G->sweep.kept.adj == adj && G->sweep.kept.cap == cap && !G->sweep.kept.valid,
+          "a small kept buffer stays through :tape clear, no longer valid");
+    check_exact(chain_sum_derivative(1500, 0.25, 700), cos(0.25 + 700 * 1e-3),
+                "d after the clear starts from zeros in the kept buffer");
+    tape_clear();
+    sweep_forget();
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -837,6 +877,7 @@ static void body(void *ud)
     test_deriv_packing();
     test_deriv_run();
     test_clears_keep_prefault_bounded();
+    test_kept_buffer_through_clear();
 }
 
 int main(void)
