@@ -2194,10 +2194,12 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     G->sweep.kept.filled = 0;
     G->sweep.kept.res_lo = G->sweep.kept.res_hi = 0;
     if (G->sweep.kept.cap < n) {
-        /* fresh zeros from the kernel: the range needs no clearing. The
-         * mapping's whole pages are its capacity: a next sweep a few
-         * entries longer (kmeans' dir: 8001, then 8003 inside hvp) fits */
-        size_t page = KEPT_PAGE_DOUBLES, cap = (n + page - 1) / page * page;
+        /* fresh zeros from the kernel: the range needs no clearing. A
+         * small buffer's capacity is its mapping's whole pages: a next
+         * sweep a few entries longer (kmeans' dir: 8001, then 8003 inside
+         * hvp) fits. (A big one stays exact: a longer sweep gets fresh
+         * zeros rather than clearing megabytes, as ba's rows do.) */
+        size_t page = KEPT_PAGE_DOUBLES, cap = n <= KEPT_KEEP_DOUBLES ? (n + page - 1) / page * page : n;
         err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
         G->sweep.kept.adj = NULL;
         G->sweep.kept.cap = 0;
