@@ -667,7 +667,7 @@ static uint64_t version_roots(void)
 StatementMark reclaim_statement_begin(void)
 {
     StatementMark m = { tape_mark(), G->tape.epoch, tape_size() + G->tape.reclaimed, G->reclaim.lowest_floor,
-                        G->reclaim.global_versions };
+                        G->reclaim.global_versions, G->tape.reclaims };
     G->reclaim.lowest_floor = UINT32_MAX;
     return m;
 }
@@ -687,7 +687,14 @@ void reclaim_statement_end(const StatementMark *m)
          * walk every root to give nothing back (a loop filling an array) */
         uint64_t kept = G->reclaim.global_versions - m->global_versions;
         int futile = !moved && (above > kept ? above - kept : 0) < above / 16;
-        if ((cost > 8 * recorded + 4096 || futile) && !G->reclaim.stress) reclaim_maybe(floor);   /* a small statement in a big session */
+        /* the statement's own passes, the last two running, found little
+         * (a recurrence, whose every step the next one reads: W2's top-level
+         * loop, lstm's layers): the schedule they set spaces the next
+         * pass, not the statement's end (W2's end walked 3M entries and 1M
+         * versions, 14% of its instructions, to give nothing back). What
+         * the end leaves waits at most the 8x backoff of two poor passes. */
+        int judged = G->tape.reclaims > m->passes && G->reclaim.poor_passes >= 2;
+        if ((cost > 8 * recorded + 4096 || futile || judged) && !G->reclaim.stress) reclaim_maybe(floor);   /* a small statement in a big session */
         else reclaim_now(floor);
     }
     if (m->outer_lowest < G->reclaim.lowest_floor) G->reclaim.lowest_floor = m->outer_lowest;   /* the enclosing statement's view */
