@@ -2178,6 +2178,31 @@ static int kept_covers(uint32_t lo, uint32_t top, int ckout)
         && G->sweep.kept.lo <= lo && G->sweep.kept.print == entry_print(top);
 }
 
+/* The kept buffer is the kernel's zero pages, mapped with room to spare
+ * (a later sweep a few entries longer fits) and cleared with memset over
+ * the range each later sweep uses. One of at most KEPT_SMALL doubles (1 MB)
+ * is kept across :tape clear: GradBench's driver clears the tape after
+ * every run, and each run mapped (MAP_POPULATE) and unmapped its 64 KB
+ * again, twice when a second sweep needed two entries more (kmeans' dir).
+ * A bigger one goes back at a clear, so a big tape's adjoints do not stay. */
+#define KEPT_SMALL ((size_t)1 << 17)
+
+static void kept_give_back(void)
+{
+    err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+    G->sweep.kept.adj = NULL;
+    G->sweep.kept.cap = 0;
+}
+
+/* Room for n adjoints, zeros: kept_alloc's buffer when it has too little. */
+static void kept_grow(size_t n)
+{
+    kept_give_back();
+    size_t want = n + n / 8 + 512;
+    G->sweep.kept.adj = err_zero_pages(want * sizeof(double));
+    G->sweep.kept.cap = want;
+}
+
 /* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
  * the kept buffer is in use by a sweep further out. */
 static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
@@ -2190,14 +2215,8 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     G->sweep.kept.valid = 0;
     G->sweep.kept.filled = 0;
     G->sweep.kept.res_lo = G->sweep.kept.res_hi = 0;
-    if (G->sweep.kept.cap < n) {
-        /* fresh zeros from the kernel: the range needs no clearing */
-        err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
-        G->sweep.kept.adj = NULL;
-        G->sweep.kept.cap = 0;
-        G->sweep.kept.adj = err_zero_pages(n * sizeof(double));
-        G->sweep.kept.cap = n;
-    } else memset(G->sweep.kept.adj, 0, n * sizeof(double));
+    if (G->sweep.kept.cap < n) kept_grow(n);
+    else memset(G->sweep.kept.adj, 0, n * sizeof(double));
     b->adj = G->sweep.kept.adj;
     G->sweep.kept_busy = 1;
 }
@@ -2205,8 +2224,12 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
 void sweep_forget(void)
 {
     if (G->sweep.kept_busy || G->sweep.so.busy) return;
-    err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+    if (G->sweep.kept.cap > KEPT_SMALL) kept_give_back();
+    double *adj = G->sweep.kept.adj;          /* small: kept (above) */
+    size_t cap = G->sweep.kept.cap;
     memset(&G->sweep.kept, 0, sizeof G->sweep.kept);
+    G->sweep.kept.adj = adj;
+    G->sweep.kept.cap = cap;
     free(G->sweep.so.abar), free(G->sweep.so.tau), free(G->sweep.so.in);
     memset(&G->sweep.so, 0, sizeof G->sweep.so);
 }

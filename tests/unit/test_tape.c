@@ -831,6 +831,38 @@ static void test_reserve_after_clear(void)
     tape_clear();
 }
 
+/* The adjoint buffer kept between d calls survives :tape clear when it is
+ * small (GradBench's driver clears after every run, and each run mapped
+ * and unmapped it again): the same memory serves the next tape, and every
+ * sweep still starts from zeros over what it uses (a longer tape's
+ * adjoints left in it must not add to a shorter one's). */
+static void test_kept_adjoints_across_clears(void)
+{
+    const int lengths[] = { 3000, 1000, 1002, 40 };
+    double *first = NULL;
+    for (int r = 0; r < 4; r++) {
+        tape_clear();
+        sweep_forget();
+        G->tape.recording = 0;
+        uint32_t x = leaf(0.7), y = x;
+        for (int k = 0; k < lengths[r]; k++) y = un(OP_SIN, y, sin(tape_val(y)));
+        double want = 1;
+        for (uint32_t i = y; i > x; i--) want *= cos(tape_val(i - 1));
+        Value out;
+        sweep_derivatives(num_rec(tape_val(y), y), &x, 1, (Cuts){0}, &out);
+        char what[96];
+        snprintf(what, sizeof what, "d of %d nested sins after %d clears", lengths[r], r);
+        check_close(out.u.n, want, what);
+        if (r == 0) first = G->sweep.kept.adj;
+        else check(G->sweep.kept.adj == first, "a small kept adjoint buffer is the same memory after a clear");
+    }
+    tape_clear();
+    sweep_forget();
+    check(G->sweep.kept.adj == first && G->sweep.kept.cap, "sweep_forget keeps a small adjoint buffer");
+    G->tape.recording = 1;
+    tape_clear();
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -854,6 +886,7 @@ static void body(void *ud)
     test_deriv_run();
     test_clears_keep_prefault_bounded();
     test_reserve_after_clear();
+    test_kept_adjoints_across_clears();
 }
 
 int main(void)
