@@ -863,6 +863,50 @@ static void test_kept_adjoints_across_clears(void)
     tape_clear();
 }
 
+/* tape_push_rows records what tape_push_elems a row at a time records:
+ * every entry names the operands a + i ra + j sa and b + i rb + j sb,
+ * whether a row copies the codes of the row before (a whole matrix read
+ * from one distance, a broadcast row from its far slots or from a near
+ * distance one row further each row) or is found afresh (a matrix whose
+ * rows are spaced apart, rows across chunks). */
+static void check_rows_case(uint32_t pad, uint32_t ra_mul, int b_one, uint32_t rows, uint32_t cols, const char *what)
+{
+    tape_clear();
+    uint32_t bn = b_one ? 1 : cols, b = leaf(0.5);
+    for (uint32_t j = 1; j < bn; j++) leaf(0.5 + j);
+    for (uint32_t k = 0; k < pad; k++) leaf(1);             /* the distance to b */
+    uint32_t ra = ra_mul * cols, a = tape_size();
+    for (uint32_t k = 0; k < rows * ra; k++) leaf(0.25 * k);   /* a's rows, ra apart */
+    for (uint32_t k = 0; k < pad / 2; k++) leaf(2);         /* the distance to a */
+    uint32_t n = rows * cols;
+    check(tape_reserve(n), "room for the rows");
+    double *v = tape_reserved_vals();
+    for (uint32_t e = 0; e < n; e++) v[e] = e;
+    uint32_t base = tape_push_rows(OP_MUL, a, 1, ra, b, b_one ? 0 : 1, 0, rows, cols);
+    check(tape_size() == base + n, "tape_push_rows records rows x cols entries");
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < rows; i++)
+        for (uint32_t j = 0; j < cols; j++) {
+            uint32_t e = base + i * cols + j;
+            bad += tape_a(e) != a + i * ra + j || tape_b(e) != b + (b_one ? 0 : j) || tape_opcode(e) != OP_MUL
+                   || tape_val(e) != i * cols + j;
+        }
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s: every entry of %u rows of %u names its operands (%u do not)", what, rows, cols, bad);
+    check(bad == 0, buf);
+}
+
+static void test_push_rows(void)
+{
+    check_rows_case(10, 1, 0, 40, 7, "near matrix, near broadcast row");
+    check_rows_case(3000, 1, 0, 1023, 7, "far matrix, far broadcast row, across chunks");
+    check_rows_case(10, 1, 1, 300, 7, "near matrix, one near number");
+    check_rows_case(5000, 1, 1, 700, 5, "far matrix, one far number");
+    check_rows_case(3000, 2, 0, 600, 7, "a matrix whose rows are spaced apart");
+    check_rows_case(100, 1, 0, 50, 40, "rows of 40");
+    tape_clear();
+}
+
 static void body(void *ud)
 {
     (void)ud;
@@ -887,6 +931,7 @@ static void body(void *ud)
     test_clears_keep_prefault_bounded();
     test_reserve_after_clear();
     test_kept_adjoints_across_clears();
+    test_push_rows();
 }
 
 int main(void)
