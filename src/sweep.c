@@ -2178,8 +2178,8 @@ static int kept_covers(uint32_t lo, uint32_t top, int ckout)
         && G->sweep.kept.lo <= lo && G->sweep.kept.print == entry_print(top);
 }
 
-/* The kept buffer is the kernel's zero pages, mapped with room to spare
- * (a later sweep a few entries longer fits) and cleared with memset over
+/* The kept buffer is the kernel's zero pages, mapped (a small one with
+ * room to spare: a later sweep a few entries longer fits) and cleared over
  * the range each later sweep uses. One of at most KEPT_SMALL doubles (1 MB)
  * is kept across :tape clear: GradBench's driver clears the tape after
  * every run, and each run mapped (MAP_POPULATE) and unmapped its 64 KB
@@ -2198,7 +2198,11 @@ static void kept_give_back(void)
 static void kept_grow(size_t n)
 {
     kept_give_back();
-    size_t want = n + n / 8 + 512;
+    /* room to spare only in a buffer that is kept: a bigger one is the
+     * sweep's size, and the next bigger sweep takes fresh zeros, which
+     * cost no clearing (ba's jacobian, a sweep a row, each a little longer) */
+    size_t want = n <= KEPT_SMALL ? n + n / 8 + 512 : n;
+    if (n <= KEPT_SMALL && want > KEPT_SMALL) want = KEPT_SMALL;
     G->sweep.kept.adj = err_zero_pages(want * sizeof(double));
     G->sweep.kept.cap = want;
 }
