@@ -687,13 +687,15 @@ void reclaim_statement_end(const StatementMark *m)
          * walk every root to give nothing back (a loop filling an array) */
         uint64_t kept = G->reclaim.global_versions - m->global_versions;
         int futile = !moved && (above > kept ? above - kept : 0) < above / 16;
-        /* the statement's own passes, the last two running, found little
-         * (a recurrence, whose every step the next one reads: W2's top-level
-         * loop, lstm's layers): the schedule they set spaces the next
-         * pass, not the statement's end (W2's end walked 3M entries and 1M
-         * versions, 14% of its instructions, to give nothing back). What
-         * the end leaves waits at most the 8x backoff of two poor passes. */
-        int judged = G->tape.reclaims > m->passes && G->reclaim.poor_passes >= 2;
+        /* the statement's own passes, the last two running, found little,
+         * and an eighth of its entries at least became globals' versions,
+         * which keep their cones: a top-level recurrence, whose every step
+         * the next one reads (W2's loop: its end walked 3M entries and 1M
+         * versions, 14% of its instructions, to give nothing back). The
+         * schedule those passes set spaces the next one. (A statement that
+         * leaves no versions, a call whose loops found little, still has
+         * its end's pass: its frames' entries die there, :time grad(f)(x).) */
+        int judged = G->tape.reclaims > m->passes && G->reclaim.poor_passes >= 2 && kept >= above / 8;
         if ((cost > 8 * recorded + 4096 || futile || judged) && !G->reclaim.stress) reclaim_maybe(floor);   /* a small statement in a big session */
         else reclaim_now(floor);
     }
