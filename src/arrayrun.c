@@ -546,6 +546,42 @@ static int rows_run(int op, const TapeRun *run, int rows, int cols, TapeRun *r)
     return 1;
 }
 
+/* Whether a ROWS run's sides need none of run_record's set-up (each a
+ * run of entries or one recorded number): short_record's case, every row. */
+static int rows_short(const TapeRun *r)
+{
+    return (r->ka == TAPE_RUN_SEQ || r->ka == TAPE_RUN_ONE) && (r->kb == TAPE_RUN_SEQ || r->kb == TAPE_RUN_ONE);
+}
+
+/* arrayrun_broadcast's rows (their kinds in run, one ROWS run r, room
+ * reserved), when rows_short says each row is short_record's: the same
+ * values, row by row, then the codes of all the rows in one call
+ * (tape_push_rows: a row whose fields are the row before's copies its
+ * codes; lstm's X * w, 1023 rows of 7: a tape_push_elems call a row cost
+ * more than the row's seven codes), and the one record. The matrix of
+ * their numbers, rows x cols. */
+static Storage *rows_record(int op, Storage *x, Storage *y, TapeRun *run, TapeRun *r, int rows, int cols)
+{
+    uint32_t base = tape_size();
+    double *v = tape_reserved_vals();
+    for (int i = 0; i < rows; i++) {
+        RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
+        RunVals va = run_vals(&sa, run[i].ka, run[i].a), vb = run_vals(&sb, run[i].kb, run[i].b);
+        num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v + (long)i * cols, (uint32_t)cols);
+    }
+    int seq_a = r->ka == TAPE_RUN_SEQ, seq_b = r->kb == TAPE_RUN_SEQ;
+    tape_push_rows(op, r->a, (uint32_t)seq_a, seq_a ? r->sa : 0, r->b, (uint32_t)seq_b, seq_b ? r->sb : 0,
+                   (uint32_t)rows, (uint32_t)cols);
+    r->base = base;
+    tape_run_add(r);
+    Storage *s = value_storage_unfilled(rows * cols);
+    s->known = KNOWN_NOHEAP;
+    run_numbers(base, rows * cols, s->v);
+    s->fresh = base;
+    storage_set_shape(s, 2, rows, cols);
+    return s;
+}
+
 /* x op y of two matrices where one or both are broadcast (a row or a
  * column against rows x cols) and a broadcast one is recorded (its
  * expanded copy repeats ids: no run, element by element), recorded as one
@@ -602,6 +638,12 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
     TapeRun whole_run;
     int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
     int kink = (KINK_OPS >> op) & 1;
+    if (as_rows && !kink && rows_short(&whole_run)) {
+        Storage *s = rows_record(op, x, y, run, &whole_run, rows, cols);
+        err_scratch_free(run);
+        *out = obj_val(V_ARR, s);
+        return 1;
+    }
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
         /* a row of runs, or a run and a recorded number (lstm's X * w):

@@ -2178,8 +2178,36 @@ static int kept_covers(uint32_t lo, uint32_t top, int ckout)
         && G->sweep.kept.lo <= lo && G->sweep.kept.print == entry_print(top);
 }
 
-enum { KEPT_PAGE_DOUBLES = 4096 / sizeof(double) };     /* a page's (at least) */
-enum { KEPT_KEEP_DOUBLES = 1 << 17 };                   /* 1 MB kept through a clear */
+/* The kept buffer is the kernel's zero pages, mapped (a small one with
+ * room to spare: a later sweep a few entries longer fits) and cleared over
+ * the range each later sweep uses. One of at most KEPT_SMALL doubles (4 MB)
+ * is kept across :tape clear: GradBench's driver clears the tape after
+ * every run, and each run mapped (MAP_POPULATE) and unmapped its 64 KB
+ * again, twice when a second sweep needed two entries more (kmeans' dir),
+ * and lstm's jacobian its 2.7 MB: 4.9 -> 4.0 ms of CPU a run, as mapping
+ * with MAP_POPULATE and unmapping cost more than clearing the pages kept.
+ * A bigger one goes back at a clear, so a big tape's adjoints do not stay. */
+#define KEPT_SMALL ((size_t)1 << 19)
+
+static void kept_give_back(void)
+{
+    err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
+    G->sweep.kept.adj = NULL;
+    G->sweep.kept.cap = 0;
+}
+
+/* Room for n adjoints, zeros: kept_alloc's buffer when it has too little. */
+static void kept_grow(size_t n)
+{
+    kept_give_back();
+    /* room to spare only in a buffer that is kept: a bigger one is the
+     * sweep's size, and the next bigger sweep takes fresh zeros, which
+     * cost no clearing (ba's jacobian, a sweep a row, each a little longer) */
+    size_t want = n <= KEPT_SMALL ? n + n / 8 + 512 : n;
+    if (n <= KEPT_SMALL && want > KEPT_SMALL) want = KEPT_SMALL;
+    G->sweep.kept.adj = err_zero_pages(want * sizeof(double));
+    G->sweep.kept.cap = want;
+}
 
 /* A plain buffer over [lo, top] in the kept memory, zeroed; NULL adj if
  * the kept buffer is in use by a sweep further out. */
@@ -2193,19 +2221,8 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
     G->sweep.kept.valid = 0;
     G->sweep.kept.filled = 0;
     G->sweep.kept.res_lo = G->sweep.kept.res_hi = 0;
-    if (G->sweep.kept.cap < n) {
-        /* fresh zeros from the kernel: the range needs no clearing. A
-         * small buffer's capacity is its mapping's whole pages: a next
-         * sweep a few entries longer (kmeans' dir: 8001, then 8003 inside
-         * hvp) fits. (A big one stays exact: a longer sweep gets fresh
-         * zeros rather than clearing megabytes, as ba's rows do.) */
-        size_t page = KEPT_PAGE_DOUBLES, cap = n <= KEPT_KEEP_DOUBLES ? (n + page - 1) / page * page : n;
-        err_zero_pages_free(G->sweep.kept.adj, G->sweep.kept.cap * sizeof(double));
-        G->sweep.kept.adj = NULL;
-        G->sweep.kept.cap = 0;
-        G->sweep.kept.adj = err_zero_pages(cap * sizeof(double));
-        G->sweep.kept.cap = cap;
-    } else memset(G->sweep.kept.adj, 0, n * sizeof(double));
+    if (G->sweep.kept.cap < n) kept_grow(n);
+    else memset(G->sweep.kept.adj, 0, n * sizeof(double));
     b->adj = G->sweep.kept.adj;
     G->sweep.kept_busy = 1;
 }
@@ -2213,16 +2230,9 @@ static void kept_alloc(PlainBuf *b, uint32_t lo, uint32_t top, Cuts cuts)
 void sweep_forget(void)
 {
     if (G->sweep.kept_busy || G->sweep.so.busy) return;
-    /* a small buffer stays (its pages in): GradBench's driver clears the
-     * tape after every run, and mapping it afresh cost each run of
-     * kmeans' dir two mappings and 32 page faults. Its adjoints mean
-     * nothing now (valid and filled cleared; kept_alloc zeroes it). */
-    double *adj = G->sweep.kept.adj;
+    if (G->sweep.kept.cap > KEPT_SMALL) kept_give_back();
+    double *adj = G->sweep.kept.adj;          /* small: kept (above) */
     size_t cap = G->sweep.kept.cap;
-    if (cap > KEPT_KEEP_DOUBLES) {
-        err_zero_pages_free(adj, cap * sizeof(double));
-        adj = NULL, cap = 0;
-    }
     memset(&G->sweep.kept, 0, sizeof G->sweep.kept);
     G->sweep.kept.adj = adj;
     G->sweep.kept.cap = cap;

@@ -1061,6 +1061,70 @@ TAPE_VECTORISE uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_
     return base;
 }
 
+/* How many rows on field f of an entry still names its operand, read
+ * again cols entries on each row in the same chunk with *delta added to
+ * it (r: the operand's step a row; present: it is not id 0). A far slot
+ * names an id: the operand must stay (r = 0), and the field does. A near
+ * or window field names a distance: an operand that moves on with the
+ * entry (r = cols) keeps it, one that stays (a broadcast row, r = 0) is
+ * cols further each row, while its near range or window holds that. */
+#define ROWS_ANY 0xFFFFFFFFu
+static inline uint32_t field_rows(uint32_t f, uint32_t r, uint32_t cols, int present, uint32_t *delta)
+{
+    *delta = 0;
+    if (!present) return f == 0 ? ROWS_ANY : 0;
+    if (f == 0) return 0;
+    int far = f >= TAPE_NEAR && f < TAPE_WINDOW;
+    if (far || r == cols) return (far ? r == 0 : 1) ? ROWS_ANY : 0;
+    if (r != 0) return 0;
+    *delta = cols;
+    uint32_t last = f < TAPE_NEAR ? TAPE_NEAR - 1 : f < TAPE_SMALL ? TAPE_SMALL - 1 : f | (TAPE_SMALL_LEN - 1);
+    return (last - f) / cols;
+}
+
+/* How many rows after the row of cols entries at e may take its codes,
+ * each row's the last's plus *step (tape_push_rows): none if a code is
+ * wide or the row crosses into the next chunk, else as many as every
+ * field allows (field_rows) and fit whole in e's chunk and the tape's room. */
+static uint32_t rows_repeating(uint32_t e, uint32_t cols, uint32_t ra, uint32_t rb, int has_a, int has_b, uint32_t *step)
+{
+    /* (at once: an operand whose step a row is neither keeps no field,
+     * nor does a wide row: lstm's X rows from a matrix written a row a
+     * step, the chunks whose far table is full) */
+    if ((has_a && ra != 0 && ra != cols) || (has_b && rb != 0 && rb != cols) || (G->tape.code[e] & TAPE_WIDE)) return 0;
+    uint32_t chunk_end = (chunk_of(e) + 1) << TAPE_CHUNK_BITS, end = chunk_end < G->tape.cap ? chunk_end : G->tape.cap;
+    if (e + cols > end) return 0;
+    uint32_t k = (end - (e + cols)) / cols, da = 0, db = 0;
+    const uint32_t *code = G->tape.code + e;
+    for (uint32_t j = 0; j < cols && k; j++) {
+        if (code[j] & TAPE_WIDE) return 0;
+        uint32_t ka = field_rows((code[j] >> 8) & 0xfff, ra, cols, has_a, &da), kb = field_rows(code[j] >> 20, rb, cols, has_b, &db);
+        if (ka < k) k = ka;
+        if (kb < k) k = kb;
+    }
+    *step = da << 8 | db << 20;
+    return k;
+}
+
+uint32_t tape_push_rows(int op, uint32_t a, uint32_t sa, uint32_t ra, uint32_t b, uint32_t sb, uint32_t rb,
+                        uint32_t rows, uint32_t cols)
+{
+    uint32_t base = G->tape.n;
+    for (uint32_t i = 0; i < rows;) {
+        uint32_t e = G->tape.n, step = 0;
+        tape_push_elems(op, a ? a + i * ra : 0, sa, b ? b + i * rb : 0, sb, cols);
+        i++;
+        uint32_t k = i < rows ? rows_repeating(e, cols, ra, rb, a != 0, b != 0, &step) : 0;
+        if (k > rows - i) k = rows - i;
+        uint32_t *code = G->tape.code;
+        for (uint32_t n = G->tape.n, end = n + k * cols; n < end; n += cols)
+            for (uint32_t j = 0; j < cols; j++) code[n + j] = code[n - cols + j] + step;
+        G->tape.n += k * cols;
+        i += k;
+    }
+    return base;
+}
+
 _Static_assert(offsetof(Value, id) == 4 && sizeof(Value) == 16, "tape_rec_deriv_run writes a number's head as 8 bytes");
 TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n, Value *out)
 {

@@ -528,6 +528,14 @@ int      tape_reserve(uint32_t count);
  * b + k * sb (sa, sb 1: a run of entries, 0: one id; id 0: a constant),
  * the codes written a chunk at a time. Returns the first's id. */
 uint32_t tape_push_elems(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t n);
+/* rows x cols entries of op, reserved, their values already there, row
+ * by row as tape_push_elems records each row: entry (i, j)'s operands
+ * a + i * ra + j * sa and b + i * rb + j * sb (a broadcast's rows: a
+ * whole matrix's ra = cols, one row for all ra = 0). A row whose
+ * fields would be the row before's (the same distances, or the same far
+ * slots, in the same chunk) copies that row's codes. Returns the first's id. */
+uint32_t tape_push_rows(int op, uint32_t a, uint32_t sa, uint32_t ra, uint32_t b, uint32_t sb, uint32_t rb,
+                        uint32_t rows, uint32_t cols);
 /* Where the values of the reserved entries go: tape_vals()[tape_size() ...]. */
 static inline double *tape_reserved_vals(void) { return G->tape.val + G->tape.n; }
 

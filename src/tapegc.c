@@ -667,7 +667,7 @@ static uint64_t version_roots(void)
 StatementMark reclaim_statement_begin(void)
 {
     StatementMark m = { tape_mark(), G->tape.epoch, tape_size() + G->tape.reclaimed, G->reclaim.lowest_floor,
-                        G->reclaim.global_versions };
+                        G->reclaim.global_versions, G->tape.reclaims };
     G->reclaim.lowest_floor = UINT32_MAX;
     return m;
 }
@@ -687,7 +687,16 @@ void reclaim_statement_end(const StatementMark *m)
          * walk every root to give nothing back (a loop filling an array) */
         uint64_t kept = G->reclaim.global_versions - m->global_versions;
         int futile = !moved && (above > kept ? above - kept : 0) < above / 16;
-        if ((cost > 8 * recorded + 4096 || futile) && !G->reclaim.stress) reclaim_maybe(floor);   /* a small statement in a big session */
+        /* the statement's own passes, the last two running, found little,
+         * and an eighth of its entries at least became globals' versions,
+         * which keep their cones: a top-level recurrence, whose every step
+         * the next one reads (W2's loop: its end walked 3M entries and 1M
+         * versions, 14% of its instructions, to give nothing back). The
+         * schedule those passes set spaces the next one. (A statement that
+         * leaves no versions, a call whose loops found little, still has
+         * its end's pass: its frames' entries die there, :time grad(f)(x).) */
+        int judged = G->tape.reclaims > m->passes && G->reclaim.poor_passes >= 2 && kept >= above / 8;
+        if ((cost > 8 * recorded + 4096 || futile || judged) && !G->reclaim.stress) reclaim_maybe(floor);   /* a small statement in a big session */
         else reclaim_now(floor);
     }
     if (m->outer_lowest < G->reclaim.lowest_floor) G->reclaim.lowest_floor = m->outer_lowest;   /* the enclosing statement's view */

@@ -72,6 +72,7 @@ typedef struct {
     uint64_t before;            /* entries recorded before it began */
     uint32_t outer_lowest;      /* the enclosing statement's lowest floor so far */
     uint64_t global_versions;   /* reclaim_global_versions when it began */
+    uint64_t passes;            /* G->tape.reclaims when it began */
 } StatementMark;
 StatementMark reclaim_statement_begin(void);
 void          reclaim_statement_end(const StatementMark *m);
