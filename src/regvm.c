@@ -562,7 +562,14 @@ enum {
     I_FORENTER,  /* a for loop's first step: to d unless a < b, else the poll and c = a */
     I_FORSTEP,   /* its next: a = a + 1, then if a < b the poll, c = a and to d */
     I_PMULADD,   /* d = b * c + a (the product first: recorded as product + a) */
-    I_WBEGIN     /* a while loop begins (recording: its reclaim floor e; plain: to d, the next) */
+    I_WBEGIN,    /* a while loop begins (recording: its reclaim floor e; plain: to d, the next) */
+    /* chained (mark_chains): the same as the base op, an operand taken from
+     * the instruction before, which left it in run_fn's acc as well as in
+     * its register; the recording runner runs the base op */
+    I_ADDA, I_SUBA, I_MULA, I_DIVA,   /* d = acc op b */
+    I_ADDB, I_SUBB, I_MULB, I_DIVB,   /* d = a op acc */
+    I_CALLA,     /* I_CALL of one argument, acc */
+    I_NOPS
 };
 struct RIns {
     uint8_t op;
@@ -691,6 +698,16 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
         ins(m, I_LOAD, dest, a, 0, e->a, e->node);
         return dest;
     default: {   /* RX_CALL: the arguments in consecutive temporaries */
+        if (e->nargs == 1 && is_leaf(e->args[0])) {
+            /* one argument that is a register as it stands: the callee
+             * reads it there (run_fn copies its arguments first; a math
+             * builtin reads its value), no copy on the way (W1's sin(x)) */
+            a = emit_expr(m, e->args[0], -1);
+            if (dest < 0) dest = temp(m);
+            ins(m, I_CALL, dest, a, 1, e->a, e->node);
+            m->at = e->node;
+            return dest;
+        }
         int first = m->temps + m->k->fn->nregs;
         for (int i = 0; i < e->nargs; i++) temp(m);
         for (int i = 0; i < e->nargs; i++) emit_expr(m, e->args[i], first + i);
@@ -882,6 +899,60 @@ static int rec_analysis(const RFn *fn, unsigned recorded)
     }
 }
 
+/* Whether op leaves its value in run_fn's acc as well as in register d. */
+static int sets_acc(int op)
+{
+    return op <= I_MOV || op == I_LOAD || op == I_CALL || op == I_LOADMA || (op >= I_MULADD && op <= I_MULSUBR) ||
+           op == I_PMULADD || (op >= I_ADDA && op <= I_CALLA);
+}
+
+/* Chains: an operand that the instruction just before computed is taken
+ * from acc, a C local run_fn keeps in a machine register, not reloaded
+ * from the register array. Why: a value stored to the array and loaded
+ * back at once waits for the store to forward (some 7 cycles here), and
+ * W1's x = sin(x) * 0.9 + 0.1 paid that three times a step on its one
+ * dependency chain (the compiled loop ran slower than the tree walker's,
+ * whose handlers return values in registers). Only where the instruction
+ * before is the one way in: not at a jump's target. */
+static void chain_a(RIns *p)
+{
+    if (p->op <= I_DIV) p->op = (uint8_t)(I_ADDA + (p->op - I_ADD));   /* (I_ADD is 0) */
+    else if (p->op == I_CALL && p->b == 1) p->op = I_CALLA;
+}
+
+static void mark_chains(RFn *fn)
+{
+    uint8_t target[fn->code_n + 1];     /* jumps to each instruction, up to 2 */
+    memset(target, 0, sizeof target);
+    for (int i = 0; i < fn->code_n; i++) {
+        const RIns *p = &fn->code[i];
+        if ((p->op >= I_JMP && p->op <= I_JNNE) || p->op == I_FORENTER || p->op == I_FORSTEP || p->op == I_WBEGIN)
+            if (p->d >= 0 && p->d <= fn->code_n && target[p->d] < 2) target[p->d]++;
+    }
+    for (int i = 1; i < fn->code_n; i++) {
+        RIns *p = &fn->code[i];
+        const RIns *q = &fn->code[i - 1];
+        if (target[i] || !sets_acc(q->op)) continue;
+        if (p->op <= I_DIV && p->b == q->d && p->a != q->d) p->op = (uint8_t)(I_ADDB + (p->op - I_ADD));
+        else if (p->a == q->d && (p->op <= I_DIV || (p->op == I_CALL && p->b == 1))) chain_a(p);
+    }
+    /* a for loop's body that begins with an operand its end computed
+     * (W1: x = sin(x) * ...): the step keeps acc, and the way in
+     * (I_FORENTER) loads acc from the register, so the value crosses the
+     * back edge in acc. Only when the step is no jump's target (no
+     * continue) and nothing else jumps to the body's start. */
+    for (int i = 0; i + 1 < fn->code_n; i++) {
+        const RIns *p = &fn->code[i];
+        if (p->op != I_FORENTER) continue;
+        int step = p->d - 1, body = i + 1;
+        if (step <= body || fn->code[step].op != I_FORSTEP || fn->code[step].d != body || target[step] ||
+            target[body] != 1 || !sets_acc(fn->code[step - 1].op))
+            continue;
+        RIns *b = &fn->code[body];
+        if (b->a == fn->code[step - 1].d && (b->op <= I_DIV || (b->op == I_CALL && b->b == 1))) chain_a(b);
+    }
+}
+
 /* The code of k's tree, its registers laid out: locals, temporaries,
  * constants, captured numbers. 0: declined (too many of something). */
 static int emit_fn(Comp *k)
@@ -913,8 +984,8 @@ static int emit_fn(Comp *k)
             p->a = placed(p->a, fn, capreg);
             p->b = placed(p->b, fn, capreg);
             break;
-        case I_NEG: case I_MOV: case I_LOAD: case I_BOUND: case I_RET:
-            p->a = placed(p->a, fn, capreg);
+        case I_NEG: case I_MOV: case I_LOAD: case I_BOUND: case I_RET: case I_CALL:
+            p->a = placed(p->a, fn, capreg);   /* (I_CALL: a temporary, or a leaf argument) */
             break;
         case I_LOADMA:
             p->a = placed(p->a, fn, capreg);
@@ -943,6 +1014,7 @@ static int emit_fn(Comp *k)
     for (int i = 0; fn->rec_ok && i < fn->ncaps; i++)
         if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i))
             fn->rec_sources |= 1u << i;
+    mark_chains(fn);   /* (after rec_analysis, which reads the base ops) */
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 
@@ -1047,7 +1119,7 @@ static inline __attribute__((always_inline)) ErrWhere enter_call(const FnInfo *f
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
-#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns", "no-crossjumping")))
 #else
 #define NO_MEMCPY_LOOPS
 #endif
@@ -1070,20 +1142,32 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
         [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
-        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp };
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp,
+        [I_ADDA] = &&adda, [I_SUBA] = &&suba, [I_MULA] = &&mula, [I_DIVA] = &&diva,
+        [I_ADDB] = &&addb, [I_SUBB] = &&subb, [I_MULB] = &&mulb, [I_DIVB] = &&divb, [I_CALLA] = &&calla };
     const RIns *code = k->fn->code, *p = code;
     int i;
+    double acc = 0, x;   /* acc: the value the instruction before computed (mark_chains) */
     goto *lab[p->op];
-add: r[p->d] = r[p->a] + r[p->b]; NEXT;
-sub: r[p->d] = r[p->a] - r[p->b]; NEXT;
-mul: r[p->d] = r[p->a] * r[p->b]; NEXT;
-div: r[p->d] = r[p->a] / r[p->b]; NEXT;
-neg: r[p->d] = -r[p->a]; NEXT;
-mov: r[p->d] = r[p->a]; NEXT;
+#define SET(v) (acc = (v), r[p->d] = acc)
+add: SET(r[p->a] + r[p->b]); NEXT;
+sub: SET(r[p->a] - r[p->b]); NEXT;
+mul: SET(r[p->a] * r[p->b]); NEXT;
+div: SET(r[p->a] / r[p->b]); NEXT;
+adda: SET(acc + r[p->b]); NEXT;
+suba: SET(acc - r[p->b]); NEXT;
+mula: SET(acc * r[p->b]); NEXT;
+diva: SET(acc / r[p->b]); NEXT;
+addb: SET(r[p->a] + acc); NEXT;
+subb: SET(r[p->a] - acc); NEXT;
+mulb: SET(r[p->a] * acc); NEXT;
+divb: SET(r[p->a] / acc); NEXT;
+neg: SET(-r[p->a]); NEXT;
+mov: SET(r[p->a]); NEXT;
 load: {
         const Storage *st = k->tab->st[p->c];
-        double x = r[p->a];
-        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        x = r[p->a];
+        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x));
         NEXT;
     }
 store: {
@@ -1094,15 +1178,20 @@ store: {
         else store_slow(k, p, r[p->b], x);
         NEXT;
     }
-call: {
+calla:
+    x = acc;
+    goto call_x;
+call:
+    x = r[p->a];
+call_x: {
         G->err.where.node = p->node;
         const Value *fv = k->tab->slot[p->c];
         if (fv->t == V_BUILTIN) {   /* sin(x) ...: num_op's float64 value (ev_call_math1) */
-            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
+            SET(num_apply_f64(k->tab->op[p->c], x, x));
             NEXT;
         }
         Closure *g = AS_FN(*fv);
-        r[p->d] = g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]);
+        SET(g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]));
         NEXT;
     }
 JUMPS_AND_BOUND
@@ -1118,13 +1207,13 @@ ret: {
     }
 loadma: {
         const Storage *st = k->tab->st[p->c];
-        double x = r[p->a] * r[p->b] + r[p->e];
-        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        x = r[p->a] * r[p->b] + r[p->e];
+        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x));
         NEXT;
     }
-muladd: r[p->d] = r[p->a] + r[p->b] * r[p->c]; NEXT;
-mulsub: r[p->d] = r[p->a] - r[p->b] * r[p->c]; NEXT;
-mulsubr: r[p->d] = r[p->b] * r[p->c] - r[p->a]; NEXT;
+muladd: SET(r[p->a] + r[p->b] * r[p->c]); NEXT;
+mulsub: SET(r[p->a] - r[p->b] * r[p->c]); NEXT;
+mulsubr: SET(r[p->b] * r[p->c] - r[p->a]); NEXT;
 forenter:
     if (!(r[p->a] < r[p->b])) {
         p = code + p->d;
@@ -1132,6 +1221,7 @@ forenter:
     }
     if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
     r[p->c] = r[p->a];
+    acc = r[p[1].a];    /* the body's first operand, if it is chained (mark_chains); the step keeps acc */
     NEXT;
 forstep:
     r[p->a] = r[p->a] + 1;
@@ -1143,6 +1233,7 @@ forstep:
     }
     NEXT;
 }
+#undef SET
 #undef NEXT
 #undef JUMP
 
@@ -1266,7 +1357,10 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
         [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
-        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin };
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin,
+        /* (the chained forms: their operand is in its register too) */
+        [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
+        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call };
     const RIns *code = k->fn->code, *p = code;
     int i;
     double x, y, z, q;
