@@ -109,6 +109,7 @@
 #include "tapegc.h"
 #include "arith.h"
 #include "evalstore.h"   /* whole_index: the index test threaded.c and eval.c use */
+#include "rules.h"       /* the derivative rules: the forward form's tangents */
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -116,7 +117,7 @@
 #pragma STDC FP_CONTRACT OFF      /* x + y * z: two roundings, as the tree walker's (gcc: -std=c11) */
 #endif
 
-unsigned long regvm_offers, regvm_entries, regvm_calls, regvm_rec_entries;
+unsigned long regvm_offers, regvm_entries, regvm_calls, regvm_rec_entries, regvm_fwd_entries;
 
 #define RV_MAXREGS 64       /* a body with more locals is declined (the definite-assignment mask) */
 #define RV_MAXCAPS 16       /* names it captures */
@@ -178,7 +179,12 @@ typedef struct RFn {
     int rec_ok;         /* the recording form may run it (rec_analysis) when no capture gives ids, */
     unsigned rec_sources;/* and when those of these captures do */
     int nloops;         /* loops in its code: each has a reclaim floor when recording */
+    int fwd_ok;         /* the forward form may run it (fwd_analysis) */
 } RFn;
+
+/* What a call is validated for (validate, cap_valid): the plain form, the
+ * recording form, the forward form (tangents beside the registers). */
+enum { RV_PLAIN, RV_REC, RV_FWD };
 
 /* ------------------------------------------------------------ compiling */
 
@@ -471,12 +477,13 @@ static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int ns
     Env *home;
     Value *v = cap_slot(cp, c, &home);
     if (!v) return 0;
-    if (cp->uses & CAP_NUM) return v->t == V_NUM && !v->id;
+    /* (forward form: a recorded number while nothing records is a constant to dual_op) */
+    if (cp->uses & CAP_NUM) return v->t == V_NUM && (!v->id || (rec == RV_FWD && !G->tape.recording));
     if (cp->uses & CAP_ARR) {
         if (v->t != V_ARR) return 0;
         Storage *s = AS_ARR(*v);
         if (s->ndim == 2 || s->aliased) return 0;
-        if (rec && !(cp->uses & CAP_WARR) && home && !home->vers && (fn->rec_sources >> (cp - fn->caps) & 1) &&
+        if (rec == RV_REC && !(cp->uses & CAP_WARR) && home && !home->vers && (fn->rec_sources >> (cp - fn->caps) & 1) &&
             number_elements(s))
             return 1;
         if (!plain_elements(s, fn)) return 0;
@@ -484,7 +491,7 @@ static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int ns
     }
     if (v->t == V_BUILTIN)    /* a global naming sin, exp, ...: ev_call_math1's case */
         return cp->global && cp->argc == 1 && builtin_math1_op(v->u.bi) >= 0 && !builtin_special(v->u.bi);
-    if (v->t != V_FN || (rec && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
+    if (v->t != V_FN || (rec == RV_REC && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
     Closure *g = AS_FN(*v);
     if (!g->fn || g->fn->records || (g->fn->labels && G->tape.recording) || g->fn->nparams != cp->argc) return 0;
     for (int i = 0; i < nseen; i++)
@@ -504,11 +511,12 @@ static RFn *compiled(FnInfo *f)
 static int validate(Closure *c, Closure **seen, int nseen, int rec)
 {
     RFn *fn = compiled(c->fn);
-    if (!fn || (rec && !fn->rec_ok)) return 0;
+    if (!fn || (rec == RV_REC && !fn->rec_ok) || (rec == RV_FWD && !fn->fwd_ok)) return 0;
     seen[nseen++] = c;
     if (rec) {      /* (not the primal's last_bad: the array it failed on is the one this allows) */
+                    /* (the forward form: nor does a body it takes write an array) */
         for (int i = 0; i < fn->ncaps; i++)
-            if (!cap_valid(fn, &fn->caps[i], c, seen, nseen, 1)) return 0;
+            if (!cap_valid(fn, &fn->caps[i], c, seen, nseen, rec)) return 0;
         return 1;
     }
     /* the capture that failed last is asked first: a closure whose calls
@@ -899,6 +907,52 @@ static int rec_analysis(const RFn *fn, unsigned recorded)
     }
 }
 
+/* Whether the forward form (run_fwd) can run fn's code as the tree walker
+ * runs it on duals: which registers may hold a tangent, found as
+ * rec_analysis finds ids, from the parameters (jvp's seed), through
+ * arithmetic, math builtins and the values of calls (of a callee given
+ * tangents; its captures hold none); an element read holds none. 0 when
+ * one would be an index, a range bound or a comparison's operand (the
+ * tree walker compares a dual's primal and notes a kink: not done here),
+ * or when the body writes an array element at all (a nograd block, where
+ * jvp runs in W2F, settles such writes as versions). */
+static int fwd_analysis(const RFn *fn)
+{
+    uint8_t t[4 * RV_MAXREGS];
+    if (fn->nreg_all > 4 * RV_MAXREGS) return 0;
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < fn->nparams; i++) t[i] = 1;
+    for (;;) {
+        int changed = 0, ok = 1;
+        for (int i = 0; i < fn->code_n; i++) {
+            const RIns *p = &fn->code[i];
+            int v = -1;
+            switch (p->op) {
+            case I_ADD: case I_SUB: case I_MUL: case I_DIV: v = t[p->a] | t[p->b]; break;
+            case I_NEG: case I_MOV: v = t[p->a]; break;
+            case I_MULADD: case I_MULSUB: case I_MULSUBR: case I_PMULADD: v = t[p->a] | t[p->b] | t[p->c]; break;
+            case I_LOAD: ok &= !t[p->a]; v = 0; break;
+            case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = 0; break;
+            case I_STORE: ok = 0; break;
+            case I_CALL:
+                v = 0;
+                for (int j = 0; j < p->b; j++) v |= t[p->a + j];
+                break;
+            case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
+            case I_BOUND: ok &= !t[p->a]; break;
+            default: break;
+            }
+            if (v < 0) continue;
+            if (p->d < fn->nregs) {
+                if (v && !t[p->d]) t[p->d] = 1, changed = 1;
+            } else
+                t[p->d] = (uint8_t)v;
+        }
+        if (!changed) return ok;
+    }
+}
+
 /* Whether op leaves its value in run_fn's acc as well as in register d. */
 static int sets_acc(int op)
 {
@@ -1014,7 +1068,8 @@ static int emit_fn(Comp *k)
     for (int i = 0; fn->rec_ok && i < fn->ncaps; i++)
         if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i))
             fn->rec_sources |= 1u << i;
-    mark_chains(fn);   /* (after rec_analysis, which reads the base ops) */
+    fn->fwd_ok = m.ok && fwd_analysis(fn);
+    mark_chains(fn);   /* (after the analyses, which read the base ops) */
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 
@@ -1479,6 +1534,192 @@ forstep:
 #undef NEXT
 #undef JUMP
 #undef WH
+
+/* ------------------------------------------------------------ forward
+ *
+ * The forward form: jvp(f, x, v) of a compiled closure f, x and v plain
+ * numbers (fwd.c's fwd_jvp offers it, regvm_jvp), run with a tangent
+ * beside each register (s) where the tree walker runs f on duals and
+ * boxes one per operation (W2F: ~1045 instructions a step). Each
+ * operation's tangent is what dual.c's op_plain_body gives a dual of one
+ * tangent, from the same rule table (rules.h, in float64: the backend is
+ * float64 here, so the same bits) in the same order: the partials of the
+ * operands, a term for each operand whose partial and tangent are both
+ * nonzero (the strong zero), the first term then the sum. A plain number
+ * is a tangent of 0, which gives the same: the tree walker's plain
+ * operation has none, its jvp reads a plain result's tangent as 0, and a
+ * 0 tangent passes nothing (a +0 result). Both tangents 0: no rule is
+ * computed. fwd_analysis keeps tangents out of indices, bounds,
+ * comparisons and stores; calls of compiled closures pass theirs. What is
+ * declined: k tangents (jvp with a matrix V: fwd_jvp_chunk), x or v not
+ * numbers or recorded, anything validate(RV_FWD) refuses. */
+static inline __attribute__((always_inline)) double tangent_of2(int op, double x, double y, double z, double tx, double ty)
+{
+    double da, db;
+    rule_partials_f64(op, x, y, z, &da, &db);
+    double t = 0;
+    if (da != 0 && tx != 0) t = da * tx;
+    if (db != 0 && ty != 0) t = t + db * ty;
+    return t;
+}
+#define TAN2(op, x, y, z, tx, ty) (((tx) != 0) | ((ty) != 0) ? tangent_of2(op, x, y, z, tx, ty) : 0.0)
+
+/* a math builtin's tangent, out of line (its rule calls libm) */
+static __attribute__((noinline)) double tangent_math1(int op, double x, double z, double tx)
+{
+    switch (op) {   /* (the common ones with op constant: their rule folds) */
+    case OP_TANH: return tangent_of2(OP_TANH, x, 0, z, tx, 0);
+    case OP_EXP: return tangent_of2(OP_EXP, x, 0, z, tx, 0);
+    case OP_SIN: return tangent_of2(OP_SIN, x, 0, z, tx, 0);
+    default: return tangent_of2(op, x, 0, z, tx, 0);
+    }
+}
+
+static double run_fwd(Closure *c, const RTab *tab, const double *args, const double *targs, double *tout);
+
+static __attribute__((noinline)) double call_other_fwd(Closure *g, const double *args, const double *targs, double *tout)
+{
+    RTab t;
+    bind(&t, g->fn->reg, g);
+    return run_fwd(g, &t, args, targs, tout);
+}
+
+#define NEXT goto *lab[(++p)->op]
+#define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
+#define FWD2(OPC, EXPR) x = r[p->a], y = r[p->b], z = (EXPR); s[p->d] = TAN2(OPC, x, y, z, s[p->a], s[p->b]); r[p->d] = z; NEXT
+/* run_fn's work with tangents beside the registers (s); what differs is said. */
+static NO_MEMCPY_LOOPS double run_fwd(Closure *c, const RTab *tab, const double *args, const double *targs, double *tout)
+{
+    FnInfo *f = c->fn;
+    const RFn *fn = f->reg;
+    ErrWhere saved = enter_call(f);
+    int nr = fn->nreg_all > 0 ? fn->nreg_all : 1;
+    double r[nr], s[nr];
+    /* tangents 0 but the parameters': locals, constants, captured numbers;
+     * a temporary is written (r and s) before it is read */
+    for (int i = 0; i < nr; i++) s[i] = 0;
+    for (int i = 0; i < fn->nparams; i++) r[i] = args[i], s[i] = targs[i];
+    double *kr = r + fn->kbase;
+    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    const RCall call = { fn, c, tab }, *k = &call;
+
+    static void *const lab[] = {
+        [I_ADD] = &&add, [I_SUB] = &&sub, [I_MUL] = &&mul, [I_DIV] = &&div, [I_NEG] = &&neg, [I_MOV] = &&mov,
+        [I_LOAD] = &&load, [I_STORE] = &&store, [I_CALL] = &&call, [I_JMP] = &&jmp,
+        [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
+        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
+        [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&jmp,
+        /* (the chained forms: their operand is in its register too) */
+        [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
+        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call };
+    const RIns *code = k->fn->code, *p = code;
+    int i;
+    double x, y, z, q, tq;
+    goto *lab[p->op];
+add: FWD2(OP_ADD, x + y);
+sub: FWD2(OP_SUB, x - y);
+mul: FWD2(OP_MUL, x * y);
+div: FWD2(OP_DIV, x / y);
+neg:
+    x = r[p->a];
+    s[p->d] = TAN2(OP_NEG, x, 0.0, -x, s[p->a], 0.0);
+    r[p->d] = -x;
+    NEXT;
+mov: r[p->d] = r[p->a]; s[p->d] = s[p->a]; NEXT;
+load: {   /* (the elements are plain numbers: validate) */
+        const Storage *st = k->tab->st[p->c];
+        x = r[p->a];
+        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        s[p->d] = 0;
+        NEXT;
+    }
+store: NEXT;   /* (not in a body the forward form runs: fwd_analysis) */
+call: {
+        G->err.where.node = p->node;
+        const Value *fv = k->tab->slot[p->c];
+        x = r[p->a];
+        if (fv->t == V_BUILTIN) {   /* a plain argument: num_op; a dual: dual_op(op, a, a), whose b is 0 */
+            int op = k->tab->op[p->c];
+            z = num_apply_f64(op, x, x);
+            s[p->d] = s[p->a] != 0 ? tangent_math1(op, x, z, s[p->a]) : 0.0;
+            r[p->d] = z;
+            NEXT;
+        }
+        Closure *g = AS_FN(*fv);
+        double t;
+        z = g == k->c ? run_fwd(g, k->tab, &r[p->a], &s[p->a], &t) : call_other_fwd(g, &r[p->a], &s[p->a], &t);
+        r[p->d] = z;
+        s[p->d] = t;
+        NEXT;
+    }
+JUMPS_AND_BOUND
+poll_:
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    NEXT;
+ret: {
+        double v = r[p->a];
+        *tout = s[p->a];
+        G->eval.run.call_depth--;
+        G->err.where = saved;
+        call_pop();
+        return v;
+    }
+loadma: {
+        const Storage *st = k->tab->st[p->c];
+        x = r[p->a] * r[p->b] + r[p->e];
+        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        s[p->d] = 0;
+        NEXT;
+    }
+    /* the fused forms: the product's dual first, then the sum's, each
+     * operand where the source has it */
+#define PRODUCT() x = r[p->a], y = r[p->b], z = r[p->c], q = y * z, tq = TAN2(OP_MUL, y, z, q, s[p->b], s[p->c])
+muladd:
+    PRODUCT();
+    s[p->d] = TAN2(OP_ADD, x, q, x + q, s[p->a], tq);
+    r[p->d] = x + q;
+    NEXT;
+pmuladd:
+    PRODUCT();
+    s[p->d] = TAN2(OP_ADD, q, x, q + x, tq, s[p->a]);
+    r[p->d] = q + x;
+    NEXT;
+mulsub:
+    PRODUCT();
+    s[p->d] = TAN2(OP_SUB, x, q, x - q, s[p->a], tq);
+    r[p->d] = x - q;
+    NEXT;
+mulsubr:
+    PRODUCT();
+    s[p->d] = TAN2(OP_SUB, q, x, q - x, tq, s[p->a]);
+    r[p->d] = q - x;
+    NEXT;
+#undef PRODUCT
+forenter:
+    if (!(r[p->a] < r[p->b])) {
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    r[p->c] = r[p->a];
+    s[p->c] = 0;
+    NEXT;
+forstep:
+    r[p->a] = r[p->a] + 1;
+    if (r[p->a] < r[p->b]) {
+        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+        r[p->c] = r[p->a];
+        s[p->c] = 0;
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    NEXT;
+}
+#undef FWD2
+#undef NEXT
+#undef JUMP
 #undef JUMPS_AND_BOUND
 
 /* The recording form's outermost call. An error unwinds past the frames
@@ -1511,6 +1752,26 @@ static double run_rec_outer(Closure *c, const RTab *tab, const double *args, uin
 #define RV_SKIP 255
 
 static int try_call(Closure *c, int argc, const Value *args, Value *out);
+
+int regvm_jvp(Value f, Value x, Value v, Value *tangent)
+{
+    if (!eval_fast_paths || f.t != V_FN) return 0;
+    Closure *c = AS_FN(f);
+    FnInfo *fi = c->fn;
+    if (fi->reg_state == REG_DECLINED || fi->nparams != 1 || x.t != V_NUM || v.t != V_NUM || x.id || v.id ||
+        G->num.backend != BK_F64 || (fi->labels && G->tape.recording) || G->ckpt.mode || reclaim_due())
+        return 0;
+    Closure *seen[RV_VALIDATE_DEPTH];
+    if (!validate(c, seen, 0, RV_FWD)) return 0;
+    RTab t;
+    bind(&t, fi->reg, c);
+    regvm_entries++;
+    regvm_fwd_entries++;
+    double tx = v.u.n, tr;
+    run_fwd(c, &t, &x.u.n, &tx, &tr);
+    *tangent = num_val(tr);
+    return 1;
+}
 
 int regvm_call(Closure *c, int argc, const Value *args, Value *out, int by_global)
 {
