@@ -184,6 +184,32 @@ int main(void)
     check(!strcmp(value_of(s, "h = fn(x) { print(x); return x }\nh(2)"), "2"), "a closure that prints");
     check(regvm_entries == e0, "a body with a builtin call other than math: declined");
 
+    /* jvp of a compiled closure: the forward form (tangents beside the
+     * registers), W2F's shape: a recorded global read inside nograd */
+    static const char *W2F10 = "fn(w) { h = 0.1; for i in 0..10 { h = tanh(w*h + bb) }; return h }";
+    char src[512];
+    unsigned long f0 = regvm_fwd_entries;
+    snprintf(src, sizeof src, "bb = 0.1\nnograd { q = jvp(%s, 0.9, 1) }\nq", W2F10);
+    check(!strcmp(value_of(s, src), "1.1110488015139843"), "W2F's recurrence, 10 steps");
+    check(regvm_fwd_entries - f0 == 1, "jvp inside nograd: the forward form");
+    f0 = regvm_fwd_entries;
+    snprintf(src, sizeof src, "jvp(%s, 0.9, 1)", W2F10);
+    check(!strcmp(value_of(s, src), "1.1110488015139843"), "W2F's recurrence recorded");
+    check(regvm_fwd_entries == f0, "a recorded global while recording: declined");
+    f0 = regvm_fwd_entries;
+    c0 = regvm_calls;
+    check(!strcmp(value_of(s, "fn sq(u) { return u * u }\n"
+                              "jvp(fn(t) { s = 0; for i in 0..3 { s = s + sq(t * i) + exp(t) }; return s }, 0.5, 2)"),
+                  "19.892327624200767"), "a compiled callee given tangents");
+    check(regvm_fwd_entries - f0 == 1 && regvm_calls - c0 == 4, "the forward form, its callee's 3 calls there too");
+    f0 = regvm_fwd_entries;
+    check(!strcmp(value_of(s, "jvp(fn(t) { if t > 0 { return t }; return -t }, 0.5, 2)"), "2"), "a dual compared");
+    check(regvm_fwd_entries == f0, "a tangent in a comparison: declined");
+    f0 = regvm_fwd_entries;
+    check(!strcmp(value_of(s, "fn u2(t) { return sin(t) * 2 }\njvp(u2, 0.5, [[1, 2]])"), "[[1.7551651237807455, 3.510330247561491]]"),
+          "jvp with k directions");
+    check(regvm_fwd_entries == f0, "k tangents (fwd_jvp_chunk): declined");
+
     wg_close(s);
 
     /* WENGERT_SLOW=1 as a session opens turns the fast paths off (state_open) */
@@ -195,6 +221,10 @@ int main(void)
     e0 = regvm_entries;
     check(!strcmp(value_of(s, "det3()"), "18"), "det with the fast paths off");
     check(regvm_entries == e0, "WENGERT_SLOW=1: declined");
+    unsigned long f1 = regvm_fwd_entries;
+    check(!strcmp(value_of(s, "jvp(fn(w) { h = 0.1; for i in 0..10 { h = tanh(w*h + 0.1) }; return h }, 0.9, 1)"),
+                  "1.1110488015139843"), "jvp with the fast paths off");
+    check(regvm_fwd_entries == f1, "WENGERT_SLOW=1: the forward form declined");
     wg_close(s);
 
     /* reclaiming at every chance: the recording form's loops run passes
