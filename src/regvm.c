@@ -1081,7 +1081,7 @@ typedef struct {
     const RTab *tab;
 } RCall;
 
-static double run_fn(Closure *c, const RTab *tab, const double *args);
+static double run_fn(Closure *c, const RTab *tab, const double *args, const double *kinit);
 
 /* The frame the tree walker would have had for this call, for eval.c's
  * general paths to raise an error in: the captures are what they read
@@ -1122,7 +1122,7 @@ static __attribute__((noinline)) double call_other(Closure *g, const double *arg
 {
     RTab t;
     bind(&t, g->fn->reg, g);
-    return run_fn(g, &t, args);
+    return run_fn(g, &t, args, NULL);
 }
 
 static __attribute__((noinline)) void poll(const RIns *p)
@@ -1178,17 +1178,27 @@ static inline __attribute__((always_inline)) ErrWhere enter_call(const FnInfo *f
 #else
 #define NO_MEMCPY_LOOPS
 #endif
-static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args)
+/* kinit: the constants' and captured numbers' registers of a running call
+ * of the same closure (a call of itself: det's minor), whose captures hold
+ * the same numbers (nothing the body runs assigns them), copied in one
+ * loop; NULL: from the constants and the captures' places. */
+static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args, const double *kinit)
 {
     FnInfo *f = c->fn;
     const RFn *fn = f->reg;
     ErrWhere saved = enter_call(f);
     double r[fn->nreg_all > 0 ? fn->nreg_all : 1];
     /* (a few each: loops, not memcpy calls) */
-    for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
+    if (fn->nparams == 1) r[0] = args[0];
+    else
+        for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
     double *kr = r + fn->kbase;
-    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
-    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    if (kinit)
+        for (int i = 0, n = fn->nreg_all - fn->kbase; i < n; i++) kr[i] = kinit[i];
+    else {
+        for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+        for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    }
     const RCall call = { fn, c, tab }, *k = &call;
 
     static void *const lab[] = {
@@ -1246,7 +1256,7 @@ call_x: {
             NEXT;
         }
         Closure *g = AS_FN(*fv);
-        SET(g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]));
+        SET(g == k->c ? run_fn(g, k->tab, &r[p->a], kr) : call_other(g, &r[p->a]));
         NEXT;
     }
 JUMPS_AND_BOUND
@@ -1809,7 +1819,7 @@ static int try_call(Closure *c, int argc, const Value *args, Value *out)
     if (!witness && !reclaim_due() && validate(c, seen, 0, 0)) {
         bind(&t, f->reg, c);
         regvm_entries++;
-        *out = num_val(run_fn(c, &t, a));
+        *out = num_val(run_fn(c, &t, a, NULL));
         return 1;
     }
     /* the recording form: recorded numbers in arrays it reads (det's A
