@@ -1768,6 +1768,7 @@ int regvm_jvp(Value f, Value x, Value v, Value *tangent)
     if (!eval_fast_paths || f.t != V_FN) return 0;
     Closure *c = AS_FN(f);
     FnInfo *fi = c->fn;
+    if (!fi) return 0;   /* (a function made by grad, hvp's gradient: no body of its own) */
     if (fi->reg_state == REG_DECLINED || fi->nparams != 1 || x.t != V_NUM || v.t != V_NUM || x.id || v.id ||
         G->num.backend != BK_F64 || (fi->labels && G->tape.recording) || G->ckpt.mode || reclaim_due())
         return 0;
