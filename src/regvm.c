@@ -95,7 +95,13 @@
  *
  * A closure whose calls are declined over and over is not offered its
  * next RV_SKIP calls (FnInfo.reg_skip), so that the declines cost next to
- * nothing. */
+ * nothing.
+ *
+ * jvp(f, x, v) of such a closure (one tangent) may run in the forward
+ * form instead ("forward" below): the same code with a tangent beside
+ * each register, each from the rule table as dual.c computes a dual's.
+ * The plain runner reads an operand the instruction before computed from
+ * a machine register (mark_chains: W1's dependency chain). */
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
