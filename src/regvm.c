@@ -1087,7 +1087,7 @@ typedef struct {
     const RTab *tab;
 } RCall;
 
-static double run_fn(Closure *c, const RTab *tab, const double *args, const double *kinit);
+static double run_fn(Closure *c, const RTab *tab, const double *args, const double *caller);
 
 /* The frame the tree walker would have had for this call, for eval.c's
  * general paths to raise an error in: the captures are what they read
@@ -1184,11 +1184,13 @@ static inline __attribute__((always_inline)) ErrWhere enter_call(const FnInfo *f
 #else
 #define NO_MEMCPY_LOOPS
 #endif
-/* kinit: the constants' and captured numbers' registers of a running call
- * of the same closure (a call of itself: det's minor), whose captures hold
- * the same numbers (nothing the body runs assigns them), copied in one
- * loop; NULL: from the constants and the captures' places. */
-static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args, const double *kinit)
+/* caller: the registers of a running call of the same closure (a call of
+ * itself: det's minor), whose captures hold the same numbers (nothing the
+ * body runs assigns them): its constants' and captured numbers' registers
+ * are copied in one loop; NULL: from the constants and the captures'
+ * places. (The caller's base, not its constants': a pointer its call
+ * handler keeps anyway.) */
+static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args, const double *caller)
 {
     FnInfo *f = c->fn;
     const RFn *fn = f->reg;
@@ -1199,8 +1201,8 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
     else
         for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
     double *kr = r + fn->kbase;
-    if (kinit)
-        for (int i = 0, n = fn->nreg_all - fn->kbase; i < n; i++) kr[i] = kinit[i];
+    if (caller)
+        for (int i = fn->kbase; i < fn->nreg_all; i++) r[i] = caller[i];
     else {
         for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
         for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
@@ -1262,7 +1264,7 @@ call_x: {
             NEXT;
         }
         Closure *g = AS_FN(*fv);
-        SET(g == k->c ? run_fn(g, k->tab, &r[p->a], kr) : call_other(g, &r[p->a]));
+        SET(g == k->c ? run_fn(g, k->tab, &r[p->a], r) : call_other(g, &r[p->a]));
         NEXT;
     }
 JUMPS_AND_BOUND
