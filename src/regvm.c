@@ -331,6 +331,21 @@ static int compile_stmt(Comp *k, Node *n, RStmt *s, Defined *def)
         }
         return 0;
     }
+    case N_COMPOUND: {
+        /* x op= e on a local number: exec_compound evaluates e, then
+         * x op e (arith_apply, G->err.where.node the statement's), and
+         * assigns x: x = x op e's work, as emitted, in that order (x
+         * cannot change in e: nothing compiled assigns a caller's local) */
+        static const int ops[] = { [OP2_ADD] = RX_ADD, [OP2_SUB] = RX_SUB, [OP2_MUL] = RX_MUL, [OP2_DIV] = RX_DIV };
+        Node *t = n->a;
+        if (t->kind != N_NAME || t->ref != REF_LOCAL || t->slot >= RV_MAXREGS || n->op > OP2_DIV) return 0;
+        RExpr *e = rx_new(k, ops[n->op], n);
+        if (!(e->x = compile_expr(k, t, *def)) || !(e->y = compile_expr(k, n->b, *def))) return 0;
+        s->op = RS_SET;
+        s->a = t->slot;
+        s->x = e;
+        return 1;
+    }
     case N_EXPR:
         s->op = RS_EVAL;
         return (s->x = compile_expr(k, n->a, *def)) != NULL;

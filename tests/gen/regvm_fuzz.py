@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """regvm_fuzz.py: random scalar closures of the shapes src/regvm.c compiles
-(numbers in locals, captured arrays read and written, captured numbers,
+(numbers in locals, captured arrays read and written, captured numbers, x op= e,
 + - * / and negation, if / elif / else, while with break and continue,
 for over integer ranges, return, calls of another such closure, bounded
 self recursion, sin / exp / sqrt / abs by their global names), each run
@@ -115,12 +115,16 @@ class Gen:
         k = r.random()
         if (self.grad or self.jvp) and k < 0.15 + 0.15 * self.jvp:
             # what may be recorded goes to acc alone, which no condition, index or argument reads
+            if r.random() < 0.3:
+                return ["%sacc %s= %s" % (pad, r.choice("+-*"), self.expr(dict(env, plain=False)))]
             return ["%sacc = acc * 0.5 + %s" % (pad, self.expr(dict(env, plain=False)))]
         if self.jvp and 0.3 <= k < 0.45:
             k = 0.2      # (no array writes: the forward form declines a body that stores)
         if k < 0.3 or depth > 2:
             v = r.choice(["x", "y", "z"])
             line = "%s%s = %s" % (pad, v, self.expr(env))
+            if v in env["nums"] and r.random() < 0.3:    # x op= e (compiled as x = x op e)
+                line = "%s%s %s= %s" % (pad, v, r.choice("+-*/"), self.expr(env))
             if v not in env["nums"]:
                 env["nums"] = env["nums"] + [v]
             return [line]

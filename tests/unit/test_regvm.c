@@ -184,6 +184,12 @@ int main(void)
     check(!strcmp(value_of(s, "h = fn(x) { print(x); return x }\nh(2)"), "2"), "a closure that prints");
     check(regvm_entries == e0, "a body with a builtin call other than math: declined");
 
+    /* x op= e on a local: compiled (as x = x op e) */
+    e0 = regvm_entries;
+    check(!strcmp(value_of(s, "fn acc4(n) { s = 1; for i in 0..n { s += i; s *= 0.5; s -= 1; s /= 2 }; return s }\nacc4(3)"),
+                  "-0.078125"), "a loop of compound assignments");
+    check(regvm_entries - e0 == 1, "compound assignments to locals: compiled");
+
     /* jvp of a compiled closure: the forward form (tangents beside the
      * registers), W2F's shape: a recorded global read inside nograd */
     static const char *W2F10 = "fn(w) { h = 0.1; for i in 0..10 { h = tanh(w*h + bb) }; return h }";
