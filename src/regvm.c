@@ -183,6 +183,7 @@ typedef struct RFn {
     int capnum[RV_MAXCAPS];
     int code_n;         /* instructions */
     int rec_ok;         /* the recording form may run it (rec_analysis) when no capture gives ids, */
+    unsigned rec_math1; /* and when these captures hold math builtins (a recorded argument passed), */
     unsigned rec_sources;/* and when those of these captures do */
     int nloops;         /* loops in its code: each has a reclaim floor when recording */
     int fwd_ok;         /* the forward form may run it (fwd_analysis) */
@@ -510,6 +511,7 @@ static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int ns
         if (!plain_elements(s, fn)) return 0;
         return !(cp->uses & CAP_WARR) || (s->h.rc == 1 && home && !home->vers);
     }
+    if (rec == RV_REC && (fn->rec_math1 >> (cp - fn->caps) & 1) && v->t != V_BUILTIN) return 0;   /* (rec_analysis) */
     if (v->t == V_BUILTIN)    /* a global naming sin, exp, ...: ev_call_math1's case */
         return cp->global && cp->argc == 1 && builtin_math1_op(v->u.bi) >= 0 && !builtin_special(v->u.bi);
     if (v->t != V_FN || (rec == RV_REC && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
@@ -891,8 +893,11 @@ static int placed(int reg, const RFn *fn, const int *capreg)
  * have an id would be an index, a range bound, a comparison's operand (the
  * tree walker notes a kink there: kink_note_branch), an argument (the
  * compiled callee takes plain numbers), or stored into an array (the
- * store would make places and versions). */
-static int rec_analysis(const RFn *fn, unsigned recorded)
+ * store would make places and versions). A number that may have an id
+ * may be the one argument of a global name's call if that name holds a
+ * math builtin (recorded as ev_call_math1's num_op records it): such
+ * captures are added to *math1, which validate then requires. */
+static int rec_analysis(const RFn *fn, unsigned recorded, unsigned *math1)
 {
     uint8_t t[4 * RV_MAXREGS];
     if (fn->nreg_all > 4 * RV_MAXREGS) return 0;
@@ -910,8 +915,13 @@ static int rec_analysis(const RFn *fn, unsigned recorded)
             case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = recorded >> p->c & 1; break;
             case I_STORE: ok &= !t[p->a] & !t[p->b]; break;
             case I_CALL:
-                for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
                 v = recorded >> p->c & 1;
+                if (p->b == 1 && t[p->a] && fn->caps[p->c].global && fn->caps[p->c].argc == 1) {
+                    *math1 |= 1u << p->c;    /* sin(recorded): only if sin is a math builtin */
+                    v = 1;
+                    break;
+                }
+                for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
                 break;
             case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
             case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
@@ -1084,11 +1094,16 @@ static int emit_fn(Comp *k)
     fn->code_n = m.n;
     /* ids flow from each source alike and a failure needs one source, so
      * the form can run when each source present could alone (cap_valid) */
-    fn->rec_ok = m.ok && rec_analysis(fn, 0);
+    fn->rec_math1 = 0;
+    fn->rec_ok = m.ok && rec_analysis(fn, 0, &fn->rec_math1);
     fn->rec_sources = 0;
-    for (int i = 0; fn->rec_ok && i < fn->ncaps; i++)
-        if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i))
+    for (int i = 0; fn->rec_ok && i < fn->ncaps; i++) {
+        unsigned math1 = 0;   /* (kept only for a source the form takes) */
+        if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i, &math1)) {
             fn->rec_sources |= 1u << i;
+            fn->rec_math1 |= math1;
+        }
+    }
     fn->fwd_ok = m.ok && fwd_analysis(fn);
     mark_chains(fn);   /* (after the analyses, which read the base ops) */
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
@@ -1382,6 +1397,11 @@ static __attribute__((noinline)) uint32_t record2(int op, uint32_t ia, uint32_t 
     }
 }
 
+static __attribute__((noinline)) uint32_t record_math1(int op, double x, uint32_t ia, double r)
+{
+    return arith_record(op, num_rec(x, ia), num_rec(x, ia), r);
+}
+
 static __attribute__((noinline)) uint32_t record_neg(double x, uint32_t ia, double r, Node *where)
 {
     record_where(where);
@@ -1481,9 +1501,12 @@ store: {
 call: {
         G->err.where.node = p->node;
         const Value *fv = k->tab->slot[p->c];
-        if (fv->t == V_BUILTIN) {   /* (its argument has no id: rec_analysis) */
-            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
-            u[p->d] = 0;
+        if (fv->t == V_BUILTIN) {   /* ev_call_math1: num_op(op, a, a), which records an argument with an id */
+            int op = k->tab->op[p->c];
+            x = r[p->a];
+            z = num_apply_f64(op, x, x);
+            u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_math1(op, x, u[p->a], z) : 0;
+            r[p->d] = z;
             NEXT;
         }
         Closure *g = AS_FN(*fv);

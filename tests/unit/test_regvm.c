@@ -160,6 +160,28 @@ int main(void)
                               "grad(mixed)([3, 4, 5])"), "[1, -1, 1.4142135623730951]"), "a plain array compared, a recorded one summed");
     check(regvm_rec_entries - r0 == 1, "a plain array compared, a recorded one summed: the recording form");
 
+    /* math builtins of recorded numbers: recorded in the recording form;
+     * a global name called with one that holds a closure: declined */
+    r0 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "fn lse1(A) {\n"
+                              "    f = fn(k) {\n"
+                              "        s = 0\n"
+                              "        for i in 0..k { s = s + exp(A[i]) }\n"
+                              "        return log(s)\n"
+                              "    }\n"
+                              "    return f(2) + f(1)\n"
+                              "}\n"
+                              "grad(lse1)([0, 0])"), "[1.5, 0.5]"), "exp and log of recorded numbers");
+    check(regvm_rec_entries - r0 == 2, "exp and log of recorded numbers: the recording form, twice");
+    r0 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "sq1 = fn(x) => x * x\n"
+                              "fn sqs(A) {\n"
+                              "    f = fn(k) { s = 0; for i in 0..k { s = s + sq1(A[i]) }; return s }\n"
+                              "    return f(2)\n"
+                              "}\n"
+                              "grad(sqs)([1, 3])"), "[2, 6]"), "a global closure given recorded numbers");
+    check(regvm_rec_entries == r0, "a global closure given recorded numbers: declined");
+
     /* a closure made again after a rest is offered again */
     e0 = regvm_entries;
     c0 = regvm_calls;
