@@ -146,11 +146,23 @@ struct RExpr {
     Node *node;         /* for errors: RX_INDEX's N_INDEX, RX_CALL's N_CALL */
 };
 
+/* A condition: a comparison of two numbers, or and / or / not of
+ * conditions (eval.c's N_AND, N_OR: the right one evaluated only when
+ * the left one does not decide). */
+enum { RC_CMP, RC_AND, RC_OR, RC_NOT };
+typedef struct RCond RCond;
+struct RCond {
+    uint8_t kind;
+    uint8_t cmp;        /* RC_CMP: the comparison (BinOp) of x and y */
+    RExpr *x, *y;
+    RCond *l, *r;       /* RC_AND, RC_OR: the operands; RC_NOT: l */
+};
+
 typedef struct RStmt RStmt;
 typedef struct { RStmt *s; int n; } RBlock;
 struct RStmt {
     uint8_t op;
-    uint8_t cmp;        /* RS_IF, RS_WHILE: the comparison (BinOp) of x and y */
+    RCond *cond;        /* RS_IF, RS_WHILE */
     int a;              /* RS_SET, RS_FOR: the register; RS_STORE: the capture */
     RExpr *x, *y;       /* RS_SET, RS_RETURN, RS_EVAL: x; RS_STORE: x the index, y the value;
                          * RS_FOR: the bounds */
@@ -305,11 +317,27 @@ static int compile_arm(Comp *k, Node *n, RBlock *out, Defined def)
     return compile_stmt(k, n, out->s, &def);
 }
 
+static RCond *compile_cond(Comp *k, Node *c, Defined def)
+{
+    RCond *r = comp_alloc(k, sizeof(RCond));
+    memset(r, 0, sizeof *r);
+    if (is_comparison(c)) {
+        r->kind = RC_CMP;
+        r->cmp = c->op;
+        return (r->x = compile_expr(k, c->a, def)) && (r->y = compile_expr(k, c->b, def)) ? r : NULL;
+    }
+    if (c->kind == N_NOT) {
+        r->kind = RC_NOT;
+        return (r->l = compile_cond(k, c->a, def)) ? r : NULL;
+    }
+    if (c->kind != N_AND && c->kind != N_OR) return NULL;
+    r->kind = c->kind == N_AND ? RC_AND : RC_OR;
+    return (r->l = compile_cond(k, c->a, def)) && (r->r = compile_cond(k, c->b, def)) ? r : NULL;
+}
+
 static int compile_condition(Comp *k, Node *c, RStmt *s, Defined def)
 {
-    if (!is_comparison(c)) return 0;
-    s->cmp = c->op;
-    return (s->x = compile_expr(k, c->a, def)) && (s->y = compile_expr(k, c->b, def));
+    return (s->cond = compile_cond(k, c, def)) != NULL;
 }
 
 static int compile_stmt(Comp *k, Node *n, RStmt *s, Defined *def)
@@ -600,6 +628,7 @@ enum {
     I_ADDA, I_SUBA, I_MULA, I_DIVA,   /* d = acc op b */
     I_ADDB, I_SUBB, I_MULB, I_DIVB,   /* d = a op acc */
     I_CALLA,     /* I_CALL of one argument, acc */
+    I_JLT, I_JLE, I_JGT, I_JGE, I_JEQ, I_JNE,   /* to d if a op b (and / or / not: emit_cond) */
     I_NOPS
 };
 struct RIns {
@@ -760,13 +789,57 @@ static void patch(Emit *m, const int *at, int n, int to)
     for (int i = 0; i < n; i++) m->code[at[i]].d = to;
 }
 
-/* if !(x cmp y) jump (patched by the caller): the jump's index */
-static int emit_test(Emit *m, const RStmt *s)
+typedef struct { int at[RV_MAXJUMPS]; int n; } JumpList;
+
+static void jump_list_add(Emit *m, JumpList *l, int j)
 {
-    int saved = m->temps;
-    int a = emit_expr(m, s->x, -1), b = emit_expr(m, s->y, -1);
-    m->temps = saved;
-    return ins(m, I_JNLT + (s->cmp - OP2_LT), -1, a, b, 0, s->node);
+    if (l->n == RV_MAXJUMPS) m->ok = 0;
+    else l->at[l->n++] = j;
+}
+
+/* Jumps (to l's target, patched by the caller) when c is `when`, else
+ * falls through; the operands evaluated in the tree walker's order, the
+ * right one of and / or only when the left one does not decide. */
+static void emit_cond(Emit *m, const RCond *c, int when, JumpList *l, Node *node)
+{
+    JumpList here;
+    here.n = 0;
+    switch (c->kind) {
+    case RC_CMP: {
+        int saved = m->temps;
+        int a = emit_expr(m, c->x, -1), b = emit_expr(m, c->y, -1);
+        m->temps = saved;
+        jump_list_add(m, l, ins(m, (when ? I_JLT : I_JNLT) + (c->cmp - OP2_LT), -1, a, b, 0, node));
+        return;
+    }
+    case RC_NOT: emit_cond(m, c->l, !when, l, node); return;
+    case RC_AND:   /* false: either is; true: the left one is not false, and the right one true */
+        if (!when) {
+            emit_cond(m, c->l, 0, l, node);
+            emit_cond(m, c->r, 0, l, node);
+            return;
+        }
+        emit_cond(m, c->l, 0, &here, node);
+        emit_cond(m, c->r, 1, l, node);
+        break;
+    default:       /* RC_OR */
+        if (when) {
+            emit_cond(m, c->l, 1, l, node);
+            emit_cond(m, c->r, 1, l, node);
+            return;
+        }
+        emit_cond(m, c->l, 1, &here, node);
+        emit_cond(m, c->r, 0, l, node);
+        break;
+    }
+    patch(m, here.at, here.n, m->n);
+}
+
+/* unless s's condition holds jump (to f's target, patched by the caller) */
+static void emit_test(Emit *m, const RStmt *s, JumpList *f)
+{
+    f->n = 0;
+    emit_cond(m, s->cond, 0, f, s->node);
 }
 
 static LoopPatch *loop_begin(Emit *m)
@@ -800,15 +873,16 @@ static void emit_stmt(Emit *m, const RStmt *s)
         break;
     }
     case RS_IF: {
-        int j = emit_test(m, s);
+        JumpList f;
+        emit_test(m, s, &f);
         emit_block(m, &s->body);
         if (s->els.n) {
             int out = ins(m, I_JMP, -1, 0, 0, 0, s->node);
-            m->code[j].d = m->n;
+            patch(m, f.at, f.n, m->n);
             emit_block(m, &s->els);
             m->code[out].d = m->n;
         } else
-            m->code[j].d = m->n;
+            patch(m, f.at, f.n, m->n);
         break;
     }
     case RS_WHILE: {
@@ -820,10 +894,11 @@ static void emit_stmt(Emit *m, const RStmt *s)
         m->code[begin].e = id;
         int top = ins(m, I_POLL, 0, 0, 0, 0, s->node);
         m->code[top].e = id;
-        int j = emit_test(m, s);
+        JumpList f;
+        emit_test(m, s, &f);
         emit_block(m, &s->body);
         ins(m, I_JMP, top, 0, 0, 0, s->node);
-        m->code[j].d = m->n;
+        patch(m, f.at, f.n, m->n);
         patch(m, p->brk, p->nbrk, m->n);
         patch(m, p->cont, p->ncont, top);
         m->nloops--;
@@ -924,6 +999,7 @@ static int rec_analysis(const RFn *fn, unsigned recorded, unsigned *math1)
                 for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
                 break;
             case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            case I_JLT: case I_JLE: case I_JGT: case I_JGE: case I_JEQ: case I_JNE:
             case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
             case I_BOUND: ok &= !t[p->a]; break;
             default: break;
@@ -970,6 +1046,7 @@ static int fwd_analysis(const RFn *fn)
                 for (int j = 0; j < p->b; j++) v |= t[p->a + j];
                 break;
             case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            case I_JLT: case I_JLE: case I_JGT: case I_JGE: case I_JEQ: case I_JNE:
             case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
             case I_BOUND: ok &= !t[p->a]; break;
             default: break;
@@ -1011,7 +1088,8 @@ static void mark_chains(RFn *fn)
     memset(target, 0, sizeof target);
     for (int i = 0; i < fn->code_n; i++) {
         const RIns *p = &fn->code[i];
-        if ((p->op >= I_JMP && p->op <= I_JNNE) || p->op == I_FORENTER || p->op == I_FORSTEP || p->op == I_WBEGIN)
+        if ((p->op >= I_JMP && p->op <= I_JNNE) || (p->op >= I_JLT && p->op <= I_JNE) || p->op == I_FORENTER ||
+            p->op == I_FORSTEP || p->op == I_WBEGIN)
             if (p->d >= 0 && p->d <= fn->code_n && target[p->d] < 2) target[p->d]++;
     }
     for (int i = 1; i < fn->code_n; i++) {
@@ -1066,6 +1144,7 @@ static int emit_fn(Comp *k)
         switch (p->op) {
         case I_ADD: case I_SUB: case I_MUL: case I_DIV: case I_STORE:
         case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+        case I_JLT: case I_JLE: case I_JGT: case I_JGE: case I_JEQ: case I_JNE:
             p->a = placed(p->a, fn, capreg);
             p->b = placed(p->b, fn, capreg);
             break;
@@ -1181,6 +1260,12 @@ jngt: JUMP(r[p->a] > r[p->b]);                                                  
 jnge: JUMP(r[p->a] >= r[p->b]);                                                      \
 jneq: JUMP(r[p->a] == r[p->b]);                                                      \
 jnne: JUMP(r[p->a] != r[p->b]);                                                      \
+jlt: JUMP(!(r[p->a] < r[p->b]));                                                     \
+jle: JUMP(!(r[p->a] <= r[p->b]));                                                    \
+jgt: JUMP(!(r[p->a] > r[p->b]));                                                     \
+jge: JUMP(!(r[p->a] >= r[p->b]));                                                    \
+jeq: JUMP(!(r[p->a] == r[p->b]));                                                    \
+jne: JUMP(!(r[p->a] != r[p->b]));                                                    \
 bound:                                                                               \
     if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);     \
     NEXT;
@@ -1247,7 +1332,8 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp,
         [I_ADDA] = &&adda, [I_SUBA] = &&suba, [I_MULA] = &&mula, [I_DIVA] = &&diva,
-        [I_ADDB] = &&addb, [I_SUBB] = &&subb, [I_MULB] = &&mulb, [I_DIVB] = &&divb, [I_CALLA] = &&calla };
+        [I_ADDB] = &&addb, [I_SUBB] = &&subb, [I_MULB] = &&mulb, [I_DIVB] = &&divb, [I_CALLA] = &&calla,
+        [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
     int i;
     double acc = 0, x;   /* acc: the value the instruction before computed (mark_chains) */
@@ -1468,7 +1554,8 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin,
         /* (the chained forms: their operand is in its register too) */
         [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
-        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call };
+        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
+        [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
     int i;
     double x, y, z, q;
@@ -1669,7 +1756,8 @@ static NO_MEMCPY_LOOPS double run_fwd(Closure *c, const RTab *tab, const double 
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&jmp,
         /* (the chained forms: their operand is in its register too) */
         [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
-        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call };
+        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
+        [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
     int i;
     double x, y, z, q, tq;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """regvm_fuzz.py: random scalar closures of the shapes src/regvm.c compiles
 (numbers in locals, captured arrays read and written, captured numbers, x op= e,
+and / or / not in conditions,
 + - * / and negation, if / elif / else, while with break and continue,
 for over integer ranges, return, calls of another such closure, bounded
 self recursion, sin / exp / sqrt / abs by their global names), each run
@@ -99,9 +100,15 @@ class Gen:
         e = self.expr(env, depth)
         return "(%s)" % e if " " in e else e
 
-    def cond(self, env):
+    def cond(self, env, depth=0):
         env = dict(env, plain=True)
-        return "%s %s %s" % (self.expr(env, 1), self.r.choice(["<", "<=", ">", ">=", "==", "!="]), self.expr(env, 1))
+        k = self.r.random()
+        if depth < 2 and k < 0.12:
+            return "%s %s %s" % (self.cond(env, depth + 1), self.r.choice(["and", "or"]), self.cond(env, depth + 1))
+        if depth < 2 and k < 0.18:
+            return "not (%s)" % self.cond(env, depth + 1)
+        c = "%s %s %s" % (self.expr(env, 1), self.r.choice(["<", "<=", ">", ">=", "==", "!="]), self.expr(env, 1))
+        return "(%s)" % c if depth else c
 
     def block(self, env, n, depth, ind):
         out = []

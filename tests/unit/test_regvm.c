@@ -212,6 +212,12 @@ int main(void)
                   "-0.078125"), "a loop of compound assignments");
     check(regvm_entries - e0 == 1, "compound assignments to locals: compiled");
 
+    /* and / or / not in conditions: compiled */
+    e0 = regvm_entries;
+    check(!strcmp(value_of(s, "fn band(n) { s = 0; for i in 0..n { if i > 1 and not (i == 4 or i > 6) { s = s + i } }; return s }\n"
+                              "band(10)"), "16"), "and, or, not in a condition");
+    check(regvm_entries - e0 == 1, "and, or, not in a condition: compiled");
+
     /* jvp of a compiled closure: the forward form (tangents beside the
      * registers), W2F's shape: a recorded global read inside nograd */
     static const char *W2F10 = "fn(w) { h = 0.1; for i in 0..10 { h = tanh(w*h + bb) }; return h }";
