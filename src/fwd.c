@@ -15,6 +15,7 @@
 #include "ad.h"
 #include "tape.h"
 #include "state.h"
+#include "regvm.h"
 #include "matrix.h"
 
 /* ---------------------------------------------- recording functions */
@@ -250,9 +251,14 @@ Value fwd_jvp(Value f, Value x, Value v)
     uint32_t tag = ++G->fwd.next_tag;
     int depth = dual_depth();
     dual_live_push(tag, 1);
+    Value t;
+    if (regvm_jvp(f, x, v, &t)) {   /* a compiled scalar closure, tangents beside its registers (regvm.c) */
+        dual_unwind(depth);
+        return t;
+    }
     Value xd = seed_dual(tag, x, v);
     Value r = eval_call_value(f, 1, &xd);
-    Value t = tangent_of(r, tag);
+    t = tangent_of(r, tag);
     dual_unwind(depth);      /* what the call stored keeps a dead tangent */
     v_release(r);
     v_release(xd);

@@ -95,7 +95,13 @@
  *
  * A closure whose calls are declined over and over is not offered its
  * next RV_SKIP calls (FnInfo.reg_skip), so that the declines cost next to
- * nothing. */
+ * nothing.
+ *
+ * jvp(f, x, v) of such a closure (one tangent) may run in the forward
+ * form instead ("forward" below): the same code with a tangent beside
+ * each register, each from the rule table as dual.c computes a dual's.
+ * The plain runner reads an operand the instruction before computed from
+ * a machine register (mark_chains: W1's dependency chain). */
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
@@ -109,6 +115,7 @@
 #include "tapegc.h"
 #include "arith.h"
 #include "evalstore.h"   /* whole_index: the index test threaded.c and eval.c use */
+#include "rules.h"       /* the derivative rules: the forward form's tangents */
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -116,7 +123,7 @@
 #pragma STDC FP_CONTRACT OFF      /* x + y * z: two roundings, as the tree walker's (gcc: -std=c11) */
 #endif
 
-unsigned long regvm_offers, regvm_entries, regvm_calls, regvm_rec_entries;
+unsigned long regvm_offers, regvm_entries, regvm_calls, regvm_rec_entries, regvm_fwd_entries;
 
 #define RV_MAXREGS 64       /* a body with more locals is declined (the definite-assignment mask) */
 #define RV_MAXCAPS 16       /* names it captures */
@@ -139,11 +146,23 @@ struct RExpr {
     Node *node;         /* for errors: RX_INDEX's N_INDEX, RX_CALL's N_CALL */
 };
 
+/* A condition: a comparison of two numbers, or and / or / not of
+ * conditions (eval.c's N_AND, N_OR: the right one evaluated only when
+ * the left one does not decide). */
+enum { RC_CMP, RC_AND, RC_OR, RC_NOT };
+typedef struct RCond RCond;
+struct RCond {
+    uint8_t kind;
+    uint8_t cmp;        /* RC_CMP: the comparison (BinOp) of x and y */
+    RExpr *x, *y;
+    RCond *l, *r;       /* RC_AND, RC_OR: the operands; RC_NOT: l */
+};
+
 typedef struct RStmt RStmt;
 typedef struct { RStmt *s; int n; } RBlock;
 struct RStmt {
     uint8_t op;
-    uint8_t cmp;        /* RS_IF, RS_WHILE: the comparison (BinOp) of x and y */
+    RCond *cond;        /* RS_IF, RS_WHILE */
     int a;              /* RS_SET, RS_FOR: the register; RS_STORE: the capture */
     RExpr *x, *y;       /* RS_SET, RS_RETURN, RS_EVAL: x; RS_STORE: x the index, y the value;
                          * RS_FOR: the bounds */
@@ -176,9 +195,15 @@ typedef struct RFn {
     int capnum[RV_MAXCAPS];
     int code_n;         /* instructions */
     int rec_ok;         /* the recording form may run it (rec_analysis) when no capture gives ids, */
+    unsigned rec_math1; /* and when these captures hold math builtins (a recorded argument passed), */
     unsigned rec_sources;/* and when those of these captures do */
     int nloops;         /* loops in its code: each has a reclaim floor when recording */
+    int fwd_ok;         /* the forward form may run it (fwd_analysis) */
 } RFn;
+
+/* What a call is validated for (validate, cap_valid): the plain form, the
+ * recording form, the forward form (tangents beside the registers). */
+enum { RV_PLAIN, RV_REC, RV_FWD };
 
 /* ------------------------------------------------------------ compiling */
 
@@ -292,11 +317,27 @@ static int compile_arm(Comp *k, Node *n, RBlock *out, Defined def)
     return compile_stmt(k, n, out->s, &def);
 }
 
+static RCond *compile_cond(Comp *k, Node *c, Defined def)
+{
+    RCond *r = comp_alloc(k, sizeof(RCond));
+    memset(r, 0, sizeof *r);
+    if (is_comparison(c)) {
+        r->kind = RC_CMP;
+        r->cmp = c->op;
+        return (r->x = compile_expr(k, c->a, def)) && (r->y = compile_expr(k, c->b, def)) ? r : NULL;
+    }
+    if (c->kind == N_NOT) {
+        r->kind = RC_NOT;
+        return (r->l = compile_cond(k, c->a, def)) ? r : NULL;
+    }
+    if (c->kind != N_AND && c->kind != N_OR) return NULL;
+    r->kind = c->kind == N_AND ? RC_AND : RC_OR;
+    return (r->l = compile_cond(k, c->a, def)) && (r->r = compile_cond(k, c->b, def)) ? r : NULL;
+}
+
 static int compile_condition(Comp *k, Node *c, RStmt *s, Defined def)
 {
-    if (!is_comparison(c)) return 0;
-    s->cmp = c->op;
-    return (s->x = compile_expr(k, c->a, def)) && (s->y = compile_expr(k, c->b, def));
+    return (s->cond = compile_cond(k, c, def)) != NULL;
 }
 
 static int compile_stmt(Comp *k, Node *n, RStmt *s, Defined *def)
@@ -318,6 +359,21 @@ static int compile_stmt(Comp *k, Node *n, RStmt *s, Defined *def)
             return (s->y = compile_expr(k, n->b, *def)) && (s->x = compile_expr(k, t->b, *def));
         }
         return 0;
+    }
+    case N_COMPOUND: {
+        /* x op= e on a local number: exec_compound evaluates e, then
+         * x op e (arith_apply, G->err.where.node the statement's), and
+         * assigns x: x = x op e's work, as emitted, in that order (x
+         * cannot change in e: nothing compiled assigns a caller's local) */
+        static const int ops[] = { [OP2_ADD] = RX_ADD, [OP2_SUB] = RX_SUB, [OP2_MUL] = RX_MUL, [OP2_DIV] = RX_DIV };
+        Node *t = n->a;
+        if (t->kind != N_NAME || t->ref != REF_LOCAL || t->slot >= RV_MAXREGS || n->op > OP2_DIV) return 0;
+        RExpr *e = rx_new(k, ops[n->op], n);
+        if (!(e->x = compile_expr(k, t, *def)) || !(e->y = compile_expr(k, n->b, *def))) return 0;
+        s->op = RS_SET;
+        s->a = t->slot;
+        s->x = e;
+        return 1;
     }
     case N_EXPR:
         s->op = RS_EVAL;
@@ -471,20 +527,22 @@ static int cap_valid(RFn *fn, const RCap *cp, Closure *c, Closure **seen, int ns
     Env *home;
     Value *v = cap_slot(cp, c, &home);
     if (!v) return 0;
-    if (cp->uses & CAP_NUM) return v->t == V_NUM && !v->id;
+    /* (forward form: a recorded number while nothing records is a constant to dual_op) */
+    if (cp->uses & CAP_NUM) return v->t == V_NUM && (!v->id || (rec == RV_FWD && !G->tape.recording));
     if (cp->uses & CAP_ARR) {
         if (v->t != V_ARR) return 0;
         Storage *s = AS_ARR(*v);
         if (s->ndim == 2 || s->aliased) return 0;
-        if (rec && !(cp->uses & CAP_WARR) && home && !home->vers && (fn->rec_sources >> (cp - fn->caps) & 1) &&
+        if (rec == RV_REC && !(cp->uses & CAP_WARR) && home && !home->vers && (fn->rec_sources >> (cp - fn->caps) & 1) &&
             number_elements(s))
             return 1;
         if (!plain_elements(s, fn)) return 0;
         return !(cp->uses & CAP_WARR) || (s->h.rc == 1 && home && !home->vers);
     }
+    if (rec == RV_REC && (fn->rec_math1 >> (cp - fn->caps) & 1) && v->t != V_BUILTIN) return 0;   /* (rec_analysis) */
     if (v->t == V_BUILTIN)    /* a global naming sin, exp, ...: ev_call_math1's case */
         return cp->global && cp->argc == 1 && builtin_math1_op(v->u.bi) >= 0 && !builtin_special(v->u.bi);
-    if (v->t != V_FN || (rec && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
+    if (v->t != V_FN || (rec == RV_REC && !(fn->rec_sources >> (cp - fn->caps) & 1))) return 0;   /* (its value may be recorded) */
     Closure *g = AS_FN(*v);
     if (!g->fn || g->fn->records || (g->fn->labels && G->tape.recording) || g->fn->nparams != cp->argc) return 0;
     for (int i = 0; i < nseen; i++)
@@ -504,11 +562,12 @@ static RFn *compiled(FnInfo *f)
 static int validate(Closure *c, Closure **seen, int nseen, int rec)
 {
     RFn *fn = compiled(c->fn);
-    if (!fn || (rec && !fn->rec_ok)) return 0;
+    if (!fn || (rec == RV_REC && !fn->rec_ok) || (rec == RV_FWD && !fn->fwd_ok)) return 0;
     seen[nseen++] = c;
     if (rec) {      /* (not the primal's last_bad: the array it failed on is the one this allows) */
+                    /* (the forward form: nor does a body it takes write an array) */
         for (int i = 0; i < fn->ncaps; i++)
-            if (!cap_valid(fn, &fn->caps[i], c, seen, nseen, 1)) return 0;
+            if (!cap_valid(fn, &fn->caps[i], c, seen, nseen, rec)) return 0;
         return 1;
     }
     /* the capture that failed last is asked first: a closure whose calls
@@ -562,7 +621,15 @@ enum {
     I_FORENTER,  /* a for loop's first step: to d unless a < b, else the poll and c = a */
     I_FORSTEP,   /* its next: a = a + 1, then if a < b the poll, c = a and to d */
     I_PMULADD,   /* d = b * c + a (the product first: recorded as product + a) */
-    I_WBEGIN     /* a while loop begins (recording: its reclaim floor e; plain: to d, the next) */
+    I_WBEGIN,    /* a while loop begins (recording: its reclaim floor e; plain: to d, the next) */
+    /* chained (mark_chains): the same as the base op, an operand taken from
+     * the instruction before, which left it in run_fn's acc as well as in
+     * its register; the recording runner runs the base op */
+    I_ADDA, I_SUBA, I_MULA, I_DIVA,   /* d = acc op b */
+    I_ADDB, I_SUBB, I_MULB, I_DIVB,   /* d = a op acc */
+    I_CALLA,     /* I_CALL of one argument, acc */
+    I_JLT, I_JLE, I_JGT, I_JGE, I_JEQ, I_JNE,   /* to d if a op b (and / or / not: emit_cond) */
+    I_NOPS
 };
 struct RIns {
     uint8_t op;
@@ -691,6 +758,16 @@ static int emit_expr(Emit *m, const RExpr *e, int dest)
         ins(m, I_LOAD, dest, a, 0, e->a, e->node);
         return dest;
     default: {   /* RX_CALL: the arguments in consecutive temporaries */
+        if (e->nargs == 1 && is_leaf(e->args[0])) {
+            /* one argument that is a register as it stands: the callee
+             * reads it there (run_fn copies its arguments first; a math
+             * builtin reads its value), no copy on the way (W1's sin(x)) */
+            a = emit_expr(m, e->args[0], -1);
+            if (dest < 0) dest = temp(m);
+            ins(m, I_CALL, dest, a, 1, e->a, e->node);
+            m->at = e->node;
+            return dest;
+        }
         int first = m->temps + m->k->fn->nregs;
         for (int i = 0; i < e->nargs; i++) temp(m);
         for (int i = 0; i < e->nargs; i++) emit_expr(m, e->args[i], first + i);
@@ -712,13 +789,57 @@ static void patch(Emit *m, const int *at, int n, int to)
     for (int i = 0; i < n; i++) m->code[at[i]].d = to;
 }
 
-/* if !(x cmp y) jump (patched by the caller): the jump's index */
-static int emit_test(Emit *m, const RStmt *s)
+typedef struct { int at[RV_MAXJUMPS]; int n; } JumpList;
+
+static void jump_list_add(Emit *m, JumpList *l, int j)
 {
-    int saved = m->temps;
-    int a = emit_expr(m, s->x, -1), b = emit_expr(m, s->y, -1);
-    m->temps = saved;
-    return ins(m, I_JNLT + (s->cmp - OP2_LT), -1, a, b, 0, s->node);
+    if (l->n == RV_MAXJUMPS) m->ok = 0;
+    else l->at[l->n++] = j;
+}
+
+/* Jumps (to l's target, patched by the caller) when c is `when`, else
+ * falls through; the operands evaluated in the tree walker's order, the
+ * right one of and / or only when the left one does not decide. */
+static void emit_cond(Emit *m, const RCond *c, int when, JumpList *l, Node *node)
+{
+    JumpList here;
+    here.n = 0;
+    switch (c->kind) {
+    case RC_CMP: {
+        int saved = m->temps;
+        int a = emit_expr(m, c->x, -1), b = emit_expr(m, c->y, -1);
+        m->temps = saved;
+        jump_list_add(m, l, ins(m, (when ? I_JLT : I_JNLT) + (c->cmp - OP2_LT), -1, a, b, 0, node));
+        return;
+    }
+    case RC_NOT: emit_cond(m, c->l, !when, l, node); return;
+    case RC_AND:   /* false: either is; true: the left one is not false, and the right one true */
+        if (!when) {
+            emit_cond(m, c->l, 0, l, node);
+            emit_cond(m, c->r, 0, l, node);
+            return;
+        }
+        emit_cond(m, c->l, 0, &here, node);
+        emit_cond(m, c->r, 1, l, node);
+        break;
+    default:       /* RC_OR */
+        if (when) {
+            emit_cond(m, c->l, 1, l, node);
+            emit_cond(m, c->r, 1, l, node);
+            return;
+        }
+        emit_cond(m, c->l, 1, &here, node);
+        emit_cond(m, c->r, 0, l, node);
+        break;
+    }
+    patch(m, here.at, here.n, m->n);
+}
+
+/* unless s's condition holds jump (to f's target, patched by the caller) */
+static void emit_test(Emit *m, const RStmt *s, JumpList *f)
+{
+    f->n = 0;
+    emit_cond(m, s->cond, 0, f, s->node);
 }
 
 static LoopPatch *loop_begin(Emit *m)
@@ -752,15 +873,16 @@ static void emit_stmt(Emit *m, const RStmt *s)
         break;
     }
     case RS_IF: {
-        int j = emit_test(m, s);
+        JumpList f;
+        emit_test(m, s, &f);
         emit_block(m, &s->body);
         if (s->els.n) {
             int out = ins(m, I_JMP, -1, 0, 0, 0, s->node);
-            m->code[j].d = m->n;
+            patch(m, f.at, f.n, m->n);
             emit_block(m, &s->els);
             m->code[out].d = m->n;
         } else
-            m->code[j].d = m->n;
+            patch(m, f.at, f.n, m->n);
         break;
     }
     case RS_WHILE: {
@@ -772,10 +894,11 @@ static void emit_stmt(Emit *m, const RStmt *s)
         m->code[begin].e = id;
         int top = ins(m, I_POLL, 0, 0, 0, 0, s->node);
         m->code[top].e = id;
-        int j = emit_test(m, s);
+        JumpList f;
+        emit_test(m, s, &f);
         emit_block(m, &s->body);
         ins(m, I_JMP, top, 0, 0, 0, s->node);
-        m->code[j].d = m->n;
+        patch(m, f.at, f.n, m->n);
         patch(m, p->brk, p->nbrk, m->n);
         patch(m, p->cont, p->ncont, top);
         m->nloops--;
@@ -845,8 +968,11 @@ static int placed(int reg, const RFn *fn, const int *capreg)
  * have an id would be an index, a range bound, a comparison's operand (the
  * tree walker notes a kink there: kink_note_branch), an argument (the
  * compiled callee takes plain numbers), or stored into an array (the
- * store would make places and versions). */
-static int rec_analysis(const RFn *fn, unsigned recorded)
+ * store would make places and versions). A number that may have an id
+ * may be the one argument of a global name's call if that name holds a
+ * math builtin (recorded as ev_call_math1's num_op records it): such
+ * captures are added to *math1, which validate then requires. */
+static int rec_analysis(const RFn *fn, unsigned recorded, unsigned *math1)
 {
     uint8_t t[4 * RV_MAXREGS];
     if (fn->nreg_all > 4 * RV_MAXREGS) return 0;
@@ -864,10 +990,16 @@ static int rec_analysis(const RFn *fn, unsigned recorded)
             case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = recorded >> p->c & 1; break;
             case I_STORE: ok &= !t[p->a] & !t[p->b]; break;
             case I_CALL:
-                for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
                 v = recorded >> p->c & 1;
+                if (p->b == 1 && t[p->a] && fn->caps[p->c].global && fn->caps[p->c].argc == 1) {
+                    *math1 |= 1u << p->c;    /* sin(recorded): only if sin is a math builtin */
+                    v = 1;
+                    break;
+                }
+                for (int j = 0; j < p->b; j++) ok &= !t[p->a + j];
                 break;
             case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            case I_JLT: case I_JLE: case I_JGT: case I_JGE: case I_JEQ: case I_JNE:
             case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
             case I_BOUND: ok &= !t[p->a]; break;
             default: break;
@@ -879,6 +1011,108 @@ static int rec_analysis(const RFn *fn, unsigned recorded)
                 t[p->d] = (uint8_t)v;
         }
         if (!changed) return ok;
+    }
+}
+
+/* Whether the forward form (run_fwd) can run fn's code as the tree walker
+ * runs it on duals: which registers may hold a tangent, found as
+ * rec_analysis finds ids, from the parameters (jvp's seed), through
+ * arithmetic, math builtins and the values of calls (of a callee given
+ * tangents; its captures hold none); an element read holds none. 0 when
+ * one would be an index, a range bound or a comparison's operand (the
+ * tree walker compares a dual's primal and notes a kink: not done here),
+ * or when the body writes an array element at all (a nograd block, where
+ * jvp runs in W2F, settles such writes as versions). */
+static int fwd_analysis(const RFn *fn)
+{
+    uint8_t t[4 * RV_MAXREGS];
+    if (fn->nreg_all > 4 * RV_MAXREGS) return 0;
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < fn->nparams; i++) t[i] = 1;
+    for (;;) {
+        int changed = 0, ok = 1;
+        for (int i = 0; i < fn->code_n; i++) {
+            const RIns *p = &fn->code[i];
+            int v = -1;
+            switch (p->op) {
+            case I_ADD: case I_SUB: case I_MUL: case I_DIV: v = t[p->a] | t[p->b]; break;
+            case I_NEG: case I_MOV: v = t[p->a]; break;
+            case I_MULADD: case I_MULSUB: case I_MULSUBR: case I_PMULADD: v = t[p->a] | t[p->b] | t[p->c]; break;
+            case I_LOAD: ok &= !t[p->a]; v = 0; break;
+            case I_LOADMA: ok &= !t[p->a] & !t[p->b] & !t[p->e]; v = 0; break;
+            case I_STORE: ok = 0; break;
+            case I_CALL:
+                v = 0;
+                for (int j = 0; j < p->b; j++) v |= t[p->a + j];
+                break;
+            case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+            case I_JLT: case I_JLE: case I_JGT: case I_JGE: case I_JEQ: case I_JNE:
+            case I_FORENTER: case I_FORSTEP: ok &= !t[p->a] & !t[p->b]; break;
+            case I_BOUND: ok &= !t[p->a]; break;
+            default: break;
+            }
+            if (v < 0) continue;
+            if (p->d < fn->nregs) {
+                if (v && !t[p->d]) t[p->d] = 1, changed = 1;
+            } else
+                t[p->d] = (uint8_t)v;
+        }
+        if (!changed) return ok;
+    }
+}
+
+/* Whether op leaves its value in run_fn's acc as well as in register d. */
+static int sets_acc(int op)
+{
+    return op <= I_MOV || op == I_LOAD || op == I_CALL || op == I_LOADMA || (op >= I_MULADD && op <= I_MULSUBR) ||
+           op == I_PMULADD || (op >= I_ADDA && op <= I_CALLA);
+}
+
+/* Chains: an operand that the instruction just before computed is taken
+ * from acc, a C local run_fn keeps in a machine register, not reloaded
+ * from the register array. Why: a value stored to the array and loaded
+ * back at once waits for the store to forward (some 7 cycles here), and
+ * W1's x = sin(x) * 0.9 + 0.1 paid that three times a step on its one
+ * dependency chain (the compiled loop ran slower than the tree walker's,
+ * whose handlers return values in registers). Only where the instruction
+ * before is the one way in: not at a jump's target. */
+static void chain_a(RIns *p)
+{
+    if (p->op <= I_DIV) p->op = (uint8_t)(I_ADDA + (p->op - I_ADD));   /* (I_ADD is 0) */
+    else if (p->op == I_CALL && p->b == 1) p->op = I_CALLA;
+}
+
+static void mark_chains(RFn *fn)
+{
+    uint8_t target[fn->code_n + 1];     /* jumps to each instruction, up to 2 */
+    memset(target, 0, sizeof target);
+    for (int i = 0; i < fn->code_n; i++) {
+        const RIns *p = &fn->code[i];
+        if ((p->op >= I_JMP && p->op <= I_JNNE) || (p->op >= I_JLT && p->op <= I_JNE) || p->op == I_FORENTER ||
+            p->op == I_FORSTEP || p->op == I_WBEGIN)
+            if (p->d >= 0 && p->d <= fn->code_n && target[p->d] < 2) target[p->d]++;
+    }
+    for (int i = 1; i < fn->code_n; i++) {
+        RIns *p = &fn->code[i];
+        const RIns *q = &fn->code[i - 1];
+        if (target[i] || !sets_acc(q->op)) continue;
+        if (p->op <= I_DIV && p->b == q->d && p->a != q->d) p->op = (uint8_t)(I_ADDB + (p->op - I_ADD));
+        else if (p->a == q->d && (p->op <= I_DIV || (p->op == I_CALL && p->b == 1))) chain_a(p);
+    }
+    /* a for loop's body that begins with an operand its end computed
+     * (W1: x = sin(x) * ...): the step keeps acc, and the way in
+     * (I_FORENTER) loads acc from the register, so the value crosses the
+     * back edge in acc. Only when the step is no jump's target (no
+     * continue) and nothing else jumps to the body's start. */
+    for (int i = 0; i + 1 < fn->code_n; i++) {
+        const RIns *p = &fn->code[i];
+        if (p->op != I_FORENTER) continue;
+        int step = p->d - 1, body = i + 1;
+        if (step <= body || fn->code[step].op != I_FORSTEP || fn->code[step].d != body || target[step] ||
+            target[body] != 1 || !sets_acc(fn->code[step - 1].op))
+            continue;
+        RIns *b = &fn->code[body];
+        if (b->a == fn->code[step - 1].d && (b->op <= I_DIV || (b->op == I_CALL && b->b == 1))) chain_a(b);
     }
 }
 
@@ -910,11 +1144,12 @@ static int emit_fn(Comp *k)
         switch (p->op) {
         case I_ADD: case I_SUB: case I_MUL: case I_DIV: case I_STORE:
         case I_JNLT: case I_JNLE: case I_JNGT: case I_JNGE: case I_JNEQ: case I_JNNE:
+        case I_JLT: case I_JLE: case I_JGT: case I_JGE: case I_JEQ: case I_JNE:
             p->a = placed(p->a, fn, capreg);
             p->b = placed(p->b, fn, capreg);
             break;
-        case I_NEG: case I_MOV: case I_LOAD: case I_BOUND: case I_RET:
-            p->a = placed(p->a, fn, capreg);
+        case I_NEG: case I_MOV: case I_LOAD: case I_BOUND: case I_RET: case I_CALL:
+            p->a = placed(p->a, fn, capreg);   /* (I_CALL: a temporary, or a leaf argument) */
             break;
         case I_LOADMA:
             p->a = placed(p->a, fn, capreg);
@@ -938,11 +1173,18 @@ static int emit_fn(Comp *k)
     fn->code_n = m.n;
     /* ids flow from each source alike and a failure needs one source, so
      * the form can run when each source present could alone (cap_valid) */
-    fn->rec_ok = m.ok && rec_analysis(fn, 0);
+    fn->rec_math1 = 0;
+    fn->rec_ok = m.ok && rec_analysis(fn, 0, &fn->rec_math1);
     fn->rec_sources = 0;
-    for (int i = 0; fn->rec_ok && i < fn->ncaps; i++)
-        if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i))
+    for (int i = 0; fn->rec_ok && i < fn->ncaps; i++) {
+        unsigned math1 = 0;   /* (kept only for a source the form takes) */
+        if (((fn->caps[i].uses & (CAP_ARR | CAP_WARR)) == CAP_ARR || (fn->caps[i].uses & CAP_FN)) && rec_analysis(fn, 1u << i, &math1)) {
             fn->rec_sources |= 1u << i;
+            fn->rec_math1 |= math1;
+        }
+    }
+    fn->fwd_ok = m.ok && fwd_analysis(fn);
+    mark_chains(fn);   /* (after the analyses, which read the base ops) */
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 
@@ -954,7 +1196,7 @@ typedef struct {
     const RTab *tab;
 } RCall;
 
-static double run_fn(Closure *c, const RTab *tab, const double *args);
+static double run_fn(Closure *c, const RTab *tab, const double *args, const double *caller);
 
 /* The frame the tree walker would have had for this call, for eval.c's
  * general paths to raise an error in: the captures are what they read
@@ -995,7 +1237,7 @@ static __attribute__((noinline)) double call_other(Closure *g, const double *arg
 {
     RTab t;
     bind(&t, g->fn->reg, g);
-    return run_fn(g, &t, args);
+    return run_fn(g, &t, args, NULL);
 }
 
 static __attribute__((noinline)) void poll(const RIns *p)
@@ -1018,6 +1260,12 @@ jngt: JUMP(r[p->a] > r[p->b]);                                                  
 jnge: JUMP(r[p->a] >= r[p->b]);                                                      \
 jneq: JUMP(r[p->a] == r[p->b]);                                                      \
 jnne: JUMP(r[p->a] != r[p->b]);                                                      \
+jlt: JUMP(!(r[p->a] < r[p->b]));                                                     \
+jle: JUMP(!(r[p->a] <= r[p->b]));                                                    \
+jgt: JUMP(!(r[p->a] > r[p->b]));                                                     \
+jge: JUMP(!(r[p->a] >= r[p->b]));                                                    \
+jeq: JUMP(!(r[p->a] == r[p->b]));                                                    \
+jne: JUMP(!(r[p->a] != r[p->b]));                                                    \
 bound:                                                                               \
     if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);     \
     NEXT;
@@ -1047,21 +1295,33 @@ static inline __attribute__((always_inline)) ErrWhere enter_call(const FnInfo *f
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
-#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns", "no-crossjumping")))
 #else
 #define NO_MEMCPY_LOOPS
 #endif
-static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args)
+/* caller: the registers of a running call of the same closure (a call of
+ * itself: det's minor), whose captures hold the same numbers (nothing the
+ * body runs assigns them): its constants' and captured numbers' registers
+ * are copied in one loop; NULL: from the constants and the captures'
+ * places. (The caller's base, not its constants': a pointer its call
+ * handler keeps anyway.) */
+static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *args, const double *caller)
 {
     FnInfo *f = c->fn;
     const RFn *fn = f->reg;
     ErrWhere saved = enter_call(f);
     double r[fn->nreg_all > 0 ? fn->nreg_all : 1];
     /* (a few each: loops, not memcpy calls) */
-    for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
+    if (fn->nparams == 1) r[0] = args[0];
+    else
+        for (int i = 0; i < fn->nparams; i++) r[i] = args[i];
     double *kr = r + fn->kbase;
-    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
-    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    if (caller)
+        for (int i = fn->kbase; i < fn->nreg_all; i++) r[i] = caller[i];
+    else {
+        for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+        for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    }
     const RCall call = { fn, c, tab }, *k = &call;
 
     static void *const lab[] = {
@@ -1070,20 +1330,33 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
         [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
-        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp };
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp,
+        [I_ADDA] = &&adda, [I_SUBA] = &&suba, [I_MULA] = &&mula, [I_DIVA] = &&diva,
+        [I_ADDB] = &&addb, [I_SUBB] = &&subb, [I_MULB] = &&mulb, [I_DIVB] = &&divb, [I_CALLA] = &&calla,
+        [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
     int i;
+    double acc = 0, x;   /* acc: the value the instruction before computed (mark_chains) */
     goto *lab[p->op];
-add: r[p->d] = r[p->a] + r[p->b]; NEXT;
-sub: r[p->d] = r[p->a] - r[p->b]; NEXT;
-mul: r[p->d] = r[p->a] * r[p->b]; NEXT;
-div: r[p->d] = r[p->a] / r[p->b]; NEXT;
-neg: r[p->d] = -r[p->a]; NEXT;
-mov: r[p->d] = r[p->a]; NEXT;
+#define SET(v) (acc = (v), r[p->d] = acc)
+add: SET(r[p->a] + r[p->b]); NEXT;
+sub: SET(r[p->a] - r[p->b]); NEXT;
+mul: SET(r[p->a] * r[p->b]); NEXT;
+div: SET(r[p->a] / r[p->b]); NEXT;
+adda: SET(acc + r[p->b]); NEXT;
+suba: SET(acc - r[p->b]); NEXT;
+mula: SET(acc * r[p->b]); NEXT;
+diva: SET(acc / r[p->b]); NEXT;
+addb: SET(r[p->a] + acc); NEXT;
+subb: SET(r[p->a] - acc); NEXT;
+mulb: SET(r[p->a] * acc); NEXT;
+divb: SET(r[p->a] / acc); NEXT;
+neg: SET(-r[p->a]); NEXT;
+mov: SET(r[p->a]); NEXT;
 load: {
         const Storage *st = k->tab->st[p->c];
-        double x = r[p->a];
-        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        x = r[p->a];
+        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x));
         NEXT;
     }
 store: {
@@ -1094,15 +1367,20 @@ store: {
         else store_slow(k, p, r[p->b], x);
         NEXT;
     }
-call: {
+calla:
+    x = acc;
+    goto call_x;
+call:
+    x = r[p->a];
+call_x: {
         G->err.where.node = p->node;
         const Value *fv = k->tab->slot[p->c];
         if (fv->t == V_BUILTIN) {   /* sin(x) ...: num_op's float64 value (ev_call_math1) */
-            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
+            SET(num_apply_f64(k->tab->op[p->c], x, x));
             NEXT;
         }
         Closure *g = AS_FN(*fv);
-        r[p->d] = g == k->c ? run_fn(g, k->tab, &r[p->a]) : call_other(g, &r[p->a]);
+        SET(g == k->c ? run_fn(g, k->tab, &r[p->a], r) : call_other(g, &r[p->a]));
         NEXT;
     }
 JUMPS_AND_BOUND
@@ -1118,13 +1396,13 @@ ret: {
     }
 loadma: {
         const Storage *st = k->tab->st[p->c];
-        double x = r[p->a] * r[p->b] + r[p->e];
-        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        x = r[p->a] * r[p->b] + r[p->e];
+        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x));
         NEXT;
     }
-muladd: r[p->d] = r[p->a] + r[p->b] * r[p->c]; NEXT;
-mulsub: r[p->d] = r[p->a] - r[p->b] * r[p->c]; NEXT;
-mulsubr: r[p->d] = r[p->b] * r[p->c] - r[p->a]; NEXT;
+muladd: SET(r[p->a] + r[p->b] * r[p->c]); NEXT;
+mulsub: SET(r[p->a] - r[p->b] * r[p->c]); NEXT;
+mulsubr: SET(r[p->b] * r[p->c] - r[p->a]); NEXT;
 forenter:
     if (!(r[p->a] < r[p->b])) {
         p = code + p->d;
@@ -1132,6 +1410,7 @@ forenter:
     }
     if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
     r[p->c] = r[p->a];
+    acc = r[p[1].a];    /* the body's first operand, if it is chained (mark_chains); the step keeps acc */
     NEXT;
 forstep:
     r[p->a] = r[p->a] + 1;
@@ -1143,6 +1422,7 @@ forstep:
     }
     NEXT;
 }
+#undef SET
 #undef NEXT
 #undef JUMP
 
@@ -1201,6 +1481,11 @@ static __attribute__((noinline)) uint32_t record2(int op, uint32_t ia, uint32_t 
     case OP_MUL: return arith_record_binary(OP_MUL, ia, ib, x, y, r);
     default: return arith_record_binary(OP_DIV, ia, ib, x, y, r);
     }
+}
+
+static __attribute__((noinline)) uint32_t record_math1(int op, double x, uint32_t ia, double r)
+{
+    return arith_record(op, num_rec(x, ia), num_rec(x, ia), r);
 }
 
 static __attribute__((noinline)) uint32_t record_neg(double x, uint32_t ia, double r, Node *where)
@@ -1266,7 +1551,11 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
         [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
         [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
-        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin };
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin,
+        /* (the chained forms: their operand is in its register too) */
+        [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
+        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
+        [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
     int i;
     double x, y, z, q;
@@ -1299,9 +1588,12 @@ store: {
 call: {
         G->err.where.node = p->node;
         const Value *fv = k->tab->slot[p->c];
-        if (fv->t == V_BUILTIN) {   /* (its argument has no id: rec_analysis) */
-            r[p->d] = num_apply_f64(k->tab->op[p->c], r[p->a], r[p->a]);
-            u[p->d] = 0;
+        if (fv->t == V_BUILTIN) {   /* ev_call_math1: num_op(op, a, a), which records an argument with an id */
+            int op = k->tab->op[p->c];
+            x = r[p->a];
+            z = num_apply_f64(op, x, x);
+            u[p->d] = __builtin_expect(u[p->a] != 0, 0) ? record_math1(op, x, u[p->a], z) : 0;
+            r[p->d] = z;
             NEXT;
         }
         Closure *g = AS_FN(*fv);
@@ -1385,6 +1677,193 @@ forstep:
 #undef NEXT
 #undef JUMP
 #undef WH
+
+/* ------------------------------------------------------------ forward
+ *
+ * The forward form: jvp(f, x, v) of a compiled closure f, x and v plain
+ * numbers (fwd.c's fwd_jvp offers it, regvm_jvp), run with a tangent
+ * beside each register (s) where the tree walker runs f on duals and
+ * boxes one per operation (W2F: ~1045 instructions a step). Each
+ * operation's tangent is what dual.c's op_plain_body gives a dual of one
+ * tangent, from the same rule table (rules.h, in float64: the backend is
+ * float64 here, so the same bits) in the same order: the partials of the
+ * operands, a term for each operand whose partial and tangent are both
+ * nonzero (the strong zero), the first term then the sum. A plain number
+ * is a tangent of 0, which gives the same: the tree walker's plain
+ * operation has none, its jvp reads a plain result's tangent as 0, and a
+ * 0 tangent passes nothing (a +0 result). Both tangents 0: no rule is
+ * computed. fwd_analysis keeps tangents out of indices, bounds,
+ * comparisons and stores; calls of compiled closures pass theirs. What is
+ * declined: k tangents (jvp with a matrix V: fwd_jvp_chunk), x or v not
+ * numbers or recorded, anything validate(RV_FWD) refuses. */
+static inline __attribute__((always_inline)) double tangent_of2(int op, double x, double y, double z, double tx, double ty)
+{
+    double da, db;
+    rule_partials_f64(op, x, y, z, &da, &db);
+    double t = 0;
+    if (da != 0 && tx != 0) t = da * tx;
+    if (db != 0 && ty != 0) t = t + db * ty;
+    return t;
+}
+#define TAN2(op, x, y, z, tx, ty) (((tx) != 0) | ((ty) != 0) ? tangent_of2(op, x, y, z, tx, ty) : 0.0)
+
+/* a math builtin's tangent, out of line (its rule calls libm) */
+static __attribute__((noinline)) double tangent_math1(int op, double x, double z, double tx)
+{
+    switch (op) {   /* (the common ones with op constant: their rule folds) */
+    case OP_TANH: return tangent_of2(OP_TANH, x, 0, z, tx, 0);
+    case OP_EXP: return tangent_of2(OP_EXP, x, 0, z, tx, 0);
+    case OP_SIN: return tangent_of2(OP_SIN, x, 0, z, tx, 0);
+    default: return tangent_of2(op, x, 0, z, tx, 0);
+    }
+}
+
+static double run_fwd(Closure *c, const RTab *tab, const double *args, const double *targs, double *tout);
+
+static __attribute__((noinline)) double call_other_fwd(Closure *g, const double *args, const double *targs, double *tout)
+{
+    RTab t;
+    bind(&t, g->fn->reg, g);
+    return run_fwd(g, &t, args, targs, tout);
+}
+
+#define NEXT goto *lab[(++p)->op]
+#define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
+#define FWD2(OPC, EXPR) x = r[p->a], y = r[p->b], z = (EXPR); s[p->d] = TAN2(OPC, x, y, z, s[p->a], s[p->b]); r[p->d] = z; NEXT
+/* run_fn's work with tangents beside the registers (s); what differs is said. */
+static NO_MEMCPY_LOOPS double run_fwd(Closure *c, const RTab *tab, const double *args, const double *targs, double *tout)
+{
+    FnInfo *f = c->fn;
+    const RFn *fn = f->reg;
+    ErrWhere saved = enter_call(f);
+    int nr = fn->nreg_all > 0 ? fn->nreg_all : 1;
+    double r[nr], s[nr];
+    /* tangents 0 but the parameters': locals, constants, captured numbers;
+     * a temporary is written (r and s) before it is read */
+    for (int i = 0; i < nr; i++) s[i] = 0;
+    for (int i = 0; i < fn->nparams; i++) r[i] = args[i], s[i] = targs[i];
+    double *kr = r + fn->kbase;
+    for (int i = 0; i < fn->nconst; i++) kr[i] = fn->consts[i];
+    for (int i = 0; i < fn->ncapnum; i++) r[fn->nbase + i] = tab->slot[fn->capnum[i]]->u.n;
+    const RCall call = { fn, c, tab }, *k = &call;
+
+    static void *const lab[] = {
+        [I_ADD] = &&add, [I_SUB] = &&sub, [I_MUL] = &&mul, [I_DIV] = &&div, [I_NEG] = &&neg, [I_MOV] = &&mov,
+        [I_LOAD] = &&load, [I_STORE] = &&store, [I_CALL] = &&call, [I_JMP] = &&jmp,
+        [I_JNLT] = &&jnlt, [I_JNLE] = &&jnle, [I_JNGT] = &&jngt, [I_JNGE] = &&jnge, [I_JNEQ] = &&jneq, [I_JNNE] = &&jnne,
+        [I_BOUND] = &&bound, [I_POLL] = &&poll_, [I_RET] = &&ret,
+        [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
+        [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&jmp,
+        /* (the chained forms: their operand is in its register too) */
+        [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
+        [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
+        [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
+    const RIns *code = k->fn->code, *p = code;
+    int i;
+    double x, y, z, q, tq;
+    goto *lab[p->op];
+add: FWD2(OP_ADD, x + y);
+sub: FWD2(OP_SUB, x - y);
+mul: FWD2(OP_MUL, x * y);
+div: FWD2(OP_DIV, x / y);
+neg:
+    x = r[p->a];
+    s[p->d] = TAN2(OP_NEG, x, 0.0, -x, s[p->a], 0.0);
+    r[p->d] = -x;
+    NEXT;
+mov: r[p->d] = r[p->a]; s[p->d] = s[p->a]; NEXT;
+load: {   /* (the elements are plain numbers: validate) */
+        const Storage *st = k->tab->st[p->c];
+        x = r[p->a];
+        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        s[p->d] = 0;
+        NEXT;
+    }
+store: NEXT;   /* (not in a body the forward form runs: fwd_analysis) */
+call: {
+        G->err.where.node = p->node;
+        const Value *fv = k->tab->slot[p->c];
+        x = r[p->a];
+        if (fv->t == V_BUILTIN) {   /* a plain argument: num_op; a dual: dual_op(op, a, a), whose b is 0 */
+            int op = k->tab->op[p->c];
+            z = num_apply_f64(op, x, x);
+            s[p->d] = s[p->a] != 0 ? tangent_math1(op, x, z, s[p->a]) : 0.0;
+            r[p->d] = z;
+            NEXT;
+        }
+        Closure *g = AS_FN(*fv);
+        double t;
+        z = g == k->c ? run_fwd(g, k->tab, &r[p->a], &s[p->a], &t) : call_other_fwd(g, &r[p->a], &s[p->a], &t);
+        r[p->d] = z;
+        s[p->d] = t;
+        NEXT;
+    }
+JUMPS_AND_BOUND
+poll_:
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    NEXT;
+ret: {
+        double v = r[p->a];
+        *tout = s[p->a];
+        G->eval.run.call_depth--;
+        G->err.where = saved;
+        call_pop();
+        return v;
+    }
+loadma: {
+        const Storage *st = k->tab->st[p->c];
+        x = r[p->a] * r[p->b] + r[p->e];
+        r[p->d] = __builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x);
+        s[p->d] = 0;
+        NEXT;
+    }
+    /* the fused forms: the product's dual first, then the sum's, each
+     * operand where the source has it */
+#define PRODUCT() x = r[p->a], y = r[p->b], z = r[p->c], q = y * z, tq = TAN2(OP_MUL, y, z, q, s[p->b], s[p->c])
+muladd:
+    PRODUCT();
+    s[p->d] = TAN2(OP_ADD, x, q, x + q, s[p->a], tq);
+    r[p->d] = x + q;
+    NEXT;
+pmuladd:
+    PRODUCT();
+    s[p->d] = TAN2(OP_ADD, q, x, q + x, tq, s[p->a]);
+    r[p->d] = q + x;
+    NEXT;
+mulsub:
+    PRODUCT();
+    s[p->d] = TAN2(OP_SUB, x, q, x - q, s[p->a], tq);
+    r[p->d] = x - q;
+    NEXT;
+mulsubr:
+    PRODUCT();
+    s[p->d] = TAN2(OP_SUB, q, x, q - x, tq, s[p->a]);
+    r[p->d] = q - x;
+    NEXT;
+#undef PRODUCT
+forenter:
+    if (!(r[p->a] < r[p->b])) {
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    r[p->c] = r[p->a];
+    s[p->c] = 0;
+    NEXT;
+forstep:
+    r[p->a] = r[p->a] + 1;
+    if (r[p->a] < r[p->b]) {
+        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+        r[p->c] = r[p->a];
+        s[p->c] = 0;
+        p = code + p->d;
+        goto *lab[p->op];
+    }
+    NEXT;
+}
+#undef FWD2
+#undef NEXT
+#undef JUMP
 #undef JUMPS_AND_BOUND
 
 /* The recording form's outermost call. An error unwinds past the frames
@@ -1417,6 +1896,27 @@ static double run_rec_outer(Closure *c, const RTab *tab, const double *args, uin
 #define RV_SKIP 255
 
 static int try_call(Closure *c, int argc, const Value *args, Value *out);
+
+int regvm_jvp(Value f, Value x, Value v, Value *tangent)
+{
+    if (!eval_fast_paths || f.t != V_FN) return 0;
+    Closure *c = AS_FN(f);
+    FnInfo *fi = c->fn;
+    if (!fi) return 0;   /* (a function made by grad, hvp's gradient: no body of its own) */
+    if (fi->reg_state == REG_DECLINED || fi->nparams != 1 || x.t != V_NUM || v.t != V_NUM || x.id || v.id ||
+        G->num.backend != BK_F64 || (fi->labels && G->tape.recording) || G->ckpt.mode || reclaim_due())
+        return 0;
+    Closure *seen[RV_VALIDATE_DEPTH];
+    if (!validate(c, seen, 0, RV_FWD)) return 0;
+    RTab t;
+    bind(&t, fi->reg, c);
+    regvm_entries++;
+    regvm_fwd_entries++;
+    double tx = v.u.n, tr;
+    run_fwd(c, &t, &x.u.n, &tx, &tr);
+    *tangent = num_val(tr);
+    return 1;
+}
 
 int regvm_call(Closure *c, int argc, const Value *args, Value *out, int by_global)
 {
@@ -1454,7 +1954,7 @@ static int try_call(Closure *c, int argc, const Value *args, Value *out)
     if (!witness && !reclaim_due() && validate(c, seen, 0, 0)) {
         bind(&t, f->reg, c);
         regvm_entries++;
-        *out = num_val(run_fn(c, &t, a));
+        *out = num_val(run_fn(c, &t, a, NULL));
         return 1;
     }
     /* the recording form: recorded numbers in arrays it reads (det's A

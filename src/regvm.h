@@ -27,6 +27,14 @@ extern unsigned long regvm_offers, regvm_entries, regvm_calls;
 /* Entries of the recording form (regvm.c), which calls with recorded
  * numbers in the arrays they read run in. */
 extern unsigned long regvm_rec_entries;
+/* Entries of the forward form (regvm_jvp). */
+extern unsigned long regvm_fwd_entries;
+
+/* jvp(f, x, v)'s tangent in *tangent, f run in its compiled form with a
+ * tangent beside each register (regvm.c's forward form): 1. 0: declined,
+ * nothing done (fwd_jvp runs f on duals). x and v are jvp's arguments;
+ * the caller has pushed the jvp's tag (which the call needs no more). */
+int regvm_jvp(Value f, Value x, Value v, Value *tangent);
 
 /* The tape ids the compiled calls running hold in their locals, for a
  * reclaiming pass (tapegc.c) to mark and renumber as a frame's: the

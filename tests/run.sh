@@ -173,6 +173,9 @@ else bad tests/gen/regvm_fuzz.py "$(tail -1 "$tmp/regvm"; sed -n '/^=====/,$p' "
 # and differentiated: the recording form's gradients and tape listings (half under reclaim stress)
 if "$PY" tests/gen/regvm_fuzz.py --bin "$BIN" --seed 2 --count 80 --grad >"$tmp/regvmg" 2>&1; then ok
 else bad "tests/gen/regvm_fuzz.py --grad" "$(tail -1 "$tmp/regvmg"; sed -n '/^=====/,$p' "$tmp/regvmg" | sed -n '1,60p')"; fi
+# and run by jvp: the forward form's tangents (a tangent beside each register)
+if "$PY" tests/gen/regvm_fuzz.py --bin "$BIN" --seed 3 --count 60 --jvp >"$tmp/regvmj" 2>&1; then ok
+else bad "tests/gen/regvm_fuzz.py --jvp" "$(tail -1 "$tmp/regvmj"; sed -n '/^=====/,$p' "$tmp/regvmj" | sed -n '1,60p')"; fi
 # the same with about half the while loops checkpointed: their notes are the plain loop's
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 6 --count 200 --checkpoint >"$tmp/bnotes" 2>&1; then ok
 else bad "tests/gen/branch_notes.py --checkpoint" "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """regvm_fuzz.py: random scalar closures of the shapes src/regvm.c compiles
-(numbers in locals, captured arrays read and written, captured numbers,
+(numbers in locals, captured arrays read and written, captured numbers, x op= e,
+and / or / not in conditions,
 + - * / and negation, if / elif / else, while with break and continue,
 for over integer ranges, return, calls of another such closure, bounded
 self recursion, sin / exp / sqrt / abs by their global names), each run
@@ -12,7 +13,11 @@ are recorded, so that they run in the recording form where they can (or
 are declined by it); the gradients and a `:tape all` listing of one must
 be the same with and without WENGERT_SLOW=1, and every other such
 program runs both ways under WENGERT_RECLAIM_STRESS=1 (a reclaiming pass
-at every loop step). Indices are
+at every loop step). With --jvp a program's closure f(t) is run by jvp
+(regvm.c's forward form: a tangent beside each register): t flows into
+acc alone (and into the arguments of a helper q that writes nothing),
+which no condition, index or store reads, so the form takes it; the
+tangents must be the same with and without WENGERT_SLOW=1. Indices are
 mostly in range; some are not, or are not whole, so errors are compared
 too. (Values print with wengert's shortest round-trip digits, so equal
 output is equal doubles.) Route agreement (routes.py) cannot see a wrong primal value, and its
@@ -29,14 +34,17 @@ import tempfile
 
 
 class Gen:
-    def __init__(self, r, grad=False):
+    def __init__(self, r, grad=False, jvp=False):
         self.r = r
         self.grad = grad
+        self.jvp = jvp
 
     def leaf(self, env):
         r = self.r
         if self.grad and not env.get("plain") and r.random() < 0.25:
             return "c[%d]" % r.randint(0, 7)     # a recorded element (not where an id would be declined)
+        if self.jvp and not env.get("plain") and r.random() < 0.35:
+            return r.choice(["t", "acc"])        # a dual (not where a tangent would be declined)
         k = r.random()
         if k < 0.45 and env["nums"]:
             return r.choice(env["nums"])
@@ -79,6 +87,8 @@ class Gen:
             if fn == "sqrt":
                 arg = "abs(%s)" % arg
             return "%s(%s)" % (fn, arg)
+        if k < 0.82 and self.jvp:       # its arguments may carry tangents
+            return "q(%s, %s)" % (self.expr(env, depth + 1), self.expr(env, depth + 1))
         if k < 0.82 and env["helper"]:
             pe = dict(env, plain=True)
             return "h(%s, %s)" % (self.expr(pe, depth + 1), self.expr(pe, depth + 1))
@@ -90,9 +100,15 @@ class Gen:
         e = self.expr(env, depth)
         return "(%s)" % e if " " in e else e
 
-    def cond(self, env):
+    def cond(self, env, depth=0):
         env = dict(env, plain=True)
-        return "%s %s %s" % (self.expr(env, 1), self.r.choice(["<", "<=", ">", ">=", "==", "!="]), self.expr(env, 1))
+        k = self.r.random()
+        if depth < 2 and k < 0.12:
+            return "%s %s %s" % (self.cond(env, depth + 1), self.r.choice(["and", "or"]), self.cond(env, depth + 1))
+        if depth < 2 and k < 0.18:
+            return "not (%s)" % self.cond(env, depth + 1)
+        c = "%s %s %s" % (self.expr(env, 1), self.r.choice(["<", "<=", ">", ">=", "==", "!="]), self.expr(env, 1))
+        return "(%s)" % c if depth else c
 
     def block(self, env, n, depth, ind):
         out = []
@@ -104,12 +120,18 @@ class Gen:
         r = self.r
         pad = "    " * ind
         k = r.random()
-        if self.grad and k < 0.15:
+        if (self.grad or self.jvp) and k < 0.15 + 0.15 * self.jvp:
             # what may be recorded goes to acc alone, which no condition, index or argument reads
+            if r.random() < 0.3:
+                return ["%sacc %s= %s" % (pad, r.choice("+-*"), self.expr(dict(env, plain=False)))]
             return ["%sacc = acc * 0.5 + %s" % (pad, self.expr(dict(env, plain=False)))]
+        if self.jvp and 0.3 <= k < 0.45:
+            k = 0.2      # (no array writes: the forward form declines a body that stores)
         if k < 0.3 or depth > 2:
             v = r.choice(["x", "y", "z"])
             line = "%s%s = %s" % (pad, v, self.expr(env))
+            if v in env["nums"] and r.random() < 0.3:    # x op= e (compiled as x = x op e)
+                line = "%s%s %s= %s" % (pad, v, r.choice("+-*/"), self.expr(env))
             if v not in env["nums"]:
                 env["nums"] = env["nums"] + [v]
             return [line]
@@ -143,8 +165,25 @@ class Gen:
             return ["%sif %s { %s }" % (pad, self.cond(env), r.choice(["break", "continue"]))]
         return ["%sif %s { return %s }" % (pad, self.cond(env), self.expr(dict(env, plain=False)))]
 
+    def program_jvp(self):
+        r = self.r
+        env = {"nums": ["x", "y", "z"], "ints": [], "helper": False, "self": False, "loops": False, "plain": True}
+        body = self.block(env, r.randint(3, 6), 0, 2)
+        src = ["fn P(n) {", "    a = [%s]" % ", ".join(str(r.choice([0, 1, 2, 0.5, -3])) for _ in range(8)),
+               "    b = [1, 2, 3, 4, 5, 6, 7, 8]", "    b[0] = n", "    cap = n / 3 + 0.5", "    s = 0.125",
+               "    q = fn(u, v) {", "        w = u * v - cap", "        if cap > 1 { w = w / 3 }",
+               "        return w + b[1] * sin(u) - v", "    }",
+               "    f = fn(t) {", "        x = n", "        y = cap", "        z = 0.5", "        acc = t"]
+        src += body + ["        return x + y * z - s + acc", "    }"]
+        for _ in range(3):
+            src += ["    print(jvp(f, %s, %s))" % (r.choice(["0.3", "1.7", "-2", "n", "n * 0.5"]), r.choice(["1", "-1.5", "0", "2"]))]
+        src += ["    print(a)", "    return 0", "}", "P(%s)" % r.choice(["1", "2", "3"]), "P(4)"]
+        return "\n".join(src) + "\n"
+
     def program(self):
         r = self.r
+        if self.jvp:
+            return self.program_jvp()
         base = {"nums": ["n", "p"], "ints": [], "helper": False, "self": False, "loops": False}
         helper = ["    h = fn(u, v) {", "        t = u * cap - v", "        if t > 2 { t = t / 3 }",
                   "        a[0] = a[0] + 0.25", "        return t + a[1]", "    }"]
@@ -200,6 +239,7 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="write differing programs here")
     ap.add_argument("--grad", action="store_true", help="every program differentiated")
     ap.add_argument("--grad-every", type=int, default=0, metavar="K", help="every K-th program differentiated")
+    ap.add_argument("--jvp", action="store_true", help="every program's closure run by jvp (the forward form)")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     bad = errors = 0
@@ -207,10 +247,10 @@ def main():
         path = os.path.join(tmp, "p.wg")
         for k in range(a.count):
             grad = a.grad or (a.grad_every > 0 and k % a.grad_every == 0)
-            src = Gen(random.Random("%d:%d" % (a.seed, k)), grad).program()
+            src = Gen(random.Random("%d:%d" % (a.seed, k)), grad and not a.jvp, a.jvp).program()
             with open(path, "w") as f:
                 f.write(src)
-            stress = grad and k % 2 == 1
+            stress = grad and not a.jvp and k % 2 == 1
             fast = run(binary, path, False, stress)
             slow = run(binary, path, True, stress)
             errors += fast[0] != 0

@@ -160,6 +160,28 @@ int main(void)
                               "grad(mixed)([3, 4, 5])"), "[1, -1, 1.4142135623730951]"), "a plain array compared, a recorded one summed");
     check(regvm_rec_entries - r0 == 1, "a plain array compared, a recorded one summed: the recording form");
 
+    /* math builtins of recorded numbers: recorded in the recording form;
+     * a global name called with one that holds a closure: declined */
+    r0 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "fn lse1(A) {\n"
+                              "    f = fn(k) {\n"
+                              "        s = 0\n"
+                              "        for i in 0..k { s = s + exp(A[i]) }\n"
+                              "        return log(s)\n"
+                              "    }\n"
+                              "    return f(2) + f(1)\n"
+                              "}\n"
+                              "grad(lse1)([0, 0])"), "[1.5, 0.5]"), "exp and log of recorded numbers");
+    check(regvm_rec_entries - r0 == 2, "exp and log of recorded numbers: the recording form, twice");
+    r0 = regvm_rec_entries;
+    check(!strcmp(value_of(s, "sq1 = fn(x) => x * x\n"
+                              "fn sqs(A) {\n"
+                              "    f = fn(k) { s = 0; for i in 0..k { s = s + sq1(A[i]) }; return s }\n"
+                              "    return f(2)\n"
+                              "}\n"
+                              "grad(sqs)([1, 3])"), "[2, 6]"), "a global closure given recorded numbers");
+    check(regvm_rec_entries == r0, "a global closure given recorded numbers: declined");
+
     /* a closure made again after a rest is offered again */
     e0 = regvm_entries;
     c0 = regvm_calls;
@@ -184,6 +206,44 @@ int main(void)
     check(!strcmp(value_of(s, "h = fn(x) { print(x); return x }\nh(2)"), "2"), "a closure that prints");
     check(regvm_entries == e0, "a body with a builtin call other than math: declined");
 
+    /* x op= e on a local: compiled (as x = x op e) */
+    e0 = regvm_entries;
+    check(!strcmp(value_of(s, "fn acc4(n) { s = 1; for i in 0..n { s += i; s *= 0.5; s -= 1; s /= 2 }; return s }\nacc4(3)"),
+                  "-0.078125"), "a loop of compound assignments");
+    check(regvm_entries - e0 == 1, "compound assignments to locals: compiled");
+
+    /* and / or / not in conditions: compiled */
+    e0 = regvm_entries;
+    check(!strcmp(value_of(s, "fn band(n) { s = 0; for i in 0..n { if i > 1 and not (i == 4 or i > 6) { s = s + i } }; return s }\n"
+                              "band(10)"), "16"), "and, or, not in a condition");
+    check(regvm_entries - e0 == 1, "and, or, not in a condition: compiled");
+
+    /* jvp of a compiled closure: the forward form (tangents beside the
+     * registers), W2F's shape: a recorded global read inside nograd */
+    static const char *W2F10 = "fn(w) { h = 0.1; for i in 0..10 { h = tanh(w*h + bb) }; return h }";
+    char src[512];
+    unsigned long f0 = regvm_fwd_entries;
+    snprintf(src, sizeof src, "bb = 0.1\nnograd { q = jvp(%s, 0.9, 1) }\nq", W2F10);
+    check(!strcmp(value_of(s, src), "1.1110488015139843"), "W2F's recurrence, 10 steps");
+    check(regvm_fwd_entries - f0 == 1, "jvp inside nograd: the forward form");
+    f0 = regvm_fwd_entries;
+    snprintf(src, sizeof src, "jvp(%s, 0.9, 1)", W2F10);
+    check(!strcmp(value_of(s, src), "1.1110488015139843"), "W2F's recurrence recorded");
+    check(regvm_fwd_entries == f0, "a recorded global while recording: declined");
+    f0 = regvm_fwd_entries;
+    c0 = regvm_calls;
+    check(!strcmp(value_of(s, "fn sq(u) { return u * u }\n"
+                              "jvp(fn(t) { s = 0; for i in 0..3 { s = s + sq(t * i) + exp(t) }; return s }, 0.5, 2)"),
+                  "19.892327624200767"), "a compiled callee given tangents");
+    check(regvm_fwd_entries - f0 == 1 && regvm_calls - c0 == 4, "the forward form, its callee's 3 calls there too");
+    f0 = regvm_fwd_entries;
+    check(!strcmp(value_of(s, "jvp(fn(t) { if t > 0 { return t }; return -t }, 0.5, 2)"), "2"), "a dual compared");
+    check(regvm_fwd_entries == f0, "a tangent in a comparison: declined");
+    f0 = regvm_fwd_entries;
+    check(!strcmp(value_of(s, "fn u2(t) { return sin(t) * 2 }\njvp(u2, 0.5, [[1, 2]])"), "[[1.7551651237807455, 3.510330247561491]]"),
+          "jvp with k directions");
+    check(regvm_fwd_entries == f0, "k tangents (fwd_jvp_chunk): declined");
+
     wg_close(s);
 
     /* WENGERT_SLOW=1 as a session opens turns the fast paths off (state_open) */
@@ -195,6 +255,10 @@ int main(void)
     e0 = regvm_entries;
     check(!strcmp(value_of(s, "det3()"), "18"), "det with the fast paths off");
     check(regvm_entries == e0, "WENGERT_SLOW=1: declined");
+    unsigned long f1 = regvm_fwd_entries;
+    check(!strcmp(value_of(s, "jvp(fn(w) { h = 0.1; for i in 0..10 { h = tanh(w*h + 0.1) }; return h }, 0.9, 1)"),
+                  "1.1110488015139843"), "jvp with the fast paths off");
+    check(regvm_fwd_entries == f1, "WENGERT_SLOW=1: the forward form declined");
     wg_close(s);
 
     /* reclaiming at every chance: the recording form's loops run passes
