@@ -8,6 +8,8 @@
 #include "arrayrun.h"
 #include "dualarr.h"
 #include "state.h"
+#include "ast.h"
+#include "eval.h"
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
 
@@ -427,4 +429,211 @@ Value arith_dot(Value a, Value b)
         pairs[2 * i + 1] = y->id ? y->id : arith_const_id(y->u.n);
     }
     return num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
+}
+
+/* ------------------------------------------- fused arithmetic over arrays */
+
+/* An arithmetic tree over names and number literals (ode's
+ * y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6) evaluated element by element
+ * in one pass, a chunk of elements at a time, when every array among its
+ * leaves is plain numbers that record nothing: each element's value the
+ * same formula, in the same order, as the tree's operations one array at
+ * a time would give it (each operation rounds the same two doubles), but
+ * no array made, written and read back between them. Numbers (subtrees
+ * of numbers only) are computed once, as the unfused tree computes them. */
+enum { FUSE_ITEMS = 24, FUSE_LEAVES = 12, FUSE_DEPTH = 6, FUSE_CHUNK = 256 };
+
+/* one step of the tree in postfix order: a leaf (its index), or an
+ * operation on the one or two values under it */
+typedef struct { uint8_t leaf, op; int8_t index; } FuseItem;
+
+/* an operand while a chunk is computed: a number, an array's elements
+ * (unit stride), or a chunk of doubles computed already */
+enum { FK_NUM, FK_ELEMS, FK_BUF };
+typedef struct { int kind; double num; const Value *e; double *buf; } FuseOperand;
+
+static int fuse_op_code(int binop)
+{
+    switch (binop) {
+    case OP2_ADD: return OP_ADD;
+    case OP2_SUB: return OP_SUB;
+    case OP2_MUL: return OP_MUL;
+    case OP2_DIV: return OP_DIV;
+    default: return -1;
+    }
+}
+
+/* n in postfix order into prog (*np items, *nl leaves); 0 if it is not
+ * such a tree or too big */
+static int fuse_flatten(const Node *n, FuseItem *prog, int *np, const Node **leaves, int *nl)
+{
+    if (*np >= FUSE_ITEMS) return 0;
+    if (n->kind == N_NAME || n->kind == N_NUM) {
+        if (*nl >= FUSE_LEAVES) return 0;
+        leaves[*nl] = n;
+        prog[(*np)++] = (FuseItem){ 1, 0, (int8_t)(*nl)++ };
+        return 1;
+    }
+    if (n->kind == N_NEG) {
+        if (!fuse_flatten(n->a, prog, np, leaves, nl) || *np >= FUSE_ITEMS) return 0;
+        prog[(*np)++] = (FuseItem){ 0, OP_NEG, -1 };
+        return 1;
+    }
+    int op = n->kind == N_BINOP ? fuse_op_code(n->op) : -1;
+    if (op < 0 || !fuse_flatten(n->a, prog, np, leaves, nl) || !fuse_flatten(n->b, prog, np, leaves, nl) || *np >= FUSE_ITEMS)
+        return 0;
+    prog[(*np)++] = (FuseItem){ 0, (uint8_t)op, -1 };
+    return 1;
+}
+
+/* A leaf's value read in place (borrowed: its variable holds it while the
+ * tree is computed, which runs no code of the program); 0 for what the
+ * general path must read (an undefined name: its error; a captured
+ * array: read_var's work). */
+static int fuse_leaf(const Node *l, Env *env, Value *v)
+{
+    if (l->kind == N_NUM) {
+        *v = num_val(l->num);
+        return 1;
+    }
+    const Value *s;
+    if (l->ref == REF_LOCAL) s = &env->slots[l->slot];
+    else if (l->ref == REF_GLOBAL) s = &G->eval.globals[l->slot].v;
+    else if (l->ref == REF_UPVAL && l->depth == 1 && env->parent) {
+        s = &env->parent->slots[l->slot];
+        if (s->t != V_NUM || s->id) return 0;
+    } else
+        return 0;
+    if (s->t == V_UNDEF) return 0;
+    *v = *s;
+    return 1;
+}
+
+/* z[j] (a chunk) or r[j] (the result's elements) = x op y, j < m */
+static void fuse_apply(int op, FuseOperand X, FuseOperand Y, int m, double *z, Value *r)
+{
+    const Value *xe = X.e, *ye = Y.e;
+    const double *xb = X.buf, *yb = Y.buf;
+    double xn = X.num, yn = Y.num;
+#define FUSE_AT_N(p, j) p##n
+#define FUSE_AT_E(p, j) p##e[j].u.n
+#define FUSE_AT_B(p, j) p##b[j]
+#define FUSE_TO_BUF(j, v) z[j] = (v)
+#define FUSE_TO_VAL(j, v) r[j] = num_val(v)
+#define FUSE_LOOP(KX, KY, EXPR, STORE) \
+    for (int j = 0; j < m; j++) { double x = FUSE_AT_##KX(x, j), y = FUSE_AT_##KY(y, j); (void)y; STORE(j, EXPR); }
+#define FUSE_OPS(KX, KY, STORE)                                    \
+    switch (op) {                                                  \
+    case OP_ADD: FUSE_LOOP(KX, KY, x + y, STORE); break;          \
+    case OP_SUB: FUSE_LOOP(KX, KY, x - y, STORE); break;          \
+    case OP_MUL: FUSE_LOOP(KX, KY, x * y, STORE); break;          \
+    case OP_DIV: FUSE_LOOP(KX, KY, x / y, STORE); break;          \
+    default: FUSE_LOOP(KX, KY, -x, STORE); break;                 \
+    }
+#define FUSE_KINDS(STORE)                                                    \
+    switch (X.kind * 3 + Y.kind) {                                           \
+    case FK_NUM * 3 + FK_ELEMS: FUSE_OPS(N, E, STORE) break;                 \
+    case FK_NUM * 3 + FK_BUF: FUSE_OPS(N, B, STORE) break;                   \
+    case FK_ELEMS * 3 + FK_NUM: FUSE_OPS(E, N, STORE) break;                 \
+    case FK_ELEMS * 3 + FK_ELEMS: FUSE_OPS(E, E, STORE) break;               \
+    case FK_ELEMS * 3 + FK_BUF: FUSE_OPS(E, B, STORE) break;                 \
+    case FK_BUF * 3 + FK_NUM: FUSE_OPS(B, N, STORE) break;                   \
+    case FK_BUF * 3 + FK_ELEMS: FUSE_OPS(B, E, STORE) break;                 \
+    default: FUSE_OPS(B, B, STORE) break;                                    \
+    }
+    if (z) FUSE_KINDS(FUSE_TO_BUF)
+    else FUSE_KINDS(FUSE_TO_VAL)
+#undef FUSE_AT_N
+#undef FUSE_AT_E
+#undef FUSE_AT_B
+#undef FUSE_TO_BUF
+#undef FUSE_TO_VAL
+#undef FUSE_LOOP
+#undef FUSE_OPS
+#undef FUSE_KINDS
+}
+
+/* x op y of two numbers: the unfused tree's number (plain float64) */
+static double fuse_num(int op, double x, double y)
+{
+    switch (op) {
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_DIV: return x / y;
+    default: return -x;
+    }
+}
+
+/* The leaves read and checked: arrays (no matrix) of n plain numbers,
+ * unit stride, at least one; numbers that record nothing. 0 otherwise. */
+static int fuse_leaves_plain(const Node **leaves, int nl, Env *env, Value *vals, int *n)
+{
+    int rec = G->tape.recording, arrays = 0;
+    *n = -1;
+    for (int i = 0; i < nl; i++) {
+        Value *v = &vals[i];
+        if (!fuse_leaf(leaves[i], env, v)) return 0;
+        if (v->t == V_NUM) {
+            if (v->id && rec) return 0;
+            continue;
+        }
+        if (v->t != V_ARR || AS_ARR(*v)->ndim == 2) return 0;
+        int len = AS_ARR(*v)->n;
+        if (*n >= 0 && len != *n) return 0;     /* the general path's error */
+        *n = len;
+        PlainElems pe;
+        if (!plain_operand(v, 1, len, &pe)) return 0;
+        arrays++;
+    }
+    return arrays > 0 && *n > 0;
+}
+
+int arith_fused(Node *root, Env *env, Value *out)
+{
+    FuseItem prog[FUSE_ITEMS];
+    const Node *leaves[FUSE_LEAVES];
+    Value vals[FUSE_LEAVES];
+    int np = 0, nl = 0, n;
+    if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
+    if (!fuse_flatten(root, prog, &np, leaves, &nl) || np - nl < 2) return 0;
+    if (!fuse_leaves_plain(leaves, nl, env, vals, &n)) return 0;
+    /* the stack's depth, and each operation's operands: numbers folded
+     * once here, as the unfused tree computes them before their array */
+    int depth = 0, maxd = 0;
+    for (int i = 0; i < np; i++) {
+        depth += prog[i].leaf ? 1 : prog[i].op == OP_NEG ? 0 : -1;
+        if (depth > maxd) maxd = depth;
+    }
+    if (maxd > FUSE_DEPTH) return 0;
+    Storage *rs = value_storage_unfilled(n);
+    rs->known = KNOWN_CONSTS;
+    double bufs[FUSE_DEPTH][FUSE_CHUNK];   /* an operation's chunk at its place on the stack (in place over x's) */
+    for (int c = 0; c < n; c += FUSE_CHUNK) {
+        int m = n - c < FUSE_CHUNK ? n - c : FUSE_CHUNK;
+        FuseOperand st[FUSE_DEPTH];
+        int sp = 0;
+        for (int i = 0; i < np; i++) {
+            const FuseItem *it = &prog[i];
+            if (it->leaf) {
+                const Value *v = &vals[it->index];
+                st[sp++] = v->t == V_NUM ? (FuseOperand){ FK_NUM, v->u.n, NULL, NULL }
+                                         : (FuseOperand){ FK_ELEMS, 0, AS_ARR(*v)->v + c, NULL };
+                continue;
+            }
+            int unary = it->op == OP_NEG;
+            FuseOperand X = st[sp - (unary ? 1 : 2)], Y = unary ? X : st[sp - 1];
+            sp -= unary ? 1 : 2;
+            if (X.kind == FK_NUM && Y.kind == FK_NUM) {
+                st[sp++] = (FuseOperand){ FK_NUM, fuse_num(it->op, X.num, Y.num), NULL, NULL };
+                continue;
+            }
+            int last = i == np - 1;
+            double *z = last ? NULL : bufs[sp];
+            fuse_apply(it->op, X, Y, m, z, last ? rs->v + c : NULL);
+            st[sp++] = (FuseOperand){ FK_BUF, 0, NULL, z };
+        }
+    }
+    *out = obj_val(V_ARR, rs);
+    return 1;
 }

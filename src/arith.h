@@ -17,6 +17,13 @@ Value arith_apply(int op, Value a, Value b);
  * only that reference holds, of plain numbers, may take the result in
  * place (arith.c, temporary_to_reuse). */
 Value arith_apply_last(int op, Value a, Value b);
+/* root (a + - * / and negation tree over names and number literals, two
+ * operations or more) over arrays of plain numbers that record nothing,
+ * element by element in one pass: each element the unfused tree's value.
+ * 1 and *out (owned) if it did; 0 (nothing evaluated, nothing made) for
+ * the general path. */
+struct Node;
+int arith_fused(struct Node *root, Env *env, Value *out);
 #endif
 
 /* Needs the session state (state.h includes this file again). */

@@ -1158,8 +1158,18 @@ static const int binop_code[] = {
 
 __attribute__((noinline)) Value eval_index(Node *n, Env *env);
 
+/* Whether n may be a tree arith_fused computes in one pass: + - * / with
+ * an operation under it (a leaf's value that is not a number brings
+ * binop_t here, before anything is evaluated) */
+static inline int fusable_root(const Node *n)
+{
+    return n->op <= OP2_DIV && (n->a->kind == N_BINOP || n->a->kind == N_NEG || n->b->kind == N_BINOP || n->b->kind == N_NEG);
+}
+
 __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
+    Value r;
+    if (eval_fast_paths && fusable_root(n) && arith_fused(n, env, &r)) return r;   /* ode's y + h / 2 * k1 */
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
     Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);
     Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
