@@ -1,5 +1,6 @@
 /* arith.c: scalar and elementwise arithmetic, and what it records. */
 #include <stdio.h>
+#include <string.h>
 #include "arith.h"
 #include "dual.h"
 #include "error.h"
@@ -509,19 +510,46 @@ static int fuse_leaf(const Node *l, Env *env, Value *v)
     return 1;
 }
 
-/* z[j] (a chunk) or r[j] (the result's elements) = x op y, j < m */
+/* Two doubles in one register: the loops below compute two elements an
+ * instruction (each lane rounds as the scalar operation does: the same
+ * bits), reading a chunk's doubles two at a time. */
+typedef double fuse_v2 __attribute__((vector_size(16)));
+static inline fuse_v2 fuse_load2(const double *p) { fuse_v2 v; memcpy(&v, p, sizeof v); return v; }
+static inline void fuse_store2(double *p, fuse_v2 v) { memcpy(p, &v, sizeof v); }
+
+/* z[j] (a chunk) or r[j] (the result's elements) = x op y, j < m: two
+ * elements at a time, the last of an odd m alone */
 static void fuse_apply(int op, FuseOperand X, FuseOperand Y, int m, double *z, Value *r)
 {
     const Value *xe = X.e, *ye = Y.e;
     const double *xb = X.buf, *yb = Y.buf;
     double xn = X.num, yn = Y.num;
+    fuse_v2 xn2 = { xn, xn }, yn2 = { yn, yn };
 #define FUSE_AT_N(p, j) p##n
 #define FUSE_AT_E(p, j) p##e[j].u.n
 #define FUSE_AT_B(p, j) p##b[j]
+#define FUSE_AT2_N(p, j) p##n2
+#define FUSE_AT2_E(p, j) ((fuse_v2){ p##e[j].u.n, p##e[(j) + 1].u.n })
+#define FUSE_AT2_B(p, j) fuse_load2(p##b + (j))
 #define FUSE_TO_BUF(j, v) z[j] = (v)
 #define FUSE_TO_VAL(j, v) r[j] = num_val(v)
-#define FUSE_LOOP(KX, KY, EXPR, STORE) \
-    for (int j = 0; j < m; j++) { double x = FUSE_AT_##KX(x, j), y = FUSE_AT_##KY(y, j); (void)y; STORE(j, EXPR); }
+#define FUSE_TO_BUF2(j, v) fuse_store2(z + (j), (v))
+#define FUSE_TO_VAL2(j, v) do { fuse_v2 w_ = (v); r[j] = num_val(w_[0]); r[(j) + 1] = num_val(w_[1]); } while (0)
+#define FUSE_LOOP(KX, KY, EXPR, STORE)                                                              \
+    do {                                                                                            \
+        int j = 0, pairs = m / 2;                                                                   \
+        _Pragma("GCC unroll 4") for (int k = 0; k < pairs; k++) {                                   \
+            fuse_v2 x = FUSE_AT2_##KX(x, 2 * k), y = FUSE_AT2_##KY(y, 2 * k);                       \
+            (void)y;                                                                                \
+            STORE##2(2 * k, EXPR);                                                                  \
+        }                                                                                           \
+        j = 2 * pairs;                                                                              \
+        if (j < m) {                                                                                \
+            double x = FUSE_AT_##KX(x, j), y = FUSE_AT_##KY(y, j);                                  \
+            (void)y;                                                                                \
+            STORE(j, EXPR);                                                                         \
+        }                                                                                           \
+    } while (0)
 #define FUSE_OPS(KX, KY, STORE)                                    \
     switch (op) {                                                  \
     case OP_ADD: FUSE_LOOP(KX, KY, x + y, STORE); break;          \
@@ -546,8 +574,13 @@ static void fuse_apply(int op, FuseOperand X, FuseOperand Y, int m, double *z, V
 #undef FUSE_AT_N
 #undef FUSE_AT_E
 #undef FUSE_AT_B
+#undef FUSE_AT2_N
+#undef FUSE_AT2_E
+#undef FUSE_AT2_B
 #undef FUSE_TO_BUF
 #undef FUSE_TO_VAL
+#undef FUSE_TO_BUF2
+#undef FUSE_TO_VAL2
 #undef FUSE_LOOP
 #undef FUSE_OPS
 #undef FUSE_KINDS
