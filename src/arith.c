@@ -1,7 +1,6 @@
 /* arith.c: scalar and elementwise arithmetic, and what it records. */
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 #include "arith.h"
 #include "dual.h"
 #include "error.h"
@@ -669,6 +668,5 @@ int arith_fused(Node *root, Env *env, Value *out)
         }
     }
     *out = obj_val(V_ARR, rs);
-    if (getenv("FUSEDBG")) fprintf(stderr, "FUSED n=%d items=%d line=%d\n", n, np, root->line);
     return 1;
 }
