@@ -599,7 +599,11 @@ static double fuse_num(int op, double x, double y)
 }
 
 /* The leaves read and checked: arrays (no matrix) of n plain numbers,
- * unit stride, at least one; numbers that record nothing. 0 otherwise. */
+ * unit stride, at least one; numbers that record nothing. 0 otherwise.
+ * Every leaf's kind, length and (recording) first element before any
+ * array's elements are looked at: a recorded array's first is mostly
+ * recorded (plain_elementwise's test), and a gradient's tree declines at
+ * once, before scanning an array of constants beside it. */
 static int fuse_leaves_plain(const Node **leaves, int nl, Env *env, Value *vals, int *n)
 {
     int rec = G->tape.recording, arrays = 0;
@@ -613,13 +617,17 @@ static int fuse_leaves_plain(const Node **leaves, int nl, Env *env, Value *vals,
         }
         if (v->t != V_ARR || AS_ARR(*v)->ndim == 2) return 0;
         int len = AS_ARR(*v)->n;
-        if (*n >= 0 && len != *n) return 0;     /* the general path's error */
+        if ((*n >= 0 && len != *n) || len < 1) return 0;     /* the general path's error */
+        if (rec && AS_ARR(*v)->v[0].id) return 0;
         *n = len;
-        PlainElems pe;
-        if (!plain_operand(v, 1, len, &pe)) return 0;
         arrays++;
     }
-    return arrays > 0 && *n > 0;
+    if (!arrays) return 0;
+    for (int i = 0; i < nl; i++) {
+        PlainElems pe;
+        if (vals[i].t == V_ARR && !plain_operand(&vals[i], 1, *n, &pe)) return 0;
+    }
+    return 1;
 }
 
 int arith_fused(Node *root, Env *env, Value *out)
