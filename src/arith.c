@@ -465,23 +465,25 @@ static int fuse_op_code(int binop)
 }
 
 /* n in postfix order into prog (*np items, *nl leaves); 0 if it is not
- * such a tree or too big */
-static int fuse_flatten(const Node *n, FuseItem *prog, int *np, const Node **leaves, int *nl)
+ * such a tree or too big. given (NULL or a node under n whose value the
+ * caller has) is a leaf too. */
+static int fuse_flatten(const Node *n, const Node *given, FuseItem *prog, int *np, const Node **leaves, int *nl)
 {
     if (*np >= FUSE_ITEMS) return 0;
-    if (n->kind == N_NAME || n->kind == N_NUM) {
+    if (n == given || n->kind == N_NAME || n->kind == N_NUM) {
         if (*nl >= FUSE_LEAVES) return 0;
         leaves[*nl] = n;
         prog[(*np)++] = (FuseItem){ 1, 0, (int8_t)(*nl)++ };
         return 1;
     }
     if (n->kind == N_NEG) {
-        if (!fuse_flatten(n->a, prog, np, leaves, nl) || *np >= FUSE_ITEMS) return 0;
+        if (!fuse_flatten(n->a, given, prog, np, leaves, nl) || *np >= FUSE_ITEMS) return 0;
         prog[(*np)++] = (FuseItem){ 0, OP_NEG, -1 };
         return 1;
     }
     int op = n->kind == N_BINOP ? fuse_op_code(n->op) : -1;
-    if (op < 0 || !fuse_flatten(n->a, prog, np, leaves, nl) || !fuse_flatten(n->b, prog, np, leaves, nl) || *np >= FUSE_ITEMS)
+    if (op < 0 || !fuse_flatten(n->a, given, prog, np, leaves, nl) || !fuse_flatten(n->b, given, prog, np, leaves, nl) ||
+        *np >= FUSE_ITEMS)
         return 0;
     prog[(*np)++] = (FuseItem){ 0, (uint8_t)op, -1 };
     return 1;
@@ -598,47 +600,62 @@ static double fuse_num(int op, double x, double y)
     }
 }
 
-/* The leaves read and checked: arrays (no matrix) of n plain numbers,
- * unit stride, at least one; numbers that record nothing. 0 otherwise.
- * Every leaf's kind, length and (recording) first element before any
- * array's elements are looked at: a recorded array's first is mostly
- * recorded (plain_elementwise's test), and a gradient's tree declines at
- * once, before scanning an array of constants beside it. */
-static int fuse_leaves_plain(const Node **leaves, int nl, Env *env, Value *vals, int *n)
+/* The leaves read and checked (leaf 0 the given value when there is
+ * one): arrays (no matrix) and views of n plain numbers, at least one;
+ * numbers that record nothing. 0 otherwise. Every leaf's kind, length
+ * and (recording) first element before any array's elements are looked
+ * at: a recorded array's first is mostly recorded (plain_elementwise's
+ * test), and a gradient's tree declines at once, before scanning an
+ * array of constants beside it. */
+static int fuse_leaves_plain(const Node **leaves, int nl, Env *env, const Value *given, Value *vals, PlainElems *pe, int *n)
 {
     int rec = G->tape.recording, arrays = 0;
     *n = -1;
     for (int i = 0; i < nl; i++) {
         Value *v = &vals[i];
-        if (!fuse_leaf(leaves[i], env, v)) return 0;
+        if (i == 0 && given) *v = *given;
+        else if (!fuse_leaf(leaves[i], env, v)) return 0;
         if (v->t == V_NUM) {
             if (v->id && rec) return 0;
+            pe[i] = (PlainElems){ v, 0 };
             continue;
         }
-        if (v->t != V_ARR || AS_ARR(*v)->ndim == 2) return 0;
-        int len = AS_ARR(*v)->n;
+        if (!is_seq(*v) || is_mat(*v)) return 0;
+        int len = seq_len(*v);
         if ((*n >= 0 && len != *n) || len < 1) return 0;     /* the general path's error */
-        if (rec && AS_ARR(*v)->v[0].id) return 0;
+        if (rec && seq_at(*v, 0)->id) return 0;
         *n = len;
         arrays++;
     }
     if (!arrays) return 0;
-    for (int i = 0; i < nl; i++) {
-        PlainElems pe;
-        if (vals[i].t == V_ARR && !plain_operand(&vals[i], 1, *n, &pe)) return 0;
-    }
+    for (int i = 0; i < nl; i++)
+        if (vals[i].t != V_NUM && !plain_operand(&vals[i], 1, *n, &pe[i])) return 0;
     return 1;
 }
 
-int arith_fused(Node *root, Env *env, Value *out)
+/* The chunk c .. c + m - 1 of a leaf's elements as an operand: in place
+ * (unit stride), else gathered into buf */
+static FuseOperand fuse_leaf_chunk(const Value *v, const PlainElems *pe, int c, int m, double *buf)
+{
+    if (v->t == V_NUM) return (FuseOperand){ FK_NUM, v->u.n, NULL, NULL };
+    if (pe->stride == 1) return (FuseOperand){ FK_ELEMS, 0, pe->e + c, NULL };
+    const Value *e = pe->e + c * pe->stride;
+    for (int j = 0; j < m; j++) buf[j] = e[j * pe->stride].u.n;
+    return (FuseOperand){ FK_BUF, 0, NULL, buf };
+}
+
+/* arith_fused and arith_fused_left: given, when not NULL, is the value
+ * of the node root->a (owned by the caller) */
+static int fused(Node *root, Env *env, const Value *given, Value *out)
 {
     FuseItem prog[FUSE_ITEMS];
     const Node *leaves[FUSE_LEAVES];
     Value vals[FUSE_LEAVES];
+    PlainElems pe[FUSE_LEAVES];
     int np = 0, nl = 0, n;
     if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
-    if (!fuse_flatten(root, prog, &np, leaves, &nl) || np - nl < 2) return 0;
-    if (!fuse_leaves_plain(leaves, nl, env, vals, &n)) return 0;
+    if (!fuse_flatten(root, given ? root->a : NULL, prog, &np, leaves, &nl) || np - nl < 2) return 0;
+    if (!fuse_leaves_plain(leaves, nl, env, given, vals, pe, &n)) return 0;
     /* the stack's depth, and each operation's operands: numbers folded
      * once here, as the unfused tree computes them before their array */
     int depth = 0, maxd = 0;
@@ -647,7 +664,14 @@ int arith_fused(Node *root, Env *env, Value *out)
         if (depth > maxd) maxd = depth;
     }
     if (maxd > FUSE_DEPTH) return 0;
-    Storage *rs = value_storage_unfilled(n);
+    /* the given operand, a temporary, takes the result (each element is
+     * read before its own is written); else a new array */
+    Storage *rs = given ? temporary_to_reuse(*given, n) : NULL;
+    if (rs) {
+        rs->h.rc++;
+        rs->fresh = 0;
+    } else
+        rs = value_storage_unfilled(n);
     rs->known = KNOWN_CONSTS;
     double bufs[FUSE_DEPTH][FUSE_CHUNK];   /* an operation's chunk at its place on the stack (in place over x's) */
     for (int c = 0; c < n; c += FUSE_CHUNK) {
@@ -657,9 +681,8 @@ int arith_fused(Node *root, Env *env, Value *out)
         for (int i = 0; i < np; i++) {
             const FuseItem *it = &prog[i];
             if (it->leaf) {
-                const Value *v = &vals[it->index];
-                st[sp++] = v->t == V_NUM ? (FuseOperand){ FK_NUM, v->u.n, NULL, NULL }
-                                         : (FuseOperand){ FK_ELEMS, 0, AS_ARR(*v)->v + c, NULL };
+                st[sp] = fuse_leaf_chunk(&vals[it->index], &pe[it->index], c, m, bufs[sp]);
+                sp++;
                 continue;
             }
             int unary = it->op == OP_NEG;
@@ -676,5 +699,14 @@ int arith_fused(Node *root, Env *env, Value *out)
         }
     }
     *out = obj_val(V_ARR, rs);
+    return 1;
+}
+
+int arith_fused(Node *root, Env *env, Value *out) { return fused(root, env, NULL, out); }
+
+int arith_fused_left(Node *root, Env *env, Value a, Value *out)
+{
+    if (!fused(root, env, &a, out)) return 0;
+    v_release(a);
     return 1;
 }

@@ -24,6 +24,10 @@ Value arith_apply_last(int op, Value a, Value b);
  * the general path. */
 struct Node;
 int arith_fused(struct Node *root, Env *env, Value *out);
+/* The same with root->a's value a evaluated already (an array: the
+ * evaluator's a op b found it is no number): a taken over when it did (a
+ * temporary may take the result), left to the caller when not. */
+int arith_fused_left(struct Node *root, Env *env, Value a, Value *out);
 #endif
 
 /* Needs the session state (state.h includes this file again). */

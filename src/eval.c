@@ -1181,6 +1181,19 @@ __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
     return eval_binop_done(n, a, b);
 }
 
+/* a op b with a evaluated, an array or view (a subtree's or a call's
+ * value), and b not yet: a op b in one pass when b is a tree
+ * arith_fused_left takes whole (th2 = r0 * r0 + r1 * r1 + r2 * r2 gets
+ * r0 * r0 here, then each + in one pass), else eval_binop_done. */
+Value eval_binop_left(Node *n, Value a, Env *env)
+{
+    Value r;
+    if (eval_fast_paths && n->op <= OP2_DIV && (n->b->kind == N_BINOP || n->b->kind == N_NEG) && is_seq(a) &&
+        arith_fused_left(n, env, a, &r))
+        return r;
+    return eval_binop_done(n, a, eval_expr(n->b, env));
+}
+
 /* a op b with the operands evaluated (taken over). */
 Value eval_binop_done(Node *n, Value a, Value b)
 {

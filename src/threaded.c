@@ -177,7 +177,7 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
         if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
     } else {
         Value a = EV(n->a, env);
-        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
+        if (a.t != V_NUM) return eval_binop_left(n, a, env);
         x = a.u.n;
         ia = a.id;
     }
