@@ -654,6 +654,10 @@ static int fused(Node *root, Env *env, const Value *given, Value *out)
     PlainElems pe[FUSE_LEAVES];
     int np = 0, nl = 0, n;
     if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
+    /* a left operand that is no array (forward mode's duals: binop_t
+     * sends a name holding a non-number here) declines before the walk */
+    Value first;
+    if (!given && (root->a->kind != N_NAME || !fuse_leaf(root->a, env, &first) || !is_seq(first))) return 0;
     if (!fuse_flatten(root, given ? root->a : NULL, prog, &np, leaves, &nl) || np - nl < 2) return 0;
     if (!fuse_leaves_plain(leaves, nl, env, given, vals, pe, &n)) return 0;
     /* the stack's depth, and each operation's operands: numbers folded
