@@ -9,8 +9,6 @@
 #include "arrayrun.h"
 #include "dualarr.h"
 #include "state.h"
-#include "ast.h"
-#include "eval.h"
 
 uint32_t arith_const_id(double c) { return rec_const(c); }
 
@@ -434,7 +432,7 @@ Value arith_dot(Value a, Value b)
 
 /* ------------------------------------------- fused arithmetic over arrays */
 
-/* An arithmetic tree over names and number literals (ode's
+/* An arithmetic tree (fuse.c finds it in the program: ode's
  * y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6) evaluated element by element
  * in one pass, a chunk of elements at a time, when every array among its
  * leaves is plain numbers that record nothing: each element's value the
@@ -442,75 +440,12 @@ Value arith_dot(Value a, Value b)
  * a time would give it (each operation rounds the same two doubles), but
  * no array made, written and read back between them. Numbers (subtrees
  * of numbers only) are computed once, as the unfused tree computes them. */
-enum { FUSE_ITEMS = 24, FUSE_LEAVES = 12, FUSE_DEPTH = 6, FUSE_CHUNK = 256 };
-
-/* one step of the tree in postfix order: a leaf (its index), or an
- * operation on the one or two values under it */
-typedef struct { uint8_t leaf, op; int8_t index; } FuseItem;
+enum { FUSE_DEPTH = 6, FUSE_CHUNK = 256 };
 
 /* an operand while a chunk is computed: a number, an array's elements
  * (unit stride), or a chunk of doubles computed already */
 enum { FK_NUM, FK_ELEMS, FK_BUF };
 typedef struct { int kind; double num; const Value *e; double *buf; } FuseOperand;
-
-static int fuse_op_code(int binop)
-{
-    switch (binop) {
-    case OP2_ADD: return OP_ADD;
-    case OP2_SUB: return OP_SUB;
-    case OP2_MUL: return OP_MUL;
-    case OP2_DIV: return OP_DIV;
-    default: return -1;
-    }
-}
-
-/* n in postfix order into prog (*np items, *nl leaves); 0 if it is not
- * such a tree or too big. given (NULL or a node under n whose value the
- * caller has) is a leaf too. */
-static int fuse_flatten(const Node *n, const Node *given, FuseItem *prog, int *np, const Node **leaves, int *nl)
-{
-    if (*np >= FUSE_ITEMS) return 0;
-    if (n == given || n->kind == N_NAME || n->kind == N_NUM) {
-        if (*nl >= FUSE_LEAVES) return 0;
-        leaves[*nl] = n;
-        prog[(*np)++] = (FuseItem){ 1, 0, (int8_t)(*nl)++ };
-        return 1;
-    }
-    if (n->kind == N_NEG) {
-        if (!fuse_flatten(n->a, given, prog, np, leaves, nl) || *np >= FUSE_ITEMS) return 0;
-        prog[(*np)++] = (FuseItem){ 0, OP_NEG, -1 };
-        return 1;
-    }
-    int op = n->kind == N_BINOP ? fuse_op_code(n->op) : -1;
-    if (op < 0 || !fuse_flatten(n->a, given, prog, np, leaves, nl) || !fuse_flatten(n->b, given, prog, np, leaves, nl) ||
-        *np >= FUSE_ITEMS)
-        return 0;
-    prog[(*np)++] = (FuseItem){ 0, (uint8_t)op, -1 };
-    return 1;
-}
-
-/* A leaf's value read in place (borrowed: its variable holds it while the
- * tree is computed, which runs no code of the program); 0 for what the
- * general path must read (an undefined name: its error; a captured
- * array: read_var's work). */
-static int fuse_leaf(const Node *l, Env *env, Value *v)
-{
-    if (l->kind == N_NUM) {
-        *v = num_val(l->num);
-        return 1;
-    }
-    const Value *s;
-    if (l->ref == REF_LOCAL) s = &env->slots[l->slot];
-    else if (l->ref == REF_GLOBAL) s = &G->eval.globals[l->slot].v;
-    else if (l->ref == REF_UPVAL && l->depth == 1 && env->parent) {
-        s = &env->parent->slots[l->slot];
-        if (s->t != V_NUM || s->id) return 0;
-    } else
-        return 0;
-    if (s->t == V_UNDEF) return 0;
-    *v = *s;
-    return 1;
-}
 
 /* Two doubles in one register: the loops below compute two elements an
  * instruction (each lane rounds as the scalar operation does: the same
@@ -600,21 +535,18 @@ static double fuse_num(int op, double x, double y)
     }
 }
 
-/* The leaves read and checked (leaf 0 the given value when there is
- * one): arrays (no matrix) and views of n plain numbers, at least one;
- * numbers that record nothing. 0 otherwise. Every leaf's kind, length
- * and (recording) first element before any array's elements are looked
- * at: a recorded array's first is mostly recorded (plain_elementwise's
- * test), and a gradient's tree declines at once, before scanning an
- * array of constants beside it. */
-static int fuse_leaves_plain(const Node **leaves, int nl, Env *env, const Value *given, Value *vals, PlainElems *pe, int *n)
+/* The leaves checked: arrays (no matrix) and views of n plain numbers,
+ * at least one; numbers that record nothing. 0 otherwise. Every leaf's
+ * kind, length and (recording) first element before any array's elements
+ * are looked at: a recorded array's first is mostly recorded
+ * (plain_elementwise's test), and a gradient's tree declines at once,
+ * before scanning an array of constants beside it. */
+static int fuse_leaves_plain(Value *vals, int nl, PlainElems *pe, int *n)
 {
     int rec = G->tape.recording, arrays = 0;
     *n = -1;
     for (int i = 0; i < nl; i++) {
         Value *v = &vals[i];
-        if (i == 0 && given) *v = *given;
-        else if (!fuse_leaf(leaves[i], env, v)) return 0;
         if (v->t == V_NUM) {
             if (v->id && rec) return 0;
             pe[i] = (PlainElems){ v, 0 };
@@ -644,22 +576,12 @@ static FuseOperand fuse_leaf_chunk(const Value *v, const PlainElems *pe, int c, 
     return (FuseOperand){ FK_BUF, 0, NULL, buf };
 }
 
-/* arith_fused and arith_fused_left: given, when not NULL, is the value
- * of the node root->a (owned by the caller) */
-static int fused(Node *root, Env *env, const Value *given, Value *out)
+int arith_fused(const ArithFuseItem *prog, int np, Value *vals, int nl, int reuse_first, Value *out)
 {
-    FuseItem prog[FUSE_ITEMS];
-    const Node *leaves[FUSE_LEAVES];
-    Value vals[FUSE_LEAVES];
-    PlainElems pe[FUSE_LEAVES];
-    int np = 0, nl = 0, n;
-    if (!eval_fast_paths || G->num.backend != BK_F64) return 0;
-    /* a left operand that is no array (forward mode's duals: binop_t
-     * sends a name holding a non-number here) declines before the walk */
-    Value first;
-    if (!given && (root->a->kind != N_NAME || !fuse_leaf(root->a, env, &first) || !is_seq(first))) return 0;
-    if (!fuse_flatten(root, given ? root->a : NULL, prog, &np, leaves, &nl) || np - nl < 2) return 0;
-    if (!fuse_leaves_plain(leaves, nl, env, given, vals, pe, &n)) return 0;
+    PlainElems pe[ARITH_FUSE_LEAVES];
+    int n;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || np > ARITH_FUSE_ITEMS || nl > ARITH_FUSE_LEAVES) return 0;
+    if (!fuse_leaves_plain(vals, nl, pe, &n)) return 0;
     /* the stack's depth, and each operation's operands: numbers folded
      * once here, as the unfused tree computes them before their array */
     int depth = 0, maxd = 0;
@@ -667,10 +589,10 @@ static int fused(Node *root, Env *env, const Value *given, Value *out)
         depth += prog[i].leaf ? 1 : prog[i].op == OP_NEG ? 0 : -1;
         if (depth > maxd) maxd = depth;
     }
-    if (maxd > FUSE_DEPTH) return 0;
-    /* the given operand, a temporary, takes the result (each element is
-     * read before its own is written); else a new array */
-    Storage *rs = given ? temporary_to_reuse(*given, n) : NULL;
+    if (maxd > FUSE_DEPTH || depth != 1) return 0;
+    /* the first leaf, a temporary, takes the result (each element is read
+     * before its own is written); else a new array */
+    Storage *rs = reuse_first ? temporary_to_reuse(vals[0], n) : NULL;
     if (rs) {
         rs->h.rc++;
         rs->fresh = 0;
@@ -683,7 +605,7 @@ static int fused(Node *root, Env *env, const Value *given, Value *out)
         FuseOperand st[FUSE_DEPTH];
         int sp = 0;
         for (int i = 0; i < np; i++) {
-            const FuseItem *it = &prog[i];
+            const ArithFuseItem *it = &prog[i];
             if (it->leaf) {
                 st[sp] = fuse_leaf_chunk(&vals[it->index], &pe[it->index], c, m, bufs[sp]);
                 sp++;
@@ -703,14 +625,5 @@ static int fused(Node *root, Env *env, const Value *given, Value *out)
         }
     }
     *out = obj_val(V_ARR, rs);
-    return 1;
-}
-
-int arith_fused(Node *root, Env *env, Value *out) { return fused(root, env, NULL, out); }
-
-int arith_fused_left(Node *root, Env *env, Value a, Value *out)
-{
-    if (!fused(root, env, &a, out)) return 0;
-    v_release(a);
     return 1;
 }

@@ -11,6 +11,7 @@
 #include "eval.h"
 #include "builtins.h"
 #include "ckpt.h"
+#include "fuse.h"
 #include "arith.h"
 #include "tape.h"
 #include "parse.h"
@@ -1158,7 +1159,7 @@ static const int binop_code[] = {
 
 __attribute__((noinline)) Value eval_index(Node *n, Env *env);
 
-/* Whether n may be a tree arith_fused computes in one pass: + - * / with
+/* Whether n may be a tree fuse_tree computes in one pass: + - * / with
  * an operation under it (a leaf's value that is not a number brings
  * binop_t here, before anything is evaluated) */
 static inline int fusable_root(const Node *n)
@@ -1169,7 +1170,7 @@ static inline int fusable_root(const Node *n)
 __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     Value r;
-    if (eval_fast_paths && fusable_root(n) && arith_fused(n, env, &r)) return r;   /* ode's y + h / 2 * k1 */
+    if (eval_fast_paths && fusable_root(n) && fuse_tree(n, env, &r)) return r;   /* ode's y + h / 2 * k1 */
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
     Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);
     Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
@@ -1183,13 +1184,13 @@ __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 
 /* a op b with a evaluated, an array or view (a subtree's or a call's
  * value), and b not yet: a op b in one pass when b is a tree
- * arith_fused_left takes whole (th2 = r0 * r0 + r1 * r1 + r2 * r2 gets
- * r0 * r0 here, then each + in one pass), else eval_binop_done. */
+ * fuse_tree_left takes whole (th2 = r0 * r0 + r1 * r1 + r2 * r2 gets
+ * r0 * r0 here, then each + in one pass: fuse.c), else eval_binop_done. */
 Value eval_binop_left(Node *n, Value a, Env *env)
 {
     Value r;
     if (eval_fast_paths && n->op <= OP2_DIV && (n->b->kind == N_BINOP || n->b->kind == N_NEG) && is_seq(a) &&
-        arith_fused_left(n, env, a, &r))
+        fuse_tree_left(n, env, a, &r))
         return r;
     return eval_binop_done(n, a, eval_expr(n->b, env));
 }
