@@ -1167,10 +1167,17 @@ static inline int fusable_root(const Node *n)
     return n->op <= OP2_DIV && (n->a->kind == N_BINOP || n->a->kind == N_NEG || n->b->kind == N_BINOP || n->b->kind == N_NEG);
 }
 
-__attribute__((noinline)) Value eval_binop(Node *n, Env *env)
+/* eval_binop where b is no leaf: a tree with an array on the left in
+ * one pass (fuse.c: ode's y + h / 2 * k1), else eval_binop */
+Value eval_binop_tree(Node *n, Env *env)
 {
     Value r;
-    if (eval_fast_paths && fusable_root(n) && fuse_tree(n, env, &r)) return r;   /* ode's y + h / 2 * k1 */
+    if (eval_fast_paths && fusable_root(n) && fuse_tree(n, env, &r)) return r;
+    return eval_binop(n, env);
+}
+
+__attribute__((noinline)) Value eval_binop(Node *n, Env *env)
+{
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
     Value a = n->a->kind == N_INDEX ? eval_index(n->a, env) : eval_expr(n->a, env);
     Value b = n->b->kind == N_INDEX ? eval_index(n->b, env) : eval_expr(n->b, env);
