@@ -1196,7 +1196,7 @@ __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 Value eval_binop_left(Node *n, Value a, Env *env)
 {
     Value r;
-    if (eval_fast_paths && n->op <= OP2_DIV && (n->b->kind == N_BINOP || n->b->kind == N_NEG) && is_seq(a) &&
+    if (eval_fast_paths && n->op <= OP2_DIV && (n->b->kind == N_BINOP || n->b->kind == N_NEG) && fuse_worth(a) &&
         fuse_tree_left(n, env, a, &r))
         return r;
     return eval_binop_done(n, a, eval_expr(n->b, env));

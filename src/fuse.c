@@ -95,14 +95,14 @@ int fuse_tree(Node *root, Env *env, Value *out)
      * sends a name holding a non-number here) declines before the walk */
     Value first;
     if (!eval_fast_paths || G->num.backend != BK_F64 || root->a->kind != N_NAME || !leaf_value(root->a, env, &first) ||
-        !is_seq(first))
+        !fuse_worth(first))
         return 0;
     return tree(root, env, NULL, NULL, out);
 }
 
 int fuse_tree_left(Node *root, Env *env, Value a, Value *out)
 {
-    if (!eval_fast_paths || G->num.backend != BK_F64 || !is_seq(a) || !tree(root, env, root->a, &a, out)) return 0;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || !fuse_worth(a) || !tree(root, env, root->a, &a, out)) return 0;
     v_release(a);
     return 1;
 }
