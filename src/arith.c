@@ -456,11 +456,15 @@ static inline void fuse_store2(double *p, fuse_v2 v) { memcpy(p, &v, sizeof v); 
 
 /* z[j] (a chunk) or r[j] (the result's elements) = x op y, j < m: two
  * elements at a time, the last of an odd m alone */
-static void fuse_apply(int op, FuseOperand X, FuseOperand Y, int m, double *z, Value *r)
+static void fuse_apply(int op, const FuseOperand *X, const FuseOperand *Y, int m, double *z, Value *r)
 {
-    const Value *xe = X.e, *ye = Y.e;
-    const double *xb = X.buf, *yb = Y.buf;
-    double xn = X.num, yn = Y.num;
+    /* (the operands by pointer, read a field at a time: a struct passed
+     * by value was stored a field at a time and loaded 16 bytes at once,
+     * a store-forwarding stall an operation) */
+    const Value *xe = X->e, *ye = Y->e;
+    const double *xb = X->buf, *yb = Y->buf;
+    double xn = X->num, yn = Y->num;
+    int kinds = X->kind * 3 + Y->kind;
     fuse_v2 xn2 = { xn, xn }, yn2 = { yn, yn };
 #define FUSE_AT_N(p, j) p##n
 #define FUSE_AT_E(p, j) p##e[j].u.n
@@ -496,7 +500,7 @@ static void fuse_apply(int op, FuseOperand X, FuseOperand Y, int m, double *z, V
     default: FUSE_LOOP(KX, KY, -x, STORE); break;                 \
     }
 #define FUSE_KINDS(STORE)                                                    \
-    switch (X.kind * 3 + Y.kind) {                                           \
+    switch (kinds) {                                                         \
     case FK_NUM * 3 + FK_ELEMS: FUSE_OPS(N, E, STORE) break;                 \
     case FK_NUM * 3 + FK_BUF: FUSE_OPS(N, B, STORE) break;                   \
     case FK_ELEMS * 3 + FK_NUM: FUSE_OPS(E, N, STORE) break;                 \
@@ -620,7 +624,7 @@ int arith_fused(const ArithFuseItem *prog, int np, Value *vals, int nl, int reus
             }
             int last = i == np - 1;
             double *z = last ? NULL : bufs[sp];
-            fuse_apply(it->op, X, Y, m, z, last ? rs->v + c : NULL);
+            fuse_apply(it->op, &X, &Y, m, z, last ? rs->v + c : NULL);
             st[sp++] = (FuseOperand){ FK_BUF, 0, NULL, z };
         }
     }
