@@ -1,5 +1,6 @@
 /* arith.c: scalar and elementwise arithmetic, and what it records. */
 #include <stdio.h>
+#include <string.h>
 #include "arith.h"
 #include "dual.h"
 #include "error.h"
@@ -427,4 +428,206 @@ Value arith_dot(Value a, Value b)
         pairs[2 * i + 1] = y->id ? y->id : arith_const_id(y->u.n);
     }
     return num_rec(s, tape_rec_dot(off, (uint32_t)n, s));
+}
+
+/* ------------------------------------------- fused arithmetic over arrays */
+
+/* An arithmetic tree (fuse.c finds it in the program: ode's
+ * y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6) evaluated element by element
+ * in one pass, a chunk of elements at a time, when every array among its
+ * leaves is plain numbers that record nothing: each element's value the
+ * same formula, in the same order, as the tree's operations one array at
+ * a time would give it (each operation rounds the same two doubles), but
+ * no array made, written and read back between them. Numbers (subtrees
+ * of numbers only) are computed once, as the unfused tree computes them. */
+enum { FUSE_DEPTH = 6, FUSE_CHUNK = 256 };
+
+/* an operand while a chunk is computed: a number, an array's elements
+ * (unit stride), or a chunk of doubles computed already */
+enum { FK_NUM, FK_ELEMS, FK_BUF };
+typedef struct { int kind; double num; const Value *e; double *buf; } FuseOperand;
+
+/* Two doubles in one register: the loops below compute two elements an
+ * instruction (each lane rounds as the scalar operation does: the same
+ * bits), reading a chunk's doubles two at a time. */
+typedef double fuse_v2 __attribute__((vector_size(16)));
+static inline fuse_v2 fuse_load2(const double *p) { fuse_v2 v; memcpy(&v, p, sizeof v); return v; }
+static inline void fuse_store2(double *p, fuse_v2 v) { memcpy(p, &v, sizeof v); }
+
+/* z[j] (a chunk) or r[j] (the result's elements) = x op y, j < m: two
+ * elements at a time, the last of an odd m alone */
+static void fuse_apply(int op, const FuseOperand *X, const FuseOperand *Y, int m, double *z, Value *r)
+{
+    /* (the operands by pointer, read a field at a time: a struct passed
+     * by value was stored a field at a time and loaded 16 bytes at once,
+     * a store-forwarding stall an operation) */
+    const Value *xe = X->e, *ye = Y->e;
+    const double *xb = X->buf, *yb = Y->buf;
+    double xn = X->num, yn = Y->num;
+    int kinds = X->kind * 3 + Y->kind;
+    fuse_v2 xn2 = { xn, xn }, yn2 = { yn, yn };
+#define FUSE_AT_N(p, j) p##n
+#define FUSE_AT_E(p, j) p##e[j].u.n
+#define FUSE_AT_B(p, j) p##b[j]
+#define FUSE_AT2_N(p, j) p##n2
+#define FUSE_AT2_E(p, j) ((fuse_v2){ p##e[j].u.n, p##e[(j) + 1].u.n })
+#define FUSE_AT2_B(p, j) fuse_load2(p##b + (j))
+#define FUSE_TO_BUF(j, v) z[j] = (v)
+#define FUSE_TO_VAL(j, v) r[j] = num_val(v)
+#define FUSE_TO_BUF2(j, v) fuse_store2(z + (j), (v))
+#define FUSE_TO_VAL2(j, v) do { fuse_v2 w_ = (v); r[j] = num_val(w_[0]); r[(j) + 1] = num_val(w_[1]); } while (0)
+#define FUSE_LOOP(KX, KY, EXPR, STORE)                                                              \
+    do {                                                                                            \
+        int j = 0, pairs = m / 2;                                                                   \
+        _Pragma("GCC unroll 4") for (int k = 0; k < pairs; k++) {                                   \
+            fuse_v2 x = FUSE_AT2_##KX(x, 2 * k), y = FUSE_AT2_##KY(y, 2 * k);                       \
+            (void)y;                                                                                \
+            STORE##2(2 * k, EXPR);                                                                  \
+        }                                                                                           \
+        j = 2 * pairs;                                                                              \
+        if (j < m) {                                                                                \
+            double x = FUSE_AT_##KX(x, j), y = FUSE_AT_##KY(y, j);                                  \
+            (void)y;                                                                                \
+            STORE(j, EXPR);                                                                         \
+        }                                                                                           \
+    } while (0)
+#define FUSE_OPS(KX, KY, STORE)                                    \
+    switch (op) {                                                  \
+    case OP_ADD: FUSE_LOOP(KX, KY, x + y, STORE); break;          \
+    case OP_SUB: FUSE_LOOP(KX, KY, x - y, STORE); break;          \
+    case OP_MUL: FUSE_LOOP(KX, KY, x * y, STORE); break;          \
+    case OP_DIV: FUSE_LOOP(KX, KY, x / y, STORE); break;          \
+    default: FUSE_LOOP(KX, KY, -x, STORE); break;                 \
+    }
+#define FUSE_KINDS(STORE)                                                    \
+    switch (kinds) {                                                         \
+    case FK_NUM * 3 + FK_ELEMS: FUSE_OPS(N, E, STORE) break;                 \
+    case FK_NUM * 3 + FK_BUF: FUSE_OPS(N, B, STORE) break;                   \
+    case FK_ELEMS * 3 + FK_NUM: FUSE_OPS(E, N, STORE) break;                 \
+    case FK_ELEMS * 3 + FK_ELEMS: FUSE_OPS(E, E, STORE) break;               \
+    case FK_ELEMS * 3 + FK_BUF: FUSE_OPS(E, B, STORE) break;                 \
+    case FK_BUF * 3 + FK_NUM: FUSE_OPS(B, N, STORE) break;                   \
+    case FK_BUF * 3 + FK_ELEMS: FUSE_OPS(B, E, STORE) break;                 \
+    default: FUSE_OPS(B, B, STORE) break;                                    \
+    }
+    if (z) FUSE_KINDS(FUSE_TO_BUF)
+    else FUSE_KINDS(FUSE_TO_VAL)
+#undef FUSE_AT_N
+#undef FUSE_AT_E
+#undef FUSE_AT_B
+#undef FUSE_AT2_N
+#undef FUSE_AT2_E
+#undef FUSE_AT2_B
+#undef FUSE_TO_BUF
+#undef FUSE_TO_VAL
+#undef FUSE_TO_BUF2
+#undef FUSE_TO_VAL2
+#undef FUSE_LOOP
+#undef FUSE_OPS
+#undef FUSE_KINDS
+}
+
+/* x op y of two numbers: the unfused tree's number (plain float64) */
+static double fuse_num(int op, double x, double y)
+{
+    switch (op) {
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_DIV: return x / y;
+    default: return -x;
+    }
+}
+
+/* The leaves checked: arrays (no matrix) and views of n plain numbers,
+ * at least one; numbers that record nothing. 0 otherwise. Every leaf's
+ * kind, length and (recording) first element before any array's elements
+ * are looked at: a recorded array's first is mostly recorded
+ * (plain_elementwise's test), and a gradient's tree declines at once,
+ * before scanning an array of constants beside it. */
+static int fuse_leaves_plain(Value *vals, int nl, PlainElems *pe, int *n)
+{
+    int rec = G->tape.recording, arrays = 0;
+    *n = -1;
+    for (int i = 0; i < nl; i++) {
+        Value *v = &vals[i];
+        if (v->t == V_NUM) {
+            if (v->id && rec) return 0;
+            pe[i] = (PlainElems){ v, 0 };
+            continue;
+        }
+        if (!is_seq(*v) || is_mat(*v)) return 0;
+        int len = seq_len(*v);
+        if ((*n >= 0 && len != *n) || len < 1) return 0;     /* the general path's error */
+        if (rec && seq_at(*v, 0)->id) return 0;
+        *n = len;
+        arrays++;
+    }
+    if (!arrays) return 0;
+    for (int i = 0; i < nl; i++)
+        if (vals[i].t != V_NUM && !plain_operand(&vals[i], 1, *n, &pe[i])) return 0;
+    return 1;
+}
+
+/* The chunk c .. c + m - 1 of a leaf's elements as an operand: in place
+ * (unit stride), else gathered into buf */
+static FuseOperand fuse_leaf_chunk(const Value *v, const PlainElems *pe, int c, int m, double *buf)
+{
+    if (v->t == V_NUM) return (FuseOperand){ FK_NUM, v->u.n, NULL, NULL };
+    if (pe->stride == 1) return (FuseOperand){ FK_ELEMS, 0, pe->e + c, NULL };
+    const Value *e = pe->e + c * pe->stride;
+    for (int j = 0; j < m; j++) buf[j] = e[j * pe->stride].u.n;
+    return (FuseOperand){ FK_BUF, 0, NULL, buf };
+}
+
+int arith_fused(const ArithFuseItem *prog, int np, Value *vals, int nl, int reuse_first, Value *out)
+{
+    PlainElems pe[ARITH_FUSE_LEAVES];
+    int n;
+    if (!eval_fast_paths || G->num.backend != BK_F64 || np > ARITH_FUSE_ITEMS || nl > ARITH_FUSE_LEAVES) return 0;
+    if (!fuse_leaves_plain(vals, nl, pe, &n)) return 0;
+    /* the stack's depth, and each operation's operands: numbers folded
+     * once here, as the unfused tree computes them before their array */
+    int depth = 0, maxd = 0;
+    for (int i = 0; i < np; i++) {
+        depth += prog[i].leaf ? 1 : prog[i].op == OP_NEG ? 0 : -1;
+        if (depth > maxd) maxd = depth;
+    }
+    if (maxd > FUSE_DEPTH || depth != 1) return 0;
+    /* the first leaf, a temporary, takes the result (each element is read
+     * before its own is written); else a new array */
+    Storage *rs = reuse_first ? temporary_to_reuse(vals[0], n) : NULL;
+    if (rs) {
+        rs->h.rc++;
+        rs->fresh = 0;
+    } else
+        rs = value_storage_unfilled(n);
+    rs->known = KNOWN_CONSTS;
+    double bufs[FUSE_DEPTH][FUSE_CHUNK];   /* an operation's chunk at its place on the stack (in place over x's) */
+    for (int c = 0; c < n; c += FUSE_CHUNK) {
+        int m = n - c < FUSE_CHUNK ? n - c : FUSE_CHUNK;
+        FuseOperand st[FUSE_DEPTH];
+        int sp = 0;
+        for (int i = 0; i < np; i++) {
+            const ArithFuseItem *it = &prog[i];
+            if (it->leaf) {
+                st[sp] = fuse_leaf_chunk(&vals[it->index], &pe[it->index], c, m, bufs[sp]);
+                sp++;
+                continue;
+            }
+            int unary = it->op == OP_NEG;
+            FuseOperand X = st[sp - (unary ? 1 : 2)], Y = unary ? X : st[sp - 1];
+            sp -= unary ? 1 : 2;
+            if (X.kind == FK_NUM && Y.kind == FK_NUM) {
+                st[sp++] = (FuseOperand){ FK_NUM, fuse_num(it->op, X.num, Y.num), NULL, NULL };
+                continue;
+            }
+            int last = i == np - 1;
+            double *z = last ? NULL : bufs[sp];
+            fuse_apply(it->op, &X, &Y, m, z, last ? rs->v + c : NULL);
+            st[sp++] = (FuseOperand){ FK_BUF, 0, NULL, z };
+        }
+    }
+    *out = obj_val(V_ARR, rs);
+    return 1;
 }

@@ -17,6 +17,19 @@ Value arith_apply(int op, Value a, Value b);
  * only that reference holds, of plain numbers, may take the result in
  * place (arith.c, temporary_to_reuse). */
 Value arith_apply_last(int op, Value a, Value b);
+/* One step of an arithmetic tree in postfix order: a leaf (index: its
+ * place among the leaves), or an operation (OP_ADD, OP_SUB, OP_MUL,
+ * OP_DIV; OP_NEG of one value) on the values under it. */
+typedef struct { uint8_t leaf, op; int8_t index; } ArithFuseItem;
+enum { ARITH_FUSE_ITEMS = 24, ARITH_FUSE_LEAVES = 12 };
+/* The tree prog (np items) over vals (nl leaves: numbers, arrays, views;
+ * borrowed) element by element in one pass, when its arrays are of one
+ * length, plain numbers that record nothing, and none is a matrix: each
+ * element the value the tree's operations one at a time give it. 1 and
+ * *out (owned) if it did; 0 (nothing made) for the general path.
+ * reuse_first: vals[0] is a temporary the caller drops after (it may
+ * take the result, arith_apply_last's way). */
+int arith_fused(const ArithFuseItem *prog, int np, Value *vals, int nl, int reuse_first, Value *out);
 #endif
 
 /* Needs the session state (state.h includes this file again). */

@@ -1510,7 +1510,6 @@ static void find_carried(LoopRec *r)
     for (int i = 0; i < r->ncapt; i++)
         if (find_var(r->vars, r->nvars, r->capt[i]) < 0) r->capt[w++] = r->capt[i];
     r->ncapt = w;
-    r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(r->loop->a));
 }
 
 /* Whether n holds a jump out of the step (break, continue, return) or a
@@ -1781,6 +1780,9 @@ int ckpt_exec(Node *n, Env *env)
         rec_release(&r->side);
         return run_plain(loop, env);
     }
+    /* (looked for only now: a loop over constants, run plain above, needs
+     * no answer, and the walk's name tests cost ode's primal 3%) */
+    r->taped = takes_derivatives(r->body) || (!r->is_for && takes_derivatives(r->loop->a));
     double hi = 0;
     if (r->is_for) {
         r->lo = eval_range_bound(loop->a, env);

@@ -11,6 +11,7 @@
 #include "eval.h"
 #include "builtins.h"
 #include "ckpt.h"
+#include "fuse.h"
 #include "arith.h"
 #include "tape.h"
 #include "parse.h"
@@ -1158,6 +1159,23 @@ static const int binop_code[] = {
 
 __attribute__((noinline)) Value eval_index(Node *n, Env *env);
 
+/* Whether n may be a tree fuse_tree computes in one pass: + - * / with
+ * an operation under it (a leaf's value that is not a number brings
+ * binop_t here, before anything is evaluated) */
+static inline int fusable_root(const Node *n)
+{
+    return n->op <= OP2_DIV && (n->a->kind == N_BINOP || n->a->kind == N_NEG || n->b->kind == N_BINOP || n->b->kind == N_NEG);
+}
+
+/* eval_binop where b is no leaf: a tree with an array on the left in
+ * one pass (fuse.c: ode's y + h / 2 * k1), else eval_binop */
+Value eval_binop_tree(Node *n, Env *env)
+{
+    Value r;
+    if (eval_fast_paths && fusable_root(n) && fuse_tree(n, env, &r)) return r;
+    return eval_binop(n, env);
+}
+
 __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
 {
     /* element reads (a[i] * a[i] in element loops) straight to eval_index */
@@ -1169,6 +1187,19 @@ __attribute__((noinline)) Value eval_binop(Node *n, Env *env)
         return num_op(binop_code[n->op], a, b);
     }
     return eval_binop_done(n, a, b);
+}
+
+/* a op b with a evaluated, an array or view (a subtree's or a call's
+ * value), and b not yet: a op b in one pass when b is a tree
+ * fuse_tree_left takes whole (th2 = r0 * r0 + r1 * r1 + r2 * r2 gets
+ * r0 * r0 here, then each + in one pass: fuse.c), else eval_binop_done. */
+Value eval_binop_left(Node *n, Value a, Env *env)
+{
+    Value r;
+    if (eval_fast_paths && n->op <= OP2_DIV && (n->b->kind == N_BINOP || n->b->kind == N_NEG) && fuse_worth(a) &&
+        fuse_tree_left(n, env, a, &r))
+        return r;
+    return eval_binop_done(n, a, eval_expr(n->b, env));
 }
 
 /* a op b with the operands evaluated (taken over). */

@@ -115,6 +115,8 @@ Value eval_expr_switch(Node *n, Env *env);     /* any expression */
 int   eval_exec_switch(Node *n, Env *env);     /* any statement */
 Value eval_binop(Node *n, Env *env);          /* a op b */
 Value eval_binop_done(Node *n, Value a, Value b);   /* a op b, operands evaluated (taken over) */
+Value eval_binop_left(Node *n, Value a, Env *env);   /* a op b, a evaluated (taken over), b not yet */
+Value eval_binop_tree(Node *n, Env *env);   /* eval_binop where b is no leaf: its tree whole when it can (fuse.c) */
 Value eval_index(Node *n, Env *env);           /* a[...] */
 Value eval_call(Node *n, Env *env);            /* f(...) */
 Value eval_index_general(Node *n, Env *env, const Value *given);   /* given: the index evaluated, or NULL */

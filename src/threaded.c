@@ -17,6 +17,7 @@
  * would for the values it accepts, and must evaluate each child at most
  * once before handing over (the general entry points take the evaluated
  * operands or index). */
+#include "fuse.h"
 #include "threaded.h"
 #include "eval.h"
 #include "arith.h"
@@ -174,10 +175,16 @@ static inline __attribute__((always_inline)) Value binop_t(Node *n, Env *env, in
     double x, y;
     uint32_t ia, ib;
     if (ka) {
-        if (!leaf_read(n->a, env, ka, &x, &ia)) return eval_binop(n, env);
+        if (!leaf_read(n->a, env, ka, &x, &ia))
+            return kb || (n->b->kind != N_BINOP && n->b->kind != N_NEG) ? eval_binop(n, env) : eval_binop_tree(n, env);   /* (fuse.c) */
     } else {
         Value a = EV(n->a, env);
-        if (a.t != V_NUM) return eval_binop_done(n, a, EV(n->b, env));
+        if (a.t != V_NUM) {
+            /* b no leaf (kb 0) and a an array: eval_binop_left may take a
+             * tree b whole with a (fuse.c) */
+            if (!kb && fuse_worth(a)) return eval_binop_left(n, a, env);
+            return eval_binop_done(n, a, EV(n->b, env));
+        }
         x = a.u.n;
         ia = a.id;
     }

@@ -164,6 +164,10 @@ else bad "tests/gen/nograd_vs_detach.py" "$(tail -5 "$tmp/ngvd")"; fi
 # relative 1e-9 flips a comparison the program evaluated (tests/gen/branch_notes.py).
 if "$PY" tests/gen/branch_notes.py --bin "$BIN" --seed 5 --count 200 >"$tmp/bnotes" 2>&1; then ok
 else bad tests/gen/branch_notes.py "$(tail -1 "$tmp/bnotes"; sed -n '/^=====/,$p' "$tmp/bnotes" | sed -n '1,60p')"; fi
+# arithmetic trees over long arrays give the same text taken whole in one
+# pass (fuse.c) as one operation at a time (WENGERT_SLOW=1)
+if "$PY" tests/gen/fuse_fuzz.py --bin "$BIN" --seed 11 --count 40 >"$tmp/fufu" 2>&1; then ok
+else bad tests/gen/fuse_fuzz.py "$(tail -3 "$tmp/fufu")"; fi
 # a closure's captured array element is a place as its top-level twin's is
 if "$PY" tests/gen/closure_elements.py --bin "$BIN" --seed 7 --count 150 >"$tmp/cloel" 2>&1; then ok
 else bad tests/gen/closure_elements.py "$(tail -1 "$tmp/cloel"; sed -n '/^=====/,$p' "$tmp/cloel" | sed -n '1,40p')"; fi
