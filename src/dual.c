@@ -77,10 +77,42 @@ static inline Dual *dual_alloc_fast(uint32_t tag, int k)
  * `0 +` makes it +0 as skipping it would. da·at does: a product that
  * underflows keeps its -0 where a zero tangent gives +0. */
 #define VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap", "no-trapping-math")))
+/* a * b with an exact 0 factor winning over inf and nan (arith_mul_strong
+ * in doubles): 0 * -1 is -0, 0 * inf is +0. */
+static inline double mul_strong_f64(double a, double b)
+{
+    double r = a * b;
+    return r != r && (a == 0 || b == 0) ? 0 : r;
+}
+
+/* tangents_f64 when a partial is 0: the rule's terms as dual_op_general
+ * sums them. A 0 partial against a nonzero tangent is still a term (a
+ * signed zero: -t * 0 has the tangent 0 * -1 = -0), but against inf or
+ * nan it is +0, where the plain loops would give nan. */
+static __attribute__((noinline)) void tangents_zero_partial(int k, double *t, double da, const double *at,
+                                                            double db, const double *bt)
+{
+    for (int j = 0; j < k; j++) {
+        double x = 0;
+        if (at && at[j] != 0) x = mul_strong_f64(da, at[j]);
+        if (bt && bt[j] != 0) x = x + mul_strong_f64(db, bt[j]);
+        t[j] = x;
+    }
+}
+
+/* the operation arith_mul_strong picks for a * b */
+static inline int strong_op(double a, double b)
+{
+    double r = a * b;
+    return r != r && (a == 0 || b == 0) ? OP_MUL0 : OP_MUL;
+}
+
 static VECTORISE void tangents_f64(int k, double *restrict t, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
-    if (at && bt)
+    if ((at && da == 0) || (bt && db == 0))
+        tangents_zero_partial(k, t, da, at, db, bt);
+    else if (at && bt)
         for (int j = 0; j < k; j++) {
             double x = da * at[j], y = db * bt[j];
             x = at[j] == 0 ? 0 : x;
@@ -115,20 +147,20 @@ static inline __attribute__((always_inline)) Value op_plain_body(int op, uint32_
     Dual *d = dual_alloc_fast(tag, k);
     d->p = num_val(p);
     double *t = dual_td(d);
-    if (da == 0) at = NULL;      /* strong zero: a 0 partial passes nothing */
-    if (db == 0) bt = NULL;
+    /* A 0 partial is a term like any other (dual_op_general's sum): its
+     * product is a signed zero, or +0 against inf and nan (strong zero). */
     if (__builtin_expect(G->num.backend == BK_F64, 1)) {
         if (k == 1) {      /* jvp(f, x, v): no loop */
-            double x = at && at[0] != 0 ? da * at[0] : 0;
-            if (bt && bt[0] != 0) x = x + db * bt[0];
+            double x = at && at[0] != 0 ? mul_strong_f64(da, at[0]) : 0;
+            if (bt && bt[0] != 0) x = x + mul_strong_f64(db, bt[0]);
             t[0] = x;
         } else
             tangents_f64(k, t, da, at, db, bt);
     } else
         for (int j = 0; j < k; j++) {
             double x = 0;
-            if (at && at[j] != 0) x = num_apply(OP_MUL, da, at[j]);
-            if (bt && bt[j] != 0) x = num_apply(OP_ADD, x, num_apply(OP_MUL, db, bt[j]));
+            if (at && at[j] != 0) x = num_apply(strong_op(da, at[j]), da, at[j]);
+            if (bt && bt[j] != 0) x = num_apply(OP_ADD, x, num_apply(strong_op(db, bt[j]), db, bt[j]));
             t[j] = x;
         }
     return obj_val(V_DUAL, d);
@@ -311,7 +343,7 @@ static VECTORISE void tangents_norm(int k, double *T)
 
 int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out)
 {
-    if (n < 1 || G->num.backend != BK_F64 || !G->fwd.top) return 0;
+    if (!eval_fast_paths || n < 1 || G->num.backend != BK_F64 || !G->fwd.top) return 0;
     int k = 0;
     for (int i = 0; i < n; i++)
         if (!dot_part(&a[i * sa], &k) || !dot_part(&b[i * sb], &k)) return 0;
@@ -331,13 +363,16 @@ int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out
             continue;
         }
         /* the product's tangents (dual_op's mul: partials yp, xp) */
-        const double *at = x->t == V_DUAL && yp != 0 ? dual_td(AS_DUAL(*x)) : NULL;
-        const double *bt = y->t == V_DUAL && xp != 0 ? dual_td(AS_DUAL(*y)) : NULL;
+        const double *at = x->t == V_DUAL ? dual_td(AS_DUAL(*x)) : NULL;
+        const double *bt = y->t == V_DUAL ? dual_td(AS_DUAL(*y)) : NULL;
         if (i == 0) {
             tangents_f64(k, T, yp, at, xp, bt);
             have = 1;
             continue;
         }
+        /* in a sum a 0 partial's term is a zero the add makes +0: skipped */
+        if (yp == 0) at = NULL;
+        if (xp == 0) bt = NULL;
         if (!have) {     /* a number plus a dual: 0 + X as dual_op's add */
             for (int j = 0; j < k; j++) T[j] = 0.0;
             have = 1;

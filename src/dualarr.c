@@ -114,8 +114,9 @@ static inline uint32_t tangent_id(double t, uint32_t id, ConstIds *c)
 
 /* Tangent j of the dot over the parts x[i], y[i]: the products' tangents
  * t_i = pb ta + pa tb folded by +, with dual.c's rules for what is a
- * term: a tangent that is a constant 0 adds none, and where every part is
- * plain (dual.c's double path) neither does a 0 partial (pb or pa); an
+ * term: a tangent that is a constant 0 adds none, a 0 partial does (a
+ * signed zero: the first product's tangent may be -0), but where every
+ * part is plain (dual.c's double path) it records no pair; an
  * accumulator or a t_i that is a constant 0 is skipped by the fold as
  * dual.c skips it, so the value is the route's to the bit. The terms go
  * to terms[0 .. *m), each 2 i (b's primal, a's tangent) or 2 i + 1 (a's
@@ -133,19 +134,23 @@ static double dot_tangent(const DotPart *x, const DotPart *y, const uint32_t *id
         if (x[i].d) {
             double ta = tan_val(&x[i], j);
             uint32_t ta_id = tan_id(&x[i], j);
-            if (!(ta_id == 0 && ta == 0) && !(plain && y[i].p == 0)) {
+            if (!(ta_id == 0 && ta == 0)) {
                 t = y[i].p * ta;
-                t_rec |= rec && (y[i].id | ta_id);
-                terms[q++] = 2 * (uint32_t)i;
+                if (!(plain && y[i].p == 0)) {     /* (a plain 0 term records nothing) */
+                    t_rec |= rec && (y[i].id | ta_id);
+                    terms[q++] = 2 * (uint32_t)i;
+                }
             }
         }
         if (y[i].d) {
             double tb = tan_val(&y[i], j);
             uint32_t tb_id = tan_id(&y[i], j);
-            if (!(tb_id == 0 && tb == 0) && !(plain && x[i].p == 0)) {
+            if (!(tb_id == 0 && tb == 0)) {
                 t = t + x[i].p * tb;
-                t_rec |= rec && (x[i].id | tb_id);
-                terms[q++] = 2 * (uint32_t)i + 1;
+                if (!(plain && x[i].p == 0)) {
+                    t_rec |= rec && (x[i].id | tb_id);
+                    terms[q++] = 2 * (uint32_t)i + 1;
+                }
             }
         }
         int t_zero = !t_rec && t == 0;
