@@ -107,12 +107,11 @@ static inline int strong_op(double a, double b)
     return r != r && (a == 0 || b == 0) ? OP_MUL0 : OP_MUL;
 }
 
+/* (the caller takes tangents_zero_partial when a partial is 0) */
 static VECTORISE void tangents_f64(int k, double *restrict t, double da, const double *restrict at,
                                    double db, const double *restrict bt)
 {
-    if ((at && da == 0) || (bt && db == 0))
-        tangents_zero_partial(k, t, da, at, db, bt);
-    else if (at && bt)
+    if (at && bt)
         for (int j = 0; j < k; j++) {
             double x = da * at[j], y = db * bt[j];
             x = at[j] == 0 ? 0 : x;
@@ -154,7 +153,9 @@ static inline __attribute__((always_inline)) Value op_plain_body(int op, uint32_
             double x = at && at[0] != 0 ? mul_strong_f64(da, at[0]) : 0;
             if (bt && bt[0] != 0) x = x + mul_strong_f64(db, bt[0]);
             t[0] = x;
-        } else
+        } else if (__builtin_expect((at && da == 0) || (bt && db == 0), 0))
+            tangents_zero_partial(k, t, da, at, db, bt);
+        else
             tangents_f64(k, t, da, at, db, bt);
     } else
         for (int j = 0; j < k; j++) {
@@ -366,7 +367,8 @@ int dual_dot(const Value *a, long sa, const Value *b, long sb, int n, Value *out
         const double *at = x->t == V_DUAL ? dual_td(AS_DUAL(*x)) : NULL;
         const double *bt = y->t == V_DUAL ? dual_td(AS_DUAL(*y)) : NULL;
         if (i == 0) {
-            tangents_f64(k, T, yp, at, xp, bt);
+            if ((at && yp == 0) || (bt && xp == 0)) tangents_zero_partial(k, T, yp, at, xp, bt);
+            else tangents_f64(k, T, yp, at, xp, bt);
             have = 1;
             continue;
         }
