@@ -825,10 +825,45 @@ static int better(int op, double x, double best)
     return op == OP_MIN ? num_less(x, best) : num_less(best, x);
 }
 
+/* argmin or argmax of every element of a (an array or a view), all plain
+ * numbers, in float64: the general loop's comparisons in one pass by
+ * pointer and stride, the check for numbers folded in (ht's plan calls it
+ * on a row view a vertex, whose storage is not known as numbers: the
+ * check alone was ~440 instructions for 22 elements, the seq_at loop
+ * ~670). 0 (nothing done) if an element is not a number: the general
+ * path then checks and raises, or takes the primal values. */
+static int arg_extreme_plain(int op, Value a, int *out)
+{
+    int n = seq_len(a);
+    if (!eval_fast_paths || G->num.backend != BK_F64 || n == 0) return 0;
+    const Value *e;
+    long stride;
+    if (a.t == V_ARR) {
+        e = AS_ARR(a)->v;
+        stride = 1;
+    } else {
+        const View *w = AS_VIEW(a);
+        e = w->s->v + w->start;
+        stride = w->stride;
+    }
+    int other = e[0].t != V_NUM, best = 0;
+    double bv = e[0].u.n;
+    for (int i = 1; i < n; i++) {
+        const Value *x = &e[i * stride];
+        other |= x->t != V_NUM;
+        if (op == OP_MIN ? x->u.n < bv : bv < x->u.n) best = i, bv = x->u.n;
+    }
+    if (other) return 0;
+    *out = best;
+    return 1;
+}
+
 static Value arg_extreme(int op, int argc, Value *argv, const char *fname)
 {
     Value a = argv[0];
     if (!is_seq(a)) err_raise("%s: argument 1 must be an array or a matrix, got %s", fname, value_type_name(a));
+    int plain_best;
+    if (argc == 1 && arg_extreme_plain(op, a, &plain_best)) return num_val(num_round(plain_best));
     value_seq_check_numbers(a, fname);
     if (argc == 1) {
         int n = seq_len(a), best = 0;
