@@ -196,7 +196,7 @@ VECTORISE void num_apply_f64_n(int op, const double *restrict A, long sa, const 
     case OP_DIV: APPLY_STRIDES(a / b) return;
     /* (abs and sign with the unit stride known: vectorised, ht's plan) */
     case OP_ABS: APPLY_STRIDES(fabs(a)) return;
-    case OP_SIGN: APPLY_STRIDES(sign_of(a)) return;
+    case OP_SIGN: APPLY_STRIDES(a > 0 ? 1 : a < 0 ? -1 : a == 0 ? 0 : a) return;   /* sign_of, inline (not across optimize attributes) */
     case OP_EXP: unary_n(wm_exp_n, A, sa, out, n); return;     /* wm_exp's bits, two at a time (wmath.c) */
     case OP_TANH: unary_n(wm_tanh_n, A, sa, out, n); return;   /* wm_tanh's, the same way */
     case OP_SIGMOID:    /* sigmoid_of's bits: both its branches take e^-|a|, two at a time */
