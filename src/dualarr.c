@@ -204,16 +204,16 @@ int fwd_dot(Value a, Value b, int n, Value *out)
      * the const ids of the primals, made when a pair first names them) */
     DotPart *x = err_scratch_uninit(sizeof(DotPart) * 2 * (size_t)n + sizeof(uint32_t) * 5 * (size_t)n), *y = x + n;
     uint32_t *ids_all = (uint32_t *)(y + n), *terms = ids_all + 3 * (size_t)n;
-    ConstIds c = { ids_all + n, ids_all + 2 * (size_t)n, 0, 0 };
-    double s = 0;
     long sa, sb;
     const Value *ea = seq_elems(a, &sa), *eb = seq_elems(b, &sb);
-    int same = ea == eb && sa == sb;     /* dot(x, x): each element's parts once */
+    int same = ea == eb && sa == sb;     /* dot(x, x): each element's parts once, y the same as x */
+    if (same) y = x;
+    ConstIds c = { ids_all + n, ids_all + 2 * (size_t)n, 0, 0 };
+    double s = 0;
     int i = 0;
     for (; i < n; i++) {
         if (!dot_part(ea[i * sa], top, &k, &x[i], &boxed)) break;
-        if (same) y[i] = x[i];
-        else if (!dot_part(eb[i * sb], top, &k, &y[i], &boxed)) break;
+        if (!same && !dot_part(eb[i * sb], top, &k, &y[i], &boxed)) break;
         s += x[i].p * y[i].p;      /* arith_dot's sum: 0 + a0 b0 + a1 b1 + ... */
         ids_all[i] = x[i].id | y[i].id;
         prec |= ids_all[i] != 0;
@@ -277,29 +277,32 @@ int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
     if (!is_seq(dv) || (dual_b ? nb : na) < 0) return 0;
     int rec = G->tape.recording, k = 0;
     /* the constant side: plain numbers that record nothing */
+    int cknown = nc < 0 ? 0 : storage_of(cv)->known;
     if (nc < 0) {
         if (cv.t != V_NUM || (cv.id && rec)) return 0;
-    } else
+    } else if (!(cknown == KNOWN_CONSTS || (cknown && !rec)))      /* (known: no look; kmeans' points) */
         for (int i = 0; i < n; i++) {
             const Value *e = seq_at(cv, i);
             if (e->t != V_NUM || (e->id && rec)) return 0;
         }
     long sd;
     const Value *ed = seq_elems(dv, &sd);
+    /* the dual side looked at and its primals gathered in one pass */
+    Value prim = value_arr_new(n);
+    Value *pv = AS_ARR(prim)->v;
     for (int i = 0; i < n; i++) {
         const Value *e = &ed[i * sd];
-        if (e->t != V_DUAL) return 0;
+        if (e->t != V_DUAL) goto decline;
         Dual *d = AS_DUAL(*e);
-        if (d->tag != top || d->p.t != V_NUM || (k && d->k != k)) return 0;
+        if (d->tag != top || d->p.t != V_NUM || (k && d->k != k)) goto decline;
         k = d->k;
         if (!(d->form & DUAL_UNBOXED))     /* (unboxed tangents are plain numbers) */
             for (int j = 0; j < k; j++) {
                 Value t = d->t[j];
-                if (t.t != V_NUM || t.id) return 0;
+                if (t.t != V_NUM || t.id) goto decline;
             }
+        pv[i] = d->p;      /* a number: no reference */
     }
-    Value prim = value_arr_new(n);
-    for (int i = 0; i < n; i++) AS_ARR(prim)->v[i] = AS_DUAL(ed[i * sd])->p;   /* numbers: no references */
     Value r = dual_b ? arith_elementwise_flat(op, a, prim) : arith_elementwise_flat(op, prim, b);
     v_release(prim);
     double sign = dual_b && op == OP_SUB ? -1 : 1;
@@ -327,6 +330,9 @@ int fwd_add_sub(int op, Value a, Value b, int na, int nb, int n, Value *out)
     v_release(r);
     *out = res;
     return 1;
+decline:
+    v_release(prim);     /* (numbers and zeros: nothing else to release) */
+    return 0;
 }
 
 /* ------------------------------- posit backends: dot and sum in the quire */
