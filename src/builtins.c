@@ -203,15 +203,26 @@ static Value bi_take(int argc, Value *argv)
     /* numbers that hold no heap object on both sides (GradBench's index
      * arithmetic): no retains, and the result knows it */
     int nums = seq_noheap(argv[0]), plain_ix = seq_noheap(argv[1]);
-    if (eval_fast_paths && nums && plain_ix && argv[0].t == V_ARR && argv[1].t == V_ARR) {
-        /* numbers from numbers by numbers (an index matrix's gather): the
-         * indices checked in one pass, then one loop over the storages; an
-         * index out of range leaves it to the loop below, which raises */
-        const Value *av = AS_ARR(argv[0])->v, *iv = AS_ARR(argv[1])->v;
+    if (eval_fast_paths && plain_ix && argv[1].t == V_ARR) {
+        /* by an array of numbers (an index matrix's gather; kmeans' take
+         * of dual centroids): the indices checked in one pass, then one
+         * loop over the storages, each element retained when a's are not
+         * all numbers; an index out of range leaves it to the loop below,
+         * which raises */
+        const Value *iv = AS_ARR(argv[1])->v;
         if (all_indices(iv, n, len)) {
+            const Value *av = argv[0].t == V_ARR ? AS_ARR(argv[0])->v : storage_of(argv[0])->v + AS_VIEW(argv[0])->start;
+            long sa = argv[0].t == V_ARR ? 1 : AS_VIEW(argv[0])->stride;
             Value *out = rs->v;
-            for (int i = 0; i < n; i++) out[i] = av[(long)iv[i].u.n];
-            rs->known = storage_of(argv[0])->known;
+            if (nums)
+                for (int i = 0; i < n; i++) out[i] = av[(long)iv[i].u.n * sa];
+            else
+                for (int i = 0; i < n; i++) {
+                    Value e = av[(long)iv[i].u.n * sa];
+                    v_retain(e);
+                    out[i] = e;
+                }
+            rs->known = nums ? storage_of(argv[0])->known : 0;
             return obj_val(V_ARR, rs);
         }
     }
