@@ -427,10 +427,41 @@ static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeR
     return base;
 }
 
+/* short_side's short operand (n <= SHORT_SCAN, unit stride, elements e
+ * of storage st) that no fresh mark vouches for: a SEQ if its elements
+ * are numbers of ids first .. first + n - 1 (first not 0) and none of
+ * those entries is a constant: run_operand_scan's answer for it, found
+ * with no call, so that the operand takes short_run, not run_record's
+ * set-up (lstm's h, a row of out written in place a step before, and
+ * the row h *= tanh(s) writes: three operations a step). A whole array
+ * so found is marked fresh, as run_operand_scan marks it. */
+enum { SHORT_SCAN = 16 };
+static inline __attribute__((always_inline)) int short_seq_scan(const Storage *st, const Value *e, int n, uint8_t *kind, uint32_t *id)
+{
+    uint32_t first = e[0].id;
+    if (n > SHORT_SCAN || !first) return 0;
+    uint32_t off = 0;
+    unsigned others = 0;
+    for (int i = 0; i < n; i++) {
+        others |= e[i].t ^ V_NUM;
+        off |= e[i].id ^ (first + (uint32_t)i);
+    }
+    if (others | off) return 0;
+    const uint32_t *code = tape_codes() + first;
+    unsigned consts = 0;
+    for (int i = 0; i < n; i++) consts |= (code[i] & TAPE_OPMASK) == OP_CONST;
+    if (consts) return 0;
+    if (e == st->v && n == st->n) ((Storage *)st)->fresh = first;   /* a whole array: learnt */
+    *kind = TAPE_RUN_SEQ;
+    *id = first;
+    return 1;
+}
+
 /* One operand of short_run: a number (recorded: ONE; not: NONE, which a
  * linear op alone may take, as it reads no value), or an array or view
  * whose elements an array run made, untouched since (run_operand's quick
- * case): a SEQ. 0 otherwise. */
+ * case), or a short one whose elements are such a run all the same
+ * (short_seq_scan): a SEQ. 0 otherwise. */
 static inline __attribute__((always_inline)) int short_side(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
 {
     if (!is_arr) {
@@ -448,7 +479,7 @@ static inline __attribute__((always_inline)) int short_side(int op, Value x, int
         st = w->s, e = st->v + w->start;
     }
     uint32_t want = st->fresh + (uint32_t)(e - st->v);
-    if (!st->fresh || e[0].id != want || e[n - 1].id != want + (uint32_t)n - 1) return 0;
+    if (!st->fresh || e[0].id != want || e[n - 1].id != want + (uint32_t)n - 1) return short_seq_scan(st, e, n, kind, id);
     *kind = TAPE_RUN_SEQ;
     *id = want;
     return 1;
