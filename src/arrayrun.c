@@ -418,7 +418,7 @@ static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeR
 {
     uint32_t base = tape_size();
     num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
-    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ, r.b, r.kb == TAPE_RUN_SEQ, (uint32_t)n);
+    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ || r.ka == TAPE_RUN_CONSTS, r.b, r.kb == TAPE_RUN_SEQ || r.kb == TAPE_RUN_CONSTS, (uint32_t)n);
     r.kind = TAPE_RUN_ELEMWISE;
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
@@ -613,6 +613,28 @@ static Storage *rows_record(int op, Storage *x, Storage *y, TapeRun *run, TapeRu
     return s;
 }
 
+/* A whole matrix side of a broadcast that is constants the op reads
+ * (whole, kind NONE: lstm's sequence S in S * w), pushed as one run of
+ * constant entries before the first row, each row's kind CONSTS from
+ * there, rather than a row's constants before each row (run_constants):
+ * the rows then follow one another, so the result is one run (fresh) and
+ * a later broadcast reads it a row every cols entries, with codes that
+ * repeat (tape_push_rows), not a row every 2 cols, each row's far slots
+ * given anew. */
+static void broadcast_constants(int op, Storage *x, Storage *y, const int whole[2], const uint8_t whole_k[2], TapeRun *run,
+                                int rows, int cols)
+{
+    if (!needs_operand_values(op)) return;
+    for (int s = 0; s < 2; s++) {
+        if (!whole[s] || whole_k[s] != TAPE_RUN_NONE) continue;
+        uint32_t first = run_push_consts((RunElems){ (s ? y : x)->v, 1 }, rows * cols);
+        for (int i = 0; i < rows; i++) {
+            if (s) run[i].kb = TAPE_RUN_CONSTS, run[i].b = first + (uint32_t)i * (uint32_t)cols;
+            else run[i].ka = TAPE_RUN_CONSTS, run[i].a = first + (uint32_t)i * (uint32_t)cols;
+        }
+    }
+}
+
 /* x op y of two matrices where one or both are broadcast (a row or a
  * column against rows x cols) and a broadcast one is recorded (its
  * expanded copy repeats ids: no run, element by element), recorded as one
@@ -666,6 +688,7 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         err_scratch_free(run);
         return 0;
     }
+    broadcast_constants(op, x, y, whole, whole_k, run, rows, cols);
     TapeRun whole_run;
     int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
     int kink = (KINK_OPS >> op) & 1;
@@ -679,8 +702,8 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
         /* a row of runs, or a run and a recorded number (lstm's X * w):
          * short_record, none of run_record's set-up */
-        if (!kink && (run[i].ka == TAPE_RUN_SEQ || (run[i].ka == TAPE_RUN_ONE && !sa.is_arr))
-            && (run[i].kb == TAPE_RUN_SEQ || (run[i].kb == TAPE_RUN_ONE && !sb.is_arr)))
+        if (!kink && (run[i].ka == TAPE_RUN_SEQ || run[i].ka == TAPE_RUN_CONSTS || (run[i].ka == TAPE_RUN_ONE && !sa.is_arr))
+            && (run[i].kb == TAPE_RUN_SEQ || run[i].kb == TAPE_RUN_CONSTS || (run[i].kb == TAPE_RUN_ONE && !sb.is_arr)))
             run[i].base = short_record(op, run[i], run_vals(&sa, run[i].ka, run[i].a), run_vals(&sb, run[i].kb, run[i].b), cols, !as_rows);
         else
             run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);
