@@ -129,6 +129,36 @@ static __attribute__((noinline)) uint64_t run_words_off(const Value *e, int n, u
  * from vectors: it is left scalar.) */
 static int run_operand_scan(const RunSide *s, int n, uint8_t *kind, uint32_t *id);
 
+/* short_side's short operand (n <= SHORT_SCAN, unit stride, elements e
+ * of storage st) that no fresh mark vouches for: a SEQ if its elements
+ * are numbers of ids first .. first + n - 1 (first not 0) and none of
+ * those entries is a constant: run_operand_scan's answer for it, found
+ * with no call, so that the operand takes short_run, not run_record's
+ * set-up (lstm's h, a row of out written in place a step before, and
+ * the row h *= tanh(s) writes: three operations a step). A whole array
+ * so found is marked fresh, as run_operand_scan marks it. */
+enum { SHORT_SCAN = 16 };
+static inline __attribute__((always_inline)) int short_seq_scan(const Storage *st, const Value *e, int n, uint8_t *kind, uint32_t *id)
+{
+    uint32_t first = e[0].id;
+    if (n > SHORT_SCAN || !first) return 0;
+    uint32_t off = 0;
+    unsigned others = 0;
+    for (int i = 0; i < n; i++) {
+        others |= e[i].t ^ V_NUM;
+        off |= e[i].id ^ (first + (uint32_t)i);
+    }
+    if (others | off) return 0;
+    const uint32_t *code = tape_codes() + first;
+    unsigned consts = 0;
+    for (int i = 0; i < n; i++) consts |= (code[i] & TAPE_OPMASK) == OP_CONST;
+    if (consts) return 0;
+    if (e == st->v && n == st->n) ((Storage *)st)->fresh = first;   /* a whole array: learnt */
+    *kind = TAPE_RUN_SEQ;
+    *id = first;
+    return 1;
+}
+
 /* The quick cases, inlined in the callers (the call and its saved
  * registers were a fifth of the cost on lstm's rows of 7): a number, and
  * elements an array run made, untouched since (Storage.fresh: every
@@ -152,6 +182,7 @@ static inline __attribute__((always_inline)) int run_operand(const RunSide *s, i
             return 1;
         }
     }
+    if (st && s->e.stride == 1 && short_seq_scan(st, e, n, kind, id)) return 1;   /* (a broadcast's rows of 7) */
     return run_operand_scan(s, n, kind, id);
 }
 
@@ -411,13 +442,29 @@ static int run_applies(int op, int n)
     return n >= 2 && G->tape.recording && G->num.backend == BK_F64 && num_op_ids[op] && num_op_arity[op] >= 1;
 }
 
+/* num_apply_f64_n's values for a short run's + - * (lstm's rows of 7, a
+ * dozen a step): a plain loop, as its vectorised loops' set-up and tails
+ * cost more than the few elements; the same sums and products. */
+static inline __attribute__((always_inline)) void run_apply(int op, RunVals va, RunVals vb, double *out, int n)
+{
+    const double *A = va.p, *B = vb.p;
+    long sa = va.stride, sb = vb.stride;
+    if (n <= SHORT_SCAN && (op == OP_ADD || op == OP_SUB || op == OP_MUL)) {
+        if (op == OP_ADD) for (int j = 0; j < n; j++) out[j] = A[j * sa] + B[j * sb];
+        else if (op == OP_SUB) for (int j = 0; j < n; j++) out[j] = A[j * sa] - B[j * sb];
+        else for (int j = 0; j < n; j++) out[j] = A[j * sa] * B[j * sb];
+        return;
+    }
+    num_apply_f64_n(op, A, sa, B, sb, out, (uint32_t)n);
+}
+
 /* run_record for operands that need nothing of its set-up (each a SEQ,
  * a ONE, or a NONE the op reads no value of; no kink; vals where
  * run_vals says): the same values, entries and run record. */
 static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeRun r, RunVals va, RunVals vb, int n, int add)
 {
     uint32_t base = tape_size();
-    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
+    run_apply(op, va, vb, tape_reserved_vals(), n);
     tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ || r.ka == TAPE_RUN_CONSTS, r.b, r.kb == TAPE_RUN_SEQ || r.kb == TAPE_RUN_CONSTS, (uint32_t)n);
     r.kind = TAPE_RUN_ELEMWISE;
     r.op = (uint8_t)op;
@@ -425,36 +472,6 @@ static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeR
     r.base = base;
     if (add) tape_run_add(&r);
     return base;
-}
-
-/* short_side's short operand (n <= SHORT_SCAN, unit stride, elements e
- * of storage st) that no fresh mark vouches for: a SEQ if its elements
- * are numbers of ids first .. first + n - 1 (first not 0) and none of
- * those entries is a constant: run_operand_scan's answer for it, found
- * with no call, so that the operand takes short_run, not run_record's
- * set-up (lstm's h, a row of out written in place a step before, and
- * the row h *= tanh(s) writes: three operations a step). A whole array
- * so found is marked fresh, as run_operand_scan marks it. */
-enum { SHORT_SCAN = 16 };
-static inline __attribute__((always_inline)) int short_seq_scan(const Storage *st, const Value *e, int n, uint8_t *kind, uint32_t *id)
-{
-    uint32_t first = e[0].id;
-    if (n > SHORT_SCAN || !first) return 0;
-    uint32_t off = 0;
-    unsigned others = 0;
-    for (int i = 0; i < n; i++) {
-        others |= e[i].t ^ V_NUM;
-        off |= e[i].id ^ (first + (uint32_t)i);
-    }
-    if (others | off) return 0;
-    const uint32_t *code = tape_codes() + first;
-    unsigned consts = 0;
-    for (int i = 0; i < n; i++) consts |= (code[i] & TAPE_OPMASK) == OP_CONST;
-    if (consts) return 0;
-    if (e == st->v && n == st->n) ((Storage *)st)->fresh = first;   /* a whole array: learnt */
-    *kind = TAPE_RUN_SEQ;
-    *id = first;
-    return 1;
 }
 
 /* One operand of short_run: a number (recorded: ONE; not: NONE, which a
@@ -598,7 +615,7 @@ static Storage *rows_record(int op, Storage *x, Storage *y, TapeRun *run, TapeRu
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
         RunVals va = run_vals(&sa, run[i].ka, run[i].a), vb = run_vals(&sb, run[i].kb, run[i].b);
-        num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v + (long)i * cols, (uint32_t)cols);
+        run_apply(op, va, vb, v + (long)i * cols, cols);
     }
     int seq_a = r->ka == TAPE_RUN_SEQ, seq_b = r->kb == TAPE_RUN_SEQ;
     tape_push_rows(op, r->a, (uint32_t)seq_a, seq_a ? r->sa : 0, r->b, (uint32_t)seq_b, seq_b ? r->sb : 0,
