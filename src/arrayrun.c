@@ -129,6 +129,36 @@ static __attribute__((noinline)) uint64_t run_words_off(const Value *e, int n, u
  * from vectors: it is left scalar.) */
 static int run_operand_scan(const RunSide *s, int n, uint8_t *kind, uint32_t *id);
 
+/* short_side's short operand (n <= SHORT_SCAN, unit stride, elements e
+ * of storage st) that no fresh mark vouches for: a SEQ if its elements
+ * are numbers of ids first .. first + n - 1 (first not 0) and none of
+ * those entries is a constant: run_operand_scan's answer for it, found
+ * with no call, so that the operand takes short_run, not run_record's
+ * set-up (lstm's h, a row of out written in place a step before, and
+ * the row h *= tanh(s) writes: three operations a step). A whole array
+ * so found is marked fresh, as run_operand_scan marks it. */
+enum { SHORT_SCAN = 16 };
+static inline __attribute__((always_inline)) int short_seq_scan(const Storage *st, const Value *e, int n, uint8_t *kind, uint32_t *id)
+{
+    uint32_t first = e[0].id;
+    if (n > SHORT_SCAN || !first) return 0;
+    uint32_t off = 0;
+    unsigned others = 0;
+    for (int i = 0; i < n; i++) {
+        others |= e[i].t ^ V_NUM;
+        off |= e[i].id ^ (first + (uint32_t)i);
+    }
+    if (others | off) return 0;
+    const uint32_t *code = tape_codes() + first;
+    unsigned consts = 0;
+    for (int i = 0; i < n; i++) consts |= (code[i] & TAPE_OPMASK) == OP_CONST;
+    if (consts) return 0;
+    if (e == st->v && n == st->n) ((Storage *)st)->fresh = first;   /* a whole array: learnt */
+    *kind = TAPE_RUN_SEQ;
+    *id = first;
+    return 1;
+}
+
 /* The quick cases, inlined in the callers (the call and its saved
  * registers were a fifth of the cost on lstm's rows of 7): a number, and
  * elements an array run made, untouched since (Storage.fresh: every
@@ -152,6 +182,7 @@ static inline __attribute__((always_inline)) int run_operand(const RunSide *s, i
             return 1;
         }
     }
+    if (st && s->e.stride == 1 && short_seq_scan(st, e, n, kind, id)) return 1;   /* (a broadcast's rows of 7) */
     return run_operand_scan(s, n, kind, id);
 }
 
@@ -411,14 +442,30 @@ static int run_applies(int op, int n)
     return n >= 2 && G->tape.recording && G->num.backend == BK_F64 && num_op_ids[op] && num_op_arity[op] >= 1;
 }
 
+/* num_apply_f64_n's values for a short run's + - * (lstm's rows of 7, a
+ * dozen a step): a plain loop, as its vectorised loops' set-up and tails
+ * cost more than the few elements; the same sums and products. */
+static inline __attribute__((always_inline)) void run_apply(int op, RunVals va, RunVals vb, double *out, int n)
+{
+    const double *A = va.p, *B = vb.p;
+    long sa = va.stride, sb = vb.stride;
+    if (n <= SHORT_SCAN && (op == OP_ADD || op == OP_SUB || op == OP_MUL)) {
+        if (op == OP_ADD) for (int j = 0; j < n; j++) out[j] = A[j * sa] + B[j * sb];
+        else if (op == OP_SUB) for (int j = 0; j < n; j++) out[j] = A[j * sa] - B[j * sb];
+        else for (int j = 0; j < n; j++) out[j] = A[j * sa] * B[j * sb];
+        return;
+    }
+    num_apply_f64_n(op, A, sa, B, sb, out, (uint32_t)n);
+}
+
 /* run_record for operands that need nothing of its set-up (each a SEQ,
  * a ONE, or a NONE the op reads no value of; no kink; vals where
  * run_vals says): the same values, entries and run record. */
 static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeRun r, RunVals va, RunVals vb, int n, int add)
 {
     uint32_t base = tape_size();
-    num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, tape_reserved_vals(), (uint32_t)n);
-    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ, r.b, r.kb == TAPE_RUN_SEQ, (uint32_t)n);
+    run_apply(op, va, vb, tape_reserved_vals(), n);
+    tape_push_elems(op, r.a, r.ka == TAPE_RUN_SEQ || r.ka == TAPE_RUN_CONSTS, r.b, r.kb == TAPE_RUN_SEQ || r.kb == TAPE_RUN_CONSTS, (uint32_t)n);
     r.kind = TAPE_RUN_ELEMWISE;
     r.op = (uint8_t)op;
     r.n = (uint32_t)n;
@@ -430,7 +477,8 @@ static inline __attribute__((always_inline)) uint32_t short_record(int op, TapeR
 /* One operand of short_run: a number (recorded: ONE; not: NONE, which a
  * linear op alone may take, as it reads no value), or an array or view
  * whose elements an array run made, untouched since (run_operand's quick
- * case): a SEQ. 0 otherwise. */
+ * case), or a short one whose elements are such a run all the same
+ * (short_seq_scan): a SEQ. 0 otherwise. */
 static inline __attribute__((always_inline)) int short_side(int op, Value x, int is_arr, int n, uint8_t *kind, uint32_t *id)
 {
     if (!is_arr) {
@@ -448,7 +496,7 @@ static inline __attribute__((always_inline)) int short_side(int op, Value x, int
         st = w->s, e = st->v + w->start;
     }
     uint32_t want = st->fresh + (uint32_t)(e - st->v);
-    if (!st->fresh || e[0].id != want || e[n - 1].id != want + (uint32_t)n - 1) return 0;
+    if (!st->fresh || e[0].id != want || e[n - 1].id != want + (uint32_t)n - 1) return short_seq_scan(st, e, n, kind, id);
     *kind = TAPE_RUN_SEQ;
     *id = want;
     return 1;
@@ -567,7 +615,7 @@ static Storage *rows_record(int op, Storage *x, Storage *y, TapeRun *run, TapeRu
     for (int i = 0; i < rows; i++) {
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
         RunVals va = run_vals(&sa, run[i].ka, run[i].a), vb = run_vals(&sb, run[i].kb, run[i].b);
-        num_apply_f64_n(op, va.p, va.stride, vb.p, vb.stride, v + (long)i * cols, (uint32_t)cols);
+        run_apply(op, va, vb, v + (long)i * cols, cols);
     }
     int seq_a = r->ka == TAPE_RUN_SEQ, seq_b = r->kb == TAPE_RUN_SEQ;
     tape_push_rows(op, r->a, (uint32_t)seq_a, seq_a ? r->sa : 0, r->b, (uint32_t)seq_b, seq_b ? r->sb : 0,
@@ -580,6 +628,28 @@ static Storage *rows_record(int op, Storage *x, Storage *y, TapeRun *run, TapeRu
     s->fresh = base;
     storage_set_shape(s, 2, rows, cols);
     return s;
+}
+
+/* A whole matrix side of a broadcast that is constants the op reads
+ * (whole, kind NONE: lstm's sequence S in S * w), pushed as one run of
+ * constant entries before the first row, each row's kind CONSTS from
+ * there, rather than a row's constants before each row (run_constants):
+ * the rows then follow one another, so the result is one run (fresh) and
+ * a later broadcast reads it a row every cols entries, with codes that
+ * repeat (tape_push_rows), not a row every 2 cols, each row's far slots
+ * given anew. */
+static void broadcast_constants(int op, Storage *x, Storage *y, const int whole[2], const uint8_t whole_k[2], TapeRun *run,
+                                int rows, int cols)
+{
+    if (!needs_operand_values(op)) return;
+    for (int s = 0; s < 2; s++) {
+        if (!whole[s] || whole_k[s] != TAPE_RUN_NONE) continue;
+        uint32_t first = run_push_consts((RunElems){ (s ? y : x)->v, 1 }, rows * cols);
+        for (int i = 0; i < rows; i++) {
+            if (s) run[i].kb = TAPE_RUN_CONSTS, run[i].b = first + (uint32_t)i * (uint32_t)cols;
+            else run[i].ka = TAPE_RUN_CONSTS, run[i].a = first + (uint32_t)i * (uint32_t)cols;
+        }
+    }
 }
 
 /* x op y of two matrices where one or both are broadcast (a row or a
@@ -635,6 +705,7 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         err_scratch_free(run);
         return 0;
     }
+    broadcast_constants(op, x, y, whole, whole_k, run, rows, cols);
     TapeRun whole_run;
     int as_rows = eval_fast_paths && rows_run(op, run, rows, cols, &whole_run);
     int kink = (KINK_OPS >> op) & 1;
@@ -648,8 +719,8 @@ int arrayrun_broadcast(int op, Value a, Value b, int rows, int cols, Value *out)
         RunSide sa = broadcast_row(x, i), sb = broadcast_row(y, i);
         /* a row of runs, or a run and a recorded number (lstm's X * w):
          * short_record, none of run_record's set-up */
-        if (!kink && (run[i].ka == TAPE_RUN_SEQ || (run[i].ka == TAPE_RUN_ONE && !sa.is_arr))
-            && (run[i].kb == TAPE_RUN_SEQ || (run[i].kb == TAPE_RUN_ONE && !sb.is_arr)))
+        if (!kink && (run[i].ka == TAPE_RUN_SEQ || run[i].ka == TAPE_RUN_CONSTS || (run[i].ka == TAPE_RUN_ONE && !sa.is_arr))
+            && (run[i].kb == TAPE_RUN_SEQ || run[i].kb == TAPE_RUN_CONSTS || (run[i].kb == TAPE_RUN_ONE && !sb.is_arr)))
             run[i].base = short_record(op, run[i], run_vals(&sa, run[i].ka, run[i].a), run_vals(&sb, run[i].kb, run[i].b), cols, !as_rows);
         else
             run[i].base = run_record(op, 0, &sa, &sb, run[i], cols, !as_rows);

@@ -1106,13 +1106,51 @@ static uint32_t rows_repeating(uint32_t e, uint32_t cols, uint32_t ra, uint32_t 
     return k;
 }
 
+/* Whether a row of a ROWS run reads operand id (its ids id + j, sa 1)
+ * where no field of its own will serve it: distant (past the near
+ * range), from rows r apart while the entries go on cols a row, so that
+ * its distance moves by at least a small window's length each row (no
+ * window holds two rows, nor do the codes repeat: rows_repeating), and
+ * each element is read once here (lstm's layer-2 X * w, X's rows a
+ * recurrence step apart). Far slots given to such a row are used once. */
+static inline int row_far_stepping(uint32_t i, uint32_t id, uint32_t sa, uint32_t r, uint32_t cols)
+{
+    uint32_t moves = r > cols ? r - cols : cols - r;
+    return id && sa == 1 && r != 0 && moves >= TAPE_SMALL_LEN && i - id >= TAPE_NEAR;
+}
+
+/* The row of cols entries at the tape's end (its values written) as wide
+ * entries, each holding its two ids as they are: what tape_push_elems
+ * comes to for it once the chunk's far table is full, without the far
+ * slots it gives first (one an element, each hashed) or the probes for
+ * them after. 0 (nothing done) when the row would cross into the next
+ * chunk or the tape's cap is near. */
+static int push_row_wide(int op, uint32_t a, uint32_t sa, uint32_t b, uint32_t sb, uint32_t cols)
+{
+    uint32_t i = tape_next_slot(), at = i & ((1u << TAPE_CHUNK_BITS) - 1);
+    if (at + cols > (1u << TAPE_CHUNK_BITS) || G->tape.cap - i < cols
+        || tape_bytes() + (size_t)cols * (sizeof(TapeArgs) + ENTRY_BYTES) > G->tape.limit)
+        return 0;
+    reserve_wide(G->tape.nwide + cols);
+    uint32_t kw = (uint32_t)G->tape.nwide - G->tape.tables.chunk_wide[chunk_of(i)], *code = G->tape.code + i;
+    TapeArgs *wide = G->tape.tables.wide + G->tape.nwide;
+    for (uint32_t e = 0; e < cols; e++) {
+        wide[e] = (TapeArgs){ a ? a + e * sa : 0, b ? b + e * sb : 0 };
+        code[e] = (uint32_t)op | TAPE_WIDE | (kw + e) << 8;
+    }
+    G->tape.nwide += cols;
+    G->tape.n = i + cols;
+    return 1;
+}
+
 uint32_t tape_push_rows(int op, uint32_t a, uint32_t sa, uint32_t ra, uint32_t b, uint32_t sb, uint32_t rb,
                         uint32_t rows, uint32_t cols)
 {
     uint32_t base = G->tape.n;
     for (uint32_t i = 0; i < rows;) {
-        uint32_t e = G->tape.n, step = 0;
-        tape_push_elems(op, a ? a + i * ra : 0, sa, b ? b + i * rb : 0, sb, cols);
+        uint32_t e = G->tape.n, step = 0, ia = a ? a + i * ra : 0, ib = b ? b + i * rb : 0;
+        if (!((row_far_stepping(e, ia, sa, ra, cols) || row_far_stepping(e, ib, sb, rb, cols)) && push_row_wide(op, ia, sa, ib, sb, cols)))
+            tape_push_elems(op, ia, sa, ib, sb, cols);
         i++;
         uint32_t k = i < rows ? rows_repeating(e, cols, ra, rb, a != 0, b != 0, &step) : 0;
         if (k > rows - i) k = rows - i;
