@@ -1371,10 +1371,14 @@ static __attribute__((noinline)) void flush_frames_now(const FnInfo *f)
 
 /* dst[i] = src[i] for i in [from, to), in blocks of RV_PAD (a loop of a
  * few steps: the constants and captured numbers of a call of itself);
- * both may run up to RV_PAD - 1 past to. */
+ * both may run up to RV_PAD - 1 past to. (dst is the frame after src's:
+ * what a block writes past to is never a source before to.) */
 static inline __attribute__((always_inline)) void copy_fixed(double *dst, const double *src, int from, int to)
 {
-    for (int i = from; i < to; i += RV_PAD) memmove(dst + i, src + i, sizeof(double) * RV_PAD);
+    for (int i = from; i < to; i += RV_PAD) {
+        double a = src[i], b = src[i + 1], c = src[i + 2], d = src[i + 3];
+        dst[i] = a, dst[i + 1] = b, dst[i + 2] = c, dst[i + 3] = d;
+    }
 }
 
 static inline __attribute__((always_inline)) void flush_frames(const FnInfo *f)
