@@ -102,6 +102,7 @@
  * each register, each from the rule table as dual.c computes a dual's.
  * The plain runner reads an operand the instruction before computed from
  * a machine register (mark_chains: W1's dependency chain). */
+#include <limits.h>
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
@@ -458,6 +459,7 @@ typedef struct {
     Value *slot[RV_MAXCAPS];
     Storage *st[RV_MAXCAPS];     /* CAP_ARR */
     int op[RV_MAXCAPS];          /* CAP_FN naming a math builtin: its OpCode */
+    int kidx[RV_MAXCAPS];        /* CAP_NUM: the number as an index, if a whole number in [0, INT_MAX); else -1 */
 } RTab;
 
 static Value *cap_slot(const RCap *cp, const Closure *c, Env **home)
@@ -590,6 +592,8 @@ static void bind(RTab *t, const RFn *fn, const Closure *c)
         t->slot[i] = v;
         t->st[i] = fn->caps[i].uses & CAP_ARR ? AS_ARR(*v) : NULL;
         t->op[i] = v->t == V_BUILTIN ? builtin_math1_op(v->u.bi) : -1;
+        int k;   /* (a captured number is the same until the outermost call returns: see the top) */
+        t->kidx[i] = fn->caps[i].uses & CAP_NUM && v->t == V_NUM && whole_index(v->u.n, INT_MAX, &k) ? k : -1;
     }
 }
 
@@ -635,6 +639,11 @@ enum {
      * I_MOV, then the rest); K: the low bound a constant whole number,
      * which needs no test */
     I_FORBEGIN, I_FORBEGINK,
+    /* I_LOAD, I_STORE whose index is a captured number (det's r[l]): its
+     * whole-number test made once, by bind (RTab.kidx: capture e's), and
+     * only the range tested (mark_known_indices; the other runners run
+     * the base op) */
+    I_LOADK, I_STOREK,
     I_NOPS
 };
 struct RIns {
@@ -1141,6 +1150,18 @@ static void mark_for_entries(RFn *fn)
     }
 }
 
+/* An element read or write whose index is a captured number: I_LOADK,
+ * I_STOREK, e the capture (RTab.kidx). */
+static void mark_known_indices(RFn *fn)
+{
+    for (int q = 0; q < fn->code_n; q++) {
+        RIns *p = &fn->code[q];
+        if ((p->op != I_LOAD && p->op != I_STORE) || p->a < fn->nbase || p->a >= fn->nbase + fn->ncapnum) continue;
+        p->e = fn->capnum[p->a - fn->nbase];
+        p->op = p->op == I_LOAD ? I_LOADK : I_STOREK;
+    }
+}
+
 /* The code of k's tree, its registers laid out: locals, temporaries,
  * constants, captured numbers. 0: declined (too many of something). */
 static int emit_fn(Comp *k)
@@ -1211,6 +1232,7 @@ static int emit_fn(Comp *k)
     fn->fwd_ok = m.ok && fwd_analysis(fn);
     mark_chains(fn);   /* (after the analyses, which read the base ops) */
     mark_for_entries(fn);
+    mark_known_indices(fn);
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 
@@ -1425,7 +1447,7 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp,
         [I_ADDA] = &&adda, [I_SUBA] = &&suba, [I_MULA] = &&mula, [I_DIVA] = &&diva,
-        [I_FORBEGIN] = &&forbegin, [I_FORBEGINK] = &&forbegink,
+        [I_FORBEGIN] = &&forbegin, [I_FORBEGINK] = &&forbegink, [I_LOADK] = &&loadk, [I_STOREK] = &&storek,
         [I_ADDB] = &&addb, [I_SUBB] = &&subb, [I_MULB] = &&mulb, [I_DIVB] = &&divb, [I_CALLA] = &&calla,
         [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
@@ -1461,6 +1483,22 @@ store: {
         else {
             flush_frames(f);
             store_slow(k, p, r[p->b], x);
+        }
+        NEXT;
+    }
+loadk: {
+        const Storage *st = k->tab->st[p->c];
+        i = k->tab->kidx[p->e];
+        SET(__builtin_expect((unsigned)i < (unsigned)st->n, 1) ? st->v[i].u.n : (flush_frames(f), index_slow(k, p, r[p->a])));
+        NEXT;
+    }
+storek: {
+        Storage *st = k->tab->st[p->c];
+        i = k->tab->kidx[p->e];
+        if (__builtin_expect((unsigned)i < (unsigned)st->n, 1)) st->v[i].u.n = r[p->b];
+        else {
+            flush_frames(f);
+            store_slow(k, p, r[p->b], r[p->a]);
         }
         NEXT;
     }
@@ -1698,7 +1736,7 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin,
         /* (the chained forms: their operand is in its register too) */
         [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
-        [I_FORBEGIN] = &&mov, [I_FORBEGINK] = &&mov,
+        [I_FORBEGIN] = &&mov, [I_FORBEGINK] = &&mov, [I_LOADK] = &&load, [I_STOREK] = &&store,
         [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
         [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
@@ -1901,7 +1939,7 @@ static NO_MEMCPY_LOOPS double run_fwd(Closure *c, const RTab *tab, const double 
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&jmp,
         /* (the chained forms: their operand is in its register too) */
         [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
-        [I_FORBEGIN] = &&mov, [I_FORBEGINK] = &&mov,
+        [I_FORBEGIN] = &&mov, [I_FORBEGINK] = &&mov, [I_LOADK] = &&load, [I_STOREK] = &&store,
         [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
         [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
