@@ -102,6 +102,7 @@
  * each register, each from the rule table as dual.c computes a dual's.
  * The plain runner reads an operand the instruction before computed from
  * a machine register (mark_chains: W1's dependency chain). */
+#include <limits.h>
 #include <math.h>
 #include "regvm.h"
 #include "eval.h"
@@ -458,6 +459,7 @@ typedef struct {
     Value *slot[RV_MAXCAPS];
     Storage *st[RV_MAXCAPS];     /* CAP_ARR */
     int op[RV_MAXCAPS];          /* CAP_FN naming a math builtin: its OpCode */
+    int kidx[RV_MAXCAPS];        /* CAP_NUM: the number as an index, if a whole number in [0, INT_MAX); else -1 */
 } RTab;
 
 static Value *cap_slot(const RCap *cp, const Closure *c, Env **home)
@@ -590,6 +592,8 @@ static void bind(RTab *t, const RFn *fn, const Closure *c)
         t->slot[i] = v;
         t->st[i] = fn->caps[i].uses & CAP_ARR ? AS_ARR(*v) : NULL;
         t->op[i] = v->t == V_BUILTIN ? builtin_math1_op(v->u.bi) : -1;
+        int k;   /* (a captured number is the same until the outermost call returns: see the top) */
+        t->kidx[i] = fn->caps[i].uses & CAP_NUM && v->t == V_NUM && whole_index(v->u.n, INT_MAX, &k) ? k : -1;
     }
 }
 
@@ -629,6 +633,17 @@ enum {
     I_ADDB, I_SUBB, I_MULB, I_DIVB,   /* d = a op acc */
     I_CALLA,     /* I_CALL of one argument, acc */
     I_JLT, I_JLE, I_JGT, I_JGE, I_JEQ, I_JNE,   /* to d if a op b (and / or / not: emit_cond) */
+    /* a for loop's way in, fused (mark_for_entries): an I_MOV of the low
+     * bound that begins I_MOV, I_BOUND, I_MOV (the high bound), I_BOUND,
+     * I_FORENTER, which run_fn runs as one (the other runners as the
+     * I_MOV, then the rest); K: the low bound a constant whole number,
+     * which needs no test */
+    I_FORBEGIN, I_FORBEGINK,
+    /* I_LOAD, I_STORE whose index is a captured number (det's r[l]): its
+     * whole-number test made once, by bind (RTab.kidx: capture e's), and
+     * only the range tested (mark_known_indices; the other runners run
+     * the base op) */
+    I_LOADK, I_STOREK,
     I_NOPS
 };
 struct RIns {
@@ -1116,6 +1131,37 @@ static void mark_chains(RFn *fn)
     }
 }
 
+/* A for loop's way in whose bounds are leaves (det's `for j in 0..m`):
+ * I_MOV, I_BOUND, I_MOV, I_BOUND, I_FORENTER, none but the first a jump's
+ * target (none is: a loop's code is entered at its top), becomes one
+ * instruction for run_fn (I_FORBEGIN at the first, the rest kept for the
+ * other runners); a low bound that is a constant whole number is not
+ * tested (I_FORBEGINK). */
+static void mark_for_entries(RFn *fn)
+{
+    for (int q = 0; q + 4 < fn->code_n; q++) {
+        RIns *p = &fn->code[q];
+        if (p[0].op != I_MOV || p[1].op != I_BOUND || p[1].a != p[0].d || p[2].op != I_MOV || p[3].op != I_BOUND ||
+            p[3].a != p[2].d || p[4].op != I_FORENTER || p[4].a != p[0].d || p[4].b != p[2].d)
+            continue;
+        int k = p[0].a - fn->kbase;
+        int whole = k >= 0 && k < fn->nconst && fn->consts[k] == floor(fn->consts[k]);
+        p->op = whole ? I_FORBEGINK : I_FORBEGIN;
+    }
+}
+
+/* An element read or write whose index is a captured number: I_LOADK,
+ * I_STOREK, e the capture (RTab.kidx). */
+static void mark_known_indices(RFn *fn)
+{
+    for (int q = 0; q < fn->code_n; q++) {
+        RIns *p = &fn->code[q];
+        if ((p->op != I_LOAD && p->op != I_STORE) || p->a < fn->nbase || p->a >= fn->nbase + fn->ncapnum) continue;
+        p->e = fn->capnum[p->a - fn->nbase];
+        p->op = p->op == I_LOAD ? I_LOADK : I_STOREK;
+    }
+}
+
 /* The code of k's tree, its registers laid out: locals, temporaries,
  * constants, captured numbers. 0: declined (too many of something). */
 static int emit_fn(Comp *k)
@@ -1185,6 +1231,8 @@ static int emit_fn(Comp *k)
     }
     fn->fwd_ok = m.ok && fwd_analysis(fn);
     mark_chains(fn);   /* (after the analyses, which read the base ops) */
+    mark_for_entries(fn);
+    mark_known_indices(fn);
     return m.ok && fn->nreg_all <= 4 * RV_MAXREGS;
 }
 
@@ -1226,6 +1274,19 @@ static __attribute__((noinline)) void store_slow(const RCall *k, const RIns *p, 
     value_frame_drop(frame);
 }
 
+/* x == floor(x) (eval_range_bound's test), without floor's dozen
+ * instructions (no SSE4.1 here): a double of magnitude 2^52 or more is a
+ * whole number (or infinite: floor(inf) is inf), and below that its
+ * truncation to 64 bits is exact; NaN is neither. */
+static inline __attribute__((always_inline)) int is_whole(double x)
+{
+#ifdef __SSE2__
+    return (double)_mm_cvttsd_si64(_mm_set_sd(x)) == x || fabs(x) >= 0x1p52;
+#else
+    return x == floor(x);
+#endif
+}
+
 /* a range bound: eval_range_bound's test and error */
 static __attribute__((noinline, noreturn)) void bound_error(const RIns *p, double d)
 {
@@ -1252,7 +1313,9 @@ static __attribute__((noinline)) void poll(const RIns *p)
 /* The jumps and the range-bound test: the same in both runners (run_fn,
  * run_rec), which read no ids for them (comparisons and bounds take plain
  * numbers only: a recorded one is declined when compiled). */
-#define JUMPS_AND_BOUND                                                              \
+#define JUMPS_AND_BOUND JUMPS_AND_BOUND_WITH((void)0)
+#define JUMPS_AND_BOUND_FLUSH JUMPS_AND_BOUND_WITH(flush_frames(f))
+#define JUMPS_AND_BOUND_WITH(BEFORE_ERROR)                                           \
 jmp: p = code + p->d; goto *lab[p->op];                                              \
 jnlt: JUMP(r[p->a] < r[p->b]);                                                       \
 jnle: JUMP(r[p->a] <= r[p->b]);                                                      \
@@ -1267,7 +1330,7 @@ jge: JUMP(!(r[p->a] >= r[p->b]));                                               
 jeq: JUMP(!(r[p->a] == r[p->b]));                                                    \
 jne: JUMP(!(r[p->a] != r[p->b]));                                                    \
 bound:                                                                               \
-    if (__builtin_expect(r[p->a] != floor(r[p->a]), 0)) bound_error(p, r[p->a]);     \
+    if (__builtin_expect(!is_whole(r[p->a]), 0)) BEFORE_ERROR, bound_error(p, r[p->a]); \
     NEXT;
 #define NEXT goto *lab[(++p)->op]
 #define JUMP(cond) do { p = (cond) ? p + 1 : code + p->d; goto *lab[p->op]; } while (0)
@@ -1294,6 +1357,57 @@ static inline __attribute__((always_inline)) ErrWhere enter_call(const FnInfo *f
     return saved;
 }
 
+/* A call of itself (det's minor: l! calls) runs in the same run_fn, its
+ * registers a frame of a fixed arena, its caller's registers and call
+ * instruction kept in rv_frames: no C call's way in and out, no frame on
+ * the C stack. Its traceback line is not pushed as it begins: the frames
+ * from rv_pushed up are pushed (flush_frames) only before anything that
+ * may raise an error or read the traceback runs (an index or a store
+ * off the fast path, a range bound, an interrupt poll, a call of another
+ * closure, a call that the arena has no room for, the depth error), so
+ * an error's traceback is the one the tree walker leaves; a frame that
+ * returns unpushed pops nothing. The call depth is counted at every call
+ * as before. Only the innermost run_fn's frames can be unpushed (a call
+ * of another closure flushes first). try_call, the only way in from the
+ * tree walker (nothing compiled runs the tree walker's calls), empties
+ * the arena: an error that unwound through run_fn leaves it as it was. */
+#define RV_ARENA 16384      /* doubles */
+#define RV_PAD 4            /* copy_fixed's blocks: room after every frame */
+typedef struct { double *r; const RIns *p; } RvFrame;
+static double rv_arena[RV_ARENA];
+static double *rv_top = rv_arena;
+static double *const rv_last = rv_arena + RV_ARENA - RV_PAD;  /* a frame of n fits while rv_top <= rv_last - n */
+static RvFrame rv_frames[RV_ARENA];   /* (each frame takes a double more than its registers) */
+static int rv_nf, rv_pushed;
+
+static __attribute__((noinline)) void flush_frames_now(const FnInfo *f)
+{
+    ErrWhere w = G->err.where;
+    G->err.where.chunk = f->chunk;   /* (the caller's: the same closure's) */
+    for (; rv_pushed < rv_nf; rv_pushed++) {
+        G->err.where.node = rv_frames[rv_pushed].p->node;
+        call_push(f->name);
+    }
+    G->err.where = w;
+}
+
+/* dst[i] = src[i] for i in [from, to), in blocks of RV_PAD (a loop of a
+ * few steps: the constants and captured numbers of a call of itself);
+ * both may run up to RV_PAD - 1 past to. (dst is the frame after src's:
+ * what a block writes past to is never a source before to.) */
+static inline __attribute__((always_inline)) void copy_fixed(double *dst, const double *src, int from, int to)
+{
+    for (int i = from; i < to; i += RV_PAD) {
+        double a = src[i], b = src[i + 1], c = src[i + 2], d = src[i + 3];
+        dst[i] = a, dst[i + 1] = b, dst[i + 2] = c, dst[i + 3] = d;
+    }
+}
+
+static inline __attribute__((always_inline)) void flush_frames(const FnInfo *f)
+{
+    if (__builtin_expect(rv_pushed < rv_nf, 0)) flush_frames_now(f);
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #define NO_MEMCPY_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns", "no-crossjumping")))
 #else
@@ -1310,7 +1424,8 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
     FnInfo *f = c->fn;
     const RFn *fn = f->reg;
     ErrWhere saved = enter_call(f);
-    double r[fn->nreg_all > 0 ? fn->nreg_all : 1];
+    double rbuf[fn->nreg_all + RV_PAD], *r = rbuf;   /* (RV_PAD: copy_fixed reads past) */
+    int base_nf = rv_nf;     /* frames of the arena below are callers' (see rv_frames) */
     /* (a few each: loops, not memcpy calls) */
     if (fn->nparams == 1) r[0] = args[0];
     else
@@ -1332,6 +1447,7 @@ static NO_MEMCPY_LOOPS double run_fn(Closure *c, const RTab *tab, const double *
         [I_LOADMA] = &&loadma, [I_MULADD] = &&muladd, [I_MULSUB] = &&mulsub, [I_MULSUBR] = &&mulsubr,
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&muladd, [I_WBEGIN] = &&jmp,
         [I_ADDA] = &&adda, [I_SUBA] = &&suba, [I_MULA] = &&mula, [I_DIVA] = &&diva,
+        [I_FORBEGIN] = &&forbegin, [I_FORBEGINK] = &&forbegink, [I_LOADK] = &&loadk, [I_STOREK] = &&storek,
         [I_ADDB] = &&addb, [I_SUBB] = &&subb, [I_MULB] = &&mulb, [I_DIVB] = &&divb, [I_CALLA] = &&calla,
         [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
@@ -1356,7 +1472,7 @@ mov: SET(r[p->a]); NEXT;
 load: {
         const Storage *st = k->tab->st[p->c];
         x = r[p->a];
-        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x));
+        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : (flush_frames(f), index_slow(k, p, x)));
         NEXT;
     }
 store: {
@@ -1364,7 +1480,26 @@ store: {
         double x = r[p->a];
         /* the element is a number of no tape id (KNOWN_CONSTS): its double alone changes */
         if (__builtin_expect(whole_index(x, st->n, &i), 1)) st->v[i].u.n = r[p->b];
-        else store_slow(k, p, r[p->b], x);
+        else {
+            flush_frames(f);
+            store_slow(k, p, r[p->b], x);
+        }
+        NEXT;
+    }
+loadk: {
+        const Storage *st = k->tab->st[p->c];
+        i = k->tab->kidx[p->e];
+        SET(__builtin_expect((unsigned)i < (unsigned)st->n, 1) ? st->v[i].u.n : (flush_frames(f), index_slow(k, p, r[p->a])));
+        NEXT;
+    }
+storek: {
+        Storage *st = k->tab->st[p->c];
+        i = k->tab->kidx[p->e];
+        if (__builtin_expect((unsigned)i < (unsigned)st->n, 1)) st->v[i].u.n = r[p->b];
+        else {
+            flush_frames(f);
+            store_slow(k, p, r[p->b], r[p->a]);
+        }
         NEXT;
     }
 calla:
@@ -1380,15 +1515,51 @@ call_x: {
             NEXT;
         }
         Closure *g = AS_FN(*fv);
-        SET(g == k->c ? run_fn(g, k->tab, &r[p->a], r) : call_other(g, &r[p->a]));
-        NEXT;
+        if (g != k->c) {
+            flush_frames(f);
+            SET(call_other(g, &r[p->a]));
+            NEXT;
+        }
+        /* a call of itself: a frame of the arena, run by this loop (see rv_frames) */
+        if (__builtin_expect(rv_top > rv_last - fn->nreg_all || G->eval.run.call_depth >= MAX_CALL_DEPTH ||
+                             err_interrupted || err_step_budget > 0, 0)) {
+            flush_frames(f);     /* (then run_fn's way in: its checks, its errors, its poll) */
+            SET(run_fn(g, k->tab, &r[p->a], r));
+            NEXT;
+        }
+        double *nr = rv_top;
+        rv_top += fn->nreg_all + 1;     /* (+ 1: a frame per double at most: rv_frames' room) */
+        rv_frames[rv_nf++] = (RvFrame){ r, p };
+        if (fn->nparams == 1) nr[0] = r[p->a];
+        else
+            for (i = 0; i < fn->nparams; i++) nr[i] = r[p->a + i];
+        copy_fixed(nr, r, fn->kbase, fn->nreg_all);
+        G->eval.run.call_depth++;
+        regvm_calls++;
+        r = nr;
+        p = code;
+        goto *lab[p->op];
     }
-JUMPS_AND_BOUND
+JUMPS_AND_BOUND_FLUSH
 poll_:
-    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) flush_frames(f), poll(p);
     NEXT;
 ret: {
         double v = r[p->a];
+        if (rv_nf > base_nf) {   /* back from a call of itself: its caller's frame and place */
+            int j = --rv_nf;
+            if (j < rv_pushed) {
+                call_pop();
+                rv_pushed = j;
+            }
+            G->eval.run.call_depth--;
+            rv_top = r;
+            r = rv_frames[j].r;
+            p = rv_frames[j].p;
+            G->err.where.node = p->node;   /* (what the callee's way out restores: the call's) */
+            SET(v);
+            NEXT;
+        }
         G->eval.run.call_depth--;
         G->err.where = saved;
         call_pop();
@@ -1397,25 +1568,36 @@ ret: {
 loadma: {
         const Storage *st = k->tab->st[p->c];
         x = r[p->a] * r[p->b] + r[p->e];
-        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : index_slow(k, p, x));
+        SET(__builtin_expect(whole_index(x, st->n, &i), 1) ? st->v[i].u.n : (flush_frames(f), index_slow(k, p, x)));
         NEXT;
     }
 muladd: SET(r[p->a] + r[p->b] * r[p->c]); NEXT;
 mulsub: SET(r[p->a] - r[p->b] * r[p->c]); NEXT;
 mulsubr: SET(r[p->b] * r[p->c] - r[p->a]); NEXT;
+forbegin:   /* p[0] i = lo, p[1] its test, p[2] hi = its leaf, p[3] its test, p[4] I_FORENTER */
+    r[p->d] = r[p->a];
+    if (__builtin_expect(!is_whole(r[p->d]), 0)) flush_frames(f), bound_error(p + 1, r[p->d]);
+    goto forbegin_hi;
+forbegink:
+    r[p->d] = r[p->a];
+forbegin_hi:
+    r[p[2].d] = r[p[2].a];   /* (a leaf: reading it first or second is the same) */
+    if (__builtin_expect(!is_whole(r[p[2].d]), 0)) flush_frames(f), bound_error(p + 3, r[p[2].d]);
+    p += 4;
+    goto forenter;
 forenter:
     if (!(r[p->a] < r[p->b])) {
         p = code + p->d;
         goto *lab[p->op];
     }
-    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+    if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) flush_frames(f), poll(p);
     r[p->c] = r[p->a];
     acc = r[p[1].a];    /* the body's first operand, if it is chained (mark_chains); the step keeps acc */
     NEXT;
 forstep:
     r[p->a] = r[p->a] + 1;
     if (r[p->a] < r[p->b]) {
-        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) poll(p);
+        if (__builtin_expect(err_interrupted || err_step_budget > 0, 0)) flush_frames(f), poll(p);
         r[p->c] = r[p->a];
         p = code + p->d;
         goto *lab[p->op];
@@ -1554,6 +1736,7 @@ static NO_MEMCPY_LOOPS double run_rec(Closure *c, const RTab *tab, const double 
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&wbegin,
         /* (the chained forms: their operand is in its register too) */
         [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
+        [I_FORBEGIN] = &&mov, [I_FORBEGINK] = &&mov, [I_LOADK] = &&load, [I_STOREK] = &&store,
         [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
         [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
@@ -1756,6 +1939,7 @@ static NO_MEMCPY_LOOPS double run_fwd(Closure *c, const RTab *tab, const double 
         [I_FORENTER] = &&forenter, [I_FORSTEP] = &&forstep, [I_PMULADD] = &&pmuladd, [I_WBEGIN] = &&jmp,
         /* (the chained forms: their operand is in its register too) */
         [I_ADDA] = &&add, [I_SUBA] = &&sub, [I_MULA] = &&mul, [I_DIVA] = &&div,
+        [I_FORBEGIN] = &&mov, [I_FORBEGINK] = &&mov, [I_LOADK] = &&load, [I_STOREK] = &&store,
         [I_ADDB] = &&add, [I_SUBB] = &&sub, [I_MULB] = &&mul, [I_DIVB] = &&div, [I_CALLA] = &&call,
         [I_JLT] = &&jlt, [I_JLE] = &&jle, [I_JGT] = &&jgt, [I_JGE] = &&jge, [I_JEQ] = &&jeq, [I_JNE] = &&jne };
     const RIns *code = k->fn->code, *p = code;
@@ -1865,6 +2049,8 @@ forstep:
 #undef NEXT
 #undef JUMP
 #undef JUMPS_AND_BOUND
+#undef JUMPS_AND_BOUND_FLUSH
+#undef JUMPS_AND_BOUND_WITH
 
 /* The recording form's outermost call. An error unwinds past the frames
  * of rec_top: a handler of its own takes them off the roots on the way
@@ -1954,6 +2140,8 @@ static int try_call(Closure *c, int argc, const Value *args, Value *out)
     if (!witness && !reclaim_due() && validate(c, seen, 0, 0)) {
         bind(&t, f->reg, c);
         regvm_entries++;
+        rv_top = rv_arena;   /* (no compiled call is running: see rv_frames) */
+        rv_nf = rv_pushed = 0;
         *out = num_val(run_fn(c, &t, a, NULL));
         return 1;
     }
