@@ -1870,8 +1870,9 @@ forstep:
  * operation's tangent is what dual.c's op_plain_body gives a dual of one
  * tangent, from the same rule table (rules.h, in float64: the backend is
  * float64 here, so the same bits) in the same order: the partials of the
- * operands, a term for each operand whose partial and tangent are both
- * nonzero (the strong zero), the first term then the sum. A plain number
+ * operands, a term for each operand whose tangent is nonzero (a 0 partial
+ * gives a signed zero, or +0 against inf and nan: the strong zero), the
+ * first term then the sum. A plain number
  * is a tangent of 0, which gives the same: the tree walker's plain
  * operation has none, its jvp reads a plain result's tangent as 0, and a
  * 0 tangent passes nothing (a +0 result). Both tangents 0: no rule is
@@ -1879,13 +1880,21 @@ forstep:
  * comparisons and stores; calls of compiled closures pass theirs. What is
  * declined: k tangents (jvp with a matrix V: fwd_jvp_chunk), x or v not
  * numbers or recorded, anything validate(RV_FWD) refuses. */
+/* a * b with an exact 0 factor winning over inf and nan (dual.c's
+ * mul_strong_f64): a 0 partial is still a term, 0 * -1 = -0 */
+static inline double mul_strong(double a, double b)
+{
+    double r = a * b;
+    return r != r && (a == 0 || b == 0) ? 0 : r;
+}
+
 static inline __attribute__((always_inline)) double tangent_of2(int op, double x, double y, double z, double tx, double ty)
 {
     double da, db;
     rule_partials_f64(op, x, y, z, &da, &db);
     double t = 0;
-    if (da != 0 && tx != 0) t = da * tx;
-    if (db != 0 && ty != 0) t = t + db * ty;
+    if (tx != 0) t = mul_strong(da, tx);
+    if (ty != 0) t = t + mul_strong(db, ty);
     return t;
 }
 #define TAN2(op, x, y, z, tx, ty) (((tx) != 0) | ((ty) != 0) ? tangent_of2(op, x, y, z, tx, ty) : 0.0)
