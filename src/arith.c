@@ -391,7 +391,10 @@ Value arith_dot(Value a, Value b)
         Value d;
         if (fwd_dot(a, b, n, &d)) return d;      /* whole dots, the same values */
         if (fwd_quire_seq(a, b, n, &d)) return d;     /* posits: the quire, as below */
-        Value p = arith_apply(OP_MUL, a, b);
+        /* the products flat, pair by pair, as the numbers' loop below
+         * pairs them (a 2x2 matrix against an array of 4 is a dot of 4:
+         * a matrix's shape does not decide which elements meet here) */
+        Value p = arith_elementwise_flat(OP_MUL, a, b);
         Value r = n ? arith_fold(OP_ADD, p, "dot") : num_val(0);
         v_release(p);
         return r;
