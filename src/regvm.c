@@ -1118,14 +1118,16 @@ static void mark_chains(RFn *fn)
      * (W1: x = sin(x) * ...): the step keeps acc, and the way in
      * (I_FORENTER) loads acc from the register, so the value crosses the
      * back edge in acc. Only when the step is no jump's target (no
-     * continue) and nothing else jumps to the body's start. */
+     * continue), nothing else jumps to the body's start, and the end
+     * assigns no loop variable (for i in 0..n { s = i + s; i = s * 2 }:
+     * the step writes i's register afresh, acc would keep s * 2). */
     for (int i = 0; i + 1 < fn->code_n; i++) {
         const RIns *p = &fn->code[i];
         if (p->op != I_FORENTER) continue;
         int step = p->d - 1, body = i + 1;
         if (step <= body || fn->code[step].op != I_FORSTEP || fn->code[step].d != body || target[step] ||
-            target[body] != 1 || !sets_acc(fn->code[step - 1].op))
-            continue;
+            target[body] != 1 || !sets_acc(fn->code[step - 1].op) || fn->code[step - 1].d == fn->code[step].c)
+            continue;   /* (the end's value is the loop variable's: the step sets that register anew) */
         RIns *b = &fn->code[body];
         if (b->a == fn->code[step - 1].d && (b->op <= I_DIV || (b->op == I_CALL && b->b == 1))) chain_a(b);
     }

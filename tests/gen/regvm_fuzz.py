@@ -3,7 +3,8 @@
 (numbers in locals, captured arrays read and written, captured numbers, x op= e,
 and / or / not in conditions,
 + - * / and negation, if / elif / else, while with break and continue,
-for over integer ranges, return, calls of another such closure, bounded
+for over integer ranges (a body may end by assigning its variable), return,
+calls of another such closure, bounded
 self recursion, sin / exp / sqrt / abs by their global names), each run
 with and without WENGERT_SLOW=1: the outputs (values printed with 17
 digits, and errors with their places) must be the same. With --grad (or
@@ -151,7 +152,10 @@ class Gen:
             sub["ints"] = env["ints"] + [i]
             sub["loops"] = True
             lo, hi = r.choice([("0", "3"), ("1", "4"), ("0", "n"), ("2", "2"), ("0", "n + 1"), ("0", "3")] * 3 + [("0", "n / 2")])
-            return ["%sfor %s in %s..%s {" % (pad, i, lo, hi)] + self.block(sub, r.randint(1, 3), depth + 1, ind + 1) + ["%s}" % pad]
+            body = self.block(sub, r.randint(1, 3), depth + 1, ind + 1)
+            if r.random() < 0.2:     # the end assigns the loop variable (the step sets it anew)
+                body.append("%s    %s = %s" % (pad, i, self.expr(dict(sub, plain=True))))
+            return ["%sfor %s in %s..%s {" % (pad, i, lo, hi)] + body + ["%s}" % pad]
         if k < 0.88:
             c = "w%d" % depth
             sub = dict(env)
