@@ -1094,15 +1094,22 @@ static uint32_t rows_repeating(uint32_t e, uint32_t cols, uint32_t ra, uint32_t 
     if ((has_a && ra != 0 && ra != cols) || (has_b && rb != 0 && rb != cols) || (G->tape.code[e] & TAPE_WIDE)) return 0;
     uint32_t chunk_end = (chunk_of(e) + 1) << TAPE_CHUNK_BITS, end = chunk_end < G->tape.cap ? chunk_end : G->tape.cap;
     if (e + cols > end) return 0;
-    uint32_t k = (end - (e + cols)) / cols, da = 0, db = 0;
+    uint32_t k = (end - (e + cols)) / cols, da = 0, db = 0, first = 0;
     const uint32_t *code = G->tape.code + e;
     for (uint32_t j = 0; j < cols && k; j++) {
         if (code[j] & TAPE_WIDE) return 0;
         uint32_t ka = field_rows((code[j] >> 8) & 0xfff, ra, cols, has_a, &da), kb = field_rows(code[j] >> 20, rb, cols, has_b, &db);
         if (ka < k) k = ka;
         if (kb < k) k = kb;
+        /* one step serves the whole row: columns whose fields step apart
+         * (a far slot beside a near distance) copy nothing. No recording
+         * makes such a row today (its fields' kinds follow one distance),
+         * but the copy would name wrong operands if one did. */
+        uint32_t s = da << 8 | db << 20;
+        if (j == 0) first = s;
+        else if (s != first) return 0;
     }
-    *step = da << 8 | db << 20;
+    *step = first;
     return k;
 }
 
