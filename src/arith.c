@@ -152,6 +152,20 @@ static Storage *temporary_to_reuse(Value v, int n)
     return s->h.rc == 1 && !s->aliased && s->ndim != 2 && s->n == n && s->known == KNOWN_CONSTS ? s : NULL;
 }
 
+/* The result's storage of plain numbers: the temporary taken over (one
+ * more reference: the caller's release of the operand leaves the
+ * result's; no longer fresh), or NULL: a new one, its elements unwritten. */
+static Storage *result_storage(Storage *reused, int n)
+{
+    if (reused) {
+        reused->h.rc++;
+        reused->fresh = 0;
+    } else
+        reused = value_storage_unfilled(n);
+    reused->known = KNOWN_CONSTS;
+    return reused;
+}
+
 /* op over plain numbers (nothing recorded, nothing to record) in float64:
  * what the element loop below computes, num_apply's value for each pair,
  * in one tight loop (GradBench's primals are such array code on
@@ -173,12 +187,7 @@ static int plain_elementwise(int op, Value a, Value b, int na, int nb, int n, Va
      * leaves the result's reference */
     Storage *rs = reuse ? temporary_to_reuse(a, n) : NULL;
     if (!rs && reuse && !unary) rs = temporary_to_reuse(b, n);
-    if (rs) {
-        rs->h.rc++;
-        rs->fresh = 0;
-    } else
-        rs = value_storage_unfilled(n);
-    rs->known = KNOWN_CONSTS;
+    rs = result_storage(rs, n);
     *out = obj_val(V_ARR, rs);
     Value *r = rs->v;
     long sa = pa.stride, sb = pb.stride;
@@ -599,13 +608,7 @@ int arith_fused(const ArithFuseItem *prog, int np, Value *vals, int nl, int reus
     if (maxd > FUSE_DEPTH || depth != 1) return 0;
     /* the first leaf, a temporary, takes the result (each element is read
      * before its own is written); else a new array */
-    Storage *rs = reuse_first ? temporary_to_reuse(vals[0], n) : NULL;
-    if (rs) {
-        rs->h.rc++;
-        rs->fresh = 0;
-    } else
-        rs = value_storage_unfilled(n);
-    rs->known = KNOWN_CONSTS;
+    Storage *rs = result_storage(reuse_first ? temporary_to_reuse(vals[0], n) : NULL, n);
     double bufs[FUSE_DEPTH][FUSE_CHUNK];   /* an operation's chunk at its place on the stack (in place over x's) */
     for (int c = 0; c < n; c += FUSE_CHUNK) {
         int m = n - c < FUSE_CHUNK ? n - c : FUSE_CHUNK;
