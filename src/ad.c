@@ -234,6 +234,34 @@ Value ad_fresh_point(Value x)
     err_raise("grad: the first argument must be a number or an array, got %s", value_type_name(x));
 }
 
+/* The entries of the places in array x: the innermost number's of each
+ * element; a run's ids (Storage.fresh, grad's fresh point) with no look
+ * at the elements past the first and last. */
+static void places_ids(const Storage *x, uint32_t *ids)
+{
+    int n = x->n;
+    const Value *e = x->v;
+    if (eval_fast_paths && (x->known & KNOWN_NOHEAP) && x->fresh && n && e[0].id == x->fresh && e[n - 1].id == x->fresh + (uint32_t)n - 1)
+        for (int i = 0; i < n; i++) ids[i] = x->fresh + (uint32_t)i;
+    else if (x->known & KNOWN_NOHEAP)      /* numbers all */
+        for (int i = 0; i < n; i++) ids[i] = e[i].id;
+    else
+        for (int i = 0; i < n; i++) ids[i] = v_innermost(&x->v[i])->id;
+}
+
+/* What a gradient of numbers g (derivatives_of's of a number) is known to
+ * hold: numbers all, and when their ids rise by one from the first to the
+ * last (sweep_derivatives' run of OP_DERIV entries: every id one entry
+ * pushed after the last, so first and last n - 1 apart means each is the
+ * one before + 1), a run (Storage.fresh): the statement's end marks it
+ * as a range (tapegc.c object_marks). */
+static void gradient_known(Storage *g)
+{
+    g->known = KNOWN_NOHEAP;
+    uint32_t first = g->n ? g->v[0].id : 0;
+    if (g->n >= 2 && first && g->v[g->n - 1].id == first + (uint32_t)g->n - 1) g->fresh = first;
+}
+
 /* d(r, x) for every number in x (a number or an array of them). */
 Value ad_gradient_at(Value r, Value x)
 {
@@ -246,15 +274,15 @@ Value ad_gradient_at(Value r, Value x)
     } else {
         int n = AS_ARR(x)->n;
         uint32_t *ids = err_scratch_uninit(sizeof(uint32_t) * (size_t)(n ? n : 1));   /* each written below */
-        const Value *e = AS_ARR(x)->v;
-        if (AS_ARR(x)->known & KNOWN_NOHEAP)      /* numbers all (grad's fresh run) */
-            for (int i = 0; i < n; i++) ids[i] = e[i].id;
-        else
-            for (int i = 0; i < n; i++) ids[i] = v_innermost(&AS_ARR(x)->v[i])->id;
-        g = value_arr_new(n);
+        places_ids(AS_ARR(x), ids);
+        /* a number's derivatives (sweep_derivatives) are written, every
+         * one, before anything can raise: no zeros first (a dual's come
+         * from duals made one by one: zeros until then) */
+        int plain = fwd_live_part(r).t == V_NUM;
+        g = plain ? obj_val(V_ARR, value_storage_unfilled(n)) : value_arr_new(n);
         shape_like(g, x);
         derivatives_of(r, ids, n, cuts, AS_ARR(g)->v);
-        if (fwd_live_part(r).t != V_DUAL) AS_ARR(g)->known = KNOWN_NOHEAP;   /* numbers all (derivatives_of) */
+        if (plain) gradient_known(AS_ARR(g));
         kink_branches(ids, n);
         err_scratch_free(ids);
     }

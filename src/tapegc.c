@@ -125,6 +125,25 @@ static inline void mark_root(Pass *p, uint32_t id)
 
 static void mark_id(uint32_t *id, void *pp) { mark_root(pp, *id); }
 
+/* An array whose elements are a run of entries (Storage.fresh, as its
+ * first and last ids still say: numbers all, ids fresh .. fresh + n - 1,
+ * none 0; a gradient of 160000 numbers kept at the top level) marked as
+ * the range of them, with no look at the elements between: 0 if s is
+ * not known so. */
+static int object_marks_run(const Storage *s, Pass *p)
+{
+    uint32_t n = (uint32_t)s->n, first = s->fresh;
+    if (!eval_fast_paths || !first || n < 2 || !(s->known & KNOWN_NOHEAP) || s->v[0].id != first
+        || s->v[n - 1].id != first + n - 1)
+        return 0;
+    value_known_check(s);      /* (SAN build: the ids between too) */
+    if (first + n - 1 >= p->n) err_raise("internal error: a number names tape entry #%u beyond the tape (please report)", first + n - 1);
+    uint32_t lo = first > p->lo ? first : p->lo, hi = first + n;     /* [lo, hi): the run's part in the pass */
+    if (lo < hi) memset(p->live + (lo - p->lo), 1, hi - lo);
+    p->roots += n;
+    return 1;
+}
+
 /* The roots: every id held outside the tape. An array's elements are
  * marked in one loop, and an array known to hold constants alone
  * (Storage.known) holds no id to mark. */
@@ -141,6 +160,7 @@ static void object_marks(Obj *o, void *pp)
         return;
     }
     Pass *p = pp;
+    if (object_marks_run(s, p)) return;
     uint8_t *live = p->live;      /* (in locals: a byte stored may alias anything) */
     const Value *v = s->v;
     uint32_t lo = p->lo, span = p->n - lo, named = 0, n = (uint32_t)s->n;

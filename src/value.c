@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) int keep_spare_storage(Storage *s)
 {
     ValueState *V = &G->value;
     size_t bytes = storage_bytes(s->n);
-    if (!STORAGE_SPARE || s->n < STORAGE_SPARE_MIN || bytes > STORAGE_SPARE_BYTES / 4) return 0;
+    if (!STORAGE_SPARE || s->n < STORAGE_SPARE_MIN || bytes > STORAGE_SPARE_ONE) return 0;
     if (V->nspare_st == STORAGE_SPARE || V->spare_st_bytes + bytes > STORAGE_SPARE_BYTES) make_room_for_spare(bytes);
     V->spare_st[V->nspare_st++] = s;
     V->spare_st_bytes += bytes;
@@ -339,6 +339,15 @@ void value_known_check(const Storage *s)
                     value_type_name(s->v[i]), s->v[i].id, i);
             abort();
         }
+    /* Storage.fresh, where the first and last ids vouch for it (its
+     * readers' test): every id between is the run's */
+    uint32_t f = s->fresh, n = (uint32_t)s->n;
+    if (f && n && s->v[0].id == f && s->v[n - 1].id == f + n - 1)
+        for (uint32_t i = 0; i < n; i++)
+            if (s->v[i].id != f + i) {
+                fprintf(stderr, "internal error: storage fresh from %u holds id %u at %u\n", f, s->v[i].id, i);
+                abort();
+            }
 }
 #endif
 

@@ -334,6 +334,10 @@ const char *value_num_str(double x);   /* for error messages */
                                    * too (lstm's rows of 7, an array run's result a step) take
                                    * the list: malloc and free cost them more than its look-up */
 #define STORAGE_SPARE_BYTES (8u << 20)   /* at most this much kept in all */
+#define STORAGE_SPARE_ONE (STORAGE_SPARE_BYTES * 3 / 8)   /* at most this much one storage: two of 3 MB
+                                   * fit (grad over 160000 numbers makes and drops its point and
+                                   * its gradient, 2.56 MB each, a call: as spares they skip
+                                   * malloc, free and err_prefault's page walk, 0.15 ms a call) */
 #ifdef __SANITIZE_ADDRESS__
 #define VIEW_SPARE 0
 #else
