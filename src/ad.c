@@ -237,12 +237,13 @@ Value ad_fresh_point(Value x)
 /* The entries of the places in array x: the innermost number's of each
  * element; a run's ids (Storage.fresh, grad's fresh point) with no look
  * at the elements past the first and last. */
-static void places_ids(const Storage *x, uint32_t *ids)
+__attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) static void places_ids(const Storage *x, uint32_t *restrict ids)
 {
     int n = x->n;
     const Value *e = x->v;
-    if (eval_fast_paths && (x->known & KNOWN_NOHEAP) && x->fresh && n && e[0].id == x->fresh && e[n - 1].id == x->fresh + (uint32_t)n - 1)
-        for (int i = 0; i < n; i++) ids[i] = x->fresh + (uint32_t)i;
+    uint32_t first = x->fresh;
+    if (eval_fast_paths && (x->known & KNOWN_NOHEAP) && first && n && e[0].id == first && e[n - 1].id == first + (uint32_t)n - 1)
+        for (int i = 0; i < n; i++) ids[i] = first + (uint32_t)i;
     else if (x->known & KNOWN_NOHEAP)      /* numbers all */
         for (int i = 0; i < n; i++) ids[i] = e[i].id;
     else

@@ -754,6 +754,16 @@ int32_t tape_run_below(uint32_t i)
     return at;
 }
 
+/* Whether wrt[0 .. n - 1] rise by one from wrt[0]: one pass with no
+ * branch, vectorised (a grad over 160000 places: 0.09 ms a call as a
+ * loop of scalars). */
+static __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) int ids_rise_by_one(const uint32_t *wrt, uint32_t n)
+{
+    uint32_t off = 0, first = wrt[0];
+    for (uint32_t j = 1; j < n; j++) off |= wrt[j] - (first + j);
+    return off == 0;
+}
+
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut)
 {
@@ -764,10 +774,7 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     }
     DerivRec *r = &G->tape.derivs[G->tape.nderivs];
     r->y = y;
-    int run = nwrt >= 1 && wrt[0] != 0;   /* one place is a run too: no pool entry */
-    uint32_t off = 0;
-    for (uint32_t j = 1; j < nwrt && run; j++) off |= wrt[j] - (wrt[0] + j);   /* no branch: vectorised */
-    run &= off == 0;
+    int run = nwrt >= 1 && wrt[0] != 0 && ids_rise_by_one(wrt, nwrt);   /* one place is a run too: no pool entry */
     r->wrt_run = (uint16_t)(run != 0);
     r->reruns = 0;
     r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
