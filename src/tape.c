@@ -1200,9 +1200,9 @@ TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n
             Value *o = out + j;
             for (uint32_t e = 0; e < m; e++) {     /* o[e] becomes num_rec(its value, i + e) */
                 code[e] = c0 + (e << 19);
-                val[e] = o[e].u.n;
-                uint64_t head = V_NUM | (uint64_t)(i + e) << 32;     /* t, the pads and id: one store */
-                memcpy(&o[e], &head, sizeof head);
+                double g = o[e].u.n;
+                val[e] = g;
+                num_rec_store(&o[e], g, i + e);     /* (one 16-byte store) */
             }
             G->tape.n = i + m;
             j += m;

@@ -9,6 +9,7 @@
  * the collector in valuegc.c at quiescent points. */
 #ifndef WG_VALUE_H
 #define WG_VALUE_H
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,20 @@ typedef struct Builtin {
 
 static inline Value num_val(double n) { Value v = {0}; v.t = V_NUM; v.u.n = n; return v; }
 static inline Value num_rec(double n, uint32_t id) { Value v = {0}; v.t = V_NUM; v.id = id; v.u.n = n; return v; }
+/* *to = num_rec(n, id) as one 16-byte store (t, the pads and id as one
+ * word, n the other): the loops that write a long run of numbers (grad's
+ * fresh point, a gradient's entries) store half as often as field by
+ * field. */
+_Static_assert(offsetof(Value, id) == 4 && offsetof(Value, u) == 8 && sizeof(Value) == 16
+               && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "num_rec_store writes a number as two words");
+static inline void num_rec_store(Value *to, double n, uint32_t id)
+{
+    typedef uint64_t words __attribute__((vector_size(16), aligned(8), may_alias));
+    uint64_t bits;
+    memcpy(&bits, &n, sizeof bits);
+    words w = { V_NUM | (uint64_t)id << 32, bits };
+    memcpy(to, &w, sizeof w);
+}
 static inline Value bool_val(int b) { Value v = {0}; v.t = V_BOOL; v.u.b = !!b; return v; }
 static inline Value nil_val(void) { Value v = {0}; v.t = V_NIL; return v; }
 static inline Value obj_val(VType t, void *o) { Value v = {0}; v.t = (uint8_t)t; v.u.o = o; return v; }
