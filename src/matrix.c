@@ -580,6 +580,34 @@ static int lse_known_run(const Value *x, uint32_t n, const Storage *st)
            && x[0].id == st->fresh && x[n - 1].id == st->fresh + n - 1;
 }
 
+/* m = x_0, then m = m < x_i ? x_i : m for each i in order (OP_MAX's
+ * float64 value as the loop below takes it: a nan x_i is passed over, a
+ * nan x_0 stays), in four chains at once: each chain keeps its first of
+ * equal maxima, so the chains' maxima, taken in the same way, have the
+ * in-order value, and its bits too unless that value is 0 (-0 and +0
+ * compare equal: which comes first decides), where the loop in order
+ * answers instead. */
+static double max_in_order(const Value *x, uint32_t n)
+{
+    double m0 = x[0].u.n, m1 = m0, m2 = m0, m3 = m0;
+    uint32_t i = 1;
+    for (; i + 4 <= n; i += 4) {
+        m0 = m0 < x[i].u.n ? x[i].u.n : m0;
+        m1 = m1 < x[i + 1].u.n ? x[i + 1].u.n : m1;
+        m2 = m2 < x[i + 2].u.n ? x[i + 2].u.n : m2;
+        m3 = m3 < x[i + 3].u.n ? x[i + 3].u.n : m3;
+    }
+    for (; i < n; i++) m0 = m0 < x[i].u.n ? x[i].u.n : m0;
+    double m = m0;
+    m = m < m1 ? m1 : m;
+    m = m < m2 ? m2 : m;
+    m = m < m3 ? m3 : m;
+    if (m != 0) return m;
+    m = x[0].u.n;
+    for (i = 1; i < n; i++) m = m < x[i].u.n ? x[i].u.n : m;
+    return m;
+}
+
 /* lse_one_entry's work on the n (> 0) elements at x: an array's (whole
  * its storage, or NULL), or a row of a matrix's (logsumexp(A, 2) with no
  * array made for the row). */
@@ -590,7 +618,7 @@ static int lse_elements(const Value *x, uint32_t n, const Storage *whole, Value 
     double m = x[0].u.n, s;
     if (lse_known_run(x, n, whole)) {      /* a run already: the max alone */
         ids = first;
-        for (uint32_t i = 0; i < n; i++) m = m < x[i].u.n ? x[i].u.n : m;
+        m = max_in_order(x, n);
     } else
         for (uint32_t i = 0; i < n; i++) {
             if (x[i].t != V_NUM) return 0;

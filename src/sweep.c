@@ -2324,7 +2324,7 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
      * its own floor, all reached, none above y */
     int leaves = top && leaf_run(wrt, n, top);
     if (leaves) {
-        for (int j = 0; j < n; j++) out[j] = num_val(0);
+        value_zeros(out, n);
         any = 1;
         lo = wrt[0];
     }

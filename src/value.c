@@ -98,15 +98,20 @@ Storage *value_storage_unfilled(int n)
 /* n zeros, an element one 16-byte store (num_val(0)'s bytes; not two
  * 8-byte stores and a compare an element: mat_product's and zeros()'
  * results, a gmm jacobian makes a thousand of them) */
-Storage *value_storage_new(int n)
+void value_zeros(Value *to, int n)
 {
-    Storage *s = value_storage_unfilled(n);
     typedef uint64_t words __attribute__((vector_size(16), aligned(8), may_alias));
     Value zero = num_val(0);
-    words w, *v = (words *)(void *)s->v;
+    words w, *v = (words *)(void *)to;
     memcpy(&w, &zero, sizeof w);
     _Pragma("GCC unroll 4")
     for (int i = 0; i < n; i++) v[i] = w;
+}
+
+Storage *value_storage_new(int n)
+{
+    Storage *s = value_storage_unfilled(n);
+    value_zeros(s->v, n);
     return s;
 }
 

@@ -221,6 +221,7 @@ static inline void v_release(Value v) { if (IS_HEAP(v) && --v.u.o->rc == 0) valu
 void   *value_obj_new(VType t, size_t size);
 Value   value_str_new(const char *s, int len);
 Storage *value_storage_new(int n);   /* n zeros (known not set: callers may write duals) */
+void value_zeros(Value *to, int n);       /* n zeros at to (num_val(0)'s), an element one 16-byte store */
 Storage *value_storage_unfilled(int n);   /* n elements the caller writes, all of them, before anything can raise */
 Value   value_arr_new(int n);           /* n undefined-free zeros */
 Value   value_view_new(Storage *s, int start, int len, int stride);
