@@ -543,16 +543,21 @@ static Value mean_of(Value a)
  * elements when it ran alone) runs while the next block's exps are
  * taken; no scratch array for the shift either. */
 enum { LSE_BLOCK = 32 };
+static inline __attribute__((always_inline)) double lse_block(const Value *x, uint32_t k, double m, double *to, double sum)
+{
+    double shifted[LSE_BLOCK];
+    for (uint32_t j = 0; j < k; j++) shifted[j] = x[j].u.n - m;     /* OP_SUB's float64 value */
+    wm_exp_n(shifted, to, k);      /* (elementwise: a block's are the whole array's) */
+    for (uint32_t j = 0; j < k; j++) sum += to[j];
+    return sum;
+}
+
 static double lse_f64(const Value *x, uint32_t n, double m, double *e, double *s)
 {
-    double sum = 0, shifted[LSE_BLOCK], mine[LSE_BLOCK];
-    for (uint32_t i = 0; i < n; i += LSE_BLOCK) {
-        uint32_t k = n - i < LSE_BLOCK ? n - i : LSE_BLOCK;
-        for (uint32_t j = 0; j < k; j++) shifted[j] = x[i + j].u.n - m;     /* OP_SUB's float64 value */
-        double *to = e ? e + i : mine;
-        wm_exp_n(shifted, to, k);      /* (elementwise: a block's are the whole array's) */
-        for (uint32_t j = 0; j < k; j++) sum += to[j];
-    }
+    double sum = 0, mine[LSE_BLOCK];
+    uint32_t i = 0;
+    for (; i + LSE_BLOCK <= n; i += LSE_BLOCK) sum = lse_block(x + i, LSE_BLOCK, m, e ? e + i : mine, sum);   /* (k a constant: unrolled) */
+    if (i < n) sum = lse_block(x + i, n - i, m, e ? e + i : mine, sum);
     *s = sum;
     return num_apply_f64(OP_ADD, num_apply_f64(OP_LOG, sum, 0), m);
 }
