@@ -206,12 +206,7 @@ __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) static int 
     uint32_t base = tape_size();
     s->fresh = base;       /* an array run's elements (Storage.fresh): no scan proves them a run again */
     double *v = tape_reserved_vals();
-    Value *to = s->v;
-    for (int i = 0; i < n; i++) {                 /* the entries' values, and the numbers naming them */
-        double c = e[i].u.n;
-        v[i] = c;
-        num_rec_store(&to[i], c, base + (uint32_t)i);
-    }
+    num_rec_run(s->v, v, e, base, (uint32_t)n);   /* the entries' values, and the numbers naming them */
     tape_push_elems(ids ? OP_COPY : OP_LEAF, ids ? first : 0, ids != 0, 0, 0, (uint32_t)n);
     *out = obj_val(V_ARR, s);
     return 1;

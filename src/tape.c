@@ -1195,15 +1195,8 @@ TAPE_VECTORISE void tape_rec_deriv_run(uint32_t call, uint32_t which, uint32_t n
             uint32_t chunk_left = (1u << TAPE_CHUNK_BITS) - (i & ((1u << TAPE_CHUNK_BITS) - 1));
             if (m > chunk_left) m = chunk_left;
             if (m > TAPE_PACKED_PLACES - w) m = TAPE_PACKED_PLACES - w;
-            uint32_t c0 = OP_DERIV | TAPE_WIDE | TAPE_PACKED | f, *code = G->tape.code + i;
-            double *val = G->tape.val + i;
-            Value *o = out + j;
-            for (uint32_t e = 0; e < m; e++) {     /* o[e] becomes num_rec(its value, i + e) */
-                code[e] = c0 + (e << 19);
-                double g = o[e].u.n;
-                val[e] = g;
-                num_rec_store(&o[e], g, i + e);     /* (one 16-byte store) */
-            }
+            write_codes_long(G->tape.code + i, OP_DERIV | TAPE_WIDE | TAPE_PACKED | f, 1u << 19, m);   /* the places rise by one */
+            num_rec_run(out + j, G->tape.val + i, out + j, i, m);     /* out[j + e] becomes num_rec(its value, i + e) */
             G->tape.n = i + m;
             j += m;
         }

@@ -196,6 +196,27 @@ static inline void num_rec_store(Value *to, double n, uint32_t id)
     words w = { V_NUM | (uint64_t)id << 32, bits };
     memcpy(to, &w, sizeof w);
 }
+/* dst[i] = num_rec(src[i].u.n, id + i) and val[i] = the same number,
+ * for i < n (dst may be src: each pair is read before it is written):
+ * two at a time, their vals in one 16-byte store (grad's fresh point
+ * and a gradient's entries: 1.5 stores an element, not 3). */
+static inline void num_rec_run(Value *dst, double *val, const Value *src, uint32_t id, uint32_t n)
+{
+    typedef double pair __attribute__((vector_size(16), aligned(8), may_alias));
+    uint32_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        double a = src[i].u.n, b = src[i + 1].u.n;
+        pair p = { a, b };
+        memcpy(val + i, &p, sizeof p);
+        num_rec_store(&dst[i], a, id + i);
+        num_rec_store(&dst[i + 1], b, id + i + 1);
+    }
+    if (i < n) {
+        double a = src[i].u.n;
+        val[i] = a;
+        num_rec_store(&dst[i], a, id + i);
+    }
+}
 static inline Value bool_val(int b) { Value v = {0}; v.t = V_BOOL; v.u.b = !!b; return v; }
 static inline Value nil_val(void) { Value v = {0}; v.t = V_NIL; return v; }
 static inline Value obj_val(VType t, void *o) { Value v = {0}; v.t = (uint8_t)t; v.u.o = o; return v; }
