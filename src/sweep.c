@@ -2382,7 +2382,10 @@ void sweep_derivatives(Value y, const uint32_t *wrt, int n, Cuts cuts, Value *ou
         if (!hit && !keep) plain_free(&b);
     }
     G->tape.sweeps++;
-    uint32_t rec = G->tape.recording ? tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n) : 0, res_lo = tape_size();
+    uint32_t rec = !G->tape.recording ? 0
+                   : leaves ? tape_deriv_rec_run(top, wrt[0], (uint32_t)n, cuts.ids, cuts.n)    /* (leaf_run: a run) */
+                   : tape_deriv_rec(top, wrt, (uint32_t)n, cuts.ids, cuts.n);
+    uint32_t res_lo = tape_size();
     if (leaves) {         /* every place reached: one run */
         if (G->tape.recording) tape_rec_deriv_run(rec, 0, (uint32_t)n, out);
         else

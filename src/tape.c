@@ -764,8 +764,10 @@ static __attribute__((optimize("tree-vectorize", "vect-cost-model=cheap"))) int 
     return off == 0;
 }
 
-uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
-                        const uint32_t *cuts, uint32_t ncut)
+/* A d call's record: its places a run from first (wrt NULL), else the
+ * list at wrt, pushed to the pool. */
+static uint32_t deriv_rec(uint32_t y, uint32_t first, const uint32_t *wrt, uint32_t nwrt,
+                          const uint32_t *cuts, uint32_t ncut)
 {
     if (G->tape.nderivs == G->tape.capderivs) {
         __typeof__(G->tape.capderivs) grown = G->tape.capderivs ? 2 * G->tape.capderivs : 16;   /* the size is kept only once it is had */
@@ -774,16 +776,27 @@ uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
     }
     DerivRec *r = &G->tape.derivs[G->tape.nderivs];
     r->y = y;
-    int run = nwrt >= 1 && wrt[0] != 0 && ids_rise_by_one(wrt, nwrt);   /* one place is a run too: no pool entry */
-    r->wrt_run = (uint16_t)(run != 0);
+    r->wrt_run = (uint16_t)(wrt == NULL);
     r->reruns = 0;
-    r->wrt_off = run ? wrt[0] : tape_pool_push(wrt, nwrt);
+    r->wrt_off = wrt ? tape_pool_push(wrt, nwrt) : first;
     r->nwrt = nwrt;
     r->cut_off = ncut ? tape_pool_push(cuts, ncut) : 0;
     r->ncut = ncut;
     r->exp_lo = 0;
     r->exp_off = 0;
     return G->tape.nderivs++;
+}
+
+uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
+                        const uint32_t *cuts, uint32_t ncut)
+{
+    int run = nwrt >= 1 && wrt[0] != 0 && ids_rise_by_one(wrt, nwrt);   /* one place is a run too: no pool entry */
+    return deriv_rec(y, run ? wrt[0] : 0, run ? NULL : wrt, nwrt, cuts, ncut);
+}
+
+uint32_t tape_deriv_rec_run(uint32_t y, uint32_t first, uint32_t nwrt, const uint32_t *cuts, uint32_t ncut)
+{
+    return deriv_rec(y, first, NULL, nwrt, cuts, ncut);
 }
 
 /* A lower cap takes effect at the next entry: the logical capacity shrinks

@@ -247,6 +247,9 @@ void     tape_run_add(const TapeRun *r);      /* after its n entries */
 int32_t  tape_run_below(uint32_t i);
 uint32_t tape_deriv_rec(uint32_t y, const uint32_t *wrt, uint32_t nwrt,
                         const uint32_t *cuts, uint32_t ncut);
+/* tape_deriv_rec for places known to be the run first .. first + nwrt - 1
+ * (first not 0): no look at them (sweep_derivatives' run of leaves). */
+uint32_t tape_deriv_rec_run(uint32_t y, uint32_t first, uint32_t nwrt, const uint32_t *cuts, uint32_t ncut);
 
 /* Places for numbers bound at once (an array's elements, versions.c):
  * v[0], v[stride], ... for as long as they are plain numbers (V_NUM), at
