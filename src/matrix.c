@@ -543,24 +543,30 @@ static Value mean_of(Value a)
  * elements when it ran alone) runs while the next block's exps are
  * taken; no scratch array for the shift either. */
 enum { LSE_BLOCK = 32 };
-static inline __attribute__((always_inline)) double lse_block(const Value *x, uint32_t k, double m, double *to, double sum)
+static inline __attribute__((always_inline)) double lse_block(const Value *xv, const double *xd, uint32_t k, double m, double *to, double sum)
 {
     double shifted[LSE_BLOCK];
-    for (uint32_t j = 0; j < k; j++) shifted[j] = x[j].u.n - m;     /* OP_SUB's float64 value */
+    for (uint32_t j = 0; j < k; j++) shifted[j] = (xd ? xd[j] : xv[j].u.n) - m;     /* OP_SUB's float64 value */
     wm_exp_n(shifted, to, k);      /* (elementwise: a block's are the whole array's) */
     for (uint32_t j = 0; j < k; j++) sum += to[j];
     return sum;
 }
 
-static double lse_f64(const Value *x, uint32_t n, double m, double *e, double *s)
+/* The numbers: an array's elements xv, or doubles xd (the entries'
+ * values, lse_elements); the other NULL (a constant where inlined). */
+static inline __attribute__((always_inline)) double lse_f64_of(const Value *xv, const double *xd, uint32_t n, double m, double *e, double *s)
 {
     double sum = 0, mine[LSE_BLOCK];
     uint32_t i = 0;
-    for (; i + LSE_BLOCK <= n; i += LSE_BLOCK) sum = lse_block(x + i, LSE_BLOCK, m, e ? e + i : mine, sum);   /* (k a constant: unrolled) */
-    if (i < n) sum = lse_block(x + i, n - i, m, e ? e + i : mine, sum);
+    for (; i + LSE_BLOCK <= n; i += LSE_BLOCK)      /* (k a constant: unrolled) */
+        sum = lse_block(xd ? NULL : xv + i, xd ? xd + i : NULL, LSE_BLOCK, m, e ? e + i : mine, sum);
+    if (i < n) sum = lse_block(xd ? NULL : xv + i, xd ? xd + i : NULL, n - i, m, e ? e + i : mine, sum);
     *s = sum;
     return num_apply_f64(OP_ADD, num_apply_f64(OP_LOG, sum, 0), m);
 }
+
+static double lse_f64(const Value *x, uint32_t n, double m, double *e, double *s) { return lse_f64_of(x, NULL, n, m, e, s); }
+static double lse_f64_dense(const double *x, uint32_t n, double m, double *e, double *s) { return lse_f64_of(NULL, x, n, m, e, s); }
 
 /* logsumexp of an array of float64 numbers with lse_f64's value: if some
  * are recorded, as one entry (OP_LSE) whose operands are a run when the
@@ -592,24 +598,24 @@ static int lse_known_run(const Value *x, uint32_t n, const Storage *st)
  * in-order value, and its bits too unless that value is 0 (-0 and +0
  * compare equal: which comes first decides), where the loop in order
  * answers instead. */
-static double max_in_order(const Value *x, uint32_t n)
+static double max_in_order(const double *x, uint32_t n)
 {
-    double m0 = x[0].u.n, m1 = m0, m2 = m0, m3 = m0;
+    double m0 = x[0], m1 = m0, m2 = m0, m3 = m0;
     uint32_t i = 1;
     for (; i + 4 <= n; i += 4) {
-        m0 = m0 < x[i].u.n ? x[i].u.n : m0;
-        m1 = m1 < x[i + 1].u.n ? x[i + 1].u.n : m1;
-        m2 = m2 < x[i + 2].u.n ? x[i + 2].u.n : m2;
-        m3 = m3 < x[i + 3].u.n ? x[i + 3].u.n : m3;
+        m0 = m0 < x[i] ? x[i] : m0;
+        m1 = m1 < x[i + 1] ? x[i + 1] : m1;
+        m2 = m2 < x[i + 2] ? x[i + 2] : m2;
+        m3 = m3 < x[i + 3] ? x[i + 3] : m3;
     }
-    for (; i < n; i++) m0 = m0 < x[i].u.n ? x[i].u.n : m0;
+    for (; i < n; i++) m0 = m0 < x[i] ? x[i] : m0;
     double m = m0;
     m = m < m1 ? m1 : m;
     m = m < m2 ? m2 : m;
     m = m < m3 ? m3 : m;
     if (m != 0) return m;
-    m = x[0].u.n;
-    for (i = 1; i < n; i++) m = m < x[i].u.n ? x[i].u.n : m;
+    m = x[0];
+    for (i = 1; i < n; i++) m = m < x[i] ? x[i] : m;
     return m;
 }
 
@@ -621,9 +627,17 @@ static int lse_elements(const Value *x, uint32_t n, const Storage *whole, Value 
     uint32_t first = x[0].id, ids = 0;
     int run = 1;
     double m = x[0].u.n, s;
-    if (lse_known_run(x, n, whole)) {      /* a run already: the max alone */
+    /* a run already: the max alone, and both passes over the entries'
+     * values, dense (an array run's operands are read there too), not
+     * over the elements, twice the bytes */
+    int dense = lse_known_run(x, n, whole);
+    if (dense) {
         ids = first;
-        m = max_in_order(x, n);
+#ifdef __SANITIZE_ADDRESS__
+        for (uint32_t i = 0; i < n; i++)      /* (SAN build: the entries' values are the elements') */
+            if (memcmp(&tape_vals()[first + i], &x[i].u.n, sizeof(double))) abort();
+#endif
+        m = max_in_order(tape_vals() + first, n);
     } else
         for (uint32_t i = 0; i < n; i++) {
             if (x[i].t != V_NUM) return 0;
@@ -645,7 +659,7 @@ static int lse_elements(const Value *x, uint32_t n, const Storage *whole, Value 
             tape_pool_at(off)[i] = id;
         }
     double *d = (double *)(TapeF64 *)tape_pool_at(tape_lse_data(off, n, run));
-    double v = lse_f64(x, n, m, d + 2, &s);
+    double v = dense ? lse_f64_dense(tape_vals() + first, n, m, d + 2, &s) : lse_f64(x, n, m, d + 2, &s);
     d[0] = m;
     d[1] = 1 / s;            /* log's partial, DIV(ONE, A) */
     *out = num_rec(v, tape_rec_lse(off, n, run, v));
