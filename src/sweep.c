@@ -2189,8 +2189,9 @@ static int kept_covers(uint32_t lo, uint32_t top, int ckout)
  * A bigger one goes back at a clear, so a big tape's adjoints do not stay.
  * The bound is the tape's own (TAPE_KEEP_ENTRIES, tape.c: its first 1M
  * entries' pages stay across a clear), 8 MB: at half that, lstm's l = 4
- * jacobian (605,000 entries) mapped and zeroed its 4.8 MB of adjoints
- * afresh every run, a tenth of its time in the kernel's page clearing. */
+ * jacobian (548,000 entries a layer at a time, 577,000 in waves) mapped
+ * and zeroed its 4.4-4.6 MB of adjoints afresh every run: 7.76 ms of CPU
+ * a run against 9.86 once kept (docs/bench.md, h51l). */
 #define KEPT_SMALL ((size_t)1 << 20)
 
 static void kept_give_back(void)

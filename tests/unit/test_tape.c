@@ -869,7 +869,7 @@ static void test_kept_adjoints_across_clears(void)
 
 /* The kept adjoint buffer holds the adjoints of a tape of 600,000 entries
  * across a clear, as the tape keeps its first 1M entries' pages (lstm's
- * l = 4 jacobian: 605,000 entries; at a bound of 2^19 doubles its 4.8 MB
+ * l = 4 jacobian: 577,000 entries; at a bound of 2^19 doubles its 4.6 MB
  * were mapped and zeroed afresh every run): the next sweep, a shorter
  * one, takes the same memory, and starts from zeros (the longer tape's
  * adjoints left in it add nothing). */
