@@ -2180,14 +2180,19 @@ static int kept_covers(uint32_t lo, uint32_t top, int ckout)
 
 /* The kept buffer is the kernel's zero pages, mapped (a small one with
  * room to spare: a later sweep a few entries longer fits) and cleared over
- * the range each later sweep uses. One of at most KEPT_SMALL doubles (4 MB)
+ * the range each later sweep uses. One of at most KEPT_SMALL doubles (8 MB)
  * is kept across :tape clear: GradBench's driver clears the tape after
  * every run, and each run mapped (MAP_POPULATE) and unmapped its 64 KB
  * again, twice when a second sweep needed two entries more (kmeans' dir),
  * and lstm's jacobian its 2.7 MB: 4.9 -> 4.0 ms of CPU a run, as mapping
  * with MAP_POPULATE and unmapping cost more than clearing the pages kept.
- * A bigger one goes back at a clear, so a big tape's adjoints do not stay. */
-#define KEPT_SMALL ((size_t)1 << 19)
+ * A bigger one goes back at a clear, so a big tape's adjoints do not stay.
+ * The bound is the tape's own (TAPE_KEEP_ENTRIES, tape.c: its first 1M
+ * entries' pages stay across a clear), 8 MB: at half that, lstm's l = 4
+ * jacobian (548,000 entries a layer at a time, 577,000 in waves) mapped
+ * and zeroed its 4.4-4.6 MB of adjoints afresh every run: 7.76 ms of CPU
+ * a run against 9.86 once kept (docs/bench.md, h51l). */
+#define KEPT_SMALL ((size_t)1 << 20)
 
 static void kept_give_back(void)
 {

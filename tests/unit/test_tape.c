@@ -867,6 +867,35 @@ static void test_kept_adjoints_across_clears(void)
     tape_clear();
 }
 
+/* The kept adjoint buffer holds the adjoints of a tape of 600,000 entries
+ * across a clear, as the tape keeps its first 1M entries' pages (lstm's
+ * l = 4 jacobian: 577,000 entries; at a bound of 2^19 doubles its 4.6 MB
+ * were mapped and zeroed afresh every run): the next sweep, a shorter
+ * one, takes the same memory, and starts from zeros (the longer tape's
+ * adjoints left in it add nothing). */
+static void test_kept_adjoints_big_tape(void)
+{
+    const int lengths[] = { 600000, 5 };
+    double *first = NULL;
+    for (int r = 0; r < 2; r++) {
+        tape_clear();
+        sweep_forget();
+        G->tape.recording = 0;
+        uint32_t x = leaf(0.7), y = x;
+        for (int k = 0; k < lengths[r]; k++) y = un(OP_NEG, y, -tape_val(y));
+        Value out;
+        sweep_derivatives(num_rec(tape_val(y), y), &x, 1, (Cuts){0}, &out);
+        char what[96];
+        snprintf(what, sizeof what, "d of %d nested negations after %d clears", lengths[r], r);
+        check_close(out.u.n, lengths[r] % 2 ? -1 : 1, what);
+        if (r == 0) first = G->sweep.kept.adj;
+        else check(G->sweep.kept.adj == first, "the adjoint buffer of a 600,000-entry tape is kept across a clear");
+    }
+    G->tape.recording = 1;
+    tape_clear();
+    sweep_forget();
+}
+
 /* tape_push_rows records what tape_push_elems a row at a time records:
  * every entry names the operands a + i ra + j sa and b + i rb + j sb,
  * whether a row copies the codes of the row before (a whole matrix read
@@ -935,6 +964,7 @@ static void body(void *ud)
     test_clears_keep_prefault_bounded();
     test_reserve_after_clear();
     test_kept_adjoints_across_clears();
+    test_kept_adjoints_big_tape();
     test_push_rows();
 }
 
