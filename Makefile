@@ -94,7 +94,7 @@ run: deps
 	@./$(BIN)
 
 test: deps
-	@$(MAKE) --no-print-directory $(BIN) $(UNIT)
+	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(GBTOOL)
 	@bash tests/run.sh $(BIN) $(BUILD)
 
 # The golden scripts with every fast path off (WENGERT_SLOW=1, eval_fast_paths):
@@ -104,7 +104,7 @@ test-slow: deps
 	@WENGERT_SLOW=1 WG_ONLY="tests/lang/*.wg examples/*.wg" bash tests/run.sh $(BIN) $(BUILD)
 
 test-full: deps
-	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(FULL)
+	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(FULL) $(GBTOOL)
 	@bash tests/run.sh $(BIN) $(BUILD) full
 	@$(MAKE) --no-print-directory valgrind SAN=
 
