@@ -1,0 +1,113 @@
+/* wmath_lanes.h - the body of wm_exp_n's and wm_tanh_n's vector loops,
+ * written once for every vector width (included only by wmath.c, once a
+ * width). One text for every width is the point: each lane must do
+ * exp_dd's and wm_tanh's IEEE operations in their order, so that the bits
+ * are wm_exp's and wm_tanh's, and a change made to one width only would
+ * break that on one kind of CPU alone.
+ *
+ * The includer defines
+ *   VD, VI       the vector types (GCC's: __m256d and __m256i ...), on
+ *                which + - * / & | < act lane by lane (GCC vector
+ *                extensions), a scalar operand standing for all lanes
+ *   LANES        how many doubles a VD holds
+ *   LANE_FN      the functions' attributes (static, the target ISA)
+ *   NAME(f)      f's name for this width (f_avx2 ...)
+ *   LANE_BITS(m) bit k set iff lane k of the comparison mask m (a VI) is set
+ *   TAB(j, k)    the VD of exp_tab[k][j[i]] for each lane i
+ * and undefines nothing: wmath.c does after each use.
+ *
+ * -ffp-contract=off (the Makefile) keeps GCC from fusing any a * b + c
+ * below into one rounding; no target here enables FMA without it either
+ * (AVX-512F does: the flag is what keeps it out), and `make test` checks
+ * the object (tests/shell/wmath_nofma.sh). */
+
+/* exp_dd of every lane of a, each in exp's common case (|a| < 690):
+ * e^a = scale (hi + lo), scale = 2^m. s = a EXP_INV + 1.5 2^52 holds N in
+ * its low bits, so j = N & 31 is s's low five bits and 2^m's bits are
+ * (N - j) 2^47 + 1023 2^52 (integer operations alone); then exp_dd's
+ * operations in its order, its helpers written out. */
+LANE_FN void NAME(exp_dd)(VD a, VD *hi, VD *lo, VD *scale)
+{
+    VD s = a * EXP_INV + 0x1.8p52, nn = s - 0x1.8p52;
+    VI u = (VI)s, j = u & 31;
+    *scale = (VD)((((u - 0x4338000000000000LL) - j) << 47) + (1023LL << 52));
+    VD T0 = TAB(j, 0), T1 = TAB(j, 1), T2 = TAB(j, 2);
+    VD r0 = a - nn * EXP_L1, b0 = -(nn * EXP_L2);
+    VD rh = r0 + b0, bb = rh - r0;                                  /* two_sum */
+    VD rl = (r0 - (rh - bb)) + (b0 - bb);
+    rl = rl - nn * EXP_L3;
+    VD p = EXP_C6 + rh * EXP_C7;
+    p = EXP_C5 + rh * p;
+    p = EXP_C4 + rh * p;
+    p = EXP_C3 + rh * p;
+    p = EXP_C2 + rh * p;
+    p = (rh * rh) * p;
+    VD th = T0 + T1, tl = T2;
+    VD c = 134217729.0 * rh, rh1 = c - (c - rh), rh2 = rh - rh1;  /* split */
+    VD ph = T0 * rh1, pl = T0 * rh2 + T1 * rh;
+    VD rest = pl + (th * (rl + p) + (tl + tl * rh));
+    VD sh = th + ph, sl = ph - (sh - th);                           /* fast_two_sum */
+    VD b1 = sl + rest;
+    *hi = sh + b1;
+    *lo = b1 - (*hi - sh);
+}
+
+/* out[i] = wm_exp(x[i]), LANES elements a step: every lane taken as
+ * exp's common case with no branch (|x| in [2^-54, 690): 2^m a normal
+ * number, m in [-996, 996]); a lane outside it runs on 0 and is then
+ * wm_exp's, and so are the last n % LANES elements. */
+LANE_FN void NAME(wm_exp_n)(const double *x, double *out, unsigned n)
+{
+    const VI absmask = (VI){ 0 } + 0x7fffffffffffffffLL;
+    unsigned i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        VD a, mag;
+        memcpy(&a, x + i, sizeof a);
+        mag = (VD)((VI)a & absmask);
+        VI in = (VI)(mag < 690);
+        unsigned common = LANE_BITS(in & (VI)(mag >= 0x1p-54));
+        VD hi, lo, scale;
+        NAME(exp_dd)((VD)((VI)a & in), &hi, &lo, &scale);          /* 0 outside */
+        VD r = (hi + lo) * scale;
+        memcpy(out + i, &r, sizeof r);
+        if (__builtin_expect(common != (1u << LANES) - 1, 0))
+            for (int k = 0; k < LANES; k++)
+                if (!(common >> k & 1)) out[i + k] = wm_exp(x[i + k]);
+    }
+    for (; i < n; i++) out[i] = wm_exp(x[i]);
+}
+
+/* out[i] = wm_tanh(x[i]), LANES elements a step: wm_tanh's branch for
+ * 1/16 <= |x| < 22 (E = e^2|x| by exp_dd, 2|x| in exp's common case, 2^m
+ * exact for 0 <= m <= 64), its operations in its order with its helpers
+ * written out; a lane outside it runs on 0 and is then wm_tanh's. */
+LANE_FN void NAME(wm_tanh_n)(const double *x, double *out, unsigned n)
+{
+    const VI absmask = (VI){ 0 } + 0x7fffffffffffffffLL;
+    unsigned i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        VD v, a;
+        memcpy(&v, x + i, sizeof v);
+        a = (VD)((VI)v & absmask);
+        VI in = (VI)(a >= 0.0625) & (VI)(a < 22);
+        unsigned common = LANE_BITS(in);
+        VD h, l, s;
+        NAME(exp_dd)((VD)((VI)(a + a) & in), &h, &l, &s);          /* 0 outside */
+        h = h * s;
+        l = l * s;
+        VD nh = h + -1.0, nl = -1.0 - (nh - h);                    /* fast_two_sum(h, -1) */
+        VD dh = h + 1.0, dl = 1.0 - (dh - h);                      /* fast_two_sum(h, 1) */
+        VD al = nl + l, bl = dl + l;
+        /* dd_div(nh, al, dh, bl) */
+        VD q = nh / dh, c = 134217729.0 * q, q1 = c - (c - q);
+        VD cb = 134217729.0 * dh, b1 = cb - (cb - dh), b2 = dh - b1;
+        VD r = ((nh - q1 * b1) - q1 * b2) + (al - q1 * bl);
+        VD t = q1 + r / (dh + bl);
+        t = (VD)(((VI)t & absmask) | ((VI)v & ~absmask));          /* copysign(t, x) */
+        memcpy(out + i, &t, sizeof t);
+        if (__builtin_expect(common != (1u << LANES) - 1, 0))
+            for (int k = 0; k < LANES; k++)
+                if (!(common >> k & 1)) out[i + k] = wm_tanh(x[i + k]);
+    }
+    for (; i < n; i++) out[i] = wm_tanh(x[i]);
+}
