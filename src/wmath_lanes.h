@@ -14,6 +14,7 @@
  *   NAME(f)      f's name for this width (f_avx2 ...)
  *   LANE_BITS(m) bit k set iff lane k of the comparison mask m (a VI) is set
  *   TAB(j, k)    the VD of exp_tab[k][j[i]] for each lane i
+ *   LESS(a, b), GEQ(a, b)  the VI mask of a < b, a >= b (b a double)
  * and undefines nothing: wmath.c does after each use.
  *
  * -ffp-contract=off (the Makefile) keeps GCC from fusing any a * b + c
@@ -64,8 +65,8 @@ LANE_FN void NAME(wm_exp_n)(const double *x, double *out, unsigned n)
         VD a, mag;
         memcpy(&a, x + i, sizeof a);
         mag = (VD)((VI)a & absmask);
-        VI in = (VI)(mag < 690);
-        unsigned common = LANE_BITS(in & (VI)(mag >= 0x1p-54));
+        VI in = LESS(mag, 690.0);
+        unsigned common = LANE_BITS(in & GEQ(mag, 0x1p-54));
         VD hi, lo, scale;
         NAME(exp_dd)((VD)((VI)a & in), &hi, &lo, &scale);          /* 0 outside */
         VD r = (hi + lo) * scale;
@@ -89,7 +90,7 @@ LANE_FN void NAME(wm_tanh_n)(const double *x, double *out, unsigned n)
         VD v, a;
         memcpy(&v, x + i, sizeof v);
         a = (VD)((VI)v & absmask);
-        VI in = (VI)(a >= 0.0625) & (VI)(a < 22);
+        VI in = GEQ(a, 0.0625) & LESS(a, 22.0);
         unsigned common = LANE_BITS(in);
         VD h, l, s;
         NAME(exp_dd)((VD)((VI)(a + a) & in), &h, &l, &s);          /* 0 outside */

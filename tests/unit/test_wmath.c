@@ -1,7 +1,7 @@
 /* test_wmath.c - every path of wm_exp_n and wm_tanh_n this CPU runs (the
- * scalar loop, SSE2, AVX2, AVX-512F: src/wmath_paths.h) gives wm_exp's and
- * wm_tanh's bits on every element, and wm_exp_n / wm_tanh_n take the
- * widest of them. Each path sees, per function, about two million inputs:
+ * scalar loop, SSE2, AVX2, AVX-512F: wm_paths in src/wmath.h) gives wm_exp's and
+ * wm_tanh's bits on every element, and so do wm_exp_n / wm_tanh_n
+ * themselves (the widest path). Each path sees, per function, about two million inputs:
  *   - random doubles in ranges that cross each of the loops' cases (the
  *     common one, |x| near 690 where exp hands over to wm_exp, 1/16 and 22
  *     where tanh does, tiny ones, under- and overflow);
@@ -14,7 +14,6 @@
  * A lane that took another lane's table entry, scale or mask gives other
  * bits on most random inputs: this fails. Exit 0 iff every check passes. */
 #include "../../src/wmath.h"
-#include "../../src/wmath_paths.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -178,7 +177,7 @@ int main(void)
             lengths(&paths[k], &fns[f]);
         }
     }
-    /* the entry points are the widest path */
+    /* the entry points (the widest path) */
     for (int i = 0; i < N; i++) x[i] = 1400 * uniform() - 700;
     wm_exp_n(x, out, N);
     compare(&paths[npaths - 1], &fns[0], N, "wm_exp_n itself");
