@@ -276,8 +276,15 @@ static int always(void) { return 1; }
 #if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+/* unsigned 64-bit lanes: 2^m's bits are made by shifts that would be
+ * undefined on negative signed ones */
+typedef unsigned long long wm_vu2 __attribute__((vector_size(16)));
+typedef unsigned long long wm_vu4 __attribute__((vector_size(32)));
+typedef unsigned long long wm_vu8 __attribute__((vector_size(64)));
+
 #define VD __m128d
 #define VI __m128i
+#define VU wm_vu2
 #define LANES 2
 #define LANE_FN static inline
 #define NAME(f) f##_sse2
@@ -291,6 +298,7 @@ static int always(void) { return 1; }
 #include "wmath_lanes.h"
 #undef VD
 #undef VI
+#undef VU
 #undef LANES
 #undef LANE_FN
 #undef NAME
@@ -302,6 +310,7 @@ static int always(void) { return 1; }
 /* AVX2 without FMA: the target attribute adds AVX and AVX2 alone */
 #define VD __m256d
 #define VI __m256i
+#define VU wm_vu4
 #define LANES 4
 #define LANE_FN static inline __attribute__((target("avx2")))
 #define NAME(f) f##_avx2
@@ -312,6 +321,7 @@ static int always(void) { return 1; }
 #include "wmath_lanes.h"
 #undef VD
 #undef VI
+#undef VU
 #undef LANES
 #undef LANE_FN
 #undef NAME
@@ -333,6 +343,7 @@ __attribute__((target("avx512f"))) static inline __m512d part_avx512(__m512i j, 
 
 #define VD __m512d
 #define VI __m512i
+#define VU wm_vu8
 #define LANES 8
 #define LANE_FN static inline __attribute__((target("avx512f")))
 #define NAME(f) f##_avx512
@@ -343,6 +354,7 @@ __attribute__((target("avx512f"))) static inline __m512d part_avx512(__m512i j, 
 #include "wmath_lanes.h"
 #undef VD
 #undef VI
+#undef VU
 #undef LANES
 #undef LANE_FN
 #undef NAME

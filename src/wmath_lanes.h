@@ -6,7 +6,7 @@
  * break that on one kind of CPU alone.
  *
  * The includer defines
- *   VD, VI       the vector types (GCC's: __m256d and __m256i ...), on
+ *   VD, VI, VU   the vector types (__m256d, __m256i and wm_vu4 ...), on
  *                which + - * / & | < act lane by lane (GCC vector
  *                extensions), a scalar operand standing for all lanes
  *   LANES        how many doubles a VD holds
@@ -30,8 +30,9 @@
 LANE_FN void NAME(exp_dd)(VD a, VD *hi, VD *lo, VD *scale)
 {
     VD s = a * EXP_INV + 0x1.8p52, nn = s - 0x1.8p52;
-    VI u = (VI)s, j = u & 31;
-    *scale = (VD)((((u - 0x4338000000000000LL) - j) << 47) + (1023LL << 52));
+    VU u = (VU)s;
+    VI j = (VI)(u & 31);
+    *scale = (VD)((((u - 0x4338000000000000ULL) - (VU)j) << 47) + (1023ULL << 52));  /* unsigned: N < 0 wraps */
     VD T0 = TAB(j, 0), T1 = TAB(j, 1), T2 = TAB(j, 2);
     VD r0 = a - nn * EXP_L1, b0 = -(nn * EXP_L2);
     VD rh = r0 + b0, bb = rh - r0;                                  /* two_sum */
