@@ -266,6 +266,13 @@ static void exp_n_scalar(const double *x, double *out, unsigned n)
     for (unsigned i = 0; i < n; i++) out[i] = wm_exp(x[i]);
 }
 
+static double exp_n_sum_scalar(const double *x, double *out, unsigned n)
+{
+    double sum = 0;
+    for (unsigned i = 0; i < n; i++) sum += out[i] = wm_exp(x[i]);
+    return sum;
+}
+
 static void tanh_n_scalar(const double *x, double *out, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) out[i] = wm_tanh(x[i]);
@@ -377,14 +384,14 @@ static int has_avx512(void)
 
 /* slowest first; each needs what the one before it needs */
 static const struct wm_path paths[] = {
-    { "scalar", exp_n_scalar, tanh_n_scalar, always },
-    { "sse2", wm_exp_n_sse2, wm_tanh_n_sse2, always },
-    { "avx2", wm_exp_n_avx2, wm_tanh_n_avx2, has_avx2 },
-    { "avx512f", wm_exp_n_avx512, wm_tanh_n_avx512, has_avx512 },
+    { "scalar", exp_n_scalar, exp_n_sum_scalar, tanh_n_scalar, always },
+    { "sse2", wm_exp_n_sse2, wm_exp_n_sum_sse2, wm_tanh_n_sse2, always },
+    { "avx2", wm_exp_n_avx2, wm_exp_n_sum_avx2, wm_tanh_n_avx2, has_avx2 },
+    { "avx512f", wm_exp_n_avx512, wm_exp_n_sum_avx512, wm_tanh_n_avx512, has_avx512 },
 };
 #else
 static const struct wm_path paths[] = {
-    { "scalar", exp_n_scalar, tanh_n_scalar, always },
+    { "scalar", exp_n_scalar, exp_n_sum_scalar, tanh_n_scalar, always },
 };
 #endif
 
@@ -416,6 +423,11 @@ static const struct wm_path *best_path(void)
 void wm_exp_n(const double *x, double *out, unsigned n)
 {
     best_path()->exp_n(x, out, n);
+}
+
+double wm_exp_n_sum(const double *x, double *out, unsigned n)
+{
+    return best_path()->exp_n_sum(x, out, n);
 }
 
 void wm_tanh_n(const double *x, double *out, unsigned n)

@@ -57,10 +57,17 @@ LANE_FN void NAME(exp_dd)(VD a, VD *hi, VD *lo, VD *scale)
 /* out[i] = wm_exp(x[i]), LANES elements a step: every lane taken as
  * exp's common case with no branch (|x| in [2^-54, 690): 2^m a normal
  * number, m in [-996, 996]); a lane outside it runs on 0 and is then
- * wm_exp's, and so are the last n % LANES elements. */
-LANE_FN void NAME(wm_exp_n)(const double *x, double *out, unsigned n)
+ * wm_exp's, and so are the last n % LANES elements. With sum_too (a
+ * constant: two copies), also the sum 0 + out[0] + out[1] + ... in that
+ * order, added two steps behind the exps (those results are there by
+ * then): the adds' chain of latencies runs beside the exps instead of
+ * after them all (160 000 elements: exp 0.29 ms, exp then sum 0.42, this
+ * 0.31; summing each step's own results 0.36). */
+LANE_FN __attribute__((always_inline)) double NAME(exp_loop)(const double *x, double *out, unsigned n, int sum_too)
 {
     const VI absmask = (VI){ 0 } + 0x7fffffffffffffffLL;
+    const unsigned lag = 2 * LANES;
+    double sum = 0;
     unsigned i = 0;
     for (; i + LANES <= n; i += LANES) {
         VD a, mag;
@@ -75,8 +82,26 @@ LANE_FN void NAME(wm_exp_n)(const double *x, double *out, unsigned n)
         if (__builtin_expect(common != (1u << LANES) - 1, 0))
             for (int k = 0; k < LANES; k++)
                 if (!(common >> k & 1)) out[i + k] = wm_exp(x[i + k]);
+        if (sum_too && i >= lag)
+            for (unsigned k = i - lag; k < i - lag + LANES; k++) sum += out[k];
     }
-    for (; i < n; i++) out[i] = wm_exp(x[i]);
+    if (sum_too)
+        for (unsigned k = i >= lag ? i - lag : 0; k < i; k++) sum += out[k];
+    for (; i < n; i++) {
+        out[i] = wm_exp(x[i]);
+        if (sum_too) sum += out[i];
+    }
+    return sum;
+}
+
+LANE_FN void NAME(wm_exp_n)(const double *x, double *out, unsigned n)
+{
+    NAME(exp_loop)(x, out, n, 0);
+}
+
+LANE_FN double NAME(wm_exp_n_sum)(const double *x, double *out, unsigned n)
+{
+    return NAME(exp_loop)(x, out, n, 1);
 }
 
 /* out[i] = wm_tanh(x[i]), LANES elements a step: wm_tanh's branch for

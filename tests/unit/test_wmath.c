@@ -11,6 +11,8 @@
  *     +-inf, nan, -0 ...), each put in every lane of an 8-wide step;
  *   - every length n = 0..9 at every start offset 0..7 (each tail), with
  *     the elements past n checked untouched.
+ * wm_exp_n_sum (exp_n_sum: the sum of the results too) is checked on the
+ * same inputs against wm_exp's in-order sum.
  * A lane that took another lane's table entry, scale or mask gives other
  * bits on most random inputs: this fails. Exit 0 iff every check passes. */
 #include "../../src/wmath.h"
@@ -33,7 +35,7 @@ static uint64_t next_bits(void)
 static double uniform(void) { return (double)(next_bits() >> 11) * 0x1p-53; }
 
 enum { N = 4099 };              /* odd: each width's tail is taken */
-static double x[N + 16], out[N + 16];
+static double x[N + 16], out[N + 16], out2[N + 16];
 
 static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
@@ -41,6 +43,7 @@ struct fn {
     const char *name;
     double (*one)(double);
     wm_array_fn *(*of)(const struct wm_path *);
+    int has_sum;                        /* exp: also exp_n_sum */
     const double (*ranges)[2];
     size_t nranges;
     const double *edges;
@@ -62,6 +65,22 @@ static void compare(const struct wm_path *p, const struct fn *f, unsigned n, con
     check(same, what);
 }
 
+/* exp_n_sum on the same x[0 .. n): out's bits again (out holds exp_n's,
+ * already compared), and the sum 0 + wm_exp(x[0]) + ... in that order */
+static void compare_sum(const struct wm_path *p, const struct fn *f, unsigned n, const char *how)
+{
+    if (!f->has_sum) return;
+    double s = p->exp_n_sum(x, out2, n), want = 0;
+    for (unsigned i = 0; i < n; i++) want += wm_exp(x[i]);
+    char what[200];
+    snprintf(what, sizeof what, "%s exp_n_sum (%s), n = %u: sum %a, the loop's %a; elements %s", p->name, how, n, s, want,
+             memcmp(out, out2, n * sizeof *out) ? "differ" : "the same");
+    /* a nan's sign may differ: x86 keeps the first operand's nan of two,
+     * and C leaves the compiler free to swap an add's operands */
+    int same_sum = same_bits(s, want) || (s != s && want != want);
+    check(same_sum && memcmp(out, out2, n * sizeof *out) == 0, what);
+}
+
 /* random doubles in each range: 50 rounds of N - (0 .. 7) inputs */
 static void random_ranges(const struct wm_path *p, const struct fn *f)
 {
@@ -74,6 +93,7 @@ static void random_ranges(const struct wm_path *p, const struct fn *f)
             char how[64];
             snprintf(how, sizeof how, "range [%g, %g]", f->ranges[r][0], f->ranges[r][1]);
             compare(p, f, n, how);
+            compare_sum(p, f, n, how);
         }
 }
 
@@ -88,6 +108,7 @@ static void random_bits(const struct wm_path *p, const struct fn *f)
         }
         vec(x, out, N);
         compare(p, f, N, "random bits");
+        compare_sum(p, f, N, "random bits");
     }
 }
 
@@ -114,6 +135,7 @@ static void edges(const struct wm_path *p, const struct fn *f)
         memcpy(x + shift, near, m * sizeof *near);
         vec(x, out, (unsigned)m + 16);
         compare(p, f, (unsigned)m + 16, "edges");
+        compare_sum(p, f, (unsigned)m + 16, "edges");
     }
 }
 
@@ -139,6 +161,7 @@ static void lengths(const struct wm_path *p, const struct fn *f)
             char how[64];
             snprintf(how, sizeof how, "n = %u, offset %u", n, off);
             compare(p, f, n, how);
+            compare_sum(p, f, n, how);
         }
     char what[80];
     snprintf(what, sizeof what, "%s %s_n writes only out[0 .. n)", p->name, f->name);
@@ -161,8 +184,8 @@ int main(void)
     static const double tspecial[] = { 0, -0.0, NAN, -NAN, INFINITY, -INFINITY, 0.0625, -0.0625, 22, -22, 0x1p-27,
                                        -0x1p-27, 1, -1, 0.5, 1e-300, 0x1p-1074, 19.06, -7.25, 345, 690, -700 };
     const struct fn fns[] = {
-        { "wm_exp", wm_exp, exp_of, ranges, sizeof ranges / sizeof ranges[0], special, sizeof special / sizeof special[0] },
-        { "wm_tanh", wm_tanh, tanh_of, tranges, sizeof tranges / sizeof tranges[0], tspecial,
+        { "wm_exp", wm_exp, exp_of, 1, ranges, sizeof ranges / sizeof ranges[0], special, sizeof special / sizeof special[0] },
+        { "wm_tanh", wm_tanh, tanh_of, 0, tranges, sizeof tranges / sizeof tranges[0], tspecial,
           sizeof tspecial / sizeof tspecial[0] },
     };
     unsigned npaths;
@@ -181,6 +204,9 @@ int main(void)
     for (int i = 0; i < N; i++) x[i] = 1400 * uniform() - 700;
     wm_exp_n(x, out, N);
     compare(&paths[npaths - 1], &fns[0], N, "wm_exp_n itself");
+    compare_sum(&paths[npaths - 1], &fns[0], N, "wm_exp_n itself");
+    double s = wm_exp_n_sum(x, out2, N);
+    check(same_bits(s, paths[npaths - 1].exp_n_sum(x, out2, N)) && s == s, "wm_exp_n_sum itself");
     wm_tanh_n(x, out, N);
     compare(&paths[npaths - 1], &fns[1], N, "wm_tanh_n itself");
     printf("test_wmath: %d checks, %d failed\n", n_checks, n_failed);
