@@ -303,16 +303,6 @@ typedef unsigned long long wm_vu8 __attribute__((vector_size(64)));
 #define LESS(a, b) ((VI)_mm_cmplt_pd((a), _mm_set1_pd(b)))
 #define GEQ(a, b) ((VI)_mm_cmpge_pd((a), _mm_set1_pd(b)))
 #include "wmath_lanes.h"
-#undef VD
-#undef VI
-#undef VU
-#undef LANES
-#undef LANE_FN
-#undef NAME
-#undef LANE_BITS
-#undef TAB
-#undef LESS
-#undef GEQ
 
 /* AVX2 without FMA: the target attribute adds AVX and AVX2 alone */
 #define VD __m256d
@@ -326,16 +316,6 @@ typedef unsigned long long wm_vu8 __attribute__((vector_size(64)));
 #define LESS(a, b) ((VI)((a) < (b)))
 #define GEQ(a, b) ((VI)((a) >= (b)))
 #include "wmath_lanes.h"
-#undef VD
-#undef VI
-#undef VU
-#undef LANES
-#undef LANE_FN
-#undef NAME
-#undef LANE_BITS
-#undef TAB
-#undef LESS
-#undef GEQ
 
 /* AVX-512F: part[j] for each lane's j (0 .. 31) from the 32 doubles of
  * part held in four registers, by two two-register permutes (j's low four
@@ -359,16 +339,6 @@ __attribute__((target("avx512f"))) static inline __m512d part_avx512(__m512i j, 
 #define LESS(a, b) ((VI)((a) < (b)))
 #define GEQ(a, b) ((VI)((a) >= (b)))
 #include "wmath_lanes.h"
-#undef VD
-#undef VI
-#undef VU
-#undef LANES
-#undef LANE_FN
-#undef NAME
-#undef LANE_BITS
-#undef TAB
-#undef LESS
-#undef GEQ
 
 static int has_avx2(void)
 {

@@ -1,4 +1,4 @@
-/* wmath_lanes.h - the body of wm_exp_n's and wm_tanh_n's vector loops,
+/* wmath_lanes.h - wm_exp_n's, wm_exp_n_sum's and wm_tanh_n's vector loops,
  * written once for every vector width (included only by wmath.c, once a
  * width). One text for every width is the point: each lane must do
  * exp_dd's and wm_tanh's IEEE operations in their order, so that the bits
@@ -15,12 +15,12 @@
  *   LANE_BITS(m) bit k set iff lane k of the comparison mask m (a VI) is set
  *   TAB(j, k)    the VD of exp_tab[k][j[i]] for each lane i
  *   LESS(a, b), GEQ(a, b)  the VI mask of a < b, a >= b (b a double)
- * and undefines nothing: wmath.c does after each use.
+ * and this file undefines them at its end, for the next width.
  *
- * -ffp-contract=off (the Makefile) keeps GCC from fusing any a * b + c
- * below into one rounding; no target here enables FMA without it either
- * (AVX-512F does: the flag is what keeps it out), and `make test` checks
- * the object (tests/shell/wmath_nofma.sh). */
+ * -ffp-contract=off (the Makefile; wmath.c's FP_CONTRACT pragma under
+ * clang) keeps the compiler from fusing any a * b + c below into one
+ * rounding: AVX2 alone has no fused multiply-add, but AVX-512F has, and
+ * `make test` checks the object holds none (tests/shell/wmath_nofma.sh). */
 
 /* exp_dd of every lane of a, each in exp's common case (|a| < 690):
  * e^a = scale (hi + lo), scale = 2^m. s = a EXP_INV + 1.5 2^52 holds N in
@@ -138,3 +138,14 @@ LANE_FN void NAME(wm_tanh_n)(const double *x, double *out, unsigned n)
     }
     for (; i < n; i++) out[i] = wm_tanh(x[i]);
 }
+
+#undef VD
+#undef VI
+#undef VU
+#undef LANES
+#undef LANE_FN
+#undef NAME
+#undef LANE_BITS
+#undef TAB
+#undef LESS
+#undef GEQ
