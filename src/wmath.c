@@ -293,7 +293,7 @@ typedef unsigned long long wm_vu8 __attribute__((vector_size(64)));
 #define VI __m128i
 #define VU wm_vu2
 #define LANES 2
-#define LANE_FN static inline
+#define LANE_FN static
 #define NAME(f) f##_sse2
 #define LANE_BITS(m) (unsigned)_mm_movemask_pd((__m128d)(m))
 #define TAB(j, k) ((VD){ exp_tab[k][(j)[0]], exp_tab[k][(j)[1]] })
@@ -302,19 +302,36 @@ typedef unsigned long long wm_vu8 __attribute__((vector_size(64)));
  * doubles 2.0 ms that way, 1.44 this way) */
 #define LESS(a, b) ((VI)_mm_cmplt_pd((a), _mm_set1_pd(b)))
 #define GEQ(a, b) ((VI)_mm_cmpge_pd((a), _mm_set1_pd(b)))
+#define LOAD_PART(p, m) _mm_loadl_pd(_mm_set1_pd(1.0), (p))          /* m is 1 */
+#define STORE_PART(p, v, m) _mm_storel_pd((p), (v))
 #include "wmath_lanes.h"
 
 /* AVX2 without FMA: the target attribute adds AVX and AVX2 alone */
+/* lanes k < m set (AVX2's masked loads and stores take a vector) */
+__attribute__((target("avx2"))) static inline __m256i first_lanes_avx2(unsigned m)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(m), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+/* p[0 .. m), the other lanes 1; a masked load reads nothing past m */
+__attribute__((target("avx2"))) static inline __m256d load_part_avx2(const double *p, unsigned m)
+{
+    __m256i k = first_lanes_avx2(m);
+    return _mm256_blendv_pd(_mm256_set1_pd(1.0), _mm256_maskload_pd(p, k), _mm256_castsi256_pd(k));
+}
+
 #define VD __m256d
 #define VI __m256i
 #define VU wm_vu4
 #define LANES 4
-#define LANE_FN static inline __attribute__((target("avx2")))
+#define LANE_FN static __attribute__((target("avx2")))
 #define NAME(f) f##_avx2
 #define LANE_BITS(m) (unsigned)_mm256_movemask_pd((__m256d)(m))
 #define TAB(j, k) _mm256_i64gather_pd(exp_tab[k], (j), 8)   /* faster here than 4 loads + a transpose */
 #define LESS(a, b) ((VI)((a) < (b)))
 #define GEQ(a, b) ((VI)((a) >= (b)))
+#define LOAD_PART(p, m) load_part_avx2((p), (m))
+#define STORE_PART(p, v, m) _mm256_maskstore_pd((p), first_lanes_avx2(m), (v))
 #include "wmath_lanes.h"
 
 /* AVX-512F: part[j] for each lane's j (0 .. 31) from the 32 doubles of
@@ -332,12 +349,14 @@ __attribute__((target("avx512f"))) static inline __m512d part_avx512(__m512i j, 
 #define VI __m512i
 #define VU wm_vu8
 #define LANES 8
-#define LANE_FN static inline __attribute__((target("avx512f")))
+#define LANE_FN static __attribute__((target("avx512f")))
 #define NAME(f) f##_avx512
 #define LANE_BITS(m) (unsigned)_mm512_test_epi64_mask((m), (m))
 #define TAB(j, k) part_avx512((j), exp_tab[k])
 #define LESS(a, b) ((VI)((a) < (b)))
 #define GEQ(a, b) ((VI)((a) >= (b)))
+#define LOAD_PART(p, m) _mm512_mask_loadu_pd(_mm512_set1_pd(1.0), (__mmask8)((1u << (m)) - 1), (p))
+#define STORE_PART(p, v, m) _mm512_mask_storeu_pd((p), (__mmask8)((1u << (m)) - 1), (v))
 #include "wmath_lanes.h"
 
 static int has_avx2(void)

@@ -15,6 +15,8 @@
  *   LANE_BITS(m) bit k set iff lane k of the comparison mask m (a VI) is set
  *   TAB(j, k)    the VD of exp_tab[k][j[i]] for each lane i
  *   LESS(a, b), GEQ(a, b)  the VI mask of a < b, a >= b (b a double)
+ *   LOAD_PART(p, m)        the VD of p[0 .. m), the other lanes 1 (0 < m < LANES)
+ *   STORE_PART(p, v, m)    p[0 .. m) = v's first m lanes, nothing else written
  * and this file undefines them at its end, for the next width.
  *
  * -ffp-contract=off (the Makefile; wmath.c's FP_CONTRACT pragma under
@@ -27,7 +29,7 @@
  * its low bits, so j = N & 31 is s's low five bits and 2^m's bits are
  * (N - j) 2^47 + 1023 2^52 (integer operations alone); then exp_dd's
  * operations in its order, its helpers written out. */
-LANE_FN void NAME(exp_dd)(VD a, VD *hi, VD *lo, VD *scale)
+LANE_FN inline void NAME(exp_dd)(VD a, VD *hi, VD *lo, VD *scale)
 {
     VD s = a * EXP_INV + 0x1.8p52, nn = s - 0x1.8p52;
     VU u = (VU)s;
@@ -54,43 +56,97 @@ LANE_FN void NAME(exp_dd)(VD a, VD *hi, VD *lo, VD *scale)
     *lo = b1 - (*hi - sh);
 }
 
-/* out[i] = wm_exp(x[i]), LANES elements a step: every lane taken as
- * exp's common case with no branch (|x| in [2^-54, 690): 2^m a normal
- * number, m in [-996, 996]); a lane outside it runs on 0 and is then
- * wm_exp's, and so are the last n % LANES elements. With sum_too (a
- * constant: two copies), also the sum 0 + out[0] + out[1] + ... in that
- * order, added two steps behind the exps (those results are there by
- * then): the adds' chain of latencies runs beside the exps instead of
- * after them all (160 000 elements: exp 0.29 ms, exp then sum 0.42, this
- * 0.31; summing each step's own results 0.36). */
-LANE_FN __attribute__((always_inline)) double NAME(exp_loop)(const double *x, double *out, unsigned n, int sum_too)
+/* wm_exp of every lane of a: every lane taken as exp's common case with
+ * no branch (|x| in [2^-54, 690): 2^m a normal number, m in [-996, 996]);
+ * a lane outside it runs on 0, and its bit in *common is clear: the
+ * caller gives it wm_exp's */
+LANE_FN inline __attribute__((always_inline)) VD NAME(exp_core)(VD a, unsigned *common)
 {
     const VI absmask = (VI){ 0 } + 0x7fffffffffffffffLL;
+    VD mag = (VD)((VI)a & absmask);
+    VI in = LESS(mag, 690.0);
+    *common = LANE_BITS(in & GEQ(mag, 0x1p-54));
+    VD hi, lo, scale;
+    NAME(exp_dd)((VD)((VI)a & in), &hi, &lo, &scale);              /* 0 outside */
+    return (hi + lo) * scale;
+}
+
+/* wm_tanh of every lane of v: wm_tanh's branch for 1/16 <= |x| < 22 (E =
+ * e^2|x| by exp_dd, 2|x| in exp's common case, 2^m exact for 0 <= m <=
+ * 64), its operations in its order with its helpers written out; a lane
+ * outside it runs on 0, its bit in *common clear */
+LANE_FN inline __attribute__((always_inline)) VD NAME(tanh_core)(VD v, unsigned *common)
+{
+    const VI absmask = (VI){ 0 } + 0x7fffffffffffffffLL;
+    VD a = (VD)((VI)v & absmask);
+    VI in = GEQ(a, 0.0625) & LESS(a, 22.0);
+    *common = LANE_BITS(in);
+    VD h, l, s;
+    NAME(exp_dd)((VD)((VI)(a + a) & in), &h, &l, &s);              /* 0 outside */
+    h = h * s;
+    l = l * s;
+    VD nh = h + -1.0, nl = -1.0 - (nh - h);                        /* fast_two_sum(h, -1) */
+    VD dh = h + 1.0, dl = 1.0 - (dh - h);                          /* fast_two_sum(h, 1) */
+    VD al = nl + l, bl = dl + l;
+    /* dd_div(nh, al, dh, bl) */
+    VD q = nh / dh, c = 134217729.0 * q, q1 = c - (c - q);
+    VD cb = 134217729.0 * dh, b1 = cb - (cb - dh), b2 = dh - b1;
+    VD r = ((nh - q1 * b1) - q1 * b2) + (al - q1 * bl);
+    VD t = q1 + r / (dh + bl);
+    return (VD)(((VI)t & absmask) | ((VI)v & ~absmask));           /* copysign(t, x) */
+}
+
+/* out[k] = f(x[k]) for k < LANES, one vector step (core, and one for a
+ * lane that falls back) */
+#define STEP(core, one, x, out)                                                       \
+    do {                                                                              \
+        unsigned common_;                                                             \
+        VD a_, r_;                                                                    \
+        memcpy(&a_, (x), sizeof a_);                                                  \
+        r_ = core(a_, &common_);                                                      \
+        memcpy((out), &r_, sizeof r_);                                                \
+        if (__builtin_expect(common_ != (1u << LANES) - 1, 0))                        \
+            for (unsigned k_ = 0; k_ < LANES; k_++)                                   \
+                if (!(common_ >> k_ & 1)) (out)[k_] = one((x)[k_]);                   \
+    } while (0)
+
+/* The last m < LANES elements as one step too: a partial load (the other
+ * lanes 1, in both functions' common case, so none of them falls back)
+ * and store. Short arrays are most of lstm's (4 elements): element by
+ * element, each cost about a step. A function of its own, not inlined in
+ * the loops: there it made GCC keep fewer of their constants in
+ * registers (a step of 4 took 18 ns instead of 14). */
+#define PART_FN(name, core, one)                                                      \
+    LANE_FN __attribute__((noinline)) void name(const double *x, double *out, unsigned m) \
+    {                                                                                 \
+        unsigned common;                                                              \
+        STORE_PART(out, core(LOAD_PART(x, m), &common), m);                           \
+        if (__builtin_expect(common != (1u << LANES) - 1, 0))                         \
+            for (unsigned k = 0; k < m; k++)                                          \
+                if (!(common >> k & 1)) out[k] = one(x[k]);                           \
+    }
+PART_FN(NAME(exp_part), NAME(exp_core), wm_exp)
+PART_FN(NAME(tanh_part), NAME(tanh_core), wm_tanh)
+
+/* out[i] = wm_exp(x[i]) for i < n, LANES a step. With sum_too (a constant:
+ * two copies), also the sum 0 + out[0] + out[1] + ... in that order, added
+ * two steps behind the exps (those results are there by then): the adds'
+ * chain of latencies runs beside the exps instead of after them all
+ * (160 000 elements: exp 0.29 ms, exp then sum 0.42, this 0.31; summing
+ * each step's own results 0.36). */
+LANE_FN inline __attribute__((always_inline)) double NAME(exp_loop)(const double *x, double *out, unsigned n, int sum_too)
+{
     const unsigned lag = 2 * LANES;
     double sum = 0;
     unsigned i = 0;
     for (; i + LANES <= n; i += LANES) {
-        VD a, mag;
-        memcpy(&a, x + i, sizeof a);
-        mag = (VD)((VI)a & absmask);
-        VI in = LESS(mag, 690.0);
-        unsigned common = LANE_BITS(in & GEQ(mag, 0x1p-54));
-        VD hi, lo, scale;
-        NAME(exp_dd)((VD)((VI)a & in), &hi, &lo, &scale);          /* 0 outside */
-        VD r = (hi + lo) * scale;
-        memcpy(out + i, &r, sizeof r);
-        if (__builtin_expect(common != (1u << LANES) - 1, 0))
-            for (int k = 0; k < LANES; k++)
-                if (!(common >> k & 1)) out[i + k] = wm_exp(x[i + k]);
+        STEP(NAME(exp_core), wm_exp, x + i, out + i);
         if (sum_too && i >= lag)
             for (unsigned k = i - lag; k < i - lag + LANES; k++) sum += out[k];
     }
+    if (i < n) NAME(exp_part)(x + i, out + i, n - i);
     if (sum_too)
-        for (unsigned k = i >= lag ? i - lag : 0; k < i; k++) sum += out[k];
-    for (; i < n; i++) {
-        out[i] = wm_exp(x[i]);
-        if (sum_too) sum += out[i];
-    }
+        for (unsigned k = i >= lag ? i - lag : 0; k < n; k++) sum += out[k];
     return sum;
 }
 
@@ -104,41 +160,15 @@ LANE_FN double NAME(wm_exp_n_sum)(const double *x, double *out, unsigned n)
     return NAME(exp_loop)(x, out, n, 1);
 }
 
-/* out[i] = wm_tanh(x[i]), LANES elements a step: wm_tanh's branch for
- * 1/16 <= |x| < 22 (E = e^2|x| by exp_dd, 2|x| in exp's common case, 2^m
- * exact for 0 <= m <= 64), its operations in its order with its helpers
- * written out; a lane outside it runs on 0 and is then wm_tanh's. */
 LANE_FN void NAME(wm_tanh_n)(const double *x, double *out, unsigned n)
 {
-    const VI absmask = (VI){ 0 } + 0x7fffffffffffffffLL;
     unsigned i = 0;
-    for (; i + LANES <= n; i += LANES) {
-        VD v, a;
-        memcpy(&v, x + i, sizeof v);
-        a = (VD)((VI)v & absmask);
-        VI in = GEQ(a, 0.0625) & LESS(a, 22.0);
-        unsigned common = LANE_BITS(in);
-        VD h, l, s;
-        NAME(exp_dd)((VD)((VI)(a + a) & in), &h, &l, &s);          /* 0 outside */
-        h = h * s;
-        l = l * s;
-        VD nh = h + -1.0, nl = -1.0 - (nh - h);                    /* fast_two_sum(h, -1) */
-        VD dh = h + 1.0, dl = 1.0 - (dh - h);                      /* fast_two_sum(h, 1) */
-        VD al = nl + l, bl = dl + l;
-        /* dd_div(nh, al, dh, bl) */
-        VD q = nh / dh, c = 134217729.0 * q, q1 = c - (c - q);
-        VD cb = 134217729.0 * dh, b1 = cb - (cb - dh), b2 = dh - b1;
-        VD r = ((nh - q1 * b1) - q1 * b2) + (al - q1 * bl);
-        VD t = q1 + r / (dh + bl);
-        t = (VD)(((VI)t & absmask) | ((VI)v & ~absmask));          /* copysign(t, x) */
-        memcpy(out + i, &t, sizeof t);
-        if (__builtin_expect(common != (1u << LANES) - 1, 0))
-            for (int k = 0; k < LANES; k++)
-                if (!(common >> k & 1)) out[i + k] = wm_tanh(x[i + k]);
-    }
-    for (; i < n; i++) out[i] = wm_tanh(x[i]);
+    for (; i + LANES <= n; i += LANES) STEP(NAME(tanh_core), wm_tanh, x + i, out + i);
+    if (i < n) NAME(tanh_part)(x + i, out + i, n - i);
 }
 
+#undef STEP
+#undef PART_FN
 #undef VD
 #undef VI
 #undef VU
@@ -149,3 +179,5 @@ LANE_FN void NAME(wm_tanh_n)(const double *x, double *out, unsigned n)
 #undef TAB
 #undef LESS
 #undef GEQ
+#undef LOAD_PART
+#undef STORE_PART
