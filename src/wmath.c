@@ -266,9 +266,8 @@ static void exp_n_scalar(const double *x, double *out, unsigned n)
     for (unsigned i = 0; i < n; i++) out[i] = wm_exp(x[i]);
 }
 
-static double exp_n_sum_scalar(const double *x, double *out, unsigned n)
+static double exp_n_sum_scalar(const double *x, double *out, unsigned n, double sum)
 {
-    double sum = 0;
     for (unsigned i = 0; i < n; i++) sum += out[i] = wm_exp(x[i]);
     return sum;
 }
@@ -414,9 +413,9 @@ void wm_exp_n(const double *x, double *out, unsigned n)
     best_path()->exp_n(x, out, n);
 }
 
-double wm_exp_n_sum(const double *x, double *out, unsigned n)
+double wm_exp_n_sum(const double *x, double *out, unsigned n, double sum)
 {
-    return best_path()->exp_n_sum(x, out, n);
+    return best_path()->exp_n_sum(x, out, n, sum);
 }
 
 void wm_tanh_n(const double *x, double *out, unsigned n)

@@ -14,10 +14,10 @@
 double wm_exp(double x);
 /* out[i] = wm_exp(x[i]), i < n (an array's: vectorised) */
 void wm_exp_n(const double *x, double *out, unsigned n);
-/* wm_exp_n, and returns 0 + out[0] + out[1] + ... + out[n-1] added in that
- * order (the same bits as that loop after wm_exp_n), for less time: the
- * adds run beside the exps (logsumexp's sum) */
-double wm_exp_n_sum(const double *x, double *out, unsigned n);
+/* wm_exp_n, and returns sum + out[0] + out[1] + ... + out[n-1] added in
+ * that order (the same bits as that loop after wm_exp_n), for less time:
+ * the adds run beside the exps (logsumexp's sum) */
+double wm_exp_n_sum(const double *x, double *out, unsigned n, double sum);
 double wm_tanh(double x);
 /* out[i] = wm_tanh(x[i]), i < n (vectorised) */
 void wm_tanh_n(const double *x, double *out, unsigned n);
@@ -34,7 +34,7 @@ typedef void wm_array_fn(const double *x, double *out, unsigned n);
 struct wm_path {
     const char *name;                  /* "scalar", "sse2", "avx2", "avx512f" */
     wm_array_fn *exp_n;
-    double (*exp_n_sum)(const double *x, double *out, unsigned n);
+    double (*exp_n_sum)(const double *x, double *out, unsigned n, double sum);
     wm_array_fn *tanh_n;
     int (*runs_here)(void);            /* this CPU has the instructions */
 };
