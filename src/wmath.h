@@ -14,10 +14,32 @@
 double wm_exp(double x);
 /* out[i] = wm_exp(x[i]), i < n (an array's: vectorised) */
 void wm_exp_n(const double *x, double *out, unsigned n);
+/* wm_exp_n, and returns sum + out[0] + out[1] + ... + out[n-1] added in
+ * that order (the same bits as that loop after wm_exp_n), for less time:
+ * the adds run beside the exps (logsumexp's sum) */
+double wm_exp_n_sum(const double *x, double *out, unsigned n, double sum);
 double wm_tanh(double x);
 /* out[i] = wm_tanh(x[i]), i < n (vectorised) */
 void wm_tanh_n(const double *x, double *out, unsigned n);
 double wm_atan(double x);
 double wm_atan2(double y, double x);
+
+/* For tests/unit/test_wmath.c: the ways wm_exp_n and wm_tanh_n can run,
+ * the scalar loop and, on x86-64, SSE2, AVX2 and AVX-512F loops. Callers
+ * take wm_exp_n / wm_tanh_n, which pick the widest path once; the test
+ * runs each path, to check that every one gives the scalar functions' bits
+ * on this CPU. (Here and not in a header of its own: each header's
+ * functions are its own object's, tests/shell/layers.sh.) */
+typedef void wm_array_fn(const double *x, double *out, unsigned n);
+struct wm_path {
+    const char *name;                  /* "scalar", "sse2", "avx2", "avx512f" */
+    wm_array_fn *exp_n;
+    double (*exp_n_sum)(const double *x, double *out, unsigned n, double sum);
+    wm_array_fn *tanh_n;
+    int (*runs_here)(void);            /* this CPU has the instructions */
+};
+/* The paths this CPU can run, slowest (scalar) first: *n of them; wm_exp_n
+ * and wm_tanh_n take the last. */
+const struct wm_path *wm_paths(unsigned *n);
 
 #endif

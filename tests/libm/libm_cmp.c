@@ -15,7 +15,10 @@
  * range that matters for the function (where it is neither constant nor
  * overflowing) and, for a quarter of them, over every exponent. Compiled
  * with -ffp-contract=off. The functions named w* are wengert's own
- * (src/wmath.c): tests/libm/same.sh requires them to agree bit for bit. */
+ * (src/wmath.c): tests/libm/same.sh requires them to agree bit for bit.
+ * wexpn and wtanhn are their array forms (wm_exp_n, wm_tanh_n) on blocks of
+ * 999 inputs: natively the widest vector loop the CPU has, in
+ * WebAssembly the scalar loop. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +73,9 @@ typedef struct {
     int pos;           /* positive inputs only (a domain) */
     double (*f1)(double);
     double (*f2)(double, double);
+#ifdef WITH_WMATH
+    void (*fn_n)(const double *x, double *out, unsigned n);   /* an array form */
+#endif
 } Fn;
 
 static double f_nearbyint(double x) { return nearbyint(x); }
@@ -79,8 +85,9 @@ static double f_lround(double x) { return fabs(x) < 0x1p30 ? (double)lround(x) :
 static double f_ldexp(double x, double y) { return ldexp(x, (int)fmod(floor(y), 2200)); }
 static double f_log10(double x) { return log10(x); }
 
-#define U(n, lo, hi, pos, f) {n, 1, lo, hi, pos, f, NULL}
-#define B(n, lo, hi, pos, f) {n, 2, lo, hi, pos, NULL, f}
+#define U(n, e0, e1, p, f) {.name = n, .args = 1, .lo = e0, .hi = e1, .pos = p, .f1 = f}
+#define B(n, e0, e1, p, f) {.name = n, .args = 2, .lo = e0, .hi = e1, .pos = p, .f2 = f}
+#define A(n, e0, e1, f) {.name = n, .args = 1, .lo = e0, .hi = e1, .fn_n = f}
 static const Fn fns[] = {
     U("sin", -30, 12, 0, sin), U("cos", -30, 12, 0, cos), U("tan", -30, 12, 0, tan),
     U("asin", -30, -1, 0, asin), U("acos", -30, -1, 0, acos),
@@ -95,6 +102,7 @@ static const Fn fns[] = {
     B("ldexp", -1074, 1023, 0, f_ldexp), B("fmax", -1074, 1023, 0, fmax), B("fmin", -1074, 1023, 0, fmin),
 #ifdef WITH_WMATH
     U("wexp", -30, 10, 0, wm_exp), U("wtanh", -30, 5, 0, wm_tanh), U("watan", -30, 60, 0, wm_atan), B("watan2", -40, 40, 0, wm_atan2),
+    A("wexpn", -30, 10, wm_exp_n), A("wtanhn", -30, 5, wm_tanh_n),
 #endif
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
@@ -164,13 +172,26 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "dump") == 0) {
         FILE *out = fopen(argv[4], "wb");
         if (!out) { perror(argv[4]); return 2; }
-        for (long i = 0; i < n; i++) {
-            double x, y;
-            input(f, i, &x, &y);
-            double r = apply(f, x, y);
-            uint64_t u = d2bits(r);
-            if (r != r) u = 0x7ff8000000000000ull;   /* any nan is nan */
-            fwrite(&u, 8, 1, out);
+        enum { BLOCK = 999 };            /* odd: each width's last partial step too */
+        double xs[BLOCK], rs[BLOCK];
+        for (long i = 0; i < n;) {
+            unsigned m = 0;
+            for (; m < BLOCK && i < n; m++, i++) {
+                double y;
+                input(f, i, &xs[m], &y);
+#ifdef WITH_WMATH
+                if (!f->fn_n)
+#endif
+                    rs[m] = apply(f, xs[m], y);
+            }
+#ifdef WITH_WMATH
+            if (f->fn_n) f->fn_n(xs, rs, m);
+#endif
+            for (unsigned k = 0; k < m; k++) {
+                uint64_t u = d2bits(rs[k]);
+                if (rs[k] != rs[k]) u = 0x7ff8000000000000ull;   /* any nan is nan */
+                fwrite(&u, 8, 1, out);
+            }
         }
         return fclose(out) != 0;
     }

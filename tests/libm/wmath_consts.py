@@ -39,15 +39,24 @@ def main():
     print("#define EXP_L2 %s" % hexd(l2))
     print("#define EXP_L3 %s" % hexd(l3))
     print("#define EXP_INV %s   /* 32 / ln2 */" % hexd(32 / ln2))
-    print("/* 2^(j/32), j = 0..31, as t1 + t2 + t3: t1 + t2 the double nearest")
-    print(" * it, t1 its first 26 bits, t3 the double nearest the rest */")
-    print("static const double exp_tab[96] = {")
+    print("/* 2^(j/32), j = 0..31, as t1 + t2 + t3 = exp_tab[0][j] + exp_tab[1][j]")
+    print(" * + exp_tab[2][j]: t1 + t2 the double nearest it, t1 its first 26 bits,")
+    print(" * t3 the double nearest the rest. By parts, so that the vector loops")
+    print(" * fetch a part for all lanes at once (a gather, or a permute of registers) */")
+    print("static _Alignas(64) const double exp_tab[3][32] = {")
+    parts = [[], [], []]
     for j in range(32):
         hi, lo = dd(mpf(2) ** (mpf(j) / 32))
         t1 = trunc_bits(hi, 26)
         t2 = hi - t1
         assert mpf(float(t2)) == t2
-        print("    %s, %s, %s," % (hexd(t1), hexd(t2), hexd(lo)))
+        for k, t in enumerate((t1, t2, lo)):
+            parts[k].append(hexd(t))
+    for k in range(3):
+        print("    {")
+        for i in range(0, 32, 4):
+            print("        %s," % ", ".join(parts[k][i:i + 4]))
+        print("    },")
     print("};")
     print("/* exp(r) - 1 - r = r^2 (1/2 + r/6 + ...): the Taylor coefficients 1/k! */")
     for k in range(2, 8):
