@@ -547,9 +547,7 @@ static inline __attribute__((always_inline)) double lse_block(const Value *xv, c
 {
     double shifted[LSE_BLOCK];
     for (uint32_t j = 0; j < k; j++) shifted[j] = (xd ? xd[j] : xv[j].u.n) - m;     /* OP_SUB's float64 value */
-    wm_exp_n(shifted, to, k);      /* (elementwise: a block's are the whole array's) */
-    for (uint32_t j = 0; j < k; j++) sum += to[j];
-    return sum;
+    return wm_exp_n_sum(shifted, to, k, sum);    /* (elementwise: a block's are the whole array's; the sum in order) */
 }
 
 /* The numbers: an array's elements xv, or doubles xd (the entries'
