@@ -10,7 +10,8 @@
  *     -708.4 .. -746 where results are subnormal or 0, 709.78, 710,
  *     +-inf, nan, -0 ...), each put in every lane of an 8-wide step;
  *   - every length n = 0..9 at every start offset 0..7 (each tail), with
- *     the elements past n checked untouched.
+ *     the elements past n checked untouched;
+ *   - out == x (in place), with lanes that fall back among the others.
  * wm_exp_n_sum (exp_n_sum: the sum of the results too) is checked on the
  * same inputs against wm_exp's in-order sum.
  * A lane that took another lane's table entry, scale or mask gives other
@@ -170,6 +171,35 @@ static void lengths(const struct wm_path *p, const struct fn *f)
     check(untouched, what);
 }
 
+/* in place (out == x, as the scalar loop allows): every length 0 .. 19,
+ * with lanes that fall back to the scalar function (tiny, nan, large,
+ * tanh's |x| < 1/16) among common ones; the fallback must read the input,
+ * not the step's result already stored over it */
+static void in_place(const struct wm_path *p, const struct fn *f)
+{
+    wm_array_fn *vec = f->of(p);
+    static const double mix[] = { 0.75, 1e-20, -3.5, 0.01, NAN, 2.25, 800, -0.03, 1.5, -0x1p-60, 5, -1e-3, 0.5, 700, -2 };
+    enum { M = sizeof mix / sizeof mix[0] };
+    for (unsigned n = 0; n <= 19; n++) {
+        double buf[24], sbuf[24];
+        for (unsigned i = 0; i < n; i++) x[i] = mix[(i * 7 + n) % M];
+        memcpy(buf, x, n * sizeof *x);
+        vec(buf, buf, n);
+        memcpy(out, buf, n * sizeof *out);
+        char how[64];
+        snprintf(how, sizeof how, "in place, n = %u", n);
+        compare(p, f, n, how);
+        if (f->has_sum) {
+            memcpy(sbuf, x, n * sizeof *x);
+            double s = p->exp_n_sum(sbuf, sbuf, n, 0), want = 0;
+            for (unsigned i = 0; i < n; i++) want += wm_exp(x[i]);
+            char what[120];
+            snprintf(what, sizeof what, "%s exp_n_sum in place, n = %u: sum %a, the loop's %a", p->name, n, s, want);
+            check((same_bits(s, want) || (s != s && want != want)) && memcmp(sbuf, buf, n * sizeof *buf) == 0, what);
+        }
+    }
+}
+
 static wm_array_fn *exp_of(const struct wm_path *p) { return p->exp_n; }
 static wm_array_fn *tanh_of(const struct wm_path *p) { return p->tanh_n; }
 
@@ -200,6 +230,7 @@ int main(void)
             random_bits(&paths[k], &fns[f]);
             edges(&paths[k], &fns[f]);
             lengths(&paths[k], &fns[f]);
+            in_place(&paths[k], &fns[f]);
         }
     }
     /* the entry points (the widest path) */
