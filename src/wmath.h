@@ -12,14 +12,17 @@
 #define WENGERT_WMATH_H
 
 double wm_exp(double x);
-/* out[i] = wm_exp(x[i]), i < n (an array's: vectorised) */
+/* out[i] = wm_exp(x[i]), i < n (an array's: vectorised). out may be x
+ * (in place), but no other overlap; neither needs any alignment; nothing
+ * outside x[0 .. n) is read nor outside out[0 .. n) written; n at most
+ * 2^32 - 9 (the loops' i + 8 <= n) */
 void wm_exp_n(const double *x, double *out, unsigned n);
 /* wm_exp_n, and returns sum + out[0] + out[1] + ... + out[n-1] added in
  * that order (the same bits as that loop after wm_exp_n), for less time:
  * the adds run beside the exps (logsumexp's sum) */
 double wm_exp_n_sum(const double *x, double *out, unsigned n, double sum);
 double wm_tanh(double x);
-/* out[i] = wm_tanh(x[i]), i < n (vectorised) */
+/* out[i] = wm_tanh(x[i]), i < n (vectorised; as wm_exp_n: out may be x) */
 void wm_tanh_n(const double *x, double *out, unsigned n);
 double wm_atan(double x);
 double wm_atan2(double y, double x);

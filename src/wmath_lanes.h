@@ -96,18 +96,30 @@ LANE_FN inline __attribute__((always_inline)) VD NAME(tanh_core)(VD v, unsigned 
     return (VD)(((VI)t & absmask) | ((VI)v & ~absmask));           /* copysign(t, x) */
 }
 
+/* r's lanes k < m whose bit in common is clear (they ran on 0) replaced
+ * by one(x[k]): before r is stored, so that x is still the input when out
+ * is x (in place) */
+#define FALL_BACK(r, common, one, x, m)                                               \
+    do {                                                                              \
+        if (__builtin_expect((common) != (1u << LANES) - 1, 0)) {                     \
+            double t_[LANES];                                                         \
+            memcpy(t_, &(r), sizeof t_);                                              \
+            for (unsigned k_ = 0; k_ < (m); k_++)                                     \
+                if (!((common) >> k_ & 1)) t_[k_] = one((x)[k_]);                     \
+            memcpy(&(r), t_, sizeof t_);                                              \
+        }                                                                             \
+    } while (0)
+
 /* out[k] = f(x[k]) for k < LANES, one vector step (core, and one for a
- * lane that falls back) */
+ * lane that falls back); out may be x */
 #define STEP(core, one, x, out)                                                       \
     do {                                                                              \
         unsigned common_;                                                             \
         VD a_, r_;                                                                    \
         memcpy(&a_, (x), sizeof a_);                                                  \
         r_ = core(a_, &common_);                                                      \
+        FALL_BACK(r_, common_, one, x, LANES);                                        \
         memcpy((out), &r_, sizeof r_);                                                \
-        if (__builtin_expect(common_ != (1u << LANES) - 1, 0))                        \
-            for (unsigned k_ = 0; k_ < LANES; k_++)                                   \
-                if (!(common_ >> k_ & 1)) (out)[k_] = one((x)[k_]);                   \
     } while (0)
 
 /* The last m < LANES elements as one step too: a partial load (the other
@@ -120,10 +132,9 @@ LANE_FN inline __attribute__((always_inline)) VD NAME(tanh_core)(VD v, unsigned 
     LANE_FN __attribute__((noinline)) void name(const double *x, double *out, unsigned m) \
     {                                                                                 \
         unsigned common;                                                              \
-        STORE_PART(out, core(LOAD_PART(x, m), &common), m);                           \
-        if (__builtin_expect(common != (1u << LANES) - 1, 0))                         \
-            for (unsigned k = 0; k < m; k++)                                          \
-                if (!(common >> k & 1)) out[k] = one(x[k]);                           \
+        VD r = core(LOAD_PART(x, m), &common);                                        \
+        FALL_BACK(r, common, one, x, m);                                              \
+        STORE_PART(out, r, m);                                                        \
     }
 PART_FN(NAME(exp_part), NAME(exp_core), wm_exp)
 PART_FN(NAME(tanh_part), NAME(tanh_core), wm_tanh)
@@ -167,6 +178,7 @@ LANE_FN void NAME(wm_tanh_n)(const double *x, double *out, unsigned n)
 }
 
 #undef STEP
+#undef FALL_BACK
 #undef PART_FN
 #undef VD
 #undef VI
