@@ -49,6 +49,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* no fused multiply-add, whatever the build's flags (clang's default
@@ -395,32 +396,40 @@ const struct wm_path *wm_paths(unsigned *n)
     return paths;
 }
 
-/* the widest path this CPU runs, found once */
-static const struct wm_path *best_path(void)
+/* The path wm_exp_n and wm_tanh_n take, found once: the widest this CPU
+ * runs, or the one WENGERT_WMATH names (scalar, sse2, avx2, avx512f) if
+ * this CPU runs it: for tests, which run the golden programs on each
+ * narrower path too (tests/shell/wmath_paths.sh; CI's CPU may lack
+ * AVX-512F, and valgrind hides it). */
+const struct wm_path *wm_path_used(void)
 {
-    static const struct wm_path *best;
-    const struct wm_path *p = __atomic_load_n(&best, __ATOMIC_RELAXED);
+    static const struct wm_path *used;
+    const struct wm_path *p = __atomic_load_n(&used, __ATOMIC_RELAXED);
     if (!p) {
         unsigned n;
-        p = wm_paths(&n) + (n - 1);
-        __atomic_store_n(&best, p, __ATOMIC_RELAXED);
+        const struct wm_path *all = wm_paths(&n);
+        const char *want = getenv("WENGERT_WMATH");
+        p = all + (n - 1);
+        for (unsigned k = 0; want && k < n; k++)
+            if (strcmp(all[k].name, want) == 0) p = all + k;
+        __atomic_store_n(&used, p, __ATOMIC_RELAXED);
     }
     return p;
 }
 
 void wm_exp_n(const double *x, double *out, unsigned n)
 {
-    best_path()->exp_n(x, out, n);
+    wm_path_used()->exp_n(x, out, n);
 }
 
 double wm_exp_n_sum(const double *x, double *out, unsigned n, double sum)
 {
-    return best_path()->exp_n_sum(x, out, n, sum);
+    return wm_path_used()->exp_n_sum(x, out, n, sum);
 }
 
 void wm_tanh_n(const double *x, double *out, unsigned n)
 {
-    best_path()->tanh_n(x, out, n);
+    wm_path_used()->tanh_n(x, out, n);
 }
 
 /* --------------------------------------------------------------- tanh */

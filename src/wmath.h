@@ -44,5 +44,8 @@ struct wm_path {
 /* The paths this CPU can run, slowest (scalar) first: *n of them; wm_exp_n
  * and wm_tanh_n take the last. */
 const struct wm_path *wm_paths(unsigned *n);
+/* The path they take: the last of those, or the one the environment's
+ * WENGERT_WMATH names if this CPU runs it (tests: scalar, sse2, avx2) */
+const struct wm_path *wm_path_used(void);
 
 #endif

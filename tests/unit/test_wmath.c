@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checks.h"
@@ -233,15 +234,22 @@ int main(void)
             in_place(&paths[k], &fns[f]);
         }
     }
-    /* the entry points (the widest path) */
+    /* the entry points: the widest path, or the one WENGERT_WMATH names
+     * if this CPU runs it (tests/shell/wmath_paths.sh) */
+    const struct wm_path *used = wm_path_used(), *want = &paths[npaths - 1];
+    const char *env = getenv("WENGERT_WMATH");
+    for (unsigned k = 0; env && k < npaths; k++)
+        if (strcmp(paths[k].name, env) == 0) want = &paths[k];
+    printf("test_wmath: wm_exp_n takes %s\n", used->name);
+    check(used == want, "wm_exp_n takes the widest path, or the one WENGERT_WMATH names");
     for (int i = 0; i < N; i++) x[i] = 1400 * uniform() - 700;
     wm_exp_n(x, out, N);
-    compare(&paths[npaths - 1], &fns[0], N, "wm_exp_n itself");
-    compare_sum(&paths[npaths - 1], &fns[0], N, "wm_exp_n itself");
+    compare(used, &fns[0], N, "wm_exp_n itself");
+    compare_sum(used, &fns[0], N, "wm_exp_n itself");
     double s = wm_exp_n_sum(x, out2, N, 1.5);
-    check(same_bits(s, paths[npaths - 1].exp_n_sum(x, out2, N, 1.5)) && s == s, "wm_exp_n_sum itself");
+    check(same_bits(s, used->exp_n_sum(x, out2, N, 1.5)) && s == s, "wm_exp_n_sum itself");
     wm_tanh_n(x, out, N);
-    compare(&paths[npaths - 1], &fns[1], N, "wm_tanh_n itself");
+    compare(used, &fns[1], N, "wm_tanh_n itself");
     printf("test_wmath: %d checks, %d failed\n", n_checks, n_failed);
     return n_failed != 0;
 }
