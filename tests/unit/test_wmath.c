@@ -11,7 +11,9 @@
  *     +-inf, nan, -0 ...), each put in every lane of an 8-wide step;
  *   - every length n = 0..9 at every start offset 0..7 (each tail), with
  *     the elements past n checked untouched;
- *   - out == x (in place), with lanes that fall back among the others.
+ *   - out == x (in place), with lanes that fall back among the others;
+ *   - x and out ending at a page that faults when touched (nothing read or
+ *     written past n, masked lanes included).
  * wm_exp_n_sum (exp_n_sum: the sum of the results too) is checked on the
  * same inputs against wm_exp's in-order sum.
  * A lane that took another lane's table entry, scale or mask gives other
@@ -23,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "checks.h"
 
@@ -201,6 +205,42 @@ static void in_place(const struct wm_path *p, const struct fn *f)
     }
 }
 
+/* x and out each ending at a page that may not be touched (PROT_NONE):
+ * a load or store of any lane past n, masked or not, faults, where the
+ * static arrays above (and valgrind or ASan on them) would not see it;
+ * every length 0 .. 17, unaligned too (x and out one double off the
+ * vector width), and in place */
+static void guarded(const struct wm_path *p, const struct fn *f)
+{
+    static char *pages;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (!pages) {
+        pages = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (pages == MAP_FAILED || mprotect(pages + pg, pg, PROT_NONE) || mprotect(pages + 3 * pg, pg, PROT_NONE)) {
+            check(0, "guard pages");
+            return;
+        }
+    }
+    wm_array_fn *vec = f->of(p);
+    int same = 1;
+    for (unsigned n = 0; n <= 17; n++) {
+        double *gx = (double *)(pages + pg) - n, *gout = (double *)(pages + 3 * pg) - n;
+        for (unsigned i = 0; i < n; i++) gx[i] = x[i] = (i % 5 == 3) ? 1e-30 : 5 * uniform() - 2.5;
+        vec(gx, gout, n);
+        for (unsigned i = 0; i < n; i++) same &= same_bits(gout[i], f->one(x[i]));
+        if (f->has_sum) {
+            double s = p->exp_n_sum(gx, gout, n, 0), want = 0;
+            for (unsigned i = 0; i < n; i++) want += wm_exp(x[i]);
+            same &= same_bits(s, want);
+        }
+        vec(gout, gout, n);                               /* in place, ending at the guard */
+        for (unsigned i = 0; i < n; i++) same &= same_bits(gout[i], f->one(f->one(x[i])));
+    }
+    char what[80];
+    snprintf(what, sizeof what, "%s %s_n up to a guard page", p->name, f->name);
+    check(same, what);
+}
+
 static wm_array_fn *exp_of(const struct wm_path *p) { return p->exp_n; }
 static wm_array_fn *tanh_of(const struct wm_path *p) { return p->tanh_n; }
 
@@ -232,6 +272,7 @@ int main(void)
             edges(&paths[k], &fns[f]);
             lengths(&paths[k], &fns[f]);
             in_place(&paths[k], &fns[f]);
+            guarded(&paths[k], &fns[f]);
         }
     }
     /* the entry points: the widest path, or the one WENGERT_WMATH names
