@@ -13,6 +13,8 @@ build=${WG_BUILD:-build}
 obj=$build/wmath.o
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 command -v objdump >/dev/null || { echo "SKIP: no objdump"; exit 0; }
+# (the vector loops and the instruction names below are x86-64's)
+[ "$(uname -m)" = x86_64 ] || { echo "SKIP: not x86-64 (the vector loops are x86-64's)"; exit 0; }
 [ -f "$obj" ] || { echo "no $obj"; exit 1; }
 status=0
 # fused: OBJECT WHO -- fails if OBJECT holds a fused multiply-add
