@@ -39,19 +39,10 @@ bad=0
 for s in ht-simple-small ht-complicated-small kmeans; do
     f="$SD/$s.jsonl"
     [ -f "$f" ] || { echo "SKIP: no $s session"; continue; }
-    python3 -c "
-import json, sys
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if 'message' in e: print(json.dumps(e['message']))" "$f" >"$T/$s.msgs"
+    python3 "$ROOT/tests/shell/gb_session.py" messages "$f" >"$T/$s.msgs"
     for v in new old; do
         WENGERT_STDLIB="$ROOT/stdlib" "$DRV" "$T/$v" <"$T/$s.msgs" 2>"$T/$s.$v.err" |
-            python3 -c "
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    m.pop('timings', None)
-    print(json.dumps(m))" >"$T/$s.$v"
+            python3 "$ROOT/tests/shell/gb_session.py" answers >"$T/$s.$v"
     done
     n=$(grep -c '"output"' "$T/$s.new")
     if [ "$n" -lt 1 ]; then echo "FAIL: $s: no answers"; head -5 "$T/$s.new.err"; bad=1

@@ -29,20 +29,11 @@ trap 'rm -rf "$T"' EXIT
 for s in lse lstm gmm; do
     f="$SD/$s.jsonl"
     [ -f "$f" ] || { echo "SKIP: no $s session"; continue; }
-    python3 -c "
-import json, sys
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if 'message' in e: print(json.dumps(e['message']))" "$f" >"$T/$s.msgs"
+    python3 "$ROOT/tests/shell/gb_session.py" messages "$f" >"$T/$s.msgs"
     for p in default $paths; do
         env=$p; [ "$p" = default ] && env=
         WENGERT_WMATH=$env WENGERT_STDLIB="$ROOT/stdlib" "$DRV" "$ROOT/bench/gradbench" <"$T/$s.msgs" 2>"$T/$s.$p.err" |
-            python3 -c "
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    m.pop('timings', None)
-    print(json.dumps(m))" >"$T/$s.$p"
+            python3 "$ROOT/tests/shell/gb_session.py" answers >"$T/$s.$p"
     done
     n=$(grep -c '"output"' "$T/$s.default")
     if [ "$n" -lt 1 ]; then echo "FAIL: $s: no answers"; head -5 "$T/$s.default.err"; bad=1; continue; fi
